@@ -1,0 +1,16 @@
+//! PostgreSQL implementations of credencial's storage ports (sqlx).
+//!
+//! The schema lives in the workspace's top-level `migrations/` folder and is
+//! embedded into the binary by [`MIGRATOR`].
+
+mod database;
+mod error;
+mod refresh_tokens;
+#[cfg(feature = "test-support")]
+pub mod testing;
+mod users;
+
+pub use database::{connect, ensure_database_exists, migrate, DatabaseError, MIGRATOR};
+pub use refresh_tokens::PgRefreshTokenStore;
+pub use sqlx::PgPool;
+pub use users::PgUserRepository;

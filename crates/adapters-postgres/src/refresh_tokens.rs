@@ -1,0 +1,77 @@
+//! [`RefreshTokenStore`] on the `refresh_tokens` table.
+
+use async_trait::async_trait;
+use credencial_domain::UserId;
+use credencial_ports::{NewRefreshToken, RefreshTokenStore, RepositoryError};
+use sqlx::PgPool;
+
+use crate::error::to_repository_error;
+
+/// Refresh-token state in PostgreSQL, shared by every instance.
+#[derive(Debug, Clone)]
+pub struct PgRefreshTokenStore {
+    pool: PgPool,
+}
+
+impl PgRefreshTokenStore {
+    /// A store on `pool`.
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+#[async_trait]
+impl RefreshTokenStore for PgRefreshTokenStore {
+    async fn record(&self, token: NewRefreshToken) -> Result<(), RepositoryError> {
+        sqlx::query(
+            "INSERT INTO refresh_tokens (jti, user_id, expires_at) VALUES ($1, $2, to_timestamp($3))",
+        )
+        .bind(&token.jti)
+        .bind(token.user_id.0)
+        .bind(token.expires_at as f64)
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn rotate(
+        &self,
+        old_jti: &str,
+        user_id: UserId,
+        new: NewRefreshToken,
+    ) -> Result<bool, RepositoryError> {
+        // One statement, so one snapshot: of two concurrent rotations of the
+        // same token the second finds rotated_at set after the first commits
+        // (the row lock makes it re-check) and inserts nothing.
+        let inserted: Option<String> = sqlx::query_scalar(
+            "WITH old AS ( \
+                 UPDATE refresh_tokens SET rotated_at = now() \
+                 WHERE jti = $1 AND user_id = $2 AND rotated_at IS NULL \
+                 RETURNING user_id) \
+             INSERT INTO refresh_tokens (jti, user_id, expires_at) \
+             SELECT $3, old.user_id, to_timestamp($4) \
+             FROM old JOIN users u ON u.id = old.user_id AND u.is_active \
+             RETURNING jti",
+        )
+        .bind(old_jti)
+        .bind(user_id.0)
+        .bind(&new.jti)
+        .bind(new.expires_at as f64)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(inserted.is_some())
+    }
+
+    async fn is_current(&self, jti: &str) -> Result<bool, RepositoryError> {
+        let found: Option<i32> = sqlx::query_scalar(
+            "SELECT 1 FROM refresh_tokens WHERE jti = $1 AND rotated_at IS NULL",
+        )
+        .bind(jti)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(found.is_some())
+    }
+}

@@ -1,0 +1,106 @@
+//! A fresh, migrated database per test, dropped when the test ends.
+//!
+//! The server is `TEST_DATABASE_URL` if set, else
+//! `postgres://postgres@127.0.0.1:5432/postgres` (the maintenance database is
+//! used only to create and drop the per-test databases).
+
+use sqlx::{Connection, Executor, PgConnection, PgPool};
+
+const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// A database that exists for one test. Dropping it drops the database.
+pub struct TestDatabase {
+    /// Pool on the fresh database.
+    pub pool: PgPool,
+    /// URL of the fresh database.
+    pub url: String,
+    name: String,
+    admin_url: String,
+}
+
+fn admin_url() -> String {
+    std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_owned())
+}
+
+fn with_database(url: &str, name: &str) -> String {
+    let (head, query) = match url.split_once('?') {
+        Some((h, q)) => (h, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let authority_start = head.find("://").map_or(0, |i| i + 3);
+    let base = match head[authority_start..].find('/') {
+        Some(i) => &head[..authority_start + i],
+        None => head,
+    };
+    format!("{base}/{name}{query}")
+}
+
+impl TestDatabase {
+    /// Creates and migrates a database with a unique name.
+    ///
+    /// # Panics
+    /// When PostgreSQL is unreachable: a test cannot go on without it.
+    pub async fn new() -> Self {
+        let admin_url = admin_url();
+        let name = format!("credencial_test_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = PgConnection::connect(&admin_url)
+            .await
+            .expect("PostgreSQL must run on 127.0.0.1:5432 (or set TEST_DATABASE_URL)");
+        admin
+            .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
+            .await
+            .expect("create test database");
+        let url = with_database(&admin_url, &name);
+        let pool = crate::connect(&url, 10, std::time::Duration::from_secs(10))
+            .await
+            .expect("connect to test database");
+        crate::migrate(&pool).await.expect("migrate test database");
+        Self {
+            pool,
+            url,
+            name,
+            admin_url,
+        }
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let name = std::mem::take(&mut self.name);
+        let admin_url = std::mem::take(&mut self.admin_url);
+        let pool = self.pool.clone();
+        // Drop runs inside the test's runtime, which cannot be blocked on;
+        // a short-lived thread with its own runtime does the clean-up.
+        let _ = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                return;
+            };
+            rt.block_on(async move {
+                pool.close().await;
+                if let Ok(mut admin) = PgConnection::connect(&admin_url).await {
+                    let _ = admin
+                        .execute(format!(r#"DROP DATABASE IF EXISTS "{name}" WITH (FORCE)"#).as_str())
+                        .await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_database;
+
+    #[test]
+    fn database_name_is_replaced_in_the_url() {
+        assert_eq!(
+            with_database("postgres://postgres@127.0.0.1:5432/postgres", "t1"),
+            "postgres://postgres@127.0.0.1:5432/t1"
+        );
+        assert_eq!(
+            with_database("postgres://u:p@h/db?sslmode=disable", "t1"),
+            "postgres://u:p@h/t1?sslmode=disable"
+        );
+    }
+}

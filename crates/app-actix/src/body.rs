@@ -1,0 +1,226 @@
+//! Reading JSON request bodies at the edge: a size cap, a content-type
+//! check, an object at the top, and DRF-style messages per field.
+
+use actix_web::dev::Payload;
+use actix_web::http::header;
+use actix_web::{FromRequest, HttpRequest};
+use futures_util::future::LocalBoxFuture;
+use futures_util::StreamExt;
+use serde_json::{json, Map, Value};
+
+use crate::error::ApiError;
+
+/// Largest accepted request body (64 KiB).
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// DRF's message for a missing field.
+pub const REQUIRED: &str = "This field is required.";
+
+/// A request body that must be a JSON object.
+#[derive(Debug, Default)]
+pub struct JsonBody(pub Map<String, Value>);
+
+/// A request body that may be empty (read as `{}`) or a JSON object.
+#[derive(Debug, Default)]
+pub struct OptionalJsonBody(pub JsonBody);
+
+impl FromRequest for JsonBody {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        read(req, payload, false)
+    }
+}
+
+impl FromRequest for OptionalJsonBody {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let fut = read(req, payload, true);
+        Box::pin(async move { fut.await.map(OptionalJsonBody) })
+    }
+}
+
+fn read(
+    req: &HttpRequest,
+    payload: &mut Payload,
+    empty_is_ok: bool,
+) -> LocalBoxFuture<'static, Result<JsonBody, ApiError>> {
+    let declared_len = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap_or("<non-ASCII>").to_owned());
+    let mut payload = payload.take();
+    Box::pin(async move {
+        if declared_len.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+            return Err(ApiError::payload_too_large(MAX_BODY_BYTES));
+        }
+        let mut bytes = Vec::with_capacity(declared_len.unwrap_or(0) as usize);
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|e| ApiError::parse_error(&e.to_string()))?;
+            if bytes.len() + chunk.len() > MAX_BODY_BYTES {
+                return Err(ApiError::payload_too_large(MAX_BODY_BYTES));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        if empty_is_ok && bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(JsonBody::default());
+        }
+        if let Some(ct) = content_type.as_deref() {
+            if !is_json(ct) {
+                return Err(ApiError::unsupported_media_type(ct));
+            }
+        }
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => Ok(JsonBody(map)),
+            Ok(other) => Err(ApiError::fields(non_field_error(&format!(
+                "Invalid data. Expected a dictionary, but got {}.",
+                kind(&other)
+            )))),
+            Err(e) => Err(ApiError::parse_error(&e.to_string())),
+        }
+    })
+}
+
+fn is_json(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}
+
+fn non_field_error(message: &str) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("non_field_errors".into(), json!([message]));
+    m
+}
+
+/// How a string field is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trim {
+    /// Leading and trailing whitespace removed (DRF's default).
+    Yes,
+    /// Taken as sent (passwords).
+    No,
+}
+
+impl JsonBody {
+    /// Reads the required string fields `names`, collecting every field's
+    /// error into one 400 response, as DRF does.
+    pub fn required<const N: usize>(&self, names: [(&str, Trim); N]) -> Result<[String; N], ApiError> {
+        let mut errors = Map::new();
+        let values = names.map(|(name, trim)| match self.string(name, trim) {
+            Ok(Some(v)) if !v.is_empty() => v,
+            Ok(Some(_)) => {
+                errors.insert(name.to_owned(), json!(["This field may not be blank."]));
+                String::new()
+            }
+            Ok(None) => {
+                errors.insert(name.to_owned(), json!([REQUIRED]));
+                String::new()
+            }
+            Err(message) => {
+                errors.insert(name.to_owned(), json!([message]));
+                String::new()
+            }
+        });
+        if errors.is_empty() {
+            Ok(values)
+        } else {
+            Err(ApiError::fields(errors))
+        }
+    }
+
+    /// Reads an optional string field: absent or `null` give `None`.
+    pub fn optional(&self, name: &str) -> Result<Option<String>, ApiError> {
+        self.string(name, Trim::Yes)
+            .map_err(|message| ApiError::field(name, message))
+    }
+
+    fn string(&self, name: &str, trim: Trim) -> Result<Option<String>, &'static str> {
+        let text = match self.0.get(name) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::String(s)) => s.clone(),
+            // DRF's CharField takes numbers and renders them as text.
+            Some(Value::Number(n)) => n.to_string(),
+            Some(_) => return Err("Not a valid string."),
+        };
+        Ok(Some(match trim {
+            Trim::Yes => text.trim().to_owned(),
+            Trim::No => text,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(v: Value) -> JsonBody {
+        match v {
+            Value::Object(m) => JsonBody(m),
+            _ => JsonBody::default(),
+        }
+    }
+
+    #[test]
+    fn every_missing_field_is_reported_at_once() {
+        let err = body(json!({})).required([("username", Trim::Yes), ("password", Trim::No)]);
+        let err = err.expect_err("missing fields");
+        assert_eq!(
+            err.body(),
+            &json!({"username": [REQUIRED], "password": [REQUIRED]})
+        );
+    }
+
+    #[test]
+    fn blank_null_and_wrong_types_have_their_own_messages() {
+        let b = body(json!({"a": "  ", "b": null, "c": true, "d": 12}));
+        let err = b
+            .required([("a", Trim::Yes), ("b", Trim::Yes), ("c", Trim::Yes)])
+            .expect_err("invalid");
+        assert_eq!(
+            err.body(),
+            &json!({"a": ["This field may not be blank."], "b": [REQUIRED], "c": ["Not a valid string."]})
+        );
+        let [d] = b.required([("d", Trim::Yes)]).expect("numbers become text");
+        assert_eq!(d, "12");
+    }
+
+    #[test]
+    fn passwords_keep_their_spaces() {
+        let b = body(json!({"u": " ana ", "p": " pw "}));
+        let [u, p] = b.required([("u", Trim::Yes), ("p", Trim::No)]).expect("valid");
+        assert_eq!((u.as_str(), p.as_str()), ("ana", " pw "));
+    }
+
+    #[test]
+    fn json_content_types_are_recognised() {
+        assert!(is_json("application/json"));
+        assert!(is_json("application/json; charset=utf-8"));
+        assert!(is_json("application/vnd.api+json"));
+        assert!(!is_json("text/plain"));
+        assert!(!is_json("application/x-www-form-urlencoded"));
+    }
+}

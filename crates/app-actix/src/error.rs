@@ -1,0 +1,216 @@
+//! The one error type of the HTTP layer: every refusal is JSON.
+
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use credencial_application::ServiceError;
+use credencial_domain::{EndpointError, TokenError};
+use credencial_ports::UpstreamError;
+use serde_json::{json, Map, Value};
+
+/// A JSON error response: `{"detail": …, "code": …}` or, for validation,
+/// `{"<field>": ["<message>"]}`, with optional headers.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    body: Value,
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.status.as_u16(), self.body)
+    }
+}
+
+impl ApiError {
+    /// `{"detail": detail, "code": code}` with `status`.
+    pub fn detail(status: StatusCode, detail: &str, code: &str) -> Self {
+        Self {
+            status,
+            body: json!({ "detail": detail, "code": code }),
+            headers: Vec::new(),
+        }
+    }
+
+    /// 400 with per-field messages, in DRF's shape.
+    pub fn fields(errors: Map<String, Value>) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            body: Value::Object(errors),
+            headers: Vec::new(),
+        }
+    }
+
+    /// 400 for one field.
+    pub fn field(name: &str, message: &str) -> Self {
+        let mut errors = Map::new();
+        errors.insert(name.to_owned(), json!([message]));
+        Self::fields(errors)
+    }
+
+    /// Adds a response header.
+    pub fn with_header(mut self, name: HeaderName, value: &str) -> Self {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            self.headers.push((name, v));
+        }
+        self
+    }
+
+    /// The status code.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> &Value {
+        &self.body
+    }
+
+    /// 400 for a body that is not JSON.
+    pub fn parse_error(reason: &str) -> Self {
+        Self::detail(
+            StatusCode::BAD_REQUEST,
+            &format!("JSON parse error - {reason}"),
+            "parse_error",
+        )
+    }
+
+    /// 401 for a request that carries no token at all.
+    pub fn not_authenticated() -> Self {
+        Self::detail(
+            StatusCode::UNAUTHORIZED,
+            "Authentication credentials were not provided.",
+            "not_authenticated",
+        )
+        .with_header(header::WWW_AUTHENTICATE, r#"Bearer realm="api""#)
+    }
+
+    /// 405 naming the allowed methods in `Allow`.
+    pub fn method_not_allowed(method: &str, allow: &str) -> Self {
+        Self::detail(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &format!("Method \"{method}\" not allowed."),
+            "method_not_allowed",
+        )
+        .with_header(header::ALLOW, allow)
+    }
+
+    /// 404 for a path no route serves.
+    pub fn not_found() -> Self {
+        Self::detail(StatusCode::NOT_FOUND, "Not found.", "not_found")
+    }
+
+    /// 413 for a body over `limit` bytes.
+    pub fn payload_too_large(limit: usize) -> Self {
+        Self::detail(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("Request body is larger than {limit} bytes."),
+            "payload_too_large",
+        )
+    }
+
+    /// 415 for a body that is declared as something other than JSON.
+    pub fn unsupported_media_type(content_type: &str) -> Self {
+        Self::detail(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            &format!("Unsupported media type \"{content_type}\" in request."),
+            "unsupported_media_type",
+        )
+    }
+
+    /// 401 for a token that is not acceptable.
+    pub fn token(e: &TokenError) -> Self {
+        let detail = match e {
+            TokenError::WrongType => "Token has wrong type",
+            TokenError::Revoked => "Token is blacklisted",
+            TokenError::Invalid | TokenError::Expired | TokenError::NotYetValid => {
+                "Token is invalid or expired"
+            }
+        };
+        Self::detail(StatusCode::UNAUTHORIZED, detail, "token_not_valid")
+            .with_header(header::WWW_AUTHENTICATE, r#"Bearer realm="api""#)
+    }
+
+    /// A 5xx whose details go to the log under an id, never to the client.
+    fn server_fault(status: StatusCode, detail: &str, code: &str, internal: &str) -> Self {
+        let error_id = uuid::Uuid::new_v4().simple().to_string();
+        tracing::error!(%error_id, status = status.as_u16(), error = internal, "request failed");
+        let mut e = Self::detail(status, detail, code);
+        if let Value::Object(map) = &mut e.body {
+            map.insert("error_id".into(), Value::String(error_id));
+        }
+        e
+    }
+}
+
+impl From<ServiceError> for ApiError {
+    fn from(e: ServiceError) -> Self {
+        match e {
+            ServiceError::InvalidCredentials => Self::detail(
+                StatusCode::UNAUTHORIZED,
+                "No active account found with the given credentials",
+                "authentication_failed",
+            ),
+            ServiceError::InvalidToken(t) => Self::token(&t),
+            ServiceError::InvalidEndpoint(EndpointError::NotAPlainPath) => Self::field(
+                "endpoint",
+                "Must be a plain path starting with '/' (no scheme, host, '..', '%' or '\\').",
+            ),
+            ServiceError::InvalidEndpoint(EndpointError::NotAllowed) => {
+                Self::field("endpoint", "This endpoint is not on the allow-list.")
+            }
+            ServiceError::Upstream(u) => match u {
+                UpstreamError::Unauthorized => Self::detail(
+                    StatusCode::UNAUTHORIZED,
+                    "The upstream resource refused the token.",
+                    "upstream_unauthorized",
+                ),
+                UpstreamError::Forbidden => Self::detail(
+                    StatusCode::FORBIDDEN,
+                    "The upstream resource denied access.",
+                    "upstream_forbidden",
+                ),
+                UpstreamError::BadResponse(why) => Self::server_fault(
+                    StatusCode::BAD_GATEWAY,
+                    "The upstream resource failed or sent an invalid answer.",
+                    "bad_gateway",
+                    &why,
+                ),
+                UpstreamError::Timeout => Self::server_fault(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "The upstream resource did not answer in time.",
+                    "gateway_timeout",
+                    "upstream timed out",
+                ),
+            },
+            ServiceError::Storage(why) => Self::server_fault(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The service is temporarily unavailable.",
+                "service_unavailable",
+                &why,
+            )
+            .with_header(header::RETRY_AFTER, "5"),
+            ServiceError::Internal(why) => Self::server_fault(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal error.",
+                "internal_error",
+                &why,
+            ),
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut response = HttpResponse::build(self.status);
+        for (name, value) in &self.headers {
+            response.insert_header((name.clone(), value.clone()));
+        }
+        response.json(&self.body)
+    }
+}

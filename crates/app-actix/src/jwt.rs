@@ -1,0 +1,108 @@
+//! The JWT sub-application: `pair`, `refresh`, `verify` and the consume
+//! routes `user-info` and `rh/eu`, mountable under any prefix.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # fn demo(service: Arc<credencial_application::TokenService>) {
+//! use actix_web::{web, App};
+//! use credencial_app_actix::jwt::{self, JwtApi};
+//!
+//! // Everything under the default prefix /api/token/, with one call:
+//! let app = App::new().service(JwtApi::new(Arc::clone(&service)));
+//! // …or under another prefix:
+//! let app = App::new().service(JwtApi::new(Arc::clone(&service)).at("/auth/jwt/"));
+//! // …or just the handlers, on routes of your own:
+//! let app = App::new()
+//!     .app_data(web::Data::from(service))
+//!     .route("/login/", web::post().to(jwt::pair));
+//! # }
+//! ```
+
+use std::sync::Arc;
+
+use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::{web, HttpResponse};
+use credencial_application::TokenService;
+use secrecy::SecretString;
+
+use crate::body::{JsonBody, Trim};
+use crate::consume;
+use crate::error::ApiError;
+use crate::routes::resource;
+
+/// The prefix the sub-application is mounted under unless told otherwise.
+pub const DEFAULT_PREFIX: &str = "/api/token/";
+
+/// `POST pair` — `{"username", "password"}` → `{"access", "refresh", "username"}`.
+pub async fn pair(service: web::Data<TokenService>, body: JsonBody) -> Result<HttpResponse, ApiError> {
+    let [username, password] = body.required([("username", Trim::Yes), ("password", Trim::No)])?;
+    let pair = service.pair(&username, SecretString::from(password)).await?;
+    Ok(HttpResponse::Ok().json(pair))
+}
+
+/// `POST refresh` — `{"refresh"}` → `{"access", "refresh"}`; the presented
+/// refresh token is rotated out.
+pub async fn refresh(service: web::Data<TokenService>, body: JsonBody) -> Result<HttpResponse, ApiError> {
+    let [token] = body.required([("refresh", Trim::Yes)])?;
+    let pair = service.refresh(&token).await?;
+    Ok(HttpResponse::Ok().json(pair))
+}
+
+/// `POST verify` — `{"token"}` → `{}` when the token is valid.
+pub async fn verify(service: web::Data<TokenService>, body: JsonBody) -> Result<HttpResponse, ApiError> {
+    let [token] = body.required([("token", Trim::Yes)])?;
+    service.verify(&token).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({})))
+}
+
+/// The mountable sub-application. Register it with `App::service` or
+/// `ServiceConfig::service`; it brings its own application data.
+pub struct JwtApi {
+    service: web::Data<TokenService>,
+    prefix: String,
+}
+
+impl JwtApi {
+    /// The sub-application under [`DEFAULT_PREFIX`].
+    pub fn new(service: Arc<TokenService>) -> Self {
+        Self {
+            service: web::Data::from(service),
+            prefix: DEFAULT_PREFIX.to_owned(),
+        }
+    }
+
+    /// Mounts it under `prefix` instead (`/auth/jwt/`, `/auth/jwt` and
+    /// `auth/jwt` mean the same).
+    pub fn at(mut self, prefix: &str) -> Self {
+        self.prefix = prefix.to_owned();
+        self
+    }
+
+    fn scope_path(&self) -> String {
+        let trimmed = self.prefix.trim_matches('/');
+        if trimmed.is_empty() {
+            String::new()
+        } else {
+            format!("/{trimmed}")
+        }
+    }
+}
+
+impl HttpServiceFactory for JwtApi {
+    fn register(self, config: &mut AppService) {
+        web::scope(&self.scope_path())
+            .app_data(self.service.clone())
+            .service(resource("/pair", "POST").route(web::post().to(pair)))
+            .service(resource("/refresh", "POST").route(web::post().to(refresh)))
+            .service(resource("/verify", "POST").route(web::post().to(verify)))
+            .service(consume_resource("/user-info"))
+            .service(consume_resource("/rh/eu"))
+            .register(config);
+    }
+}
+
+fn consume_resource(path: &str) -> actix_web::Resource {
+    resource(path, "GET, POST")
+        .route(web::get().to(consume::consume_get))
+        .route(web::post().to(consume::consume_post))
+}

@@ -1,0 +1,22 @@
+//! HTTP layer of credencial on actix-web.
+//!
+//! - [`jwt::JwtApi`] is the mountable JWT sub-application (`pair`,
+//!   `refresh`, `verify`, `user-info`, `rh/eu`); [`jwt::pair`],
+//!   [`jwt::refresh`] and [`jwt::verify`] are also exported on their own for
+//!   custom routes.
+//! - [`server`] assembles the whole service for the binary.
+//!
+//! Knows the ports and use cases, never a concrete adapter.
+
+pub mod body;
+pub mod consume;
+pub mod error;
+pub mod health;
+pub mod jwt;
+pub mod routes;
+pub mod sandbox;
+pub mod server;
+
+pub use error::ApiError;
+pub use jwt::JwtApi;
+pub use server::{build_server, HttpSettings};

@@ -1,0 +1,70 @@
+//! The whole HTTP service, as the binary runs it.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::dev::Server;
+use actix_web::{web, App, HttpServer};
+use credencial_application::TokenService;
+use tracing_actix_web::TracingLogger;
+
+use crate::health;
+use crate::jwt::JwtApi;
+use crate::routes::{not_found, resource};
+use crate::sandbox;
+
+/// What the HTTP layer needs to know from the configuration.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// Prefix of the JWT sub-application (default `/api/token/`); `None`
+    /// leaves it out.
+    pub token_prefix: Option<String>,
+    /// Serve the demo's stand-in for the upstream user-data resource.
+    pub sandbox: bool,
+    /// Serve `POST /_noop/`, the benchmark's baseline.
+    pub noop_route: bool,
+    /// Number of request workers (default: actix's, one per core).
+    pub workers: Option<usize>,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        Self {
+            token_prefix: Some(crate::jwt::DEFAULT_PREFIX.to_owned()),
+            sandbox: false,
+            noop_route: false,
+            workers: None,
+        }
+    }
+}
+
+/// A running server on `listener` (bind port 0 to get a free port).
+pub fn build_server(
+    listener: TcpListener,
+    service: Arc<TokenService>,
+    settings: HttpSettings,
+) -> std::io::Result<Server> {
+    let data = web::Data::from(Arc::clone(&service));
+    let s = settings.clone();
+    let mut server = HttpServer::new(move || {
+        let mut app = App::new()
+            .wrap(TracingLogger::default())
+            .app_data(data.clone())
+            .service(resource("/healthz", "GET").route(web::get().to(health::healthz)));
+        if let Some(prefix) = &s.token_prefix {
+            app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
+        }
+        if s.sandbox {
+            app = app.service(sandbox::scope());
+        }
+        if s.noop_route {
+            app = app.service(resource("/_noop", "POST").route(web::post().to(health::noop)));
+        }
+        app.default_service(web::to(not_found))
+    })
+    .listen(listener)?;
+    if let Some(workers) = settings.workers {
+        server = server.workers(workers);
+    }
+    Ok(server.run())
+}

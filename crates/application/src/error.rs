@@ -1,0 +1,34 @@
+//! The one error type of the use cases.
+
+use credencial_domain::{EndpointError, TokenError};
+use credencial_ports::{RepositoryError, UpstreamError};
+use thiserror::Error;
+
+/// Why a use case did not succeed.
+#[derive(Debug, Error)]
+pub enum ServiceError {
+    /// No active account matches the username and password.
+    #[error("no active account found with the given credentials")]
+    InvalidCredentials,
+    /// The token presented is not acceptable.
+    #[error("invalid token: {0}")]
+    InvalidToken(#[from] TokenError),
+    /// The requested upstream endpoint is refused.
+    #[error("invalid endpoint: {0}")]
+    InvalidEndpoint(#[from] EndpointError),
+    /// The upstream service failed or refused.
+    #[error(transparent)]
+    Upstream(#[from] UpstreamError),
+    /// Storage is unavailable; details are for the log only.
+    #[error("storage unavailable: {0}")]
+    Storage(String),
+    /// A fault of ours (e.g. signing); details are for the log only.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<RepositoryError> for ServiceError {
+    fn from(e: RepositoryError) -> Self {
+        Self::Storage(e.to_string())
+    }
+}

@@ -1,0 +1,115 @@
+//! Password hashing off the async workers, on a bounded number of threads.
+//!
+//! PBKDF2 with hundreds of thousands of iterations costs a noticeable slice
+//! of a core. Running it on a request worker would stall every other request
+//! on that worker; running unbounded would let a burst of logins starve the
+//! workers of CPU. So each hash runs on tokio's blocking pool, and a
+//! semaphore caps how many run at once.
+
+use std::sync::Arc;
+
+use credencial_domain::DjangoPbkdf2;
+use rand::distributions::{Alphanumeric, DistString};
+use secrecy::{ExposeSecret, SecretString};
+use tokio::sync::Semaphore;
+use tracing::Instrument;
+
+use crate::error::ServiceError;
+
+/// Length of generated salts (Django uses 22 alphanumerics).
+const SALT_LEN: usize = 22;
+
+/// Hashes and verifies passwords on a bounded set of blocking threads.
+#[derive(Debug, Clone)]
+pub struct PasswordHasher {
+    permits: Arc<Semaphore>,
+    iterations: u32,
+    dummy: Arc<DjangoPbkdf2>,
+}
+
+impl PasswordHasher {
+    /// A hasher running at most `threads` hashes at once and writing new
+    /// hashes with `iterations`.
+    pub fn new(threads: usize, iterations: u32) -> Result<Self, ServiceError> {
+        let dummy = DjangoPbkdf2::derive("credencial-dummy", "credencialDummySalt", iterations)
+            .map_err(|e| ServiceError::Internal(format!("password iterations: {e}")))?;
+        Ok(Self {
+            permits: Arc::new(Semaphore::new(threads.max(1))),
+            iterations,
+            dummy: Arc::new(dummy),
+        })
+    }
+
+    /// Whether `password` matches the stored `encoded` hash. A hash in an
+    /// unsupported format, or `None` for an unknown user, costs the same as
+    /// a wrong password and answers `false`.
+    pub async fn verify(&self, encoded: Option<String>, password: SecretString) -> bool {
+        let dummy = Arc::clone(&self.dummy);
+        self.run(move || {
+            let parsed = encoded.as_deref().map(DjangoPbkdf2::parse);
+            match parsed {
+                Some(Ok(hash)) => hash.verify(password.expose_secret()),
+                Some(Err(_)) | None => {
+                    // Same work, answer discarded: unknown users and
+                    // unusable hashes must not be faster than a mismatch.
+                    let _ = dummy.verify(password.expose_secret());
+                    false
+                }
+            }
+        })
+        .await
+        .unwrap_or(false)
+    }
+
+    /// A new Django-format hash of `password` with a random salt.
+    pub async fn hash(&self, password: SecretString) -> Result<String, ServiceError> {
+        let iterations = self.iterations;
+        self.run(move || {
+            let salt = Alphanumeric.sample_string(&mut rand::thread_rng(), SALT_LEN);
+            DjangoPbkdf2::derive(password.expose_secret(), &salt, iterations)
+                .map(|h| h.encode())
+                .map_err(|e| ServiceError::Internal(e.to_string()))
+        })
+        .await?
+    }
+
+    async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, ServiceError> {
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| ServiceError::Internal("hashing pool closed".into()))?;
+        let span = tracing::Span::current();
+        tokio::task::spawn_blocking(move || span.in_scope(work))
+            .instrument(tracing::Span::current())
+            .await
+            .map_err(|e| ServiceError::Internal(format!("hashing task failed: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn hashes_verify_and_unknown_users_never_do() {
+        let h = PasswordHasher::new(2, 1_000).expect("hasher");
+        let stored = h.hash("s3cret".to_owned().into()).await.expect("hash");
+        assert!(stored.starts_with("pbkdf2_sha256$1000$"));
+        assert!(h.verify(Some(stored.clone()), "s3cret".to_owned().into()).await);
+        assert!(!h.verify(Some(stored), "S3cret".to_owned().into()).await);
+        assert!(!h.verify(None, "credencial-dummy".to_owned().into()).await);
+        assert!(!h.verify(Some("md5$x$y".into()), "x".to_owned().into()).await);
+    }
+
+    #[tokio::test]
+    async fn two_hashes_of_one_password_differ_by_salt() {
+        let h = PasswordHasher::new(1, 1_000).expect("hasher");
+        let a = h.hash("pw".to_owned().into()).await.expect("hash");
+        let b = h.hash("pw".to_owned().into()).await.expect("hash");
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,193 @@
+//! The token service: pair, refresh, verify, and reading user data with an
+//! access token (the consume routes).
+
+use std::sync::Arc;
+
+use credencial_domain::{
+    Claims, EndpointAllowList, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId,
+};
+use credencial_ports::{Clock, NewRefreshToken, RefreshTokenStore, UserDataSource, UserRepository};
+use secrecy::SecretString;
+use serde::Serialize;
+
+use crate::error::ServiceError;
+use crate::hashing::PasswordHasher;
+
+/// Body of a successful `pair`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenPair {
+    /// Access token.
+    pub access: String,
+    /// Refresh token.
+    pub refresh: String,
+    /// The username as stored.
+    pub username: String,
+}
+
+/// Body of a successful `refresh`: a new access and a new refresh token.
+#[derive(Debug, Clone, Serialize)]
+pub struct RefreshedPair {
+    /// New access token.
+    pub access: String,
+    /// New refresh token; the one presented is rotated out.
+    pub refresh: String,
+}
+
+/// Settings of the token service.
+#[derive(Debug, Clone, Default)]
+pub struct TokenServiceConfig {
+    /// Token lifetimes.
+    pub lifetimes: TokenLifetimes,
+    /// Paths the consume routes may read from the upstream.
+    pub endpoints: EndpointAllowList,
+}
+
+/// Issues, rotates and verifies tokens; reads user data for token holders.
+pub struct TokenService {
+    codec: Arc<TokenCodec>,
+    users: Arc<dyn UserRepository>,
+    refresh_tokens: Arc<dyn RefreshTokenStore>,
+    user_data: Arc<dyn UserDataSource>,
+    clock: Arc<dyn Clock>,
+    hasher: PasswordHasher,
+    config: TokenServiceConfig,
+}
+
+impl std::fmt::Debug for TokenService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenService")
+            .field("codec", &self.codec)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenService {
+    /// A service over the given ports.
+    pub fn new(
+        codec: Arc<TokenCodec>,
+        users: Arc<dyn UserRepository>,
+        refresh_tokens: Arc<dyn RefreshTokenStore>,
+        user_data: Arc<dyn UserDataSource>,
+        clock: Arc<dyn Clock>,
+        hasher: PasswordHasher,
+        config: TokenServiceConfig,
+    ) -> Self {
+        Self {
+            codec,
+            users,
+            refresh_tokens,
+            user_data,
+            clock,
+            hasher,
+            config,
+        }
+    }
+
+    /// The codec, for callers that verify tokens themselves.
+    pub fn codec(&self) -> &TokenCodec {
+        &self.codec
+    }
+
+    /// Logs a user in. Unknown usernames, wrong passwords and inactive
+    /// accounts all answer `InvalidCredentials` after the same hashing work.
+    pub async fn pair(&self, username: &str, password: SecretString) -> Result<TokenPair, ServiceError> {
+        let found = self.users.find_credentials(username).await?;
+        let (hash, account) = match found {
+            Some(c) => (Some(c.password_hash.clone()), Some(c)),
+            None => (None, None),
+        };
+        let matches = self.hasher.verify(hash, password).await;
+        let account = match account {
+            Some(a) if matches && a.is_active => a,
+            _ => return Err(ServiceError::InvalidCredentials),
+        };
+        let now = self.clock.now();
+        let access = self.sign(&Claims::new(TokenType::Access, account.id.0, now, self.config.lifetimes.access_secs))?;
+        let refresh_claims = Claims::new(TokenType::Refresh, account.id.0, now, self.config.lifetimes.refresh_secs);
+        let refresh = self.sign(&refresh_claims)?;
+        self.refresh_tokens.record(new_refresh(&refresh_claims)).await?;
+        Ok(TokenPair {
+            access,
+            refresh,
+            username: account.username,
+        })
+    }
+
+    /// Exchanges a current refresh token for a new access and refresh token;
+    /// the presented one can never be used again, on any instance.
+    pub async fn refresh(&self, refresh_token: &str) -> Result<RefreshedPair, ServiceError> {
+        let now = self.clock.now();
+        let old = self.codec.decode_typed(refresh_token, TokenType::Refresh, now)?;
+        let access = self.sign(&Claims::new(TokenType::Access, old.user_id, now, self.config.lifetimes.access_secs))?;
+        let next = Claims::new(TokenType::Refresh, old.user_id, now, self.config.lifetimes.refresh_secs);
+        let refresh = self.sign(&next)?;
+        let rotated = self
+            .refresh_tokens
+            .rotate(&old.jti, UserId(old.user_id), new_refresh(&next))
+            .await?;
+        if !rotated {
+            return Err(TokenError::Revoked.into());
+        }
+        Ok(RefreshedPair { access, refresh })
+    }
+
+    /// Checks a token of either type. An access token is checked locally
+    /// only; a refresh token must also still be current.
+    pub async fn verify(&self, token: &str) -> Result<(), ServiceError> {
+        let claims = self.codec.decode(token, self.clock.now())?;
+        if claims.token_type == TokenType::Refresh && !self.refresh_tokens.is_current(&claims.jti).await? {
+            return Err(TokenError::Revoked.into());
+        }
+        Ok(())
+    }
+
+    /// Checks an access token locally and returns its claims.
+    pub fn authenticate(&self, access_token: &str) -> Result<Claims, ServiceError> {
+        Ok(self
+            .codec
+            .decode_typed(access_token, TokenType::Access, self.clock.now())?)
+    }
+
+    /// Reads user data from the upstream for the holder of `access_token`.
+    /// The token is checked locally and `endpoint` against the allow-list
+    /// before anything is sent upstream.
+    pub async fn consume(
+        &self,
+        access_token: &str,
+        endpoint: Option<&str>,
+    ) -> Result<serde_json::Value, ServiceError> {
+        self.authenticate(access_token)?;
+        let path = self.config.endpoints.resolve(endpoint)?;
+        Ok(self.user_data.fetch(&path, access_token).await?)
+    }
+
+    /// The stored user data of the active user holding `access_token` (what
+    /// the demo's sandbox of the user-data resource serves).
+    pub async fn own_user_data(&self, access_token: &str) -> Result<UserData, ServiceError> {
+        let claims = self.authenticate(access_token)?;
+        self.users
+            .find_active_user_data(UserId(claims.user_id))
+            .await?
+            .ok_or(ServiceError::InvalidCredentials)
+    }
+
+    /// Hashes a password for a new account on the hashing threads.
+    pub async fn hash_password(&self, password: SecretString) -> Result<String, ServiceError> {
+        self.hasher.hash(password).await
+    }
+
+    fn sign(&self, claims: &Claims) -> Result<String, ServiceError> {
+        self.codec
+            .encode(claims)
+            .map_err(|e| ServiceError::Internal(e.to_string()))
+    }
+}
+
+fn new_refresh(claims: &Claims) -> NewRefreshToken {
+    NewRefreshToken {
+        jti: claims.jti.clone(),
+        user_id: UserId(claims.user_id),
+        expires_at: claims.exp,
+    }
+}

@@ -1,0 +1,254 @@
+//! Signing and verifying tokens with one algorithm pinned by configuration.
+//!
+//! The accepted algorithm is the configured one, never the one a token's
+//! header asks for: a token whose header names any other algorithm (including
+//! `none`, or HS256 over an RSA public key) is refused before its signature is
+//! looked at.
+
+use std::fmt;
+use std::str::FromStr;
+
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use thiserror::Error;
+
+use crate::error::TokenError;
+use crate::token::{Claims, TokenType};
+
+/// Allowance for clocks of two instances that disagree by a few seconds: a
+/// token whose `iat`/`nbf` lies at most this far in the future is accepted.
+pub const CLOCK_SKEW_SECS: i64 = 5;
+
+/// Smallest accepted HS256 secret, in bytes (RFC 7518 §3.2: at least the hash size).
+pub const MIN_HMAC_SECRET_BYTES: usize = 32;
+
+/// The signing algorithms an operator may choose from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JwtAlgorithm {
+    /// HMAC with SHA-256 and a shared secret (the default).
+    #[default]
+    HS256,
+    /// RSASSA-PKCS1-v1_5 with SHA-256 and an RSA key pair in PEM.
+    RS256,
+    /// ECDSA on P-256 with SHA-256 and an EC key pair in PEM.
+    ES256,
+}
+
+impl JwtAlgorithm {
+    fn as_jsonwebtoken(self) -> Algorithm {
+        match self {
+            Self::HS256 => Algorithm::HS256,
+            Self::RS256 => Algorithm::RS256,
+            Self::ES256 => Algorithm::ES256,
+        }
+    }
+}
+
+impl fmt::Display for JwtAlgorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::HS256 => "HS256",
+            Self::RS256 => "RS256",
+            Self::ES256 => "ES256",
+        })
+    }
+}
+
+impl FromStr for JwtAlgorithm {
+    type Err = KeyError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "HS256" => Ok(Self::HS256),
+            "RS256" => Ok(Self::RS256),
+            "ES256" => Ok(Self::ES256),
+            other => Err(KeyError::UnknownAlgorithm(other.to_owned())),
+        }
+    }
+}
+
+/// Problems with the configured algorithm or keys, found at start-up.
+#[derive(Debug, Error)]
+pub enum KeyError {
+    /// The algorithm name is not one of HS256, RS256, ES256.
+    #[error("unknown algorithm {0:?} (expected HS256, RS256 or ES256)")]
+    UnknownAlgorithm(String),
+    /// An HS256 secret shorter than [`MIN_HMAC_SECRET_BYTES`].
+    #[error("the HS256 secret must be at least {MIN_HMAC_SECRET_BYTES} bytes long")]
+    SecretTooShort,
+    /// A PEM file that does not hold a key of the expected kind.
+    #[error("the {which} key is not a valid {algorithm} PEM key: {reason}")]
+    BadPem {
+        /// `private` or `public`.
+        which: &'static str,
+        /// The configured algorithm.
+        algorithm: JwtAlgorithm,
+        /// What the PEM parser said.
+        reason: String,
+    },
+    /// The public key does not verify what the private key signs.
+    #[error("the public key does not match the private key")]
+    Mismatch,
+}
+
+/// Could not sign a token (a key problem, never a client's fault).
+#[derive(Debug, Error)]
+#[error("could not sign token: {0}")]
+pub struct SigningError(String);
+
+/// The key material for one algorithm.
+pub struct JwtKeys {
+    algorithm: JwtAlgorithm,
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+}
+
+impl fmt::Debug for JwtKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JwtKeys")
+            .field("algorithm", &self.algorithm)
+            .field("keys", &"[redacted]")
+            .finish()
+    }
+}
+
+impl JwtKeys {
+    /// HS256 keys from a shared secret of at least 32 bytes.
+    pub fn hmac(secret: &[u8]) -> Result<Self, KeyError> {
+        if secret.len() < MIN_HMAC_SECRET_BYTES {
+            return Err(KeyError::SecretTooShort);
+        }
+        Ok(Self {
+            algorithm: JwtAlgorithm::HS256,
+            encoding: EncodingKey::from_secret(secret),
+            decoding: DecodingKey::from_secret(secret),
+        })
+    }
+
+    /// RS256 or ES256 keys from a PEM private key (PKCS#8 for EC) and its
+    /// PEM public key.
+    pub fn asymmetric(
+        algorithm: JwtAlgorithm,
+        private_pem: &[u8],
+        public_pem: &[u8],
+    ) -> Result<Self, KeyError> {
+        let bad = |which: &'static str| {
+            move |e: jsonwebtoken::errors::Error| KeyError::BadPem {
+                which,
+                algorithm,
+                reason: e.to_string(),
+            }
+        };
+        let (encoding, decoding) = match algorithm {
+            JwtAlgorithm::RS256 => (
+                EncodingKey::from_rsa_pem(private_pem).map_err(bad("private"))?,
+                DecodingKey::from_rsa_pem(public_pem).map_err(bad("public"))?,
+            ),
+            JwtAlgorithm::ES256 => (
+                EncodingKey::from_ec_pem(private_pem).map_err(bad("private"))?,
+                DecodingKey::from_ec_pem(public_pem).map_err(bad("public"))?,
+            ),
+            JwtAlgorithm::HS256 => {
+                return Err(KeyError::BadPem {
+                    which: "private",
+                    algorithm,
+                    reason: "HS256 takes a secret, not a key pair".into(),
+                })
+            }
+        };
+        Ok(Self {
+            algorithm,
+            encoding,
+            decoding,
+        })
+    }
+}
+
+/// Signs and verifies tokens with the configured algorithm only.
+pub struct TokenCodec {
+    algorithm: JwtAlgorithm,
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    header: Header,
+    validation: Validation,
+    leeway_secs: i64,
+}
+
+impl fmt::Debug for TokenCodec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenCodec")
+            .field("algorithm", &self.algorithm)
+            .field("leeway_secs", &self.leeway_secs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenCodec {
+    /// A codec for `keys`, accepting tokens up to `leeway_secs` past their
+    /// expiry. Checks that the keys can sign and verify a token.
+    pub fn new(keys: JwtKeys, leeway_secs: i64) -> Result<Self, KeyError> {
+        let alg = keys.algorithm.as_jsonwebtoken();
+        let mut validation = Validation::new(alg);
+        // Time-based claims are checked by `decode` against the caller's
+        // clock, so that the rules are testable and the clock is a port.
+        validation.validate_exp = false;
+        validation.validate_nbf = false;
+        validation.validate_aud = false;
+        validation.required_spec_claims.clear();
+        let codec = Self {
+            algorithm: keys.algorithm,
+            encoding: keys.encoding,
+            decoding: keys.decoding,
+            header: Header::new(alg),
+            validation,
+            leeway_secs: leeway_secs.max(0),
+        };
+        let probe = Claims::new(TokenType::Access, 0, 0, 1);
+        let signed = codec.encode(&probe).map_err(|_| KeyError::Mismatch)?;
+        codec.decode(&signed, 0).map_err(|_| KeyError::Mismatch)?;
+        Ok(codec)
+    }
+
+    /// The pinned algorithm.
+    pub fn algorithm(&self) -> JwtAlgorithm {
+        self.algorithm
+    }
+
+    /// Signs `claims` into a compact JWT.
+    pub fn encode(&self, claims: &Claims) -> Result<String, SigningError> {
+        jsonwebtoken::encode(&self.header, claims, &self.encoding)
+            .map_err(|e| SigningError(e.to_string()))
+    }
+
+    /// Verifies `token` at time `now` (Unix seconds) and returns its claims.
+    ///
+    /// Refuses: a header naming another algorithm, a bad signature, missing or
+    /// mistyped claims (`Invalid`); `exp` reached (`Expired`); `nbf`/`iat` in
+    /// the future beyond leeway and clock skew (`NotYetValid`).
+    pub fn decode(&self, token: &str, now: i64) -> Result<Claims, TokenError> {
+        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+            .map_err(|_| TokenError::Invalid)?;
+        let claims = data.claims;
+        if now >= claims.exp.saturating_add(self.leeway_secs) {
+            return Err(TokenError::Expired);
+        }
+        let not_before = claims.nbf.unwrap_or(claims.iat).max(claims.iat);
+        if not_before > now.saturating_add(self.leeway_secs + CLOCK_SKEW_SECS) {
+            return Err(TokenError::NotYetValid);
+        }
+        Ok(claims)
+    }
+
+    /// Like [`decode`](Self::decode), and also requires `expected` type.
+    pub fn decode_typed(
+        &self,
+        token: &str,
+        expected: TokenType,
+        now: i64,
+    ) -> Result<Claims, TokenError> {
+        let claims = self.decode(token, now)?;
+        if claims.token_type != expected {
+            return Err(TokenError::WrongType);
+        }
+        Ok(claims)
+    }
+}

@@ -1,0 +1,18 @@
+//! Pure rules of credencial: no I/O, no async runtime, no framework types.
+//!
+//! Everything here is deterministic given its inputs (the current time is a
+//! parameter, never read from the system), so the rules can be tested alone.
+
+pub mod endpoint;
+pub mod error;
+pub mod jwt;
+pub mod password;
+pub mod token;
+pub mod user;
+
+pub use endpoint::{EndpointAllowList, UpstreamPath};
+pub use error::{EndpointError, TokenError};
+pub use jwt::{JwtAlgorithm, JwtKeys, TokenCodec};
+pub use password::{DjangoPbkdf2, PasswordFormatError};
+pub use token::{Claims, TokenLifetimes, TokenType};
+pub use user::{UserData, UserId, Username, UsernameError};

@@ -1,0 +1,26 @@
+//! Ports: the traits credencial's use cases need from the world.
+//!
+//! Every trait is `Send + Sync + 'static`, shared through `Arc`, and has a
+//! `mockall` fake (`Mock<Trait>`) with the `mocks` feature. No adapter type
+//! (sqlx, reqwest) crosses a port: errors are the enums below.
+
+pub mod clock;
+pub mod error;
+pub mod refresh_tokens;
+pub mod user_data;
+pub mod users;
+
+pub use clock::{Clock, SystemClock};
+pub use error::RepositoryError;
+pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore};
+pub use user_data::{UpstreamError, UserDataSource};
+pub use users::{NewUser, UserCredentials, UserRepository};
+
+#[cfg(any(test, feature = "mocks"))]
+pub use clock::MockClock;
+#[cfg(any(test, feature = "mocks"))]
+pub use refresh_tokens::MockRefreshTokenStore;
+#[cfg(any(test, feature = "mocks"))]
+pub use user_data::MockUserDataSource;
+#[cfg(any(test, feature = "mocks"))]
+pub use users::MockUserRepository;

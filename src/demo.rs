@@ -1,0 +1,80 @@
+//! The demo's seed data: two users with plausible data.
+
+use std::sync::Arc;
+
+use credencial_adapters_postgres::{PgPool, PgUserRepository};
+use credencial_application::PasswordHasher;
+use credencial_domain::{UserData, Username};
+use credencial_ports::{NewUser, RepositoryError, UserRepository};
+
+/// A demo account: username, password, data, public name, CPF.
+pub struct DemoUser {
+    /// Login name.
+    pub username: &'static str,
+    /// Password (demo only, printed in the README).
+    pub password: &'static str,
+    /// What the user-data resource returns for the user.
+    pub data: fn() -> UserData,
+    /// Public name.
+    pub name: &'static str,
+    /// CPF with valid check digits.
+    pub cpf: &'static str,
+}
+
+/// The demo's users.
+pub const DEMO_USERS: [DemoUser; 2] = [
+    DemoUser {
+        username: "ana",
+        password: "ana-demo-2026",
+        data: || UserData {
+            identificacao: "1934207".into(),
+            nome_usual: "Ana Souza".into(),
+            email: "ana.souza@demo.credencial.gov.br".into(),
+            campus: "Natal-Central".into(),
+            tipo_usuario: "Servidor".into(),
+        },
+        name: "Ana Beatriz Souza",
+        cpf: "52998224725",
+    },
+    DemoUser {
+        username: "bruno",
+        password: "bruno-demo-2026",
+        data: || UserData {
+            identificacao: "20231041110077".into(),
+            nome_usual: "Bruno Lima".into(),
+            email: "bruno.lima@demo.credencial.gov.br".into(),
+            campus: "Mossoró".into(),
+            tipo_usuario: "Aluno".into(),
+        },
+        name: "Bruno Carvalho Lima",
+        cpf: "12345678909",
+    },
+];
+
+/// Creates the demo users that do not exist yet; existing ones are kept as
+/// they are. Returns how many were created.
+pub async fn seed(pool: &PgPool, hasher: &PasswordHasher) -> anyhow::Result<usize> {
+    let repo: Arc<dyn UserRepository> = Arc::new(PgUserRepository::new(pool.clone()));
+    let mut created = 0;
+    for user in &DEMO_USERS {
+        if repo.find_credentials(user.username).await?.is_some() {
+            continue;
+        }
+        let password_hash = hasher.hash(user.password.to_owned().into()).await?;
+        let new = NewUser {
+            username: Username::parse(user.username)?,
+            password_hash,
+            is_active: true,
+            data: (user.data)(),
+            name: user.name.into(),
+            cpf: Some(user.cpf.into()),
+        };
+        match repo.create(new).await {
+            Ok(_) => created += 1,
+            // Another instance seeded it meanwhile.
+            Err(RepositoryError::Conflict(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(created)
+}

@@ -1,0 +1,11 @@
+//! The thin binary's library: settings, telemetry, wiring and commands.
+//! `main.rs` only parses the command line and calls [`cli::run`].
+
+pub mod cli;
+pub mod demo;
+pub mod settings;
+pub mod startup;
+pub mod telemetry;
+
+pub use settings::Settings;
+pub use startup::{Application, Mode};

@@ -1,0 +1,221 @@
+//! Typed settings, loaded in layers: defaults, then an optional TOML file,
+//! then `SERVICE_*` environment variables and `DATABASE_URL` (the
+//! environment wins). Every problem is reported with the setting's name.
+
+use std::path::{Path, PathBuf};
+
+use config::{Config, Environment, File, FileFormat};
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Deserializer};
+
+/// Default database of the service.
+pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/credencial";
+
+/// Every setting of the service. Keys are the same in the TOML file and,
+/// upper-cased with the `SERVICE_` prefix, in the environment.
+#[derive(Clone, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// Address to listen on (`SERVICE_BIND`).
+    pub bind: String,
+    /// PostgreSQL URL (`DATABASE_URL`); may hold a password, never printed.
+    pub database_url: SecretString,
+    /// Largest number of database connections per instance.
+    pub database_max_connections: u32,
+    /// Signing algorithm: HS256, RS256 or ES256 (`SERVICE_JWT_ALGORITHM`).
+    pub jwt_algorithm: String,
+    /// HS256 secret, at least 32 bytes (`SERVICE_JWT_SECRET`).
+    pub jwt_secret: Option<SecretString>,
+    /// PEM private key for RS256/ES256 (`SERVICE_JWT_PRIVATE_KEY_FILE`).
+    pub jwt_private_key_file: Option<PathBuf>,
+    /// PEM public key for RS256/ES256 (`SERVICE_JWT_PUBLIC_KEY_FILE`).
+    pub jwt_public_key_file: Option<PathBuf>,
+    /// Seconds a token is still accepted after `exp`.
+    pub jwt_leeway_secs: i64,
+    /// Access-token lifetime in seconds.
+    pub access_token_lifetime_secs: i64,
+    /// Refresh-token lifetime in seconds.
+    pub refresh_token_lifetime_secs: i64,
+    /// Where the JWT sub-application is mounted.
+    pub token_prefix: String,
+    /// Base URL of the upstream user-data resource (required by `serve`).
+    pub upstream_base_url: Option<String>,
+    /// Time-out of a call to the user-data resource, in milliseconds.
+    pub upstream_timeout_ms: u64,
+    /// Paths the consume routes may request (first one is the default).
+    #[serde(deserialize_with = "string_list")]
+    pub upstream_endpoints: Vec<String>,
+    /// Largest upstream answer accepted, in bytes.
+    pub upstream_max_body_bytes: usize,
+    /// PBKDF2 iterations for new password hashes.
+    pub password_iterations: u32,
+    /// Passwords hashed at once (default: cores − 1, at least 1).
+    pub hashing_threads: Option<usize>,
+    /// HTTP worker threads (default: one per core).
+    pub workers: Option<usize>,
+    /// Log format: `text` or `json`.
+    pub log_format: String,
+    /// Serve `POST /_noop/` (the benchmark's baseline).
+    pub bench_noop_route: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1:8000".into(),
+            database_url: SecretString::from(DEFAULT_DATABASE_URL),
+            database_max_connections: 10,
+            jwt_algorithm: "HS256".into(),
+            jwt_secret: None,
+            jwt_private_key_file: None,
+            jwt_public_key_file: None,
+            jwt_leeway_secs: 0,
+            access_token_lifetime_secs: 5 * 60,
+            refresh_token_lifetime_secs: 24 * 60 * 60,
+            token_prefix: credencial_app_actix::jwt::DEFAULT_PREFIX.into(),
+            upstream_base_url: None,
+            upstream_timeout_ms: 5_000,
+            upstream_endpoints: vec![credencial_domain::endpoint::DEFAULT_ENDPOINT.into()],
+            upstream_max_body_bytes: 1024 * 1024,
+            password_iterations: credencial_domain::password::DEFAULT_ITERATIONS,
+            hashing_threads: None,
+            workers: None,
+            log_format: "text".into(),
+            bench_noop_route: false,
+        }
+    }
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("bind", &self.bind)
+            .field("jwt_algorithm", &self.jwt_algorithm)
+            .field("upstream_base_url", &self.upstream_base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A setting is missing or wrong; the message names it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SettingsError(pub String);
+
+impl SettingsError {
+    /// An error about the setting `key` (named as its environment variable).
+    pub fn about(key: &str, message: impl std::fmt::Display) -> Self {
+        Self(format!("setting {}: {message}", env_name(key)))
+    }
+}
+
+/// The environment variable of a setting key.
+pub fn env_name(key: &str) -> String {
+    if key == "database_url" {
+        "DATABASE_URL".into()
+    } else {
+        format!("SERVICE_{}", key.to_ascii_uppercase())
+    }
+}
+
+impl Settings {
+    /// Loads the settings: `file` if given (it must exist), else
+    /// `credencial.toml` in the working directory if present; then the
+    /// environment.
+    pub fn load(file: Option<&Path>) -> Result<Self, SettingsError> {
+        let mut builder = Config::builder();
+        match file {
+            Some(path) => {
+                builder = builder.add_source(File::from(path).format(FileFormat::Toml).required(true));
+            }
+            None => {
+                builder = builder.add_source(File::new("credencial.toml", FileFormat::Toml).required(false));
+            }
+        }
+        builder = builder
+            .add_source(Environment::with_prefix("SERVICE").prefix_separator("_"))
+            .set_override_option("database_url", std::env::var("DATABASE_URL").ok())
+            .map_err(|e| SettingsError(e.to_string()))?;
+        let config = builder.build().map_err(|e| SettingsError(format!("reading settings: {e}")))?;
+        let settings: Settings = config.try_deserialize().map_err(|e| describe(&e))?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Checks values that are well-typed but out of range.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        if self.access_token_lifetime_secs <= 0 {
+            return Err(SettingsError::about("access_token_lifetime_secs", "must be positive"));
+        }
+        if self.refresh_token_lifetime_secs <= 0 {
+            return Err(SettingsError::about("refresh_token_lifetime_secs", "must be positive"));
+        }
+        if self.jwt_leeway_secs < 0 {
+            return Err(SettingsError::about("jwt_leeway_secs", "must not be negative"));
+        }
+        if self.upstream_timeout_ms == 0 {
+            return Err(SettingsError::about("upstream_timeout_ms", "must be positive"));
+        }
+        if self.password_iterations == 0
+            || self.password_iterations > credencial_domain::password::MAX_ITERATIONS
+        {
+            return Err(SettingsError::about(
+                "password_iterations",
+                format!("must be between 1 and {}", credencial_domain::password::MAX_ITERATIONS),
+            ));
+        }
+        if !matches!(self.log_format.as_str(), "text" | "json") {
+            return Err(SettingsError::about("log_format", "must be \"text\" or \"json\""));
+        }
+        if self.database_max_connections == 0 {
+            return Err(SettingsError::about("database_max_connections", "must be positive"));
+        }
+        credencial_domain::EndpointAllowList::new(&self.upstream_endpoints)
+            .map_err(|e| SettingsError::about("upstream_endpoints", e))?;
+        self.jwt_algorithm
+            .parse::<credencial_domain::JwtAlgorithm>()
+            .map_err(|e| SettingsError::about("jwt_algorithm", e))?;
+        Ok(())
+    }
+
+    /// The database URL as text (for connecting only).
+    pub fn database_url(&self) -> &str {
+        self.database_url.expose_secret()
+    }
+}
+
+/// Turns a deserialisation error into a message that names the setting.
+fn describe(e: &config::ConfigError) -> SettingsError {
+    let text = e.to_string();
+    // config reports "… for key `jwt_leeway_secs`" or "… `jwt_leeway_secs`".
+    let key = text
+        .split('`')
+        .nth(1)
+        .map(|k| k.trim_start_matches("SERVICE_").to_ascii_lowercase());
+    match key {
+        Some(k) if !k.is_empty() => SettingsError::about(&k, text),
+        _ => SettingsError(format!("invalid settings: {text}")),
+    }
+}
+
+/// A list written as a TOML array, a JSON array string, or a
+/// comma-separated string (environment variables).
+fn string_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        List(Vec<String>),
+        Text(String),
+    }
+    Ok(match Raw::deserialize(d)? {
+        Raw::List(v) => v,
+        Raw::Text(s) if s.trim_start().starts_with('[') => {
+            serde_json::from_str(&s).map_err(serde::de::Error::custom)?
+        }
+        Raw::Text(s) => s
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    })
+}

@@ -1,0 +1,160 @@
+//! Wiring: settings → adapters → use cases → HTTP server.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::dev::Server;
+use credencial_adapters_postgres::{PgPool, PgRefreshTokenStore, PgUserRepository};
+use credencial_adapters_upstream::{http_client, BaseUrl, HttpUserDataSource};
+use credencial_app_actix::{build_server, sandbox, HttpSettings};
+use credencial_application::{PasswordHasher, TokenService, TokenServiceConfig};
+use credencial_domain::{EndpointAllowList, JwtAlgorithm, JwtKeys, TokenCodec, TokenLifetimes};
+use credencial_ports::SystemClock;
+use rand::RngCore;
+use secrecy::ExposeSecret;
+
+use crate::settings::{Settings, SettingsError};
+
+/// How the service runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Production: every key and upstream must be configured.
+    Serve,
+    /// Demo: a random signing secret if none is set, and the built-in
+    /// sandbox stands in for the upstream user-data resource.
+    Demo,
+}
+
+/// A built, not yet running, service.
+pub struct Application {
+    port: u16,
+    server: Server,
+}
+
+impl Application {
+    /// Binds the listener, builds the adapters on `pool` and the server.
+    pub async fn build(settings: &Settings, mode: Mode, pool: PgPool) -> anyhow::Result<Self> {
+        let listener = TcpListener::bind(&settings.bind)
+            .map_err(|e| SettingsError::about("bind", format!("cannot listen on {}: {e}", settings.bind)))?;
+        let local = listener.local_addr()?;
+        let codec = Arc::new(codec(settings, mode)?);
+        let upstream_base = match (mode, &settings.upstream_base_url) {
+            (_, Some(url)) => url.clone(),
+            (Mode::Demo, None) => sandbox_url(local),
+            (Mode::Serve, None) => {
+                return Err(SettingsError::about(
+                    "upstream_base_url",
+                    "is not set (the base URL of the user-data resource, e.g. https://suap.example.gov.br)",
+                )
+                .into())
+            }
+        };
+        let base = BaseUrl::parse(&upstream_base).map_err(|e| SettingsError::about("upstream_base_url", e))?;
+        let endpoints = EndpointAllowList::new(&settings.upstream_endpoints)
+            .map_err(|e| SettingsError::about("upstream_endpoints", e))?;
+        let client = http_client()?;
+        let user_data = HttpUserDataSource::new(client, base, Duration::from_millis(settings.upstream_timeout_ms))
+            .with_max_body_bytes(settings.upstream_max_body_bytes);
+        let service = TokenService::new(
+            codec,
+            Arc::new(PgUserRepository::new(pool.clone())),
+            Arc::new(PgRefreshTokenStore::new(pool)),
+            Arc::new(user_data),
+            Arc::new(SystemClock),
+            hasher(settings)?,
+            TokenServiceConfig {
+                lifetimes: TokenLifetimes {
+                    access_secs: settings.access_token_lifetime_secs,
+                    refresh_secs: settings.refresh_token_lifetime_secs,
+                },
+                endpoints,
+            },
+        );
+        let http = HttpSettings {
+            token_prefix: Some(settings.token_prefix.clone()),
+            sandbox: mode == Mode::Demo,
+            noop_route: settings.bench_noop_route,
+            workers: settings.workers,
+        };
+        let server = build_server(listener, Arc::new(service), http)?;
+        tracing::info!(address = %local, ?mode, "credencial is serving");
+        Ok(Self {
+            port: local.port(),
+            server,
+        })
+    }
+
+    /// The port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Serves until SIGINT/SIGTERM, then finishes in-flight requests.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}
+
+/// The password hasher the settings describe.
+pub fn hasher(settings: &Settings) -> anyhow::Result<PasswordHasher> {
+    let threads = settings.hashing_threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get().saturating_sub(1))
+            .unwrap_or(1)
+            .max(1)
+    });
+    Ok(PasswordHasher::new(threads, settings.password_iterations)
+        .map_err(|e| SettingsError::about("password_iterations", e))?)
+}
+
+fn codec(settings: &Settings, mode: Mode) -> Result<TokenCodec, SettingsError> {
+    let algorithm: JwtAlgorithm = settings
+        .jwt_algorithm
+        .parse()
+        .map_err(|e| SettingsError::about("jwt_algorithm", e))?;
+    let keys = match algorithm {
+        JwtAlgorithm::HS256 => match (&settings.jwt_secret, mode) {
+            (Some(secret), _) => JwtKeys::hmac(secret.expose_secret().as_bytes())
+                .map_err(|e| SettingsError::about("jwt_secret", e))?,
+            (None, Mode::Demo) => {
+                tracing::warn!("demo mode: no SERVICE_JWT_SECRET set, signing with a random secret for this run");
+                let mut secret = [0u8; 32];
+                rand::thread_rng().fill_bytes(&mut secret);
+                JwtKeys::hmac(&secret).map_err(|e| SettingsError::about("jwt_secret", e))?
+            }
+            (None, Mode::Serve) => {
+                return Err(SettingsError::about(
+                    "jwt_secret",
+                    "is not set; HS256 needs a secret of at least 32 bytes (e.g. `openssl rand -hex 32`)",
+                ))
+            }
+        },
+        JwtAlgorithm::RS256 | JwtAlgorithm::ES256 => {
+            let private = read_key(settings.jwt_private_key_file.as_deref(), "jwt_private_key_file", algorithm)?;
+            let public = read_key(settings.jwt_public_key_file.as_deref(), "jwt_public_key_file", algorithm)?;
+            JwtKeys::asymmetric(algorithm, &private, &public)
+                .map_err(|e| SettingsError::about("jwt_private_key_file", e))?
+        }
+    };
+    TokenCodec::new(keys, settings.jwt_leeway_secs).map_err(|e| SettingsError::about("jwt_public_key_file", e))
+}
+
+fn read_key(path: Option<&std::path::Path>, key: &str, algorithm: JwtAlgorithm) -> Result<Vec<u8>, SettingsError> {
+    let path = path.ok_or_else(|| SettingsError::about(key, format!("is not set; {algorithm} needs a PEM key file")))?;
+    std::fs::read(path).map_err(|e| SettingsError::about(key, format!("cannot read {}: {e}", path.display())))
+}
+
+fn sandbox_url(local: SocketAddr) -> String {
+    let host = if local.ip().is_unspecified() {
+        "127.0.0.1".to_owned()
+    } else {
+        local.ip().to_string()
+    };
+    let host = if local.is_ipv6() && !local.ip().is_unspecified() {
+        format!("[{host}]")
+    } else {
+        host
+    };
+    format!("http://{host}:{}{}", local.port(), sandbox::SANDBOX_PREFIX)
+}
