@@ -68,15 +68,15 @@ impl Drop for TestDatabase {
     fn drop(&mut self) {
         let name = std::mem::take(&mut self.name);
         let admin_url = std::mem::take(&mut self.admin_url);
-        let pool = self.pool.clone();
-        // Drop runs inside the test's runtime, which cannot be blocked on;
-        // a short-lived thread with its own runtime does the clean-up.
+        // Drop runs inside the test's runtime, which cannot be awaited on; a
+        // short-lived thread with its own runtime does the clean-up. The pool
+        // is not closed first: closing waits for connections that a server
+        // under test may still hold, and FORCE ends them anyway.
         let _ = std::thread::spawn(move || {
             let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
                 return;
             };
             rt.block_on(async move {
-                pool.close().await;
                 if let Ok(mut admin) = PgConnection::connect(&admin_url).await {
                     let _ = admin
                         .execute(format!(r#"DROP DATABASE IF EXISTS "{name}" WITH (FORCE)"#).as_str())

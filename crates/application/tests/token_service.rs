@@ -1,0 +1,467 @@
+//! Tests of `TokenService` over mockall fakes of the ports: what each use
+//! case answers, and which ports it touches (or must not touch) on the way.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use credencial_application::{PasswordHasher, ServiceError, TokenService, TokenServiceConfig};
+use credencial_domain::{
+    Claims, DjangoPbkdf2, EndpointError, JwtKeys, TokenCodec, TokenError, TokenType, UserId,
+};
+use credencial_ports::{
+    MockClock, MockRefreshTokenStore, MockUserDataSource, MockUserRepository, NewRefreshToken,
+    RepositoryError, UpstreamError, UserCredentials,
+};
+use secrecy::SecretString;
+use serde_json::json;
+
+const NOW: i64 = 1_700_000_000;
+const USER: i64 = 42;
+const ACCESS_SECS: i64 = 300;
+const REFRESH_SECS: i64 = 86_400;
+
+fn codec() -> TokenCodec {
+    TokenCodec::new(JwtKeys::hmac(&[7u8; 32]).expect("secret"), 0).expect("codec")
+}
+
+fn hash(password: &str) -> String {
+    DjangoPbkdf2::derive(password, "salt", 1000)
+        .expect("derive")
+        .encode()
+}
+
+fn secret(s: &str) -> SecretString {
+    SecretString::from(s.to_owned())
+}
+
+fn credentials(is_active: bool) -> UserCredentials {
+    UserCredentials {
+        id: UserId(USER),
+        username: "ana".into(),
+        password_hash: hash("s3cret"),
+        is_active,
+    }
+}
+
+fn clock_at(now: i64) -> MockClock {
+    let mut clock = MockClock::new();
+    clock.expect_now().return_const(now);
+    clock
+}
+
+/// The fakes a test configures; whatever it leaves unconfigured panics if called.
+struct Fakes {
+    users: MockUserRepository,
+    store: MockRefreshTokenStore,
+    data: MockUserDataSource,
+    clock: MockClock,
+}
+
+impl Fakes {
+    fn new() -> Self {
+        Self {
+            users: MockUserRepository::new(),
+            store: MockRefreshTokenStore::new(),
+            data: MockUserDataSource::new(),
+            clock: clock_at(NOW),
+        }
+    }
+
+    fn service(self) -> TokenService {
+        TokenService::new(
+            Arc::new(codec()),
+            Arc::new(self.users),
+            Arc::new(self.store),
+            Arc::new(self.data),
+            Arc::new(self.clock),
+            PasswordHasher::new(2, 1000).expect("hasher"),
+            TokenServiceConfig::default(),
+        )
+    }
+}
+
+/// A token signed with the service's key, for the user under test.
+fn token(token_type: TokenType, issued_at: i64) -> (String, Claims) {
+    let lifetime = match token_type {
+        TokenType::Access => ACCESS_SECS,
+        TokenType::Refresh => REFRESH_SECS,
+    };
+    let claims = Claims::new(token_type, USER, issued_at, lifetime);
+    (codec().encode(&claims).expect("encode"), claims)
+}
+
+/// Replaces the last character of a base64url string by one whose top bit
+/// differs, so that the decoded signature bytes change.
+fn flip_last_char(s: &str) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let last = *s.as_bytes().last().expect("non-empty");
+    let index = ALPHABET
+        .iter()
+        .position(|&c| c == last)
+        .expect("base64url character");
+    let flipped = char::from(ALPHABET[index ^ 0b10_0000]);
+    format!("{}{flipped}", &s[..s.len() - 1])
+}
+
+fn decode(token: &str) -> Claims {
+    codec().decode(token, NOW).expect("decodes")
+}
+
+// ---------------------------------------------------------------- pair
+
+#[tokio::test]
+async fn pair_with_right_password_issues_access_and_recorded_refresh_token() {
+    let recorded: Arc<Mutex<Vec<NewRefreshToken>>> = Arc::default();
+    let mut fakes = Fakes::new();
+    fakes
+        .users
+        .expect_find_credentials()
+        .withf(|username: &str| username == "ana")
+        .times(1)
+        .returning(|_| Ok(Some(credentials(true))));
+    let sink = Arc::clone(&recorded);
+    fakes.store.expect_record().times(1).returning(move |t| {
+        sink.lock().expect("lock").push(t);
+        Ok(())
+    });
+    let service = fakes.service();
+
+    let pair = service.pair("ana", secret("s3cret")).await.expect("pair");
+
+    assert_eq!(pair.username, "ana");
+    let access = decode(&pair.access);
+    assert_eq!(access.token_type, TokenType::Access);
+    assert_eq!(access.user_id, USER);
+    assert_eq!(access.iat, NOW);
+    assert_eq!(access.exp, NOW + ACCESS_SECS);
+    let refresh = decode(&pair.refresh);
+    assert_eq!(refresh.token_type, TokenType::Refresh);
+    assert_eq!(refresh.user_id, USER);
+    assert_eq!(refresh.exp, NOW + REFRESH_SECS);
+    assert_ne!(access.jti, refresh.jti);
+    let recorded = recorded.lock().expect("lock");
+    assert_eq!(
+        *recorded,
+        vec![NewRefreshToken {
+            jti: refresh.jti.clone(),
+            user_id: UserId(USER),
+            expires_at: refresh.exp,
+        }]
+    );
+}
+
+async fn pair_refused(found: Option<UserCredentials>, password: &str) -> ServiceError {
+    let mut fakes = Fakes::new();
+    fakes
+        .users
+        .expect_find_credentials()
+        .times(1)
+        .returning(move |_| Ok(found.clone()));
+    fakes.store.expect_record().times(0);
+    fakes
+        .service()
+        .pair("ana", secret(password))
+        .await
+        .expect_err("pair must fail")
+}
+
+#[tokio::test]
+async fn pair_with_wrong_password_is_invalid_credentials_and_records_nothing() {
+    let err = pair_refused(Some(credentials(true)), "S3cret").await;
+    assert!(matches!(err, ServiceError::InvalidCredentials), "{err:?}");
+}
+
+#[tokio::test]
+async fn pair_for_unknown_user_is_invalid_credentials_and_records_nothing() {
+    let err = pair_refused(None, "s3cret").await;
+    assert!(matches!(err, ServiceError::InvalidCredentials), "{err:?}");
+}
+
+#[tokio::test]
+async fn pair_for_inactive_user_with_right_password_is_invalid_credentials_and_records_nothing() {
+    let err = pair_refused(Some(credentials(false)), "s3cret").await;
+    assert!(matches!(err, ServiceError::InvalidCredentials), "{err:?}");
+}
+
+#[tokio::test]
+async fn pair_when_storage_fails_is_a_storage_error() {
+    let mut fakes = Fakes::new();
+    fakes
+        .users
+        .expect_find_credentials()
+        .times(1)
+        .returning(|_| Err(RepositoryError::Unexpected("connection refused".into())));
+    fakes.store.expect_record().times(0);
+    let err = fakes
+        .service()
+        .pair("ana", secret("s3cret"))
+        .await
+        .expect_err("pair must fail");
+    assert!(matches!(err, ServiceError::Storage(_)), "{err:?}");
+}
+
+// ---------------------------------------------------------------- refresh
+
+#[tokio::test]
+async fn refresh_rotates_the_old_jti_and_returns_a_new_pair() {
+    let (old_token, old) = token(TokenType::Refresh, NOW - 60);
+    let rotated_to: Arc<Mutex<Option<NewRefreshToken>>> = Arc::default();
+    let mut fakes = Fakes::new();
+    let old_jti = old.jti.clone();
+    let sink = Arc::clone(&rotated_to);
+    fakes
+        .store
+        .expect_rotate()
+        .withf(move |jti: &str, user: &UserId, _new: &NewRefreshToken| {
+            jti == old_jti && *user == UserId(USER)
+        })
+        .times(1)
+        .returning(move |_, _, new| {
+            *sink.lock().expect("lock") = Some(new);
+            Ok(true)
+        });
+    let service = fakes.service();
+
+    let pair = service.refresh(&old_token).await.expect("refresh");
+
+    assert_ne!(pair.refresh, old_token);
+    assert_ne!(pair.access, old_token);
+    let access = decode(&pair.access);
+    assert_eq!(access.token_type, TokenType::Access);
+    assert_eq!(access.user_id, USER);
+    assert_eq!(access.exp, NOW + ACCESS_SECS);
+    let next = decode(&pair.refresh);
+    assert_eq!(next.token_type, TokenType::Refresh);
+    assert_eq!(next.user_id, USER);
+    assert_ne!(next.jti, old.jti);
+    assert_eq!(
+        rotated_to.lock().expect("lock").clone(),
+        Some(NewRefreshToken {
+            jti: next.jti.clone(),
+            user_id: UserId(USER),
+            expires_at: next.exp,
+        }),
+        "the store learns the refresh token that was handed out"
+    );
+}
+
+#[tokio::test]
+async fn refresh_of_a_token_the_store_will_not_rotate_is_revoked() {
+    let (old_token, _) = token(TokenType::Refresh, NOW - 60);
+    let mut fakes = Fakes::new();
+    fakes
+        .store
+        .expect_rotate()
+        .times(1)
+        .returning(|_, _, _| Ok(false));
+    let err = fakes
+        .service()
+        .refresh(&old_token)
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(err, ServiceError::InvalidToken(TokenError::Revoked)),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn refresh_with_an_access_token_is_wrong_type_and_never_rotates() {
+    let (access, _) = token(TokenType::Access, NOW);
+    let mut fakes = Fakes::new();
+    fakes.store.expect_rotate().times(0);
+    let err = fakes.service().refresh(&access).await.expect_err("refused");
+    assert!(
+        matches!(err, ServiceError::InvalidToken(TokenError::WrongType)),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn refresh_with_an_expired_refresh_token_is_expired_and_never_rotates() {
+    // The clock reads NOW while logging in, then one second past the
+    // refresh token's expiry.
+    let calls = AtomicUsize::new(0);
+    let mut fakes = Fakes::new();
+    fakes.clock = MockClock::new();
+    fakes.clock.expect_now().returning(move || {
+        if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+            NOW
+        } else {
+            NOW + REFRESH_SECS + 1
+        }
+    });
+    fakes
+        .users
+        .expect_find_credentials()
+        .returning(|_| Ok(Some(credentials(true))));
+    fakes.store.expect_record().times(1).returning(|_| Ok(()));
+    fakes.store.expect_rotate().times(0);
+    let service = fakes.service();
+
+    let pair = service.pair("ana", secret("s3cret")).await.expect("pair");
+    let err = service.refresh(&pair.refresh).await.expect_err("refused");
+
+    assert!(
+        matches!(err, ServiceError::InvalidToken(TokenError::Expired)),
+        "{err:?}"
+    );
+}
+
+// ---------------------------------------------------------------- verify
+
+#[tokio::test]
+async fn verify_of_a_valid_access_token_does_not_touch_the_store() {
+    let (access, _) = token(TokenType::Access, NOW);
+    let mut fakes = Fakes::new();
+    fakes.store.expect_is_current().times(0);
+    fakes.service().verify(&access).await.expect("valid");
+}
+
+#[tokio::test]
+async fn verify_of_a_current_refresh_token_is_ok() {
+    let (refresh, claims) = token(TokenType::Refresh, NOW);
+    let mut fakes = Fakes::new();
+    let jti = claims.jti.clone();
+    fakes
+        .store
+        .expect_is_current()
+        .withf(move |j: &str| j == jti)
+        .times(1)
+        .returning(|_| Ok(true));
+    fakes.service().verify(&refresh).await.expect("valid");
+}
+
+#[tokio::test]
+async fn verify_of_a_rotated_refresh_token_is_revoked() {
+    let (refresh, _) = token(TokenType::Refresh, NOW);
+    let mut fakes = Fakes::new();
+    fakes
+        .store
+        .expect_is_current()
+        .times(1)
+        .returning(|_| Ok(false));
+    let err = fakes.service().verify(&refresh).await.expect_err("refused");
+    assert!(
+        matches!(err, ServiceError::InvalidToken(TokenError::Revoked)),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn verify_of_a_tampered_token_is_invalid() {
+    let (refresh, _) = token(TokenType::Refresh, NOW);
+    let tampered = flip_last_char(&refresh);
+    assert_ne!(tampered, refresh);
+    let mut fakes = Fakes::new();
+    fakes.store.expect_is_current().times(0);
+    let err = fakes
+        .service()
+        .verify(&tampered)
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(err, ServiceError::InvalidToken(TokenError::Invalid)),
+        "{err:?}"
+    );
+}
+
+// ---------------------------------------------------------------- consume
+
+async fn consume_refused(bearer: &str, endpoint: Option<&str>) -> ServiceError {
+    let mut fakes = Fakes::new();
+    fakes.data.expect_fetch().times(0);
+    fakes
+        .service()
+        .consume(bearer, endpoint)
+        .await
+        .expect_err("consume must fail")
+}
+
+#[tokio::test]
+async fn consume_with_a_bad_token_never_calls_upstream() {
+    let err = consume_refused("not.a.token", None).await;
+    assert!(
+        matches!(err, ServiceError::InvalidToken(TokenError::Invalid)),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn consume_with_a_refresh_token_is_wrong_type_and_never_calls_upstream() {
+    let (refresh, _) = token(TokenType::Refresh, NOW);
+    let err = consume_refused(&refresh, None).await;
+    assert!(
+        matches!(err, ServiceError::InvalidToken(TokenError::WrongType)),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn consume_of_an_absolute_url_is_not_a_plain_path_and_never_calls_upstream() {
+    let (access, _) = token(TokenType::Access, NOW);
+    let err = consume_refused(&access, Some("http://evil.example/")).await;
+    assert!(
+        matches!(
+            err,
+            ServiceError::InvalidEndpoint(EndpointError::NotAPlainPath)
+        ),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn consume_of_a_path_off_the_allow_list_is_not_allowed_and_never_calls_upstream() {
+    let (access, _) = token(TokenType::Access, NOW);
+    let err = consume_refused(&access, Some("/admin/")).await;
+    assert!(
+        matches!(
+            err,
+            ServiceError::InvalidEndpoint(EndpointError::NotAllowed)
+        ),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn consume_without_endpoint_fetches_the_default_path_with_the_same_bearer() {
+    let (access, _) = token(TokenType::Access, NOW);
+    let body = json!({"identificacao": "123", "nome_usual": "Ana"});
+    let mut fakes = Fakes::new();
+    let expected_bearer = access.clone();
+    let answer = body.clone();
+    fakes
+        .data
+        .expect_fetch()
+        .withf(move |path, bearer: &str| {
+            path.as_str() == "/api/rh/eu/" && bearer == expected_bearer
+        })
+        .times(1)
+        .returning(move |_, _| Ok(answer.clone()));
+    let got = fakes
+        .service()
+        .consume(&access, None)
+        .await
+        .expect("consume");
+    assert_eq!(got, body);
+}
+
+#[tokio::test]
+async fn consume_reports_an_upstream_timeout_as_upstream_timeout() {
+    let (access, _) = token(TokenType::Access, NOW);
+    let mut fakes = Fakes::new();
+    fakes
+        .data
+        .expect_fetch()
+        .times(1)
+        .returning(|_, _| Err(UpstreamError::Timeout));
+    let err = fakes
+        .service()
+        .consume(&access, None)
+        .await
+        .expect_err("consume must fail");
+    assert!(
+        matches!(err, ServiceError::Upstream(UpstreamError::Timeout)),
+        "{err:?}"
+    );
+}

@@ -1,0 +1,133 @@
+//! `spawn_app()`: the real service on a random port, a fresh database, and
+//! a wiremock server behind the upstream base URL.
+
+use credencial::settings::Settings;
+use credencial::startup::{Application, Mode};
+use credencial_adapters_postgres::testing::TestDatabase;
+use credencial_adapters_postgres::PgUserRepository;
+use credencial_domain::{DjangoPbkdf2, UserData, Username};
+use credencial_ports::{NewUser, UserRepository};
+use secrecy::SecretString;
+use serde_json::Value;
+use wiremock::MockServer;
+
+/// The HS256 secret of the test app.
+pub const SECRET: &str = "test-secret-of-at-least-thirty-two-bytes!";
+/// Iterations for test users (low, so that tests stay fast).
+pub const ITERATIONS: u32 = 1_000;
+
+/// A running app and what it talks to.
+pub struct TestApp {
+    /// `http://127.0.0.1:<port>`.
+    pub address: String,
+    /// The app's database.
+    pub db: TestDatabase,
+    /// Stands in for the upstream user-data resource.
+    pub upstream: MockServer,
+    /// A client that never follows redirects.
+    pub client: reqwest::Client,
+}
+
+/// Settings for a test app on `db` with `upstream` as the user-data resource.
+pub fn test_settings(db: &TestDatabase, upstream: &MockServer) -> Settings {
+    Settings {
+        bind: "127.0.0.1:0".into(),
+        database_url: SecretString::from(db.url.clone()),
+        jwt_secret: Some(SecretString::from(SECRET)),
+        upstream_base_url: Some(upstream.uri()),
+        upstream_timeout_ms: 500,
+        password_iterations: ITERATIONS,
+        workers: Some(2),
+        ..Settings::default()
+    }
+}
+
+/// Starts the app with default test settings.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// Starts the app after `adjust` has changed the test settings.
+pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
+    // Quiet unless asked: TEST_LOG=1 cargo test …
+    if std::env::var_os("TEST_LOG").is_some() {
+        credencial::telemetry::init("text");
+    }
+    let db = TestDatabase::new().await;
+    let upstream = MockServer::start().await;
+    let mut settings = test_settings(&db, &upstream);
+    adjust(&mut settings);
+    let app = Application::build(&settings, Mode::Serve, db.pool.clone())
+        .await
+        .expect("app builds");
+    let address = format!("http://127.0.0.1:{}", app.port());
+    tokio::spawn(app.run_until_stopped());
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    TestApp {
+        address,
+        db,
+        upstream,
+        client,
+    }
+}
+
+impl TestApp {
+    /// Creates a user with `password`; returns its id.
+    pub async fn add_user(&self, username: &str, password: &str, active: bool) -> i64 {
+        let hash = DjangoPbkdf2::derive(password, "testsalt", ITERATIONS)
+            .expect("hash")
+            .encode();
+        PgUserRepository::new(self.db.pool.clone())
+            .create(NewUser {
+                username: Username::parse(username).expect("username"),
+                password_hash: hash,
+                is_active: active,
+                data: UserData {
+                    identificacao: format!("id-{username}"),
+                    nome_usual: format!("Nome {username}"),
+                    email: format!("{username}@example.gov.br"),
+                    campus: "Campus Teste".into(),
+                    tipo_usuario: "Servidor".into(),
+                },
+                name: format!("Full {username}"),
+                cpf: None,
+            })
+            .await
+            .expect("user created")
+            .0
+    }
+
+    /// POSTs `body` as JSON to `path`.
+    pub async fn post_json(&self, path: &str, body: &Value) -> reqwest::Response {
+        self.client
+            .post(format!("{}{path}", self.address))
+            .json(body)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    /// Logs in and returns `(access, refresh)`.
+    pub async fn login(&self, username: &str, password: &str) -> (String, String) {
+        let r = self
+            .post_json("/api/token/pair/", &serde_json::json!({"username": username, "password": password}))
+            .await;
+        assert_eq!(r.status(), 200, "login of {username}");
+        let body: Value = r.json().await.expect("json");
+        (
+            body["access"].as_str().expect("access").to_owned(),
+            body["refresh"].as_str().expect("refresh").to_owned(),
+        )
+    }
+}
+
+/// Status and JSON body of a response (panics if the body is not JSON).
+pub async fn status_and_json(r: reqwest::Response) -> (u16, Value) {
+    let status = r.status().as_u16();
+    let text = r.text().await.expect("body");
+    let json = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text:?}"));
+    (status, json)
+}

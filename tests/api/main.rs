@@ -1,0 +1,8 @@
+//! End-to-end tests: the real server on a random port, a real PostgreSQL
+//! database per test, wiremock behind every upstream.
+
+mod consume;
+mod errors;
+mod helpers;
+mod settings;
+mod tokens;
