@@ -1,0 +1,17 @@
+# Recipes for the common tasks; each is also a plain command in README.md.
+
+# Run the service with its demo data on 127.0.0.1:8000.
+demo:
+    cargo run --release -- demo
+
+# Run every test (needs PostgreSQL on 127.0.0.1:5432).
+test:
+    cargo test --workspace
+
+# Format, lint and test, as CI does.
+ci:
+    bash .ci/run
+
+# Benchmarks against the release binary (see docs/performance.md).
+bench:
+    bash bench/run.sh
