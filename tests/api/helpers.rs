@@ -57,7 +57,11 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
     let upstream = MockServer::start().await;
     let mut settings = test_settings(&db, &upstream);
     adjust(&mut settings);
-    let app = Application::build(&settings, Mode::Serve, db.pool.clone())
+    // The pool follows the settings, so a test can point two apps at one database.
+    let pool = credencial_adapters_postgres::connect(settings.database_url(), 10, std::time::Duration::from_secs(10))
+        .await
+        .expect("connect");
+    let app = Application::build(&settings, Mode::Serve, pool)
         .await
         .expect("app builds");
     let address = format!("http://127.0.0.1:{}", app.port());

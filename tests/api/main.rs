@@ -1,7 +1,9 @@
 //! End-to-end tests: the real server on a random port, a real PostgreSQL
 //! database per test, wiremock behind every upstream.
 
+mod cli;
 mod consume;
+mod demo;
 mod errors;
 mod helpers;
 mod settings;

@@ -64,7 +64,8 @@ async fn a_missing_or_bad_upstream_url_stops_a_production_start() {
 
 #[test]
 fn settings_validation_names_the_setting() {
-    let cases: [(&str, fn(&mut Settings)); 4] = [
+    type Adjust = fn(&mut Settings);
+    let cases: [(&str, Adjust); 4] = [
         ("SERVICE_UPSTREAM_ENDPOINTS", |s| s.upstream_endpoints = vec!["//evil/".into()]),
         ("SERVICE_ACCESS_TOKEN_LIFETIME_SECS", |s| s.access_token_lifetime_secs = 0),
         ("SERVICE_LOG_FORMAT", |s| s.log_format = "xml".into()),

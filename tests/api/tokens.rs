@@ -124,6 +124,11 @@ async fn a_token_rotated_on_one_instance_is_refused_by_another() {
     assert_eq!(r.status(), 200);
     let r = second.post_json("/api/token/refresh/", &json!({"refresh": refresh})).await;
     assert_eq!(r.status(), 401, "the other instance sees the rotation");
+
+    // And the other instance does serve the same users and tokens.
+    let (_, fresh) = second.login("maria", "pw-maria-1").await;
+    let r = first.post_json("/api/token/refresh/", &json!({"refresh": fresh})).await;
+    assert_eq!(r.status(), 200, "a token issued by one instance is refreshed by the other");
 }
 
 #[tokio::test]

@@ -1,0 +1,47 @@
+//! Demo mode: seeded users and the sandbox of the user-data resource.
+
+use credencial::demo;
+use credencial::startup::{hasher, Application, Mode};
+use credencial_adapters_postgres::testing::TestDatabase;
+use serde_json::json;
+use wiremock::MockServer;
+
+use crate::helpers::{status_and_json, test_settings};
+
+#[tokio::test]
+async fn demo_users_log_in_and_read_their_data_from_the_sandbox() {
+    let db = TestDatabase::new().await;
+    let unused = MockServer::start().await;
+    let mut settings = test_settings(&db, &unused);
+    settings.upstream_base_url = None;
+    settings.jwt_secret = None;
+    assert_eq!(demo::seed(&db.pool, &hasher(&settings).expect("hasher")).await.expect("seed"), 2);
+    assert_eq!(
+        demo::seed(&db.pool, &hasher(&settings).expect("hasher")).await.expect("seed again"),
+        0,
+        "seeding twice creates nothing"
+    );
+    let app = Application::build(&settings, Mode::Demo, db.pool.clone()).await.expect("demo builds");
+    let base = format!("http://127.0.0.1:{}", app.port());
+    tokio::spawn(app.run_until_stopped());
+    let client = reqwest::Client::new();
+
+    for user in &demo::DEMO_USERS {
+        let r = client
+            .post(format!("{base}/api/token/pair/"))
+            .json(&json!({"username": user.username, "password": user.password}))
+            .send()
+            .await
+            .expect("sent");
+        let (status, pair) = status_and_json(r).await;
+        assert_eq!(status, 200, "{}", user.username);
+        let access = pair["access"].as_str().expect("access");
+        for route in ["/api/token/rh/eu/", "/api/token/user-info/"] {
+            let r = client.get(format!("{base}{route}")).bearer_auth(access).send().await.expect("sent");
+            let (status, data) = status_and_json(r).await;
+            let expected = serde_json::to_value((user.data)()).expect("json");
+            assert_eq!((status, data), (200, expected), "{} {route}", user.username);
+        }
+    }
+    assert!(unused.received_requests().await.unwrap_or_default().is_empty());
+}
