@@ -3,16 +3,22 @@
 //! Everything here is deterministic given its inputs (the current time is a
 //! parameter, never read from the system), so the rules can be tested alone.
 
+pub mod cpf;
+pub mod degree;
 pub mod endpoint;
 pub mod error;
 pub mod jwt;
 pub mod password;
+pub mod scope;
 pub mod token;
 pub mod user;
 
+pub use cpf::{Cpf, CpfError};
+pub use degree::Degree;
 pub use endpoint::{EndpointAllowList, UpstreamPath};
 pub use error::{EndpointError, TokenError};
 pub use jwt::{JwtAlgorithm, JwtKeys, TokenCodec};
 pub use password::{DjangoPbkdf2, PasswordFormatError};
+pub use scope::{Scope, ScopeSet, ScopeShape, ScopeSource, UnknownScope};
 pub use token::{Claims, TokenLifetimes, TokenType};
 pub use user::{UserData, UserId, Username, UsernameError};

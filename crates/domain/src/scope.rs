@@ -1,0 +1,278 @@
+//! The scope catalogue of the profile service: names, which are always
+//! granted, the shape of each scope's answer, where its data comes from and
+//! how long upstream data is cached.
+
+use std::fmt;
+use std::str::FromStr;
+
+use thiserror::Error;
+
+/// One scope of the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    /// `name` and `avatar` (always granted).
+    DadosPublicos,
+    /// `cpf` (always granted).
+    Cpf,
+    /// `email` (always granted).
+    Email,
+    /// Tax-authority registration data (object).
+    ReceitaFederal,
+    /// Health-establishment registry bonds (`{"vinculos": [...]}`).
+    Cnes,
+    /// Professional experience (list).
+    ExperienciaProfissional,
+    /// Academic degrees (list).
+    FormacaoAcademica,
+    /// Community-of-practice courses (`{"total", "data": [...]}`).
+    CursosCdp,
+}
+
+/// Where a scope's data comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScopeSource {
+    /// The service's own database, always fresh.
+    OwnDatabase,
+    /// An upstream registry, cached server-side.
+    Upstream,
+}
+
+/// The JSON shape of a scope's answer, as the attribute map needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScopeShape {
+    /// Plain fields at the top level of the payload.
+    TopLevelFields,
+    /// One object under the scope's key (dot notation applies).
+    Object,
+    /// A list, or an object that carries a list (dot notation does not apply).
+    ListBearing,
+}
+
+/// A scope name that is not in the catalogue.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("unknown scope {0:?}")]
+pub struct UnknownScope(pub String);
+
+const DAY: u64 = 24 * 60 * 60;
+
+impl Scope {
+    /// Every scope, in the contract's order.
+    pub const ALL: [Scope; 8] = [
+        Scope::DadosPublicos,
+        Scope::Cpf,
+        Scope::Email,
+        Scope::ReceitaFederal,
+        Scope::Cnes,
+        Scope::ExperienciaProfissional,
+        Scope::FormacaoAcademica,
+        Scope::CursosCdp,
+    ];
+
+    /// The scopes every grant carries.
+    pub const REQUIRED: [Scope; 3] = [Scope::DadosPublicos, Scope::Cpf, Scope::Email];
+
+    /// The scope's name as the contract writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::DadosPublicos => "dados_publicos",
+            Scope::Cpf => "cpf",
+            Scope::Email => "email",
+            Scope::ReceitaFederal => "receita_federal",
+            Scope::Cnes => "cnes",
+            Scope::ExperienciaProfissional => "experiencia_profissional",
+            Scope::FormacaoAcademica => "formacao_academica",
+            Scope::CursosCdp => "cursos_cdp",
+        }
+    }
+
+    /// Whether every grant carries this scope.
+    pub fn is_required(self) -> bool {
+        Self::REQUIRED.contains(&self)
+    }
+
+    /// The shape of this scope's answer.
+    pub fn shape(self) -> ScopeShape {
+        match self {
+            Scope::DadosPublicos | Scope::Cpf | Scope::Email => ScopeShape::TopLevelFields,
+            Scope::ReceitaFederal => ScopeShape::Object,
+            Scope::Cnes | Scope::ExperienciaProfissional | Scope::FormacaoAcademica | Scope::CursosCdp => {
+                ScopeShape::ListBearing
+            }
+        }
+    }
+
+    /// Where this scope's data comes from.
+    pub fn source(self) -> ScopeSource {
+        match self {
+            Scope::ReceitaFederal | Scope::Cnes | Scope::CursosCdp => ScopeSource::Upstream,
+            _ => ScopeSource::OwnDatabase,
+        }
+    }
+
+    /// The contract's server-side cache duration in seconds (`None`: not
+    /// cached, always fresh).
+    pub fn default_cache_secs(self) -> Option<u64> {
+        match self {
+            Scope::ReceitaFederal => Some(5 * 365 * DAY),
+            Scope::Cnes => Some(7 * DAY),
+            Scope::CursosCdp => Some(DAY),
+            _ => None,
+        }
+    }
+
+    /// Plain-language description for the consent page (Portuguese, as the
+    /// users of the service read it).
+    pub fn description(self) -> &'static str {
+        match self {
+            Scope::DadosPublicos => "Seu nome e sua foto de perfil",
+            Scope::Cpf => "Seu CPF",
+            Scope::Email => "Seu endereço de e-mail",
+            Scope::ReceitaFederal => "Seus dados cadastrais na Receita Federal (nome, nascimento, sexo, mãe, município, UF)",
+            Scope::Cnes => "Seus vínculos profissionais no CNES",
+            Scope::ExperienciaProfissional => "Sua experiência profissional",
+            Scope::FormacaoAcademica => "Sua formação acadêmica",
+            Scope::CursosCdp => "Seus cursos na Comunidade de Práticas",
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Scope {
+    type Err = UnknownScope;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Scope::ALL
+            .into_iter()
+            .find(|scope| scope.name() == s)
+            .ok_or_else(|| UnknownScope(s.to_owned()))
+    }
+}
+
+/// A set of scopes (a tiny bit set; order is always the catalogue's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ScopeSet(u8);
+
+impl ScopeSet {
+    /// No scope.
+    pub const fn empty() -> Self {
+        Self(0)
+    }
+
+    /// The three required scopes.
+    pub fn required() -> Self {
+        Scope::REQUIRED.into_iter().collect()
+    }
+
+    /// Every scope.
+    pub fn all() -> Self {
+        Scope::ALL.into_iter().collect()
+    }
+
+    fn bit(scope: Scope) -> u8 {
+        1 << (scope as u8)
+    }
+
+    /// Adds a scope.
+    pub fn insert(&mut self, scope: Scope) {
+        self.0 |= Self::bit(scope);
+    }
+
+    /// Whether `scope` is in the set.
+    pub fn contains(self, scope: Scope) -> bool {
+        self.0 & Self::bit(scope) != 0
+    }
+
+    /// Scopes in both sets.
+    pub fn intersection(self, other: ScopeSet) -> ScopeSet {
+        ScopeSet(self.0 & other.0)
+    }
+
+    /// Scopes in either set.
+    pub fn union(self, other: ScopeSet) -> ScopeSet {
+        ScopeSet(self.0 | other.0)
+    }
+
+    /// Whether every scope of `self` is in `other`.
+    pub fn is_subset(self, other: ScopeSet) -> bool {
+        self.0 & !other.0 == 0
+    }
+
+    /// The scopes, in catalogue order.
+    pub fn iter(self) -> impl Iterator<Item = Scope> {
+        Scope::ALL.into_iter().filter(move |s| self.contains(*s))
+    }
+
+    /// Parses a space-separated list strictly: any unknown name is an error.
+    pub fn parse_strict(text: &str) -> Result<Self, UnknownScope> {
+        text.split_ascii_whitespace().map(str::parse).collect()
+    }
+
+    /// Parses a space-separated list, ignoring names not in the catalogue
+    /// (what a narrowing request does: it can only take away).
+    pub fn parse_lenient(text: &str) -> Self {
+        text.split_ascii_whitespace().filter_map(|s| s.parse().ok()).collect()
+    }
+
+    /// The space-separated form (OAuth2's `scope` parameter and claim).
+    pub fn to_scope_string(self) -> String {
+        self.iter().map(Scope::name).collect::<Vec<_>>().join(" ")
+    }
+}
+
+impl FromIterator<Scope> for ScopeSet {
+    fn from_iter<I: IntoIterator<Item = Scope>>(iter: I) -> Self {
+        let mut set = ScopeSet::empty();
+        for s in iter {
+            set.insert(s);
+        }
+        set
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_are_refused() {
+        for s in Scope::ALL {
+            assert_eq!(s.name().parse::<Scope>(), Ok(s));
+        }
+        assert_eq!("openid".parse::<Scope>(), Err(UnknownScope("openid".into())));
+        assert!("CPF".parse::<Scope>().is_err(), "names are case-sensitive");
+    }
+
+    #[test]
+    fn catalogue_matches_the_contract() {
+        let required: Vec<_> = Scope::ALL.into_iter().filter(|s| s.is_required()).map(Scope::name).collect();
+        assert_eq!(required, ["dados_publicos", "cpf", "email"]);
+        assert_eq!(Scope::ReceitaFederal.shape(), ScopeShape::Object);
+        for s in [Scope::Cnes, Scope::ExperienciaProfissional, Scope::FormacaoAcademica, Scope::CursosCdp] {
+            assert_eq!(s.shape(), ScopeShape::ListBearing, "{s}");
+        }
+        assert_eq!(Scope::ReceitaFederal.default_cache_secs(), Some(157_680_000));
+        assert_eq!(Scope::Cnes.default_cache_secs(), Some(604_800));
+        assert_eq!(Scope::CursosCdp.default_cache_secs(), Some(86_400));
+        for s in [Scope::DadosPublicos, Scope::Cpf, Scope::Email, Scope::ExperienciaProfissional, Scope::FormacaoAcademica] {
+            assert_eq!(s.default_cache_secs(), None, "{s}");
+            assert_eq!(s.source(), ScopeSource::OwnDatabase, "{s}");
+        }
+    }
+
+    #[test]
+    fn sets_parse_intersect_and_print_in_catalogue_order() {
+        let set = ScopeSet::parse_strict("cursos_cdp cpf  receita_federal").expect("known");
+        assert_eq!(set.to_scope_string(), "cpf receita_federal cursos_cdp");
+        assert!(ScopeSet::parse_strict("cpf nope").is_err());
+        assert_eq!(ScopeSet::parse_lenient("cpf nope email").to_scope_string(), "cpf email");
+        let enabled = ScopeSet::parse_strict("cpf cnes").expect("known");
+        assert_eq!(set.intersection(enabled).to_scope_string(), "cpf");
+        assert!(ScopeSet::required().is_subset(ScopeSet::all()));
+        assert_eq!(ScopeSet::parse_strict("").expect("empty"), ScopeSet::empty());
+    }
+}
