@@ -393,11 +393,3 @@ async fn a_rotation_chain_holds_across_two_service_instances() {
     }
     other_pool.close().await;
 }
-
-#[tokio::test]
-async fn zz_repro_drop_deadlock() {
-    let db = TestDatabase::new().await;
-    let conn = db.pool.acquire().await.expect("acquire");
-    drop(conn);
-    drop(db);
-}
