@@ -9,6 +9,7 @@ pub mod endpoint;
 pub mod error;
 pub mod jwt;
 pub mod password;
+pub mod profile;
 pub mod scope;
 pub mod token;
 pub mod user;
