@@ -5,12 +5,16 @@
 
 mod database;
 mod error;
+mod profiles;
 mod refresh_tokens;
+mod snapshots;
 #[cfg(feature = "test-support")]
 pub mod testing;
 mod users;
 
 pub use database::{connect, ensure_database_exists, migrate, DatabaseError, MIGRATOR};
+pub use profiles::PgProfileRepository;
 pub use refresh_tokens::PgRefreshTokenStore;
+pub use snapshots::PgSnapshotStore;
 pub use sqlx::PgPool;
 pub use users::PgUserRepository;

@@ -6,18 +6,22 @@
 
 pub mod clock;
 pub mod error;
+pub mod profile;
 pub mod refresh_tokens;
 pub mod user_data;
 pub mod users;
 
 pub use clock::{Clock, SystemClock};
 pub use error::RepositoryError;
+pub use profile::{ProfileRepository, Snapshot, SnapshotStore};
 pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore};
 pub use user_data::{UpstreamError, UserDataSource};
 pub use users::{NewUser, UserCredentials, UserRepository};
 
 #[cfg(any(test, feature = "mocks"))]
 pub use clock::MockClock;
+#[cfg(any(test, feature = "mocks"))]
+pub use profile::{MockProfileRepository, MockSnapshotStore};
 #[cfg(any(test, feature = "mocks"))]
 pub use refresh_tokens::MockRefreshTokenStore;
 #[cfg(any(test, feature = "mocks"))]

@@ -1,0 +1,193 @@
+//! [`ProfileRepository`] on `users`, `experiences` and `degrees`.
+
+use async_trait::async_trait;
+use credencial_domain::profile::{AcademicDegree, Experience, OwnProfile};
+use credencial_domain::{Degree, UserId};
+use credencial_ports::{ProfileRepository, RepositoryError};
+use sqlx::PgPool;
+
+use crate::error::to_repository_error;
+
+/// Own profile data in PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgProfileRepository {
+    pool: PgPool,
+}
+
+impl PgProfileRepository {
+    /// A repository on `pool`.
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct ProfileRow {
+    name: String,
+    avatar: String,
+    cpf: Option<String>,
+    email: String,
+    receita_validated: bool,
+    experiences: String,
+    degrees: String,
+}
+
+#[derive(serde::Deserialize)]
+struct DegreeRow {
+    instituicao: String,
+    curso: String,
+    data_inicio: String,
+    data_fim: Option<String>,
+    municipio: String,
+    descricao: String,
+    grau: String,
+}
+
+/// One statement: the user row and both lists, aggregated as JSON text.
+const OWN_PROFILE: &str = r#"
+SELECT u.name, u.avatar, u.cpf, u.email, u.receita_validated,
+  COALESCE((SELECT json_agg(json_build_object(
+       'estabelecimento', e.estabelecimento,
+       'profissao', e.profissao,
+       'data_inicio', to_char(e.data_inicio, 'YYYY-MM-DD"T"HH24:MI:SS'),
+       'data_fim', to_char(e.data_fim, 'YYYY-MM-DD"T"HH24:MI:SS'),
+       'municipio', e.municipio,
+       'descricao', e.descricao) ORDER BY e.data_inicio NULLS LAST, e.id)
+     FROM experiences e WHERE e.user_id = u.id), '[]')::text AS experiences,
+  COALESCE((SELECT json_agg(json_build_object(
+       'instituicao', d.instituicao,
+       'curso', d.curso,
+       'data_inicio', to_char(d.data_inicio, 'YYYY-MM-DD'),
+       'data_fim', to_char(d.data_fim, 'YYYY-MM-DD'),
+       'municipio', d.municipio,
+       'descricao', d.descricao,
+       'grau', d.grau) ORDER BY d.data_inicio, d.id)
+     FROM degrees d WHERE d.user_id = u.id), '[]')::text AS degrees
+FROM users u
+WHERE u.id = $1 AND u.is_active
+"#;
+
+fn unexpected(e: impl std::fmt::Display) -> RepositoryError {
+    RepositoryError::Unexpected(e.to_string())
+}
+
+#[async_trait]
+impl ProfileRepository for PgProfileRepository {
+    async fn own_profile(&self, user: UserId) -> Result<Option<OwnProfile>, RepositoryError> {
+        let Some(row) = sqlx::query_as::<_, ProfileRow>(OWN_PROFILE)
+            .bind(user.0)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(to_repository_error)?
+        else {
+            return Ok(None);
+        };
+        let experiences: Vec<Experience> = serde_json::from_str(&row.experiences).map_err(unexpected)?;
+        let degrees: Vec<DegreeRow> = serde_json::from_str(&row.degrees).map_err(unexpected)?;
+        let degrees = degrees
+            .into_iter()
+            .map(|d| {
+                let grau = Degree::from_code(&d.grau).ok_or_else(|| unexpected(format!("degree code {}", d.grau)))?;
+                Ok(AcademicDegree {
+                    instituicao: d.instituicao,
+                    curso: d.curso,
+                    data_inicio: d.data_inicio,
+                    data_fim: d.data_fim,
+                    municipio: d.municipio,
+                    descricao: d.descricao,
+                    grau,
+                })
+            })
+            .collect::<Result<_, RepositoryError>>()?;
+        Ok(Some(OwnProfile {
+            name: row.name,
+            avatar: row.avatar,
+            cpf: row.cpf,
+            email: row.email,
+            receita_validated: row.receita_validated,
+            experiences,
+            degrees,
+        }))
+    }
+
+    async fn set_profile(&self, user: UserId, avatar: &str, receita_validated: bool) -> Result<(), RepositoryError> {
+        sqlx::query("UPDATE users SET avatar = $2, receita_validated = $3 WHERE id = $1")
+            .bind(user.0)
+            .bind(avatar)
+            .bind(receita_validated)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn add_experience(&self, user: UserId, experience: Experience) -> Result<(), RepositoryError> {
+        insert_experience(&self.pool, user, &experience, "user").await
+    }
+
+    async fn add_degree(&self, user: UserId, degree: AcademicDegree) -> Result<(), RepositoryError> {
+        sqlx::query(
+            "INSERT INTO degrees (user_id, instituicao, curso, data_inicio, data_fim, municipio, descricao, grau) \
+             VALUES ($1, $2, $3, $4::date, $5::date, $6, $7, $8)",
+        )
+        .bind(user.0)
+        .bind(&degree.instituicao)
+        .bind(&degree.curso)
+        .bind(&degree.data_inicio)
+        .bind(&degree.data_fim)
+        .bind(&degree.municipio)
+        .bind(&degree.descricao)
+        .bind(degree.grau.code())
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn supplement_from_cnes(&self, user: UserId, experiences: Vec<Experience>) -> Result<bool, RepositoryError> {
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        // The row lock makes a concurrent second call wait, then find the
+        // flag set and insert nothing.
+        let claimed = sqlx::query(
+            "UPDATE users SET cnes_supplemented_at = now() WHERE id = $1 AND cnes_supplemented_at IS NULL",
+        )
+        .bind(user.0)
+        .execute(&mut *tx)
+        .await
+        .map_err(to_repository_error)?
+        .rows_affected()
+            == 1;
+        if !claimed {
+            return Ok(false);
+        }
+        for experience in &experiences {
+            insert_experience(&mut *tx, user, experience, "cnes").await?;
+        }
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(true)
+    }
+}
+
+async fn insert_experience<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    user: UserId,
+    e: &Experience,
+    origin: &str,
+) -> Result<(), RepositoryError> {
+    sqlx::query(
+        "INSERT INTO experiences (user_id, estabelecimento, profissao, data_inicio, data_fim, municipio, descricao, origin) \
+         VALUES ($1, $2, $3, $4::timestamp, $5::timestamp, $6, $7, $8)",
+    )
+    .bind(user.0)
+    .bind(&e.estabelecimento)
+    .bind(&e.profissao)
+    .bind(&e.data_inicio)
+    .bind(&e.data_fim)
+    .bind(&e.municipio)
+    .bind(&e.descricao)
+    .bind(origin)
+    .execute(executor)
+    .await
+    .map_err(to_repository_error)?;
+    Ok(())
+}

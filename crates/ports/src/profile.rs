@@ -1,0 +1,63 @@
+//! The profile service's own data and its durable cache of upstream data.
+
+use async_trait::async_trait;
+use credencial_domain::profile::{AcademicDegree, Experience, OwnProfile};
+use credencial_domain::{Scope, UserId};
+
+use crate::error::RepositoryError;
+
+/// The user's own profile data in the service's database.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait ProfileRepository: Send + Sync + 'static {
+    /// Everything the profile answer needs from our own tables, read in one
+    /// round trip whatever the lengths of the lists; `Ok(None)` when the
+    /// user does not exist or is inactive. Errors: `Unexpected`.
+    async fn own_profile(&self, user: UserId) -> Result<Option<OwnProfile>, RepositoryError>;
+
+    /// Sets the public avatar URL and whether the tax-id validation was
+    /// done. Errors: `Unexpected`.
+    async fn set_profile(&self, user: UserId, avatar: &str, receita_validated: bool)
+        -> Result<(), RepositoryError>;
+
+    /// Adds an experience registered by the user. Errors: `Unexpected`
+    /// (e.g. a datetime that is not ISO 8601).
+    async fn add_experience(&self, user: UserId, experience: Experience) -> Result<(), RepositoryError>;
+
+    /// Adds an academic degree. Errors: `Unexpected`.
+    async fn add_degree(&self, user: UserId, degree: AcademicDegree) -> Result<(), RepositoryError>;
+
+    /// Adds `experiences` taken from CNES bonds, exactly once per user: the
+    /// first call inserts them and returns `Ok(true)`; every later call (on
+    /// any instance, also concurrently) inserts nothing and returns
+    /// `Ok(false)`. Errors: `Unexpected` (and then nothing is inserted).
+    async fn supplement_from_cnes(&self, user: UserId, experiences: Vec<Experience>)
+        -> Result<bool, RepositoryError>;
+}
+
+/// A cached upstream payload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// The scope it answers.
+    pub scope: Scope,
+    /// The scope's JSON payload, as it goes into the answer.
+    pub payload: serde_json::Value,
+    /// When it was fetched (Unix seconds).
+    pub fetched_at: i64,
+    /// When it stops being fresh (Unix seconds); a stale snapshot is still
+    /// served when the upstream fails.
+    pub expires_at: i64,
+}
+
+/// Durable cache of upstream scope data, shared by every instance.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait SnapshotStore: Send + Sync + 'static {
+    /// The stored snapshots (fresh or stale) of `user` for `scopes`, in one
+    /// round trip. Errors: `Unexpected`.
+    async fn get_many(&self, user: UserId, scopes: &[Scope]) -> Result<Vec<Snapshot>, RepositoryError>;
+
+    /// Stores or replaces the snapshot of (`user`, `snapshot.scope`).
+    /// Errors: `Unexpected`.
+    async fn put(&self, user: UserId, snapshot: Snapshot) -> Result<(), RepositoryError>;
+}
