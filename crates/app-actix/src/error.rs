@@ -183,6 +183,13 @@ impl From<ServiceError> for ApiError {
                     "gateway_timeout",
                     "upstream timed out",
                 ),
+                // Registries only; the consume routes never see it.
+                UpstreamError::NotFound => Self::server_fault(
+                    StatusCode::BAD_GATEWAY,
+                    "The upstream resource failed or sent an invalid answer.",
+                    "bad_gateway",
+                    "upstream has no record",
+                ),
             },
             ServiceError::Storage(why) => Self::server_fault(
                 StatusCode::SERVICE_UNAVAILABLE,

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod error;
 pub mod profile;
 pub mod refresh_tokens;
+pub mod registries;
 pub mod user_data;
 pub mod users;
 
@@ -15,6 +16,7 @@ pub use clock::{Clock, SystemClock};
 pub use error::RepositoryError;
 pub use profile::{ProfileRepository, Snapshot, SnapshotStore};
 pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore};
+pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use user_data::{UpstreamError, UserDataSource};
 pub use users::{NewUser, UserCredentials, UserRepository};
 
@@ -24,6 +26,8 @@ pub use clock::MockClock;
 pub use profile::{MockProfileRepository, MockSnapshotStore};
 #[cfg(any(test, feature = "mocks"))]
 pub use refresh_tokens::MockRefreshTokenStore;
+#[cfg(any(test, feature = "mocks"))]
+pub use registries::{MockCdpDirectory, MockCnesRegistry, MockTaxAuthority};
 #[cfg(any(test, feature = "mocks"))]
 pub use user_data::MockUserDataSource;
 #[cfg(any(test, feature = "mocks"))]

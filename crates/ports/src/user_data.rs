@@ -21,6 +21,12 @@ pub enum UpstreamError {
     /// The upstream did not answer within the configured time-out.
     #[error("upstream timed out")]
     Timeout,
+    /// A registry has no record of the person asked about (HTTP 404 with a
+    /// JSON body, e.g. the tax authority's "unknown CPF"). Only the registry
+    /// ports return it; a 404 without a JSON body (a wrong base URL) is a
+    /// [`UpstreamError::BadResponse`].
+    #[error("upstream has no record of the person")]
+    NotFound,
 }
 
 /// Reads user data from the configured upstream resource.
