@@ -3,8 +3,10 @@
 
 pub mod error;
 pub mod hashing;
+pub mod scope_cache;
 pub mod tokens;
 
 pub use error::ServiceError;
 pub use hashing::PasswordHasher;
+pub use scope_cache::{ScopeCache, ScopeTtls};
 pub use tokens::{RefreshedPair, TokenPair, TokenService, TokenServiceConfig};
