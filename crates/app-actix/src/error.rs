@@ -153,6 +153,10 @@ impl From<ServiceError> for ApiError {
                 "authentication_failed",
             ),
             ServiceError::InvalidToken(t) => Self::token(&t),
+            ServiceError::UnknownUser => {
+                Self::detail(StatusCode::UNAUTHORIZED, "User not found", "user_not_found")
+                    .with_header(header::WWW_AUTHENTICATE, r#"Bearer realm="api""#)
+            }
             ServiceError::InvalidEndpoint(EndpointError::NotAPlainPath) => Self::field(
                 "endpoint",
                 "Must be a plain path starting with '/' (no scheme, host, '..', '%' or '\\').",

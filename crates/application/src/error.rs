@@ -10,6 +10,9 @@ pub enum ServiceError {
     /// No active account matches the username and password.
     #[error("no active account found with the given credentials")]
     InvalidCredentials,
+    /// The token is valid but its user no longer exists or is inactive.
+    #[error("user not found or inactive")]
+    UnknownUser,
     /// The token presented is not acceptable.
     #[error("invalid token: {0}")]
     InvalidToken(#[from] TokenError),

@@ -3,10 +3,12 @@
 
 pub mod error;
 pub mod hashing;
+pub mod profile;
 pub mod scope_cache;
 pub mod tokens;
 
 pub use error::ServiceError;
 pub use hashing::PasswordHasher;
+pub use profile::{ProfileService, Registries};
 pub use scope_cache::{ScopeCache, ScopeTtls};
 pub use tokens::{RefreshedPair, TokenPair, TokenService, TokenServiceConfig};

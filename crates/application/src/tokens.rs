@@ -169,7 +169,7 @@ impl TokenService {
         self.users
             .find_active_user_data(UserId(claims.user_id))
             .await?
-            .ok_or(ServiceError::InvalidCredentials)
+            .ok_or(ServiceError::UnknownUser)
     }
 
     /// Hashes a password for a new account on the hashing threads.

@@ -1,0 +1,132 @@
+//! The profile service: the answer of `POST /api/perfil/dados/` and the
+//! CNES supplementation on authorization.
+
+use std::sync::Arc;
+
+use credencial_domain::profile::{assemble, Experience, UpstreamScopeData};
+use credencial_domain::{Cnes, Cpf, Scope, ScopeSet, UserId};
+use credencial_ports::{CdpDirectory, CnesRegistry, ProfileRepository, TaxAuthority, UpstreamError};
+use serde_json::{Map, Value};
+
+use crate::error::ServiceError;
+use crate::scope_cache::ScopeCache;
+
+/// `erro` text when a user has no (valid) CPF to look registries up by.
+pub const ERRO_SEM_CPF: &str = "O usuário não possui CPF válido cadastrado.";
+
+/// The upstream registries the profile service reads.
+#[derive(Clone)]
+pub struct Registries {
+    /// Tax authority (`receita_federal`).
+    pub tax_authority: Arc<dyn TaxAuthority>,
+    /// Health-establishment registry (`cnes`).
+    pub cnes: Arc<dyn CnesRegistry>,
+    /// Community-of-practice API (`cursos_cdp`).
+    pub cdp: Arc<dyn CdpDirectory>,
+}
+
+/// Builds profile answers and supplements experiences from CNES.
+pub struct ProfileService {
+    profiles: Arc<dyn ProfileRepository>,
+    registries: Registries,
+    cache: ScopeCache,
+}
+
+impl std::fmt::Debug for ProfileService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProfileService").field("cache", &self.cache).finish_non_exhaustive()
+    }
+}
+
+impl ProfileService {
+    /// A service over the profile repository, the registries and the cache.
+    pub fn new(profiles: Arc<dyn ProfileRepository>, registries: Registries, cache: ScopeCache) -> Self {
+        Self {
+            profiles,
+            registries,
+            cache,
+        }
+    }
+
+    /// The profile answer of `user` for `scopes` (the caller has already
+    /// reduced them to what was granted and is enabled for the client; the
+    /// required scopes are added here). Upstream failures never fail the
+    /// answer: they become stale data or `erro` objects. Errors:
+    /// `UnknownUser` when the user no longer exists or is inactive,
+    /// `Storage` when the database is unavailable.
+    pub async fn profile(&self, user: UserId, scopes: ScopeSet) -> Result<Map<String, Value>, ServiceError> {
+        let own = self.profiles.own_profile(user).await?.ok_or(ServiceError::UnknownUser)?;
+        let cpf = own.cpf.as_deref().and_then(|c| Cpf::parse(c).ok());
+        let mut upstream = Vec::new();
+        let mut to_read = Vec::new();
+        for scope in [Scope::ReceitaFederal, Scope::Cnes, Scope::CursosCdp] {
+            if !scopes.contains(scope) || (scope == Scope::ReceitaFederal && !own.receita_validated) {
+                // Not asked for, or not validated: the assembly says so.
+                continue;
+            }
+            if cpf.is_none() {
+                upstream.push((scope, UpstreamScopeData::Erro(ERRO_SEM_CPF.into())));
+            } else {
+                to_read.push(scope);
+            }
+        }
+        if let Some(cpf) = &cpf {
+            upstream.extend(self.cache.get(user, &to_read, |scope| self.fetch(scope, cpf)).await);
+        }
+        Ok(assemble(scopes, &own, &upstream))
+    }
+
+    /// Called when `user` authorizes `scopes`: on the first authorization
+    /// that includes `cnes`, the CNES bonds are added to the professional
+    /// experiences — exactly once, on any instance. A CNES failure leaves it
+    /// for the next authorization and does not fail this one.
+    pub async fn on_authorized(&self, user: UserId, scopes: ScopeSet) -> Result<(), ServiceError> {
+        if !scopes.contains(Scope::Cnes) {
+            return Ok(());
+        }
+        let Some(own) = self.profiles.own_profile(user).await? else {
+            return Err(ServiceError::UnknownUser);
+        };
+        let Some(cpf) = own.cpf.as_deref().and_then(|c| Cpf::parse(c).ok()) else {
+            return Ok(());
+        };
+        let answer = self.cache.get(user, &[Scope::Cnes], |scope| self.fetch(scope, &cpf)).await;
+        let Some((_, UpstreamScopeData::Value(value))) = answer.into_iter().next() else {
+            return Ok(());
+        };
+        let Ok(cnes) = serde_json::from_value::<Cnes>(value) else {
+            return Ok(());
+        };
+        let experiences = experiences_from_bonds(&cnes);
+        if self.profiles.supplement_from_cnes(user, experiences).await? {
+            tracing::info!(user = user.0, bonds = cnes.vinculos.len(), "experiences supplemented from CNES");
+        }
+        Ok(())
+    }
+
+    async fn fetch(&self, scope: Scope, cpf: &Cpf) -> Result<Value, UpstreamError> {
+        let to_json = |r: Result<Value, serde_json::Error>| r.map_err(|e| UpstreamError::BadResponse(e.to_string()));
+        match scope {
+            Scope::ReceitaFederal => to_json(serde_json::to_value(self.registries.tax_authority.lookup(cpf).await?)),
+            Scope::Cnes => to_json(serde_json::to_value(self.registries.cnes.bonds(cpf).await?)),
+            Scope::CursosCdp => to_json(serde_json::to_value(self.registries.cdp.courses(cpf).await?)),
+            other => Err(UpstreamError::BadResponse(format!("{other} has no upstream"))),
+        }
+    }
+}
+
+/// The experiences CNES bonds become: establishment from `noFant`,
+/// profession from `noCBO`, municipality from `coMun`.
+pub fn experiences_from_bonds(cnes: &Cnes) -> Vec<Experience> {
+    cnes.vinculos
+        .iter()
+        .map(|b| Experience {
+            estabelecimento: b.no_fant.clone(),
+            profissao: b.no_cbo.clone(),
+            data_inicio: None,
+            data_fim: None,
+            municipio: b.co_mun.clone(),
+            descricao: String::new(),
+        })
+        .collect()
+}
