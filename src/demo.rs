@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
-use credencial_adapters_postgres::{PgPool, PgUserRepository};
+use credencial_adapters_postgres::{PgPool, PgProfileRepository, PgUserRepository};
 use credencial_application::PasswordHasher;
-use credencial_domain::{UserData, Username};
-use credencial_ports::{NewUser, RepositoryError, UserRepository};
+use credencial_domain::profile::{AcademicDegree, Experience};
+use credencial_domain::{Degree, UserData, UserId, Username};
+use credencial_ports::{NewUser, ProfileRepository, RepositoryError, UserRepository};
 
 /// A demo account: username, password, data, public name, CPF.
 pub struct DemoUser {
@@ -70,11 +71,66 @@ pub async fn seed(pool: &PgPool, hasher: &PasswordHasher) -> anyhow::Result<usiz
             cpf: Some(user.cpf.into()),
         };
         match repo.create(new).await {
-            Ok(_) => created += 1,
+            Ok(id) => {
+                seed_profile(pool, user.username, id).await?;
+                created += 1;
+            }
             // Another instance seeded it meanwhile.
             Err(RepositoryError::Conflict(_)) => {}
             Err(e) => return Err(e.into()),
         }
     }
     Ok(created)
+}
+
+/// Ana: validated with the tax authority, two experiences, two degrees.
+/// Bruno: not validated, no experience, no degree.
+async fn seed_profile(pool: &PgPool, username: &str, id: UserId) -> anyhow::Result<()> {
+    let profiles = PgProfileRepository::new(pool.clone());
+    if username != "ana" {
+        return Ok(());
+    }
+    profiles
+        .set_profile(id, "https://www.gravatar.com/avatar/?d=identicon&s=160", true)
+        .await?;
+    let experiences = [
+        ("Hospital Universitário Onofre Lopes", "Enfermeira", Some("2015-03-02T08:00:00"), Some("2019-01-31T18:00:00"), "Natal", "Plantões na UTI adulto."),
+        ("Secretaria Municipal de Saúde de Natal", "Enfermeira da Estratégia Saúde da Família", Some("2019-02-01T08:00:00"), None, "Natal", ""),
+    ];
+    for (estabelecimento, profissao, inicio, fim, municipio, descricao) in experiences {
+        profiles
+            .add_experience(
+                id,
+                Experience {
+                    estabelecimento: estabelecimento.into(),
+                    profissao: profissao.into(),
+                    data_inicio: inicio.map(str::to_owned),
+                    data_fim: fim.map(str::to_owned),
+                    municipio: municipio.into(),
+                    descricao: descricao.into(),
+                },
+            )
+            .await?;
+    }
+    let degrees = [
+        ("Universidade Federal do Rio Grande do Norte", "Enfermagem", "2010-03-01", Some("2014-12-19"), Degree::Graduacao, ""),
+        ("Universidade Federal do Rio Grande do Norte", "Saúde da Família", "2020-03-02", None, Degree::MestradoProfissional, "Em andamento."),
+    ];
+    for (instituicao, curso, inicio, fim, grau, descricao) in degrees {
+        profiles
+            .add_degree(
+                id,
+                AcademicDegree {
+                    instituicao: instituicao.into(),
+                    curso: curso.into(),
+                    data_inicio: inicio.into(),
+                    data_fim: fim.map(str::to_owned),
+                    municipio: "Natal".into(),
+                    descricao: descricao.into(),
+                    grau,
+                },
+            )
+            .await?;
+    }
+    Ok(())
 }

@@ -45,3 +45,28 @@ async fn demo_users_log_in_and_read_their_data_from_the_sandbox() {
     }
     assert!(unused.received_requests().await.unwrap_or_default().is_empty());
 }
+
+#[tokio::test]
+async fn the_demo_seeds_ana_with_a_full_profile_and_bruno_with_none() {
+    use credencial_adapters_postgres::PgProfileRepository;
+    use credencial_domain::UserId;
+    use credencial_ports::ProfileRepository;
+
+    let db = TestDatabase::new().await;
+    let unused = MockServer::start().await;
+    let settings = test_settings(&db, &unused);
+    demo::seed(&db.pool, &hasher(&settings).expect("hasher")).await.expect("seed");
+    let ids: Vec<(String, i64)> = sqlx::query_as("SELECT username::text, id FROM users ORDER BY username")
+        .fetch_all(&db.pool)
+        .await
+        .expect("users");
+    let profiles = PgProfileRepository::new(db.pool.clone());
+    let ana = profiles.own_profile(UserId(ids[0].1)).await.expect("read").expect("ana");
+    assert_eq!(ids[0].0, "ana");
+    assert!(ana.receita_validated);
+    assert_eq!((ana.experiences.len(), ana.degrees.len()), (2, 2));
+    assert_eq!(ana.cpf.as_deref(), Some("52998224725"));
+    let bruno = profiles.own_profile(UserId(ids[1].1)).await.expect("read").expect("bruno");
+    assert!(!bruno.receita_validated);
+    assert!(bruno.experiences.is_empty() && bruno.degrees.is_empty());
+}
