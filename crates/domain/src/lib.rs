@@ -8,6 +8,7 @@ pub mod degree;
 pub mod endpoint;
 pub mod error;
 pub mod jwt;
+pub mod oauth;
 pub mod password;
 pub mod profile;
 pub mod registries;
