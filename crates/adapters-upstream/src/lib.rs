@@ -6,8 +6,13 @@
 //! configured host.
 
 mod client;
+mod registries;
 mod response;
 mod user_data;
 
 pub use client::{http_client, BaseUrl, BaseUrlError};
+pub use registries::{
+    ApiKey, HttpCdpDirectory, HttpCnesRegistry, HttpTaxAuthority, InvalidApiKey, RegistryEndpoint,
+    DEFAULT_REGISTRY_MAX_BODY_BYTES, DEFAULT_REGISTRY_TIMEOUT,
+};
 pub use user_data::HttpUserDataSource;
