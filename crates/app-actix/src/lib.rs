@@ -15,6 +15,7 @@ pub mod health;
 pub mod jwt;
 pub mod routes;
 pub mod sandbox;
+pub mod sandbox_registries;
 pub mod server;
 
 pub use error::ApiError;

@@ -17,6 +17,9 @@
 //!   `erro` object;
 //! - `nid` and `total` are integers; a string of digits (what Drupal-based
 //!   services often send) is accepted and normalised to the integer.
+//!
+//! Decoding errors never repeat the offending value (it is personal data and
+//! the message ends up in the log).
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -137,7 +140,7 @@ fn iso_date<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Err
     if is_iso_date(&s) {
         Ok(s)
     } else {
-        Err(serde::de::Error::custom(format_args!("{s:?} is not a YYYY-MM-DD date")))
+        Err(serde::de::Error::custom("not a YYYY-MM-DD date"))
     }
 }
 
@@ -152,10 +155,10 @@ enum IntOrDigits {
 fn lenient_i64<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
     match IntOrDigits::deserialize(deserializer)? {
         IntOrDigits::Int(n) => Ok(n),
-        IntOrDigits::Text(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s
-            .parse()
-            .map_err(|_| serde::de::Error::custom(format_args!("{s:?} is out of range"))),
-        IntOrDigits::Text(s) => Err(serde::de::Error::custom(format_args!("{s:?} is not an integer"))),
+        IntOrDigits::Text(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+            s.parse().map_err(|_| serde::de::Error::custom("integer out of range"))
+        }
+        IntOrDigits::Text(_) => Err(serde::de::Error::custom("not an integer")),
     }
 }
 
