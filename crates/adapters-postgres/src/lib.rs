@@ -5,6 +5,8 @@
 
 mod database;
 mod error;
+mod oauth_clients;
+mod oauth_codes;
 mod profiles;
 mod refresh_tokens;
 mod snapshots;
@@ -13,6 +15,8 @@ pub mod testing;
 mod users;
 
 pub use database::{connect, ensure_database_exists, migrate, DatabaseError, MIGRATOR};
+pub use oauth_clients::PgOAuthClientRepository;
+pub use oauth_codes::PgAuthorizationCodeStore;
 pub use profiles::PgProfileRepository;
 pub use refresh_tokens::PgRefreshTokenStore;
 pub use snapshots::PgSnapshotStore;

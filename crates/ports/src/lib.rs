@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod error;
+pub mod oauth;
 pub mod profile;
 pub mod refresh_tokens;
 pub mod registries;
@@ -14,6 +15,7 @@ pub mod users;
 
 pub use clock::{Clock, SystemClock};
 pub use error::RepositoryError;
+pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
 pub use profile::{ProfileRepository, Snapshot, SnapshotStore};
 pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
@@ -22,6 +24,8 @@ pub use users::{NewUser, UserCredentials, UserRepository};
 
 #[cfg(any(test, feature = "mocks"))]
 pub use clock::MockClock;
+#[cfg(any(test, feature = "mocks"))]
+pub use oauth::{MockAuthorizationCodeStore, MockOAuthClientRepository};
 #[cfg(any(test, feature = "mocks"))]
 pub use profile::{MockProfileRepository, MockSnapshotStore};
 #[cfg(any(test, feature = "mocks"))]

@@ -1,0 +1,115 @@
+//! [`AuthorizationCodeStore`] on the `oauth_codes` table.
+
+use async_trait::async_trait;
+use credencial_domain::oauth::{ClientId, CodeChallenge, CodeGrant, CodeHash};
+use credencial_domain::{ScopeSet, UserId};
+use credencial_ports::{AuthorizationCodeStore, NewAuthorizationCode, RepositoryError};
+use sqlx::PgPool;
+
+use crate::error::to_repository_error;
+
+/// Authorization codes in PostgreSQL (hashes only), shared by every instance.
+#[derive(Debug, Clone)]
+pub struct PgAuthorizationCodeStore {
+    pool: PgPool,
+}
+
+impl PgAuthorizationCodeStore {
+    /// A store on `pool`.
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct GrantRow {
+    client_id: String,
+    user_id: i64,
+    redirect_uri: String,
+    redirect_uri_explicit: bool,
+    scope: String,
+    code_challenge: Option<String>,
+    expires_at: i64,
+}
+
+impl TryFrom<GrantRow> for CodeGrant {
+    type Error = RepositoryError;
+
+    fn try_from(row: GrantRow) -> Result<Self, Self::Error> {
+        let unexpected =
+            |what: &str| RepositoryError::Unexpected(format!("stored code: bad {what}"));
+        let code_challenge = match row.code_challenge {
+            Some(text) => {
+                Some(CodeChallenge::parse_s256(&text).ok_or_else(|| unexpected("challenge"))?)
+            }
+            None => None,
+        };
+        Ok(CodeGrant {
+            client_id: ClientId::parse(&row.client_id).map_err(|_| unexpected("client id"))?,
+            user_id: UserId(row.user_id),
+            redirect_uri: row.redirect_uri,
+            redirect_uri_explicit: row.redirect_uri_explicit,
+            scopes: ScopeSet::parse_strict(&row.scope).map_err(|_| unexpected("scope"))?,
+            code_challenge,
+            expires_at: row.expires_at,
+        })
+    }
+}
+
+#[async_trait]
+impl AuthorizationCodeStore for PgAuthorizationCodeStore {
+    async fn store(&self, code: NewAuthorizationCode) -> Result<(), RepositoryError> {
+        let grant = code.grant;
+        sqlx::query(
+            "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, \
+             redirect_uri_explicit, scope, code_challenge, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8))",
+        )
+        .bind(code.code_hash.as_bytes().as_slice())
+        .bind(grant.client_id.as_str())
+        .bind(grant.user_id.0)
+        .bind(&grant.redirect_uri)
+        .bind(grant.redirect_uri_explicit)
+        .bind(grant.scopes.to_scope_string())
+        .bind(grant.code_challenge.as_ref().map(CodeChallenge::as_str))
+        .bind(grant.expires_at as f64)
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn redeem(
+        &self,
+        code_hash: &CodeHash,
+        client_id: &ClientId,
+        now: i64,
+    ) -> Result<Option<CodeGrant>, RepositoryError> {
+        // One statement: under concurrent redemptions the row lock makes the
+        // later ones re-check `used_at IS NULL` after the first commits, so
+        // exactly one gets the row back, on any number of instances.
+        let row = sqlx::query_as::<_, GrantRow>(
+            "UPDATE oauth_codes SET used_at = now() \
+             WHERE code_hash = $1 AND client_id = $2 \
+               AND used_at IS NULL AND expires_at > to_timestamp($3) \
+             RETURNING client_id, user_id, redirect_uri, redirect_uri_explicit, scope, \
+                       code_challenge, floor(extract(epoch FROM expires_at))::BIGINT AS expires_at",
+        )
+        .bind(code_hash.as_bytes().as_slice())
+        .bind(client_id.as_str())
+        .bind(now as f64)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        row.map(CodeGrant::try_from).transpose()
+    }
+
+    async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError> {
+        let done = sqlx::query("DELETE FROM oauth_codes WHERE expires_at < to_timestamp($1)")
+            .bind(before as f64)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(done.rows_affected())
+    }
+}

@@ -1,0 +1,156 @@
+//! The OAuth2 provider's storage: registered clients and authorization codes.
+
+use async_trait::async_trait;
+use credencial_domain::oauth::{ClientId, ClientPolicy, CodeGrant, CodeHash};
+use credencial_domain::ScopeSet;
+
+use crate::error::RepositoryError;
+
+/// A registered OAuth2 client. `Debug` hides the secret hash.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OAuthClient {
+    /// Unique identifier, sent by the client as `client_id`.
+    pub client_id: ClientId,
+    /// Name shown on the consent page and in `client list`.
+    pub name: String,
+    /// Django PBKDF2 hash of the secret; `None` for public clients (and
+    /// only for them).
+    pub secret_hash: Option<String>,
+    /// Redirect URIs, matched exactly (see
+    /// [`credencial_domain::oauth::validate_redirect_uri`]); at least one.
+    pub redirect_uris: Vec<String>,
+    /// Confidential (has a secret) or public (PKCE instead).
+    pub confidential: bool,
+    /// Whether a confidential client must use PKCE too.
+    pub require_pkce: bool,
+    /// Optional scopes enabled for the client; the required ones are always
+    /// granted whatever this holds.
+    pub enabled_scopes: ScopeSet,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("client_id", &self.client_id)
+            .field("name", &self.name)
+            .field(
+                "secret_hash",
+                &self.secret_hash.as_ref().map(|_| "[redacted]"),
+            )
+            .field("redirect_uris", &self.redirect_uris)
+            .field("confidential", &self.confidential)
+            .field("require_pkce", &self.require_pkce)
+            .field("enabled_scopes", &self.enabled_scopes)
+            .finish()
+    }
+}
+
+impl OAuthClient {
+    /// What the grant rules need to know about this client.
+    pub fn policy(&self) -> ClientPolicy<'_> {
+        ClientPolicy {
+            client_id: &self.client_id,
+            redirect_uris: &self.redirect_uris,
+            confidential: self.confidential,
+            require_pkce: self.require_pkce,
+            enabled_scopes: self.enabled_scopes,
+        }
+    }
+}
+
+/// Changes to a registered client; `None` leaves a field as it is. Whether
+/// the client is confidential cannot change.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct OAuthClientUpdate {
+    /// New name.
+    pub name: Option<String>,
+    /// New redirect URIs, replacing the whole list (at least one).
+    pub redirect_uris: Option<Vec<String>>,
+    /// New set of enabled scopes, replacing the old one.
+    pub enabled_scopes: Option<ScopeSet>,
+    /// New PKCE requirement.
+    pub require_pkce: Option<bool>,
+    /// Hash of a new secret (confidential clients only).
+    pub secret_hash: Option<String>,
+}
+
+impl std::fmt::Debug for OAuthClientUpdate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClientUpdate")
+            .field("name", &self.name)
+            .field("redirect_uris", &self.redirect_uris)
+            .field("enabled_scopes", &self.enabled_scopes)
+            .field("require_pkce", &self.require_pkce)
+            .field(
+                "secret_hash",
+                &self.secret_hash.as_ref().map(|_| "[redacted]"),
+            )
+            .finish()
+    }
+}
+
+/// The registry of OAuth2 clients (managed with `credencial client …`).
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait OAuthClientRepository: Send + Sync + 'static {
+    /// Registers `client`. Errors: `Conflict` when the client id is taken;
+    /// `Unexpected` otherwise, including a record the schema refuses (a
+    /// public client with a secret hash, a confidential one without, no
+    /// redirect URI).
+    async fn create(&self, client: OAuthClient) -> Result<(), RepositoryError>;
+
+    /// Applies `changes` to the client in one statement and returns the
+    /// updated record; `Ok(None)` when no client has this id. Errors:
+    /// `Unexpected` (also for a change the schema refuses, e.g. a secret
+    /// hash for a public client or an empty redirect list).
+    async fn update(
+        &self,
+        client_id: &ClientId,
+        changes: OAuthClientUpdate,
+    ) -> Result<Option<OAuthClient>, RepositoryError>;
+
+    /// The client with exactly this id; `Ok(None)` when there is none.
+    /// Errors: `Unexpected`.
+    async fn find(&self, client_id: &ClientId) -> Result<Option<OAuthClient>, RepositoryError>;
+
+    /// Every client, ordered by client id. Errors: `Unexpected`.
+    async fn list(&self) -> Result<Vec<OAuthClient>, RepositoryError>;
+}
+
+/// An authorization code to store: only its hash, with what it grants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAuthorizationCode {
+    /// SHA-256 of the code text (the text itself is never stored).
+    pub code_hash: CodeHash,
+    /// What the code stands for, including its expiry.
+    pub grant: CodeGrant,
+}
+
+/// Single-use authorization codes, shared by every instance.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait AuthorizationCodeStore: Send + Sync + 'static {
+    /// Stores a freshly issued code. Errors: `Conflict` when the hash is
+    /// already stored; `Unexpected` otherwise (also when the client or the
+    /// user does not exist).
+    async fn store(&self, code: NewAuthorizationCode) -> Result<(), RepositoryError>;
+
+    /// In one atomic step: marks the code with `code_hash` as used and
+    /// returns its grant, provided it is unused, `now` (Unix seconds) is
+    /// before its expiry, and it was issued to `client_id`. Returns
+    /// `Ok(None)` — and changes nothing — otherwise: unknown, already used,
+    /// expired, or issued to another client (a code presented by the wrong
+    /// client stays redeemable by its own). Of any number of concurrent
+    /// calls with the same code, on any number of instances, at most one
+    /// returns `Some`. Errors: `Unexpected`.
+    async fn redeem(
+        &self,
+        code_hash: &CodeHash,
+        client_id: &ClientId,
+        now: i64,
+    ) -> Result<Option<CodeGrant>, RepositoryError>;
+
+    /// Deletes codes that expired before `before` (Unix seconds), used or
+    /// not, and returns how many. Errors: `Unexpected`.
+    async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError>;
+}
