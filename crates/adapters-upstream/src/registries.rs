@@ -50,7 +50,8 @@ impl ApiKey {
         if key.is_empty() || !key.bytes().all(|b| b.is_ascii_graphic()) {
             return Err(InvalidApiKey);
         }
-        let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| InvalidApiKey)?;
+        let mut value =
+            HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| InvalidApiKey)?;
         value.set_sensitive(true);
         Ok(Self(value))
     }
@@ -114,7 +115,9 @@ impl RegistryEndpoint {
         let url = self.base.join(&path);
         if !self.base.same_origin(&url) {
             // Unreachable with a plain path; kept as a last line of defence.
-            return Err(UpstreamError::BadResponse("refused: not the upstream origin".into()));
+            return Err(UpstreamError::BadResponse(
+                "refused: not the upstream origin".into(),
+            ));
         }
         let call = async {
             let mut request = self
@@ -126,7 +129,10 @@ impl RegistryEndpoint {
                 request = request.header(AUTHORIZATION, value.clone());
             }
             // The URL holds the CPF: keep it out of the error text.
-            let response = request.send().await.map_err(|e| transport_error(&e.without_url()))?;
+            let response = request
+                .send()
+                .await
+                .map_err(|e| transport_error(&e.without_url()))?;
             read_registry_body(response, self.max_body_bytes).await
         };
         let result = call.await;
@@ -182,7 +188,10 @@ impl HttpCnesRegistry {
 impl CnesRegistry for HttpCnesRegistry {
     async fn bonds(&self, cpf: &Cpf) -> Result<Cnes, UpstreamError> {
         const NAME: &str = "cnes";
-        let body = self.0.get(NAME, &format!("/profissionais/{}/vinculos", cpf.as_str())).await?;
+        let body = self
+            .0
+            .get(NAME, &format!("/profissionais/{}/vinculos", cpf.as_str()))
+            .await?;
         serde_json::from_slice(&body).map_err(|e| refused(NAME, &e))
     }
 }
@@ -202,7 +211,10 @@ impl HttpCdpDirectory {
 impl CdpDirectory for HttpCdpDirectory {
     async fn courses(&self, cpf: &Cpf) -> Result<CursosCdp, UpstreamError> {
         const NAME: &str = "cursos_cdp";
-        let body = self.0.get(NAME, &format!("/usuarios/{}/cursos", cpf.as_str())).await?;
+        let body = self
+            .0
+            .get(NAME, &format!("/usuarios/{}/cursos", cpf.as_str()))
+            .await?;
         serde_json::from_slice(&body).map_err(|e| refused(NAME, &e))
     }
 }
@@ -228,6 +240,9 @@ mod tests {
         for raw in ["", "   ", "two words", "line\nbreak", "chave-ç"] {
             assert_eq!(ApiKey::new(raw).map(|_| ()), Err(InvalidApiKey), "{raw:?}");
         }
-        assert!(ApiKey::new(" padded-key \n").is_ok(), "surrounding whitespace is trimmed");
+        assert!(
+            ApiKey::new(" padded-key \n").is_ok(),
+            "surrounding whitespace is trimmed"
+        );
     }
 }

@@ -155,9 +155,9 @@ enum IntOrDigits {
 fn lenient_i64<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
     match IntOrDigits::deserialize(deserializer)? {
         IntOrDigits::Int(n) => Ok(n),
-        IntOrDigits::Text(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
-            s.parse().map_err(|_| serde::de::Error::custom("integer out of range"))
-        }
+        IntOrDigits::Text(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s
+            .parse()
+            .map_err(|_| serde::de::Error::custom("integer out of range")),
         IntOrDigits::Text(_) => Err(serde::de::Error::custom("not an integer")),
     }
 }
@@ -193,10 +193,14 @@ mod tests {
 
     #[test]
     fn receita_round_trips_with_the_contract_keys() {
-        let record: ReceitaFederal = serde_json::from_value(receita_json()).expect("contract payload");
+        let record: ReceitaFederal =
+            serde_json::from_value(receita_json()).expect("contract payload");
         assert_eq!(record.dt_nascimento, "1988-03-14");
         assert_eq!(record.no_municipio, "NATAL");
-        assert_eq!(serde_json::to_value(&record).expect("serialise"), receita_json());
+        assert_eq!(
+            serde_json::to_value(&record).expect("serialise"),
+            receita_json()
+        );
     }
 
     #[test]
@@ -230,7 +234,10 @@ mod tests {
         body["cpf"] = json!("52998224725");
         body["situacao"] = json!("REGULAR");
         let record: ReceitaFederal = serde_json::from_value(body).expect("extra fields tolerated");
-        assert_eq!(serde_json::to_value(&record).expect("serialise"), receita_json());
+        assert_eq!(
+            serde_json::to_value(&record).expect("serialise"),
+            receita_json()
+        );
     }
 
     #[test]
@@ -238,10 +245,16 @@ mod tests {
         for key in ["nome", "dtNascimento", "sexo", "mae", "noMunicipio", "uf"] {
             let mut missing = receita_json();
             missing.as_object_mut().expect("object").remove(key);
-            assert!(serde_json::from_value::<ReceitaFederal>(missing).is_err(), "{key} missing");
+            assert!(
+                serde_json::from_value::<ReceitaFederal>(missing).is_err(),
+                "{key} missing"
+            );
             let mut null = receita_json();
             null[key] = Value::Null;
-            assert!(serde_json::from_value::<ReceitaFederal>(null).is_err(), "{key} null");
+            assert!(
+                serde_json::from_value::<ReceitaFederal>(null).is_err(),
+                "{key} null"
+            );
         }
         assert!(serde_json::from_value::<Cnes>(json!({})).is_err());
         assert!(serde_json::from_value::<CursosCdp>(json!({"total": 0})).is_err());
@@ -250,14 +263,27 @@ mod tests {
 
     #[test]
     fn a_malformed_date_refuses_the_whole_payload() {
-        for bad in ["14/03/1988", "1988-3-14", "1988-03-14T00:00:00", "1988-02-30", "", "19880314"] {
+        for bad in [
+            "14/03/1988",
+            "1988-3-14",
+            "1988-03-14T00:00:00",
+            "1988-02-30",
+            "",
+            "19880314",
+        ] {
             let mut record = receita_json();
             record["dtNascimento"] = json!(bad);
-            assert!(serde_json::from_value::<ReceitaFederal>(record).is_err(), "{bad:?}");
+            assert!(
+                serde_json::from_value::<ReceitaFederal>(record).is_err(),
+                "{bad:?}"
+            );
             let mut course = course_json();
             course["created"] = json!(bad);
             let body = json!({"total": 1, "data": [course]});
-            assert!(serde_json::from_value::<CursosCdp>(body).is_err(), "{bad:?}");
+            assert!(
+                serde_json::from_value::<CursosCdp>(body).is_err(),
+                "{bad:?}"
+            );
         }
     }
 
@@ -268,22 +294,51 @@ mod tests {
         let body = json!({"total": "1", "data": [course]});
         let courses: CursosCdp = serde_json::from_value(body).expect("digit strings");
         assert_eq!((courses.total, courses.data[0].nid), (1, 101));
-        assert_eq!(serde_json::to_value(&courses).expect("serialise")["data"][0]["nid"], json!(101));
-        for bad in [json!("10a"), json!(""), json!(1.5), json!(null), json!("-1"), json!("99999999999999999999")] {
+        assert_eq!(
+            serde_json::to_value(&courses).expect("serialise")["data"][0]["nid"],
+            json!(101)
+        );
+        for bad in [
+            json!("10a"),
+            json!(""),
+            json!(1.5),
+            json!(null),
+            json!("-1"),
+            json!("99999999999999999999"),
+        ] {
             let mut course = course_json();
             course["nid"] = bad.clone();
-            assert!(serde_json::from_value::<CdpCourse>(course).is_err(), "{bad}");
+            assert!(
+                serde_json::from_value::<CdpCourse>(course).is_err(),
+                "{bad}"
+            );
         }
     }
 
     #[test]
     fn iso_dates_are_real_calendar_dates() {
-        for good in ["1988-03-14", "2000-02-29", "2024-02-29", "0001-01-01", "9999-12-31"] {
+        for good in [
+            "1988-03-14",
+            "2000-02-29",
+            "2024-02-29",
+            "0001-01-01",
+            "9999-12-31",
+        ] {
             assert!(is_iso_date(good), "{good}");
         }
         for bad in [
-            "1900-02-29", "2023-02-29", "2023-04-31", "2023-13-01", "2023-00-10", "2023-01-00",
-            "0000-01-01", "2023-1-01", "+988-03-14", "1988-03-1x", "1988/03/14", "1988-03-14 ",
+            "1900-02-29",
+            "2023-02-29",
+            "2023-04-31",
+            "2023-13-01",
+            "2023-00-10",
+            "2023-01-00",
+            "0000-01-01",
+            "2023-1-01",
+            "+988-03-14",
+            "1988-03-1x",
+            "1988/03/14",
+            "1988-03-14 ",
             "١٩٨٨-03-14",
         ] {
             assert!(!is_iso_date(bad), "{bad}");
