@@ -44,7 +44,8 @@ pub struct InvalidApiKey;
 pub struct ApiKey(HeaderValue);
 
 impl ApiKey {
-    /// Validates a configured key: visible ASCII, no spaces.
+    /// Validates a configured key: visible ASCII without spaces, once the
+    /// surrounding whitespace (a trailing newline from a file) is trimmed.
     pub fn new(key: &str) -> Result<Self, InvalidApiKey> {
         let key = key.trim();
         if key.is_empty() || !key.bytes().all(|b| b.is_ascii_graphic()) {
