@@ -1380,12 +1380,15 @@ mod tests {
         }
     }
 
+    /// Spoils one parameter of a valid request.
+    type Spoil = fn(&mut AuthorizationParams);
+
     #[test]
     fn later_errors_are_redirected_with_state() {
         let cid = id("portal");
         let list = uris(&["https://app.example.gov.br/callback"]);
         let client = Some(policy(&cid, &list, true));
-        let cases: [(fn(&mut AuthorizationParams), &str); 6] = [
+        let cases: [(Spoil, &str); 6] = [
             (|p| p.response_type = None, "invalid_request"),
             (
                 |p| p.response_type = Some("token".into()),
