@@ -272,7 +272,11 @@ async fn create_client(settings: &Settings, args: CreateClient) -> anyhow::Resul
     let pool = pool(settings).await?;
     let secret = (!args.public).then(generate_client_secret);
     let secret_hash = match &secret {
-        Some(secret) => Some(hasher(settings)?.hash(SecretString::from(secret.clone())).await?),
+        Some(secret) => Some(
+            hasher(settings)?
+                .hash(SecretString::from(secret.clone()))
+                .await?,
+        ),
         None => None,
     };
     let client = OAuthClient {
@@ -309,7 +313,10 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
         secret_hash: None,
     };
     if !args.redirect_uris.is_empty() {
-        changes.redirect_uris = Some(redirect_uris(&args.redirect_uris, args.allow_insecure_http)?);
+        changes.redirect_uris = Some(redirect_uris(
+            &args.redirect_uris,
+            args.allow_insecure_http,
+        )?);
     }
     anyhow::ensure!(
         changes != OAuthClientUpdate::default() || args.rotate_secret,
@@ -325,10 +332,17 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
             "client {client_id} is public: it has no secret to rotate"
         );
         let new_secret = generate_client_secret();
-        changes.secret_hash = Some(hasher(settings)?.hash(SecretString::from(new_secret.clone())).await?);
+        changes.secret_hash = Some(
+            hasher(settings)?
+                .hash(SecretString::from(new_secret.clone()))
+                .await?,
+        );
         secret = Some(new_secret);
     }
-    let updated = repo.update(&client_id, changes).await?.ok_or_else(unknown)?;
+    let updated = repo
+        .update(&client_id, changes)
+        .await?
+        .ok_or_else(unknown)?;
     println!("updated {}", client_summary(&updated));
     if let Some(secret) = secret {
         print_secret_once(&secret);
@@ -337,12 +351,22 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
 }
 
 async fn list_clients(settings: &Settings) -> anyhow::Result<()> {
-    let clients = PgOAuthClientRepository::new(pool(settings).await?).list().await?;
+    let clients = PgOAuthClientRepository::new(pool(settings).await?)
+        .list()
+        .await?;
     if clients.is_empty() {
         println!("no OAuth2 clients registered");
         return Ok(());
     }
-    let header = ["CLIENT ID", "TYPE", "PKCE", "NAME", "SCOPES", "REDIRECT URIS"].map(str::to_owned);
+    let header = [
+        "CLIENT ID",
+        "TYPE",
+        "PKCE",
+        "NAME",
+        "SCOPES",
+        "REDIRECT URIS",
+    ]
+    .map(str::to_owned);
     let rows: Vec<[String; 6]> = clients
         .iter()
         .map(|c| {
@@ -383,7 +407,10 @@ fn client_name(raw: &str) -> anyhow::Result<String> {
         name.chars().count() <= MAX_CLIENT_NAME_CHARS,
         "--name must have at most {MAX_CLIENT_NAME_CHARS} characters"
     );
-    anyhow::ensure!(!name.chars().any(char::is_control), "--name must not contain control characters");
+    anyhow::ensure!(
+        !name.chars().any(char::is_control),
+        "--name must not contain control characters"
+    );
     Ok(name.to_owned())
 }
 
@@ -437,7 +464,10 @@ fn pkce_rule(client: &OAuthClient) -> &'static str {
 
 /// The scopes a grant can carry: the enabled ones plus the required ones.
 fn granted_scope_names(client: &OAuthClient) -> String {
-    client.enabled_scopes.union(ScopeSet::required()).to_scope_string()
+    client
+        .enabled_scopes
+        .union(ScopeSet::required())
+        .to_scope_string()
 }
 
 fn client_summary(client: &OAuthClient) -> String {
