@@ -47,6 +47,32 @@ pub struct Settings {
     pub upstream_endpoints: Vec<String>,
     /// Largest upstream answer accepted, in bytes.
     pub upstream_max_body_bytes: usize,
+    /// Tax-authority base URL (`receita_federal`); demo: the sandbox.
+    pub receita_base_url: Option<String>,
+    /// Time-out of one tax-authority call, in milliseconds.
+    pub receita_timeout_ms: u64,
+    /// Bearer credential for the tax authority (never logged).
+    pub receita_api_key: Option<SecretString>,
+    /// CNES base URL (`cnes`); demo: the sandbox.
+    pub cnes_base_url: Option<String>,
+    /// Time-out of one CNES call, in milliseconds.
+    pub cnes_timeout_ms: u64,
+    /// Bearer credential for CNES (never logged).
+    pub cnes_api_key: Option<SecretString>,
+    /// CDP base URL (`cursos_cdp`); demo: the sandbox.
+    pub cdp_base_url: Option<String>,
+    /// Time-out of one CDP call, in milliseconds.
+    pub cdp_timeout_ms: u64,
+    /// Bearer credential for CDP (never logged).
+    pub cdp_api_key: Option<SecretString>,
+    /// How long `receita_federal` data is cached (default 5 years).
+    pub receita_cache_secs: u64,
+    /// How long `cnes` data is cached (default 7 days).
+    pub cnes_cache_secs: u64,
+    /// How long `cursos_cdp` data is cached (default 24 hours).
+    pub cdp_cache_secs: u64,
+    /// Fresh scope entries kept in process in front of PostgreSQL.
+    pub scope_cache_memory_entries: usize,
     /// PBKDF2 iterations for new password hashes.
     pub password_iterations: u32,
     /// Passwords hashed at once (default: cores − 1, at least 1).
@@ -77,6 +103,19 @@ impl Default for Settings {
             upstream_timeout_ms: 5_000,
             upstream_endpoints: vec![credencial_domain::endpoint::DEFAULT_ENDPOINT.into()],
             upstream_max_body_bytes: 1024 * 1024,
+            receita_base_url: None,
+            receita_timeout_ms: 3_000,
+            receita_api_key: None,
+            cnes_base_url: None,
+            cnes_timeout_ms: 3_000,
+            cnes_api_key: None,
+            cdp_base_url: None,
+            cdp_timeout_ms: 3_000,
+            cdp_api_key: None,
+            receita_cache_secs: cache_default(credencial_domain::Scope::ReceitaFederal),
+            cnes_cache_secs: cache_default(credencial_domain::Scope::Cnes),
+            cdp_cache_secs: cache_default(credencial_domain::Scope::CursosCdp),
+            scope_cache_memory_entries: 10_000,
             password_iterations: credencial_domain::password::DEFAULT_ITERATIONS,
             hashing_threads: None,
             workers: None,
@@ -152,8 +191,18 @@ impl Settings {
         if self.jwt_leeway_secs < 0 {
             return Err(SettingsError::about("jwt_leeway_secs", "must not be negative"));
         }
-        if self.upstream_timeout_ms == 0 {
-            return Err(SettingsError::about("upstream_timeout_ms", "must be positive"));
+        for (key, value) in [
+            ("upstream_timeout_ms", self.upstream_timeout_ms),
+            ("receita_timeout_ms", self.receita_timeout_ms),
+            ("cnes_timeout_ms", self.cnes_timeout_ms),
+            ("cdp_timeout_ms", self.cdp_timeout_ms),
+        ] {
+            if value == 0 {
+                return Err(SettingsError::about(key, "must be positive"));
+            }
+        }
+        if self.scope_cache_memory_entries == 0 {
+            return Err(SettingsError::about("scope_cache_memory_entries", "must be positive"));
         }
         if self.password_iterations == 0
             || self.password_iterations > credencial_domain::password::MAX_ITERATIONS
@@ -181,6 +230,10 @@ impl Settings {
     pub fn database_url(&self) -> &str {
         self.database_url.expose_secret()
     }
+}
+
+fn cache_default(scope: credencial_domain::Scope) -> u64 {
+    scope.default_cache_secs().unwrap_or(0)
 }
 
 /// Turns a deserialisation error into a message that names the setting.

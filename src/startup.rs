@@ -5,12 +5,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Server;
-use credencial_adapters_postgres::{PgPool, PgRefreshTokenStore, PgUserRepository};
-use credencial_adapters_upstream::{http_client, BaseUrl, HttpUserDataSource};
-use credencial_app_actix::{build_server, sandbox, HttpSettings};
-use credencial_application::{PasswordHasher, TokenService, TokenServiceConfig};
+use credencial_adapters_postgres::{
+    PgOAuthClientRepository, PgPool, PgProfileRepository, PgRefreshTokenStore, PgSnapshotStore, PgUserRepository,
+};
+use credencial_adapters_upstream::{
+    http_client, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpTaxAuthority, HttpUserDataSource,
+    RegistryEndpoint, UnconfiguredRegistry,
+};
+use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
+use credencial_application::{
+    PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
+};
 use credencial_domain::{EndpointAllowList, JwtAlgorithm, JwtKeys, TokenCodec, TokenLifetimes};
-use credencial_ports::SystemClock;
+use credencial_ports::{Clock, SystemClock};
 use rand::RngCore;
 use secrecy::ExposeSecret;
 
@@ -54,6 +61,8 @@ impl Application {
         let endpoints = EndpointAllowList::new(&settings.upstream_endpoints)
             .map_err(|e| SettingsError::about("upstream_endpoints", e))?;
         let client = http_client()?;
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let profiles = profile_service(settings, mode, local, &client, &pool, Arc::clone(&clock))?;
         let user_data = HttpUserDataSource::new(client, base, Duration::from_millis(settings.upstream_timeout_ms))
             .with_max_body_bytes(settings.upstream_max_body_bytes);
         let service = TokenService::new(
@@ -61,7 +70,7 @@ impl Application {
             Arc::new(PgUserRepository::new(pool.clone())),
             Arc::new(PgRefreshTokenStore::new(pool)),
             Arc::new(user_data),
-            Arc::new(SystemClock),
+            clock,
             hasher(settings)?,
             TokenServiceConfig {
                 lifetimes: TokenLifetimes {
@@ -77,7 +86,11 @@ impl Application {
             noop_route: settings.bench_noop_route,
             workers: settings.workers,
         };
-        let server = build_server(listener, Arc::new(service), http)?;
+        let services = Services {
+            tokens: Arc::new(service),
+            profiles: Arc::new(profiles),
+        };
+        let server = build_server(listener, services, http)?;
         tracing::info!(address = %local, ?mode, "credencial is serving");
         Ok(Self {
             port: local.port(),
@@ -145,16 +158,78 @@ fn read_key(path: Option<&std::path::Path>, key: &str, algorithm: JwtAlgorithm) 
     std::fs::read(path).map_err(|e| SettingsError::about(key, format!("cannot read {}: {e}", path.display())))
 }
 
-fn sandbox_url(local: SocketAddr) -> String {
-    let host = if local.ip().is_unspecified() {
+/// The profile service with its registries: configured URLs, else (demo)
+/// the built-in sandbox, else a stand-in whose scopes answer `erro`.
+fn profile_service(
+    settings: &Settings,
+    mode: Mode,
+    local: SocketAddr,
+    client: &reqwest::Client,
+    pool: &PgPool,
+    clock: Arc<dyn Clock>,
+) -> Result<ProfileService, SettingsError> {
+    let endpoint = |name: &str, url: &Option<String>, timeout_ms: u64, key: &Option<secrecy::SecretString>, sandbox_path: &str| {
+        let url = match (url, mode) {
+            (Some(url), _) => url.clone(),
+            (None, Mode::Demo) => format!("{}{sandbox_path}", origin(local)),
+            (None, Mode::Serve) => {
+                tracing::warn!(setting = %crate::settings::env_name(&format!("{name}_base_url")), "registry not configured; its scope will answer an erro object");
+                return Ok(None);
+            }
+        };
+        let base = BaseUrl::parse(&url).map_err(|e| SettingsError::about(&format!("{name}_base_url"), e))?;
+        let mut endpoint = RegistryEndpoint::new(client.clone(), base).with_timeout(Duration::from_millis(timeout_ms));
+        if let Some(key) = key {
+            let key = ApiKey::new(key.expose_secret())
+                .map_err(|_| SettingsError::about(&format!("{name}_api_key"), "is not a valid header value"))?;
+            endpoint = endpoint.with_api_key(key);
+        }
+        Ok::<_, SettingsError>(Some(endpoint))
+    };
+    let s = settings;
+    let receita = endpoint("receita", &s.receita_base_url, s.receita_timeout_ms, &s.receita_api_key, sandbox_registries::RECEITA_BASE_PATH)?;
+    let cnes = endpoint("cnes", &s.cnes_base_url, s.cnes_timeout_ms, &s.cnes_api_key, sandbox_registries::CNES_BASE_PATH)?;
+    let cdp = endpoint("cdp", &s.cdp_base_url, s.cdp_timeout_ms, &s.cdp_api_key, sandbox_registries::CDP_BASE_PATH)?;
+    let registries = Registries {
+        tax_authority: match receita {
+            Some(e) => Arc::new(HttpTaxAuthority::new(e)),
+            None => Arc::new(UnconfiguredRegistry),
+        },
+        cnes: match cnes {
+            Some(e) => Arc::new(HttpCnesRegistry::new(e)),
+            None => Arc::new(UnconfiguredRegistry),
+        },
+        cdp: match cdp {
+            Some(e) => Arc::new(HttpCdpDirectory::new(e)),
+            None => Arc::new(UnconfiguredRegistry),
+        },
+    };
+    let ttls = ScopeTtls {
+        receita_federal: s.receita_cache_secs,
+        cnes: s.cnes_cache_secs,
+        cursos_cdp: s.cdp_cache_secs,
+    };
+    let cache = ScopeCache::new(Arc::new(PgSnapshotStore::new(pool.clone())), clock, ttls, s.scope_cache_memory_entries);
+    Ok(ProfileService::new(
+        Arc::new(PgOAuthClientRepository::new(pool.clone())),
+        Arc::new(PgProfileRepository::new(pool.clone())),
+        registries,
+        cache,
+    ))
+}
+
+/// `http://host:port` of the local listener, as a client on this machine reaches it.
+fn origin(local: SocketAddr) -> String {
+    let ip = if local.ip().is_unspecified() {
         "127.0.0.1".to_owned()
+    } else if local.is_ipv6() {
+        format!("[{}]", local.ip())
     } else {
         local.ip().to_string()
     };
-    let host = if local.is_ipv6() && !local.ip().is_unspecified() {
-        format!("[{host}]")
-    } else {
-        host
-    };
-    format!("http://{host}:{}{}", local.port(), sandbox::SANDBOX_PREFIX)
+    format!("http://{ip}:{}", local.port())
+}
+
+fn sandbox_url(local: SocketAddr) -> String {
+    format!("{}{}", origin(local), sandbox::SANDBOX_PREFIX)
 }

@@ -8,6 +8,7 @@
 mod client;
 mod registries;
 mod response;
+mod unconfigured;
 mod user_data;
 
 pub use client::{http_client, BaseUrl, BaseUrlError};
@@ -16,3 +17,4 @@ pub use registries::{
     DEFAULT_REGISTRY_MAX_BODY_BYTES, DEFAULT_REGISTRY_TIMEOUT,
 };
 pub use user_data::HttpUserDataSource;
+pub use unconfigured::UnconfiguredRegistry;

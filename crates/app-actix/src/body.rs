@@ -24,12 +24,17 @@ pub struct JsonBody(pub Map<String, Value>);
 #[derive(Debug, Default)]
 pub struct OptionalJsonBody(pub JsonBody);
 
+/// A request body that may be empty, a JSON object, or form-encoded
+/// (`application/x-www-form-urlencoded`, values read as strings).
+#[derive(Debug, Default)]
+pub struct FormOrJsonBody(pub JsonBody);
+
 impl FromRequest for JsonBody {
     type Error = ApiError;
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        read(req, payload, false)
+        read(req, payload, Accept::JsonOnly)
     }
 }
 
@@ -38,15 +43,33 @@ impl FromRequest for OptionalJsonBody {
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let fut = read(req, payload, true);
+        let fut = read(req, payload, Accept::JsonOrEmpty);
         Box::pin(async move { fut.await.map(OptionalJsonBody) })
     }
+}
+
+impl FromRequest for FormOrJsonBody {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let fut = read(req, payload, Accept::JsonFormOrEmpty);
+        Box::pin(async move { fut.await.map(FormOrJsonBody) })
+    }
+}
+
+/// What a route accepts as its body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Accept {
+    JsonOnly,
+    JsonOrEmpty,
+    JsonFormOrEmpty,
 }
 
 fn read(
     req: &HttpRequest,
     payload: &mut Payload,
-    empty_is_ok: bool,
+    accept: Accept,
 ) -> LocalBoxFuture<'static, Result<JsonBody, ApiError>> {
     let declared_len = req
         .headers()
@@ -70,10 +93,15 @@ fn read(
             }
             bytes.extend_from_slice(&chunk);
         }
-        if empty_is_ok && bytes.iter().all(u8::is_ascii_whitespace) {
+        if accept != Accept::JsonOnly && bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(JsonBody::default());
         }
         if let Some(ct) = content_type.as_deref() {
+            if accept == Accept::JsonFormOrEmpty && is_form(ct) {
+                return serde_urlencoded::from_bytes::<Vec<(String, String)>>(&bytes)
+                    .map(|pairs| JsonBody(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect()))
+                    .map_err(|e| ApiError::parse_error(&e.to_string()));
+            }
             if !is_json(ct) {
                 return Err(ApiError::unsupported_media_type(ct));
             }
@@ -97,6 +125,13 @@ fn is_json(content_type: &str) -> bool {
         .trim()
         .to_ascii_lowercase();
     essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+fn is_form(content_type: &str) -> bool {
+    content_type
+        .split(';')
+        .next()
+        .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"))
 }
 
 fn kind(v: &Value) -> &'static str {

@@ -13,6 +13,7 @@ pub mod consume;
 pub mod error;
 pub mod health;
 pub mod jwt;
+pub mod profile;
 pub mod routes;
 pub mod sandbox;
 pub mod sandbox_registries;
@@ -20,4 +21,4 @@ pub mod server;
 
 pub use error::ApiError;
 pub use jwt::JwtApi;
-pub use server::{build_server, HttpSettings};
+pub use server::{build_server, HttpSettings, Services};

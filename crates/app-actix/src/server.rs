@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
-use credencial_application::TokenService;
+use credencial_application::{ProfileService, TokenService};
 use tracing_actix_web::TracingLogger;
 
 use crate::health;
 use crate::jwt::JwtApi;
 use crate::routes::{not_found, resource};
-use crate::sandbox;
+use crate::{profile, sandbox, sandbox_registries};
 
 /// What the HTTP layer needs to know from the configuration.
 #[derive(Debug, Clone)]
@@ -19,7 +19,7 @@ pub struct HttpSettings {
     /// Prefix of the JWT sub-application (default `/api/token/`); `None`
     /// leaves it out.
     pub token_prefix: Option<String>,
-    /// Serve the demo's stand-in for the upstream user-data resource.
+    /// Serve the demo's stand-ins for the user-data resource and the registries.
     pub sandbox: bool,
     /// Serve `POST /_noop/`, the benchmark's baseline.
     pub noop_route: bool,
@@ -38,24 +38,32 @@ impl Default for HttpSettings {
     }
 }
 
+/// The use cases the server serves.
+#[derive(Debug, Clone)]
+pub struct Services {
+    /// The token service (always served).
+    pub tokens: Arc<TokenService>,
+    /// The profile service (`POST /api/perfil/dados/`).
+    pub profiles: Arc<ProfileService>,
+}
+
 /// A running server on `listener` (bind port 0 to get a free port).
-pub fn build_server(
-    listener: TcpListener,
-    service: Arc<TokenService>,
-    settings: HttpSettings,
-) -> std::io::Result<Server> {
+pub fn build_server(listener: TcpListener, services: Services, settings: HttpSettings) -> std::io::Result<Server> {
+    let service = services.tokens;
     let data = web::Data::from(Arc::clone(&service));
+    let profiles = web::Data::from(services.profiles);
     let s = settings.clone();
     let mut server = HttpServer::new(move || {
         let mut app = App::new()
             .wrap(TracingLogger::default())
             .app_data(data.clone())
-            .service(resource("/healthz", "GET").route(web::get().to(health::healthz)));
+            .service(resource("/healthz", "GET").route(web::get().to(health::healthz)))
+            .service(profile::resource_for(profiles.clone()));
         if let Some(prefix) = &s.token_prefix {
             app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
         }
         if s.sandbox {
-            app = app.service(sandbox::scope());
+            app = app.service(sandbox::scope()).service(sandbox_registries::scope());
         }
         if s.noop_route {
             app = app.service(resource("/_noop", "POST").route(web::post().to(health::noop)));

@@ -3,9 +3,12 @@
 
 use std::sync::Arc;
 
+use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{assemble, Experience, UpstreamScopeData};
-use credencial_domain::{Cnes, Cpf, Scope, ScopeSet, UserId};
-use credencial_ports::{CdpDirectory, CnesRegistry, ProfileRepository, TaxAuthority, UpstreamError};
+use credencial_domain::{Claims, Cnes, Cpf, CursosCdp, Scope, ScopeSet, TokenError, UserId};
+use credencial_ports::{
+    CdpDirectory, CnesRegistry, OAuthClientRepository, ProfileRepository, TaxAuthority, UpstreamError,
+};
 use serde_json::{Map, Value};
 
 use crate::error::ServiceError;
@@ -27,6 +30,7 @@ pub struct Registries {
 
 /// Builds profile answers and supplements experiences from CNES.
 pub struct ProfileService {
+    clients: Arc<dyn OAuthClientRepository>,
     profiles: Arc<dyn ProfileRepository>,
     registries: Registries,
     cache: ScopeCache,
@@ -39,13 +43,39 @@ impl std::fmt::Debug for ProfileService {
 }
 
 impl ProfileService {
-    /// A service over the profile repository, the registries and the cache.
-    pub fn new(profiles: Arc<dyn ProfileRepository>, registries: Registries, cache: ScopeCache) -> Self {
+    /// A service over the client registry, the profile repository, the
+    /// registries and the cache.
+    pub fn new(
+        clients: Arc<dyn OAuthClientRepository>,
+        profiles: Arc<dyn ProfileRepository>,
+        registries: Registries,
+        cache: ScopeCache,
+    ) -> Self {
         Self {
+            clients,
             profiles,
             registries,
             cache,
         }
+    }
+
+    /// The answer for the holder of an OAuth2 access token with `claims`:
+    /// the token's scopes, reduced to those still enabled for its client and,
+    /// when `narrow` is given (space-separated), to those named there. A
+    /// scope not granted or not enabled is omitted, never an error. Errors:
+    /// `InvalidToken` for a token without OAuth2 claims or whose client is no
+    /// longer registered; see [`profile`](Self::profile) for the rest.
+    pub async fn answer(&self, claims: &Claims, narrow: Option<&str>) -> Result<Map<String, Value>, ServiceError> {
+        let (Some(client_id), Some(scope)) = (&claims.client_id, &claims.scope) else {
+            return Err(TokenError::WrongType.into());
+        };
+        let client_id = ClientId::parse(client_id).map_err(|_| TokenError::Invalid)?;
+        let client = self.clients.find(&client_id).await?.ok_or(TokenError::Invalid)?;
+        let mut scopes = ScopeSet::parse_lenient(scope).intersection(client.enabled_scopes);
+        if let Some(narrow) = narrow {
+            scopes = scopes.intersection(ScopeSet::parse_lenient(narrow));
+        }
+        self.profile(UserId(claims.user_id), scopes).await
     }
 
     /// The profile answer of `user` for `scopes` (the caller has already
@@ -108,8 +138,15 @@ impl ProfileService {
         let to_json = |r: Result<Value, serde_json::Error>| r.map_err(|e| UpstreamError::BadResponse(e.to_string()));
         match scope {
             Scope::ReceitaFederal => to_json(serde_json::to_value(self.registries.tax_authority.lookup(cpf).await?)),
-            Scope::Cnes => to_json(serde_json::to_value(self.registries.cnes.bonds(cpf).await?)),
-            Scope::CursosCdp => to_json(serde_json::to_value(self.registries.cdp.courses(cpf).await?)),
+            // A person unknown to CNES or CDP simply has no bonds or courses.
+            Scope::Cnes => match self.registries.cnes.bonds(cpf).await {
+                Err(UpstreamError::NotFound) => to_json(serde_json::to_value(Cnes::default())),
+                other => to_json(serde_json::to_value(other?)),
+            },
+            Scope::CursosCdp => match self.registries.cdp.courses(cpf).await {
+                Err(UpstreamError::NotFound) => to_json(serde_json::to_value(CursosCdp::from_courses(vec![]))),
+                other => to_json(serde_json::to_value(other?)),
+            },
             other => Err(UpstreamError::BadResponse(format!("{other} has no upstream"))),
         }
     }

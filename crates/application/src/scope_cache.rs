@@ -77,6 +77,9 @@ fn erro_text(scope: Scope, e: &UpstreamError) -> String {
     };
     match e {
         UpstreamError::Timeout => format!("O serviço {who} não respondeu a tempo."),
+        UpstreamError::NotFound if scope == Scope::ReceitaFederal => {
+            "CPF não encontrado na base da Receita Federal.".to_owned()
+        }
         _ => format!("O serviço {who} está indisponível no momento."),
     }
 }

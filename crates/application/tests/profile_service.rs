@@ -5,9 +5,11 @@ use std::sync::Arc;
 use credencial_application::{ProfileService, Registries, ScopeCache, ScopeTtls, ServiceError};
 use credencial_domain::profile::{OwnProfile, ERRO_NAO_VALIDADO, ERRO_SEM_EXPERIENCIA};
 use credencial_domain::{Cnes, CnesVinculo, CursosCdp, ReceitaFederal, ScopeSet, UserId};
+use credencial_domain::oauth::ClientId;
+use credencial_domain::{Claims, TokenError, TokenType};
 use credencial_ports::{
-    MockCdpDirectory, MockCnesRegistry, MockProfileRepository, MockSnapshotStore, MockTaxAuthority, SystemClock,
-    UpstreamError,
+    MockCdpDirectory, MockCnesRegistry, MockOAuthClientRepository, MockProfileRepository, MockSnapshotStore,
+    MockTaxAuthority, OAuthClient, SystemClock, UpstreamError,
 };
 use serde_json::json;
 
@@ -60,7 +62,18 @@ fn service(
     cnes: MockCnesRegistry,
     cdp: MockCdpDirectory,
 ) -> ProfileService {
+    service_with_clients(MockOAuthClientRepository::new(), profiles, tax, cnes, cdp)
+}
+
+fn service_with_clients(
+    clients: MockOAuthClientRepository,
+    profiles: MockProfileRepository,
+    tax: MockTaxAuthority,
+    cnes: MockCnesRegistry,
+    cdp: MockCdpDirectory,
+) -> ProfileService {
     ProfileService::new(
+        Arc::new(clients),
         Arc::new(profiles),
         Registries {
             tax_authority: Arc::new(tax),
@@ -179,4 +192,95 @@ async fn authorizing_without_cnes_or_with_cnes_down_supplements_nothing() {
     let svc = service(profiles, MockTaxAuthority::new(), cnes, MockCdpDirectory::new());
     svc.on_authorized(ANA, ScopeSet::parse_strict("cpf email").expect("known")).await.expect("ok");
     svc.on_authorized(ANA, ScopeSet::parse_strict("cnes").expect("known")).await.expect("a CNES failure does not fail the authorization");
+}
+
+fn client_enabling(scopes: &'static str) -> MockOAuthClientRepository {
+    let mut clients = MockOAuthClientRepository::new();
+    clients.expect_find().returning(move |id| {
+        Ok((id.as_str() == "host-app").then(|| OAuthClient {
+            client_id: ClientId::parse("host-app").expect("id"),
+            name: "Host".into(),
+            secret_hash: None,
+            redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+            confidential: false,
+            require_pkce: true,
+            enabled_scopes: ScopeSet::parse_strict(scopes).expect("known"),
+        }))
+    });
+    clients
+}
+
+fn oauth_claims(scope: &str, client: &str) -> Claims {
+    let mut c = Claims::new(TokenType::Access, ANA.0, 0, 300);
+    c.scope = Some(scope.into());
+    c.client_id = Some(client.into());
+    c
+}
+
+#[tokio::test]
+async fn a_granted_scope_no_longer_enabled_for_the_client_is_omitted() {
+    let mut cdp = MockCdpDirectory::new();
+    cdp.expect_courses().times(1).returning(|_| Ok(CursosCdp::from_courses(vec![])));
+    let mut cnes = MockCnesRegistry::new();
+    cnes.expect_bonds().times(0);
+    let svc = service_with_clients(
+        client_enabling("dados_publicos cpf email cursos_cdp"),
+        profiles_returning(own(true)),
+        MockTaxAuthority::new(),
+        cnes,
+        cdp,
+    );
+    let out = svc
+        .answer(&oauth_claims("dados_publicos cpf email cnes cursos_cdp", "host-app"), None)
+        .await
+        .expect("answer");
+    assert!(out.contains_key("cursos_cdp"));
+    assert!(!out.contains_key("cnes"), "granted but not enabled: omitted");
+}
+
+#[tokio::test]
+async fn the_narrowing_scope_only_takes_away_and_required_scopes_stay() {
+    let mut tax = MockTaxAuthority::new();
+    tax.expect_lookup().times(0);
+    let svc = service_with_clients(
+        client_enabling("dados_publicos cpf email receita_federal formacao_academica"),
+        profiles_returning(own(true)),
+        tax,
+        MockCnesRegistry::new(),
+        MockCdpDirectory::new(),
+    );
+    let claims = oauth_claims("dados_publicos cpf email receita_federal formacao_academica", "host-app");
+    let out = svc.answer(&claims, Some("formacao_academica cnes nonsense")).await.expect("answer");
+    let keys: Vec<_> = out.keys().cloned().collect();
+    assert_eq!(keys, ["avatar", "cpf", "email", "formacao_academica", "name"], "cnes was never granted");
+}
+
+#[tokio::test]
+async fn a_token_without_oauth2_claims_or_of_an_unknown_client_is_refused() {
+    let svc = service_with_clients(
+        client_enabling("cpf"),
+        profiles_returning(own(true)),
+        MockTaxAuthority::new(),
+        MockCnesRegistry::new(),
+        MockCdpDirectory::new(),
+    );
+    let plain = Claims::new(TokenType::Access, ANA.0, 0, 300);
+    assert!(matches!(svc.answer(&plain, None).await, Err(ServiceError::InvalidToken(TokenError::WrongType))));
+    let gone = oauth_claims("cpf", "deleted-app");
+    assert!(matches!(svc.answer(&gone, None).await, Err(ServiceError::InvalidToken(TokenError::Invalid))));
+}
+
+#[tokio::test]
+async fn a_cpf_unknown_to_the_registries_gives_empty_lists_and_a_receita_erro() {
+    let mut tax = MockTaxAuthority::new();
+    tax.expect_lookup().returning(|_| Err(UpstreamError::NotFound));
+    let mut cnes = MockCnesRegistry::new();
+    cnes.expect_bonds().returning(|_| Err(UpstreamError::NotFound));
+    let mut cdp = MockCdpDirectory::new();
+    cdp.expect_courses().returning(|_| Err(UpstreamError::NotFound));
+    let svc = service(profiles_returning(own(true)), tax, cnes, cdp);
+    let out = svc.profile(ANA, ScopeSet::all()).await.expect("profile");
+    assert_eq!(out["receita_federal"], json!({"erro": "CPF não encontrado na base da Receita Federal."}));
+    assert_eq!(out["cnes"], json!({"vinculos": []}));
+    assert_eq!(out["cursos_cdp"], json!({"total": 0, "data": []}));
 }
