@@ -7,5 +7,6 @@ mod consume;
 mod demo;
 mod errors;
 mod helpers;
+mod profile;
 mod settings;
 mod tokens;
