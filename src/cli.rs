@@ -113,8 +113,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             let pool = pool(&settings).await?;
             migrate(&pool).await?;
-            let seeded = demo::seed(&pool, &hasher(&settings)?).await?;
+            let hasher = hasher(&settings)?;
+            let seeded = demo::seed(&pool, &hasher).await?;
             tracing::info!(seeded, "demo users ready: ana / ana-demo-2026, bruno / bruno-demo-2026");
+            let redirect_uri = demo::demo_redirect_uri(&settings.bind);
+            demo::seed_client(&pool, &hasher, &redirect_uri).await?;
+            tracing::info!(client_id = demo::DEMO_CLIENT_ID, %redirect_uri, "demo OAuth2 client ready");
             Application::build(&settings, Mode::Demo, pool).await?.run_until_stopped().await?;
         }
         Command::Migrate => {

@@ -2,11 +2,51 @@
 
 use std::sync::Arc;
 
-use credencial_adapters_postgres::{PgPool, PgProfileRepository, PgUserRepository};
+use credencial_adapters_postgres::{PgOAuthClientRepository, PgPool, PgProfileRepository, PgUserRepository};
 use credencial_application::PasswordHasher;
 use credencial_domain::profile::{AcademicDegree, Experience};
-use credencial_domain::{Degree, UserData, UserId, Username};
-use credencial_ports::{NewUser, ProfileRepository, RepositoryError, UserRepository};
+use credencial_domain::oauth::ClientId;
+use credencial_domain::{Degree, ScopeSet, UserData, UserId, Username};
+use credencial_ports::{
+    NewUser, OAuthClient, OAuthClientRepository, ProfileRepository, RepositoryError, UserRepository,
+};
+
+/// The demo's OAuth2 client: the host application of the client component.
+pub const DEMO_CLIENT_ID: &str = "demo-host";
+/// Its secret (demo only, printed in the README).
+pub const DEMO_CLIENT_SECRET: &str = "demo-host-secret";
+
+/// The demo client's redirect URI for a server bound to `bind`
+/// (`0.0.0.0` is reached as `127.0.0.1`).
+pub fn demo_redirect_uri(bind: &str) -> String {
+    let host_port = bind.strip_prefix("0.0.0.0:").map_or_else(|| bind.to_owned(), |port| format!("127.0.0.1:{port}"));
+    format!("http://{host_port}/auth/callback/")
+}
+
+/// Registers the confidential client `demo-host` with every scope enabled,
+/// unless it exists. Returns whether it was created.
+pub async fn seed_client(pool: &PgPool, hasher: &PasswordHasher, redirect_uri: &str) -> anyhow::Result<bool> {
+    let clients = PgOAuthClientRepository::new(pool.clone());
+    let id = ClientId::parse(DEMO_CLIENT_ID)?;
+    if clients.find(&id).await?.is_some() {
+        return Ok(false);
+    }
+    let secret_hash = hasher.hash(DEMO_CLIENT_SECRET.to_owned().into()).await?;
+    let client = OAuthClient {
+        client_id: id,
+        name: "Demo host application".into(),
+        secret_hash: Some(secret_hash),
+        redirect_uris: vec![redirect_uri.to_owned()],
+        confidential: true,
+        require_pkce: false,
+        enabled_scopes: ScopeSet::all(),
+    };
+    match clients.create(client).await {
+        Ok(()) => Ok(true),
+        Err(RepositoryError::Conflict(_)) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
 
 /// A demo account: username, password, data, public name, CPF.
 pub struct DemoUser {

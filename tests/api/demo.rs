@@ -70,3 +70,30 @@ async fn the_demo_seeds_ana_with_a_full_profile_and_bruno_with_none() {
     assert!(!bruno.receita_validated);
     assert!(bruno.experiences.is_empty() && bruno.degrees.is_empty());
 }
+
+#[tokio::test]
+async fn the_demo_registers_its_confidential_client_once_with_every_scope() {
+    use credencial_adapters_postgres::PgOAuthClientRepository;
+    use credencial_domain::oauth::ClientId;
+    use credencial_domain::{DjangoPbkdf2, ScopeSet};
+    use credencial_ports::OAuthClientRepository;
+
+    let db = TestDatabase::new().await;
+    let unused = MockServer::start().await;
+    let settings = test_settings(&db, &unused);
+    let h = hasher(&settings).expect("hasher");
+    let redirect = demo::demo_redirect_uri("0.0.0.0:8000");
+    assert_eq!(redirect, "http://127.0.0.1:8000/auth/callback/");
+    assert!(demo::seed_client(&db.pool, &h, &redirect).await.expect("seed"));
+    assert!(!demo::seed_client(&db.pool, &h, &redirect).await.expect("again"), "only once");
+    let client = PgOAuthClientRepository::new(db.pool.clone())
+        .find(&ClientId::parse(demo::DEMO_CLIENT_ID).expect("id"))
+        .await
+        .expect("read")
+        .expect("registered");
+    assert!(client.confidential);
+    assert_eq!(client.enabled_scopes, ScopeSet::all());
+    assert_eq!(client.redirect_uris, [redirect]);
+    let stored = DjangoPbkdf2::parse(client.secret_hash.as_deref().expect("hashed")).expect("django format");
+    assert!(stored.verify(demo::DEMO_CLIENT_SECRET));
+}
