@@ -126,9 +126,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             migrate(&pool).await?;
             println!("migrations applied");
         }
-        Command::User {
-            command: UserCommand::Create(args),
-        } => create_user(&settings, args).await?,
+        Command::User { command: UserCommand::Create(args) } => create_user(&settings, args).await?,
         Command::Client { command } => run_client_command(&settings, command).await?,
     }
     Ok(())
@@ -143,10 +141,7 @@ async fn pool(settings: &Settings) -> anyhow::Result<PgPool> {
 async fn create_user(settings: &Settings, args: CreateUser) -> anyhow::Result<()> {
     let username = Username::parse(&args.username).context("--username")?;
     if let Some(cpf) = &args.cpf {
-        anyhow::ensure!(
-            cpf.len() == 11 && cpf.bytes().all(|b| b.is_ascii_digit()),
-            "--cpf must be 11 digits"
-        );
+        anyhow::ensure!(cpf.len() == 11 && cpf.bytes().all(|b| b.is_ascii_digit()), "--cpf must be 11 digits");
     }
     let password = read_password()?;
     anyhow::ensure!(!password.is_empty(), "the password must not be empty");
@@ -276,11 +271,7 @@ async fn create_client(settings: &Settings, args: CreateClient) -> anyhow::Resul
     let pool = pool(settings).await?;
     let secret = (!args.public).then(generate_client_secret);
     let secret_hash = match &secret {
-        Some(secret) => Some(
-            hasher(settings)?
-                .hash(SecretString::from(secret.clone()))
-                .await?,
-        ),
+        Some(secret) => Some(hasher(settings)?.hash(SecretString::from(secret.clone())).await?),
         None => None,
     };
     let client = OAuthClient {
@@ -317,10 +308,7 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
         secret_hash: None,
     };
     if !args.redirect_uris.is_empty() {
-        changes.redirect_uris = Some(redirect_uris(
-            &args.redirect_uris,
-            args.allow_insecure_http,
-        )?);
+        changes.redirect_uris = Some(redirect_uris(&args.redirect_uris, args.allow_insecure_http)?);
     }
     anyhow::ensure!(
         changes != OAuthClientUpdate::default() || args.rotate_secret,
@@ -331,22 +319,12 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
     let mut secret = None;
     if args.rotate_secret {
         let current = repo.find(&client_id).await?.ok_or_else(unknown)?;
-        anyhow::ensure!(
-            current.confidential,
-            "client {client_id} is public: it has no secret to rotate"
-        );
+        anyhow::ensure!(current.confidential, "client {client_id} is public: it has no secret to rotate");
         let new_secret = generate_client_secret();
-        changes.secret_hash = Some(
-            hasher(settings)?
-                .hash(SecretString::from(new_secret.clone()))
-                .await?,
-        );
+        changes.secret_hash = Some(hasher(settings)?.hash(SecretString::from(new_secret.clone())).await?);
         secret = Some(new_secret);
     }
-    let updated = repo
-        .update(&client_id, changes)
-        .await?
-        .ok_or_else(unknown)?;
+    let updated = repo.update(&client_id, changes).await?.ok_or_else(unknown)?;
     println!("updated {}", client_summary(&updated));
     if let Some(secret) = secret {
         print_secret_once(&secret);
@@ -355,22 +333,12 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
 }
 
 async fn list_clients(settings: &Settings) -> anyhow::Result<()> {
-    let clients = PgOAuthClientRepository::new(pool(settings).await?)
-        .list()
-        .await?;
+    let clients = PgOAuthClientRepository::new(pool(settings).await?).list().await?;
     if clients.is_empty() {
         println!("no OAuth2 clients registered");
         return Ok(());
     }
-    let header = [
-        "CLIENT ID",
-        "TYPE",
-        "PKCE",
-        "NAME",
-        "SCOPES",
-        "REDIRECT URIS",
-    ]
-    .map(str::to_owned);
+    let header = ["CLIENT ID", "TYPE", "PKCE", "NAME", "SCOPES", "REDIRECT URIS"].map(str::to_owned);
     let rows: Vec<[String; 6]> = clients
         .iter()
         .map(|c| {
@@ -411,10 +379,7 @@ fn client_name(raw: &str) -> anyhow::Result<String> {
         name.chars().count() <= MAX_CLIENT_NAME_CHARS,
         "--name must have at most {MAX_CLIENT_NAME_CHARS} characters"
     );
-    anyhow::ensure!(
-        !name.chars().any(char::is_control),
-        "--name must not contain control characters"
-    );
+    anyhow::ensure!(!name.chars().any(char::is_control), "--name must not contain control characters");
     Ok(name.to_owned())
 }
 
@@ -422,8 +387,7 @@ fn client_name(raw: &str) -> anyhow::Result<String> {
 fn redirect_uris(raw: &[String], allow_insecure_http: bool) -> anyhow::Result<Vec<String>> {
     let mut uris: Vec<String> = Vec::with_capacity(raw.len());
     for uri in raw {
-        let uri = validate_redirect_uri(uri, allow_insecure_http)
-            .with_context(|| format!("--redirect-uri {uri:?}"))?;
+        let uri = validate_redirect_uri(uri, allow_insecure_http).with_context(|| format!("--redirect-uri {uri:?}"))?;
         if !uris.contains(&uri) {
             uris.push(uri);
         }
@@ -468,10 +432,7 @@ fn pkce_rule(client: &OAuthClient) -> &'static str {
 
 /// The scopes a grant can carry: the enabled ones plus the required ones.
 fn granted_scope_names(client: &OAuthClient) -> String {
-    client
-        .enabled_scopes
-        .union(ScopeSet::required())
-        .to_scope_string()
+    client.enabled_scopes.union(ScopeSet::required()).to_scope_string()
 }
 
 fn client_summary(client: &OAuthClient) -> String {

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use credencial_adapters_postgres::{PgOAuthClientRepository, PgPool, PgProfileRepository, PgUserRepository};
 use credencial_application::PasswordHasher;
-use credencial_domain::profile::{AcademicDegree, Experience};
 use credencial_domain::oauth::ClientId;
+use credencial_domain::profile::{AcademicDegree, Experience};
 use credencial_domain::{Degree, ScopeSet, UserData, UserId, Username};
 use credencial_ports::{
     NewUser, OAuthClient, OAuthClientRepository, ProfileRepository, RepositoryError, UserRepository,
@@ -130,12 +130,24 @@ async fn seed_profile(pool: &PgPool, username: &str, id: UserId) -> anyhow::Resu
     if username != "ana" {
         return Ok(());
     }
-    profiles
-        .set_profile(id, "https://www.gravatar.com/avatar/?d=identicon&s=160", true)
-        .await?;
+    profiles.set_profile(id, "https://www.gravatar.com/avatar/?d=identicon&s=160", true).await?;
     let experiences = [
-        ("Hospital Universitário Onofre Lopes", "Enfermeira", Some("2015-03-02T08:00:00"), Some("2019-01-31T18:00:00"), "Natal", "Plantões na UTI adulto."),
-        ("Secretaria Municipal de Saúde de Natal", "Enfermeira da Estratégia Saúde da Família", Some("2019-02-01T08:00:00"), None, "Natal", ""),
+        (
+            "Hospital Universitário Onofre Lopes",
+            "Enfermeira",
+            Some("2015-03-02T08:00:00"),
+            Some("2019-01-31T18:00:00"),
+            "Natal",
+            "Plantões na UTI adulto.",
+        ),
+        (
+            "Secretaria Municipal de Saúde de Natal",
+            "Enfermeira da Estratégia Saúde da Família",
+            Some("2019-02-01T08:00:00"),
+            None,
+            "Natal",
+            "",
+        ),
     ];
     for (estabelecimento, profissao, inicio, fim, municipio, descricao) in experiences {
         profiles
@@ -153,8 +165,22 @@ async fn seed_profile(pool: &PgPool, username: &str, id: UserId) -> anyhow::Resu
             .await?;
     }
     let degrees = [
-        ("Universidade Federal do Rio Grande do Norte", "Enfermagem", "2010-03-01", Some("2014-12-19"), Degree::Graduacao, ""),
-        ("Universidade Federal do Rio Grande do Norte", "Saúde da Família", "2020-03-02", None, Degree::MestradoProfissional, "Em andamento."),
+        (
+            "Universidade Federal do Rio Grande do Norte",
+            "Enfermagem",
+            "2010-03-01",
+            Some("2014-12-19"),
+            Degree::Graduacao,
+            "",
+        ),
+        (
+            "Universidade Federal do Rio Grande do Norte",
+            "Saúde da Família",
+            "2020-03-02",
+            None,
+            Degree::MestradoProfissional,
+            "Em andamento.",
+        ),
     ];
     for (instituicao, curso, inicio, fim, grau, descricao) in degrees {
         profiles

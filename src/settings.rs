@@ -204,9 +204,7 @@ impl Settings {
         if self.scope_cache_memory_entries == 0 {
             return Err(SettingsError::about("scope_cache_memory_entries", "must be positive"));
         }
-        if self.password_iterations == 0
-            || self.password_iterations > credencial_domain::password::MAX_ITERATIONS
-        {
+        if self.password_iterations == 0 || self.password_iterations > credencial_domain::password::MAX_ITERATIONS {
             return Err(SettingsError::about(
                 "password_iterations",
                 format!("must be between 1 and {}", credencial_domain::password::MAX_ITERATIONS),
@@ -240,10 +238,7 @@ fn cache_default(scope: credencial_domain::Scope) -> u64 {
 fn describe(e: &config::ConfigError) -> SettingsError {
     let text = e.to_string();
     // config reports "… for key `jwt_leeway_secs`" or "… `jwt_leeway_secs`".
-    let key = text
-        .split('`')
-        .nth(1)
-        .map(|k| k.trim_start_matches("SERVICE_").to_ascii_lowercase());
+    let key = text.split('`').nth(1).map(|k| k.trim_start_matches("SERVICE_").to_ascii_lowercase());
     match key {
         Some(k) if !k.is_empty() => SettingsError::about(&k, text),
         _ => SettingsError(format!("invalid settings: {text}")),
@@ -264,11 +259,6 @@ fn string_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error>
         Raw::Text(s) if s.trim_start().starts_with('[') => {
             serde_json::from_str(&s).map_err(serde::de::Error::custom)?
         }
-        Raw::Text(s) => s
-            .split(',')
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(str::to_owned)
-            .collect(),
+        Raw::Text(s) => s.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::to_owned).collect(),
     })
 }

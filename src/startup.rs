@@ -86,16 +86,10 @@ impl Application {
             noop_route: settings.bench_noop_route,
             workers: settings.workers,
         };
-        let services = Services {
-            tokens: Arc::new(service),
-            profiles: Arc::new(profiles),
-        };
+        let services = Services { tokens: Arc::new(service), profiles: Arc::new(profiles) };
         let server = build_server(listener, services, http)?;
         tracing::info!(address = %local, ?mode, "credencial is serving");
-        Ok(Self {
-            port: local.port(),
-            server,
-        })
+        Ok(Self { port: local.port(), server })
     }
 
     /// The port the server listens on.
@@ -111,25 +105,21 @@ impl Application {
 
 /// The password hasher the settings describe.
 pub fn hasher(settings: &Settings) -> anyhow::Result<PasswordHasher> {
-    let threads = settings.hashing_threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get().saturating_sub(1))
-            .unwrap_or(1)
-            .max(1)
-    });
+    let threads = settings
+        .hashing_threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get().saturating_sub(1)).unwrap_or(1).max(1));
     Ok(PasswordHasher::new(threads, settings.password_iterations)
         .map_err(|e| SettingsError::about("password_iterations", e))?)
 }
 
 fn codec(settings: &Settings, mode: Mode) -> Result<TokenCodec, SettingsError> {
-    let algorithm: JwtAlgorithm = settings
-        .jwt_algorithm
-        .parse()
-        .map_err(|e| SettingsError::about("jwt_algorithm", e))?;
+    let algorithm: JwtAlgorithm =
+        settings.jwt_algorithm.parse().map_err(|e| SettingsError::about("jwt_algorithm", e))?;
     let keys = match algorithm {
         JwtAlgorithm::HS256 => match (&settings.jwt_secret, mode) {
-            (Some(secret), _) => JwtKeys::hmac(secret.expose_secret().as_bytes())
-                .map_err(|e| SettingsError::about("jwt_secret", e))?,
+            (Some(secret), _) => {
+                JwtKeys::hmac(secret.expose_secret().as_bytes()).map_err(|e| SettingsError::about("jwt_secret", e))?
+            }
             (None, Mode::Demo) => {
                 tracing::warn!("demo mode: no SERVICE_JWT_SECRET set, signing with a random secret for this run");
                 let mut secret = [0u8; 32];
@@ -154,7 +144,8 @@ fn codec(settings: &Settings, mode: Mode) -> Result<TokenCodec, SettingsError> {
 }
 
 fn read_key(path: Option<&std::path::Path>, key: &str, algorithm: JwtAlgorithm) -> Result<Vec<u8>, SettingsError> {
-    let path = path.ok_or_else(|| SettingsError::about(key, format!("is not set; {algorithm} needs a PEM key file")))?;
+    let path =
+        path.ok_or_else(|| SettingsError::about(key, format!("is not set; {algorithm} needs a PEM key file")))?;
     std::fs::read(path).map_err(|e| SettingsError::about(key, format!("cannot read {}: {e}", path.display())))
 }
 
@@ -168,7 +159,11 @@ fn profile_service(
     pool: &PgPool,
     clock: Arc<dyn Clock>,
 ) -> Result<ProfileService, SettingsError> {
-    let endpoint = |name: &str, url: &Option<String>, timeout_ms: u64, key: &Option<secrecy::SecretString>, sandbox_path: &str| {
+    let endpoint = |name: &str,
+                    url: &Option<String>,
+                    timeout_ms: u64,
+                    key: &Option<secrecy::SecretString>,
+                    sandbox_path: &str| {
         let url = match (url, mode) {
             (Some(url), _) => url.clone(),
             (None, Mode::Demo) => format!("{}{sandbox_path}", origin(local)),
@@ -187,8 +182,15 @@ fn profile_service(
         Ok::<_, SettingsError>(Some(endpoint))
     };
     let s = settings;
-    let receita = endpoint("receita", &s.receita_base_url, s.receita_timeout_ms, &s.receita_api_key, sandbox_registries::RECEITA_BASE_PATH)?;
-    let cnes = endpoint("cnes", &s.cnes_base_url, s.cnes_timeout_ms, &s.cnes_api_key, sandbox_registries::CNES_BASE_PATH)?;
+    let receita = endpoint(
+        "receita",
+        &s.receita_base_url,
+        s.receita_timeout_ms,
+        &s.receita_api_key,
+        sandbox_registries::RECEITA_BASE_PATH,
+    )?;
+    let cnes =
+        endpoint("cnes", &s.cnes_base_url, s.cnes_timeout_ms, &s.cnes_api_key, sandbox_registries::CNES_BASE_PATH)?;
     let cdp = endpoint("cdp", &s.cdp_base_url, s.cdp_timeout_ms, &s.cdp_api_key, sandbox_registries::CDP_BASE_PATH)?;
     let registries = Registries {
         tax_authority: match receita {
@@ -204,12 +206,10 @@ fn profile_service(
             None => Arc::new(UnconfiguredRegistry),
         },
     };
-    let ttls = ScopeTtls {
-        receita_federal: s.receita_cache_secs,
-        cnes: s.cnes_cache_secs,
-        cursos_cdp: s.cdp_cache_secs,
-    };
-    let cache = ScopeCache::new(Arc::new(PgSnapshotStore::new(pool.clone())), clock, ttls, s.scope_cache_memory_entries);
+    let ttls =
+        ScopeTtls { receita_federal: s.receita_cache_secs, cnes: s.cnes_cache_secs, cursos_cdp: s.cdp_cache_secs };
+    let cache =
+        ScopeCache::new(Arc::new(PgSnapshotStore::new(pool.clone())), clock, ttls, s.scope_cache_memory_entries);
     Ok(ProfileService::new(
         Arc::new(PgOAuthClientRepository::new(pool.clone())),
         Arc::new(PgProfileRepository::new(pool.clone())),

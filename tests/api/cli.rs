@@ -19,12 +19,7 @@ fn credencial(db_url: &str, args: &[&str], stdin: &str) -> std::process::Output 
         .stderr(Stdio::piped())
         .spawn()
         .expect("binary runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write stdin");
+    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
     child.wait_with_output().expect("binary exits")
 }
 
@@ -49,9 +44,7 @@ async fn user_create_reads_the_password_from_stdin_and_the_user_can_log_in() {
     assert!(stored.starts_with("pbkdf2_sha256$1000$"), "{stored}");
 
     let app = spawn_app_with(|s| s.database_url = url.into()).await;
-    let r = app
-        .post_json("/api/token/pair/", &json!({"username": "carla", "password": "c4rla pass"}))
-        .await;
+    let r = app.post_json("/api/token/pair/", &json!({"username": "carla", "password": "c4rla pass"})).await;
     let (status, body) = status_and_json(r).await;
     assert_eq!((status, body["username"].as_str()), (200, Some("carla")));
     drop(db);
@@ -66,10 +59,7 @@ async fn user_create_refuses_a_taken_username_and_an_empty_password() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
     let empty = credencial(&db.url, &["user", "create", "--username", "edu"], "\n");
     assert!(!empty.status.success());
-    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM users")
-        .fetch_one(&db.pool)
-        .await
-        .expect("count");
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM users").fetch_one(&db.pool).await.expect("count");
     assert_eq!(count, 1, "nothing half-written");
 }
 

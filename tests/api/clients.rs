@@ -25,53 +25,34 @@ fn credencial(db_url: &str, args: &[&str]) -> Output {
 /// Runs the command, asserts it succeeded and returns its standard output.
 fn ok(db_url: &str, args: &[&str]) -> String {
     let out = credencial(db_url, args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Runs the command, asserts it failed and returns its standard error.
 fn fails(db_url: &str, args: &[&str]) -> String {
     let out = credencial(db_url, args);
-    assert!(
-        !out.status.success(),
-        "{args:?} succeeded: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert!(!out.status.success(), "{args:?} succeeded: {}", String::from_utf8_lossy(&out.stdout));
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// The secret from a `client_secret: …` line.
 fn printed_secret(stdout: &str) -> String {
-    let secrets: Vec<&str> = stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("client_secret: "))
-        .collect();
+    let secrets: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("client_secret: ")).collect();
     assert_eq!(secrets.len(), 1, "printed exactly once: {stdout}");
     secrets[0].to_owned()
 }
 
 async fn stored(db: &TestDatabase, id: &str) -> Option<OAuthClient> {
-    PgOAuthClientRepository::new(db.pool.clone())
-        .find(&ClientId::parse(id).expect("valid id"))
-        .await
-        .expect("query")
+    PgOAuthClientRepository::new(db.pool.clone()).find(&ClientId::parse(id).expect("valid id")).await.expect("query")
 }
 
 async fn count_clients(db: &TestDatabase) -> i64 {
-    sqlx::query_scalar("SELECT count(*) FROM oauth_clients")
-        .fetch_one(&db.pool)
-        .await
-        .expect("count")
+    sqlx::query_scalar("SELECT count(*) FROM oauth_clients").fetch_one(&db.pool).await.expect("count")
 }
 
 fn verifies(hash: &str, secret: &str) -> bool {
-    DjangoPbkdf2::parse(hash)
-        .expect("Django format")
-        .verify(secret)
+    DjangoPbkdf2::parse(hash).expect("Django format").verify(secret)
 }
 
 #[tokio::test]
@@ -96,24 +77,13 @@ async fn creating_a_confidential_client_prints_its_secret_once_and_stores_only_a
     );
     let secret = printed_secret(&out);
     assert_eq!(secret.len(), 43, "32 random bytes, base64url");
-    assert!(
-        secret
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
-        "{secret}"
-    );
+    assert!(secret.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{secret}");
 
     let client = stored(&db, "portal").await.expect("stored");
     assert_eq!(client.name, "Portal do Servidor");
     assert!(client.confidential);
     assert!(!client.require_pkce);
-    assert_eq!(
-        client.redirect_uris,
-        [
-            "https://portal.example.gov.br/callback",
-            "http://localhost:8080/cb"
-        ]
-    );
+    assert_eq!(client.redirect_uris, ["https://portal.example.gov.br/callback", "http://localhost:8080/cb"]);
     assert_eq!(
         client.enabled_scopes.to_scope_string(),
         "receita_federal cnes",
@@ -161,69 +131,17 @@ async fn invalid_input_is_refused_with_a_clear_message_and_nothing_is_written() 
     let db = TestDatabase::new().await;
     let uri = "https://a.example/cb";
     let cases: [([&str; 4], &[&str], &str); 8] = [
-        (
-            ["portal", "Portal", "--redirect-uri", uri],
-            &["--scopes", "cnes openid"],
-            "openid",
-        ),
-        (
-            [
-                "portal",
-                "Portal",
-                "--redirect-uri",
-                "http://portal.example.gov.br/cb",
-            ],
-            &[],
-            "https",
-        ),
-        (
-            [
-                "portal",
-                "Portal",
-                "--redirect-uri",
-                "https://a.example/cb#x",
-            ],
-            &[],
-            "fragment",
-        ),
-        (
-            ["portal", "Portal", "--redirect-uri", "/callback"],
-            &[],
-            "absolute",
-        ),
-        (
-            [
-                "portal",
-                "Portal",
-                "--redirect-uri",
-                "https://a.example/cb\tx",
-            ],
-            &[],
-            "whitespace",
-        ),
-        (
-            ["portal", "  ", "--redirect-uri", uri],
-            &[],
-            "--name must not be empty",
-        ),
-        (
-            ["portal", "Portal", "--scopes", "cnes"],
-            &[],
-            "--redirect-uri",
-        ),
+        (["portal", "Portal", "--redirect-uri", uri], &["--scopes", "cnes openid"], "openid"),
+        (["portal", "Portal", "--redirect-uri", "http://portal.example.gov.br/cb"], &[], "https"),
+        (["portal", "Portal", "--redirect-uri", "https://a.example/cb#x"], &[], "fragment"),
+        (["portal", "Portal", "--redirect-uri", "/callback"], &[], "absolute"),
+        (["portal", "Portal", "--redirect-uri", "https://a.example/cb\tx"], &[], "whitespace"),
+        (["portal", "  ", "--redirect-uri", uri], &[], "--name must not be empty"),
+        (["portal", "Portal", "--scopes", "cnes"], &[], "--redirect-uri"),
         (["a b", "Portal", "--redirect-uri", uri], &[], "client id"),
     ];
     for ([id, name, flag, value], extra, needle) in cases {
-        let mut args = vec![
-            "client",
-            "create",
-            "--client-id",
-            id,
-            "--name",
-            name,
-            flag,
-            value,
-        ];
+        let mut args = vec!["client", "create", "--client-id", id, "--name", name, flag, value];
         args.extend_from_slice(extra);
         let err = fails(&db.url, &args);
         assert!(err.contains(needle), "{args:?}: {err}");
@@ -255,16 +173,8 @@ async fn http_redirect_uris_are_accepted_for_other_hosts_only_when_explicitly_al
 #[tokio::test]
 async fn a_taken_client_id_is_refused() {
     let db = TestDatabase::new().await;
-    let args = [
-        "client",
-        "create",
-        "--client-id",
-        "portal",
-        "--name",
-        "Portal",
-        "--redirect-uri",
-        "https://a.example/cb",
-    ];
+    let args =
+        ["client", "create", "--client-id", "portal", "--name", "Portal", "--redirect-uri", "https://a.example/cb"];
     ok(&db.url, &args);
     let before = stored(&db, "portal").await.expect("stored");
     let err = fails(&db.url, &args);
@@ -309,45 +219,19 @@ async fn update_replaces_redirect_uris_and_scopes_and_sets_require_pkce() {
             "true",
         ],
     );
-    assert!(
-        !out.contains("client_secret"),
-        "no new secret unless asked: {out}"
-    );
+    assert!(!out.contains("client_secret"), "no new secret unless asked: {out}");
     let after = stored(&db, "portal").await.expect("stored");
-    assert_eq!(
-        after.redirect_uris,
-        ["https://c.example/cb"],
-        "list replaced"
-    );
-    assert_eq!(
-        after.enabled_scopes.to_scope_string(),
-        "formacao_academica cursos_cdp"
-    );
+    assert_eq!(after.redirect_uris, ["https://c.example/cb"], "list replaced");
+    assert_eq!(after.enabled_scopes.to_scope_string(), "formacao_academica cursos_cdp");
     assert!(after.require_pkce);
     assert_eq!(after.secret_hash, before.secret_hash, "secret unchanged");
     assert_eq!(after.name, "Portal");
 
-    ok(
-        &db.url,
-        &[
-            "client",
-            "update",
-            "--client-id",
-            "portal",
-            "--require-pkce",
-            "false",
-            "--scopes",
-            "",
-        ],
-    );
+    ok(&db.url, &["client", "update", "--client-id", "portal", "--require-pkce", "false", "--scopes", ""]);
     let last = stored(&db, "portal").await.expect("stored");
     assert!(!last.require_pkce);
     assert_eq!(last.enabled_scopes, ScopeSet::empty());
-    assert_eq!(
-        last.redirect_uris,
-        ["https://c.example/cb"],
-        "not given, not changed"
-    );
+    assert_eq!(last.redirect_uris, ["https://c.example/cb"], "not given, not changed");
 }
 
 #[tokio::test]
@@ -355,35 +239,13 @@ async fn rotating_the_secret_prints_a_new_one_and_the_old_one_stops_working() {
     let db = TestDatabase::new().await;
     let created = ok(
         &db.url,
-        &[
-            "client",
-            "create",
-            "--client-id",
-            "portal",
-            "--name",
-            "Portal",
-            "--redirect-uri",
-            "https://a.example/cb",
-        ],
+        &["client", "create", "--client-id", "portal", "--name", "Portal", "--redirect-uri", "https://a.example/cb"],
     );
     let old = printed_secret(&created);
-    let rotated = ok(
-        &db.url,
-        &[
-            "client",
-            "update",
-            "--client-id",
-            "portal",
-            "--rotate-secret",
-        ],
-    );
+    let rotated = ok(&db.url, &["client", "update", "--client-id", "portal", "--rotate-secret"]);
     let new = printed_secret(&rotated);
     assert_ne!(old, new);
-    let hash = stored(&db, "portal")
-        .await
-        .expect("stored")
-        .secret_hash
-        .expect("hash");
+    let hash = stored(&db, "portal").await.expect("stored").secret_hash.expect("hash");
     assert!(verifies(&hash, &new));
     assert!(!verifies(&hash, &old));
 }
@@ -407,22 +269,11 @@ async fn update_refuses_unknown_clients_public_secrets_bad_values_and_empty_chan
     );
     let before = stored(&db, "spa").await.expect("stored");
     let cases: [(&[&str], &str); 6] = [
-        (
-            &["--client-id", "nobody", "--require-pkce", "true"],
-            "no client",
-        ),
+        (&["--client-id", "nobody", "--require-pkce", "true"], "no client"),
         (&["--client-id", "nobody", "--rotate-secret"], "no client"),
         (&["--client-id", "spa", "--rotate-secret"], "public"),
         (&["--client-id", "spa", "--scopes", "cnes bogus"], "bogus"),
-        (
-            &[
-                "--client-id",
-                "spa",
-                "--redirect-uri",
-                "http://evil.example/",
-            ],
-            "https",
-        ),
+        (&["--client-id", "spa", "--redirect-uri", "http://evil.example/"], "https"),
         (&["--client-id", "spa"], "nothing to update"),
     ];
     for (extra, needle) in cases {
@@ -472,36 +323,18 @@ async fn list_shows_a_table_of_clients_without_secrets() {
     let listed = ok(&db.url, &["client", "list"]);
     let lines: Vec<&str> = listed.lines().collect();
     assert_eq!(lines.len(), 3, "{listed}");
-    assert!(
-        lines[0].starts_with("CLIENT ID") && lines[0].contains("REDIRECT URIS"),
-        "{listed}"
-    );
-    let columns = |line: &str| {
-        line.split_whitespace()
-            .map(str::to_owned)
-            .collect::<Vec<_>>()
-    };
+    assert!(lines[0].starts_with("CLIENT ID") && lines[0].contains("REDIRECT URIS"), "{listed}");
+    let columns = |line: &str| line.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
     let app = columns(lines[1]);
     assert_eq!(&app[..3], ["app-movel", "public", "required"], "{listed}");
     assert!(lines[1].ends_with("http://127.0.0.1:9000/cb"), "{listed}");
     assert!(lines[1].contains("dados_publicos cpf email"), "{listed}");
     let portal_row = columns(lines[2]);
-    assert_eq!(
-        &portal_row[..3],
-        ["portal", "confidential", "required"],
-        "{listed}"
-    );
+    assert_eq!(&portal_row[..3], ["portal", "confidential", "required"], "{listed}");
     assert!(lines[2].contains("Portal do Servidor"), "{listed}");
-    assert!(
-        lines[2].contains("dados_publicos cpf email cnes"),
-        "{listed}"
-    );
+    assert!(lines[2].contains("dados_publicos cpf email cnes"), "{listed}");
     let header_pos = lines[0].find("REDIRECT URIS").expect("column");
-    assert_eq!(
-        lines[2].find("https://").expect("uri"),
-        header_pos,
-        "columns align"
-    );
+    assert_eq!(lines[2].find("https://").expect("uri"), header_pos, "columns align");
     assert!(!listed.contains(&secret));
     assert!(!listed.contains("pbkdf2"));
 }

@@ -44,13 +44,7 @@ async fn get_forwards_the_bearer_token_and_returns_the_upstream_json_as_is() {
         .await;
     for route in ROUTES {
         for p in [route.to_owned(), route.trim_end_matches('/').to_owned()] {
-            let r = app
-                .client
-                .get(format!("{}{p}", app.address))
-                .bearer_auth(&access)
-                .send()
-                .await
-                .expect("sent");
+            let r = app.client.get(format!("{}{p}", app.address)).bearer_auth(&access).send().await.expect("sent");
             let (status, body) = status_and_json(r).await;
             assert_eq!((status, body), (200, user_json()), "{p}");
         }
@@ -160,7 +154,11 @@ async fn upstream_refusals_and_failures_map_to_401_403_502_and_504() {
         (ResponseTemplate::new(200).set_body_string("<html>login</html>"), 502, "bad_gateway"),
         (ResponseTemplate::new(200).set_body_string("{\"truncated\": "), 502, "bad_gateway"),
         (ResponseTemplate::new(302).insert_header("location", "http://evil.example/"), 502, "bad_gateway"),
-        (ResponseTemplate::new(200).set_body_json(user_json()).set_delay(Duration::from_secs(3)), 504, "gateway_timeout"),
+        (
+            ResponseTemplate::new(200).set_body_json(user_json()).set_delay(Duration::from_secs(3)),
+            504,
+            "gateway_timeout",
+        ),
     ];
     for (template, want_status, want_code) in cases {
         app.upstream.reset().await;
@@ -185,12 +183,7 @@ async fn an_unreachable_upstream_is_a_502() {
     let app = crate::helpers::spawn_app_with(|s| s.upstream_base_url = Some(format!("http://127.0.0.1:{port}"))).await;
     app.add_user("maria", "pw-maria-1", true).await;
     let (access, _) = app.login("maria", "pw-maria-1").await;
-    let r = app
-        .client
-        .get(format!("{}/api/token/rh/eu/", app.address))
-        .bearer_auth(&access)
-        .send()
-        .await
-        .expect("sent");
+    let r =
+        app.client.get(format!("{}/api/token/rh/eu/", app.address)).bearer_auth(&access).send().await.expect("sent");
     assert_eq!(r.status(), 502);
 }

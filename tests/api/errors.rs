@@ -5,11 +5,8 @@ use serde_json::{json, Value};
 
 use crate::helpers::{spawn_app, status_and_json};
 
-const POST_ROUTES: [(&str, &str); 3] = [
-    ("/api/token/pair/", "username"),
-    ("/api/token/refresh/", "refresh"),
-    ("/api/token/verify/", "token"),
-];
+const POST_ROUTES: [(&str, &str); 3] =
+    [("/api/token/pair/", "username"), ("/api/token/refresh/", "refresh"), ("/api/token/verify/", "token")];
 
 async fn post_raw(app: &crate::helpers::TestApp, path: &str, body: &'static str, ct: &str) -> (u16, Value) {
     let r = app
@@ -41,10 +38,7 @@ async fn missing_fields_are_named_in_drf_style() {
     let app = spawn_app().await;
     let (status, body) = status_and_json(app.post_json("/api/token/pair/", &json!({})).await).await;
     assert_eq!(status, 400);
-    assert_eq!(
-        body,
-        json!({"username": ["This field is required."], "password": ["This field is required."]})
-    );
+    assert_eq!(body, json!({"username": ["This field is required."], "password": ["This field is required."]}));
     let (status, body) = status_and_json(app.post_json("/api/token/pair/", &json!({"username": "a"})).await).await;
     assert_eq!((status, body), (400, json!({"password": ["This field is required."]})));
     for (route, field) in &POST_ROUTES[1..] {
@@ -70,9 +64,7 @@ async fn bodies_over_64_kib_are_a_413_json() {
         assert_eq!((status, body["code"].as_str()), (413, Some("payload_too_large")), "{route}");
     }
     // Chunked, without a Content-Length: the cap holds while reading.
-    let chunks = futures_util::stream::iter(
-        (0..20).map(|_| Ok::<_, std::io::Error>(bytes_of(8 * 1024))),
-    );
+    let chunks = futures_util::stream::iter((0..20).map(|_| Ok::<_, std::io::Error>(bytes_of(8 * 1024))));
     let r = app
         .client
         .post(format!("{}/api/token/verify/", app.address))
@@ -82,7 +74,8 @@ async fn bodies_over_64_kib_are_a_413_json() {
         .await
         .expect("sent");
     assert_eq!(r.status(), 413);
-    let (status, _) = status_and_json(app.post_json("/api/token/verify/", &json!({"token": "a".repeat(60 * 1024)})).await).await;
+    let (status, _) =
+        status_and_json(app.post_json("/api/token/verify/", &json!({"token": "a".repeat(60 * 1024)})).await).await;
     assert_eq!(status, 401, "just under the cap is read and judged");
 }
 
@@ -102,12 +95,8 @@ async fn wrong_methods_get_a_405_json_with_allow() {
         ("POST", "/healthz", "GET"),
     ];
     for (m, p, allow) in cases {
-        let r = app
-            .client
-            .request(m.parse().expect("method"), format!("{}{p}", app.address))
-            .send()
-            .await
-            .expect("sent");
+        let r =
+            app.client.request(m.parse().expect("method"), format!("{}{p}", app.address)).send().await.expect("sent");
         assert_eq!(r.headers().get("allow").and_then(|v| v.to_str().ok()), Some(allow), "{m} {p}");
         let (status, body) = status_and_json(r).await;
         assert_eq!((status, body["code"].as_str()), (405, Some("method_not_allowed")), "{m} {p}");
@@ -130,7 +119,8 @@ async fn every_route_answers_with_and_without_its_trailing_slash_without_redirec
         assert_eq!(r.status(), 200, "{p}");
     }
     for p in ["/healthz", "/healthz/"] {
-        let (status, body) = status_and_json(app.client.get(format!("{}{p}", app.address)).send().await.expect("sent")).await;
+        let (status, body) =
+            status_and_json(app.client.get(format!("{}{p}", app.address)).send().await.expect("sent")).await;
         assert_eq!((status, body), (200, json!({"status": "ok"})));
     }
 }

@@ -61,29 +61,17 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
     let pool = credencial_adapters_postgres::connect(settings.database_url(), 10, std::time::Duration::from_secs(10))
         .await
         .expect("connect");
-    let app = Application::build(&settings, Mode::Serve, pool)
-        .await
-        .expect("app builds");
+    let app = Application::build(&settings, Mode::Serve, pool).await.expect("app builds");
     let address = format!("http://127.0.0.1:{}", app.port());
     tokio::spawn(app.run_until_stopped());
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client");
-    TestApp {
-        address,
-        db,
-        upstream,
-        client,
-    }
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
+    TestApp { address, db, upstream, client }
 }
 
 impl TestApp {
     /// Creates a user with `password`; returns its id.
     pub async fn add_user(&self, username: &str, password: &str, active: bool) -> i64 {
-        let hash = DjangoPbkdf2::derive(password, "testsalt", ITERATIONS)
-            .expect("hash")
-            .encode();
+        let hash = DjangoPbkdf2::derive(password, "testsalt", ITERATIONS).expect("hash").encode();
         PgUserRepository::new(self.db.pool.clone())
             .create(NewUser {
                 username: Username::parse(username).expect("username"),
@@ -106,25 +94,16 @@ impl TestApp {
 
     /// POSTs `body` as JSON to `path`.
     pub async fn post_json(&self, path: &str, body: &Value) -> reqwest::Response {
-        self.client
-            .post(format!("{}{path}", self.address))
-            .json(body)
-            .send()
-            .await
-            .expect("request sent")
+        self.client.post(format!("{}{path}", self.address)).json(body).send().await.expect("request sent")
     }
 
     /// Logs in and returns `(access, refresh)`.
     pub async fn login(&self, username: &str, password: &str) -> (String, String) {
-        let r = self
-            .post_json("/api/token/pair/", &serde_json::json!({"username": username, "password": password}))
-            .await;
+        let r =
+            self.post_json("/api/token/pair/", &serde_json::json!({"username": username, "password": password})).await;
         assert_eq!(r.status(), 200, "login of {username}");
         let body: Value = r.json().await.expect("json");
-        (
-            body["access"].as_str().expect("access").to_owned(),
-            body["refresh"].as_str().expect("refresh").to_owned(),
-        )
+        (body["access"].as_str().expect("access").to_owned(), body["refresh"].as_str().expect("refresh").to_owned())
     }
 }
 

@@ -17,7 +17,8 @@ use wiremock::{Mock, ResponseTemplate};
 
 use crate::helpers::{spawn_app_with, status_and_json, TestApp, SECRET};
 
-const ALL: &str = "dados_publicos cpf email receita_federal cnes experiencia_profissional formacao_academica cursos_cdp";
+const ALL: &str =
+    "dados_publicos cpf email receita_federal cnes experiencia_profissional formacao_academica cursos_cdp";
 const ANA_CPF: &str = "52998224725";
 const BRUNO_CPF: &str = "12345678909";
 
@@ -56,10 +57,7 @@ async fn person(app: &TestApp, username: &str, cpf: &str, full: bool) -> i64 {
             username: Username::parse(username).expect("username"),
             password_hash: "pbkdf2_sha256$1$s$h".into(),
             is_active: true,
-            data: UserData {
-                email: format!("{username}@example.gov.br"),
-                ..UserData::default()
-            },
+            data: UserData { email: format!("{username}@example.gov.br"), ..UserData::default() },
             name: format!("{username} da Silva"),
             cpf: Some(cpf.into()),
         })
@@ -102,10 +100,7 @@ async fn person(app: &TestApp, username: &str, cpf: &str, full: bool) -> i64 {
 }
 
 fn token(user_id: i64, scope: &str, client: &str, exp_in: i64) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs() as i64;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
     let claims = json!({"token_type": "access", "iat": now, "exp": now + exp_in, "jti": format!("j{now}{user_id}"),
                         "user_id": user_id, "scope": scope, "client_id": client});
     encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(SECRET.as_bytes())).expect("sign")
@@ -162,9 +157,22 @@ async fn every_scope_has_the_contract_keys_types_and_formats() {
     let keys: Vec<_> = body.as_object().expect("object").keys().cloned().collect();
     assert_eq!(
         keys,
-        ["avatar", "cnes", "cpf", "cursos_cdp", "email", "experiencia_profissional", "formacao_academica", "name", "receita_federal"]
+        [
+            "avatar",
+            "cnes",
+            "cpf",
+            "cursos_cdp",
+            "email",
+            "experiencia_profissional",
+            "formacao_academica",
+            "name",
+            "receita_federal"
+        ]
     );
-    assert_eq!((body["name"].as_str(), body["avatar"].as_str()), (Some("ana da Silva"), Some("https://example.gov.br/a.png")));
+    assert_eq!(
+        (body["name"].as_str(), body["avatar"].as_str()),
+        (Some("ana da Silva"), Some("https://example.gov.br/a.png"))
+    );
     assert_eq!((body["cpf"].as_str(), body["email"].as_str()), (Some(ANA_CPF), Some("ana@example.gov.br")));
     assert_eq!(body["receita_federal"], receita_json());
     assert_eq!(body["cnes"], cnes_json());
@@ -313,7 +321,6 @@ async fn cached_scopes_make_no_second_upstream_call_on_this_or_another_instance(
     let (_, third) = profile(&other, Some(&t), None).await;
     assert_eq!(third, first, "the other instance serves the stored snapshots");
     app.upstream.verify().await; // one call per registry, in all
-
 }
 
 #[tokio::test]

@@ -15,10 +15,7 @@ fn claims_of(token: &str) -> Value {
 }
 
 fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs() as i64
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64
 }
 
 fn sign(claims: &Value) -> String {
@@ -30,8 +27,7 @@ async fn pair_returns_an_access_and_a_refresh_token_and_the_username() {
     let app = spawn_app().await;
     let id = app.add_user("maria", "pw-maria-1", true).await;
     let (status, body) = status_and_json(
-        app.post_json("/api/token/pair/", &json!({"username": "maria", "password": "pw-maria-1"}))
-            .await,
+        app.post_json("/api/token/pair/", &json!({"username": "maria", "password": "pw-maria-1"})).await,
     )
     .await;
     assert_eq!(status, 200);
@@ -103,11 +99,8 @@ async fn concurrent_refreshes_of_one_token_succeed_once() {
     let (_, refresh) = app.login("maria", "pw-maria-1").await;
     let body = json!({"refresh": refresh});
     let calls = (0..8).map(|_| app.post_json("/api/token/refresh/", &body));
-    let statuses: Vec<u16> = futures_util::future::join_all(calls)
-        .await
-        .into_iter()
-        .map(|r| r.status().as_u16())
-        .collect();
+    let statuses: Vec<u16> =
+        futures_util::future::join_all(calls).await.into_iter().map(|r| r.status().as_u16()).collect();
     assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1, "{statuses:?}");
     assert_eq!(statuses.iter().filter(|s| **s == 401).count(), 7, "{statuses:?}");
 }
@@ -177,8 +170,19 @@ async fn verify_refuses_bad_tokens() {
             c.as_object_mut().expect("object").remove("user_id");
             sign(&c)
         }),
-        ("other secret", encode(&Header::new(Algorithm::HS256), &base, &EncodingKey::from_secret(b"another-secret-another-secret-xx")).expect("sign")),
-        ("HS512", encode(&Header::new(Algorithm::HS512), &base, &EncodingKey::from_secret(SECRET.as_bytes())).expect("sign")),
+        (
+            "other secret",
+            encode(
+                &Header::new(Algorithm::HS256),
+                &base,
+                &EncodingKey::from_secret(b"another-secret-another-secret-xx"),
+            )
+            .expect("sign"),
+        ),
+        (
+            "HS512",
+            encode(&Header::new(Algorithm::HS512), &base, &EncodingKey::from_secret(SECRET.as_bytes())).expect("sign"),
+        ),
         ("alg none", none_alg),
         ("tampered payload", tampered_payload),
         ("truncated", access[..access.len() - 5].to_owned()),
@@ -202,7 +206,8 @@ async fn refresh_refuses_an_access_token_and_an_expired_refresh_token() {
 
     let t = now();
     let expired = sign(&json!({"token_type": "refresh", "iat": t - 100, "exp": t - 10, "jti": "old", "user_id": id}));
-    let (status, body) = status_and_json(app.post_json("/api/token/refresh/", &json!({"refresh": expired})).await).await;
+    let (status, body) =
+        status_and_json(app.post_json("/api/token/refresh/", &json!({"refresh": expired})).await).await;
     assert_eq!((status, body["code"].as_str()), (401, Some("token_not_valid")));
 }
 
@@ -211,7 +216,8 @@ async fn a_refresh_token_we_never_issued_is_refused_even_if_well_signed() {
     let app = spawn_app().await;
     let id = app.add_user("maria", "pw-maria-1", true).await;
     let t = now();
-    let forged = sign(&json!({"token_type": "refresh", "iat": t, "exp": t + 100, "jti": "never-issued", "user_id": id}));
+    let forged =
+        sign(&json!({"token_type": "refresh", "iat": t, "exp": t + 100, "jti": "never-issued", "user_id": id}));
     let (status, _) = status_and_json(app.post_json("/api/token/refresh/", &json!({"refresh": forged})).await).await;
     assert_eq!(status, 401);
 }

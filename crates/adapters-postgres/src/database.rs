@@ -29,24 +29,16 @@ pub enum DatabaseError {
 /// Creates the database named in `url` if it does not exist yet.
 pub async fn ensure_database_exists(url: &str) -> Result<bool, DatabaseError> {
     PgConnectOptions::from_str(url).map_err(|e| DatabaseError::BadUrl(e.to_string()))?;
-    let exists = Postgres::database_exists(url)
-        .await
-        .map_err(|e| DatabaseError::Connect(e.to_string()))?;
+    let exists = Postgres::database_exists(url).await.map_err(|e| DatabaseError::Connect(e.to_string()))?;
     if !exists {
-        Postgres::create_database(url)
-            .await
-            .map_err(|e| DatabaseError::Connect(e.to_string()))?;
+        Postgres::create_database(url).await.map_err(|e| DatabaseError::Connect(e.to_string()))?;
     }
     Ok(!exists)
 }
 
 /// A connection pool of at most `max_connections`, failing after
 /// `acquire_timeout` when the database is unreachable.
-pub async fn connect(
-    url: &str,
-    max_connections: u32,
-    acquire_timeout: Duration,
-) -> Result<PgPool, DatabaseError> {
+pub async fn connect(url: &str, max_connections: u32, acquire_timeout: Duration) -> Result<PgPool, DatabaseError> {
     let options = PgConnectOptions::from_str(url).map_err(|e| DatabaseError::BadUrl(e.to_string()))?;
     PgPoolOptions::new()
         .max_connections(max_connections)
@@ -58,8 +50,5 @@ pub async fn connect(
 
 /// Applies every pending migration.
 pub async fn migrate(pool: &PgPool) -> Result<(), DatabaseError> {
-    MIGRATOR
-        .run(pool)
-        .await
-        .map_err(|e| DatabaseError::Migrate(e.to_string()))
+    MIGRATOR.run(pool).await.map_err(|e| DatabaseError::Migrate(e.to_string()))
 }

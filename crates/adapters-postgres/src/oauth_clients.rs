@@ -21,8 +21,7 @@ impl PgOAuthClientRepository {
     }
 }
 
-const COLUMNS: &str =
-    "client_id, name, secret_hash, confidential, redirect_uris, require_pkce, enabled_scopes";
+const COLUMNS: &str = "client_id, name, secret_hash, confidential, redirect_uris, require_pkce, enabled_scopes";
 
 #[derive(sqlx::FromRow)]
 struct ClientRow {
@@ -113,13 +112,11 @@ impl OAuthClientRepository for PgOAuthClientRepository {
     }
 
     async fn find(&self, client_id: &ClientId) -> Result<Option<OAuthClient>, RepositoryError> {
-        let row = sqlx::query_as::<_, ClientRow>(&format!(
-            "SELECT {COLUMNS} FROM oauth_clients WHERE client_id = $1"
-        ))
-        .bind(client_id.as_str())
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
+        let row = sqlx::query_as::<_, ClientRow>(&format!("SELECT {COLUMNS} FROM oauth_clients WHERE client_id = $1"))
+            .bind(client_id.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
         row.map(OAuthClient::try_from).transpose()
     }
 

@@ -36,12 +36,9 @@ impl TryFrom<GrantRow> for CodeGrant {
     type Error = RepositoryError;
 
     fn try_from(row: GrantRow) -> Result<Self, Self::Error> {
-        let unexpected =
-            |what: &str| RepositoryError::Unexpected(format!("stored code: bad {what}"));
+        let unexpected = |what: &str| RepositoryError::Unexpected(format!("stored code: bad {what}"));
         let code_challenge = match row.code_challenge {
-            Some(text) => {
-                Some(CodeChallenge::parse_s256(&text).ok_or_else(|| unexpected("challenge"))?)
-            }
+            Some(text) => Some(CodeChallenge::parse_s256(&text).ok_or_else(|| unexpected("challenge"))?),
             None => None,
         };
         Ok(CodeGrant {

@@ -148,15 +148,14 @@ impl ProfileRepository for PgProfileRepository {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         // The row lock makes a concurrent second call wait, then find the
         // flag set and insert nothing.
-        let claimed = sqlx::query(
-            "UPDATE users SET cnes_supplemented_at = now() WHERE id = $1 AND cnes_supplemented_at IS NULL",
-        )
-        .bind(user.0)
-        .execute(&mut *tx)
-        .await
-        .map_err(to_repository_error)?
-        .rows_affected()
-            == 1;
+        let claimed =
+            sqlx::query("UPDATE users SET cnes_supplemented_at = now() WHERE id = $1 AND cnes_supplemented_at IS NULL")
+                .bind(user.0)
+                .execute(&mut *tx)
+                .await
+                .map_err(to_repository_error)?
+                .rows_affected()
+                == 1;
         if !claimed {
             return Ok(false);
         }

@@ -23,24 +23,17 @@ impl PgRefreshTokenStore {
 #[async_trait]
 impl RefreshTokenStore for PgRefreshTokenStore {
     async fn record(&self, token: NewRefreshToken) -> Result<(), RepositoryError> {
-        sqlx::query(
-            "INSERT INTO refresh_tokens (jti, user_id, expires_at) VALUES ($1, $2, to_timestamp($3))",
-        )
-        .bind(&token.jti)
-        .bind(token.user_id.0)
-        .bind(token.expires_at as f64)
-        .execute(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
+        sqlx::query("INSERT INTO refresh_tokens (jti, user_id, expires_at) VALUES ($1, $2, to_timestamp($3))")
+            .bind(&token.jti)
+            .bind(token.user_id.0)
+            .bind(token.expires_at as f64)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
         Ok(())
     }
 
-    async fn rotate(
-        &self,
-        old_jti: &str,
-        user_id: UserId,
-        new: NewRefreshToken,
-    ) -> Result<bool, RepositoryError> {
+    async fn rotate(&self, old_jti: &str, user_id: UserId, new: NewRefreshToken) -> Result<bool, RepositoryError> {
         // One statement, so one snapshot: of two concurrent rotations of the
         // same token the second finds rotated_at set after the first commits
         // (the row lock makes it re-check) and inserts nothing.
@@ -65,13 +58,12 @@ impl RefreshTokenStore for PgRefreshTokenStore {
     }
 
     async fn is_current(&self, jti: &str) -> Result<bool, RepositoryError> {
-        let found: Option<i32> = sqlx::query_scalar(
-            "SELECT 1 FROM refresh_tokens WHERE jti = $1 AND rotated_at IS NULL",
-        )
-        .bind(jti)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
+        let found: Option<i32> =
+            sqlx::query_scalar("SELECT 1 FROM refresh_tokens WHERE jti = $1 AND rotated_at IS NULL")
+                .bind(jti)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(to_repository_error)?;
         Ok(found.is_some())
     }
 }

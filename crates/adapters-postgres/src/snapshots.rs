@@ -51,12 +51,7 @@ impl SnapshotStore for PgSnapshotStore {
                 let scope = r.scope.parse::<Scope>().ok()?;
                 Some(
                     serde_json::from_str(&r.payload)
-                        .map(|payload| Snapshot {
-                            scope,
-                            payload,
-                            fetched_at: r.fetched_at,
-                            expires_at: r.expires_at,
-                        })
+                        .map(|payload| Snapshot { scope, payload, fetched_at: r.fetched_at, expires_at: r.expires_at })
                         .map_err(|e| RepositoryError::Unexpected(e.to_string())),
                 )
             })

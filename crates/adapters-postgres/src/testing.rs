@@ -46,21 +46,12 @@ impl TestDatabase {
         let mut admin = PgConnection::connect(&admin_url)
             .await
             .expect("PostgreSQL must run on 127.0.0.1:5432 (or set TEST_DATABASE_URL)");
-        admin
-            .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
-            .await
-            .expect("create test database");
+        admin.execute(format!(r#"CREATE DATABASE "{name}""#).as_str()).await.expect("create test database");
         let url = with_database(&admin_url, &name);
-        let pool = crate::connect(&url, 10, std::time::Duration::from_secs(10))
-            .await
-            .expect("connect to test database");
+        let pool =
+            crate::connect(&url, 10, std::time::Duration::from_secs(10)).await.expect("connect to test database");
         crate::migrate(&pool).await.expect("migrate test database");
-        Self {
-            pool,
-            url,
-            name,
-            admin_url,
-        }
+        Self { pool, url, name, admin_url }
     }
 }
 
@@ -78,9 +69,7 @@ impl Drop for TestDatabase {
             };
             rt.block_on(async move {
                 if let Ok(mut admin) = PgConnection::connect(&admin_url).await {
-                    let _ = admin
-                        .execute(format!(r#"DROP DATABASE IF EXISTS "{name}" WITH (FORCE)"#).as_str())
-                        .await;
+                    let _ = admin.execute(format!(r#"DROP DATABASE IF EXISTS "{name}" WITH (FORCE)"#).as_str()).await;
                 }
             });
         })
@@ -98,9 +87,6 @@ mod tests {
             with_database("postgres://postgres@127.0.0.1:5432/postgres", "t1"),
             "postgres://postgres@127.0.0.1:5432/t1"
         );
-        assert_eq!(
-            with_database("postgres://u:p@h/db?sslmode=disable", "t1"),
-            "postgres://u:p@h/t1?sslmode=disable"
-        );
+        assert_eq!(with_database("postgres://u:p@h/db?sslmode=disable", "t1"), "postgres://u:p@h/t1?sslmode=disable");
     }
 }

@@ -39,10 +39,7 @@ struct UserDataRow {
 
 #[async_trait]
 impl UserRepository for PgUserRepository {
-    async fn find_credentials(
-        &self,
-        username: &str,
-    ) -> Result<Option<UserCredentials>, RepositoryError> {
+    async fn find_credentials(&self, username: &str) -> Result<Option<UserCredentials>, RepositoryError> {
         let row = sqlx::query_as::<_, CredentialsRow>(
             "SELECT id, username, password, is_active FROM users WHERE username = $1",
         )

@@ -6,14 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use credencial_adapters_postgres::testing::TestDatabase;
-use credencial_adapters_postgres::{
-    PgAuthorizationCodeStore, PgOAuthClientRepository, PgUserRepository,
-};
+use credencial_adapters_postgres::{PgAuthorizationCodeStore, PgOAuthClientRepository, PgUserRepository};
 use credencial_domain::oauth::{ClientId, CodeChallenge, CodeGrant, CodeHash};
 use credencial_domain::{ScopeSet, UserData, UserId, Username};
 use credencial_ports::{
-    AuthorizationCodeStore, NewAuthorizationCode, NewUser, OAuthClient, OAuthClientRepository,
-    OAuthClientUpdate, RepositoryError, UserRepository,
+    AuthorizationCodeStore, NewAuthorizationCode, NewUser, OAuthClient, OAuthClientRepository, OAuthClientUpdate,
+    RepositoryError, UserRepository,
 };
 
 /// RFC 7636 Appendix B's challenge.
@@ -34,10 +32,7 @@ fn confidential(id: &str) -> OAuthClient {
         client_id: client_id(id),
         name: format!("Portal {id}"),
         secret_hash: Some(HASH.to_owned()),
-        redirect_uris: vec![
-            "https://portal.example.gov.br/callback".to_owned(),
-            "http://localhost:8080/cb".to_owned(),
-        ],
+        redirect_uris: vec!["https://portal.example.gov.br/callback".to_owned(), "http://localhost:8080/cb".to_owned()],
         confidential: true,
         require_pkce: false,
         enabled_scopes: scopes("receita_federal cnes"),
@@ -69,10 +64,7 @@ fn grant(client: &str, user: UserId, expires_at: i64) -> CodeGrant {
 }
 
 fn code(text: &str, client: &str, user: UserId, expires_at: i64) -> NewAuthorizationCode {
-    NewAuthorizationCode {
-        code_hash: CodeHash::of(text),
-        grant: grant(client, user, expires_at),
-    }
+    NewAuthorizationCode { code_hash: CodeHash::of(text), grant: grant(client, user, expires_at) }
 }
 
 struct Setup {
@@ -105,18 +97,10 @@ async fn setup() -> Setup {
         .await
         .expect("create ana");
     let clients = PgOAuthClientRepository::new(db.pool.clone());
-    clients
-        .create(confidential("portal"))
-        .await
-        .expect("create portal");
+    clients.create(confidential("portal")).await.expect("create portal");
     clients.create(public("spa")).await.expect("create spa");
     let codes = PgAuthorizationCodeStore::new(db.pool.clone());
-    Setup {
-        db,
-        clients,
-        codes,
-        ana,
-    }
+    Setup { db, clients, codes, ana }
 }
 
 // ------------------------------------------------------------------ clients
@@ -124,56 +108,17 @@ async fn setup() -> Setup {
 #[tokio::test]
 async fn created_clients_are_found_and_listed_as_stored() {
     let s = setup().await;
-    let portal = s
-        .clients
-        .find(&client_id("portal"))
-        .await
-        .expect("query")
-        .expect("portal exists");
+    let portal = s.clients.find(&client_id("portal")).await.expect("query").expect("portal exists");
     assert_eq!(portal, confidential("portal"));
-    let spa = s
-        .clients
-        .find(&client_id("spa"))
-        .await
-        .expect("query")
-        .expect("spa exists");
+    let spa = s.clients.find(&client_id("spa")).await.expect("query").expect("spa exists");
     assert_eq!(spa, public("spa"));
-    assert!(s
-        .clients
-        .find(&client_id("nobody"))
-        .await
-        .expect("query")
-        .is_none());
-    assert!(
-        s.clients
-            .find(&client_id("PORTAL"))
-            .await
-            .expect("query")
-            .is_none(),
-        "ids match exactly"
-    );
+    assert!(s.clients.find(&client_id("nobody")).await.expect("query").is_none());
+    assert!(s.clients.find(&client_id("PORTAL")).await.expect("query").is_none(), "ids match exactly");
 
-    s.clients
-        .create(confidential("Zeta"))
-        .await
-        .expect("create Zeta");
-    s.clients
-        .create(confidential("a-first"))
-        .await
-        .expect("create a-first");
-    let ids: Vec<String> = s
-        .clients
-        .list()
-        .await
-        .expect("list")
-        .into_iter()
-        .map(|c| c.client_id.to_string())
-        .collect();
-    assert_eq!(
-        ids,
-        ["Zeta", "a-first", "portal", "spa"],
-        "ordered by id, bytewise"
-    );
+    s.clients.create(confidential("Zeta")).await.expect("create Zeta");
+    s.clients.create(confidential("a-first")).await.expect("create a-first");
+    let ids: Vec<String> = s.clients.list().await.expect("list").into_iter().map(|c| c.client_id.to_string()).collect();
+    assert_eq!(ids, ["Zeta", "a-first", "portal", "spa"], "ordered by id, bytewise");
 }
 
 #[tokio::test]
@@ -183,12 +128,7 @@ async fn a_duplicate_client_id_is_a_conflict_and_leaves_the_first_untouched() {
     again.name = "Impostor".to_owned();
     let err = s.clients.create(again).await.expect_err("duplicate id");
     assert!(matches!(err, RepositoryError::Conflict(_)), "{err:?}");
-    let portal = s
-        .clients
-        .find(&client_id("portal"))
-        .await
-        .expect("query")
-        .expect("exists");
+    let portal = s.clients.find(&client_id("portal")).await.expect("query").expect("exists");
     assert_eq!(portal, confidential("portal"));
 }
 
@@ -204,10 +144,7 @@ async fn the_schema_refuses_inconsistent_clients() {
     for bad in [public_with_secret, confidential_without, no_redirect] {
         let id = bad.client_id.clone();
         let err = s.clients.create(bad).await.expect_err("refused");
-        assert!(
-            matches!(err, RepositoryError::Unexpected(_)),
-            "{id}: {err:?}"
-        );
+        assert!(matches!(err, RepositoryError::Unexpected(_)), "{id}: {err:?}");
         assert!(s.clients.find(&id).await.expect("query").is_none(), "{id}");
     }
 }
@@ -234,14 +171,7 @@ async fn updates_change_only_the_given_fields_and_round_trip() {
     want.enabled_scopes = scopes("formacao_academica cursos_cdp");
     want.require_pkce = true;
     assert_eq!(updated, want);
-    assert_eq!(
-        s.clients
-            .find(&client_id("portal"))
-            .await
-            .expect("query")
-            .as_ref(),
-        Some(&want)
-    );
+    assert_eq!(s.clients.find(&client_id("portal")).await.expect("query").as_ref(), Some(&want));
 
     let rotated = s
         .clients
@@ -262,12 +192,8 @@ async fn updates_change_only_the_given_fields_and_round_trip() {
     want.enabled_scopes = ScopeSet::empty();
     assert_eq!(rotated, want);
 
-    let unchanged = s
-        .clients
-        .update(&client_id("spa"), OAuthClientUpdate::default())
-        .await
-        .expect("update")
-        .expect("spa exists");
+    let unchanged =
+        s.clients.update(&client_id("spa"), OAuthClientUpdate::default()).await.expect("update").expect("spa exists");
     assert_eq!(unchanged, public("spa"), "an empty update changes nothing");
 }
 
@@ -276,41 +202,18 @@ async fn updating_an_unknown_client_is_none_and_bad_updates_are_refused() {
     let s = setup().await;
     let none = s
         .clients
-        .update(
-            &client_id("nobody"),
-            OAuthClientUpdate {
-                require_pkce: Some(true),
-                ..OAuthClientUpdate::default()
-            },
-        )
+        .update(&client_id("nobody"), OAuthClientUpdate { require_pkce: Some(true), ..OAuthClientUpdate::default() })
         .await
         .expect("update");
     assert!(none.is_none());
 
-    let secret_for_public = OAuthClientUpdate {
-        secret_hash: Some(HASH.to_owned()),
-        ..OAuthClientUpdate::default()
-    };
-    let no_redirects = OAuthClientUpdate {
-        redirect_uris: Some(Vec::new()),
-        ..OAuthClientUpdate::default()
-    };
+    let secret_for_public = OAuthClientUpdate { secret_hash: Some(HASH.to_owned()), ..OAuthClientUpdate::default() };
+    let no_redirects = OAuthClientUpdate { redirect_uris: Some(Vec::new()), ..OAuthClientUpdate::default() };
     for (id, bad) in [("spa", secret_for_public), ("portal", no_redirects)] {
-        let err = s
-            .clients
-            .update(&client_id(id), bad)
-            .await
-            .expect_err("refused");
+        let err = s.clients.update(&client_id(id), bad).await.expect_err("refused");
         assert!(matches!(err, RepositoryError::Unexpected(_)), "{err:?}");
     }
-    assert_eq!(
-        s.clients
-            .find(&client_id("spa"))
-            .await
-            .expect("query")
-            .expect("spa"),
-        public("spa")
-    );
+    assert_eq!(s.clients.find(&client_id("spa")).await.expect("query").expect("spa"), public("spa"));
 }
 
 #[test]
@@ -324,33 +227,19 @@ fn debug_output_of_a_client_hides_the_secret_hash() {
 #[tokio::test]
 async fn a_code_is_redeemed_once_then_never_again() {
     let s = setup().await;
-    s.codes
-        .store(code("c0de", "portal", s.ana, NOW + 60))
-        .await
-        .expect("store");
+    s.codes.store(code("c0de", "portal", s.ana, NOW + 60)).await.expect("store");
 
-    let first = s
-        .codes
-        .redeem(&CodeHash::of("c0de"), &client_id("portal"), NOW)
-        .await
-        .expect("redeem");
+    let first = s.codes.redeem(&CodeHash::of("c0de"), &client_id("portal"), NOW).await.expect("redeem");
     assert_eq!(first, Some(grant("portal", s.ana, NOW + 60)));
 
-    let replay = s
-        .codes
-        .redeem(&CodeHash::of("c0de"), &client_id("portal"), NOW + 1)
-        .await
-        .expect("redeem");
+    let replay = s.codes.redeem(&CodeHash::of("c0de"), &client_id("portal"), NOW + 1).await.expect("redeem");
     assert_eq!(replay, None, "a replayed code is refused");
 }
 
 #[tokio::test]
 async fn only_the_code_hash_is_stored() {
     let s = setup().await;
-    s.codes
-        .store(code("the-code-text", "portal", s.ana, NOW + 60))
-        .await
-        .expect("store");
+    s.codes.store(code("the-code-text", "portal", s.ana, NOW + 60)).await.expect("store");
     let leaked: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM oauth_codes c WHERE position('the-code-text' IN c::text) > 0 \
          OR position(convert_to('the-code-text', 'UTF8') IN c.code_hash) > 0",
@@ -359,66 +248,36 @@ async fn only_the_code_hash_is_stored() {
     .await
     .expect("query");
     assert_eq!(leaked, 0);
-    let stored: Vec<u8> = sqlx::query_scalar("SELECT code_hash FROM oauth_codes")
-        .fetch_one(&s.db.pool)
-        .await
-        .expect("query");
+    let stored: Vec<u8> =
+        sqlx::query_scalar("SELECT code_hash FROM oauth_codes").fetch_one(&s.db.pool).await.expect("query");
     assert_eq!(stored.as_slice(), CodeHash::of("the-code-text").as_bytes());
 }
 
 #[tokio::test]
 async fn an_expired_code_is_refused_at_its_expiry_second() {
     let s = setup().await;
-    s.codes
-        .store(code("late", "portal", s.ana, NOW + 60))
-        .await
-        .expect("store");
-    s.codes
-        .store(code("just-in-time", "portal", s.ana, NOW + 60))
-        .await
-        .expect("store");
+    s.codes.store(code("late", "portal", s.ana, NOW + 60)).await.expect("store");
+    s.codes.store(code("just-in-time", "portal", s.ana, NOW + 60)).await.expect("store");
     let portal = client_id("portal");
 
     for now in [NOW + 60, NOW + 3600] {
-        let r = s
-            .codes
-            .redeem(&CodeHash::of("late"), &portal, now)
-            .await
-            .expect("redeem");
+        let r = s.codes.redeem(&CodeHash::of("late"), &portal, now).await.expect("redeem");
         assert_eq!(r, None, "expired at {now}");
     }
-    let r = s
-        .codes
-        .redeem(&CodeHash::of("just-in-time"), &portal, NOW + 59)
-        .await
-        .expect("redeem");
+    let r = s.codes.redeem(&CodeHash::of("just-in-time"), &portal, NOW + 59).await.expect("redeem");
     assert!(r.is_some(), "still valid one second before expiry");
 }
 
 #[tokio::test]
 async fn a_code_presented_by_another_client_is_refused_and_stays_redeemable() {
     let s = setup().await;
-    s.codes
-        .store(code("c0de", "portal", s.ana, NOW + 60))
-        .await
-        .expect("store");
+    s.codes.store(code("c0de", "portal", s.ana, NOW + 60)).await.expect("store");
     for other in ["spa", "nobody"] {
-        let r = s
-            .codes
-            .redeem(&CodeHash::of("c0de"), &client_id(other), NOW)
-            .await
-            .expect("redeem");
+        let r = s.codes.redeem(&CodeHash::of("c0de"), &client_id(other), NOW).await.expect("redeem");
         assert_eq!(r, None, "{other}");
     }
-    let r = s
-        .codes
-        .redeem(&CodeHash::of("c0de"), &client_id("portal"), NOW)
-        .await
-        .expect("redeem");
-    assert!(
-        r.is_some(),
-        "the wrong client's attempt does not burn the code"
-    );
+    let r = s.codes.redeem(&CodeHash::of("c0de"), &client_id("portal"), NOW).await.expect("redeem");
+    assert!(r.is_some(), "the wrong client's attempt does not burn the code");
 }
 
 #[tokio::test]
@@ -430,38 +289,19 @@ async fn unknown_codes_are_none_and_codes_without_pkce_round_trip() {
     plain.grant.scopes = ScopeSet::required();
     s.codes.store(plain.clone()).await.expect("store");
 
-    let unknown = s
-        .codes
-        .redeem(&CodeHash::of("never-issued"), &client_id("portal"), NOW)
-        .await
-        .expect("redeem");
+    let unknown = s.codes.redeem(&CodeHash::of("never-issued"), &client_id("portal"), NOW).await.expect("redeem");
     assert_eq!(unknown, None);
-    let r = s
-        .codes
-        .redeem(&CodeHash::of("no-pkce"), &client_id("portal"), NOW)
-        .await
-        .expect("redeem");
+    let r = s.codes.redeem(&CodeHash::of("no-pkce"), &client_id("portal"), NOW).await.expect("redeem");
     assert_eq!(r, Some(plain.grant));
 }
 
 #[tokio::test]
 async fn storing_a_code_twice_or_for_an_unknown_client_fails() {
     let s = setup().await;
-    s.codes
-        .store(code("c0de", "portal", s.ana, NOW + 60))
-        .await
-        .expect("store");
-    let err = s
-        .codes
-        .store(code("c0de", "portal", s.ana, NOW + 60))
-        .await
-        .expect_err("duplicate");
+    s.codes.store(code("c0de", "portal", s.ana, NOW + 60)).await.expect("store");
+    let err = s.codes.store(code("c0de", "portal", s.ana, NOW + 60)).await.expect_err("duplicate");
     assert!(matches!(err, RepositoryError::Conflict(_)), "{err:?}");
-    let err = s
-        .codes
-        .store(code("other", "nobody", s.ana, NOW + 60))
-        .await
-        .expect_err("unknown client");
+    let err = s.codes.store(code("other", "nobody", s.ana, NOW + 60)).await.expect_err("unknown client");
     assert!(matches!(err, RepositoryError::Unexpected(_)), "{err:?}");
 }
 
@@ -469,56 +309,34 @@ async fn storing_a_code_twice_or_for_an_unknown_client_fails() {
 async fn purging_removes_only_codes_expired_before_the_cut() {
     let s = setup().await;
     for (text, expires) in [("old", NOW - 10), ("edge", NOW), ("fresh", NOW + 60)] {
-        s.codes
-            .store(code(text, "portal", s.ana, expires))
-            .await
-            .expect("store");
+        s.codes.store(code(text, "portal", s.ana, expires)).await.expect("store");
     }
     assert_eq!(s.codes.purge_expired(NOW).await.expect("purge"), 1);
-    assert_eq!(
-        s.codes.purge_expired(NOW).await.expect("purge"),
-        0,
-        "idempotent"
-    );
-    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_codes")
-        .fetch_one(&s.db.pool)
-        .await
-        .expect("count");
+    assert_eq!(s.codes.purge_expired(NOW).await.expect("purge"), 0, "idempotent");
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_codes").fetch_one(&s.db.pool).await.expect("count");
     assert_eq!(left, 2);
 }
 
 #[tokio::test]
 async fn deleting_a_client_deletes_its_codes() {
     let s = setup().await;
-    s.codes
-        .store(code("c0de", "portal", s.ana, NOW + 60))
-        .await
-        .expect("store");
+    s.codes.store(code("c0de", "portal", s.ana, NOW + 60)).await.expect("store");
     sqlx::query("DELETE FROM oauth_clients WHERE client_id = 'portal'")
         .execute(&s.db.pool)
         .await
         .expect("delete client");
-    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_codes")
-        .fetch_one(&s.db.pool)
-        .await
-        .expect("count");
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_codes").fetch_one(&s.db.pool).await.expect("count");
     assert_eq!(left, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn of_sixteen_concurrent_redemptions_on_two_instances_exactly_one_wins() {
     let s = setup().await;
-    s.codes
-        .store(code("race", "portal", s.ana, NOW + 60))
-        .await
-        .expect("store");
-    let other_pool = credencial_adapters_postgres::connect(&s.db.url, 8, Duration::from_secs(5))
-        .await
-        .expect("second pool");
-    let instances = [
-        PgAuthorizationCodeStore::new(s.db.pool.clone()),
-        PgAuthorizationCodeStore::new(other_pool.clone()),
-    ];
+    s.codes.store(code("race", "portal", s.ana, NOW + 60)).await.expect("store");
+    let other_pool =
+        credencial_adapters_postgres::connect(&s.db.url, 8, Duration::from_secs(5)).await.expect("second pool");
+    let instances =
+        [PgAuthorizationCodeStore::new(s.db.pool.clone()), PgAuthorizationCodeStore::new(other_pool.clone())];
 
     let start = Arc::new(tokio::sync::Barrier::new(16));
     let handles: Vec<_> = (0..16)
@@ -527,9 +345,7 @@ async fn of_sixteen_concurrent_redemptions_on_two_instances_exactly_one_wins() {
             let start = start.clone();
             tokio::spawn(async move {
                 start.wait().await;
-                store
-                    .redeem(&CodeHash::of("race"), &client_id("portal"), NOW)
-                    .await
+                store.redeem(&CodeHash::of("race"), &client_id("portal"), NOW).await
             })
         })
         .collect();
@@ -542,11 +358,10 @@ async fn of_sixteen_concurrent_redemptions_on_two_instances_exactly_one_wins() {
     let winners: Vec<_> = results.iter().flatten().collect();
     assert_eq!(winners.len(), 1, "{results:?}");
     assert_eq!(winners[0], &grant("portal", s.ana, NOW + 60));
-    let used: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM oauth_codes WHERE used_at IS NOT NULL")
-            .fetch_one(&s.db.pool)
-            .await
-            .expect("count");
+    let used: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_codes WHERE used_at IS NOT NULL")
+        .fetch_one(&s.db.pool)
+        .await
+        .expect("count");
     assert_eq!(used, 1);
     other_pool.close().await;
 }

@@ -10,8 +10,7 @@ use credencial_ports::{NewRefreshToken, NewUser, RefreshTokenStore, RepositoryEr
 
 /// A Django PBKDF2-SHA256 hash as Django writes it (salt and base64 hash
 /// with `+`, `/` and `=`).
-const DJANGO_HASH: &str =
-    "pbkdf2_sha256$870000$Xy9+Zk/Q1aB2cD3eF4gH5i$K8mN0pQ+rS/tUvWxYz1A2bC3dE4fG5hI6jK7lM8nO9p=";
+const DJANGO_HASH: &str = "pbkdf2_sha256$870000$Xy9+Zk/Q1aB2cD3eF4gH5i$K8mN0pQ+rS/tUvWxYz1A2bC3dE4fG5hI6jK7lM8nO9p=";
 
 fn user_data(tag: &str) -> UserData {
     UserData {
@@ -127,10 +126,7 @@ async fn usernames_match_exactly_and_case_sensitively() {
     let upper = users.create(new_user("Ana")).await.expect("create Ana");
 
     for other in ["ana", "ANA", "aNA", "Ana ", " Ana", "An", "Anaa"] {
-        assert!(
-            users.find_credentials(other).await.expect("query").is_none(),
-            "{other:?} must not find \"Ana\""
-        );
+        assert!(users.find_credentials(other).await.expect("query").is_none(), "{other:?} must not find \"Ana\"");
     }
     let found = users.find_credentials("Ana").await.expect("query").expect("exact match");
     assert_eq!(found.id, upper);
@@ -306,9 +302,7 @@ async fn rotating_with_another_users_id_fails_and_the_old_token_stays_current() 
 
     assert!(!tokens.rotate("old", bia, token("new-bia", bia)).await.expect("rotate as bia"));
     assert!(!tokens.is_current("new-bia").await.expect("query"));
-    assert!(
-        !tokens.rotate("old", UserId(ana.0 + 1000), token("new-x", ana)).await.expect("rotate as nobody")
-    );
+    assert!(!tokens.rotate("old", UserId(ana.0 + 1000), token("new-x", ana)).await.expect("rotate as nobody"));
     assert!(!tokens.is_current("new-x").await.expect("query"));
     assert!(tokens.is_current("old").await.expect("query"), "the old token is still current");
 
@@ -359,19 +353,15 @@ async fn of_sixteen_concurrent_rotations_of_one_token_exactly_one_wins() {
     }
     assert_eq!(current, vec![winner], "exactly the winner's token is current");
     assert!(!tokens.is_current("old").await.expect("query"));
-    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM refresh_tokens")
-        .fetch_one(&db.pool)
-        .await
-        .expect("count");
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM refresh_tokens").fetch_one(&db.pool).await.expect("count");
     assert_eq!(rows, 2, "the old token and one new token");
 }
 
 #[tokio::test]
 async fn a_rotation_chain_holds_across_two_service_instances() {
     let (db, _users, first, ana) = setup().await;
-    let other_pool = credencial_adapters_postgres::connect(&db.url, 5, Duration::from_secs(5))
-        .await
-        .expect("second pool");
+    let other_pool =
+        credencial_adapters_postgres::connect(&db.url, 5, Duration::from_secs(5)).await.expect("second pool");
     let second = PgRefreshTokenStore::new(other_pool.clone());
 
     first.record(token("a", ana)).await.expect("record a");

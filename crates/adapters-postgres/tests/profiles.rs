@@ -15,10 +15,7 @@ async fn user(db: &TestDatabase, name: &str) -> UserId {
             username: Username::parse(name).expect("username"),
             password_hash: "pbkdf2_sha256$1$s$h".into(),
             is_active: true,
-            data: UserData {
-                email: format!("{name}@example.gov.br"),
-                ..UserData::default()
-            },
+            data: UserData { email: format!("{name}@example.gov.br"), ..UserData::default() },
             name: format!("Full {name}"),
             cpf: (name == "ana").then(|| "52998224725".to_owned()),
         })
@@ -42,7 +39,10 @@ async fn a_new_user_has_an_empty_unvalidated_profile() {
     let db = TestDatabase::new().await;
     let id = user(&db, "ana").await;
     let p = PgProfileRepository::new(db.pool.clone()).own_profile(id).await.expect("read").expect("exists");
-    assert_eq!((p.name.as_str(), p.email.as_str(), p.cpf.as_deref()), ("Full ana", "ana@example.gov.br", Some("52998224725")));
+    assert_eq!(
+        (p.name.as_str(), p.email.as_str(), p.cpf.as_deref()),
+        ("Full ana", "ana@example.gov.br", Some("52998224725"))
+    );
     assert!(!p.receita_validated);
     assert!(p.experiences.is_empty() && p.degrees.is_empty());
     assert!(PgProfileRepository::new(db.pool.clone()).own_profile(UserId(id.0 + 99)).await.expect("read").is_none());

@@ -16,5 +16,5 @@ pub use registries::{
     ApiKey, HttpCdpDirectory, HttpCnesRegistry, HttpTaxAuthority, InvalidApiKey, RegistryEndpoint,
     DEFAULT_REGISTRY_MAX_BODY_BYTES, DEFAULT_REGISTRY_TIMEOUT,
 };
-pub use user_data::HttpUserDataSource;
 pub use unconfigured::UnconfiguredRegistry;
+pub use user_data::HttpUserDataSource;

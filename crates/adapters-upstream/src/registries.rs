@@ -51,8 +51,7 @@ impl ApiKey {
         if key.is_empty() || !key.bytes().all(|b| b.is_ascii_graphic()) {
             return Err(InvalidApiKey);
         }
-        let mut value =
-            HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| InvalidApiKey)?;
+        let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| InvalidApiKey)?;
         value.set_sensitive(true);
         Ok(Self(value))
     }
@@ -111,29 +110,20 @@ impl RegistryEndpoint {
     /// GETs `path` (built from a CPF's digits, so always plain) and returns
     /// the body of a 2xx answer; `registry` names the registry in the log.
     async fn get(&self, registry: &'static str, path: &str) -> Result<Vec<u8>, UpstreamError> {
-        let path = UpstreamPath::parse(path)
-            .map_err(|_| UpstreamError::BadResponse("refused: not a plain path".into()))?;
+        let path =
+            UpstreamPath::parse(path).map_err(|_| UpstreamError::BadResponse("refused: not a plain path".into()))?;
         let url = self.base.join(&path);
         if !self.base.same_origin(&url) {
             // Unreachable with a plain path; kept as a last line of defence.
-            return Err(UpstreamError::BadResponse(
-                "refused: not the upstream origin".into(),
-            ));
+            return Err(UpstreamError::BadResponse("refused: not the upstream origin".into()));
         }
         let call = async {
-            let mut request = self
-                .client
-                .get(url)
-                .header(ACCEPT, "application/json")
-                .timeout(self.timeout);
+            let mut request = self.client.get(url).header(ACCEPT, "application/json").timeout(self.timeout);
             if let Some(ApiKey(value)) = &self.api_key {
                 request = request.header(AUTHORIZATION, value.clone());
             }
             // The URL holds the CPF: keep it out of the error text.
-            let response = request
-                .send()
-                .await
-                .map_err(|e| transport_error(&e.without_url()))?;
+            let response = request.send().await.map_err(|e| transport_error(&e.without_url()))?;
             read_registry_body(response, self.max_body_bytes).await
         };
         let result = call.await;
@@ -189,10 +179,7 @@ impl HttpCnesRegistry {
 impl CnesRegistry for HttpCnesRegistry {
     async fn bonds(&self, cpf: &Cpf) -> Result<Cnes, UpstreamError> {
         const NAME: &str = "cnes";
-        let body = self
-            .0
-            .get(NAME, &format!("/profissionais/{}/vinculos", cpf.as_str()))
-            .await?;
+        let body = self.0.get(NAME, &format!("/profissionais/{}/vinculos", cpf.as_str())).await?;
         serde_json::from_slice(&body).map_err(|e| refused(NAME, &e))
     }
 }
@@ -212,10 +199,7 @@ impl HttpCdpDirectory {
 impl CdpDirectory for HttpCdpDirectory {
     async fn courses(&self, cpf: &Cpf) -> Result<CursosCdp, UpstreamError> {
         const NAME: &str = "cursos_cdp";
-        let body = self
-            .0
-            .get(NAME, &format!("/usuarios/{}/cursos", cpf.as_str()))
-            .await?;
+        let body = self.0.get(NAME, &format!("/usuarios/{}/cursos", cpf.as_str())).await?;
         serde_json::from_slice(&body).map_err(|e| refused(NAME, &e))
     }
 }
@@ -228,11 +212,9 @@ mod tests {
     fn an_api_key_never_shows_in_debug_output() {
         let key = ApiKey::new("s3cr3t-key").expect("valid key");
         assert_eq!(format!("{key:?}"), "ApiKey([REDACTED])");
-        let endpoint = RegistryEndpoint::new(
-            reqwest::Client::new(),
-            BaseUrl::parse("http://127.0.0.1:1/").expect("base"),
-        )
-        .with_api_key(key);
+        let endpoint =
+            RegistryEndpoint::new(reqwest::Client::new(), BaseUrl::parse("http://127.0.0.1:1/").expect("base"))
+                .with_api_key(key);
         assert!(!format!("{endpoint:?}").contains("s3cr3t"));
     }
 
@@ -241,9 +223,6 @@ mod tests {
         for raw in ["", "   ", "two words", "line\nbreak", "chave-ç"] {
             assert_eq!(ApiKey::new(raw).map(|_| ()), Err(InvalidApiKey), "{raw:?}");
         }
-        assert!(
-            ApiKey::new(" padded-key \n").is_ok(),
-            "surrounding whitespace is trimmed"
-        );
+        assert!(ApiKey::new(" padded-key \n").is_ok(), "surrounding whitespace is trimmed");
     }
 }

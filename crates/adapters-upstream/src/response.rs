@@ -28,14 +28,8 @@ fn status_error(status: reqwest::StatusCode) -> Option<UpstreamError> {
 /// Reads the whole body, refusing more than `max_bytes` (checked against
 /// `Content-Length` first, then while streaming, so a chunked body is cut
 /// off too).
-async fn read_capped(
-    response: reqwest::Response,
-    max_bytes: usize,
-) -> Result<Vec<u8>, UpstreamError> {
-    if response
-        .content_length()
-        .is_some_and(|len| len > max_bytes as u64)
-    {
+async fn read_capped(response: reqwest::Response, max_bytes: usize) -> Result<Vec<u8>, UpstreamError> {
+    if response.content_length().is_some_and(|len| len > max_bytes as u64) {
         return Err(UpstreamError::BadResponse("body too large".into()));
     }
     let mut body = Vec::new();
@@ -91,9 +85,9 @@ pub(crate) async fn read_registry_body(
 pub(crate) fn contract_error(e: &serde_json::Error) -> UpstreamError {
     let what = match e.classify() {
         serde_json::error::Category::Data => "does not match the contract",
-        serde_json::error::Category::Io
-        | serde_json::error::Category::Syntax
-        | serde_json::error::Category::Eof => "not JSON",
+        serde_json::error::Category::Io | serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+            "not JSON"
+        }
     };
     UpstreamError::BadResponse(format!("{what} (line {}, column {})", e.line(), e.column()))
 }

@@ -25,12 +25,7 @@ impl HttpUserDataSource {
     /// An adapter on `base` whose calls give up after `timeout` (connecting,
     /// waiting and reading the body included).
     pub fn new(client: reqwest::Client, base: BaseUrl, timeout: Duration) -> Self {
-        Self {
-            client,
-            base,
-            timeout,
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-        }
+        Self { client, base, timeout, max_body_bytes: DEFAULT_MAX_BODY_BYTES }
     }
 
     /// Caps the accepted body size.
@@ -42,11 +37,7 @@ impl HttpUserDataSource {
 
 #[async_trait]
 impl UserDataSource for HttpUserDataSource {
-    async fn fetch(
-        &self,
-        path: &UpstreamPath,
-        bearer: &str,
-    ) -> Result<serde_json::Value, UpstreamError> {
+    async fn fetch(&self, path: &UpstreamPath, bearer: &str) -> Result<serde_json::Value, UpstreamError> {
         let url = self.base.join(path);
         if !self.base.same_origin(&url) {
             // Unreachable with a plain path; kept as a last line of defence.

@@ -6,8 +6,8 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use credencial_adapters_upstream::{
-    http_client, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpTaxAuthority,
-    RegistryEndpoint, DEFAULT_REGISTRY_TIMEOUT,
+    http_client, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpTaxAuthority, RegistryEndpoint,
+    DEFAULT_REGISTRY_TIMEOUT,
 };
 use credencial_domain::{CdpCourse, Cnes, CnesVinculo, Cpf, CursosCdp, ReceitaFederal};
 use credencial_ports::{CdpDirectory, CnesRegistry, TaxAuthority, UpstreamError};
@@ -23,12 +23,9 @@ fn ana() -> Cpf {
 }
 
 fn endpoint(base: &str, timeout: Duration) -> RegistryEndpoint {
-    RegistryEndpoint::new(
-        http_client().expect("client"),
-        BaseUrl::parse(base).expect("base URL"),
-    )
-    .with_timeout(timeout)
-    .with_api_key(ApiKey::new(KEY).expect("valid key"))
+    RegistryEndpoint::new(http_client().expect("client"), BaseUrl::parse(base).expect("base URL"))
+        .with_timeout(timeout)
+        .with_api_key(ApiKey::new(KEY).expect("valid key"))
 }
 
 fn receita_body() -> Value {
@@ -94,18 +91,15 @@ impl Registry {
         let cpf = ana();
         let to_json = |v: Result<Value, serde_json::Error>| v.expect("serialise");
         match self {
-            Registry::Receita => HttpTaxAuthority::new(endpoint)
-                .lookup(&cpf)
-                .await
-                .map(|v| to_json(serde_json::to_value(v))),
-            Registry::Cnes => HttpCnesRegistry::new(endpoint)
-                .bonds(&cpf)
-                .await
-                .map(|v| to_json(serde_json::to_value(v))),
-            Registry::Cdp => HttpCdpDirectory::new(endpoint)
-                .courses(&cpf)
-                .await
-                .map(|v| to_json(serde_json::to_value(v))),
+            Registry::Receita => {
+                HttpTaxAuthority::new(endpoint).lookup(&cpf).await.map(|v| to_json(serde_json::to_value(v)))
+            }
+            Registry::Cnes => {
+                HttpCnesRegistry::new(endpoint).bonds(&cpf).await.map(|v| to_json(serde_json::to_value(v)))
+            }
+            Registry::Cdp => {
+                HttpCdpDirectory::new(endpoint).courses(&cpf).await.map(|v| to_json(serde_json::to_value(v)))
+            }
         }
     }
 }
@@ -113,34 +107,22 @@ impl Registry {
 /// A registry answering every request with `response`.
 async fn upstream(response: ResponseTemplate) -> MockServer {
     let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(response)
-        .mount(&server)
-        .await;
+    Mock::given(method("GET")).respond_with(response).mount(&server).await;
     server
 }
 
 async fn call(registry: Registry, server: &MockServer) -> Result<Value, UpstreamError> {
-    registry
-        .call(endpoint(
-            &format!("{}/", server.uri()),
-            Duration::from_secs(5),
-        ))
-        .await
+    registry.call(endpoint(&format!("{}/", server.uri()), Duration::from_secs(5))).await
 }
 
 fn assert_bad_response(result: &Result<Value, UpstreamError>, what: &str) {
-    assert!(
-        matches!(result, Err(UpstreamError::BadResponse(_))),
-        "{what}: expected BadResponse, got {result:?}"
-    );
+    assert!(matches!(result, Err(UpstreamError::BadResponse(_))), "{what}: expected BadResponse, got {result:?}");
 }
 
 // ------------------------------------------------------------------ success
 
 #[tokio::test]
-async fn the_tax_authority_record_is_decoded_exactly_from_a_get_with_the_cpf_in_the_path_and_the_key(
-) {
+async fn the_tax_authority_record_is_decoded_exactly_from_a_get_with_the_cpf_in_the_path_and_the_key() {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path(format!("/receita/v1/cpf/{ANA}")))
@@ -151,13 +133,10 @@ async fn the_tax_authority_record_is_decoded_exactly_from_a_get_with_the_cpf_in_
         .mount(&server)
         .await;
 
-    let record = HttpTaxAuthority::new(endpoint(
-        &format!("{}/receita/v1", server.uri()),
-        Duration::from_secs(5),
-    ))
-    .lookup(&ana())
-    .await
-    .expect("record");
+    let record = HttpTaxAuthority::new(endpoint(&format!("{}/receita/v1", server.uri()), Duration::from_secs(5)))
+        .lookup(&ana())
+        .await
+        .expect("record");
     assert_eq!(
         record,
         ReceitaFederal {
@@ -173,11 +152,7 @@ async fn the_tax_authority_record_is_decoded_exactly_from_a_get_with_the_cpf_in_
     let requests = server.received_requests().await.expect("recording is on");
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].url.query(), None);
-    let auth: Vec<_> = requests[0]
-        .headers
-        .get_all("authorization")
-        .iter()
-        .collect();
+    let auth: Vec<_> = requests[0].headers.get_all("authorization").iter().collect();
     assert_eq!(auth.len(), 1, "exactly one Authorization header");
 }
 
@@ -192,13 +167,10 @@ async fn cnes_bonds_are_decoded_exactly_from_a_get_with_the_cpf_in_the_path_and_
         .mount(&server)
         .await;
 
-    let bonds = HttpCnesRegistry::new(endpoint(
-        &format!("{}/cnes/", server.uri()),
-        Duration::from_secs(5),
-    ))
-    .bonds(&ana())
-    .await
-    .expect("bonds");
+    let bonds = HttpCnesRegistry::new(endpoint(&format!("{}/cnes/", server.uri()), Duration::from_secs(5)))
+        .bonds(&ana())
+        .await
+        .expect("bonds");
     assert_eq!(bonds.vinculos.len(), 2);
     assert_eq!(
         bonds.vinculos[0],
@@ -209,10 +181,7 @@ async fn cnes_bonds_are_decoded_exactly_from_a_get_with_the_cpf_in_the_path_and_
             no_cbo: "ENFERMEIRO".into(),
         }
     );
-    assert_eq!(
-        serde_json::to_value(&bonds).expect("serialise"),
-        cnes_body()
-    );
+    assert_eq!(serde_json::to_value(&bonds).expect("serialise"), cnes_body());
 }
 
 #[tokio::test]
@@ -226,10 +195,8 @@ async fn cdp_courses_are_decoded_exactly_from_a_get_with_the_cpf_in_the_path_and
         .mount(&server)
         .await;
 
-    let courses = HttpCdpDirectory::new(endpoint(&server.uri(), Duration::from_secs(5)))
-        .courses(&ana())
-        .await
-        .expect("courses");
+    let courses =
+        HttpCdpDirectory::new(endpoint(&server.uri(), Duration::from_secs(5))).courses(&ana()).await.expect("courses");
     assert_eq!(
         courses,
         CursosCdp {
@@ -251,16 +218,9 @@ async fn cdp_courses_are_decoded_exactly_from_a_get_with_the_cpf_in_the_path_and
 #[tokio::test]
 async fn empty_bond_and_course_lists_are_answers_not_errors() {
     let server = upstream(ResponseTemplate::new(200).set_body_json(json!({"vinculos": []}))).await;
-    assert_eq!(
-        call(Registry::Cnes, &server).await,
-        Ok(json!({"vinculos": []}))
-    );
-    let server =
-        upstream(ResponseTemplate::new(200).set_body_json(json!({"total": 0, "data": []}))).await;
-    assert_eq!(
-        call(Registry::Cdp, &server).await,
-        Ok(json!({"total": 0, "data": []}))
-    );
+    assert_eq!(call(Registry::Cnes, &server).await, Ok(json!({"vinculos": []})));
+    let server = upstream(ResponseTemplate::new(200).set_body_json(json!({"total": 0, "data": []}))).await;
+    assert_eq!(call(Registry::Cdp, &server).await, Ok(json!({"total": 0, "data": []})));
 }
 
 #[tokio::test]
@@ -275,14 +235,9 @@ async fn fields_outside_the_contract_are_dropped() {
 #[tokio::test]
 async fn without_an_api_key_no_authorization_header_is_sent() {
     let server = upstream(ResponseTemplate::new(200).set_body_json(receita_body())).await;
-    let endpoint = RegistryEndpoint::new(
-        http_client().expect("client"),
-        BaseUrl::parse(&server.uri()).expect("base URL"),
-    );
-    HttpTaxAuthority::new(endpoint)
-        .lookup(&ana())
-        .await
-        .expect("record");
+    let endpoint =
+        RegistryEndpoint::new(http_client().expect("client"), BaseUrl::parse(&server.uri()).expect("base URL"));
+    HttpTaxAuthority::new(endpoint).lookup(&ana()).await.expect("record");
     let requests = server.received_requests().await.expect("recording is on");
     assert!(requests[0].headers.get("authorization").is_none());
 }
@@ -297,12 +252,7 @@ async fn each_registry_calls_its_own_path_below_its_base() {
             .expect(1)
             .mount(&server)
             .await;
-        let got = registry
-            .call(endpoint(
-                &format!("{}/prefix/", server.uri()),
-                Duration::from_secs(5),
-            ))
-            .await;
+        let got = registry.call(endpoint(&format!("{}/prefix/", server.uri()), Duration::from_secs(5))).await;
         assert_eq!(got, Ok(registry.good_body()), "{registry:?}");
     }
 }
@@ -312,15 +262,8 @@ async fn each_registry_calls_its_own_path_below_its_base() {
 #[tokio::test]
 async fn a_404_with_a_json_body_is_not_found() {
     for registry in ALL {
-        let server = upstream(
-            ResponseTemplate::new(404).set_body_json(json!({"detail": "CPF não encontrado"})),
-        )
-        .await;
-        assert_eq!(
-            call(registry, &server).await,
-            Err(UpstreamError::NotFound),
-            "{registry:?}"
-        );
+        let server = upstream(ResponseTemplate::new(404).set_body_json(json!({"detail": "CPF não encontrado"}))).await;
+        assert_eq!(call(registry, &server).await, Err(UpstreamError::NotFound), "{registry:?}");
     }
 }
 
@@ -328,30 +271,17 @@ async fn a_404_with_a_json_body_is_not_found() {
 async fn a_404_without_a_json_body_is_a_bad_response_because_it_means_a_wrong_base_url() {
     for body in ["<html><body>Not Found</body></html>", ""] {
         let server = upstream(ResponseTemplate::new(404).set_body_raw(body, "text/html")).await;
-        assert_bad_response(
-            &call(Registry::Receita, &server).await,
-            &format!("404 {body:?}"),
-        );
+        assert_bad_response(&call(Registry::Receita, &server).await, &format!("404 {body:?}"));
     }
 }
 
 #[tokio::test]
 async fn a_refused_key_is_unauthorized_or_forbidden() {
     for registry in ALL {
-        let server =
-            upstream(ResponseTemplate::new(401).set_body_json(json!({"detail": "x"}))).await;
-        assert_eq!(
-            call(registry, &server).await,
-            Err(UpstreamError::Unauthorized),
-            "{registry:?}"
-        );
-        let server =
-            upstream(ResponseTemplate::new(403).set_body_json(json!({"detail": "x"}))).await;
-        assert_eq!(
-            call(registry, &server).await,
-            Err(UpstreamError::Forbidden),
-            "{registry:?}"
-        );
+        let server = upstream(ResponseTemplate::new(401).set_body_json(json!({"detail": "x"}))).await;
+        assert_eq!(call(registry, &server).await, Err(UpstreamError::Unauthorized), "{registry:?}");
+        let server = upstream(ResponseTemplate::new(403).set_body_json(json!({"detail": "x"}))).await;
+        assert_eq!(call(registry, &server).await, Err(UpstreamError::Forbidden), "{registry:?}");
     }
 }
 
@@ -359,12 +289,8 @@ async fn a_refused_key_is_unauthorized_or_forbidden() {
 async fn server_errors_and_other_statuses_are_bad_responses() {
     for status in [500, 502, 503, 400, 429] {
         for registry in ALL {
-            let server =
-                upstream(ResponseTemplate::new(status).set_body_json(registry.good_body())).await;
-            assert_bad_response(
-                &call(registry, &server).await,
-                &format!("{registry:?} status {status}"),
-            );
+            let server = upstream(ResponseTemplate::new(status).set_body_json(registry.good_body())).await;
+            assert_bad_response(&call(registry, &server).await, &format!("{registry:?} status {status}"));
         }
     }
 }
@@ -374,20 +300,13 @@ async fn server_errors_and_other_statuses_are_bad_responses() {
 #[tokio::test]
 async fn a_body_that_is_not_json_is_a_bad_response() {
     for (body, content_type) in [
-        (
-            "<!doctype html><html><body>Login</body></html>",
-            "text/html",
-        ),
+        ("<!doctype html><html><body>Login</body></html>", "text/html"),
         ("", "application/json"),
         ("{\"nome\": ", "application/json"),
     ] {
         for registry in ALL {
-            let server =
-                upstream(ResponseTemplate::new(200).set_body_raw(body, content_type)).await;
-            assert_bad_response(
-                &call(registry, &server).await,
-                &format!("{registry:?} {body:?}"),
-            );
+            let server = upstream(ResponseTemplate::new(200).set_body_raw(body, content_type)).await;
+            assert_bad_response(&call(registry, &server).await, &format!("{registry:?} {body:?}"));
         }
     }
 }
@@ -403,11 +322,7 @@ async fn json_of_the_wrong_shape_is_a_bad_response() {
     let cases = [
         (Registry::Receita, missing, "missing field"),
         (Registry::Receita, bad_date, "date not YYYY-MM-DD"),
-        (
-            Registry::Receita,
-            json!([receita_body()]),
-            "a list instead of an object",
-        ),
+        (Registry::Receita, json!([receita_body()]), "a list instead of an object"),
         (Registry::Cnes, json!([{"cnes": "1"}]), "a bare list"),
         (
             Registry::Cnes,
@@ -417,11 +332,7 @@ async fn json_of_the_wrong_shape_is_a_bad_response() {
         (Registry::Cnes, json!({"vinculos": null}), "null list"),
         (Registry::Cdp, bad_created, "created not YYYY-MM-DD"),
         (Registry::Cdp, json!({"total": 1}), "missing data"),
-        (
-            Registry::Cdp,
-            json!({"total": "um", "data": []}),
-            "total not an integer",
-        ),
+        (Registry::Cdp, json!({"total": "um", "data": []}), "total not an integer"),
     ];
     for (registry, body, what) in cases {
         let server = upstream(ResponseTemplate::new(200).set_body_json(body)).await;
@@ -447,10 +358,7 @@ async fn a_body_larger_than_the_cap_is_a_bad_response() {
     body["padding"] = json!("x".repeat(4096));
     let server = upstream(ResponseTemplate::new(200).set_body_json(body)).await;
     let endpoint = endpoint(&server.uri(), Duration::from_secs(5)).with_max_body_bytes(1024);
-    assert_bad_response(
-        &Registry::Receita.call(endpoint).await,
-        "4 KiB body with a 1 KiB cap",
-    );
+    assert_bad_response(&Registry::Receita.call(endpoint).await, "4 KiB body with a 1 KiB cap");
 }
 
 // ----------------------------------------------------------------- time-outs
@@ -463,22 +371,14 @@ fn the_default_time_out_is_three_seconds() {
 #[tokio::test]
 async fn a_slow_registry_times_out_without_waiting_for_it() {
     for registry in ALL {
-        let server = upstream(
-            ResponseTemplate::new(200)
-                .set_body_json(registry.good_body())
-                .set_delay(Duration::from_secs(2)),
-        )
-        .await;
+        let server =
+            upstream(ResponseTemplate::new(200).set_body_json(registry.good_body()).set_delay(Duration::from_secs(2)))
+                .await;
         let started = Instant::now();
-        let result = registry
-            .call(endpoint(&server.uri(), Duration::from_millis(200)))
-            .await;
+        let result = registry.call(endpoint(&server.uri(), Duration::from_millis(200))).await;
         let elapsed = started.elapsed();
         assert_eq!(result, Err(UpstreamError::Timeout), "{registry:?}");
-        assert!(
-            elapsed < Duration::from_millis(1500),
-            "{registry:?} took {elapsed:?}"
-        );
+        assert!(elapsed < Duration::from_millis(1500), "{registry:?} took {elapsed:?}");
     }
 }
 
@@ -488,19 +388,12 @@ async fn a_slow_registry_times_out_without_waiting_for_it() {
 async fn a_redirect_is_not_followed_and_the_key_never_reaches_the_other_host() {
     for status in [301, 302, 307, 308] {
         let elsewhere = upstream(ResponseTemplate::new(200).set_body_json(receita_body())).await;
-        let server = upstream(ResponseTemplate::new(status).insert_header(
-            "Location",
-            format!("{}/cpf/{ANA}", elsewhere.uri()).as_str(),
-        ))
+        let server = upstream(
+            ResponseTemplate::new(status).insert_header("Location", format!("{}/cpf/{ANA}", elsewhere.uri()).as_str()),
+        )
         .await;
-        assert_bad_response(
-            &call(Registry::Receita, &server).await,
-            &format!("redirect {status}"),
-        );
-        assert_eq!(
-            server.received_requests().await.expect("recording").len(),
-            1
-        );
+        assert_bad_response(&call(Registry::Receita, &server).await, &format!("redirect {status}"));
+        assert_eq!(server.received_requests().await.expect("recording").len(), 1);
         let stolen = elsewhere.received_requests().await.expect("recording");
         assert!(stolen.is_empty(), "{status}: the other host got a request");
     }
@@ -514,12 +407,7 @@ async fn an_unreachable_registry_is_a_bad_response_whose_text_omits_the_cpf() {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.local_addr().expect("addr").port()
     };
-    let result = Registry::Receita
-        .call(endpoint(
-            &format!("http://127.0.0.1:{port}/"),
-            Duration::from_secs(5),
-        ))
-        .await;
+    let result = Registry::Receita.call(endpoint(&format!("http://127.0.0.1:{port}/"), Duration::from_secs(5))).await;
     let Err(UpstreamError::BadResponse(why)) = result else {
         panic!("expected BadResponse, got {result:?}");
     };
@@ -530,14 +418,9 @@ async fn an_unreachable_registry_is_a_bad_response_whose_text_omits_the_cpf() {
 async fn a_cpf_is_sent_as_its_eleven_digits_whatever_punctuation_it_was_parsed_from() {
     let server = upstream(ResponseTemplate::new(200).set_body_json(cnes_body())).await;
     let cpf = Cpf::parse("529.982.247-25").expect("valid CPF");
-    let bonds: Cnes = HttpCnesRegistry::new(endpoint(&server.uri(), Duration::from_secs(5)))
-        .bonds(&cpf)
-        .await
-        .expect("bonds");
+    let bonds: Cnes =
+        HttpCnesRegistry::new(endpoint(&server.uri(), Duration::from_secs(5))).bonds(&cpf).await.expect("bonds");
     assert_eq!(bonds.vinculos.len(), 2);
     let requests = server.received_requests().await.expect("recording");
-    assert_eq!(
-        requests[0].url.path(),
-        format!("/profissionais/{ANA}/vinculos")
-    );
+    assert_eq!(requests[0].url.path(), format!("/profissionais/{ANA}/vinculos"));
 }

@@ -20,11 +20,7 @@ fn rh_eu() -> UpstreamPath {
 }
 
 fn source(base: &str, timeout: Duration) -> HttpUserDataSource {
-    HttpUserDataSource::new(
-        http_client().expect("client"),
-        BaseUrl::parse(base).expect("base URL"),
-        timeout,
-    )
+    HttpUserDataSource::new(http_client().expect("client"), BaseUrl::parse(base).expect("base URL"), timeout)
 }
 
 /// An upstream answering every request with `response`.
@@ -35,16 +31,11 @@ async fn upstream(response: ResponseTemplate) -> MockServer {
 }
 
 async fn fetch_from(server: &MockServer) -> Result<serde_json::Value, UpstreamError> {
-    source(&format!("{}/", server.uri()), Duration::from_secs(5))
-        .fetch(&rh_eu(), TOKEN)
-        .await
+    source(&format!("{}/", server.uri()), Duration::from_secs(5)).fetch(&rh_eu(), TOKEN).await
 }
 
 fn assert_bad_response(result: Result<serde_json::Value, UpstreamError>, what: &str) {
-    assert!(
-        matches!(result, Err(UpstreamError::BadResponse(_))),
-        "{what}: expected BadResponse, got {result:?}"
-    );
+    assert!(matches!(result, Err(UpstreamError::BadResponse(_))), "{what}: expected BadResponse, got {result:?}");
 }
 
 async fn request_count(server: &MockServer) -> usize {
@@ -174,8 +165,7 @@ async fn a_404_is_a_bad_response() {
 #[tokio::test]
 async fn a_200_html_body_is_a_bad_response() {
     let server = upstream(
-        ResponseTemplate::new(200)
-            .set_body_raw("<!doctype html><html><body>Login</body></html>", "text/html"),
+        ResponseTemplate::new(200).set_body_raw("<!doctype html><html><body>Login</body></html>", "text/html"),
     )
     .await;
     assert_bad_response(fetch_from(&server).await, "HTML body");
@@ -219,17 +209,11 @@ async fn a_chunked_body_without_length_is_capped_while_streaming() {
     // Control: the same server with a small body works.
     let small = serde_json::to_vec(&json!({"a": "b"})).expect("json");
     let base = raw_server(chunked_json(&small));
-    let result = source(&base, Duration::from_secs(5))
-        .with_max_body_bytes(1024)
-        .fetch(&rh_eu(), TOKEN)
-        .await;
+    let result = source(&base, Duration::from_secs(5)).with_max_body_bytes(1024).fetch(&rh_eu(), TOKEN).await;
     assert_eq!(result, Ok(json!({"a": "b"})));
 
     let base = raw_server(chunked_json(&json_of_len(4096)));
-    let result = source(&base, Duration::from_secs(5))
-        .with_max_body_bytes(1024)
-        .fetch(&rh_eu(), TOKEN)
-        .await;
+    let result = source(&base, Duration::from_secs(5)).with_max_body_bytes(1024).fetch(&rh_eu(), TOKEN).await;
     assert_bad_response(result, "4 KiB chunked body with a 1 KiB cap");
 }
 
@@ -237,12 +221,9 @@ async fn a_chunked_body_without_length_is_capped_while_streaming() {
 
 #[tokio::test]
 async fn a_slow_upstream_times_out_without_waiting_for_it() {
-    let server = upstream(
-        ResponseTemplate::new(200)
-            .set_body_json(json!({"late": true}))
-            .set_delay(Duration::from_secs(2)),
-    )
-    .await;
+    let server =
+        upstream(ResponseTemplate::new(200).set_body_json(json!({"late": true})).set_delay(Duration::from_secs(2)))
+            .await;
     let adapter = source(&format!("{}/", server.uri()), Duration::from_millis(200));
     let started = Instant::now();
     let result = adapter.fetch(&rh_eu(), TOKEN).await;
@@ -276,8 +257,7 @@ async fn a_redirect_is_not_followed_and_the_token_never_reaches_the_other_host()
     for status in [301, 302, 303, 307, 308] {
         let elsewhere = upstream(ResponseTemplate::new(200).set_body_json(json!({"stolen": true}))).await;
         let server = upstream(
-            ResponseTemplate::new(status)
-                .insert_header("Location", format!("{}/api/rh/eu/", elsewhere.uri()).as_str()),
+            ResponseTemplate::new(status).insert_header("Location", format!("{}/api/rh/eu/", elsewhere.uri()).as_str()),
         )
         .await;
 
@@ -295,9 +275,7 @@ async fn a_refused_connection_is_a_bad_response() {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.local_addr().expect("addr").port()
     };
-    let result = source(&format!("http://127.0.0.1:{port}/"), Duration::from_secs(5))
-        .fetch(&rh_eu(), TOKEN)
-        .await;
+    let result = source(&format!("http://127.0.0.1:{port}/"), Duration::from_secs(5)).fetch(&rh_eu(), TOKEN).await;
     assert_bad_response(result, "connection refused");
 }
 

@@ -34,7 +34,7 @@ impl FromRequest for JsonBody {
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        read(req, payload, Accept::JsonOnly)
+        read(req, payload, Accept::Json)
     }
 }
 
@@ -43,7 +43,7 @@ impl FromRequest for OptionalJsonBody {
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let fut = read(req, payload, Accept::JsonOrEmpty);
+        let fut = read(req, payload, Accept::JsonOrNothing);
         Box::pin(async move { fut.await.map(OptionalJsonBody) })
     }
 }
@@ -53,7 +53,7 @@ impl FromRequest for FormOrJsonBody {
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let fut = read(req, payload, Accept::JsonFormOrEmpty);
+        let fut = read(req, payload, Accept::JsonFormOrNothing);
         Box::pin(async move { fut.await.map(FormOrJsonBody) })
     }
 }
@@ -61,9 +61,9 @@ impl FromRequest for FormOrJsonBody {
 /// What a route accepts as its body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Accept {
-    JsonOnly,
-    JsonOrEmpty,
-    JsonFormOrEmpty,
+    Json,
+    JsonOrNothing,
+    JsonFormOrNothing,
 }
 
 fn read(
@@ -71,15 +71,9 @@ fn read(
     payload: &mut Payload,
     accept: Accept,
 ) -> LocalBoxFuture<'static, Result<JsonBody, ApiError>> {
-    let declared_len = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    let content_type = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .map(|v| v.to_str().unwrap_or("<non-ASCII>").to_owned());
+    let declared_len =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let content_type = req.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap_or("<non-ASCII>").to_owned());
     let mut payload = payload.take();
     Box::pin(async move {
         if declared_len.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
@@ -93,11 +87,11 @@ fn read(
             }
             bytes.extend_from_slice(&chunk);
         }
-        if accept != Accept::JsonOnly && bytes.iter().all(u8::is_ascii_whitespace) {
+        if accept != Accept::Json && bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(JsonBody::default());
         }
         if let Some(ct) = content_type.as_deref() {
-            if accept == Accept::JsonFormOrEmpty && is_form(ct) {
+            if accept == Accept::JsonFormOrNothing && is_form(ct) {
                 return serde_urlencoded::from_bytes::<Vec<(String, String)>>(&bytes)
                     .map(|pairs| JsonBody(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect()))
                     .map_err(|e| ApiError::parse_error(&e.to_string()));
@@ -118,20 +112,12 @@ fn read(
 }
 
 fn is_json(content_type: &str) -> bool {
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
 fn is_form(content_type: &str) -> bool {
-    content_type
-        .split(';')
-        .next()
-        .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"))
+    content_type.split(';').next().is_some_and(|e| e.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"))
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -189,8 +175,7 @@ impl JsonBody {
 
     /// Reads an optional string field: absent or `null` give `None`.
     pub fn optional(&self, name: &str) -> Result<Option<String>, ApiError> {
-        self.string(name, Trim::Yes)
-            .map_err(|message| ApiError::field(name, message))
+        self.string(name, Trim::Yes).map_err(|message| ApiError::field(name, message))
     }
 
     fn string(&self, name: &str, trim: Trim) -> Result<Option<String>, &'static str> {
@@ -223,18 +208,13 @@ mod tests {
     fn every_missing_field_is_reported_at_once() {
         let err = body(json!({})).required([("username", Trim::Yes), ("password", Trim::No)]);
         let err = err.expect_err("missing fields");
-        assert_eq!(
-            err.body(),
-            &json!({"username": [REQUIRED], "password": [REQUIRED]})
-        );
+        assert_eq!(err.body(), &json!({"username": [REQUIRED], "password": [REQUIRED]}));
     }
 
     #[test]
     fn blank_null_and_wrong_types_have_their_own_messages() {
         let b = body(json!({"a": "  ", "b": null, "c": true, "d": 12}));
-        let err = b
-            .required([("a", Trim::Yes), ("b", Trim::Yes), ("c", Trim::Yes)])
-            .expect_err("invalid");
+        let err = b.required([("a", Trim::Yes), ("b", Trim::Yes), ("c", Trim::Yes)]).expect_err("invalid");
         assert_eq!(
             err.body(),
             &json!({"a": ["This field may not be blank."], "b": [REQUIRED], "c": ["Not a valid string."]})

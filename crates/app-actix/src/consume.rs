@@ -19,12 +19,8 @@ pub fn bearer_token(req: &HttpRequest) -> Result<Option<String>, ApiError> {
     let text = value.to_str().map_err(|_| ApiError::token(&TokenError::Invalid))?;
     let mut parts = text.split_ascii_whitespace();
     match (parts.next(), parts.next(), parts.next()) {
-        (Some(scheme), Some(token), None) if scheme.eq_ignore_ascii_case("bearer") => {
-            Ok(Some(token.to_owned()))
-        }
-        (Some(scheme), _, _) if scheme.eq_ignore_ascii_case("bearer") => {
-            Err(ApiError::token(&TokenError::Invalid))
-        }
+        (Some(scheme), Some(token), None) if scheme.eq_ignore_ascii_case("bearer") => Ok(Some(token.to_owned())),
+        (Some(scheme), _, _) if scheme.eq_ignore_ascii_case("bearer") => Err(ApiError::token(&TokenError::Invalid)),
         _ => Ok(None),
     }
 }
@@ -47,10 +43,7 @@ pub async fn consume_post(
     let body = body.0;
     let token = match bearer_token(&req)? {
         Some(t) => t,
-        None => body
-            .optional("token")?
-            .filter(|t| !t.is_empty())
-            .ok_or_else(ApiError::not_authenticated)?,
+        None => body.optional("token")?.filter(|t| !t.is_empty()).ok_or_else(ApiError::not_authenticated)?,
     };
     let endpoint = body.optional("endpoint")?;
     let data = service.consume(&token, endpoint.as_deref()).await?;

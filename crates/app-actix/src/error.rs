@@ -26,20 +26,12 @@ impl std::fmt::Display for ApiError {
 impl ApiError {
     /// `{"detail": detail, "code": code}` with `status`.
     pub fn detail(status: StatusCode, detail: &str, code: &str) -> Self {
-        Self {
-            status,
-            body: json!({ "detail": detail, "code": code }),
-            headers: Vec::new(),
-        }
+        Self { status, body: json!({ "detail": detail, "code": code }), headers: Vec::new() }
     }
 
     /// 400 with per-field messages, in DRF's shape.
     pub fn fields(errors: Map<String, Value>) -> Self {
-        Self {
-            status: StatusCode::BAD_REQUEST,
-            body: Value::Object(errors),
-            headers: Vec::new(),
-        }
+        Self { status: StatusCode::BAD_REQUEST, body: Value::Object(errors), headers: Vec::new() }
     }
 
     /// 400 for one field.
@@ -69,31 +61,19 @@ impl ApiError {
 
     /// 400 for a body that is not JSON.
     pub fn parse_error(reason: &str) -> Self {
-        Self::detail(
-            StatusCode::BAD_REQUEST,
-            &format!("JSON parse error - {reason}"),
-            "parse_error",
-        )
+        Self::detail(StatusCode::BAD_REQUEST, &format!("JSON parse error - {reason}"), "parse_error")
     }
 
     /// 401 for a request that carries no token at all.
     pub fn not_authenticated() -> Self {
-        Self::detail(
-            StatusCode::UNAUTHORIZED,
-            "Authentication credentials were not provided.",
-            "not_authenticated",
-        )
-        .with_header(header::WWW_AUTHENTICATE, r#"Bearer realm="api""#)
+        Self::detail(StatusCode::UNAUTHORIZED, "Authentication credentials were not provided.", "not_authenticated")
+            .with_header(header::WWW_AUTHENTICATE, r#"Bearer realm="api""#)
     }
 
     /// 405 naming the allowed methods in `Allow`.
     pub fn method_not_allowed(method: &str, allow: &str) -> Self {
-        Self::detail(
-            StatusCode::METHOD_NOT_ALLOWED,
-            &format!("Method \"{method}\" not allowed."),
-            "method_not_allowed",
-        )
-        .with_header(header::ALLOW, allow)
+        Self::detail(StatusCode::METHOD_NOT_ALLOWED, &format!("Method \"{method}\" not allowed."), "method_not_allowed")
+            .with_header(header::ALLOW, allow)
     }
 
     /// 404 for a path no route serves.
@@ -124,9 +104,7 @@ impl ApiError {
         let detail = match e {
             TokenError::WrongType => "Token has wrong type",
             TokenError::Revoked => "Token is blacklisted",
-            TokenError::Invalid | TokenError::Expired | TokenError::NotYetValid => {
-                "Token is invalid or expired"
-            }
+            TokenError::Invalid | TokenError::Expired | TokenError::NotYetValid => "Token is invalid or expired",
         };
         Self::detail(StatusCode::UNAUTHORIZED, detail, "token_not_valid")
             .with_header(header::WWW_AUTHENTICATE, r#"Bearer realm="api""#)
@@ -153,14 +131,11 @@ impl From<ServiceError> for ApiError {
                 "authentication_failed",
             ),
             ServiceError::InvalidToken(t) => Self::token(&t),
-            ServiceError::UnknownUser => {
-                Self::detail(StatusCode::UNAUTHORIZED, "User not found", "user_not_found")
-                    .with_header(header::WWW_AUTHENTICATE, r#"Bearer realm="api""#)
+            ServiceError::UnknownUser => Self::detail(StatusCode::UNAUTHORIZED, "User not found", "user_not_found")
+                .with_header(header::WWW_AUTHENTICATE, r#"Bearer realm="api""#),
+            ServiceError::InvalidEndpoint(EndpointError::NotAPlainPath) => {
+                Self::field("endpoint", "Must be a plain path starting with '/' (no scheme, host, '..', '%' or '\\').")
             }
-            ServiceError::InvalidEndpoint(EndpointError::NotAPlainPath) => Self::field(
-                "endpoint",
-                "Must be a plain path starting with '/' (no scheme, host, '..', '%' or '\\').",
-            ),
             ServiceError::InvalidEndpoint(EndpointError::NotAllowed) => {
                 Self::field("endpoint", "This endpoint is not on the allow-list.")
             }
@@ -170,11 +145,9 @@ impl From<ServiceError> for ApiError {
                     "The upstream resource refused the token.",
                     "upstream_unauthorized",
                 ),
-                UpstreamError::Forbidden => Self::detail(
-                    StatusCode::FORBIDDEN,
-                    "The upstream resource denied access.",
-                    "upstream_forbidden",
-                ),
+                UpstreamError::Forbidden => {
+                    Self::detail(StatusCode::FORBIDDEN, "The upstream resource denied access.", "upstream_forbidden")
+                }
                 UpstreamError::BadResponse(why) => Self::server_fault(
                     StatusCode::BAD_GATEWAY,
                     "The upstream resource failed or sent an invalid answer.",
@@ -202,12 +175,9 @@ impl From<ServiceError> for ApiError {
                 &why,
             )
             .with_header(header::RETRY_AFTER, "5"),
-            ServiceError::Internal(why) => Self::server_fault(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Internal error.",
-                "internal_error",
-                &why,
-            ),
+            ServiceError::Internal(why) => {
+                Self::server_fault(StatusCode::INTERNAL_SERVER_ERROR, "Internal error.", "internal_error", &why)
+            }
         }
     }
 }

@@ -65,10 +65,7 @@ pub struct JwtApi {
 impl JwtApi {
     /// The sub-application under [`DEFAULT_PREFIX`].
     pub fn new(service: Arc<TokenService>) -> Self {
-        Self {
-            service: web::Data::from(service),
-            prefix: DEFAULT_PREFIX.to_owned(),
-        }
+        Self { service: web::Data::from(service), prefix: DEFAULT_PREFIX.to_owned() }
     }
 
     /// Mounts it under `prefix` instead (`/auth/jwt/`, `/auth/jwt` and
@@ -102,7 +99,5 @@ impl HttpServiceFactory for JwtApi {
 }
 
 fn consume_resource(path: &str) -> actix_web::Resource {
-    resource(path, "GET, POST")
-        .route(web::get().to(consume::consume_get))
-        .route(web::post().to(consume::consume_post))
+    resource(path, "GET, POST").route(web::get().to(consume::consume_get)).route(web::post().to(consume::consume_post))
 }

@@ -25,14 +25,10 @@ pub async fn perfil_dados(
     let claims = tokens.authenticate(&token)?;
     let narrow = body.0.optional("scope")?;
     let answer = profiles.answer(&claims, narrow.as_deref()).await?;
-    Ok(HttpResponse::Ok()
-        .insert_header(("Cache-Control", "no-store"))
-        .json(answer))
+    Ok(HttpResponse::Ok().insert_header(("Cache-Control", "no-store")).json(answer))
 }
 
 /// The profile endpoint's resource (POST only; other methods get a 405).
 pub fn resource_for(profiles: web::Data<ProfileService>) -> actix_web::Resource {
-    resource(PATH, "POST")
-        .app_data(profiles)
-        .route(web::post().to(perfil_dados))
+    resource(PATH, "POST").app_data(profiles).route(web::post().to(perfil_dados))
 }

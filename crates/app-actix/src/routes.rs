@@ -11,11 +11,9 @@ pub fn resource(path: &str, allow: &'static str) -> Resource {
     let bare = path.trim_end_matches('/');
     let bare = if bare.is_empty() { "/" } else { bare };
     let with_slash = format!("{bare}/");
-    web::resource([bare.to_owned(), with_slash]).default_service(web::to(
-        move |req: HttpRequest| async move {
-            Err::<actix_web::HttpResponse, _>(ApiError::method_not_allowed(req.method().as_str(), allow))
-        },
-    ))
+    web::resource([bare.to_owned(), with_slash]).default_service(web::to(move |req: HttpRequest| async move {
+        Err::<actix_web::HttpResponse, _>(ApiError::method_not_allowed(req.method().as_str(), allow))
+    }))
 }
 
 /// The app's fallback for paths no route serves: JSON 404.

@@ -84,9 +84,7 @@ pub fn cdp_courses(cpf: &Cpf) -> CursosCdp {
     CursosCdp::from_courses(vec![
         CdpCourse {
             title: "Acolhimento na Atenção Básica".into(),
-            descricao:
-                "Curso autoinstrucional sobre o acolhimento à demanda espontânea na Atenção Básica."
-                    .into(),
+            descricao: "Curso autoinstrucional sobre o acolhimento à demanda espontânea na Atenção Básica.".into(),
             vinculo: "Cursista".into(),
             link: "https://cdp.example.org/node/101".into(),
             status: "Concluído".into(),
@@ -109,24 +107,15 @@ pub fn cdp_courses(cpf: &Cpf) -> CursosCdp {
 
 /// The path's CPF, or a 400 naming it.
 fn path_cpf(raw: &str) -> Result<Cpf, ApiError> {
-    Cpf::parse(raw).map_err(|e| {
-        ApiError::detail(
-            StatusCode::BAD_REQUEST,
-            &format!("CPF inválido: {e}."),
-            "invalid_cpf",
-        )
-    })
+    Cpf::parse(raw)
+        .map_err(|e| ApiError::detail(StatusCode::BAD_REQUEST, &format!("CPF inválido: {e}."), "invalid_cpf"))
 }
 
 async fn receita(cpf: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let cpf = path_cpf(&cpf)?;
     match tax_record(&cpf) {
         Some(record) => Ok(HttpResponse::Ok().json(record)),
-        None => Err(ApiError::detail(
-            StatusCode::NOT_FOUND,
-            RECEITA_NOT_FOUND,
-            "not_found",
-        )),
+        None => Err(ApiError::detail(StatusCode::NOT_FOUND, RECEITA_NOT_FOUND, "not_found")),
     }
 }
 
@@ -157,8 +146,7 @@ mod tests {
 
     async fn get(uri: &str) -> (StatusCode, Value) {
         let app = test::init_service(App::new().service(scope())).await;
-        let response =
-            test::call_service(&app, test::TestRequest::get().uri(uri).to_request()).await;
+        let response = test::call_service(&app, test::TestRequest::get().uri(uri).to_request()).await;
         let status = response.status();
         let body = test::read_body(response).await;
         let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -181,10 +169,7 @@ mod tests {
             })
         );
         let decoded: ReceitaFederal = serde_json::from_value(body).expect("the contract's shape");
-        assert_eq!(
-            Some(decoded),
-            tax_record(&Cpf::parse(ANA_CPF).expect("valid"))
-        );
+        assert_eq!(Some(decoded), tax_record(&Cpf::parse(ANA_CPF).expect("valid")));
     }
 
     #[actix_web::test]
@@ -198,10 +183,7 @@ mod tests {
 
     #[actix_web::test]
     async fn ana_has_two_cnes_bonds_with_six_digit_municipality_codes() {
-        let (status, body) = get(&format!(
-            "{CNES_BASE_PATH}/profissionais/{ANA_CPF}/vinculos"
-        ))
-        .await;
+        let (status, body) = get(&format!("{CNES_BASE_PATH}/profissionais/{ANA_CPF}/vinculos")).await;
         assert_eq!(status, StatusCode::OK);
         let bonds: Cnes = serde_json::from_value(body.clone()).expect("the contract's shape");
         assert_eq!(bonds.vinculos.len(), 2);
@@ -220,42 +202,19 @@ mod tests {
         let (status, body) = get(&format!("{CDP_BASE_PATH}/usuarios/{ANA_CPF}/cursos")).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body["total"], 2);
-        let mut keys: Vec<_> = body["data"][0]
-            .as_object()
-            .expect("object")
-            .keys()
-            .cloned()
-            .collect();
+        let mut keys: Vec<_> = body["data"][0].as_object().expect("object").keys().cloned().collect();
         keys.sort();
-        assert_eq!(
-            keys,
-            [
-                "created",
-                "descricao",
-                "link",
-                "nid",
-                "status",
-                "title",
-                "type",
-                "vinculo"
-            ]
-        );
+        assert_eq!(keys, ["created", "descricao", "link", "nid", "status", "title", "type", "vinculo"]);
         let courses: CursosCdp = serde_json::from_value(body).expect("the contract's shape");
         assert_eq!(courses.data.len(), 2);
     }
 
     #[actix_web::test]
     async fn bruno_has_no_bonds_and_no_courses() {
-        let (status, body) = get(&format!(
-            "{CNES_BASE_PATH}/profissionais/{BRUNO_CPF}/vinculos"
-        ))
-        .await;
+        let (status, body) = get(&format!("{CNES_BASE_PATH}/profissionais/{BRUNO_CPF}/vinculos")).await;
         assert_eq!((status, body), (StatusCode::OK, json!({"vinculos": []})));
         let (status, body) = get(&format!("{CDP_BASE_PATH}/usuarios/{BRUNO_CPF}/cursos")).await;
-        assert_eq!(
-            (status, body),
-            (StatusCode::OK, json!({"total": 0, "data": []}))
-        );
+        assert_eq!((status, body), (StatusCode::OK, json!({"total": 0, "data": []})));
     }
 
     #[actix_web::test]
@@ -282,17 +241,9 @@ mod tests {
     #[actix_web::test]
     async fn another_method_is_a_json_405() {
         let app = test::init_service(App::new().service(scope())).await;
-        let request = test::TestRequest::post()
-            .uri(&format!("{RECEITA_BASE_PATH}/cpf/{ANA_CPF}"))
-            .to_request();
+        let request = test::TestRequest::post().uri(&format!("{RECEITA_BASE_PATH}/cpf/{ANA_CPF}")).to_request();
         let response = test::call_service(&app, request).await;
         assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
-        assert_eq!(
-            response
-                .headers()
-                .get("allow")
-                .and_then(|v| v.to_str().ok()),
-            Some("GET")
-        );
+        assert_eq!(response.headers().get("allow").and_then(|v| v.to_str().ok()), Some("GET"));
     }
 }

@@ -33,11 +33,7 @@ impl PasswordHasher {
     pub fn new(threads: usize, iterations: u32) -> Result<Self, ServiceError> {
         let dummy = DjangoPbkdf2::derive("credencial-dummy", "credencialDummySalt", iterations)
             .map_err(|e| ServiceError::Internal(format!("password iterations: {e}")))?;
-        Ok(Self {
-            permits: Arc::new(Semaphore::new(threads.max(1))),
-            iterations,
-            dummy: Arc::new(dummy),
-        })
+        Ok(Self { permits: Arc::new(Semaphore::new(threads.max(1))), iterations, dummy: Arc::new(dummy) })
     }
 
     /// Whether `password` matches the stored `encoded` hash. A hash in an
@@ -73,15 +69,8 @@ impl PasswordHasher {
         .await?
     }
 
-    async fn run<T: Send + 'static>(
-        &self,
-        work: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, ServiceError> {
-        let _permit = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|_| ServiceError::Internal("hashing pool closed".into()))?;
+    async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, ServiceError> {
+        let _permit = self.permits.acquire().await.map_err(|_| ServiceError::Internal("hashing pool closed".into()))?;
         let span = tracing::Span::current();
         tokio::task::spawn_blocking(move || span.in_scope(work))
             .instrument(tracing::Span::current())

@@ -51,12 +51,7 @@ impl ProfileService {
         registries: Registries,
         cache: ScopeCache,
     ) -> Self {
-        Self {
-            clients,
-            profiles,
-            registries,
-            cache,
-        }
+        Self { clients, profiles, registries, cache }
     }
 
     /// The answer for the holder of an OAuth2 access token with `claims`:

@@ -30,11 +30,7 @@ pub struct ScopeTtls {
 impl Default for ScopeTtls {
     fn default() -> Self {
         let of = |s: Scope| s.default_cache_secs().unwrap_or(0);
-        Self {
-            receita_federal: of(Scope::ReceitaFederal),
-            cnes: of(Scope::Cnes),
-            cursos_cdp: of(Scope::CursosCdp),
-        }
+        Self { receita_federal: of(Scope::ReceitaFederal), cnes: of(Scope::Cnes), cursos_cdp: of(Scope::CursosCdp) }
     }
 }
 

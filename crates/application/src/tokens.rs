@@ -55,10 +55,7 @@ pub struct TokenService {
 
 impl std::fmt::Debug for TokenService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenService")
-            .field("codec", &self.codec)
-            .field("config", &self.config)
-            .finish_non_exhaustive()
+        f.debug_struct("TokenService").field("codec", &self.codec).field("config", &self.config).finish_non_exhaustive()
     }
 }
 
@@ -73,15 +70,7 @@ impl TokenService {
         hasher: PasswordHasher,
         config: TokenServiceConfig,
     ) -> Self {
-        Self {
-            codec,
-            users,
-            refresh_tokens,
-            user_data,
-            clock,
-            hasher,
-            config,
-        }
+        Self { codec, users, refresh_tokens, user_data, clock, hasher, config }
     }
 
     /// The codec, for callers that verify tokens themselves.
@@ -103,15 +92,12 @@ impl TokenService {
             _ => return Err(ServiceError::InvalidCredentials),
         };
         let now = self.clock.now();
-        let access = self.sign(&Claims::new(TokenType::Access, account.id.0, now, self.config.lifetimes.access_secs))?;
+        let access =
+            self.sign(&Claims::new(TokenType::Access, account.id.0, now, self.config.lifetimes.access_secs))?;
         let refresh_claims = Claims::new(TokenType::Refresh, account.id.0, now, self.config.lifetimes.refresh_secs);
         let refresh = self.sign(&refresh_claims)?;
         self.refresh_tokens.record(new_refresh(&refresh_claims)).await?;
-        Ok(TokenPair {
-            access,
-            refresh,
-            username: account.username,
-        })
+        Ok(TokenPair { access, refresh, username: account.username })
     }
 
     /// Exchanges a current refresh token for a new access and refresh token;
@@ -122,10 +108,7 @@ impl TokenService {
         let access = self.sign(&Claims::new(TokenType::Access, old.user_id, now, self.config.lifetimes.access_secs))?;
         let next = Claims::new(TokenType::Refresh, old.user_id, now, self.config.lifetimes.refresh_secs);
         let refresh = self.sign(&next)?;
-        let rotated = self
-            .refresh_tokens
-            .rotate(&old.jti, UserId(old.user_id), new_refresh(&next))
-            .await?;
+        let rotated = self.refresh_tokens.rotate(&old.jti, UserId(old.user_id), new_refresh(&next)).await?;
         if !rotated {
             return Err(TokenError::Revoked.into());
         }
@@ -144,19 +127,13 @@ impl TokenService {
 
     /// Checks an access token locally and returns its claims.
     pub fn authenticate(&self, access_token: &str) -> Result<Claims, ServiceError> {
-        Ok(self
-            .codec
-            .decode_typed(access_token, TokenType::Access, self.clock.now())?)
+        Ok(self.codec.decode_typed(access_token, TokenType::Access, self.clock.now())?)
     }
 
     /// Reads user data from the upstream for the holder of `access_token`.
     /// The token is checked locally and `endpoint` against the allow-list
     /// before anything is sent upstream.
-    pub async fn consume(
-        &self,
-        access_token: &str,
-        endpoint: Option<&str>,
-    ) -> Result<serde_json::Value, ServiceError> {
+    pub async fn consume(&self, access_token: &str, endpoint: Option<&str>) -> Result<serde_json::Value, ServiceError> {
         self.authenticate(access_token)?;
         let path = self.config.endpoints.resolve(endpoint)?;
         Ok(self.user_data.fetch(&path, access_token).await?)
@@ -166,10 +143,7 @@ impl TokenService {
     /// the demo's sandbox of the user-data resource serves).
     pub async fn own_user_data(&self, access_token: &str) -> Result<UserData, ServiceError> {
         let claims = self.authenticate(access_token)?;
-        self.users
-            .find_active_user_data(UserId(claims.user_id))
-            .await?
-            .ok_or(ServiceError::UnknownUser)
+        self.users.find_active_user_data(UserId(claims.user_id)).await?.ok_or(ServiceError::UnknownUser)
     }
 
     /// Hashes a password for a new account on the hashing threads.
@@ -178,16 +152,10 @@ impl TokenService {
     }
 
     fn sign(&self, claims: &Claims) -> Result<String, ServiceError> {
-        self.codec
-            .encode(claims)
-            .map_err(|e| ServiceError::Internal(e.to_string()))
+        self.codec.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))
     }
 }
 
 fn new_refresh(claims: &Claims) -> NewRefreshToken {
-    NewRefreshToken {
-        jti: claims.jti.clone(),
-        user_id: UserId(claims.user_id),
-        expires_at: claims.exp,
-    }
+    NewRefreshToken { jti: claims.jti.clone(), user_id: UserId(claims.user_id), expires_at: claims.exp }
 }

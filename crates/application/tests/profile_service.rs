@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use credencial_application::{ProfileService, Registries, ScopeCache, ScopeTtls, ServiceError};
-use credencial_domain::profile::{OwnProfile, ERRO_NAO_VALIDADO, ERRO_SEM_EXPERIENCIA};
-use credencial_domain::{Cnes, CnesVinculo, CursosCdp, ReceitaFederal, ScopeSet, UserId};
 use credencial_domain::oauth::ClientId;
+use credencial_domain::profile::{OwnProfile, ERRO_NAO_VALIDADO, ERRO_SEM_EXPERIENCIA};
 use credencial_domain::{Claims, TokenError, TokenType};
+use credencial_domain::{Cnes, CnesVinculo, CursosCdp, ReceitaFederal, ScopeSet, UserId};
 use credencial_ports::{
     MockCdpDirectory, MockCnesRegistry, MockOAuthClientRepository, MockProfileRepository, MockSnapshotStore,
     MockTaxAuthority, OAuthClient, SystemClock, UpstreamError,
@@ -75,11 +75,7 @@ fn service_with_clients(
     ProfileService::new(
         Arc::new(clients),
         Arc::new(profiles),
-        Registries {
-            tax_authority: Arc::new(tax),
-            cnes: Arc::new(cnes),
-            cdp: Arc::new(cdp),
-        },
+        Registries { tax_authority: Arc::new(tax), cnes: Arc::new(cnes), cdp: Arc::new(cdp) },
         ScopeCache::new(Arc::new(empty_store()), Arc::new(SystemClock), ScopeTtls::default(), 100),
     )
 }
@@ -124,10 +120,7 @@ async fn an_unvalidated_user_gets_the_erro_object_and_the_tax_authority_is_not_a
     let mut tax = MockTaxAuthority::new();
     tax.expect_lookup().times(0);
     let svc = service(profiles_returning(own(false)), tax, MockCnesRegistry::new(), MockCdpDirectory::new());
-    let out = svc
-        .profile(ANA, ScopeSet::parse_strict("receita_federal").expect("known"))
-        .await
-        .expect("profile");
+    let out = svc.profile(ANA, ScopeSet::parse_strict("receita_federal").expect("known")).await.expect("profile");
     assert_eq!(out["receita_federal"], json!({"erro": ERRO_NAO_VALIDADO}));
 }
 
@@ -148,10 +141,7 @@ async fn an_upstream_failure_without_cache_is_an_erro_object_not_an_error() {
     let mut cdp = MockCdpDirectory::new();
     cdp.expect_courses().returning(|_| Err(UpstreamError::Timeout));
     let svc = service(profiles_returning(own(true)), MockTaxAuthority::new(), MockCnesRegistry::new(), cdp);
-    let out = svc
-        .profile(ANA, ScopeSet::parse_strict("cursos_cdp").expect("known"))
-        .await
-        .expect("still a profile");
+    let out = svc.profile(ANA, ScopeSet::parse_strict("cursos_cdp").expect("known")).await.expect("still a profile");
     assert!(out["cursos_cdp"]["erro"].as_str().is_some_and(|t| !t.is_empty()), "{}", out["cursos_cdp"]);
 }
 
@@ -191,7 +181,9 @@ async fn authorizing_without_cnes_or_with_cnes_down_supplements_nothing() {
     cnes.expect_bonds().times(1).returning(|_| Err(UpstreamError::BadResponse("500".into())));
     let svc = service(profiles, MockTaxAuthority::new(), cnes, MockCdpDirectory::new());
     svc.on_authorized(ANA, ScopeSet::parse_strict("cpf email").expect("known")).await.expect("ok");
-    svc.on_authorized(ANA, ScopeSet::parse_strict("cnes").expect("known")).await.expect("a CNES failure does not fail the authorization");
+    svc.on_authorized(ANA, ScopeSet::parse_strict("cnes").expect("known"))
+        .await
+        .expect("a CNES failure does not fail the authorization");
 }
 
 fn client_enabling(scopes: &'static str) -> MockOAuthClientRepository {
@@ -230,10 +222,8 @@ async fn a_granted_scope_no_longer_enabled_for_the_client_is_omitted() {
         cnes,
         cdp,
     );
-    let out = svc
-        .answer(&oauth_claims("dados_publicos cpf email cnes cursos_cdp", "host-app"), None)
-        .await
-        .expect("answer");
+    let out =
+        svc.answer(&oauth_claims("dados_publicos cpf email cnes cursos_cdp", "host-app"), None).await.expect("answer");
     assert!(out.contains_key("cursos_cdp"));
     assert!(!out.contains_key("cnes"), "granted but not enabled: omitted");
 }

@@ -46,7 +46,9 @@ async fn a_cold_entry_is_fetched_once_stored_with_its_ttl_and_then_served_from_m
     store
         .expect_put()
         .times(1)
-        .withf(|user, s| *user == USER && s.scope == Scope::Cnes && s.fetched_at == T0 && s.expires_at == T0 + 7 * 86_400)
+        .withf(|user, s| {
+            *user == USER && s.scope == Scope::Cnes && s.fetched_at == T0 && s.expires_at == T0 + 7 * 86_400
+        })
         .returning(|_, _| Ok(()));
     let cache = cache(store, &clock);
     let calls = AtomicUsize::new(0);
@@ -67,13 +69,16 @@ async fn a_fresh_entry_stored_by_another_instance_is_served_without_an_upstream_
     let clock = clock();
     let mut store = MockSnapshotStore::new();
     store.expect_get_many().times(1).returning(|_, _| {
-        Ok(vec![Snapshot { scope: Scope::CursosCdp, payload: json!({"total": 0, "data": []}), fetched_at: T0 - 10, expires_at: T0 + 10 }])
+        Ok(vec![Snapshot {
+            scope: Scope::CursosCdp,
+            payload: json!({"total": 0, "data": []}),
+            fetched_at: T0 - 10,
+            expires_at: T0 + 10,
+        }])
     });
     store.expect_put().times(0);
     let cache = cache(store, &clock);
-    let answer = cache
-        .get(USER, &[Scope::CursosCdp], |_s| async { Err::<Value, _>(UpstreamError::Timeout) })
-        .await;
+    let answer = cache.get(USER, &[Scope::CursosCdp], |_s| async { Err::<Value, _>(UpstreamError::Timeout) }).await;
     assert_eq!(value_of(&answer, Scope::CursosCdp), UpstreamScopeData::Value(json!({"total": 0, "data": []})));
 }
 
@@ -82,7 +87,12 @@ async fn an_expired_entry_is_fetched_again() {
     let clock = clock();
     let mut store = MockSnapshotStore::new();
     store.expect_get_many().returning(|_, _| {
-        Ok(vec![Snapshot { scope: Scope::Cnes, payload: json!({"vinculos": []}), fetched_at: T0 - 100, expires_at: T0 }])
+        Ok(vec![Snapshot {
+            scope: Scope::Cnes,
+            payload: json!({"vinculos": []}),
+            fetched_at: T0 - 100,
+            expires_at: T0,
+        }])
     });
     store.expect_put().times(1).returning(|_, _| Ok(()));
     let cache = cache(store, &clock);
@@ -99,9 +109,8 @@ async fn a_failing_upstream_serves_the_stale_entry() {
     });
     store.expect_put().times(0);
     let cache = cache(store, &clock);
-    let answer = cache
-        .get(USER, &[Scope::Cnes], |_s| async { Err::<Value, _>(UpstreamError::BadResponse("500".into())) })
-        .await;
+    let answer =
+        cache.get(USER, &[Scope::Cnes], |_s| async { Err::<Value, _>(UpstreamError::BadResponse("500".into())) }).await;
     assert_eq!(value_of(&answer, Scope::Cnes), UpstreamScopeData::Value(payload()));
 }
 

@@ -5,12 +5,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use credencial_application::{PasswordHasher, ServiceError, TokenService, TokenServiceConfig};
-use credencial_domain::{
-    Claims, DjangoPbkdf2, EndpointError, JwtKeys, TokenCodec, TokenError, TokenType, UserId,
-};
+use credencial_domain::{Claims, DjangoPbkdf2, EndpointError, JwtKeys, TokenCodec, TokenError, TokenType, UserId};
 use credencial_ports::{
-    MockClock, MockRefreshTokenStore, MockUserDataSource, MockUserRepository, NewRefreshToken,
-    RepositoryError, UpstreamError, UserCredentials,
+    MockClock, MockRefreshTokenStore, MockUserDataSource, MockUserRepository, NewRefreshToken, RepositoryError,
+    UpstreamError, UserCredentials,
 };
 use secrecy::SecretString;
 use serde_json::json;
@@ -25,9 +23,7 @@ fn codec() -> TokenCodec {
 }
 
 fn hash(password: &str) -> String {
-    DjangoPbkdf2::derive(password, "salt", 1000)
-        .expect("derive")
-        .encode()
+    DjangoPbkdf2::derive(password, "salt", 1000).expect("derive").encode()
 }
 
 fn secret(s: &str) -> SecretString {
@@ -35,12 +31,7 @@ fn secret(s: &str) -> SecretString {
 }
 
 fn credentials(is_active: bool) -> UserCredentials {
-    UserCredentials {
-        id: UserId(USER),
-        username: "ana".into(),
-        password_hash: hash("s3cret"),
-        is_active,
-    }
+    UserCredentials { id: UserId(USER), username: "ana".into(), password_hash: hash("s3cret"), is_active }
 }
 
 fn clock_at(now: i64) -> MockClock {
@@ -95,10 +86,7 @@ fn token(token_type: TokenType, issued_at: i64) -> (String, Claims) {
 fn flip_last_char(s: &str) -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let last = *s.as_bytes().last().expect("non-empty");
-    let index = ALPHABET
-        .iter()
-        .position(|&c| c == last)
-        .expect("base64url character");
+    let index = ALPHABET.iter().position(|&c| c == last).expect("base64url character");
     let flipped = char::from(ALPHABET[index ^ 0b10_0000]);
     format!("{}{flipped}", &s[..s.len() - 1])
 }
@@ -142,27 +130,15 @@ async fn pair_with_right_password_issues_access_and_recorded_refresh_token() {
     let recorded = recorded.lock().expect("lock");
     assert_eq!(
         *recorded,
-        vec![NewRefreshToken {
-            jti: refresh.jti.clone(),
-            user_id: UserId(USER),
-            expires_at: refresh.exp,
-        }]
+        vec![NewRefreshToken { jti: refresh.jti.clone(), user_id: UserId(USER), expires_at: refresh.exp }]
     );
 }
 
 async fn pair_refused(found: Option<UserCredentials>, password: &str) -> ServiceError {
     let mut fakes = Fakes::new();
-    fakes
-        .users
-        .expect_find_credentials()
-        .times(1)
-        .returning(move |_| Ok(found.clone()));
+    fakes.users.expect_find_credentials().times(1).returning(move |_| Ok(found.clone()));
     fakes.store.expect_record().times(0);
-    fakes
-        .service()
-        .pair("ana", secret(password))
-        .await
-        .expect_err("pair must fail")
+    fakes.service().pair("ana", secret(password)).await.expect_err("pair must fail")
 }
 
 #[tokio::test]
@@ -192,11 +168,7 @@ async fn pair_when_storage_fails_is_a_storage_error() {
         .times(1)
         .returning(|_| Err(RepositoryError::Unexpected("connection refused".into())));
     fakes.store.expect_record().times(0);
-    let err = fakes
-        .service()
-        .pair("ana", secret("s3cret"))
-        .await
-        .expect_err("pair must fail");
+    let err = fakes.service().pair("ana", secret("s3cret")).await.expect_err("pair must fail");
     assert!(matches!(err, ServiceError::Storage(_)), "{err:?}");
 }
 
@@ -212,9 +184,7 @@ async fn refresh_rotates_the_old_jti_and_returns_a_new_pair() {
     fakes
         .store
         .expect_rotate()
-        .withf(move |jti: &str, user: &UserId, _new: &NewRefreshToken| {
-            jti == old_jti && *user == UserId(USER)
-        })
+        .withf(move |jti: &str, user: &UserId, _new: &NewRefreshToken| jti == old_jti && *user == UserId(USER))
         .times(1)
         .returning(move |_, _, new| {
             *sink.lock().expect("lock") = Some(new);
@@ -236,11 +206,7 @@ async fn refresh_rotates_the_old_jti_and_returns_a_new_pair() {
     assert_ne!(next.jti, old.jti);
     assert_eq!(
         rotated_to.lock().expect("lock").clone(),
-        Some(NewRefreshToken {
-            jti: next.jti.clone(),
-            user_id: UserId(USER),
-            expires_at: next.exp,
-        }),
+        Some(NewRefreshToken { jti: next.jti.clone(), user_id: UserId(USER), expires_at: next.exp }),
         "the store learns the refresh token that was handed out"
     );
 }
@@ -249,20 +215,9 @@ async fn refresh_rotates_the_old_jti_and_returns_a_new_pair() {
 async fn refresh_of_a_token_the_store_will_not_rotate_is_revoked() {
     let (old_token, _) = token(TokenType::Refresh, NOW - 60);
     let mut fakes = Fakes::new();
-    fakes
-        .store
-        .expect_rotate()
-        .times(1)
-        .returning(|_, _, _| Ok(false));
-    let err = fakes
-        .service()
-        .refresh(&old_token)
-        .await
-        .expect_err("refused");
-    assert!(
-        matches!(err, ServiceError::InvalidToken(TokenError::Revoked)),
-        "{err:?}"
-    );
+    fakes.store.expect_rotate().times(1).returning(|_, _, _| Ok(false));
+    let err = fakes.service().refresh(&old_token).await.expect_err("refused");
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::Revoked)), "{err:?}");
 }
 
 #[tokio::test]
@@ -271,10 +226,7 @@ async fn refresh_with_an_access_token_is_wrong_type_and_never_rotates() {
     let mut fakes = Fakes::new();
     fakes.store.expect_rotate().times(0);
     let err = fakes.service().refresh(&access).await.expect_err("refused");
-    assert!(
-        matches!(err, ServiceError::InvalidToken(TokenError::WrongType)),
-        "{err:?}"
-    );
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
 }
 
 #[tokio::test]
@@ -291,10 +243,7 @@ async fn refresh_with_an_expired_refresh_token_is_expired_and_never_rotates() {
             NOW + REFRESH_SECS + 1
         }
     });
-    fakes
-        .users
-        .expect_find_credentials()
-        .returning(|_| Ok(Some(credentials(true))));
+    fakes.users.expect_find_credentials().returning(|_| Ok(Some(credentials(true))));
     fakes.store.expect_record().times(1).returning(|_| Ok(()));
     fakes.store.expect_rotate().times(0);
     let service = fakes.service();
@@ -302,10 +251,7 @@ async fn refresh_with_an_expired_refresh_token_is_expired_and_never_rotates() {
     let pair = service.pair("ana", secret("s3cret")).await.expect("pair");
     let err = service.refresh(&pair.refresh).await.expect_err("refused");
 
-    assert!(
-        matches!(err, ServiceError::InvalidToken(TokenError::Expired)),
-        "{err:?}"
-    );
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::Expired)), "{err:?}");
 }
 
 // ---------------------------------------------------------------- verify
@@ -323,12 +269,7 @@ async fn verify_of_a_current_refresh_token_is_ok() {
     let (refresh, claims) = token(TokenType::Refresh, NOW);
     let mut fakes = Fakes::new();
     let jti = claims.jti.clone();
-    fakes
-        .store
-        .expect_is_current()
-        .withf(move |j: &str| j == jti)
-        .times(1)
-        .returning(|_| Ok(true));
+    fakes.store.expect_is_current().withf(move |j: &str| j == jti).times(1).returning(|_| Ok(true));
     fakes.service().verify(&refresh).await.expect("valid");
 }
 
@@ -336,16 +277,9 @@ async fn verify_of_a_current_refresh_token_is_ok() {
 async fn verify_of_a_rotated_refresh_token_is_revoked() {
     let (refresh, _) = token(TokenType::Refresh, NOW);
     let mut fakes = Fakes::new();
-    fakes
-        .store
-        .expect_is_current()
-        .times(1)
-        .returning(|_| Ok(false));
+    fakes.store.expect_is_current().times(1).returning(|_| Ok(false));
     let err = fakes.service().verify(&refresh).await.expect_err("refused");
-    assert!(
-        matches!(err, ServiceError::InvalidToken(TokenError::Revoked)),
-        "{err:?}"
-    );
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::Revoked)), "{err:?}");
 }
 
 #[tokio::test]
@@ -355,15 +289,8 @@ async fn verify_of_a_tampered_token_is_invalid() {
     assert_ne!(tampered, refresh);
     let mut fakes = Fakes::new();
     fakes.store.expect_is_current().times(0);
-    let err = fakes
-        .service()
-        .verify(&tampered)
-        .await
-        .expect_err("refused");
-    assert!(
-        matches!(err, ServiceError::InvalidToken(TokenError::Invalid)),
-        "{err:?}"
-    );
+    let err = fakes.service().verify(&tampered).await.expect_err("refused");
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::Invalid)), "{err:?}");
 }
 
 // ---------------------------------------------------------------- consume
@@ -371,56 +298,34 @@ async fn verify_of_a_tampered_token_is_invalid() {
 async fn consume_refused(bearer: &str, endpoint: Option<&str>) -> ServiceError {
     let mut fakes = Fakes::new();
     fakes.data.expect_fetch().times(0);
-    fakes
-        .service()
-        .consume(bearer, endpoint)
-        .await
-        .expect_err("consume must fail")
+    fakes.service().consume(bearer, endpoint).await.expect_err("consume must fail")
 }
 
 #[tokio::test]
 async fn consume_with_a_bad_token_never_calls_upstream() {
     let err = consume_refused("not.a.token", None).await;
-    assert!(
-        matches!(err, ServiceError::InvalidToken(TokenError::Invalid)),
-        "{err:?}"
-    );
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::Invalid)), "{err:?}");
 }
 
 #[tokio::test]
 async fn consume_with_a_refresh_token_is_wrong_type_and_never_calls_upstream() {
     let (refresh, _) = token(TokenType::Refresh, NOW);
     let err = consume_refused(&refresh, None).await;
-    assert!(
-        matches!(err, ServiceError::InvalidToken(TokenError::WrongType)),
-        "{err:?}"
-    );
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
 }
 
 #[tokio::test]
 async fn consume_of_an_absolute_url_is_not_a_plain_path_and_never_calls_upstream() {
     let (access, _) = token(TokenType::Access, NOW);
     let err = consume_refused(&access, Some("http://evil.example/")).await;
-    assert!(
-        matches!(
-            err,
-            ServiceError::InvalidEndpoint(EndpointError::NotAPlainPath)
-        ),
-        "{err:?}"
-    );
+    assert!(matches!(err, ServiceError::InvalidEndpoint(EndpointError::NotAPlainPath)), "{err:?}");
 }
 
 #[tokio::test]
 async fn consume_of_a_path_off_the_allow_list_is_not_allowed_and_never_calls_upstream() {
     let (access, _) = token(TokenType::Access, NOW);
     let err = consume_refused(&access, Some("/admin/")).await;
-    assert!(
-        matches!(
-            err,
-            ServiceError::InvalidEndpoint(EndpointError::NotAllowed)
-        ),
-        "{err:?}"
-    );
+    assert!(matches!(err, ServiceError::InvalidEndpoint(EndpointError::NotAllowed)), "{err:?}");
 }
 
 #[tokio::test]
@@ -433,16 +338,10 @@ async fn consume_without_endpoint_fetches_the_default_path_with_the_same_bearer(
     fakes
         .data
         .expect_fetch()
-        .withf(move |path, bearer: &str| {
-            path.as_str() == "/api/rh/eu/" && bearer == expected_bearer
-        })
+        .withf(move |path, bearer: &str| path.as_str() == "/api/rh/eu/" && bearer == expected_bearer)
         .times(1)
         .returning(move |_, _| Ok(answer.clone()));
-    let got = fakes
-        .service()
-        .consume(&access, None)
-        .await
-        .expect("consume");
+    let got = fakes.service().consume(&access, None).await.expect("consume");
     assert_eq!(got, body);
 }
 
@@ -450,18 +349,7 @@ async fn consume_without_endpoint_fetches_the_default_path_with_the_same_bearer(
 async fn consume_reports_an_upstream_timeout_as_upstream_timeout() {
     let (access, _) = token(TokenType::Access, NOW);
     let mut fakes = Fakes::new();
-    fakes
-        .data
-        .expect_fetch()
-        .times(1)
-        .returning(|_, _| Err(UpstreamError::Timeout));
-    let err = fakes
-        .service()
-        .consume(&access, None)
-        .await
-        .expect_err("consume must fail");
-    assert!(
-        matches!(err, ServiceError::Upstream(UpstreamError::Timeout)),
-        "{err:?}"
-    );
+    fakes.data.expect_fetch().times(1).returning(|_, _| Err(UpstreamError::Timeout));
+    let err = fakes.service().consume(&access, None).await.expect_err("consume must fail");
+    assert!(matches!(err, ServiceError::Upstream(UpstreamError::Timeout)), "{err:?}");
 }

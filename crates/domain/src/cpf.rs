@@ -36,13 +36,13 @@ impl Cpf {
             return Err(CpfError::Repeated);
         }
         let check = |len: usize| {
-            let sum: u32 = digits[..len]
-                .iter()
-                .zip((2..=len as u32 + 1).rev())
-                .map(|(d, w)| d * w)
-                .sum();
+            let sum: u32 = digits[..len].iter().zip((2..=len as u32 + 1).rev()).map(|(d, w)| d * w).sum();
             let rest = (sum * 10) % 11;
-            if rest == 10 { 0 } else { rest }
+            if rest == 10 {
+                0
+            } else {
+                rest
+            }
         };
         if check(9) != digits[9] || check(10) != digits[10] {
             return Err(CpfError::CheckDigits);

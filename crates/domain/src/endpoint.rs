@@ -19,9 +19,7 @@ impl UpstreamPath {
         let plain = raw.len() <= MAX_PATH_LEN
             && raw.starts_with('/')
             && !raw.starts_with("//")
-            && raw
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.' | b'~'))
+            && raw.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.' | b'~'))
             && !raw.split('/').any(|seg| seg == "." || seg == "..");
         if plain {
             Ok(Self(raw.to_owned()))
@@ -66,11 +64,7 @@ impl EndpointAllowList {
                 None => (raw, false),
             };
             UpstreamPath::parse(path).map_err(|_| format!("{raw:?} is not a plain path"))?;
-            parsed.push(if prefix {
-                Entry::Prefix(path.to_owned())
-            } else {
-                Entry::Exact(path.to_owned())
-            });
+            parsed.push(if prefix { Entry::Prefix(path.to_owned()) } else { Entry::Exact(path.to_owned()) });
         }
         let default = match parsed.first() {
             Some(Entry::Exact(p)) => UpstreamPath(p.clone()),
@@ -79,10 +73,7 @@ impl EndpointAllowList {
             }
             None => return Err("the allow-list must not be empty".into()),
         };
-        Ok(Self {
-            entries: parsed,
-            default,
-        })
+        Ok(Self { entries: parsed, default })
     }
 
     /// The endpoint used when a request names none.
@@ -142,11 +133,7 @@ mod tests {
             "/api/rh/eu/ ",
             "/api@evil/",
         ] {
-            assert_eq!(
-                UpstreamPath::parse(raw),
-                Err(EndpointError::NotAPlainPath),
-                "{raw:?}"
-            );
+            assert_eq!(UpstreamPath::parse(raw), Err(EndpointError::NotAPlainPath), "{raw:?}");
         }
     }
 
@@ -157,10 +144,7 @@ mod tests {
         assert!(list.resolve(Some("/api/rh/eu/")).is_ok());
         assert_eq!(list.resolve(Some("/api/rh/eu")), Err(EndpointError::NotAllowed));
         assert_eq!(list.resolve(Some("/admin/")), Err(EndpointError::NotAllowed));
-        assert_eq!(
-            list.resolve(Some("/api/rh/eu/../x")),
-            Err(EndpointError::NotAPlainPath)
-        );
+        assert_eq!(list.resolve(Some("/api/rh/eu/../x")), Err(EndpointError::NotAPlainPath));
     }
 
     #[test]

@@ -104,10 +104,7 @@ pub struct JwtKeys {
 
 impl fmt::Debug for JwtKeys {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("JwtKeys")
-            .field("algorithm", &self.algorithm)
-            .field("keys", &"[redacted]")
-            .finish()
+        f.debug_struct("JwtKeys").field("algorithm", &self.algorithm).field("keys", &"[redacted]").finish()
     }
 }
 
@@ -126,17 +123,9 @@ impl JwtKeys {
 
     /// RS256 or ES256 keys from a PEM private key (PKCS#8 for EC) and its
     /// PEM public key.
-    pub fn asymmetric(
-        algorithm: JwtAlgorithm,
-        private_pem: &[u8],
-        public_pem: &[u8],
-    ) -> Result<Self, KeyError> {
+    pub fn asymmetric(algorithm: JwtAlgorithm, private_pem: &[u8], public_pem: &[u8]) -> Result<Self, KeyError> {
         let bad = |which: &'static str| {
-            move |e: jsonwebtoken::errors::Error| KeyError::BadPem {
-                which,
-                algorithm,
-                reason: e.to_string(),
-            }
+            move |e: jsonwebtoken::errors::Error| KeyError::BadPem { which, algorithm, reason: e.to_string() }
         };
         let (encoding, decoding) = match algorithm {
             JwtAlgorithm::RS256 => (
@@ -155,11 +144,7 @@ impl JwtKeys {
                 })
             }
         };
-        Ok(Self {
-            algorithm,
-            encoding,
-            decoding,
-        })
+        Ok(Self { algorithm, encoding, decoding })
     }
 }
 
@@ -215,8 +200,7 @@ impl TokenCodec {
 
     /// Signs `claims` into a compact JWT.
     pub fn encode(&self, claims: &Claims) -> Result<String, SigningError> {
-        jsonwebtoken::encode(&self.header, claims, &self.encoding)
-            .map_err(|e| SigningError(e.to_string()))
+        jsonwebtoken::encode(&self.header, claims, &self.encoding).map_err(|e| SigningError(e.to_string()))
     }
 
     /// Verifies `token` at time `now` (Unix seconds) and returns its claims.
@@ -225,8 +209,8 @@ impl TokenCodec {
     /// mistyped claims (`Invalid`); `exp` reached (`Expired`); `nbf`/`iat` in
     /// the future beyond leeway and clock skew (`NotYetValid`).
     pub fn decode(&self, token: &str, now: i64) -> Result<Claims, TokenError> {
-        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
-            .map_err(|_| TokenError::Invalid)?;
+        let data =
+            jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).map_err(|_| TokenError::Invalid)?;
         let claims = data.claims;
         if now >= claims.exp.saturating_add(self.leeway_secs) {
             return Err(TokenError::Expired);
@@ -239,12 +223,7 @@ impl TokenCodec {
     }
 
     /// Like [`decode`](Self::decode), and also requires `expected` type.
-    pub fn decode_typed(
-        &self,
-        token: &str,
-        expected: TokenType,
-        now: i64,
-    ) -> Result<Claims, TokenError> {
+    pub fn decode_typed(&self, token: &str, expected: TokenType, now: i64) -> Result<Claims, TokenError> {
         let claims = self.decode(token, now)?;
         if claims.token_type != expected {
             return Err(TokenError::WrongType);

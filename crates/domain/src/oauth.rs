@@ -237,10 +237,7 @@ pub enum RedirectUriError {
 /// `localhost` or a loopback address (any host when `allow_insecure_http`).
 /// Returns the URI unchanged: it is stored as given and later compared
 /// character by character, never normalised.
-pub fn validate_redirect_uri(
-    raw: &str,
-    allow_insecure_http: bool,
-) -> Result<String, RedirectUriError> {
+pub fn validate_redirect_uri(raw: &str, allow_insecure_http: bool) -> Result<String, RedirectUriError> {
     if raw.len() > MAX_REDIRECT_URI_LEN {
         return Err(RedirectUriError::NotAbsolute);
     }
@@ -261,10 +258,8 @@ pub fn validate_redirect_uri(
         _ => return Err(RedirectUriError::UnsupportedScheme),
     };
     // `https:host/x` and `https:///host/x` parse, but are not what they look like.
-    let authority = raw
-        .get(url.scheme().len()..)
-        .and_then(|rest| rest.strip_prefix("://"))
-        .ok_or(RedirectUriError::NotAbsolute)?;
+    let authority =
+        raw.get(url.scheme().len()..).and_then(|rest| rest.strip_prefix("://")).ok_or(RedirectUriError::NotAbsolute)?;
     if authority.is_empty() || authority.starts_with('/') {
         return Err(RedirectUriError::NotAbsolute);
     }
@@ -297,15 +292,10 @@ pub fn redirect_uri_is_registered(requested: &str, registered: &[String]) -> boo
 /// if registered exactly; when it names none, the client's only registered
 /// URI. Errors (never redirected): `invalid_request` when the named URI is
 /// not registered, or when none is named and the client has several.
-pub fn resolve_redirect_uri(
-    requested: Option<&str>,
-    registered: &[String],
-) -> Result<String, OAuthError> {
+pub fn resolve_redirect_uri(requested: Option<&str>, registered: &[String]) -> Result<String, OAuthError> {
     match present(requested) {
         Some(uri) if redirect_uri_is_registered(uri, registered) => Ok(uri.to_owned()),
-        Some(_) => Err(invalid_request(
-            "redirect_uri does not match a registered redirect URI",
-        )),
+        Some(_) => Err(invalid_request("redirect_uri does not match a registered redirect URI")),
         None => match registered {
             [only] => Ok(only.clone()),
             _ => Err(invalid_request("redirect_uri is required")),
@@ -338,19 +328,12 @@ impl CodeChallenge {
         match present(method) {
             Some(PKCE_METHOD_S256) => {}
             Some("plain") | None => {
-                return Err(invalid_request(
-                    "code_challenge_method must be S256; plain is not supported",
-                ))
+                return Err(invalid_request("code_challenge_method must be S256; plain is not supported"))
             }
-            Some(_) => {
-                return Err(invalid_request(
-                    "unsupported code_challenge_method; use S256",
-                ))
-            }
+            Some(_) => return Err(invalid_request("unsupported code_challenge_method; use S256")),
         }
-        Self::parse_s256(challenge).ok_or_else(|| {
-            invalid_request("code_challenge must be 43 characters of base64url (S256)")
-        })
+        Self::parse_s256(challenge)
+            .ok_or_else(|| invalid_request("code_challenge must be 43 characters of base64url (S256)"))
     }
 
     /// Reads a stored S256 challenge; `None` when it is not 43 characters of
@@ -361,19 +344,13 @@ impl CodeChallenge {
         }
         let bytes = URL_SAFE_NO_PAD.decode(text).ok()?;
         let digest: [u8; 32] = bytes.try_into().ok()?;
-        Some(Self {
-            text: text.to_owned(),
-            digest,
-        })
+        Some(Self { text: text.to_owned(), digest })
     }
 
     /// The challenge a verifier yields: BASE64URL(SHA256(ASCII(verifier))).
     pub fn s256(verifier: &CodeVerifier) -> Self {
         let digest: [u8; 32] = Sha256::digest(verifier.0.as_bytes()).into();
-        Self {
-            text: URL_SAFE_NO_PAD.encode(digest),
-            digest,
-        }
+        Self { text: URL_SAFE_NO_PAD.encode(digest), digest }
     }
 
     /// Whether `verifier` proves this challenge (compared in constant time).
@@ -403,14 +380,11 @@ impl CodeVerifier {
     /// Validates the `code_verifier` of a token request. Errors:
     /// `invalid_request` for a wrong length or character.
     pub fn parse(raw: &str) -> Result<Self, OAuthError> {
-        let ok = (MIN_VERIFIER_LEN..=MAX_VERIFIER_LEN).contains(&raw.len())
-            && raw.bytes().all(is_unreserved);
+        let ok = (MIN_VERIFIER_LEN..=MAX_VERIFIER_LEN).contains(&raw.len()) && raw.bytes().all(is_unreserved);
         if ok {
             Ok(Self(raw.to_owned()))
         } else {
-            Err(invalid_request(
-                "code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_', '~'",
-            ))
+            Err(invalid_request("code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_', '~'"))
         }
     }
 }
@@ -515,8 +489,7 @@ pub fn validate_authorization_request(
         _ => return Err(ShowToUser(OAuthError::InvalidClient("unknown client_id"))),
     };
     let redirect_requested = present(params.redirect_uri.as_deref());
-    let redirect_uri =
-        resolve_redirect_uri(redirect_requested, client.redirect_uris).map_err(ShowToUser)?;
+    let redirect_uri = resolve_redirect_uri(redirect_requested, client.redirect_uris).map_err(ShowToUser)?;
 
     let state = params.state.clone().filter(|s| !s.is_empty());
     let refuse = |error: OAuthError| AuthorizationRefusal::Redirect {
@@ -534,18 +507,12 @@ pub fn validate_authorization_request(
     let challenge = present(params.code_challenge.as_deref());
     let method = present(params.code_challenge_method.as_deref());
     let code_challenge = match (challenge, method) {
-        (Some(challenge), method) => {
-            Some(CodeChallenge::from_request(challenge, method).map_err(refuse)?)
-        }
+        (Some(challenge), method) => Some(CodeChallenge::from_request(challenge, method).map_err(refuse)?),
         (None, Some(_)) => {
-            return Err(refuse(invalid_request(
-                "code_challenge_method was sent without code_challenge",
-            )))
+            return Err(refuse(invalid_request("code_challenge_method was sent without code_challenge")))
         }
         (None, None) if client.pkce_required() => {
-            return Err(refuse(invalid_request(
-                "code_challenge is required for this client (PKCE with S256)",
-            )))
+            return Err(refuse(invalid_request("code_challenge is required for this client (PKCE with S256)")))
         }
         (None, None) => None,
     };
@@ -579,11 +546,7 @@ impl ValidAuthorization {
 /// with `code` and (if any) `state` appended to its query, keeping the
 /// query it already has (RFC 6749 §4.1.2). `None` only if `redirect_uri` is
 /// not a URL, which registration prevents.
-pub fn authorization_response_uri(
-    redirect_uri: &str,
-    code: &str,
-    state: Option<&str>,
-) -> Option<String> {
+pub fn authorization_response_uri(redirect_uri: &str, code: &str, state: Option<&str>) -> Option<String> {
     let mut url = Url::parse(redirect_uri).ok()?;
     {
         let mut query = url.query_pairs_mut();
@@ -598,11 +561,7 @@ pub fn authorization_response_uri(
 /// The `Location` of an authorization error response: `redirect_uri` with
 /// `error`, `error_description` and (if any) `state` appended to its query.
 /// `None` only if `redirect_uri` is not a URL.
-pub fn authorization_error_uri(
-    redirect_uri: &str,
-    error: &OAuthError,
-    state: Option<&str>,
-) -> Option<String> {
+pub fn authorization_error_uri(redirect_uri: &str, error: &OAuthError, state: Option<&str>) -> Option<String> {
     let mut url = Url::parse(redirect_uri).ok()?;
     {
         let mut query = url.query_pairs_mut();
@@ -736,25 +695,15 @@ pub fn presented_client(
     if let Some(header) = authorization_header {
         let (id, secret) = parse_basic(header).ok_or(OAuthError::InvalidClient(BAD_CLIENT))?;
         if body_secret.is_some() {
-            return Err(invalid_request(
-                "use one client authentication method, not two",
-            ));
+            return Err(invalid_request("use one client authentication method, not two"));
         }
         if body_id.is_some_and(|b| b != id) {
-            return Err(invalid_request(
-                "client_id does not match the Authorization header",
-            ));
+            return Err(invalid_request("client_id does not match the Authorization header"));
         }
-        return Ok(PresentedClient {
-            client_id: id,
-            secret: Some(secret).filter(|s| !s.is_empty()),
-        });
+        return Ok(PresentedClient { client_id: id, secret: Some(secret).filter(|s| !s.is_empty()) });
     }
     let client_id = body_id.ok_or(OAuthError::InvalidClient(BAD_CLIENT))?;
-    Ok(PresentedClient {
-        client_id: client_id.to_owned(),
-        secret: body_secret.map(str::to_owned),
-    })
+    Ok(PresentedClient { client_id: client_id.to_owned(), secret: body_secret.map(str::to_owned) })
 }
 
 /// Decodes `Basic base64(urlencode(id) ":" urlencode(secret))`.
@@ -834,44 +783,30 @@ pub fn check_code_exchange(
     code_verifier: Option<&str>,
 ) -> Result<ScopeSet, OAuthError> {
     if &grant.client_id != client.client_id {
-        return Err(invalid_grant(
-            "authorization code was issued to another client",
-        ));
+        return Err(invalid_grant("authorization code was issued to another client"));
     }
     match present(redirect_uri) {
         Some(uri) if uri == grant.redirect_uri => {}
-        Some(_) => {
-            return Err(invalid_grant(
-                "redirect_uri does not match the authorization request",
-            ))
-        }
-        None if grant.redirect_uri_explicit => {
-            return Err(invalid_request("redirect_uri is required"))
-        }
+        Some(_) => return Err(invalid_grant("redirect_uri does not match the authorization request")),
+        None if grant.redirect_uri_explicit => return Err(invalid_request("redirect_uri is required")),
         None => {}
     }
     match (&grant.code_challenge, present(code_verifier)) {
         (Some(challenge), Some(verifier)) => {
             if !challenge.is_proved_by(&CodeVerifier::parse(verifier)?) {
-                return Err(invalid_grant(
-                    "code_verifier does not match the code_challenge",
-                ));
+                return Err(invalid_grant("code_verifier does not match the code_challenge"));
             }
         }
         (Some(_), None) => return Err(invalid_request("code_verifier is required")),
         (None, Some(_)) => {
-            return Err(invalid_grant(
-                "code_verifier sent for an authorization request without code_challenge",
-            ))
+            return Err(invalid_grant("code_verifier sent for an authorization request without code_challenge"))
         }
         (None, None) if client.pkce_required() => {
             return Err(invalid_grant("this client must use PKCE"));
         }
         (None, None) => {}
     }
-    Ok(grant
-        .scopes
-        .intersection(client.enabled_scopes.union(ScopeSet::required())))
+    Ok(grant.scopes.intersection(client.enabled_scopes.union(ScopeSet::required())))
 }
 
 #[cfg(test)]
@@ -892,11 +827,7 @@ mod tests {
         list.iter().map(|s| (*s).to_owned()).collect()
     }
 
-    fn policy<'a>(
-        client_id: &'a ClientId,
-        redirect_uris: &'a [String],
-        confidential: bool,
-    ) -> ClientPolicy<'a> {
+    fn policy<'a>(client_id: &'a ClientId, redirect_uris: &'a [String], confidential: bool) -> ClientPolicy<'a> {
         ClientPolicy {
             client_id,
             redirect_uris,
@@ -924,15 +855,9 @@ mod tests {
         p
     }
 
-    fn redirected_error(
-        r: Result<ValidAuthorization, AuthorizationRefusal>,
-    ) -> (String, Option<String>, OAuthError) {
+    fn redirected_error(r: Result<ValidAuthorization, AuthorizationRefusal>) -> (String, Option<String>, OAuthError) {
         match r {
-            Err(AuthorizationRefusal::Redirect {
-                redirect_uri,
-                state,
-                error,
-            }) => (redirect_uri, state, error),
+            Err(AuthorizationRefusal::Redirect { redirect_uri, state, error }) => (redirect_uri, state, error),
             other => panic!("expected a redirected error, got {other:?}"),
         }
     }
@@ -964,16 +889,10 @@ mod tests {
             (invalid_request("x"), "invalid_request"),
             (OAuthError::InvalidClient(BAD_CLIENT), "invalid_client"),
             (invalid_grant("x"), "invalid_grant"),
-            (
-                OAuthError::UnauthorizedClient("x".into()),
-                "unauthorized_client",
-            ),
+            (OAuthError::UnauthorizedClient("x".into()), "unauthorized_client"),
             (OAuthError::UnsupportedGrantType, "unsupported_grant_type"),
             (OAuthError::InvalidScope("x".into()), "invalid_scope"),
-            (
-                OAuthError::UnsupportedResponseType,
-                "unsupported_response_type",
-            ),
+            (OAuthError::UnsupportedResponseType, "unsupported_response_type"),
             (OAuthError::AccessDenied, "access_denied"),
         ];
         for (error, code) in cases {
@@ -993,17 +912,10 @@ mod tests {
     fn client_ids_are_url_safe_and_bounded() {
         assert_eq!(id("portal-saude_2.0~x").as_str(), "portal-saude_2.0~x");
         assert_eq!(ClientId::parse(""), Err(ClientIdError::BadLength));
-        assert_eq!(
-            ClientId::parse(&"a".repeat(101)),
-            Err(ClientIdError::BadLength)
-        );
+        assert_eq!(ClientId::parse(&"a".repeat(101)), Err(ClientIdError::BadLength));
         assert!(ClientId::parse(&"a".repeat(100)).is_ok());
         for bad in ["a b", "a:b", "a/b", "a%20", "ação", "a+b"] {
-            assert_eq!(
-                ClientId::parse(bad),
-                Err(ClientIdError::BadCharacter),
-                "{bad}"
-            );
+            assert_eq!(ClientId::parse(bad), Err(ClientIdError::BadCharacter), "{bad}");
         }
     }
 
@@ -1036,38 +948,18 @@ mod tests {
             "https://App.Example.gov.br:8443/cb?tenant=1",
             "https://app.example/",
         ] {
-            assert_eq!(
-                validate_redirect_uri(ok, false).as_deref(),
-                Ok(ok),
-                "stored as given"
-            );
+            assert_eq!(validate_redirect_uri(ok, false).as_deref(), Ok(ok), "stored as given");
         }
     }
 
     #[test]
     fn http_redirect_uris_only_for_loopback_unless_allowed() {
-        for ok in [
-            "http://localhost:8080/cb",
-            "http://127.0.0.1/cb",
-            "http://127.3.4.5:9/",
-            "http://[::1]:3000/cb",
-        ] {
+        for ok in ["http://localhost:8080/cb", "http://127.0.0.1/cb", "http://127.3.4.5:9/", "http://[::1]:3000/cb"] {
             assert!(validate_redirect_uri(ok, false).is_ok(), "{ok}");
         }
-        for bad in [
-            "http://app.example.gov.br/cb",
-            "http://10.0.0.1/cb",
-            "http://localhost.evil.example/cb",
-        ] {
-            assert_eq!(
-                validate_redirect_uri(bad, false),
-                Err(RedirectUriError::InsecureHttp),
-                "{bad}"
-            );
-            assert!(
-                validate_redirect_uri(bad, true).is_ok(),
-                "{bad} when explicitly allowed"
-            );
+        for bad in ["http://app.example.gov.br/cb", "http://10.0.0.1/cb", "http://localhost.evil.example/cb"] {
+            assert_eq!(validate_redirect_uri(bad, false), Err(RedirectUriError::InsecureHttp), "{bad}");
+            assert!(validate_redirect_uri(bad, true).is_ok(), "{bad} when explicitly allowed");
         }
     }
 
@@ -1104,14 +996,8 @@ mod tests {
     #[test]
     fn redirect_uris_match_exactly_never_by_prefix_or_case() {
         let registered = uris(&["https://app.example/cb", "http://localhost:8080/cb"]);
-        assert!(redirect_uri_is_registered(
-            "https://app.example/cb",
-            &registered
-        ));
-        assert!(redirect_uri_is_registered(
-            "http://localhost:8080/cb",
-            &registered
-        ));
+        assert!(redirect_uri_is_registered("https://app.example/cb", &registered));
+        assert!(redirect_uri_is_registered("http://localhost:8080/cb", &registered));
         for near in [
             "https://app.example/cb/",
             "https://app.example/cb/evil",
@@ -1133,22 +1019,10 @@ mod tests {
     fn an_omitted_redirect_uri_resolves_only_when_one_is_registered() {
         let one = uris(&["https://a.example/cb"]);
         let two = uris(&["https://a.example/cb", "https://b.example/cb"]);
-        assert_eq!(
-            resolve_redirect_uri(None, &one).as_deref(),
-            Ok("https://a.example/cb")
-        );
-        assert_eq!(
-            resolve_redirect_uri(Some(""), &one).as_deref(),
-            Ok("https://a.example/cb")
-        );
-        assert_eq!(
-            resolve_redirect_uri(Some("https://b.example/cb"), &two).as_deref(),
-            Ok("https://b.example/cb")
-        );
-        assert_eq!(
-            resolve_redirect_uri(None, &two).map_err(|e| e.error_code()),
-            Err("invalid_request")
-        );
+        assert_eq!(resolve_redirect_uri(None, &one).as_deref(), Ok("https://a.example/cb"));
+        assert_eq!(resolve_redirect_uri(Some(""), &one).as_deref(), Ok("https://a.example/cb"));
+        assert_eq!(resolve_redirect_uri(Some("https://b.example/cb"), &two).as_deref(), Ok("https://b.example/cb"));
+        assert_eq!(resolve_redirect_uri(None, &two).map_err(|e| e.error_code()), Err("invalid_request"));
         assert_eq!(
             resolve_redirect_uri(Some("https://c.example/cb"), &two).map_err(|e| e.error_code()),
             Err("invalid_request")
@@ -1160,18 +1034,13 @@ mod tests {
     #[test]
     fn s256_matches_the_rfc_7636_appendix_b_example() {
         let octets: [u8; 32] = [
-            116, 24, 223, 180, 151, 153, 224, 37, 79, 250, 96, 125, 216, 173, 187, 186, 22, 212,
-            37, 77, 105, 214, 191, 240, 91, 88, 5, 88, 83, 132, 141, 121,
+            116, 24, 223, 180, 151, 153, 224, 37, 79, 250, 96, 125, 216, 173, 187, 186, 22, 212, 37, 77, 105, 214, 191,
+            240, 91, 88, 5, 88, 83, 132, 141, 121,
         ];
-        assert_eq!(
-            random_token_text(&octets),
-            RFC_VERIFIER,
-            "the verifier is base64url of the octets"
-        );
+        assert_eq!(random_token_text(&octets), RFC_VERIFIER, "the verifier is base64url of the octets");
         let verifier = CodeVerifier::parse(RFC_VERIFIER).expect("valid verifier");
         assert_eq!(CodeChallenge::s256(&verifier).as_str(), RFC_CHALLENGE);
-        let challenge =
-            CodeChallenge::from_request(RFC_CHALLENGE, Some("S256")).expect("valid challenge");
+        let challenge = CodeChallenge::from_request(RFC_CHALLENGE, Some("S256")).expect("valid challenge");
         assert!(challenge.is_proved_by(&verifier));
         let other = CodeVerifier::parse(&RFC_VERIFIER.replace('d', "e")).expect("valid verifier");
         assert!(!challenge.is_proved_by(&other));
@@ -1179,14 +1048,7 @@ mod tests {
 
     #[test]
     fn plain_and_missing_or_unknown_methods_are_refused() {
-        for method in [
-            Some("plain"),
-            None,
-            Some(""),
-            Some("s256"),
-            Some("S512"),
-            Some("S256 "),
-        ] {
+        for method in [Some("plain"), None, Some(""), Some("s256"), Some("S512"), Some("S256 ")] {
             let e = CodeChallenge::from_request(RFC_CHALLENGE, method).expect_err("refused");
             assert_eq!(e.error_code(), "invalid_request", "{method:?}");
         }
@@ -1202,10 +1064,7 @@ mod tests {
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN",
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw=cM",
         ] {
-            assert!(
-                CodeChallenge::from_request(bad, Some("S256")).is_err(),
-                "{bad}"
-            );
+            assert!(CodeChallenge::from_request(bad, Some("S256")).is_err(), "{bad}");
             assert!(CodeChallenge::parse_s256(bad).is_none(), "{bad}");
         }
     }
@@ -1222,15 +1081,9 @@ mod tests {
             format!("{} ", "a".repeat(42)),
             format!("{}é", "a".repeat(41)),
         ] {
-            assert_eq!(
-                CodeVerifier::parse(&bad).map_err(|e| e.error_code()),
-                Err("invalid_request"),
-                "{bad}"
-            );
+            assert_eq!(CodeVerifier::parse(&bad).map_err(|e| e.error_code()), Err("invalid_request"), "{bad}");
         }
-        assert!(
-            !format!("{:?}", CodeVerifier::parse(RFC_VERIFIER).expect("valid")).contains("dBj")
-        );
+        assert!(!format!("{:?}", CodeVerifier::parse(RFC_VERIFIER).expect("valid")).contains("dBj"));
     }
 
     proptest! {
@@ -1300,18 +1153,9 @@ mod tests {
     fn granted_is_requested_and_enabled_plus_the_required_scopes() {
         let requested = ScopeSet::parse_strict("cnes cursos_cdp").expect("known");
         let enabled = ScopeSet::parse_strict("receita_federal cnes").expect("known");
-        assert_eq!(
-            granted_scopes(requested, enabled).to_scope_string(),
-            "dados_publicos cpf email cnes"
-        );
-        assert_eq!(
-            granted_scopes(ScopeSet::empty(), ScopeSet::all()),
-            ScopeSet::required()
-        );
-        assert_eq!(
-            granted_scopes(ScopeSet::all(), ScopeSet::empty()),
-            ScopeSet::required()
-        );
+        assert_eq!(granted_scopes(requested, enabled).to_scope_string(), "dados_publicos cpf email cnes");
+        assert_eq!(granted_scopes(ScopeSet::empty(), ScopeSet::all()), ScopeSet::required());
+        assert_eq!(granted_scopes(ScopeSet::all(), ScopeSet::empty()), ScopeSet::required());
     }
 
     // ------------------------------------------------- authorization request
@@ -1320,24 +1164,14 @@ mod tests {
     fn a_valid_request_yields_the_granted_scopes_and_keeps_state() {
         let cid = id("portal");
         let list = uris(&["https://app.example.gov.br/callback"]);
-        let ok = validate_authorization_request(
-            &with_pkce(params("portal")),
-            Some(policy(&cid, &list, true)),
-        )
-        .expect("valid");
+        let ok = validate_authorization_request(&with_pkce(params("portal")), Some(policy(&cid, &list, true)))
+            .expect("valid");
         assert_eq!(ok.client_id, cid);
         assert_eq!(ok.redirect_uri, "https://app.example.gov.br/callback");
         assert!(ok.redirect_uri_explicit);
-        assert_eq!(
-            ok.scopes.to_scope_string(),
-            "dados_publicos cpf email cnes",
-            "cursos_cdp is not enabled"
-        );
+        assert_eq!(ok.scopes.to_scope_string(), "dados_publicos cpf email cnes", "cursos_cdp is not enabled");
         assert_eq!(ok.state.as_deref(), Some("xyz"));
-        assert_eq!(
-            ok.code_challenge.as_ref().map(CodeChallenge::as_str),
-            Some(RFC_CHALLENGE)
-        );
+        assert_eq!(ok.code_challenge.as_ref().map(CodeChallenge::as_str), Some(RFC_CHALLENGE));
 
         let g = ok.into_grant(UserId(3), 1_000);
         assert_eq!((g.user_id, g.expires_at), (UserId(3), 1_060));
@@ -1351,18 +1185,12 @@ mod tests {
 
         let mut p = params("portal");
         p.client_id = None;
-        assert_eq!(
-            shown_error(validate_authorization_request(&p, client)).error_code(),
-            "invalid_request"
-        );
+        assert_eq!(shown_error(validate_authorization_request(&p, client)).error_code(), "invalid_request");
         assert_eq!(
             shown_error(validate_authorization_request(&params("other"), client)).error_code(),
             "invalid_client"
         );
-        assert_eq!(
-            shown_error(validate_authorization_request(&params("portal"), None)).error_code(),
-            "invalid_client"
-        );
+        assert_eq!(shown_error(validate_authorization_request(&params("portal"), None)).error_code(), "invalid_client");
 
         for bad in [
             "https://evil.example/callback",
@@ -1390,15 +1218,9 @@ mod tests {
         let client = Some(policy(&cid, &list, true));
         let cases: [(Spoil, &str); 6] = [
             (|p| p.response_type = None, "invalid_request"),
-            (
-                |p| p.response_type = Some("token".into()),
-                "unsupported_response_type",
-            ),
+            (|p| p.response_type = Some("token".into()), "unsupported_response_type"),
             (|p| p.scope = Some("cpf openid".into()), "invalid_scope"),
-            (
-                |p| p.code_challenge_method = Some("plain".into()),
-                "invalid_request",
-            ),
+            (|p| p.code_challenge_method = Some("plain".into()), "invalid_request"),
             (|p| p.code_challenge_method = None, "invalid_request"),
             (|p| p.code_challenge = None, "invalid_request"),
         ];
@@ -1417,19 +1239,14 @@ mod tests {
         let cid = id("spa");
         let list = uris(&["https://app.example.gov.br/callback"]);
         let public = policy(&cid, &list, false);
-        let (_, _, e) =
-            redirected_error(validate_authorization_request(&params("spa"), Some(public)));
+        let (_, _, e) = redirected_error(validate_authorization_request(&params("spa"), Some(public)));
         assert_eq!(e.error_code(), "invalid_request");
         assert!(validate_authorization_request(&with_pkce(params("spa")), Some(public)).is_ok());
 
         let confidential = policy(&cid, &list, true);
-        let ok = validate_authorization_request(&params("spa"), Some(confidential))
-            .expect("PKCE optional");
+        let ok = validate_authorization_request(&params("spa"), Some(confidential)).expect("PKCE optional");
         assert_eq!(ok.code_challenge, None);
-        let strict = ClientPolicy {
-            require_pkce: true,
-            ..confidential
-        };
+        let strict = ClientPolicy { require_pkce: true, ..confidential };
         assert!(validate_authorization_request(&params("spa"), Some(strict)).is_err());
         assert!(validate_authorization_request(&with_pkce(params("spa")), Some(strict)).is_ok());
     }
@@ -1441,8 +1258,7 @@ mod tests {
         let mut p = params("portal");
         p.redirect_uri = None;
         p.state = Some(String::new());
-        let ok =
-            validate_authorization_request(&p, Some(policy(&cid, &list, true))).expect("valid");
+        let ok = validate_authorization_request(&p, Some(policy(&cid, &list, true))).expect("valid");
         assert_eq!(ok.redirect_uri, "https://app.example.gov.br/callback");
         assert!(!ok.redirect_uri_explicit);
         assert_eq!(ok.state, None, "an empty state counts as absent");
@@ -1450,24 +1266,12 @@ mod tests {
 
     #[test]
     fn responses_append_to_the_redirect_uri_query() {
-        let uri = authorization_response_uri(
-            "https://app.example/cb?tenant=a%20b",
-            "c0de",
-            Some("s t&x"),
-        )
-        .expect("url");
-        assert_eq!(
-            uri,
-            "https://app.example/cb?tenant=a%20b&code=c0de&state=s+t%26x"
-        );
+        let uri =
+            authorization_response_uri("https://app.example/cb?tenant=a%20b", "c0de", Some("s t&x")).expect("url");
+        assert_eq!(uri, "https://app.example/cb?tenant=a%20b&code=c0de&state=s+t%26x");
         let uri = authorization_response_uri("http://127.0.0.1:9000/cb", "c", None).expect("url");
         assert_eq!(uri, "http://127.0.0.1:9000/cb?code=c");
-        let uri = authorization_error_uri(
-            "https://app.example/cb",
-            &OAuthError::AccessDenied,
-            Some("s"),
-        )
-        .expect("url");
+        let uri = authorization_error_uri("https://app.example/cb", &OAuthError::AccessDenied, Some("s")).expect("url");
         assert_eq!(
             uri,
             "https://app.example/cb?error=access_denied&error_description=the+resource+owner+denied+the+request&state=s"
@@ -1483,15 +1287,9 @@ mod tests {
         assert_eq!(expires, 1_060);
         assert!(code_is_redeemable(expires, 1_000, false));
         assert!(code_is_redeemable(expires, 1_059, false));
-        assert!(
-            !code_is_redeemable(expires, 1_060, false),
-            "dead at its expiry second"
-        );
+        assert!(!code_is_redeemable(expires, 1_060, false), "dead at its expiry second");
         assert!(!code_is_redeemable(expires, 5_000, false));
-        assert!(
-            !code_is_redeemable(expires, 1_000, true),
-            "a used code is never redeemable"
-        );
+        assert!(!code_is_redeemable(expires, 1_000, true), "a used code is never redeemable");
         assert_eq!(code_expires_at(i64::MAX), i64::MAX);
     }
 
@@ -1499,9 +1297,8 @@ mod tests {
     fn code_hashes_are_sha256_of_the_code_text() {
         // SHA-256("abc"), FIPS 180-2 Appendix B.1.
         let want = [
-            0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae,
-            0x22, 0x23, 0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61,
-            0xf2, 0x00, 0x15, 0xad,
+            0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23, 0xb0, 0x03,
+            0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad,
         ];
         assert_eq!(CodeHash::of("abc").as_bytes(), &want);
         assert_eq!(CodeHash::from_bytes(want), CodeHash::of("abc"));
@@ -1512,29 +1309,11 @@ mod tests {
 
     #[test]
     fn only_the_authorization_code_grant_type_is_supported() {
-        assert_eq!(
-            GrantType::parse(Some("authorization_code")),
-            Ok(GrantType::AuthorizationCode)
-        );
-        assert_eq!(
-            GrantType::parse(None).map_err(|e| e.error_code()),
-            Err("invalid_request")
-        );
-        assert_eq!(
-            GrantType::parse(Some("")).map_err(|e| e.error_code()),
-            Err("invalid_request")
-        );
-        for other in [
-            "password",
-            "client_credentials",
-            "implicit",
-            "AUTHORIZATION_CODE",
-        ] {
-            assert_eq!(
-                GrantType::parse(Some(other)),
-                Err(OAuthError::UnsupportedGrantType),
-                "{other}"
-            );
+        assert_eq!(GrantType::parse(Some("authorization_code")), Ok(GrantType::AuthorizationCode));
+        assert_eq!(GrantType::parse(None).map_err(|e| e.error_code()), Err("invalid_request"));
+        assert_eq!(GrantType::parse(Some("")).map_err(|e| e.error_code()), Err("invalid_request"));
+        for other in ["password", "client_credentials", "implicit", "AUTHORIZATION_CODE"] {
+            assert_eq!(GrantType::parse(Some(other)), Err(OAuthError::UnsupportedGrantType), "{other}");
         }
     }
 
@@ -1546,12 +1325,7 @@ mod tests {
         assert_eq!(c.client_id, "my:app");
         assert_eq!(c.secret.as_deref(), Some("s3cr+t x"));
         let header = format!("basic {}", STANDARD.encode("app:pw"));
-        assert_eq!(
-            presented_client(Some(&header), Some("app"), None)
-                .expect("basic")
-                .client_id,
-            "app"
-        );
+        assert_eq!(presented_client(Some(&header), Some("app"), None).expect("basic").client_id, "app");
         assert!(!format!("{c:?}").contains("s3cr"), "Debug hides the secret");
     }
 
@@ -1579,23 +1353,14 @@ mod tests {
             presented_client(Some(&basic), Some("other"), None).map_err(|e| e.error_code()),
             Err("invalid_request")
         );
-        assert_eq!(
-            presented_client(None, None, Some("pw")).map_err(|e| e.error_code()),
-            Err("invalid_client")
-        );
-        assert_eq!(
-            presented_client(None, Some(""), None).map_err(|e| e.error_code()),
-            Err("invalid_client")
-        );
+        assert_eq!(presented_client(None, None, Some("pw")).map_err(|e| e.error_code()), Err("invalid_client"));
+        assert_eq!(presented_client(None, Some(""), None).map_err(|e| e.error_code()), Err("invalid_client"));
     }
 
     #[test]
     fn body_credentials_and_public_clients_are_read_from_the_form() {
         let c = presented_client(None, Some("app"), Some("pw")).expect("post");
-        assert_eq!(
-            (c.client_id.as_str(), c.secret.as_deref()),
-            ("app", Some("pw"))
-        );
+        assert_eq!((c.client_id.as_str(), c.secret.as_deref()), ("app", Some("pw")));
         let c = presented_client(None, Some("spa"), Some("")).expect("public");
         assert_eq!((c.client_id.as_str(), c.secret), ("spa", None));
     }
@@ -1606,22 +1371,10 @@ mod tests {
         let list = uris(&["https://a.example/cb"]);
         let confidential = policy(&cid, &list, true);
         let public = policy(&cid, &list, false);
-        assert_eq!(
-            client_authentication(&confidential, true),
-            Ok(ClientAuthentication::VerifySecret)
-        );
-        assert_eq!(
-            client_authentication(&confidential, false).map_err(|e| e.error_code()),
-            Err("invalid_client")
-        );
-        assert_eq!(
-            client_authentication(&public, false),
-            Ok(ClientAuthentication::Public)
-        );
-        assert_eq!(
-            client_authentication(&public, true).map_err(|e| e.error_code()),
-            Err("invalid_client")
-        );
+        assert_eq!(client_authentication(&confidential, true), Ok(ClientAuthentication::VerifySecret));
+        assert_eq!(client_authentication(&confidential, false).map_err(|e| e.error_code()), Err("invalid_client"));
+        assert_eq!(client_authentication(&public, false), Ok(ClientAuthentication::Public));
+        assert_eq!(client_authentication(&public, true).map_err(|e| e.error_code()), Err("invalid_client"));
     }
 
     #[test]
@@ -1633,47 +1386,24 @@ mod tests {
         let g = grant(&cid, challenge);
         let uri = Some("https://app.example.gov.br/callback");
 
-        let scopes =
-            check_code_exchange(&g, &client, uri, Some(RFC_VERIFIER)).expect("valid exchange");
+        let scopes = check_code_exchange(&g, &client, uri, Some(RFC_VERIFIER)).expect("valid exchange");
         assert_eq!(scopes.to_scope_string(), "dados_publicos cpf email cnes");
 
         let code = |r: Result<ScopeSet, OAuthError>| r.map_err(|e| e.error_code());
         let other = id("other");
         assert_eq!(
-            code(check_code_exchange(
-                &g,
-                &policy(&other, &list, true),
-                uri,
-                Some(RFC_VERIFIER)
-            )),
+            code(check_code_exchange(&g, &policy(&other, &list, true), uri, Some(RFC_VERIFIER))),
             Err("invalid_grant")
         );
         assert_eq!(
-            code(check_code_exchange(
-                &g,
-                &client,
-                Some("https://app.example.gov.br/callback/"),
-                Some(RFC_VERIFIER)
-            )),
+            code(check_code_exchange(&g, &client, Some("https://app.example.gov.br/callback/"), Some(RFC_VERIFIER))),
             Err("invalid_grant")
         );
-        assert_eq!(
-            code(check_code_exchange(&g, &client, None, Some(RFC_VERIFIER))),
-            Err("invalid_request")
-        );
-        assert_eq!(
-            code(check_code_exchange(&g, &client, uri, None)),
-            Err("invalid_request")
-        );
-        assert_eq!(
-            code(check_code_exchange(&g, &client, uri, Some("short"))),
-            Err("invalid_request")
-        );
+        assert_eq!(code(check_code_exchange(&g, &client, None, Some(RFC_VERIFIER))), Err("invalid_request"));
+        assert_eq!(code(check_code_exchange(&g, &client, uri, None)), Err("invalid_request"));
+        assert_eq!(code(check_code_exchange(&g, &client, uri, Some("short"))), Err("invalid_request"));
         let wrong = "a".repeat(43);
-        assert_eq!(
-            code(check_code_exchange(&g, &client, uri, Some(&wrong))),
-            Err("invalid_grant")
-        );
+        assert_eq!(code(check_code_exchange(&g, &client, uri, Some(&wrong))), Err("invalid_grant"));
     }
 
     #[test]
@@ -1683,22 +1413,13 @@ mod tests {
         let client = policy(&cid, &list, true);
         let g = grant(&cid, None);
         let uri = Some("https://app.example.gov.br/callback");
-        assert!(
-            check_code_exchange(&g, &client, uri, None).is_ok(),
-            "confidential client without PKCE"
-        );
+        assert!(check_code_exchange(&g, &client, uri, None).is_ok(), "confidential client without PKCE");
         assert_eq!(
             check_code_exchange(&g, &client, uri, Some(RFC_VERIFIER)).map_err(|e| e.error_code()),
             Err("invalid_grant")
         );
-        let strict = ClientPolicy {
-            require_pkce: true,
-            ..client
-        };
-        assert_eq!(
-            check_code_exchange(&g, &strict, uri, None).map_err(|e| e.error_code()),
-            Err("invalid_grant")
-        );
+        let strict = ClientPolicy { require_pkce: true, ..client };
+        assert_eq!(check_code_exchange(&g, &strict, uri, None).map_err(|e| e.error_code()), Err("invalid_grant"));
     }
 
     #[test]
@@ -1709,13 +1430,7 @@ mod tests {
         let mut g = grant(&cid, None);
         g.redirect_uri_explicit = false;
         assert!(check_code_exchange(&g, &client, None, None).is_ok());
-        assert!(check_code_exchange(
-            &g,
-            &client,
-            Some("https://app.example.gov.br/callback"),
-            None
-        )
-        .is_ok());
+        assert!(check_code_exchange(&g, &client, Some("https://app.example.gov.br/callback"), None).is_ok());
         assert!(check_code_exchange(&g, &client, Some("https://other.example/cb"), None).is_err());
     }
 
@@ -1725,13 +1440,9 @@ mod tests {
         let list = uris(&["https://app.example.gov.br/callback"]);
         let mut client = policy(&cid, &list, true);
         client.enabled_scopes = ScopeSet::empty();
-        let scopes = check_code_exchange(
-            &grant(&cid, None),
-            &client,
-            Some("https://app.example.gov.br/callback"),
-            None,
-        )
-        .expect("valid");
+        let scopes =
+            check_code_exchange(&grant(&cid, None), &client, Some("https://app.example.gov.br/callback"), None)
+                .expect("valid");
         assert_eq!(scopes, ScopeSet::required());
         assert!(!scopes.contains(Scope::Cnes));
     }

@@ -48,9 +48,7 @@ pub struct DjangoPbkdf2 {
 
 impl std::fmt::Debug for DjangoPbkdf2 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DjangoPbkdf2")
-            .field("iterations", &self.iterations)
-            .finish_non_exhaustive()
+        f.debug_struct("DjangoPbkdf2").field("iterations", &self.iterations).finish_non_exhaustive()
     }
 }
 
@@ -58,34 +56,22 @@ impl DjangoPbkdf2 {
     /// Parses the text form stored in the `password` column.
     pub fn parse(encoded: &str) -> Result<Self, PasswordFormatError> {
         let mut parts = encoded.split('$');
-        let (Some(alg), Some(iterations), Some(salt), Some(hash), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
+        let (Some(alg), Some(iterations), Some(salt), Some(hash), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
+        else {
             return Err(PasswordFormatError::Malformed);
         };
         if alg != ALGORITHM {
             return Err(PasswordFormatError::UnsupportedAlgorithm);
         }
-        let iterations: u32 = iterations
-            .parse()
-            .map_err(|_| PasswordFormatError::Malformed)?;
+        let iterations: u32 = iterations.parse().map_err(|_| PasswordFormatError::Malformed)?;
         check_iterations(iterations)?;
         check_salt(salt)?;
-        let key = STANDARD
-            .decode(hash)
-            .map_err(|_| PasswordFormatError::Malformed)?;
+        let key = STANDARD.decode(hash).map_err(|_| PasswordFormatError::Malformed)?;
         if key.len() != KEY_LEN {
             return Err(PasswordFormatError::Malformed);
         }
-        Ok(Self {
-            iterations,
-            salt: salt.to_owned(),
-            key,
-        })
+        Ok(Self { iterations, salt: salt.to_owned(), key })
     }
 
     /// Derives the hash of `password` with `salt` and `iterations`.
@@ -94,11 +80,7 @@ impl DjangoPbkdf2 {
         check_salt(salt)?;
         let mut key = vec![0u8; KEY_LEN];
         pbkdf2::pbkdf2_hmac::<Sha256>(password.as_bytes(), salt.as_bytes(), iterations, &mut key);
-        Ok(Self {
-            iterations,
-            salt: salt.to_owned(),
-            key,
-        })
+        Ok(Self { iterations, salt: salt.to_owned(), key })
     }
 
     /// The iteration count of this hash.
@@ -109,23 +91,13 @@ impl DjangoPbkdf2 {
     /// Whether `password` matches, compared in constant time.
     pub fn verify(&self, password: &str) -> bool {
         let mut candidate = [0u8; KEY_LEN];
-        pbkdf2::pbkdf2_hmac::<Sha256>(
-            password.as_bytes(),
-            self.salt.as_bytes(),
-            self.iterations,
-            &mut candidate,
-        );
+        pbkdf2::pbkdf2_hmac::<Sha256>(password.as_bytes(), self.salt.as_bytes(), self.iterations, &mut candidate);
         candidate.ct_eq(self.key.as_slice()).into()
     }
 
     /// The text form, as Django writes it.
     pub fn encode(&self) -> String {
-        format!(
-            "{ALGORITHM}${}${}${}",
-            self.iterations,
-            self.salt,
-            STANDARD.encode(&self.key)
-        )
+        format!("{ALGORITHM}${}${}${}", self.iterations, self.salt, STANDARD.encode(&self.key))
     }
 }
 
@@ -152,8 +124,7 @@ mod tests {
     const DJANGO_DEFAULT_HASH: &str =
         "pbkdf2_sha256$1000000$DjAnGoSaLt2026$PhwRKjPhgTaYXyFDj/iwmHANIpo4KQPg7dtOoRw4QJA=";
     /// Written by Django 5.2.19: `PBKDF2PasswordHasher().encode("ana-demo-2026", "AnaSalt", 1000)`.
-    const DJANGO_SMALL_HASH: &str =
-        "pbkdf2_sha256$1000$AnaSalt$w+KCQAKYHGO6cU2SNqWYaNegJN8oZ9rcvIAtsH/o22I=";
+    const DJANGO_SMALL_HASH: &str = "pbkdf2_sha256$1000$AnaSalt$w+KCQAKYHGO6cU2SNqWYaNegJN8oZ9rcvIAtsH/o22I=";
 
     #[test]
     fn derive_then_parse_round_trips_and_verifies() {
@@ -186,9 +157,8 @@ mod tests {
         // RFC 7914 §11 test vector for PBKDF2-HMAC-SHA256 (P="passwd", S="salt", c=1, dkLen=64),
         // first 32 bytes, written in Django's format.
         let key = [
-            0x55, 0xac, 0x04, 0x6e, 0x56, 0xe3, 0x08, 0x9f, 0xec, 0x16, 0x91, 0xc2, 0x25, 0x44,
-            0xb6, 0x05, 0xf9, 0x41, 0x85, 0x21, 0x6d, 0xde, 0x04, 0x65, 0xe6, 0x8b, 0x9d, 0x57,
-            0xc2, 0x0d, 0xac, 0xbc,
+            0x55, 0xac, 0x04, 0x6e, 0x56, 0xe3, 0x08, 0x9f, 0xec, 0x16, 0x91, 0xc2, 0x25, 0x44, 0xb6, 0x05, 0xf9, 0x41,
+            0x85, 0x21, 0x6d, 0xde, 0x04, 0x65, 0xe6, 0x8b, 0x9d, 0x57, 0xc2, 0x0d, 0xac, 0xbc,
         ];
         let text = format!("pbkdf2_sha256$1$salt${}", STANDARD.encode(key));
         let parsed = DjangoPbkdf2::parse(&text).expect("parse");

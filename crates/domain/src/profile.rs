@@ -97,11 +97,7 @@ pub enum UpstreamScopeData {
 /// Builds the profile answer for `scopes` (required scopes are always
 /// included). `upstream` gives the data of each upstream scope in `scopes`;
 /// a missing entry yields an `erro` object.
-pub fn assemble(
-    scopes: ScopeSet,
-    own: &OwnProfile,
-    upstream: &[(Scope, UpstreamScopeData)],
-) -> Map<String, Value> {
+pub fn assemble(scopes: ScopeSet, own: &OwnProfile, upstream: &[(Scope, UpstreamScopeData)]) -> Map<String, Value> {
     let scopes = scopes.union(ScopeSet::required());
     let mut out = Map::new();
     for scope in scopes.iter() {
@@ -197,12 +193,9 @@ mod tests {
 
     #[test]
     fn missing_data_becomes_erro_objects() {
-        let bruno = OwnProfile {
-            receita_validated: false,
-            ..OwnProfile::default()
-        };
-        let scopes = ScopeSet::parse_strict("receita_federal experiencia_profissional formacao_academica cnes")
-            .expect("known");
+        let bruno = OwnProfile { receita_validated: false, ..OwnProfile::default() };
+        let scopes =
+            ScopeSet::parse_strict("receita_federal experiencia_profissional formacao_academica cnes").expect("known");
         let out = assemble(scopes, &bruno, &[(Scope::Cnes, UpstreamScopeData::Erro("CNES fora do ar".into()))]);
         assert_eq!(out["receita_federal"], json!({"erro": ERRO_NAO_VALIDADO}));
         assert_eq!(out["experiencia_profissional"], json!({"erro": ERRO_SEM_EXPERIENCIA}));

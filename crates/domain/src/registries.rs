@@ -102,10 +102,7 @@ pub struct CursosCdp {
 impl CursosCdp {
     /// A list whose `total` is the number of courses in it.
     pub fn from_courses(data: Vec<CdpCourse>) -> Self {
-        Self {
-            total: i64::try_from(data.len()).unwrap_or(i64::MAX),
-            data,
-        }
+        Self { total: i64::try_from(data.len()).unwrap_or(i64::MAX), data }
     }
 }
 
@@ -117,9 +114,7 @@ pub fn is_iso_date(s: &str) -> bool {
         return false;
     }
     let number = |range: std::ops::Range<usize>| -> Option<u32> {
-        b[range].iter().try_fold(0u32, |acc, c| {
-            c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
-        })
+        b[range].iter().try_fold(0u32, |acc, c| c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0')))
     };
     let (Some(year), Some(month), Some(day)) = (number(0..4), number(5..7), number(8..10)) else {
         return false;
@@ -155,9 +150,9 @@ enum IntOrDigits {
 fn lenient_i64<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
     match IntOrDigits::deserialize(deserializer)? {
         IntOrDigits::Int(n) => Ok(n),
-        IntOrDigits::Text(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s
-            .parse()
-            .map_err(|_| serde::de::Error::custom("integer out of range")),
+        IntOrDigits::Text(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+            s.parse().map_err(|_| serde::de::Error::custom("integer out of range"))
+        }
         IntOrDigits::Text(_) => Err(serde::de::Error::custom("not an integer")),
     }
 }
@@ -193,14 +188,10 @@ mod tests {
 
     #[test]
     fn receita_round_trips_with_the_contract_keys() {
-        let record: ReceitaFederal =
-            serde_json::from_value(receita_json()).expect("contract payload");
+        let record: ReceitaFederal = serde_json::from_value(receita_json()).expect("contract payload");
         assert_eq!(record.dt_nascimento, "1988-03-14");
         assert_eq!(record.no_municipio, "NATAL");
-        assert_eq!(
-            serde_json::to_value(&record).expect("serialise"),
-            receita_json()
-        );
+        assert_eq!(serde_json::to_value(&record).expect("serialise"), receita_json());
     }
 
     #[test]
@@ -222,10 +213,7 @@ mod tests {
         assert_eq!(courses.data[0].kind, "curso");
         assert_eq!(serde_json::to_value(&courses).expect("serialise"), body);
         assert_eq!(CursosCdp::from_courses(courses.data.clone()), courses);
-        assert_eq!(
-            serde_json::to_value(CursosCdp::default()).expect("serialise"),
-            json!({"total": 0, "data": []})
-        );
+        assert_eq!(serde_json::to_value(CursosCdp::default()).expect("serialise"), json!({"total": 0, "data": []}));
     }
 
     #[test]
@@ -234,10 +222,7 @@ mod tests {
         body["cpf"] = json!("52998224725");
         body["situacao"] = json!("REGULAR");
         let record: ReceitaFederal = serde_json::from_value(body).expect("extra fields tolerated");
-        assert_eq!(
-            serde_json::to_value(&record).expect("serialise"),
-            receita_json()
-        );
+        assert_eq!(serde_json::to_value(&record).expect("serialise"), receita_json());
     }
 
     #[test]
@@ -245,16 +230,10 @@ mod tests {
         for key in ["nome", "dtNascimento", "sexo", "mae", "noMunicipio", "uf"] {
             let mut missing = receita_json();
             missing.as_object_mut().expect("object").remove(key);
-            assert!(
-                serde_json::from_value::<ReceitaFederal>(missing).is_err(),
-                "{key} missing"
-            );
+            assert!(serde_json::from_value::<ReceitaFederal>(missing).is_err(), "{key} missing");
             let mut null = receita_json();
             null[key] = Value::Null;
-            assert!(
-                serde_json::from_value::<ReceitaFederal>(null).is_err(),
-                "{key} null"
-            );
+            assert!(serde_json::from_value::<ReceitaFederal>(null).is_err(), "{key} null");
         }
         assert!(serde_json::from_value::<Cnes>(json!({})).is_err());
         assert!(serde_json::from_value::<CursosCdp>(json!({"total": 0})).is_err());
@@ -263,27 +242,14 @@ mod tests {
 
     #[test]
     fn a_malformed_date_refuses_the_whole_payload() {
-        for bad in [
-            "14/03/1988",
-            "1988-3-14",
-            "1988-03-14T00:00:00",
-            "1988-02-30",
-            "",
-            "19880314",
-        ] {
+        for bad in ["14/03/1988", "1988-3-14", "1988-03-14T00:00:00", "1988-02-30", "", "19880314"] {
             let mut record = receita_json();
             record["dtNascimento"] = json!(bad);
-            assert!(
-                serde_json::from_value::<ReceitaFederal>(record).is_err(),
-                "{bad:?}"
-            );
+            assert!(serde_json::from_value::<ReceitaFederal>(record).is_err(), "{bad:?}");
             let mut course = course_json();
             course["created"] = json!(bad);
             let body = json!({"total": 1, "data": [course]});
-            assert!(
-                serde_json::from_value::<CursosCdp>(body).is_err(),
-                "{bad:?}"
-            );
+            assert!(serde_json::from_value::<CursosCdp>(body).is_err(), "{bad:?}");
         }
     }
 
@@ -294,36 +260,17 @@ mod tests {
         let body = json!({"total": "1", "data": [course]});
         let courses: CursosCdp = serde_json::from_value(body).expect("digit strings");
         assert_eq!((courses.total, courses.data[0].nid), (1, 101));
-        assert_eq!(
-            serde_json::to_value(&courses).expect("serialise")["data"][0]["nid"],
-            json!(101)
-        );
-        for bad in [
-            json!("10a"),
-            json!(""),
-            json!(1.5),
-            json!(null),
-            json!("-1"),
-            json!("99999999999999999999"),
-        ] {
+        assert_eq!(serde_json::to_value(&courses).expect("serialise")["data"][0]["nid"], json!(101));
+        for bad in [json!("10a"), json!(""), json!(1.5), json!(null), json!("-1"), json!("99999999999999999999")] {
             let mut course = course_json();
             course["nid"] = bad.clone();
-            assert!(
-                serde_json::from_value::<CdpCourse>(course).is_err(),
-                "{bad}"
-            );
+            assert!(serde_json::from_value::<CdpCourse>(course).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn iso_dates_are_real_calendar_dates() {
-        for good in [
-            "1988-03-14",
-            "2000-02-29",
-            "2024-02-29",
-            "0001-01-01",
-            "9999-12-31",
-        ] {
+        for good in ["1988-03-14", "2000-02-29", "2024-02-29", "0001-01-01", "9999-12-31"] {
             assert!(is_iso_date(good), "{good}");
         }
         for bad in [

@@ -127,7 +127,9 @@ impl Scope {
             Scope::DadosPublicos => "Seu nome e sua foto de perfil",
             Scope::Cpf => "Seu CPF",
             Scope::Email => "Seu endereço de e-mail",
-            Scope::ReceitaFederal => "Seus dados cadastrais na Receita Federal (nome, nascimento, sexo, mãe, município, UF)",
+            Scope::ReceitaFederal => {
+                "Seus dados cadastrais na Receita Federal (nome, nascimento, sexo, mãe, município, UF)"
+            }
             Scope::Cnes => "Seus vínculos profissionais no CNES",
             Scope::ExperienciaProfissional => "Sua experiência profissional",
             Scope::FormacaoAcademica => "Sua formação acadêmica",
@@ -146,10 +148,7 @@ impl FromStr for Scope {
     type Err = UnknownScope;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Scope::ALL
-            .into_iter()
-            .find(|scope| scope.name() == s)
-            .ok_or_else(|| UnknownScope(s.to_owned()))
+        Scope::ALL.into_iter().find(|scope| scope.name() == s).ok_or_else(|| UnknownScope(s.to_owned()))
     }
 }
 
@@ -258,7 +257,9 @@ mod tests {
         assert_eq!(Scope::ReceitaFederal.default_cache_secs(), Some(157_680_000));
         assert_eq!(Scope::Cnes.default_cache_secs(), Some(604_800));
         assert_eq!(Scope::CursosCdp.default_cache_secs(), Some(86_400));
-        for s in [Scope::DadosPublicos, Scope::Cpf, Scope::Email, Scope::ExperienciaProfissional, Scope::FormacaoAcademica] {
+        for s in
+            [Scope::DadosPublicos, Scope::Cpf, Scope::Email, Scope::ExperienciaProfissional, Scope::FormacaoAcademica]
+        {
             assert_eq!(s.default_cache_secs(), None, "{s}");
             assert_eq!(s.source(), ScopeSource::OwnDatabase, "{s}");
         }

@@ -64,10 +64,7 @@ pub struct TokenLifetimes {
 
 impl Default for TokenLifetimes {
     fn default() -> Self {
-        Self {
-            access_secs: 5 * 60,
-            refresh_secs: 24 * 60 * 60,
-        }
+        Self { access_secs: 5 * 60, refresh_secs: 24 * 60 * 60 }
     }
 }
 

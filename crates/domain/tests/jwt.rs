@@ -29,8 +29,7 @@ fn rs256() -> TokenCodec {
 }
 
 fn rs256_other() -> TokenCodec {
-    let keys = JwtKeys::asymmetric(JwtAlgorithm::RS256, RSA_OTHER_PRIVATE, RSA_OTHER_PUBLIC)
-        .expect("other RSA keys");
+    let keys = JwtKeys::asymmetric(JwtAlgorithm::RS256, RSA_OTHER_PRIVATE, RSA_OTHER_PUBLIC).expect("other RSA keys");
     TokenCodec::new(keys, 0).expect("other RS256 codec")
 }
 
@@ -51,11 +50,7 @@ fn b64(bytes: &[u8]) -> String {
 fn segments(token: &str) -> (String, String, String) {
     let parts: Vec<&str> = token.split('.').collect();
     assert_eq!(parts.len(), 3, "a compact JWT has three segments: {token}");
-    (
-        parts[0].to_owned(),
-        parts[1].to_owned(),
-        parts[2].to_owned(),
-    )
+    (parts[0].to_owned(), parts[1].to_owned(), parts[2].to_owned())
 }
 
 fn assert_round_trip(codec: &TokenCodec, expected: Algorithm) {
@@ -104,63 +99,35 @@ fn optional_claims_survive_a_round_trip() {
 
 #[test]
 fn hs256_secret_shorter_than_32_bytes_is_refused() {
-    assert!(matches!(
-        JwtKeys::hmac(&[1u8; 31]),
-        Err(KeyError::SecretTooShort)
-    ));
+    assert!(matches!(JwtKeys::hmac(&[1u8; 31]), Err(KeyError::SecretTooShort)));
     assert!(matches!(JwtKeys::hmac(b""), Err(KeyError::SecretTooShort)));
-    assert!(
-        JwtKeys::hmac(&[1u8; 32]).is_ok(),
-        "exactly 32 bytes is enough"
-    );
+    assert!(JwtKeys::hmac(&[1u8; 32]).is_ok(), "exactly 32 bytes is enough");
 }
 
 #[test]
 fn unknown_algorithm_names_are_refused() {
     for name in ["none", "HS512", "RS512", "PS256", "EdDSA", "", "HS 256"] {
-        assert!(
-            matches!(
-                name.parse::<JwtAlgorithm>(),
-                Err(KeyError::UnknownAlgorithm(_))
-            ),
-            "{name:?} must be refused"
-        );
+        assert!(matches!(name.parse::<JwtAlgorithm>(), Err(KeyError::UnknownAlgorithm(_))), "{name:?} must be refused");
     }
 }
 
 #[test]
 fn known_algorithm_names_parse_case_insensitively() {
-    assert_eq!(
-        "HS256".parse::<JwtAlgorithm>().expect("HS256"),
-        JwtAlgorithm::HS256
-    );
-    assert_eq!(
-        " rs256 ".parse::<JwtAlgorithm>().expect("rs256"),
-        JwtAlgorithm::RS256
-    );
-    assert_eq!(
-        "es256".parse::<JwtAlgorithm>().expect("es256"),
-        JwtAlgorithm::ES256
-    );
+    assert_eq!("HS256".parse::<JwtAlgorithm>().expect("HS256"), JwtAlgorithm::HS256);
+    assert_eq!(" rs256 ".parse::<JwtAlgorithm>().expect("rs256"), JwtAlgorithm::RS256);
+    assert_eq!("es256".parse::<JwtAlgorithm>().expect("es256"), JwtAlgorithm::ES256);
 }
 
 #[test]
 fn public_key_not_matching_the_private_key_is_refused() {
-    let keys = JwtKeys::asymmetric(JwtAlgorithm::RS256, RSA_PRIVATE, RSA_OTHER_PUBLIC)
-        .expect("both PEMs parse");
+    let keys = JwtKeys::asymmetric(JwtAlgorithm::RS256, RSA_PRIVATE, RSA_OTHER_PUBLIC).expect("both PEMs parse");
     assert!(matches!(TokenCodec::new(keys, 0), Err(KeyError::Mismatch)));
 }
 
 #[test]
 fn a_key_pair_for_the_wrong_algorithm_is_refused() {
-    assert!(matches!(
-        JwtKeys::asymmetric(JwtAlgorithm::ES256, RSA_PRIVATE, RSA_PUBLIC),
-        Err(KeyError::BadPem { .. })
-    ));
-    assert!(matches!(
-        JwtKeys::asymmetric(JwtAlgorithm::HS256, RSA_PRIVATE, RSA_PUBLIC),
-        Err(KeyError::BadPem { .. })
-    ));
+    assert!(matches!(JwtKeys::asymmetric(JwtAlgorithm::ES256, RSA_PRIVATE, RSA_PUBLIC), Err(KeyError::BadPem { .. })));
+    assert!(matches!(JwtKeys::asymmetric(JwtAlgorithm::HS256, RSA_PRIVATE, RSA_PUBLIC), Err(KeyError::BadPem { .. })));
 }
 
 // ---------------------------------------------------------------- algorithm confusion
@@ -171,61 +138,37 @@ fn alg_none_token_with_empty_signature_is_refused() {
     let header = b64(br#"{"alg":"none","typ":"JWT"}"#);
     let payload = b64(&serde_json::to_vec(&access(42)).expect("claims serialise"));
     let token = format!("{header}.{payload}.");
-    assert!(matches!(
-        codec.decode(&token, NOW),
-        Err(TokenError::Invalid)
-    ));
+    assert!(matches!(codec.decode(&token, NOW), Err(TokenError::Invalid)));
     // The same forgery against an asymmetric codec.
-    assert!(matches!(
-        rs256().decode(&token, NOW),
-        Err(TokenError::Invalid)
-    ));
+    assert!(matches!(rs256().decode(&token, NOW), Err(TokenError::Invalid)));
 }
 
 #[test]
 fn hs256_token_signed_with_the_rsa_public_pem_is_refused_by_an_rs256_codec() {
     let codec = rs256();
-    let forged = jsonwebtoken::encode(
-        &Header::new(Algorithm::HS256),
-        &access(42),
-        &EncodingKey::from_secret(RSA_PUBLIC),
-    )
-    .expect("HS256 forgery signs");
-    assert_eq!(
-        jsonwebtoken::decode_header(&forged).expect("header").alg,
-        Algorithm::HS256
-    );
-    assert!(matches!(
-        codec.decode(&forged, NOW),
-        Err(TokenError::Invalid)
-    ));
+    let forged =
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &access(42), &EncodingKey::from_secret(RSA_PUBLIC))
+            .expect("HS256 forgery signs");
+    assert_eq!(jsonwebtoken::decode_header(&forged).expect("header").alg, Algorithm::HS256);
+    assert!(matches!(codec.decode(&forged, NOW), Err(TokenError::Invalid)));
 }
 
 #[test]
 fn rs256_token_is_refused_by_an_hs256_codec() {
     let token = rs256().encode(&access(42)).expect("encode");
-    assert!(matches!(
-        hs256(0).decode(&token, NOW),
-        Err(TokenError::Invalid)
-    ));
+    assert!(matches!(hs256(0).decode(&token, NOW), Err(TokenError::Invalid)));
 }
 
 #[test]
 fn es256_token_is_refused_by_an_rs256_codec() {
     let token = es256().encode(&access(42)).expect("encode");
-    assert!(matches!(
-        rs256().decode(&token, NOW),
-        Err(TokenError::Invalid)
-    ));
+    assert!(matches!(rs256().decode(&token, NOW), Err(TokenError::Invalid)));
 }
 
 #[test]
 fn token_signed_by_another_rsa_key_is_refused() {
     let token = rs256_other().encode(&access(42)).expect("encode");
-    assert!(matches!(
-        rs256().decode(&token, NOW),
-        Err(TokenError::Invalid)
-    ));
+    assert!(matches!(rs256().decode(&token, NOW), Err(TokenError::Invalid)));
 }
 
 // ---------------------------------------------------------------- tampering
@@ -239,11 +182,7 @@ fn payload_changed_under_the_old_signature_is_refused() {
         forged_claims.user_id = 1;
         let payload = b64(&serde_json::to_vec(&forged_claims).expect("claims serialise"));
         let forged = format!("{header}.{payload}.{signature}");
-        assert!(
-            matches!(codec.decode(&forged, NOW), Err(TokenError::Invalid)),
-            "{:?}",
-            codec.algorithm()
-        );
+        assert!(matches!(codec.decode(&forged, NOW), Err(TokenError::Invalid)), "{:?}", codec.algorithm());
     }
 }
 
@@ -257,10 +196,7 @@ fn one_character_changed_in_the_payload_is_refused() {
     chars[i] = if chars[i] == 'A' { 'B' } else { 'A' };
     let payload: String = chars.into_iter().collect();
     let forged = format!("{header}.{payload}.{signature}");
-    assert!(matches!(
-        codec.decode(&forged, NOW),
-        Err(TokenError::Invalid)
-    ));
+    assert!(matches!(codec.decode(&forged, NOW), Err(TokenError::Invalid)));
 }
 
 /// Replaces the last character of a base64url string by one whose top bit
@@ -268,10 +204,7 @@ fn one_character_changed_in_the_payload_is_refused() {
 fn flip_last_char(s: &str) -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let last = *s.as_bytes().last().expect("non-empty");
-    let index = ALPHABET
-        .iter()
-        .position(|&c| c == last)
-        .expect("base64url character");
+    let index = ALPHABET.iter().position(|&c| c == last).expect("base64url character");
     let flipped = char::from(ALPHABET[index ^ 0b10_0000]);
     format!("{}{flipped}", &s[..s.len() - 1])
 }
@@ -282,11 +215,7 @@ fn last_character_of_the_signature_changed_is_refused() {
         let token = codec.encode(&access(42)).expect("encode");
         let forged = flip_last_char(&token);
         assert_ne!(forged, token);
-        assert!(
-            matches!(codec.decode(&forged, NOW), Err(TokenError::Invalid)),
-            "{:?}",
-            codec.algorithm()
-        );
+        assert!(matches!(codec.decode(&forged, NOW), Err(TokenError::Invalid)), "{:?}", codec.algorithm());
     }
 }
 
@@ -296,10 +225,7 @@ fn token_without_its_signature_is_refused() {
     let token = codec.encode(&access(42)).expect("encode");
     let (header, payload, _) = segments(&token);
     let unsigned = format!("{header}.{payload}.");
-    assert!(matches!(
-        codec.decode(&unsigned, NOW),
-        Err(TokenError::Invalid)
-    ));
+    assert!(matches!(codec.decode(&unsigned, NOW), Err(TokenError::Invalid)));
 }
 
 #[test]
@@ -307,20 +233,14 @@ fn token_missing_its_last_five_characters_is_refused() {
     let codec = hs256(0);
     let token = codec.encode(&access(42)).expect("encode");
     let truncated = &token[..token.len() - 5];
-    assert!(matches!(
-        codec.decode(truncated, NOW),
-        Err(TokenError::Invalid)
-    ));
+    assert!(matches!(codec.decode(truncated, NOW), Err(TokenError::Invalid)));
 }
 
 #[test]
 fn empty_and_garbage_strings_are_refused() {
     let codec = hs256(0);
     for token in ["", "abc", "..", "a.b.c", "   "] {
-        assert!(
-            matches!(codec.decode(token, NOW), Err(TokenError::Invalid)),
-            "{token:?}"
-        );
+        assert!(matches!(codec.decode(token, NOW), Err(TokenError::Invalid)), "{token:?}");
     }
 }
 
@@ -333,10 +253,7 @@ fn tokens_with_two_or_four_segments_are_refused() {
     let four = format!("{header}.{payload}.{signature}.{signature}");
     let four_empty = format!("{token}.");
     for forged in [two, four, four_empty] {
-        assert!(
-            matches!(codec.decode(&forged, NOW), Err(TokenError::Invalid)),
-            "{forged}"
-        );
+        assert!(matches!(codec.decode(&forged, NOW), Err(TokenError::Invalid)), "{forged}");
     }
 }
 
@@ -349,14 +266,8 @@ fn token_is_valid_from_issue_until_one_second_before_expiry() {
     let token = codec.encode(&claims).expect("encode");
     assert!(codec.decode(&token, claims.iat).is_ok());
     assert!(codec.decode(&token, claims.exp - 1).is_ok());
-    assert!(matches!(
-        codec.decode(&token, claims.exp),
-        Err(TokenError::Expired)
-    ));
-    assert!(matches!(
-        codec.decode(&token, claims.exp + 3_600),
-        Err(TokenError::Expired)
-    ));
+    assert!(matches!(codec.decode(&token, claims.exp), Err(TokenError::Expired)));
+    assert!(matches!(codec.decode(&token, claims.exp + 3_600), Err(TokenError::Expired)));
 }
 
 #[test]
@@ -365,10 +276,7 @@ fn leeway_extends_expiry_by_exactly_its_length() {
     let claims = access(42);
     let token = codec.encode(&claims).expect("encode");
     assert!(codec.decode(&token, claims.exp + 9).is_ok());
-    assert!(matches!(
-        codec.decode(&token, claims.exp + 10),
-        Err(TokenError::Expired)
-    ));
+    assert!(matches!(codec.decode(&token, claims.exp + 10), Err(TokenError::Expired)));
 }
 
 #[test]
@@ -377,10 +285,7 @@ fn negative_leeway_counts_as_zero() {
     let claims = access(42);
     let token = codec.encode(&claims).expect("encode");
     assert!(codec.decode(&token, claims.exp - 1).is_ok());
-    assert!(matches!(
-        codec.decode(&token, claims.exp),
-        Err(TokenError::Expired)
-    ));
+    assert!(matches!(codec.decode(&token, claims.exp), Err(TokenError::Expired)));
 }
 
 #[test]
@@ -393,13 +298,8 @@ fn iat_up_to_the_clock_skew_in_the_future_is_accepted_beyond_it_refused() {
         c.exp = iat + 300;
         codec.encode(&c).expect("encode")
     };
-    assert!(codec
-        .decode(&token_issued_at(NOW + CLOCK_SKEW_SECS), NOW)
-        .is_ok());
-    assert!(matches!(
-        codec.decode(&token_issued_at(NOW + CLOCK_SKEW_SECS + 1), NOW),
-        Err(TokenError::NotYetValid)
-    ));
+    assert!(codec.decode(&token_issued_at(NOW + CLOCK_SKEW_SECS), NOW).is_ok());
+    assert!(matches!(codec.decode(&token_issued_at(NOW + CLOCK_SKEW_SECS + 1), NOW), Err(TokenError::NotYetValid)));
 }
 
 #[test]
@@ -411,13 +311,8 @@ fn leeway_adds_to_the_clock_skew_for_a_future_iat() {
         c.exp = iat + 300;
         codec.encode(&c).expect("encode")
     };
-    assert!(codec
-        .decode(&token_issued_at(NOW + CLOCK_SKEW_SECS + 10), NOW)
-        .is_ok());
-    assert!(matches!(
-        codec.decode(&token_issued_at(NOW + CLOCK_SKEW_SECS + 11), NOW),
-        Err(TokenError::NotYetValid)
-    ));
+    assert!(codec.decode(&token_issued_at(NOW + CLOCK_SKEW_SECS + 10), NOW).is_ok());
+    assert!(matches!(codec.decode(&token_issued_at(NOW + CLOCK_SKEW_SECS + 11), NOW), Err(TokenError::NotYetValid)));
 }
 
 #[test]
@@ -426,14 +321,8 @@ fn nbf_in_the_future_is_not_yet_valid() {
     let mut claims = access(42);
     claims.nbf = Some(NOW + 60);
     let token = codec.encode(&claims).expect("encode");
-    assert!(matches!(
-        codec.decode(&token, NOW),
-        Err(TokenError::NotYetValid)
-    ));
-    assert!(
-        codec.decode(&token, NOW + 60).is_ok(),
-        "valid once nbf is reached"
-    );
+    assert!(matches!(codec.decode(&token, NOW), Err(TokenError::NotYetValid)));
+    assert!(codec.decode(&token, NOW + 60).is_ok(), "valid once nbf is reached");
 }
 
 #[test]
@@ -444,10 +333,7 @@ fn nbf_earlier_than_iat_does_not_hide_a_future_iat() {
     claims.exp = NOW + 360;
     claims.nbf = Some(NOW - 60);
     let token = codec.encode(&claims).expect("encode");
-    assert!(matches!(
-        codec.decode(&token, NOW),
-        Err(TokenError::NotYetValid)
-    ));
+    assert!(matches!(codec.decode(&token, NOW), Err(TokenError::NotYetValid)));
 }
 
 // ---------------------------------------------------------------- token types
@@ -455,13 +341,8 @@ fn nbf_earlier_than_iat_does_not_hide_a_future_iat() {
 #[test]
 fn refresh_token_where_access_expected_is_wrong_type() {
     let codec = hs256(0);
-    let token = codec
-        .encode(&Claims::new(TokenType::Refresh, 42, NOW, 86_400))
-        .expect("encode");
-    assert!(matches!(
-        codec.decode_typed(&token, TokenType::Access, NOW),
-        Err(TokenError::WrongType)
-    ));
+    let token = codec.encode(&Claims::new(TokenType::Refresh, 42, NOW, 86_400)).expect("encode");
+    assert!(matches!(codec.decode_typed(&token, TokenType::Access, NOW), Err(TokenError::WrongType)));
     assert!(codec.decode_typed(&token, TokenType::Refresh, NOW).is_ok());
 }
 
@@ -469,10 +350,7 @@ fn refresh_token_where_access_expected_is_wrong_type() {
 fn access_token_where_refresh_expected_is_wrong_type() {
     let codec = hs256(0);
     let token = codec.encode(&access(42)).expect("encode");
-    assert!(matches!(
-        codec.decode_typed(&token, TokenType::Refresh, NOW),
-        Err(TokenError::WrongType)
-    ));
+    assert!(matches!(codec.decode_typed(&token, TokenType::Refresh, NOW), Err(TokenError::WrongType)));
     assert!(codec.decode_typed(&token, TokenType::Access, NOW).is_ok());
 }
 
@@ -481,21 +359,14 @@ fn decode_typed_reports_expiry_before_type() {
     let codec = hs256(0);
     let claims = Claims::new(TokenType::Refresh, 42, NOW, 86_400);
     let token = codec.encode(&claims).expect("encode");
-    assert!(matches!(
-        codec.decode_typed(&token, TokenType::Access, claims.exp),
-        Err(TokenError::Expired)
-    ));
+    assert!(matches!(codec.decode_typed(&token, TokenType::Access, claims.exp), Err(TokenError::Expired)));
 }
 
 // ---------------------------------------------------------------- malformed claims
 
 fn sign_value(value: &serde_json::Value) -> String {
-    jsonwebtoken::encode(
-        &Header::new(Algorithm::HS256),
-        value,
-        &EncodingKey::from_secret(SECRET),
-    )
-    .expect("sign raw claims")
+    jsonwebtoken::encode(&Header::new(Algorithm::HS256), value, &EncodingKey::from_secret(SECRET))
+        .expect("sign raw claims")
 }
 
 fn full_claims() -> serde_json::Value {
@@ -511,9 +382,7 @@ fn full_claims() -> serde_json::Value {
 #[test]
 fn hand_signed_well_formed_claims_are_accepted() {
     // Guards the tests below: what they change is what makes them fail.
-    let claims = hs256(0)
-        .decode(&sign_value(&full_claims()), NOW)
-        .expect("decode");
+    let claims = hs256(0).decode(&sign_value(&full_claims()), NOW).expect("decode");
     assert_eq!(claims.user_id, 42);
     assert_eq!(claims.token_type, TokenType::Access);
 }
@@ -522,38 +391,26 @@ fn hand_signed_well_formed_claims_are_accepted() {
 fn claims_without_user_id_are_invalid() {
     let mut value = full_claims();
     value.as_object_mut().expect("object").remove("user_id");
-    assert!(matches!(
-        hs256(0).decode(&sign_value(&value), NOW),
-        Err(TokenError::Invalid)
-    ));
+    assert!(matches!(hs256(0).decode(&sign_value(&value), NOW), Err(TokenError::Invalid)));
 }
 
 #[test]
 fn claims_without_token_type_are_invalid() {
     let mut value = full_claims();
     value.as_object_mut().expect("object").remove("token_type");
-    assert!(matches!(
-        hs256(0).decode(&sign_value(&value), NOW),
-        Err(TokenError::Invalid)
-    ));
+    assert!(matches!(hs256(0).decode(&sign_value(&value), NOW), Err(TokenError::Invalid)));
 }
 
 #[test]
 fn claims_with_token_type_id_are_invalid() {
     let mut value = full_claims();
     value["token_type"] = json!("id");
-    assert!(matches!(
-        hs256(0).decode(&sign_value(&value), NOW),
-        Err(TokenError::Invalid)
-    ));
+    assert!(matches!(hs256(0).decode(&sign_value(&value), NOW), Err(TokenError::Invalid)));
 }
 
 #[test]
 fn claims_with_a_string_user_id_are_invalid() {
     let mut value = full_claims();
     value["user_id"] = json!("42");
-    assert!(matches!(
-        hs256(0).decode(&sign_value(&value), NOW),
-        Err(TokenError::Invalid)
-    ));
+    assert!(matches!(hs256(0).decode(&sign_value(&value), NOW), Err(TokenError::Invalid)));
 }

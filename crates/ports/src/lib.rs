@@ -15,10 +15,7 @@ pub mod users;
 
 pub use clock::{Clock, SystemClock};
 pub use error::RepositoryError;
-pub use oauth::{
-    AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository,
-    OAuthClientUpdate,
-};
+pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
 pub use profile::{ProfileRepository, Snapshot, SnapshotStore};
 pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};

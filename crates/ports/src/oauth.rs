@@ -33,10 +33,7 @@ impl std::fmt::Debug for OAuthClient {
         f.debug_struct("OAuthClient")
             .field("client_id", &self.client_id)
             .field("name", &self.name)
-            .field(
-                "secret_hash",
-                &self.secret_hash.as_ref().map(|_| "[redacted]"),
-            )
+            .field("secret_hash", &self.secret_hash.as_ref().map(|_| "[redacted]"))
             .field("redirect_uris", &self.redirect_uris)
             .field("confidential", &self.confidential)
             .field("require_pkce", &self.require_pkce)
@@ -81,10 +78,7 @@ impl std::fmt::Debug for OAuthClientUpdate {
             .field("redirect_uris", &self.redirect_uris)
             .field("enabled_scopes", &self.enabled_scopes)
             .field("require_pkce", &self.require_pkce)
-            .field(
-                "secret_hash",
-                &self.secret_hash.as_ref().map(|_| "[redacted]"),
-            )
+            .field("secret_hash", &self.secret_hash.as_ref().map(|_| "[redacted]"))
             .finish()
     }
 }

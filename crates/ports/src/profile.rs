@@ -17,8 +17,7 @@ pub trait ProfileRepository: Send + Sync + 'static {
 
     /// Sets the public avatar URL and whether the tax-id validation was
     /// done. Errors: `Unexpected`.
-    async fn set_profile(&self, user: UserId, avatar: &str, receita_validated: bool)
-        -> Result<(), RepositoryError>;
+    async fn set_profile(&self, user: UserId, avatar: &str, receita_validated: bool) -> Result<(), RepositoryError>;
 
     /// Adds an experience registered by the user. Errors: `Unexpected`
     /// (e.g. a datetime that is not ISO 8601).
@@ -31,8 +30,7 @@ pub trait ProfileRepository: Send + Sync + 'static {
     /// first call inserts them and returns `Ok(true)`; every later call (on
     /// any instance, also concurrently) inserts nothing and returns
     /// `Ok(false)`. Errors: `Unexpected` (and then nothing is inserted).
-    async fn supplement_from_cnes(&self, user: UserId, experiences: Vec<Experience>)
-        -> Result<bool, RepositoryError>;
+    async fn supplement_from_cnes(&self, user: UserId, experiences: Vec<Experience>) -> Result<bool, RepositoryError>;
 }
 
 /// A cached upstream payload.

@@ -29,12 +29,7 @@ pub trait RefreshTokenStore: Send + Sync + 'static {
     /// old token — when `old_jti` is unknown, already rotated, belongs to
     /// another user, or the user is inactive. Of two concurrent calls with
     /// the same `old_jti`, at most one returns `Ok(true)`. Errors: `Unexpected`.
-    async fn rotate(
-        &self,
-        old_jti: &str,
-        user_id: UserId,
-        new: NewRefreshToken,
-    ) -> Result<bool, RepositoryError>;
+    async fn rotate(&self, old_jti: &str, user_id: UserId, new: NewRefreshToken) -> Result<bool, RepositoryError>;
 
     /// Whether `jti` was issued and not yet rotated. Errors: `Unexpected`.
     async fn is_current(&self, jti: &str) -> Result<bool, RepositoryError>;

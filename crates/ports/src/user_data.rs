@@ -36,9 +36,5 @@ pub trait UserDataSource: Send + Sync + 'static {
     /// GETs `path` on the configured upstream base URL with `bearer` as the
     /// bearer token and returns the JSON body of a 2xx answer unchanged.
     /// Never contacts any other host. Errors: see [`UpstreamError`].
-    async fn fetch(
-        &self,
-        path: &UpstreamPath,
-        bearer: &str,
-    ) -> Result<serde_json::Value, UpstreamError>;
+    async fn fetch(&self, path: &UpstreamPath, bearer: &str) -> Result<serde_json::Value, UpstreamError>;
 }

@@ -61,8 +61,7 @@ impl std::fmt::Debug for NewUser {
 pub trait UserRepository: Send + Sync + 'static {
     /// Credentials of the user with exactly this username; `Ok(None)` when
     /// there is none. Errors: `Unexpected` when storage fails.
-    async fn find_credentials(&self, username: &str)
-        -> Result<Option<UserCredentials>, RepositoryError>;
+    async fn find_credentials(&self, username: &str) -> Result<Option<UserCredentials>, RepositoryError>;
 
     /// User data of an active user; `Ok(None)` when the user does not exist
     /// or is inactive. Errors: `Unexpected`.
