@@ -36,6 +36,12 @@ pub struct Settings {
     pub access_token_lifetime_secs: i64,
     /// Refresh-token lifetime in seconds.
     pub refresh_token_lifetime_secs: i64,
+    /// Lifetime of the login session at `/oauth/authorize/`, in seconds.
+    pub oauth_session_lifetime_secs: i64,
+    /// `Secure` attribute of the `/oauth` cookies: `true` always, `false`
+    /// never, unset: when the request came over https (as the connection or
+    /// a proxy's `Forwarded`/`X-Forwarded-Proto` says).
+    pub cookie_secure: Option<bool>,
     /// Where the JWT sub-application is mounted.
     pub token_prefix: String,
     /// Base URL of the upstream user-data resource (required by `serve`).
@@ -98,6 +104,8 @@ impl Default for Settings {
             jwt_leeway_secs: 0,
             access_token_lifetime_secs: 5 * 60,
             refresh_token_lifetime_secs: 24 * 60 * 60,
+            oauth_session_lifetime_secs: 10 * 60,
+            cookie_secure: None,
             token_prefix: credencial_app_actix::jwt::DEFAULT_PREFIX.into(),
             upstream_base_url: None,
             upstream_timeout_ms: 5_000,
@@ -187,6 +195,9 @@ impl Settings {
         }
         if self.refresh_token_lifetime_secs <= 0 {
             return Err(SettingsError::about("refresh_token_lifetime_secs", "must be positive"));
+        }
+        if self.oauth_session_lifetime_secs <= 0 {
+            return Err(SettingsError::about("oauth_session_lifetime_secs", "must be positive"));
         }
         if self.jwt_leeway_secs < 0 {
             return Err(SettingsError::about("jwt_leeway_secs", "must not be negative"));

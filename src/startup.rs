@@ -76,6 +76,7 @@ impl Application {
                 lifetimes: TokenLifetimes {
                     access_secs: settings.access_token_lifetime_secs,
                     refresh_secs: settings.refresh_token_lifetime_secs,
+                    session_secs: settings.oauth_session_lifetime_secs,
                 },
                 endpoints,
             },

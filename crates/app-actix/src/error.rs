@@ -4,6 +4,7 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use credencial_application::ServiceError;
+use credencial_domain::oauth::OAuthError;
 use credencial_domain::{EndpointError, TokenError};
 use credencial_ports::UpstreamError;
 use serde_json::{json, Map, Value};
@@ -110,6 +111,49 @@ impl ApiError {
             .with_header(header::WWW_AUTHENTICATE, r#"Bearer realm="api""#)
     }
 
+    /// An OAuth2 token-endpoint error (RFC 6749 §5.2): `{"error",
+    /// "error_description"}`, 400, or for `invalid_client` 401 with
+    /// `WWW-Authenticate: Basic`; never cached.
+    pub fn oauth(e: &OAuthError) -> Self {
+        let status = match e {
+            OAuthError::InvalidClient(_) => StatusCode::UNAUTHORIZED,
+            _ => StatusCode::BAD_REQUEST,
+        };
+        let mut error = Self {
+            status,
+            body: json!({ "error": e.error_code(), "error_description": e.description() }),
+            headers: Vec::new(),
+        };
+        if status == StatusCode::UNAUTHORIZED {
+            error = error.with_header(header::WWW_AUTHENTICATE, r#"Basic realm="credencial""#);
+        }
+        error.with_header(header::CACHE_CONTROL, "no-store").with_header(header::PRAGMA, "no-cache")
+    }
+
+    /// The same error in the OAuth2 shape, for the token endpoint: `detail`
+    /// becomes `error_description`, `code` becomes `error` (a 503 is
+    /// `temporarily_unavailable`, another 5xx `server_error`, a 4xx
+    /// `invalid_request`); `error_id` and headers are kept.
+    pub fn in_oauth_shape(mut self) -> Self {
+        if self.body.get("error").is_some() {
+            return self;
+        }
+        let error = match self.status {
+            StatusCode::SERVICE_UNAVAILABLE => "temporarily_unavailable",
+            s if s.is_server_error() => "server_error",
+            _ => "invalid_request",
+        };
+        let description = self.body.get("detail").and_then(Value::as_str).unwrap_or("invalid request").to_owned();
+        let mut body = Map::new();
+        body.insert("error".into(), Value::String(error.into()));
+        body.insert("error_description".into(), Value::String(description));
+        if let Some(id) = self.body.get("error_id") {
+            body.insert("error_id".into(), id.clone());
+        }
+        self.body = Value::Object(body);
+        self.with_header(header::CACHE_CONTROL, "no-store").with_header(header::PRAGMA, "no-cache")
+    }
+
     /// A 5xx whose details go to the log under an id, never to the client.
     fn server_fault(status: StatusCode, detail: &str, code: &str, internal: &str) -> Self {
         let error_id = uuid::Uuid::new_v4().simple().to_string();
@@ -131,6 +175,7 @@ impl From<ServiceError> for ApiError {
                 "authentication_failed",
             ),
             ServiceError::InvalidToken(t) => Self::token(&t),
+            ServiceError::OAuth(e) => Self::oauth(&e),
             ServiceError::UnknownUser => Self::detail(StatusCode::UNAUTHORIZED, "User not found", "user_not_found")
                 .with_header(header::WWW_AUTHENTICATE, r#"Bearer realm="api""#),
             ServiceError::InvalidEndpoint(EndpointError::NotAPlainPath) => {

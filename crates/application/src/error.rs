@@ -1,5 +1,6 @@
 //! The one error type of the use cases.
 
+use credencial_domain::oauth::OAuthError;
 use credencial_domain::{EndpointError, TokenError};
 use credencial_ports::{RepositoryError, UpstreamError};
 use thiserror::Error;
@@ -19,6 +20,9 @@ pub enum ServiceError {
     /// The requested upstream endpoint is refused.
     #[error("invalid endpoint: {0}")]
     InvalidEndpoint(#[from] EndpointError),
+    /// An OAuth2 request was refused (RFC 6749 error code and description).
+    #[error("oauth2: {0}")]
+    OAuth(#[from] OAuthError),
     /// The upstream service failed or refused.
     #[error(transparent)]
     Upstream(#[from] UpstreamError),

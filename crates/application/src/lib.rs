@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod hashing;
+pub mod oauth;
 pub mod profile;
 pub mod scope_cache;
 pub mod tokens;
@@ -11,4 +12,5 @@ pub use error::ServiceError;
 pub use hashing::PasswordHasher;
 pub use profile::{ProfileService, Registries};
 pub use scope_cache::{ScopeCache, ScopeTtls};
-pub use tokens::{RefreshedPair, TokenPair, TokenService, TokenServiceConfig};
+pub use oauth::{AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, OAuthTokens, SignedSession, TokenRequest};
+pub use tokens::{AuthenticatedUser, RefreshedPair, TokenPair, TokenService, TokenServiceConfig};

@@ -33,6 +33,15 @@ pub struct RefreshedPair {
     pub refresh: String,
 }
 
+/// A user whose username and password were checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthenticatedUser {
+    /// Primary key.
+    pub id: UserId,
+    /// The username as stored.
+    pub username: String,
+}
+
 /// Settings of the token service.
 #[derive(Debug, Clone, Default)]
 pub struct TokenServiceConfig {
@@ -78,19 +87,41 @@ impl TokenService {
         &self.codec
     }
 
-    /// Logs a user in. Unknown usernames, wrong passwords and inactive
-    /// accounts all answer `InvalidCredentials` after the same hashing work.
-    pub async fn pair(&self, username: &str, password: SecretString) -> Result<TokenPair, ServiceError> {
+    /// The token lifetimes.
+    pub fn lifetimes(&self) -> TokenLifetimes {
+        self.config.lifetimes
+    }
+
+    /// Checks a username and password (on the hashing threads). Unknown
+    /// usernames, wrong passwords and inactive accounts all answer
+    /// `InvalidCredentials` after the same hashing work. Used by `pair` and
+    /// by the login form of `/oauth/authorize/`.
+    pub async fn check_credentials(
+        &self,
+        username: &str,
+        password: SecretString,
+    ) -> Result<AuthenticatedUser, ServiceError> {
         let found = self.users.find_credentials(username).await?;
         let (hash, account) = match found {
             Some(c) => (Some(c.password_hash.clone()), Some(c)),
             None => (None, None),
         };
         let matches = self.hasher.verify(hash, password).await;
-        let account = match account {
-            Some(a) if matches && a.is_active => a,
-            _ => return Err(ServiceError::InvalidCredentials),
-        };
+        match account {
+            Some(a) if matches && a.is_active => Ok(AuthenticatedUser { id: a.id, username: a.username }),
+            _ => Err(ServiceError::InvalidCredentials),
+        }
+    }
+
+    /// Whether the user with `id` exists and is active. Errors: `Storage`.
+    pub async fn is_active_user(&self, id: UserId) -> Result<bool, ServiceError> {
+        Ok(self.users.find_active_user_data(id).await?.is_some())
+    }
+
+    /// Logs a user in. Unknown usernames, wrong passwords and inactive
+    /// accounts all answer `InvalidCredentials` after the same hashing work.
+    pub async fn pair(&self, username: &str, password: SecretString) -> Result<TokenPair, ServiceError> {
+        let account = self.check_credentials(username, password).await?;
         let now = self.clock.now();
         let access =
             self.sign(&Claims::new(TokenType::Access, account.id.0, now, self.config.lifetimes.access_secs))?;
@@ -101,10 +132,16 @@ impl TokenService {
     }
 
     /// Exchanges a current refresh token for a new access and refresh token;
-    /// the presented one can never be used again, on any instance.
+    /// the presented one can never be used again, on any instance. An OAuth2
+    /// refresh token (one with a `client_id`) is refused as of the wrong
+    /// type: it is renewed at `/oauth/token/`, where its scopes and client
+    /// are kept; here it would buy an unscoped token.
     pub async fn refresh(&self, refresh_token: &str) -> Result<RefreshedPair, ServiceError> {
         let now = self.clock.now();
         let old = self.codec.decode_typed(refresh_token, TokenType::Refresh, now)?;
+        if old.client_id.is_some() {
+            return Err(TokenError::WrongType.into());
+        }
         let access = self.sign(&Claims::new(TokenType::Access, old.user_id, now, self.config.lifetimes.access_secs))?;
         let next = Claims::new(TokenType::Refresh, old.user_id, now, self.config.lifetimes.refresh_secs);
         let refresh = self.sign(&next)?;
@@ -115,14 +152,17 @@ impl TokenService {
         Ok(RefreshedPair { access, refresh })
     }
 
-    /// Checks a token of either type. An access token is checked locally
-    /// only; a refresh token must also still be current.
+    /// Checks an access or refresh token. An access token is checked
+    /// locally only; a refresh token must also still be current. A login
+    /// session token (of `/oauth/authorize/`) is refused as of the wrong type.
     pub async fn verify(&self, token: &str) -> Result<(), ServiceError> {
         let claims = self.codec.decode(token, self.clock.now())?;
-        if claims.token_type == TokenType::Refresh && !self.refresh_tokens.is_current(&claims.jti).await? {
-            return Err(TokenError::Revoked.into());
+        match claims.token_type {
+            TokenType::Access => Ok(()),
+            TokenType::Refresh if self.refresh_tokens.is_current(&claims.jti).await? => Ok(()),
+            TokenType::Refresh => Err(TokenError::Revoked.into()),
+            TokenType::Session => Err(TokenError::WrongType.into()),
         }
-        Ok(())
     }
 
     /// Checks an access token locally and returns its claims.
@@ -132,9 +172,14 @@ impl TokenService {
 
     /// Reads user data from the upstream for the holder of `access_token`.
     /// The token is checked locally and `endpoint` against the allow-list
-    /// before anything is sent upstream.
+    /// before anything is sent upstream. OAuth2 access tokens (with a
+    /// `client_id`) are refused as of the wrong type: a client application
+    /// reads what its scopes grant at `/api/perfil/dados/`, not the user's
+    /// whole record, and its token is never forwarded upstream.
     pub async fn consume(&self, access_token: &str, endpoint: Option<&str>) -> Result<serde_json::Value, ServiceError> {
-        self.authenticate(access_token)?;
+        if self.authenticate(access_token)?.client_id.is_some() {
+            return Err(TokenError::WrongType.into());
+        }
         let path = self.config.endpoints.resolve(endpoint)?;
         Ok(self.user_data.fetch(&path, access_token).await?)
     }

@@ -76,6 +76,7 @@ fn token(token_type: TokenType, issued_at: i64) -> (String, Claims) {
     let lifetime = match token_type {
         TokenType::Access => ACCESS_SECS,
         TokenType::Refresh => REFRESH_SECS,
+        TokenType::Session => 600,
     };
     let claims = Claims::new(token_type, USER, issued_at, lifetime);
     (codec().encode(&claims).expect("encode"), claims)
@@ -230,6 +231,28 @@ async fn refresh_with_an_access_token_is_wrong_type_and_never_rotates() {
 }
 
 #[tokio::test]
+async fn refresh_with_an_oauth2_refresh_token_is_wrong_type_and_never_rotates() {
+    let claims = Claims {
+        scope: Some("dados_publicos cpf email".into()),
+        client_id: Some("portal".into()),
+        ..Claims::new(TokenType::Refresh, USER, NOW, REFRESH_SECS)
+    };
+    let mut fakes = Fakes::new();
+    fakes.store.expect_rotate().times(0);
+    let err = fakes.service().refresh(&codec().encode(&claims).expect("encode")).await.expect_err("refused");
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
+}
+
+#[tokio::test]
+async fn refresh_with_a_login_session_token_is_wrong_type_and_never_rotates() {
+    let (session, _) = token(TokenType::Session, NOW);
+    let mut fakes = Fakes::new();
+    fakes.store.expect_rotate().times(0);
+    let err = fakes.service().refresh(&session).await.expect_err("refused");
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
+}
+
+#[tokio::test]
 async fn refresh_with_an_expired_refresh_token_is_expired_and_never_rotates() {
     // The clock reads NOW while logging in, then one second past the
     // refresh token's expiry.
@@ -283,6 +306,15 @@ async fn verify_of_a_rotated_refresh_token_is_revoked() {
 }
 
 #[tokio::test]
+async fn verify_of_a_login_session_token_is_wrong_type() {
+    let (session, _) = token(TokenType::Session, NOW);
+    let mut fakes = Fakes::new();
+    fakes.store.expect_is_current().times(0);
+    let err = fakes.service().verify(&session).await.expect_err("refused");
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
+}
+
+#[tokio::test]
 async fn verify_of_a_tampered_token_is_invalid() {
     let (refresh, _) = token(TokenType::Refresh, NOW);
     let tampered = flip_last_char(&refresh);
@@ -311,6 +343,20 @@ async fn consume_with_a_bad_token_never_calls_upstream() {
 async fn consume_with_a_refresh_token_is_wrong_type_and_never_calls_upstream() {
     let (refresh, _) = token(TokenType::Refresh, NOW);
     let err = consume_refused(&refresh, None).await;
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
+}
+
+#[tokio::test]
+async fn consume_with_a_session_or_an_oauth2_access_token_is_wrong_type_and_never_calls_upstream() {
+    let (session, _) = token(TokenType::Session, NOW);
+    let err = consume_refused(&session, None).await;
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
+    let oauth = Claims {
+        scope: Some("dados_publicos cpf email".into()),
+        client_id: Some("portal".into()),
+        ..Claims::new(TokenType::Access, USER, NOW, ACCESS_SECS)
+    };
+    let err = consume_refused(&codec().encode(&oauth).expect("encode"), None).await;
     assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
 }
 

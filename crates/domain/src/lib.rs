@@ -7,6 +7,7 @@ pub mod cpf;
 pub mod degree;
 pub mod endpoint;
 pub mod error;
+pub mod form_token;
 pub mod jwt;
 pub mod oauth;
 pub mod password;

@@ -33,6 +33,9 @@ pub const RESPONSE_TYPE_CODE: &str = "code";
 /// The only `grant_type` the token endpoint accepts for codes.
 pub const GRANT_TYPE_AUTHORIZATION_CODE: &str = "authorization_code";
 
+/// The `grant_type` that exchanges an OAuth2 refresh token (RFC 6749 §6).
+pub const GRANT_TYPE_REFRESH_TOKEN: &str = "refresh_token";
+
 /// The only PKCE method we accept (`plain` is refused).
 pub const PKCE_METHOD_S256: &str = "S256";
 
@@ -643,6 +646,8 @@ pub fn code_is_redeemable(expires_at: i64, now: i64, used: bool) -> bool {
 pub enum GrantType {
     /// `authorization_code`.
     AuthorizationCode,
+    /// `refresh_token` (RFC 6749 §6).
+    RefreshToken,
 }
 
 impl GrantType {
@@ -652,9 +657,34 @@ impl GrantType {
         match present(raw) {
             None => Err(invalid_request("grant_type is required")),
             Some(GRANT_TYPE_AUTHORIZATION_CODE) => Ok(GrantType::AuthorizationCode),
+            Some(GRANT_TYPE_REFRESH_TOKEN) => Ok(GrantType::RefreshToken),
             Some(_) => Err(OAuthError::UnsupportedGrantType),
         }
     }
+}
+
+/// The scopes of a refresh (RFC 6749 §6), given the scopes of the presented
+/// refresh token, the optional scopes the client has enabled now, and the
+/// request's optional `scope`. Returns `(refresh, access)`: the new refresh
+/// token keeps the old grant less any scope the client lost since; the
+/// access token carries that, narrowed to `requested` when given (the
+/// required scopes always stay). Errors: `invalid_scope` when `requested`
+/// names an unknown scope or one the presented token does not carry (a
+/// refresh may narrow, never widen).
+pub fn refreshed_scopes(
+    granted: ScopeSet,
+    enabled: ScopeSet,
+    requested: Option<&str>,
+) -> Result<(ScopeSet, ScopeSet), OAuthError> {
+    let kept = granted.intersection(enabled.union(ScopeSet::required())).union(ScopeSet::required());
+    let Some(raw) = present(requested) else {
+        return Ok((kept, kept));
+    };
+    let requested = parse_requested_scope(Some(raw))?;
+    if !requested.is_subset(granted.union(ScopeSet::required())) {
+        return Err(OAuthError::InvalidScope("scope exceeds the scope originally granted".into()));
+    }
+    Ok((kept, requested.intersection(kept).union(ScopeSet::required())))
 }
 
 /// The client credentials a token request presents. `Debug` hides the
@@ -676,7 +706,9 @@ impl fmt::Debug for PresentedClient {
     }
 }
 
-const BAD_CLIENT: &str = "client authentication failed";
+/// The one `error_description` of every client-authentication failure, so
+/// that it never tells an unknown client from a wrong secret.
+pub const BAD_CLIENT: &str = "client authentication failed";
 
 /// Who a token request says it is (RFC 6749 §2.3.1): HTTP Basic
 /// (`client_secret_basic`, id and secret form-urlencoded before base64) or
@@ -1308,11 +1340,12 @@ mod tests {
     // -------------------------------------------------------- token endpoint
 
     #[test]
-    fn only_the_authorization_code_grant_type_is_supported() {
+    fn only_the_authorization_code_and_refresh_token_grant_types_are_supported() {
         assert_eq!(GrantType::parse(Some("authorization_code")), Ok(GrantType::AuthorizationCode));
+        assert_eq!(GrantType::parse(Some("refresh_token")), Ok(GrantType::RefreshToken));
         assert_eq!(GrantType::parse(None).map_err(|e| e.error_code()), Err("invalid_request"));
         assert_eq!(GrantType::parse(Some("")).map_err(|e| e.error_code()), Err("invalid_request"));
-        for other in ["password", "client_credentials", "implicit", "AUTHORIZATION_CODE"] {
+        for other in ["password", "client_credentials", "implicit", "AUTHORIZATION_CODE", "refresh"] {
             assert_eq!(GrantType::parse(Some(other)), Err(OAuthError::UnsupportedGrantType), "{other}");
         }
     }
@@ -1445,5 +1478,31 @@ mod tests {
                 .expect("valid");
         assert_eq!(scopes, ScopeSet::required());
         assert!(!scopes.contains(Scope::Cnes));
+    }
+
+    #[test]
+    fn a_refresh_keeps_the_grant_less_the_scopes_the_client_lost() {
+        let granted = ScopeSet::parse_strict("dados_publicos cpf email cnes cursos_cdp").expect("known");
+        let enabled = ScopeSet::parse_strict("cnes receita_federal").expect("known");
+        let (refresh, access) = refreshed_scopes(granted, enabled, None).expect("no narrowing");
+        assert_eq!(refresh.to_scope_string(), "dados_publicos cpf email cnes");
+        assert_eq!(access, refresh);
+        assert!(!refresh.contains(Scope::ReceitaFederal), "enabling a scope later does not add it to a grant");
+        let (refresh, _) = refreshed_scopes(ScopeSet::empty(), ScopeSet::empty(), Some("")).expect("empty");
+        assert_eq!(refresh, ScopeSet::required(), "the required scopes always stay");
+    }
+
+    #[test]
+    fn a_refresh_may_narrow_the_access_token_but_never_widen_it() {
+        let granted = ScopeSet::parse_strict("dados_publicos cpf email cnes cursos_cdp").expect("known");
+        let (refresh, access) = refreshed_scopes(granted, ScopeSet::all(), Some("cnes")).expect("narrower");
+        assert_eq!(refresh, granted, "the new refresh token keeps the whole grant (RFC 6749 §6)");
+        assert_eq!(access.to_scope_string(), "dados_publicos cpf email cnes");
+        let wider = refreshed_scopes(granted, ScopeSet::all(), Some("cnes receita_federal"));
+        assert_eq!(wider.map_err(|e| e.error_code()), Err("invalid_scope"));
+        let unknown = refreshed_scopes(granted, ScopeSet::all(), Some("openid"));
+        assert_eq!(unknown.map_err(|e| e.error_code()), Err("invalid_scope"));
+        let (_, access) = refreshed_scopes(granted, ScopeSet::empty(), Some("cnes cpf")).expect("lost scope");
+        assert_eq!(access, ScopeSet::required(), "a scope the client lost is dropped, not an error");
     }
 }

@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The two kinds of token the service issues.
+/// The kinds of token the service issues. A token of one kind is never
+/// accepted where another is expected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TokenType {
@@ -10,12 +11,15 @@ pub enum TokenType {
     Access,
     /// Longer-lived, single-use token that buys a new pair.
     Refresh,
+    /// The user's login session at `/oauth/authorize/` (kept in an HttpOnly
+    /// cookie scoped to `/oauth`); it authorises nothing else.
+    Session,
 }
 
 /// The claims carried by every token we issue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claims {
-    /// `access` or `refresh`.
+    /// `access`, `refresh` or `session`.
     pub token_type: TokenType,
     /// Expiry, seconds since the Unix epoch.
     pub exp: i64,
@@ -60,11 +64,14 @@ pub struct TokenLifetimes {
     pub access_secs: i64,
     /// Refresh-token lifetime in seconds (default 1 day).
     pub refresh_secs: i64,
+    /// Login-session lifetime at the authorization endpoint in seconds
+    /// (default 10 minutes).
+    pub session_secs: i64,
 }
 
 impl Default for TokenLifetimes {
     fn default() -> Self {
-        Self { access_secs: 5 * 60, refresh_secs: 24 * 60 * 60 }
+        Self { access_secs: 5 * 60, refresh_secs: 24 * 60 * 60, session_secs: 10 * 60 }
     }
 }
 
@@ -74,6 +81,7 @@ impl TokenLifetimes {
         match token_type {
             TokenType::Access => self.access_secs,
             TokenType::Refresh => self.refresh_secs,
+            TokenType::Session => self.session_secs,
         }
     }
 }
@@ -83,10 +91,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_lifetimes_are_five_minutes_and_one_day() {
+    fn default_lifetimes_are_five_minutes_one_day_and_ten_minutes_for_sessions() {
         let l = TokenLifetimes::default();
         assert_eq!(l.of(TokenType::Access), 300);
         assert_eq!(l.of(TokenType::Refresh), 86_400);
+        assert_eq!(l.of(TokenType::Session), 600);
     }
 
     #[test]
@@ -106,5 +115,7 @@ mod tests {
         let v = serde_json::to_value(&c).expect("claims serialise");
         assert_eq!(v["token_type"], "refresh");
         assert!(v.get("scope").is_none(), "absent optional claims are omitted");
+        let session = serde_json::to_value(Claims::new(TokenType::Session, 1, 0, 1)).expect("claims serialise");
+        assert_eq!(session["token_type"], "session");
     }
 }

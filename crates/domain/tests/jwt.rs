@@ -355,6 +355,17 @@ fn access_token_where_refresh_expected_is_wrong_type() {
 }
 
 #[test]
+fn a_session_token_is_neither_an_access_nor_a_refresh_token() {
+    let codec = hs256(0);
+    let token = codec.encode(&Claims::new(TokenType::Session, 42, NOW, 600)).expect("encode");
+    assert!(matches!(codec.decode_typed(&token, TokenType::Access, NOW), Err(TokenError::WrongType)));
+    assert!(matches!(codec.decode_typed(&token, TokenType::Refresh, NOW), Err(TokenError::WrongType)));
+    assert!(codec.decode_typed(&token, TokenType::Session, NOW).is_ok());
+    let access = codec.encode(&access(42)).expect("encode");
+    assert!(matches!(codec.decode_typed(&access, TokenType::Session, NOW), Err(TokenError::WrongType)));
+}
+
+#[test]
 fn decode_typed_reports_expiry_before_type() {
     let codec = hs256(0);
     let claims = Claims::new(TokenType::Refresh, 42, NOW, 86_400);

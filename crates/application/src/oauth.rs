@@ -1,0 +1,492 @@
+//! The OAuth2 provider's use cases: the authorization endpoint (validate the
+//! request, log the user in, ask for consent, issue a code) and the token
+//! endpoint (`authorization_code` and `refresh_token` grants).
+//!
+//! The grant rules are the domain's ([`credencial_domain::oauth`]); this
+//! module drives them through the ports: the client registry, the code
+//! store, the refresh-token store, the hashing threads (client secrets are
+//! PBKDF2 hashes, verified off the async workers) and the token codec.
+
+use std::fmt;
+use std::sync::Arc;
+
+use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
+use credencial_domain::oauth::{
+    authorization_error_uri, authorization_response_uri, check_code_exchange, client_authentication,
+    presented_client, random_token_text, refreshed_scopes, validate_authorization_request, AuthorizationParams,
+    AuthorizationRefusal, ClientAuthentication, ClientId, CodeHash, GrantType, OAuthError, ValidAuthorization,
+    BAD_CLIENT,
+};
+use credencial_domain::{Claims, ScopeSet, TokenType, UserId};
+use credencial_ports::{
+    AuthorizationCodeStore, Clock, NewAuthorizationCode, NewRefreshToken, OAuthClient, OAuthClientRepository,
+    RefreshTokenStore,
+};
+use rand::RngCore;
+use secrecy::SecretString;
+use serde::Serialize;
+
+use crate::error::ServiceError;
+use crate::hashing::PasswordHasher;
+use crate::profile::ProfileService;
+use crate::tokens::TokenService;
+
+/// The `token_type` of every OAuth2 token response.
+pub const BEARER: &str = "Bearer";
+
+/// Where an authorization request goes next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthorizationStep {
+    /// Show this error on our own page (HTTP 400) and never redirect: the
+    /// client is unknown or the redirect URI is not one of its own.
+    Refused(OAuthError),
+    /// Send the browser to this URI: the client's redirect URI with a code,
+    /// or with an error and the request's `state`.
+    Redirect(String),
+    /// A valid request: ask the (logged-in) user for consent.
+    Consent(ConsentPrompt),
+}
+
+/// What the consent page shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsentPrompt {
+    /// The client's registered name.
+    pub client_name: String,
+    /// The validated request: client, redirect URI and the scopes the grant
+    /// will carry (requested ∩ enabled for the client, ∪ the required ones).
+    pub authorization: ValidAuthorization,
+}
+
+/// A user's login session at the authorization endpoint (read from the
+/// session cookie). `Debug` does not show the session id.
+#[derive(Clone, PartialEq, Eq)]
+pub struct LoginSession {
+    /// The logged-in user.
+    pub user_id: UserId,
+    /// The session token's `jti`: the key of the consent form's token.
+    jti: String,
+}
+
+impl fmt::Debug for LoginSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoginSession").field("user_id", &self.user_id).finish_non_exhaustive()
+    }
+}
+
+/// A session just opened by the login form: the session and the signed
+/// token to keep in the cookie. `Debug` does not show the token.
+#[derive(Clone)]
+pub struct SignedSession {
+    /// The session.
+    pub session: LoginSession,
+    /// The session JWT (`token_type` `session`).
+    pub token: String,
+    /// How long the token lives, in seconds (the cookie's `Max-Age`).
+    pub max_age_secs: i64,
+}
+
+impl fmt::Debug for SignedSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SignedSession")
+            .field("session", &self.session)
+            .field("token", &"[redacted]")
+            .field("max_age_secs", &self.max_age_secs)
+            .finish()
+    }
+}
+
+/// A token request as received (form fields and the `Authorization`
+/// header). Empty values count as absent. `Debug` hides every credential.
+#[derive(Clone, Default)]
+pub struct TokenRequest {
+    /// The `Authorization` header (`Basic …` for `client_secret_basic`).
+    pub authorization: Option<String>,
+    /// `grant_type`.
+    pub grant_type: Option<String>,
+    /// `client_id` (body).
+    pub client_id: Option<String>,
+    /// `client_secret` (body, `client_secret_post`).
+    pub client_secret: Option<String>,
+    /// `code` (authorization_code grant).
+    pub code: Option<String>,
+    /// `redirect_uri` (authorization_code grant).
+    pub redirect_uri: Option<String>,
+    /// `code_verifier` (PKCE).
+    pub code_verifier: Option<String>,
+    /// `refresh_token` (refresh_token grant).
+    pub refresh_token: Option<String>,
+    /// `scope` (refresh_token grant: may narrow, never widen).
+    pub scope: Option<String>,
+}
+
+impl fmt::Debug for TokenRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hidden = |v: &Option<String>| v.as_ref().map(|_| "[redacted]");
+        f.debug_struct("TokenRequest")
+            .field("authorization", &hidden(&self.authorization))
+            .field("grant_type", &self.grant_type)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &hidden(&self.client_secret))
+            .field("code", &hidden(&self.code))
+            .field("redirect_uri", &self.redirect_uri)
+            .field("code_verifier", &hidden(&self.code_verifier))
+            .field("refresh_token", &hidden(&self.refresh_token))
+            .field("scope", &self.scope)
+            .finish()
+    }
+}
+
+/// A successful token response (RFC 6749 §5.1). `Debug` hides the tokens.
+#[derive(Clone, Serialize)]
+pub struct OAuthTokens {
+    /// The access token: a JWT with `scope` and `client_id` claims.
+    pub access_token: String,
+    /// Always `Bearer`.
+    pub token_type: &'static str,
+    /// Seconds the access token lives.
+    pub expires_in: i64,
+    /// The refresh token: single use, rotated on every refresh.
+    pub refresh_token: String,
+    /// The access token's scopes, space-separated.
+    pub scope: String,
+}
+
+impl fmt::Debug for OAuthTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthTokens")
+            .field("token_type", &self.token_type)
+            .field("expires_in", &self.expires_in)
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The authorization endpoint's and token endpoint's use cases.
+pub struct OAuthService {
+    tokens: Arc<TokenService>,
+    clients: Arc<dyn OAuthClientRepository>,
+    codes: Arc<dyn AuthorizationCodeStore>,
+    refresh_tokens: Arc<dyn RefreshTokenStore>,
+    profiles: Arc<ProfileService>,
+    clock: Arc<dyn Clock>,
+    hasher: PasswordHasher,
+}
+
+impl fmt::Debug for OAuthService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthService").field("tokens", &self.tokens).finish_non_exhaustive()
+    }
+}
+
+/// Either the next step is already decided, or the request is valid.
+enum Checked {
+    Done(AuthorizationStep),
+    Valid(ValidAuthorization, OAuthClient),
+}
+
+impl OAuthService {
+    /// A service over the token service (credential checks, codec and
+    /// lifetimes), the client registry, the code store, the refresh-token
+    /// store (the one the token service uses), the profile service (CNES
+    /// supplementation on authorization), the clock and the hashing threads.
+    pub fn new(
+        tokens: Arc<TokenService>,
+        clients: Arc<dyn OAuthClientRepository>,
+        codes: Arc<dyn AuthorizationCodeStore>,
+        refresh_tokens: Arc<dyn RefreshTokenStore>,
+        profiles: Arc<ProfileService>,
+        clock: Arc<dyn Clock>,
+        hasher: PasswordHasher,
+    ) -> Self {
+        Self { tokens, clients, codes, refresh_tokens, profiles, clock, hasher }
+    }
+
+    // ---------------------------------------------------- authorization
+
+    /// Validates an authorization request for the client it names: an error
+    /// shown to the user (unknown client, bad redirect URI), an error
+    /// redirect, or the consent prompt. Errors: `Storage`, `Internal`.
+    pub async fn start(&self, params: &AuthorizationParams) -> Result<AuthorizationStep, ServiceError> {
+        Ok(match self.check(params).await? {
+            Checked::Done(step) => step,
+            Checked::Valid(authorization, client) => {
+                AuthorizationStep::Consent(ConsentPrompt { client_name: client.name, authorization })
+            }
+        })
+    }
+
+    /// The user of `session` approves the request: validates it again (the
+    /// client may have changed since the page was shown), issues a code
+    /// (256 random bits; only its SHA-256 is stored, with the grant, for
+    /// 60 s), runs the CNES supplementation (best effort) and answers the
+    /// redirect with `code` and `state`. Errors: `UnknownUser` when the
+    /// session's user is gone or inactive; `Storage`, `Internal`.
+    pub async fn approve(
+        &self,
+        session: &LoginSession,
+        params: &AuthorizationParams,
+    ) -> Result<AuthorizationStep, ServiceError> {
+        let (authorization, client) = match self.check(params).await? {
+            Checked::Done(step) => return Ok(step),
+            Checked::Valid(authorization, client) => (authorization, client),
+        };
+        let user = session.user_id;
+        if !self.tokens.is_active_user(user).await? {
+            return Err(ServiceError::UnknownUser);
+        }
+        let mut bytes = [0u8; 32];
+        rand::thread_rng().fill_bytes(&mut bytes);
+        let code = random_token_text(&bytes);
+        let scopes = authorization.scopes;
+        let redirect_uri = authorization.redirect_uri.clone();
+        let state = authorization.state.clone();
+        let grant = authorization.into_grant(user, self.clock.now());
+        self.codes.store(NewAuthorizationCode { code_hash: CodeHash::of(&code), grant }).await?;
+        tracing::info!(client_id = %client.client_id, user = user.0, scope = %scopes.to_scope_string(), "authorization code issued");
+        if let Err(e) = self.profiles.on_authorized(user, scopes).await {
+            tracing::warn!(user = user.0, error = %e, "profile supplementation on authorization failed; the authorization goes on");
+        }
+        let location = authorization_response_uri(&redirect_uri, &code, state.as_deref())
+            .ok_or_else(|| ServiceError::Internal("registered redirect URI is not a URL".into()))?;
+        Ok(AuthorizationStep::Redirect(location))
+    }
+
+    /// The user refuses the request: after validating it again, the redirect
+    /// carries `error=access_denied` and `state`. Errors: `Storage`, `Internal`.
+    pub async fn deny(&self, params: &AuthorizationParams) -> Result<AuthorizationStep, ServiceError> {
+        match self.check(params).await? {
+            Checked::Done(step) => Ok(step),
+            Checked::Valid(authorization, _) => {
+                error_redirect(&authorization.redirect_uri, &OAuthError::AccessDenied, authorization.state.as_deref())
+            }
+        }
+    }
+
+    async fn check(&self, params: &AuthorizationParams) -> Result<Checked, ServiceError> {
+        let client = match params.client_id.as_deref().map(ClientId::parse) {
+            Some(Ok(id)) => self.clients.find(&id).await?,
+            _ => None,
+        };
+        match validate_authorization_request(params, client.as_ref().map(OAuthClient::policy)) {
+            Ok(valid) => match client {
+                Some(client) => Ok(Checked::Valid(valid, client)),
+                None => Err(ServiceError::Internal("a request without client validated".into())),
+            },
+            Err(AuthorizationRefusal::ShowToUser(e)) => Ok(Checked::Done(AuthorizationStep::Refused(e))),
+            Err(AuthorizationRefusal::Redirect { redirect_uri, state, error }) => {
+                Ok(Checked::Done(error_redirect(&redirect_uri, &error, state.as_deref())?))
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ login
+
+    /// Checks the login form's username and password (the token service's
+    /// rule: unknown user, wrong password and inactive account cost the
+    /// same and answer `InvalidCredentials`) and opens a session.
+    pub async fn log_in(&self, username: &str, password: SecretString) -> Result<SignedSession, ServiceError> {
+        let user = self.tokens.check_credentials(username, password).await?;
+        let lifetime = self.tokens.lifetimes().session_secs;
+        let claims = Claims::new(TokenType::Session, user.id.0, self.clock.now(), lifetime);
+        let token = self.tokens.codec().encode(&claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        tracing::info!(user = user.id.0, "login session opened at the authorization endpoint");
+        Ok(SignedSession { session: LoginSession { user_id: user.id, jti: claims.jti }, token, max_age_secs: lifetime })
+    }
+
+    /// The session a session cookie holds, if it is a valid, unexpired
+    /// session token (an access or refresh token is not a session).
+    pub fn session(&self, token: &str) -> Option<LoginSession> {
+        let claims = self.tokens.codec().decode_typed(token, TokenType::Session, self.clock.now()).ok()?;
+        Some(LoginSession { user_id: UserId(claims.user_id), jti: claims.jti })
+    }
+
+    /// A fresh random key for the login form's anti-forgery token (kept by
+    /// the browser in an HttpOnly cookie).
+    pub fn new_form_key(&self) -> String {
+        let mut bytes = [0u8; 32];
+        rand::thread_rng().fill_bytes(&mut bytes);
+        random_token_text(&bytes)
+    }
+
+    /// The login form's anti-forgery token for the cookie key `key`.
+    pub fn login_form_token(&self, key: &str) -> String {
+        form_token(key, FormPurpose::Login, &[])
+    }
+
+    /// Whether `presented` is the login form's token for `key`.
+    pub fn login_form_token_matches(&self, key: &str, presented: &str) -> bool {
+        form_token_matches(key, FormPurpose::Login, &[], presented)
+    }
+
+    /// The consent form's anti-forgery token: keyed by the session, bound
+    /// to the authorization request the form was rendered for.
+    pub fn consent_form_token(&self, session: &LoginSession, params: &AuthorizationParams) -> String {
+        form_token(&session.jti, FormPurpose::Consent, &bound_values(params))
+    }
+
+    /// Whether `presented` is the consent form's token for this session and
+    /// request.
+    pub fn consent_form_token_matches(
+        &self,
+        session: &LoginSession,
+        params: &AuthorizationParams,
+        presented: &str,
+    ) -> bool {
+        form_token_matches(&session.jti, FormPurpose::Consent, &bound_values(params), presented)
+    }
+
+    // ---------------------------------------------------- token endpoint
+
+    /// The token endpoint: checks `grant_type`, authenticates the client
+    /// (`client_secret_basic`, `client_secret_post`, or `client_id` alone for
+    /// public clients, which prove themselves with PKCE), then redeems a
+    /// code or rotates a refresh token. Errors: `OAuth` with the RFC 6749
+    /// code; `Storage`, `Internal`.
+    pub async fn token(&self, request: TokenRequest) -> Result<OAuthTokens, ServiceError> {
+        let grant_type = GrantType::parse(request.grant_type.as_deref())?;
+        let client = self.authenticate_client(&request).await?;
+        let tokens = match grant_type {
+            GrantType::AuthorizationCode => self.exchange_code(&client, &request).await?,
+            GrantType::RefreshToken => self.refresh(&client, &request).await?,
+        };
+        tracing::info!(client_id = %client.client_id, ?grant_type, scope = %tokens.scope, "oauth2 tokens issued");
+        Ok(tokens)
+    }
+
+    async fn authenticate_client(&self, request: &TokenRequest) -> Result<OAuthClient, ServiceError> {
+        let presented = presented_client(
+            request.authorization.as_deref(),
+            request.client_id.as_deref(),
+            request.client_secret.as_deref(),
+        )?;
+        let found = match ClientId::parse(&presented.client_id) {
+            Ok(id) => self.clients.find(&id).await?,
+            Err(_) => None,
+        };
+        let Some(client) = found else {
+            if let Some(secret) = presented.secret {
+                // An unknown client costs what a wrong secret costs.
+                let _ = self.hasher.verify(None, SecretString::from(secret)).await;
+            }
+            return Err(OAuthError::InvalidClient(BAD_CLIENT).into());
+        };
+        match client_authentication(&client.policy(), presented.secret.is_some())? {
+            ClientAuthentication::Public => Ok(client),
+            ClientAuthentication::VerifySecret => {
+                let secret = SecretString::from(presented.secret.unwrap_or_default());
+                if self.hasher.verify(client.secret_hash.clone(), secret).await {
+                    Ok(client)
+                } else {
+                    Err(OAuthError::InvalidClient(BAD_CLIENT).into())
+                }
+            }
+        }
+    }
+
+    async fn exchange_code(&self, client: &OAuthClient, request: &TokenRequest) -> Result<OAuthTokens, ServiceError> {
+        let code = present(&request.code).ok_or_else(|| OAuthError::InvalidRequest("code is required".into()))?;
+        let now = self.clock.now();
+        let grant = self.codes.redeem(&CodeHash::of(code), &client.client_id, now).await?.ok_or_else(|| {
+            OAuthError::InvalidGrant("authorization code is invalid, expired or already used".into())
+        })?;
+        let scopes = check_code_exchange(
+            &grant,
+            &client.policy(),
+            request.redirect_uri.as_deref(),
+            request.code_verifier.as_deref(),
+        )?;
+        self.issue(grant.user_id, &client.client_id, scopes, scopes, now, None).await
+    }
+
+    async fn refresh(&self, client: &OAuthClient, request: &TokenRequest) -> Result<OAuthTokens, ServiceError> {
+        let raw = present(&request.refresh_token)
+            .ok_or_else(|| OAuthError::InvalidRequest("refresh_token is required".into()))?;
+        let now = self.clock.now();
+        let old = self
+            .tokens
+            .codec()
+            .decode_typed(raw, TokenType::Refresh, now)
+            .map_err(|_| OAuthError::InvalidGrant("refresh token is invalid or expired".into()))?;
+        if old.client_id.as_deref() != Some(client.client_id.as_str()) {
+            return Err(OAuthError::InvalidGrant("refresh token was not issued to this client".into()).into());
+        }
+        let granted = ScopeSet::parse_lenient(old.scope.as_deref().unwrap_or(""));
+        let (refresh_scopes, access_scopes) =
+            refreshed_scopes(granted, client.enabled_scopes, request.scope.as_deref())?;
+        self.issue(UserId(old.user_id), &client.client_id, access_scopes, refresh_scopes, now, Some(&old.jti)).await
+    }
+
+    /// Signs an access and a refresh token and records the refresh token:
+    /// as new (`rotating` = `None`) or in place of the current one `rotating`
+    /// names, atomically; a refresh token that is no longer current is
+    /// `invalid_grant`.
+    async fn issue(
+        &self,
+        user: UserId,
+        client_id: &ClientId,
+        access_scopes: ScopeSet,
+        refresh_scopes: ScopeSet,
+        now: i64,
+        rotating: Option<&str>,
+    ) -> Result<OAuthTokens, ServiceError> {
+        let lifetimes = self.tokens.lifetimes();
+        let claims = |token_type, scopes: ScopeSet| Claims {
+            scope: Some(scopes.to_scope_string()),
+            client_id: Some(client_id.as_str().to_owned()),
+            ..Claims::new(token_type, user.0, now, lifetimes.of(token_type))
+        };
+        let access = claims(TokenType::Access, access_scopes);
+        let refresh = claims(TokenType::Refresh, refresh_scopes);
+        let sign = |c: &Claims| self.tokens.codec().encode(c).map_err(|e| ServiceError::Internal(e.to_string()));
+        let access_token = sign(&access)?;
+        let refresh_token = sign(&refresh)?;
+        let record = NewRefreshToken { jti: refresh.jti.clone(), user_id: user, expires_at: refresh.exp };
+        match rotating {
+            None => self.refresh_tokens.record(record).await?,
+            Some(old_jti) => {
+                if !self.refresh_tokens.rotate(old_jti, user, record).await? {
+                    return Err(
+                        OAuthError::InvalidGrant("refresh token was already used or has been revoked".into()).into()
+                    );
+                }
+            }
+        }
+        Ok(OAuthTokens {
+            access_token,
+            token_type: BEARER,
+            expires_in: lifetimes.access_secs,
+            refresh_token,
+            scope: access_scopes.to_scope_string(),
+        })
+    }
+}
+
+fn present(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|v| !v.is_empty())
+}
+
+fn error_redirect(
+    redirect_uri: &str,
+    error: &OAuthError,
+    state: Option<&str>,
+) -> Result<AuthorizationStep, ServiceError> {
+    authorization_error_uri(redirect_uri, error, state)
+        .map(AuthorizationStep::Redirect)
+        .ok_or_else(|| ServiceError::Internal("registered redirect URI is not a URL".into()))
+}
+
+/// The request values a consent token is bound to, in a fixed order.
+fn bound_values(params: &AuthorizationParams) -> [&str; 7] {
+    fn v(o: &Option<String>) -> &str {
+        o.as_deref().unwrap_or("")
+    }
+    [
+        v(&params.response_type),
+        v(&params.client_id),
+        v(&params.redirect_uri),
+        v(&params.scope),
+        v(&params.state),
+        v(&params.code_challenge),
+        v(&params.code_challenge_method),
+    ]
+}
