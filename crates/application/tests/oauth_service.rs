@@ -1,0 +1,664 @@
+//! Tests of `OAuthService` over fakes of the ports. The code store and the
+//! refresh-token store are fakes that keep the ports' contracts (single
+//! use, expiry, issued-to-client, rotation) in memory, so that replay and
+//! rotation are exercised, not assumed.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use credencial_application::{
+    AuthorizationStep, OAuthService, OAuthTokens, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls,
+    ServiceError, TokenRequest, TokenService, TokenServiceConfig,
+};
+use credencial_domain::oauth::{AuthorizationParams, ClientId, CodeGrant, CodeHash, OAuthError};
+use credencial_domain::profile::OwnProfile;
+use credencial_domain::{Claims, DjangoPbkdf2, JwtKeys, ScopeSet, TokenCodec, TokenType, UserData, UserId};
+use credencial_ports::{
+    MockAuthorizationCodeStore, MockCdpDirectory, MockClock, MockCnesRegistry, MockOAuthClientRepository,
+    MockProfileRepository, MockRefreshTokenStore, MockSnapshotStore, MockTaxAuthority, MockUserDataSource,
+    MockUserRepository, NewAuthorizationCode, OAuthClient, RepositoryError, UserCredentials,
+};
+use secrecy::SecretString;
+use url::Url;
+
+const NOW: i64 = 1_700_000_000;
+const USER: UserId = UserId(42);
+const ITERATIONS: u32 = 1_000;
+const PORTAL_URI: &str = "https://app.example.gov.br/callback";
+const SPA_URI: &str = "https://spa.example.gov.br/cb";
+/// RFC 7636 Appendix B.
+const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+
+fn codec() -> TokenCodec {
+    TokenCodec::new(JwtKeys::hmac(&[7u8; 32]).expect("secret"), 0).expect("codec")
+}
+
+fn hash(secret: &str) -> String {
+    DjangoPbkdf2::derive(secret, "salt", ITERATIONS).expect("derive").encode()
+}
+
+/// Confidential `portal` (secret `s3cret`, `cnes` and `receita_federal`
+/// enabled) and public `spa` (`cnes` enabled).
+fn clients() -> HashMap<String, OAuthClient> {
+    let portal = OAuthClient {
+        client_id: ClientId::parse("portal").expect("id"),
+        name: "Portal <do> Servidor".into(),
+        secret_hash: Some(hash("s3cret")),
+        redirect_uris: vec![PORTAL_URI.into()],
+        confidential: true,
+        require_pkce: false,
+        enabled_scopes: ScopeSet::parse_strict("cnes receita_federal").expect("known"),
+    };
+    let spa = OAuthClient {
+        client_id: ClientId::parse("spa").expect("id"),
+        name: "SPA".into(),
+        secret_hash: None,
+        redirect_uris: vec![SPA_URI.into()],
+        confidential: false,
+        require_pkce: true,
+        enabled_scopes: ScopeSet::parse_strict("cnes").expect("known"),
+    };
+    HashMap::from([("portal".to_owned(), portal), ("spa".to_owned(), spa)])
+}
+
+type Codes = Arc<Mutex<HashMap<CodeHash, (CodeGrant, bool)>>>;
+type Refreshes = Arc<Mutex<HashMap<String, bool>>>;
+
+/// The fakes of one test. Codes and refresh tokens live in memory under the
+/// ports' contracts; the clock can be moved.
+struct World {
+    clients: Arc<Mutex<HashMap<String, OAuthClient>>>,
+    codes: Codes,
+    refreshes: Refreshes,
+    now: Arc<AtomicI64>,
+    active: bool,
+    /// Whether reading the profile (for the CNES supplementation) fails.
+    profile_fails: bool,
+}
+
+impl World {
+    fn new() -> Self {
+        Self {
+            clients: Arc::new(Mutex::new(clients())),
+            codes: Arc::default(),
+            refreshes: Arc::default(),
+            now: Arc::new(AtomicI64::new(NOW)),
+            active: true,
+            profile_fails: false,
+        }
+    }
+
+    fn service(self) -> (OAuthService, Handles) {
+        let handles = Handles {
+            codes: Arc::clone(&self.codes),
+            refreshes: Arc::clone(&self.refreshes),
+            now: Arc::clone(&self.now),
+            profile_reads: Arc::default(),
+        };
+        let mut clock = MockClock::new();
+        let now = Arc::clone(&self.now);
+        clock.expect_now().returning(move || now.load(Ordering::SeqCst));
+        let clock = Arc::new(clock);
+
+        let mut users = MockUserRepository::new();
+        users.expect_find_credentials().returning(|username| {
+            Ok((username == "ana").then(|| UserCredentials {
+                id: USER,
+                username: "ana".into(),
+                password_hash: hash("ana-pw"),
+                is_active: true,
+            }))
+        });
+        let active = self.active;
+        users.expect_find_active_user_data().returning(move |_| Ok(active.then(UserData::default)));
+        let tokens = Arc::new(TokenService::new(
+            Arc::new(codec()),
+            Arc::new(users),
+            Arc::new(MockRefreshTokenStore::new()),
+            Arc::new(MockUserDataSource::new()),
+            clock.clone(),
+            PasswordHasher::new(2, ITERATIONS).expect("hasher"),
+            TokenServiceConfig::default(),
+        ));
+
+        let mut repo = MockOAuthClientRepository::new();
+        let clients = Arc::clone(&self.clients);
+        repo.expect_find().returning(move |id| Ok(clients.lock().expect("lock").get(id.as_str()).cloned()));
+
+        let mut codes = MockAuthorizationCodeStore::new();
+        let store = Arc::clone(&self.codes);
+        codes.expect_store().returning(move |c: NewAuthorizationCode| {
+            store.lock().expect("lock").insert(c.code_hash, (c.grant, false));
+            Ok(())
+        });
+        let store = Arc::clone(&self.codes);
+        codes.expect_redeem().returning(move |hash, client, now| {
+            let mut all = store.lock().expect("lock");
+            Ok(match all.get_mut(hash) {
+                Some((grant, used)) if !*used && now < grant.expires_at && &grant.client_id == client => {
+                    *used = true;
+                    Some(grant.clone())
+                }
+                _ => None,
+            })
+        });
+
+        let mut refresh = MockRefreshTokenStore::new();
+        let store = Arc::clone(&self.refreshes);
+        refresh.expect_record().returning(move |t| {
+            store.lock().expect("lock").insert(t.jti, true);
+            Ok(())
+        });
+        let store = Arc::clone(&self.refreshes);
+        refresh.expect_rotate().returning(move |old, _, new| {
+            let mut all = store.lock().expect("lock");
+            if all.get(old) != Some(&true) {
+                return Ok(false);
+            }
+            all.insert(old.to_owned(), false);
+            all.insert(new.jti, true);
+            Ok(true)
+        });
+
+        let mut own = MockProfileRepository::new();
+        let fails = self.profile_fails;
+        let reads = Arc::clone(&handles.profile_reads);
+        own.expect_own_profile().returning(move |_| {
+            reads.fetch_add(1, Ordering::SeqCst);
+            if fails {
+                return Err(RepositoryError::Unexpected("down".into()));
+            }
+            // No CPF: the supplementation has nothing to look up.
+            Ok(Some(OwnProfile {
+                name: "Ana".into(),
+                avatar: String::new(),
+                cpf: None,
+                email: "ana@example.gov.br".into(),
+                receita_validated: false,
+                experiences: vec![],
+                degrees: vec![],
+            }))
+        });
+        let mut snapshots = MockSnapshotStore::new();
+        snapshots.expect_get_many().returning(|_, _| Ok(vec![]));
+        snapshots.expect_put().returning(|_, _| Ok(()));
+        let profiles = Arc::new(ProfileService::new(
+            Arc::new(MockOAuthClientRepository::new()),
+            Arc::new(own),
+            Registries {
+                tax_authority: Arc::new(MockTaxAuthority::new()),
+                cnes: Arc::new(MockCnesRegistry::new()),
+                cdp: Arc::new(MockCdpDirectory::new()),
+            },
+            ScopeCache::new(Arc::new(snapshots), clock.clone(), ScopeTtls::default(), 10),
+        ));
+        let service = OAuthService::new(
+            tokens,
+            Arc::new(repo),
+            Arc::new(codes),
+            Arc::new(refresh),
+            profiles,
+            clock,
+            PasswordHasher::new(2, ITERATIONS).expect("hasher"),
+        );
+        (service, handles)
+    }
+}
+
+/// What a test can still look at after the service took the fakes.
+struct Handles {
+    codes: Codes,
+    refreshes: Refreshes,
+    now: Arc<AtomicI64>,
+    /// How often the profile was read (the CNES supplementation does).
+    profile_reads: Arc<AtomicUsize>,
+}
+
+fn params(client: &str, redirect: &str, scope: &str) -> AuthorizationParams {
+    AuthorizationParams {
+        response_type: Some("code".into()),
+        client_id: Some(client.into()),
+        redirect_uri: Some(redirect.into()),
+        scope: Some(scope.into()),
+        state: Some("st&te 1".into()),
+        code_challenge: None,
+        code_challenge_method: None,
+    }
+}
+
+fn portal_params(scope: &str) -> AuthorizationParams {
+    params("portal", PORTAL_URI, scope)
+}
+
+fn spa_params() -> AuthorizationParams {
+    AuthorizationParams {
+        code_challenge: Some(CHALLENGE.into()),
+        code_challenge_method: Some("S256".into()),
+        ..params("spa", SPA_URI, "cnes")
+    }
+}
+
+fn query(location: &str) -> HashMap<String, String> {
+    Url::parse(location).expect("url").query_pairs().into_owned().collect()
+}
+
+/// Logs ana in and approves `p`; returns the code.
+async fn code_for(service: &OAuthService, p: &AuthorizationParams) -> String {
+    let session = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login").session;
+    match service.approve(&session, p).await.expect("approve") {
+        AuthorizationStep::Redirect(location) => query(&location).remove("code").expect("code in redirect"),
+        other => panic!("expected a redirect, got {other:?}"),
+    }
+}
+
+fn basic(id: &str, secret: &str) -> Option<String> {
+    Some(format!("Basic {}", STANDARD.encode(format!("{id}:{secret}"))))
+}
+
+fn code_request(code: &str) -> TokenRequest {
+    TokenRequest {
+        authorization: basic("portal", "s3cret"),
+        grant_type: Some("authorization_code".into()),
+        code: Some(code.into()),
+        redirect_uri: Some(PORTAL_URI.into()),
+        ..TokenRequest::default()
+    }
+}
+
+fn spa_request(code: &str, verifier: Option<&str>) -> TokenRequest {
+    TokenRequest {
+        grant_type: Some("authorization_code".into()),
+        client_id: Some("spa".into()),
+        code: Some(code.into()),
+        redirect_uri: Some(SPA_URI.into()),
+        code_verifier: verifier.map(str::to_owned),
+        ..TokenRequest::default()
+    }
+}
+
+fn refresh_request(token: &str, scope: Option<&str>) -> TokenRequest {
+    TokenRequest {
+        authorization: basic("portal", "s3cret"),
+        grant_type: Some("refresh_token".into()),
+        refresh_token: Some(token.into()),
+        scope: scope.map(str::to_owned),
+        ..TokenRequest::default()
+    }
+}
+
+fn oauth_error(r: Result<OAuthTokens, ServiceError>) -> OAuthError {
+    match r {
+        Err(ServiceError::OAuth(e)) => e,
+        other => panic!("expected an OAuth2 error, got {other:?}"),
+    }
+}
+
+fn decode(token: &str) -> Claims {
+    codec().decode(token, NOW).expect("decodes")
+}
+
+// ---------------------------------------------------------- authorization
+
+#[tokio::test]
+async fn an_unknown_client_or_unregistered_redirect_uri_is_shown_never_redirected() {
+    let (service, _) = World::new().service();
+    let step = service.start(&params("nobody", PORTAL_URI, "")).await.expect("answer");
+    assert!(matches!(step, AuthorizationStep::Refused(OAuthError::InvalidClient(_))), "{step:?}");
+    let step = service.start(&params("portal", "https://evil.example/cb", "")).await.expect("answer");
+    assert!(matches!(step, AuthorizationStep::Refused(OAuthError::InvalidRequest(_))), "{step:?}");
+    let step = service.start(&params("bad id!", PORTAL_URI, "")).await.expect("answer");
+    assert!(matches!(step, AuthorizationStep::Refused(OAuthError::InvalidClient(_))), "{step:?}");
+}
+
+#[tokio::test]
+async fn an_unknown_scope_is_redirected_as_invalid_scope_with_state() {
+    let (service, _) = World::new().service();
+    let AuthorizationStep::Redirect(location) = service.start(&portal_params("cpf openid")).await.expect("answer")
+    else {
+        panic!("expected a redirect");
+    };
+    assert!(location.starts_with(PORTAL_URI), "{location}");
+    let q = query(&location);
+    assert_eq!(q["error"], "invalid_scope");
+    assert_eq!(q["state"], "st&te 1");
+    assert!(!q.contains_key("code"));
+}
+
+#[tokio::test]
+async fn a_valid_request_prompts_with_the_client_name_and_the_granted_scopes() {
+    let (service, _) = World::new().service();
+    let AuthorizationStep::Consent(prompt) = service.start(&portal_params("cnes cursos_cdp")).await.expect("answer")
+    else {
+        panic!("expected a consent prompt");
+    };
+    assert_eq!(prompt.client_name, "Portal <do> Servidor");
+    assert_eq!(
+        prompt.authorization.scopes.to_scope_string(),
+        "dados_publicos cpf email cnes",
+        "cursos_cdp is not enabled for the client"
+    );
+}
+
+#[tokio::test]
+async fn approving_stores_only_the_code_hash_for_sixty_seconds_and_redirects_with_state() {
+    let (service, handles) = World::new().service();
+    let code = code_for(&service, &portal_params("cnes")).await;
+    assert_eq!(code.len(), 43, "256 random bits, base64url");
+    let codes = handles.codes.lock().expect("lock");
+    let (grant, used) = codes.get(&CodeHash::of(&code)).expect("stored under its hash");
+    assert!(!used);
+    assert_eq!(grant.user_id, USER);
+    assert_eq!(grant.expires_at, NOW + 60);
+    assert_eq!(grant.scopes.to_scope_string(), "dados_publicos cpf email cnes");
+    assert_eq!(grant.redirect_uri, PORTAL_URI);
+}
+
+#[tokio::test]
+async fn approving_keeps_the_state_and_the_redirect_uri_query() {
+    let (service, _) = World::new().service();
+    let session = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login").session;
+    let AuthorizationStep::Redirect(location) = service.approve(&session, &portal_params("")).await.expect("ok")
+    else {
+        panic!("expected a redirect");
+    };
+    assert!(location.starts_with(&format!("{PORTAL_URI}?code=")), "{location}");
+    assert_eq!(query(&location)["state"], "st&te 1");
+}
+
+#[tokio::test]
+async fn approving_for_a_user_who_is_no_longer_active_issues_no_code() {
+    let mut world = World::new();
+    world.active = false;
+    let (service, handles) = world.service();
+    let session = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login").session;
+    let err = service.approve(&session, &portal_params("")).await.expect_err("refused");
+    assert!(matches!(err, ServiceError::UnknownUser), "{err:?}");
+    assert!(handles.codes.lock().expect("lock").is_empty());
+}
+
+#[tokio::test]
+async fn approving_goes_on_when_the_cnes_supplementation_fails() {
+    let mut world = World::new();
+    world.profile_fails = true;
+    let (service, handles) = world.service();
+    let code = code_for(&service, &portal_params("cnes")).await;
+    assert_eq!(handles.profile_reads.load(Ordering::SeqCst), 1, "the supplementation was attempted");
+    assert!(handles.codes.lock().expect("lock").contains_key(&CodeHash::of(&code)));
+    let _ = code_for(&service, &portal_params("receita_federal")).await;
+    assert_eq!(handles.profile_reads.load(Ordering::SeqCst), 1, "only grants with cnes supplement");
+}
+
+#[tokio::test]
+async fn denying_redirects_access_denied_with_state_and_issues_no_code() {
+    let (service, handles) = World::new().service();
+    let AuthorizationStep::Redirect(location) = service.deny(&portal_params("cnes")).await.expect("answer") else {
+        panic!("expected a redirect");
+    };
+    let q = query(&location);
+    assert_eq!((q["error"].as_str(), q["state"].as_str()), ("access_denied", "st&te 1"));
+    assert!(handles.codes.lock().expect("lock").is_empty());
+}
+
+// ------------------------------------------------------------------ login
+
+#[tokio::test]
+async fn a_login_opens_a_session_token_that_is_nothing_else() {
+    let (service, _) = World::new().service();
+    let signed = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login");
+    assert_eq!(signed.max_age_secs, 600);
+    let claims = decode(&signed.token);
+    assert_eq!((claims.token_type, claims.user_id, claims.exp), (TokenType::Session, USER.0, NOW + 600));
+    assert_eq!(service.session(&signed.token).map(|s| s.user_id), Some(USER));
+    let access = codec().encode(&Claims::new(TokenType::Access, USER.0, NOW, 300)).expect("encode");
+    assert!(service.session(&access).is_none(), "an access token is not a session");
+    assert!(!format!("{signed:?}").contains(&signed.token), "Debug hides the token");
+}
+
+#[tokio::test]
+async fn a_session_ends_after_its_lifetime() {
+    let (service, handles) = World::new().service();
+    let signed = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login");
+    handles.now.store(NOW + 600, Ordering::SeqCst);
+    assert!(service.session(&signed.token).is_none());
+}
+
+#[tokio::test]
+async fn a_wrong_password_or_unknown_user_is_invalid_credentials() {
+    let (service, _) = World::new().service();
+    for (user, pw) in [("ana", "wrong"), ("nobody", "ana-pw")] {
+        let err = service.log_in(user, SecretString::from(pw)).await.expect_err("refused");
+        assert!(matches!(err, ServiceError::InvalidCredentials), "{user}: {err:?}");
+    }
+}
+
+#[tokio::test]
+async fn form_tokens_are_bound_to_their_key_session_and_request() {
+    let (service, _) = World::new().service();
+    let key = service.new_form_key();
+    assert_ne!(key, service.new_form_key());
+    let t = service.login_form_token(&key);
+    assert!(service.login_form_token_matches(&key, &t));
+    assert!(!service.login_form_token_matches(&service.new_form_key(), &t));
+
+    let a = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login").session;
+    let b = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login").session;
+    let p = portal_params("cnes");
+    let t = service.consent_form_token(&a, &p);
+    assert!(service.consent_form_token_matches(&a, &p, &t));
+    assert!(!service.consent_form_token_matches(&b, &p, &t), "another session");
+    assert!(!service.consent_form_token_matches(&a, &portal_params("cnes receita_federal"), &t), "another request");
+}
+
+// ---------------------------------------------------------- code exchange
+
+#[tokio::test]
+async fn a_code_buys_scoped_tokens_for_the_client_and_records_the_refresh_token() {
+    let (service, handles) = World::new().service();
+    let code = code_for(&service, &portal_params("cnes cursos_cdp")).await;
+    let tokens = service.token(code_request(&code)).await.expect("tokens");
+    assert_eq!((tokens.token_type, tokens.expires_in), ("Bearer", 300));
+    assert_eq!(tokens.scope, "dados_publicos cpf email cnes");
+    let access = decode(&tokens.access_token);
+    assert_eq!((access.token_type, access.user_id, access.exp), (TokenType::Access, USER.0, NOW + 300));
+    assert_eq!(access.scope.as_deref(), Some("dados_publicos cpf email cnes"));
+    assert_eq!(access.client_id.as_deref(), Some("portal"));
+    let refresh = decode(&tokens.refresh_token);
+    assert_eq!((refresh.token_type, refresh.exp), (TokenType::Refresh, NOW + 86_400));
+    assert_eq!((refresh.scope, refresh.client_id), (access.scope, access.client_id));
+    assert_eq!(handles.refreshes.lock().expect("lock").get(&refresh.jti), Some(&true));
+}
+
+#[tokio::test]
+async fn client_secret_post_authenticates_too() {
+    let (service, _) = World::new().service();
+    let code = code_for(&service, &portal_params("")).await;
+    let request = TokenRequest {
+        authorization: None,
+        client_id: Some("portal".into()),
+        client_secret: Some("s3cret".into()),
+        ..code_request(&code)
+    };
+    assert!(service.token(request).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_replayed_code_is_invalid_grant() {
+    let (service, _) = World::new().service();
+    let code = code_for(&service, &portal_params("")).await;
+    service.token(code_request(&code)).await.expect("first");
+    assert_eq!(oauth_error(service.token(code_request(&code)).await).error_code(), "invalid_grant");
+}
+
+#[tokio::test]
+async fn a_public_client_proves_itself_with_pkce() {
+    let (service, _) = World::new().service();
+    let code = code_for(&service, &spa_params()).await;
+    let tokens = service.token(spa_request(&code, Some(VERIFIER))).await.expect("tokens");
+    assert_eq!(tokens.scope, "dados_publicos cpf email cnes");
+}
+
+#[tokio::test]
+async fn a_pkce_mismatch_is_invalid_grant() {
+    let (service, _) = World::new().service();
+    let code = code_for(&service, &spa_params()).await;
+    let wrong = "x".repeat(43);
+    assert_eq!(oauth_error(service.token(spa_request(&code, Some(&wrong))).await).error_code(), "invalid_grant");
+}
+
+#[tokio::test]
+async fn a_public_client_without_verifier_is_invalid_request() {
+    let (service, _) = World::new().service();
+    let code = code_for(&service, &spa_params()).await;
+    assert_eq!(oauth_error(service.token(spa_request(&code, None)).await).error_code(), "invalid_request");
+}
+
+#[tokio::test]
+async fn a_public_client_that_sends_a_secret_is_invalid_client() {
+    let (service, _) = World::new().service();
+    let code = code_for(&service, &spa_params()).await;
+    let request = TokenRequest { client_secret: Some("guess".into()), ..spa_request(&code, Some(VERIFIER)) };
+    assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_client");
+}
+
+#[tokio::test]
+async fn another_redirect_uri_at_the_token_endpoint_is_invalid_grant() {
+    let (service, _) = World::new().service();
+    let code = code_for(&service, &portal_params("")).await;
+    let request = TokenRequest { redirect_uri: Some(format!("{PORTAL_URI}/")), ..code_request(&code) };
+    assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_grant");
+}
+
+#[tokio::test]
+async fn a_wrong_client_secret_is_invalid_client_and_leaves_the_code_unused() {
+    let (service, handles) = World::new().service();
+    let code = code_for(&service, &portal_params("")).await;
+    let request = TokenRequest { authorization: basic("portal", "wrong"), ..code_request(&code) };
+    let e = oauth_error(service.token(request).await);
+    assert_eq!((e.error_code(), e.to_string().as_str()), ("invalid_client", "client authentication failed"));
+    assert!(!handles.codes.lock().expect("lock")[&CodeHash::of(&code)].1, "the code was not redeemed");
+    assert!(service.token(code_request(&code)).await.is_ok());
+}
+
+#[tokio::test]
+async fn an_unknown_client_gets_the_same_answer_as_a_wrong_secret() {
+    let (service, _) = World::new().service();
+    let request = TokenRequest { authorization: basic("nobody", "s3cret"), ..code_request("whatever") };
+    let e = oauth_error(service.token(request).await);
+    assert_eq!((e.error_code(), e.to_string().as_str()), ("invalid_client", "client authentication failed"));
+}
+
+#[tokio::test]
+async fn a_code_presented_by_another_client_is_invalid_grant_and_stays_with_its_client() {
+    let (service, _) = World::new().service();
+    let code = code_for(&service, &portal_params("")).await;
+    let thief = TokenRequest { redirect_uri: Some(SPA_URI.into()), ..spa_request(&code, Some(VERIFIER)) };
+    assert_eq!(oauth_error(service.token(thief).await).error_code(), "invalid_grant");
+    assert!(service.token(code_request(&code)).await.is_ok(), "still redeemable by its own client");
+}
+
+#[tokio::test]
+async fn an_expired_code_is_invalid_grant() {
+    let (service, handles) = World::new().service();
+    let code = code_for(&service, &portal_params("")).await;
+    handles.now.store(NOW + 60, Ordering::SeqCst);
+    assert_eq!(oauth_error(service.token(code_request(&code)).await).error_code(), "invalid_grant");
+}
+
+#[tokio::test]
+async fn a_missing_or_unsupported_grant_type_is_refused_before_any_client_work() {
+    let (service, _) = World::new().service();
+    let request = TokenRequest { grant_type: Some("password".into()), ..code_request("c") };
+    assert_eq!(oauth_error(service.token(request).await), OAuthError::UnsupportedGrantType);
+    let request = TokenRequest { grant_type: None, ..code_request("c") };
+    assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_request");
+}
+
+#[tokio::test]
+async fn a_token_request_without_code_is_invalid_request() {
+    let (service, _) = World::new().service();
+    let request = TokenRequest { code: None, ..code_request("") };
+    assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_request");
+}
+
+// ---------------------------------------------------------------- refresh
+
+async fn portal_tokens(service: &OAuthService, scope: &str) -> OAuthTokens {
+    let code = code_for(service, &portal_params(scope)).await;
+    service.token(code_request(&code)).await.expect("tokens")
+}
+
+#[tokio::test]
+async fn a_refresh_rotates_and_the_rotated_token_is_invalid_grant() {
+    let (service, handles) = World::new().service();
+    let first = portal_tokens(&service, "cnes").await;
+    handles.now.store(NOW + 10, Ordering::SeqCst);
+    let second = service.token(refresh_request(&first.refresh_token, None)).await.expect("refreshed");
+    assert_ne!(second.refresh_token, first.refresh_token);
+    assert_eq!(second.scope, first.scope);
+    let claims = codec().decode(&second.access_token, NOW + 10).expect("decodes");
+    assert_eq!((claims.client_id.as_deref(), claims.user_id), (Some("portal"), USER.0));
+    let e = oauth_error(service.token(refresh_request(&first.refresh_token, None)).await);
+    assert_eq!(e.error_code(), "invalid_grant");
+    assert!(service.token(refresh_request(&second.refresh_token, None)).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_refresh_by_another_client_is_invalid_grant_and_rotates_nothing() {
+    let world = World::new();
+    world.clients.lock().expect("lock").insert(
+        "other".into(),
+        OAuthClient {
+            client_id: ClientId::parse("other").expect("id"),
+            secret_hash: Some(hash("other-secret")),
+            ..clients()["portal"].clone()
+        },
+    );
+    let (service, _) = world.service();
+    let tokens = portal_tokens(&service, "cnes").await;
+    let request =
+        TokenRequest { authorization: basic("other", "other-secret"), ..refresh_request(&tokens.refresh_token, None) };
+    assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_grant");
+    assert!(service.token(refresh_request(&tokens.refresh_token, None)).await.is_ok(), "not rotated");
+}
+
+#[tokio::test]
+async fn a_refresh_may_narrow_but_a_wider_scope_is_invalid_scope_and_rotates_nothing() {
+    let (service, _) = World::new().service();
+    let tokens = portal_tokens(&service, "cnes receita_federal").await;
+    assert_eq!(tokens.scope, "dados_publicos cpf email receita_federal cnes");
+
+    let wider = refresh_request(&tokens.refresh_token, Some("cnes cursos_cdp"));
+    assert_eq!(oauth_error(service.token(wider).await).error_code(), "invalid_scope");
+
+    let narrow = service.token(refresh_request(&tokens.refresh_token, Some("cnes"))).await.expect("narrower");
+    assert_eq!(narrow.scope, "dados_publicos cpf email cnes");
+    let refresh = decode(&narrow.refresh_token);
+    assert_eq!(refresh.scope.as_deref(), Some("dados_publicos cpf email receita_federal cnes"), "grant kept");
+}
+
+#[tokio::test]
+async fn a_refresh_drops_the_scopes_the_client_lost() {
+    let world = World::new();
+    let clients = Arc::clone(&world.clients);
+    let (service, _) = world.service();
+    let tokens = portal_tokens(&service, "cnes receita_federal").await;
+    if let Some(c) = clients.lock().expect("lock").get_mut("portal") {
+        c.enabled_scopes = ScopeSet::parse_strict("receita_federal").expect("known");
+    }
+    let next = service.token(refresh_request(&tokens.refresh_token, None)).await.expect("refreshed");
+    assert_eq!(next.scope, "dados_publicos cpf email receita_federal");
+}
+
+#[tokio::test]
+async fn a_refresh_token_of_the_jwt_api_or_an_access_token_is_invalid_grant() {
+    let (service, _) = World::new().service();
+    let plain = codec().encode(&Claims::new(TokenType::Refresh, USER.0, NOW, 86_400)).expect("encode");
+    assert_eq!(oauth_error(service.token(refresh_request(&plain, None)).await).error_code(), "invalid_grant");
+    let tokens = portal_tokens(&service, "").await;
+    let e = oauth_error(service.token(refresh_request(&tokens.access_token, None)).await);
+    assert_eq!(e.error_code(), "invalid_grant");
+}
