@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use actix_web::dev::Server;
 use credencial_adapters_postgres::{
-    PgOAuthClientRepository, PgPool, PgProfileRepository, PgRefreshTokenStore, PgSnapshotStore, PgUserRepository,
+    PgAuthorizationCodeStore, PgOAuthClientRepository, PgPool, PgProfileRepository, PgRefreshTokenStore,
+    PgSnapshotStore, PgUserRepository,
 };
 use credencial_adapters_upstream::{
     http_client, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpTaxAuthority, HttpUserDataSource,
@@ -14,10 +15,10 @@ use credencial_adapters_upstream::{
 };
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::{
-    PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
+    OAuthService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
 };
 use credencial_domain::{EndpointAllowList, JwtAlgorithm, JwtKeys, TokenCodec, TokenLifetimes};
-use credencial_ports::{Clock, SystemClock};
+use credencial_ports::{Clock, RefreshTokenStore, SystemClock};
 use rand::RngCore;
 use secrecy::ExposeSecret;
 
@@ -62,16 +63,18 @@ impl Application {
             .map_err(|e| SettingsError::about("upstream_endpoints", e))?;
         let client = http_client()?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let profiles = profile_service(settings, mode, local, &client, &pool, Arc::clone(&clock))?;
+        let profiles = Arc::new(profile_service(settings, mode, local, &client, &pool, Arc::clone(&clock))?);
+        let refresh_tokens: Arc<dyn RefreshTokenStore> = Arc::new(PgRefreshTokenStore::new(pool.clone()));
+        let hasher = hasher(settings)?;
         let user_data = HttpUserDataSource::new(client, base, Duration::from_millis(settings.upstream_timeout_ms))
             .with_max_body_bytes(settings.upstream_max_body_bytes);
         let service = TokenService::new(
             codec,
             Arc::new(PgUserRepository::new(pool.clone())),
-            Arc::new(PgRefreshTokenStore::new(pool)),
+            Arc::clone(&refresh_tokens),
             Arc::new(user_data),
-            clock,
-            hasher(settings)?,
+            Arc::clone(&clock),
+            hasher.clone(),
             TokenServiceConfig {
                 lifetimes: TokenLifetimes {
                     access_secs: settings.access_token_lifetime_secs,
@@ -81,13 +84,24 @@ impl Application {
                 endpoints,
             },
         );
+        let tokens = Arc::new(service);
+        let oauth = OAuthService::new(
+            Arc::clone(&tokens),
+            Arc::new(PgOAuthClientRepository::new(pool.clone())),
+            Arc::new(PgAuthorizationCodeStore::new(pool)),
+            refresh_tokens,
+            Arc::clone(&profiles),
+            clock,
+            hasher,
+        );
         let http = HttpSettings {
             token_prefix: Some(settings.token_prefix.clone()),
             sandbox: mode == Mode::Demo,
             noop_route: settings.bench_noop_route,
             workers: settings.workers,
+            cookie_secure: settings.cookie_secure,
         };
-        let services = Services { tokens: Arc::new(service), profiles: Arc::new(profiles) };
+        let services = Services { tokens, profiles, oauth: Arc::new(oauth) };
         let server = build_server(listener, services, http)?;
         tracing::info!(address = %local, ?mode, "credencial is serving");
         Ok(Self { port: local.port(), server })

@@ -7,6 +7,7 @@ mod consume;
 mod demo;
 mod errors;
 mod helpers;
+mod oauth;
 mod profile;
 mod settings;
 mod tokens;

@@ -4,6 +4,8 @@
 //!   `refresh`, `verify`, `user-info`, `rh/eu`); [`jwt::pair`],
 //!   [`jwt::refresh`] and [`jwt::verify`] are also exported on their own for
 //!   custom routes.
+//! - [`oauth::OAuthApi`] serves the OAuth2 provider: `/oauth/authorize/`
+//!   (HTML login and consent) and `/oauth/token/`.
 //! - [`server`] assembles the whole service for the binary.
 //!
 //! Knows the ports and use cases, never a concrete adapter.
@@ -13,6 +15,7 @@ pub mod consume;
 pub mod error;
 pub mod health;
 pub mod jwt;
+pub mod oauth;
 pub mod profile;
 pub mod routes;
 pub mod sandbox;

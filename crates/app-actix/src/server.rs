@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
-use credencial_application::{ProfileService, TokenService};
+use credencial_application::{OAuthService, ProfileService, TokenService};
 use tracing_actix_web::TracingLogger;
 
 use crate::health;
 use crate::jwt::JwtApi;
+use crate::oauth::{CookiePolicy, OAuthApi};
 use crate::routes::{not_found, resource};
 use crate::{profile, sandbox, sandbox_registries};
 
@@ -25,6 +26,9 @@ pub struct HttpSettings {
     pub noop_route: bool,
     /// Number of request workers (default: actix's, one per core).
     pub workers: Option<usize>,
+    /// `Secure` attribute of the `/oauth` cookies (`None`: when the request
+    /// came over https).
+    pub cookie_secure: Option<bool>,
 }
 
 impl Default for HttpSettings {
@@ -34,6 +38,7 @@ impl Default for HttpSettings {
             sandbox: false,
             noop_route: false,
             workers: None,
+            cookie_secure: None,
         }
     }
 }
@@ -45,6 +50,8 @@ pub struct Services {
     pub tokens: Arc<TokenService>,
     /// The profile service (`POST /api/perfil/dados/`).
     pub profiles: Arc<ProfileService>,
+    /// The OAuth2 provider (`/oauth/authorize/`, `/oauth/token/`).
+    pub oauth: Arc<OAuthService>,
 }
 
 /// A running server on `listener` (bind port 0 to get a free port).
@@ -52,13 +59,16 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let service = services.tokens;
     let data = web::Data::from(Arc::clone(&service));
     let profiles = web::Data::from(services.profiles);
+    let oauth = web::Data::from(services.oauth);
+    let cookies = CookiePolicy { secure: settings.cookie_secure };
     let s = settings.clone();
     let mut server = HttpServer::new(move || {
         let mut app = App::new()
             .wrap(TracingLogger::default())
             .app_data(data.clone())
             .service(resource("/healthz", "GET").route(web::get().to(health::healthz)))
-            .service(profile::resource_for(profiles.clone()));
+            .service(profile::resource_for(profiles.clone()))
+            .service(OAuthApi::new(oauth.clone(), cookies));
         if let Some(prefix) = &s.token_prefix {
             app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
         }

@@ -10,7 +10,9 @@ pub mod tokens;
 
 pub use error::ServiceError;
 pub use hashing::PasswordHasher;
+pub use oauth::{
+    AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, OAuthTokens, SignedSession, TokenRequest,
+};
 pub use profile::{ProfileService, Registries};
 pub use scope_cache::{ScopeCache, ScopeTtls};
-pub use oauth::{AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, OAuthTokens, SignedSession, TokenRequest};
 pub use tokens::{AuthenticatedUser, RefreshedPair, TokenPair, TokenService, TokenServiceConfig};

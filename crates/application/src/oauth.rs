@@ -12,10 +12,9 @@ use std::sync::Arc;
 
 use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
 use credencial_domain::oauth::{
-    authorization_error_uri, authorization_response_uri, check_code_exchange, client_authentication,
-    presented_client, random_token_text, refreshed_scopes, validate_authorization_request, AuthorizationParams,
-    AuthorizationRefusal, ClientAuthentication, ClientId, CodeHash, GrantType, OAuthError, ValidAuthorization,
-    BAD_CLIENT,
+    authorization_error_uri, authorization_response_uri, check_code_exchange, client_authentication, presented_client,
+    random_token_text, refreshed_scopes, validate_authorization_request, AuthorizationParams, AuthorizationRefusal,
+    ClientAuthentication, ClientId, CodeHash, GrantType, OAuthError, ValidAuthorization, BAD_CLIENT,
 };
 use credencial_domain::{Claims, ScopeSet, TokenType, UserId};
 use credencial_ports::{
@@ -386,9 +385,10 @@ impl OAuthService {
     async fn exchange_code(&self, client: &OAuthClient, request: &TokenRequest) -> Result<OAuthTokens, ServiceError> {
         let code = present(&request.code).ok_or_else(|| OAuthError::InvalidRequest("code is required".into()))?;
         let now = self.clock.now();
-        let grant = self.codes.redeem(&CodeHash::of(code), &client.client_id, now).await?.ok_or_else(|| {
-            OAuthError::InvalidGrant("authorization code is invalid, expired or already used".into())
-        })?;
+        let grant =
+            self.codes.redeem(&CodeHash::of(code), &client.client_id, now).await?.ok_or_else(|| {
+                OAuthError::InvalidGrant("authorization code is invalid, expired or already used".into())
+            })?;
         let scopes = check_code_exchange(
             &grant,
             &client.policy(),

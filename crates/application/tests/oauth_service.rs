@@ -361,8 +361,7 @@ async fn approving_stores_only_the_code_hash_for_sixty_seconds_and_redirects_wit
 async fn approving_keeps_the_state_and_the_redirect_uri_query() {
     let (service, _) = World::new().service();
     let session = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login").session;
-    let AuthorizationStep::Redirect(location) = service.approve(&session, &portal_params("")).await.expect("ok")
-    else {
+    let AuthorizationStep::Redirect(location) = service.approve(&session, &portal_params("")).await.expect("ok") else {
         panic!("expected a redirect");
     };
     assert!(location.starts_with(&format!("{PORTAL_URI}?code=")), "{location}");

@@ -81,8 +81,14 @@ mod tests {
 
     #[test]
     fn parts_are_length_prefixed_so_shifted_boundaries_differ() {
-        assert_ne!(form_token("k", FormPurpose::Consent, &["ab", "c"]), form_token("k", FormPurpose::Consent, &["a", "bc"]));
-        assert_ne!(form_token("k", FormPurpose::Consent, &["", "x"]), form_token("k", FormPurpose::Consent, &["x", ""]));
+        assert_ne!(
+            form_token("k", FormPurpose::Consent, &["ab", "c"]),
+            form_token("k", FormPurpose::Consent, &["a", "bc"])
+        );
+        assert_ne!(
+            form_token("k", FormPurpose::Consent, &["", "x"]),
+            form_token("k", FormPurpose::Consent, &["x", ""])
+        );
     }
 
     #[test]

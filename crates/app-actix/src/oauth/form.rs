@@ -1,0 +1,154 @@
+//! Form-encoded parameters (`application/x-www-form-urlencoded` bodies and
+//! query strings) as OAuth2 reads them: every parameter at most once
+//! (RFC 6749 §3.1, §3.2), empty values as absent.
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest};
+use credencial_domain::oauth::AuthorizationParams;
+use futures_util::StreamExt;
+
+use crate::body::MAX_BODY_BYTES;
+
+/// The parameters of one request, in the order sent.
+#[derive(Debug, Default)]
+pub struct FormFields(Vec<(String, String)>);
+
+/// Why a request's parameters could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormError {
+    /// The body is declared as something other than a form.
+    NotAForm,
+    /// The body is larger than [`MAX_BODY_BYTES`].
+    TooLarge,
+    /// The body could not be read or decoded.
+    Malformed,
+    /// A parameter was sent more than once.
+    Repeated(String),
+}
+
+impl FormError {
+    /// The text shown to the user or sent as `error_description`.
+    pub fn message(&self) -> String {
+        match self {
+            FormError::NotAForm => "the body must be application/x-www-form-urlencoded".into(),
+            FormError::TooLarge => format!("the body is larger than {MAX_BODY_BYTES} bytes"),
+            FormError::Malformed => "the body is not a valid form".into(),
+            FormError::Repeated(name) => format!("parameter {name} was sent more than once"),
+        }
+    }
+}
+
+/// The names of the authorization request's parameters.
+const AUTHORIZATION_PARAMS: [&str; 7] =
+    ["response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method"];
+
+impl FormFields {
+    /// Decodes form-encoded `bytes` (a body or a query string).
+    pub fn parse(bytes: &[u8]) -> Result<Self, FormError> {
+        serde_urlencoded::from_bytes::<Vec<(String, String)>>(bytes).map(Self).map_err(|_| FormError::Malformed)
+    }
+
+    /// The value of `name`; `Ok(None)` when absent or empty. Errors:
+    /// `Repeated` when it was sent more than once.
+    pub fn get(&self, name: &str) -> Result<Option<&str>, FormError> {
+        let mut values = self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        match (values.next(), values.next()) {
+            (_, Some(_)) => Err(FormError::Repeated(name.to_owned())),
+            (value, None) => Ok(value.filter(|v| !v.is_empty())),
+        }
+    }
+
+    /// Like [`get`](Self::get), as an owned value.
+    pub fn owned(&self, name: &str) -> Result<Option<String>, FormError> {
+        self.get(name).map(|v| v.map(str::to_owned))
+    }
+
+    /// The authorization request's parameters (`response_type`,
+    /// `client_id`, `redirect_uri`, `scope`, `state`, `code_challenge`,
+    /// `code_challenge_method`). Errors: `Repeated`.
+    pub fn authorization_params(&self) -> Result<AuthorizationParams, FormError> {
+        Ok(AuthorizationParams {
+            response_type: self.owned("response_type")?,
+            client_id: self.owned("client_id")?,
+            redirect_uri: self.owned("redirect_uri")?,
+            scope: self.owned("scope")?,
+            state: self.owned("state")?,
+            code_challenge: self.owned("code_challenge")?,
+            code_challenge_method: self.owned("code_challenge_method")?,
+        })
+    }
+}
+
+/// The present parameters of an authorization request, in a fixed order
+/// (for hidden form fields and for the query of a redirect to
+/// `/oauth/authorize/`).
+pub fn authorization_pairs(params: &AuthorizationParams) -> Vec<(&'static str, &str)> {
+    let values = [
+        &params.response_type,
+        &params.client_id,
+        &params.redirect_uri,
+        &params.scope,
+        &params.state,
+        &params.code_challenge,
+        &params.code_challenge_method,
+    ];
+    AUTHORIZATION_PARAMS.iter().zip(values).filter_map(|(name, value)| value.as_deref().map(|v| (*name, v))).collect()
+}
+
+/// Reads a form body of at most [`MAX_BODY_BYTES`]. An empty body is an
+/// empty form whatever its type; a non-empty one must be declared as
+/// `application/x-www-form-urlencoded`.
+pub async fn read_form(req: &HttpRequest, mut payload: web::Payload) -> Result<FormFields, FormError> {
+    let declared_len =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if declared_len.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(FormError::TooLarge);
+    }
+    let mut bytes = Vec::with_capacity(declared_len.unwrap_or(0).min(MAX_BODY_BYTES as u64) as usize);
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|_| FormError::Malformed)?;
+        if bytes.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(FormError::TooLarge);
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    if bytes.is_empty() {
+        return Ok(FormFields::default());
+    }
+    let is_form = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|ct| {
+        ct.split(';').next().is_some_and(|e| e.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"))
+    });
+    if !is_form {
+        return Err(FormError::NotAForm);
+    }
+    FormFields::parse(&bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_parameters_are_refused_and_empty_ones_are_absent() {
+        let f = FormFields::parse(b"a=1&b=&c=x&c=y").expect("form");
+        assert_eq!(f.get("a"), Ok(Some("1")));
+        assert_eq!(f.get("b"), Ok(None));
+        assert_eq!(f.get("z"), Ok(None));
+        assert_eq!(f.get("c"), Err(FormError::Repeated("c".into())));
+    }
+
+    #[test]
+    fn authorization_params_round_trip_through_their_pairs() {
+        let f =
+            FormFields::parse(b"client_id=portal&scope=cpf+cnes&state=a%26b&response_type=code&other=1").expect("form");
+        let p = f.authorization_params().expect("params");
+        assert_eq!(p.scope.as_deref(), Some("cpf cnes"));
+        assert_eq!(p.state.as_deref(), Some("a&b"));
+        assert_eq!(
+            authorization_pairs(&p),
+            [("response_type", "code"), ("client_id", "portal"), ("scope", "cpf cnes"), ("state", "a&b")]
+        );
+        let twice = FormFields::parse(b"client_id=a&client_id=b").expect("form");
+        assert_eq!(twice.authorization_params(), Err(FormError::Repeated("client_id".into())));
+    }
+}

@@ -1,0 +1,385 @@
+//! The OAuth2 provider's endpoints.
+//!
+//! - `GET /oauth/authorize/`: validates the request; shows the login form
+//!   when the browser has no valid session, else the consent page. An
+//!   unknown client or a redirect URI that is not the client's gets an HTML
+//!   400 page and is never redirected; other errors go back to the client.
+//! - `POST /oauth/authorize/`: the login form (`action=login`: opens the
+//!   session, then 303 back to the GET with the same parameters) and the
+//!   consent form (`action=approve` or `action=deny`: 303 to the client's
+//!   redirect URI with `code` or `error=access_denied`, and `state`).
+//! - `POST /oauth/token/`: form-encoded token requests (`authorization_code`
+//!   and `refresh_token` grants); JSON answers with `Cache-Control: no-store`.
+//!
+//! The login session is a JWT of type `session` in an HttpOnly,
+//! `SameSite=Lax`, `Path=/oauth` cookie. Both forms carry an anti-forgery
+//! token: the login form's is keyed by a random value in a second cookie
+//! (double submit), the consent form's by the session and bound to the
+//! request it was rendered for.
+
+pub mod form;
+pub mod pages;
+
+use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use credencial_application::{
+    AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, ServiceError, TokenRequest,
+};
+use credencial_domain::oauth::{AuthorizationParams, OAuthError};
+use secrecy::SecretString;
+
+use crate::error::ApiError;
+use crate::routes::resource;
+use form::{read_form, FormError, FormFields};
+
+/// Path of the authorization endpoint (a trailing slash is optional).
+pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
+/// Path of the token endpoint (a trailing slash is optional).
+pub const TOKEN_PATH: &str = "/oauth/token";
+/// Cookie holding the login session.
+pub const SESSION_COOKIE: &str = "credencial_session";
+/// Cookie holding the key of the login form's anti-forgery token.
+pub const LOGIN_COOKIE: &str = "credencial_login";
+/// Path of both cookies.
+const COOKIE_PATH: &str = "/oauth";
+/// How long the login form can be submitted after it was shown.
+const LOGIN_FORM_SECS: i64 = 60 * 60;
+
+const WRONG_CREDENTIALS: &str = "Usuário ou senha inválidos.";
+const MISSING_CREDENTIALS: &str = "Informe o usuário e a senha.";
+const FORM_EXPIRED: &str = "O formulário expirou. Entre novamente.";
+const SESSION_EXPIRED: &str = "Sua sessão expirou. Entre novamente.";
+const BACK_TO_APP: &str = "Volte ao aplicativo de onde você veio e tente novamente.";
+
+/// How the `/oauth` cookies are marked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CookiePolicy {
+    /// `Secure`: `Some(true)` always, `Some(false)` never, `None` when the
+    /// request came over https (directly or as a proxy's
+    /// `Forwarded`/`X-Forwarded-Proto` says).
+    pub secure: Option<bool>,
+}
+
+impl CookiePolicy {
+    fn secure_for(&self, req: &HttpRequest) -> bool {
+        self.secure.unwrap_or_else(|| req.connection_info().scheme().eq_ignore_ascii_case("https"))
+    }
+
+    fn set(&self, req: &HttpRequest, name: &str, value: &str, max_age_secs: i64) -> String {
+        let secure = if self.secure_for(req) { "; Secure" } else { "" };
+        format!("{name}={value}; Path={COOKIE_PATH}; Max-Age={max_age_secs}; HttpOnly; SameSite=Lax{secure}")
+    }
+
+    fn clear(&self, req: &HttpRequest, name: &str) -> String {
+        self.set(req, name, "", 0)
+    }
+}
+
+/// The OAuth2 endpoints as one service factory, with their application data.
+pub struct OAuthApi {
+    service: web::Data<OAuthService>,
+    cookies: web::Data<CookiePolicy>,
+}
+
+impl OAuthApi {
+    /// The endpoints over `service`, marking cookies as `cookies` says.
+    pub fn new(service: web::Data<OAuthService>, cookies: CookiePolicy) -> Self {
+        Self { service, cookies: web::Data::new(cookies) }
+    }
+}
+
+impl HttpServiceFactory for OAuthApi {
+    fn register(self, config: &mut AppService) {
+        resource(AUTHORIZE_PATH, "GET, POST")
+            .app_data(self.service.clone())
+            .app_data(self.cookies.clone())
+            .route(web::get().to(authorize_get))
+            .route(web::post().to(authorize_post))
+            .register(config);
+        resource(TOKEN_PATH, "POST").app_data(self.service).route(web::post().to(token)).register(config);
+    }
+}
+
+// ------------------------------------------------------------- authorize
+
+/// `GET /oauth/authorize/`.
+pub async fn authorize_get(
+    req: HttpRequest,
+    oauth: web::Data<OAuthService>,
+    cookies: web::Data<CookiePolicy>,
+) -> HttpResponse {
+    let params = match FormFields::parse(req.query_string().as_bytes()).and_then(|f| f.authorization_params()) {
+        Ok(p) => p,
+        Err(e) => return bad_request(&e.message()),
+    };
+    let prompt = match oauth.start(&params).await {
+        Ok(AuthorizationStep::Consent(prompt)) => prompt,
+        other => return step_response(other, StatusCode::FOUND),
+    };
+    match session_of(&req, &oauth) {
+        Some(session) => consent_page(&oauth, &session, &params, &prompt),
+        None => login_page(&req, &oauth, &cookies, &params, &prompt.client_name, "", None, StatusCode::OK),
+    }
+}
+
+/// `POST /oauth/authorize/`: the login form or the consent decision.
+pub async fn authorize_post(
+    req: HttpRequest,
+    payload: web::Payload,
+    oauth: web::Data<OAuthService>,
+    cookies: web::Data<CookiePolicy>,
+) -> HttpResponse {
+    let fields = match read_form(&req, payload).await {
+        Ok(f) => f,
+        Err(FormError::TooLarge) => {
+            return pages::html(
+                pages::response(StatusCode::PAYLOAD_TOO_LARGE),
+                pages::error("Pedido inválido", &FormError::TooLarge.message(), BACK_TO_APP),
+            )
+        }
+        Err(e) => return bad_request(&e.message()),
+    };
+    let (params, action) = match fields.authorization_params().and_then(|p| Ok((p, fields.get("action")?))) {
+        Ok(v) => v,
+        Err(e) => return bad_request(&e.message()),
+    };
+    match action {
+        Some("login") => log_in(&req, &oauth, &cookies, &fields, &params).await,
+        Some("approve") => decide(&req, &oauth, &cookies, &fields, &params, true).await,
+        Some("deny") => decide(&req, &oauth, &cookies, &fields, &params, false).await,
+        _ => bad_request("action must be login, approve or deny"),
+    }
+}
+
+async fn log_in(
+    req: &HttpRequest,
+    oauth: &OAuthService,
+    cookies: &CookiePolicy,
+    fields: &FormFields,
+    params: &AuthorizationParams,
+) -> HttpResponse {
+    let prompt = match oauth.start(params).await {
+        Ok(AuthorizationStep::Consent(prompt)) => prompt,
+        other => return step_response(other, StatusCode::SEE_OTHER),
+    };
+    let username = fields.get("username").ok().flatten().unwrap_or("").trim();
+    let key = cookie(req, LOGIN_COOKIE);
+    let presented = fields.get("csrf_token").ok().flatten().unwrap_or("");
+    if !key.as_deref().is_some_and(|k| oauth.login_form_token_matches(k, presented)) {
+        let status = StatusCode::BAD_REQUEST;
+        return login_page(req, oauth, cookies, params, &prompt.client_name, username, Some(FORM_EXPIRED), status);
+    }
+    let password = fields.get("password").ok().flatten().unwrap_or("");
+    if username.is_empty() || password.is_empty() {
+        let status = StatusCode::OK;
+        return login_page(
+            req,
+            oauth,
+            cookies,
+            params,
+            &prompt.client_name,
+            username,
+            Some(MISSING_CREDENTIALS),
+            status,
+        );
+    }
+    match oauth.log_in(username, SecretString::from(password.to_owned())).await {
+        Ok(signed) => {
+            let query = serde_urlencoded::to_string(form::authorization_pairs(params)).unwrap_or_default();
+            let location = format!("{}?{query}", req.path());
+            let mut builder = pages::response(StatusCode::SEE_OTHER);
+            builder
+                .insert_header((header::LOCATION, location))
+                .append_header((
+                    header::SET_COOKIE,
+                    cookies.set(req, SESSION_COOKIE, &signed.token, signed.max_age_secs),
+                ))
+                .append_header((header::SET_COOKIE, cookies.clear(req, LOGIN_COOKIE)));
+            builder.finish()
+        }
+        Err(ServiceError::InvalidCredentials) => {
+            let status = StatusCode::OK;
+            login_page(req, oauth, cookies, params, &prompt.client_name, username, Some(WRONG_CREDENTIALS), status)
+        }
+        Err(e) => failure_page(e),
+    }
+}
+
+async fn decide(
+    req: &HttpRequest,
+    oauth: &OAuthService,
+    cookies: &CookiePolicy,
+    fields: &FormFields,
+    params: &AuthorizationParams,
+    approve: bool,
+) -> HttpResponse {
+    let Some(session) = session_of(req, oauth) else {
+        return session_expired(req, oauth, cookies, params).await;
+    };
+    let presented = fields.get("csrf_token").ok().flatten().unwrap_or("");
+    if !oauth.consent_form_token_matches(&session, params, presented) {
+        return bad_request("O formulário de autorização é inválido ou expirou.");
+    }
+    let step = if approve { oauth.approve(&session, params).await } else { oauth.deny(params).await };
+    match step {
+        Err(ServiceError::UnknownUser) => session_expired(req, oauth, cookies, params).await,
+        other => step_response(other, StatusCode::SEE_OTHER),
+    }
+}
+
+/// The login form again, with a message, after the session ended.
+async fn session_expired(
+    req: &HttpRequest,
+    oauth: &OAuthService,
+    cookies: &CookiePolicy,
+    params: &AuthorizationParams,
+) -> HttpResponse {
+    match oauth.start(params).await {
+        Ok(AuthorizationStep::Consent(prompt)) => {
+            let mut page =
+                login_page(req, oauth, cookies, params, &prompt.client_name, "", Some(SESSION_EXPIRED), StatusCode::OK);
+            if let Ok(value) = HeaderValue::from_str(&cookies.clear(req, SESSION_COOKIE)) {
+                page.headers_mut().append(header::SET_COOKIE, value);
+            }
+            page
+        }
+        other => step_response(other, StatusCode::SEE_OTHER),
+    }
+}
+
+/// The answer to a step that is not a consent prompt: an error page, or a
+/// redirect with `redirect_status` (302 after a GET, 303 after a POST).
+fn step_response(step: Result<AuthorizationStep, ServiceError>, redirect_status: StatusCode) -> HttpResponse {
+    match step {
+        Ok(AuthorizationStep::Redirect(location)) => {
+            let mut builder = pages::response(redirect_status);
+            builder.insert_header((header::LOCATION, location));
+            builder.finish()
+        }
+        Ok(AuthorizationStep::Refused(e)) => refused(&e),
+        Ok(AuthorizationStep::Consent(_)) => failure_page(ServiceError::Internal("unexpected consent step".into())),
+        Err(e) => failure_page(e),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn login_page(
+    req: &HttpRequest,
+    oauth: &OAuthService,
+    cookies: &CookiePolicy,
+    params: &AuthorizationParams,
+    client_name: &str,
+    username: &str,
+    message: Option<&str>,
+    status: StatusCode,
+) -> HttpResponse {
+    // Keep the browser's key if it has one, so that two open tabs both work.
+    let key = cookie(req, LOGIN_COOKIE).filter(|k| k.len() == 43).unwrap_or_else(|| oauth.new_form_key());
+    let page = pages::login(client_name, params, &oauth.login_form_token(&key), username, message);
+    let mut builder = pages::response(status);
+    builder.append_header((header::SET_COOKIE, cookies.set(req, LOGIN_COOKIE, &key, LOGIN_FORM_SECS)));
+    pages::html(builder, page)
+}
+
+fn consent_page(
+    oauth: &OAuthService,
+    session: &LoginSession,
+    params: &AuthorizationParams,
+    prompt: &ConsentPrompt,
+) -> HttpResponse {
+    let page = pages::consent(
+        &prompt.client_name,
+        prompt.authorization.scopes,
+        &prompt.authorization.redirect_uri,
+        params,
+        &oauth.consent_form_token(session, params),
+    );
+    pages::html(pages::response(StatusCode::OK), page)
+}
+
+fn refused(e: &OAuthError) -> HttpResponse {
+    let reason = match e {
+        OAuthError::InvalidClient(_) => "O aplicativo que pediu o acesso não está registrado.",
+        _ => "O pedido de autorização é inválido: o aplicativo ou o endereço de retorno não confere com o registro.",
+    };
+    let hint = format!("{BACK_TO_APP} Detalhe técnico: {} ({}).", e.description(), e.error_code());
+    pages::html(pages::response(StatusCode::BAD_REQUEST), pages::error("Não foi possível continuar", reason, &hint))
+}
+
+fn bad_request(reason: &str) -> HttpResponse {
+    pages::html(pages::response(StatusCode::BAD_REQUEST), pages::error("Pedido inválido", reason, BACK_TO_APP))
+}
+
+/// A fault of ours or of storage, as a page; details go to the log under an
+/// id (the JSON routes' rule).
+fn failure_page(e: ServiceError) -> HttpResponse {
+    let api = ApiError::from(e);
+    let error_id = api.body().get("error_id").and_then(|v| v.as_str()).unwrap_or("").to_owned();
+    let status = api.status();
+    let (title, reason) = if status == StatusCode::SERVICE_UNAVAILABLE {
+        ("Serviço indisponível", "O serviço está temporariamente indisponível.")
+    } else {
+        ("Erro interno", "Ocorreu um erro interno.")
+    };
+    let mut builder = pages::response(status);
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        builder.insert_header((header::RETRY_AFTER, "5"));
+    }
+    pages::html(
+        builder,
+        pages::error(title, reason, &format!("Tente novamente em instantes. Código do erro: {error_id}.")),
+    )
+}
+
+fn session_of(req: &HttpRequest, oauth: &OAuthService) -> Option<LoginSession> {
+    cookie(req, SESSION_COOKIE).and_then(|token| oauth.session(&token))
+}
+
+/// The value of cookie `name` (the first one, across `Cookie` headers).
+fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
+    req.headers()
+        .get_all(header::COOKIE)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim_matches('"').to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+// ----------------------------------------------------------------- token
+
+/// `POST /oauth/token/`: a form-encoded token request → `{"access_token",
+/// "token_type", "expires_in", "refresh_token", "scope"}`, never cached;
+/// errors as `{"error", "error_description"}` (RFC 6749 §5.2).
+pub async fn token(
+    req: HttpRequest,
+    payload: web::Payload,
+    oauth: web::Data<OAuthService>,
+) -> Result<HttpResponse, ApiError> {
+    let invalid = |e: FormError| match e {
+        FormError::TooLarge => ApiError::payload_too_large(crate::body::MAX_BODY_BYTES).in_oauth_shape(),
+        other => ApiError::oauth(&OAuthError::InvalidRequest(other.message())),
+    };
+    let fields = read_form(&req, payload).await.map_err(invalid)?;
+    let field = |name: &str| fields.owned(name).map_err(invalid);
+    let authorization = req.headers().get(header::AUTHORIZATION).map(|v| v.to_str().unwrap_or("Basic !").to_owned());
+    let request = TokenRequest {
+        authorization,
+        grant_type: field("grant_type")?,
+        client_id: field("client_id")?,
+        client_secret: field("client_secret")?,
+        code: field("code")?,
+        redirect_uri: field("redirect_uri")?,
+        code_verifier: field("code_verifier")?,
+        refresh_token: field("refresh_token")?,
+        scope: field("scope")?,
+    };
+    let tokens = oauth.token(request).await.map_err(|e| ApiError::from(e).in_oauth_shape())?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::PRAGMA, "no-cache"))
+        .json(tokens))
+}
