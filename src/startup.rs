@@ -101,7 +101,9 @@ impl Application {
             workers: settings.workers,
             cookie_secure: settings.cookie_secure,
         };
-        let services = Services { tokens, profiles, oauth: Arc::new(oauth) };
+        let oauth = Arc::new(oauth);
+        tokio::spawn(purge_codes_periodically(Arc::clone(&oauth)));
+        let services = Services { tokens, profiles, oauth };
         let server = build_server(listener, services, http)?;
         tracing::info!(address = %local, ?mode, "credencial is serving");
         Ok(Self { port: local.port(), server })
@@ -115,6 +117,24 @@ impl Application {
     /// Serves until SIGINT/SIGTERM, then finishes in-flight requests.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await
+    }
+}
+
+/// How often expired authorization codes are deleted.
+const CODE_PURGE_INTERVAL: Duration = Duration::from_secs(10 * 60);
+
+/// Deletes expired authorization codes every [`CODE_PURGE_INTERVAL`], for as
+/// long as the service runs (every instance does; the delete is idempotent).
+async fn purge_codes_periodically(oauth: Arc<OAuthService>) {
+    let mut ticks = tokio::time::interval(CODE_PURGE_INTERVAL);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        match oauth.purge_expired_codes().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deleted = n, "expired authorization codes purged"),
+            Err(e) => tracing::warn!(error = %e, "purging expired authorization codes failed"),
+        }
     }
 }
 

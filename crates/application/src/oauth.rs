@@ -334,6 +334,13 @@ impl OAuthService {
         form_token_matches(&session.jti, FormPurpose::Consent, &bound_values(params), presented)
     }
 
+    /// Deletes authorization codes that expired more than a minute ago
+    /// (used or not) and returns how many; the binary runs it periodically.
+    /// Errors: `Storage`.
+    pub async fn purge_expired_codes(&self) -> Result<u64, ServiceError> {
+        Ok(self.codes.purge_expired(self.clock.now().saturating_sub(60)).await?)
+    }
+
     // ---------------------------------------------------- token endpoint
 
     /// The token endpoint: checks `grant_type`, authenticates the client

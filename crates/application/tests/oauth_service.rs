@@ -147,6 +147,14 @@ impl World {
             })
         });
 
+        let store = Arc::clone(&self.codes);
+        codes.expect_purge_expired().returning(move |before| {
+            let mut all = store.lock().expect("lock");
+            let n = all.len();
+            all.retain(|_, (grant, _)| grant.expires_at >= before);
+            Ok((n - all.len()) as u64)
+        });
+
         let mut refresh = MockRefreshTokenStore::new();
         let store = Arc::clone(&self.refreshes);
         refresh.expect_record().returning(move |t| {
@@ -389,6 +397,17 @@ async fn approving_goes_on_when_the_cnes_supplementation_fails() {
     assert!(handles.codes.lock().expect("lock").contains_key(&CodeHash::of(&code)));
     let _ = code_for(&service, &portal_params("receita_federal")).await;
     assert_eq!(handles.profile_reads.load(Ordering::SeqCst), 1, "only grants with cnes supplement");
+}
+
+#[tokio::test]
+async fn the_purge_deletes_codes_a_minute_after_they_expired() {
+    let (service, handles) = World::new().service();
+    let _ = code_for(&service, &portal_params("")).await;
+    handles.now.store(NOW + 60 + 59, Ordering::SeqCst);
+    assert_eq!(service.purge_expired_codes().await.expect("purge"), 0, "expired, but less than a minute ago");
+    handles.now.store(NOW + 60 + 61, Ordering::SeqCst);
+    assert_eq!(service.purge_expired_codes().await.expect("purge"), 1);
+    assert!(handles.codes.lock().expect("lock").is_empty());
 }
 
 #[tokio::test]
