@@ -21,6 +21,7 @@ pub mod routes;
 pub mod sandbox;
 pub mod sandbox_registries;
 pub mod server;
+pub mod telemetry;
 
 pub use error::ApiError;
 pub use jwt::JwtApi;

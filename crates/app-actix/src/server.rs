@@ -8,6 +8,8 @@ use actix_web::{web, App, HttpServer};
 use credencial_application::{OAuthService, ProfileService, TokenService};
 use tracing_actix_web::TracingLogger;
 
+use crate::telemetry::PathOnlySpan;
+
 use crate::health;
 use crate::jwt::JwtApi;
 use crate::oauth::{CookiePolicy, OAuthApi};
@@ -64,7 +66,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let s = settings.clone();
     let mut server = HttpServer::new(move || {
         let mut app = App::new()
-            .wrap(TracingLogger::default())
+            .wrap(TracingLogger::<PathOnlySpan>::new())
             .app_data(data.clone())
             .service(resource("/healthz", "GET").route(web::get().to(health::healthz)))
             .service(profile::resource_for(profiles.clone()))
