@@ -5,6 +5,7 @@
 
 mod database;
 mod error;
+mod host_users;
 mod oauth_clients;
 mod oauth_codes;
 mod profiles;
@@ -15,6 +16,7 @@ pub mod testing;
 mod users;
 
 pub use database::{connect, ensure_database_exists, migrate, DatabaseError, MIGRATOR};
+pub use host_users::PgHostUserStore;
 pub use oauth_clients::PgOAuthClientRepository;
 pub use oauth_codes::PgAuthorizationCodeStore;
 pub use profiles::PgProfileRepository;

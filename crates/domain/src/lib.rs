@@ -8,6 +8,7 @@ pub mod degree;
 pub mod endpoint;
 pub mod error;
 pub mod form_token;
+pub mod host_table;
 pub mod jwt;
 pub mod oauth;
 pub mod password;

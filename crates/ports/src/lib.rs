@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod error;
+pub mod host_users;
 pub mod oauth;
 pub mod profile;
 pub mod refresh_tokens;
@@ -15,6 +16,7 @@ pub mod users;
 
 pub use clock::{Clock, SystemClock};
 pub use error::RepositoryError;
+pub use host_users::{HostUserError, HostUserStore, UpsertOutcome};
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
 pub use profile::{ProfileRepository, Snapshot, SnapshotStore};
 pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore};
@@ -24,6 +26,8 @@ pub use users::{NewUser, UserCredentials, UserRepository};
 
 #[cfg(any(test, feature = "mocks"))]
 pub use clock::MockClock;
+#[cfg(any(test, feature = "mocks"))]
+pub use host_users::MockHostUserStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use oauth::{MockAuthorizationCodeStore, MockOAuthClientRepository};
 #[cfg(any(test, feature = "mocks"))]
