@@ -3,6 +3,7 @@
 //! Everything here is deterministic given its inputs (the current time is a
 //! parameter, never read from the system), so the rules can be tested alone.
 
+pub mod attr_map;
 pub mod cpf;
 pub mod degree;
 pub mod endpoint;
