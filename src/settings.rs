@@ -89,6 +89,15 @@ pub struct Settings {
     pub log_format: String,
     /// Serve `POST /_noop/` (the benchmark's baseline).
     pub bench_noop_route: bool,
+    /// Client component: `{column: profile_field}` as JSON text
+    /// (`SERVICE_USER_ATTR_MAP`); in TOML also a table.
+    #[serde(deserialize_with = "json_object_text")]
+    pub user_attr_map: String,
+    /// Client component: the host user column of the get-or-create lookup.
+    pub user_lookup_field: String,
+    /// Client component: the scopes to request (`dados_publicos` is added).
+    #[serde(deserialize_with = "string_list")]
+    pub scopes: Vec<String>,
 }
 
 impl Default for Settings {
@@ -129,6 +138,9 @@ impl Default for Settings {
             workers: None,
             log_format: "text".into(),
             bench_noop_route: false,
+            user_attr_map: credencial_domain::attr_map::DEFAULT_ATTR_MAP.into(),
+            user_lookup_field: credencial_domain::attr_map::DEFAULT_LOOKUP_FIELD.into(),
+            scopes: credencial_domain::attr_map::DEFAULT_SCOPES.iter().map(|s| s.name().to_owned()).collect(),
         }
     }
 }
@@ -232,7 +244,21 @@ impl Settings {
         self.jwt_algorithm
             .parse::<credencial_domain::JwtAlgorithm>()
             .map_err(|e| SettingsError::about("jwt_algorithm", e))?;
+        self.user_mapping()?;
         Ok(())
+    }
+
+    /// The client component's mapping (`SERVICE_USER_ATTR_MAP`,
+    /// `SERVICE_USER_LOOKUP_FIELD`, `SERVICE_SCOPES`), parsed and checked
+    /// against each other.
+    pub fn user_mapping(&self) -> Result<credencial_domain::attr_map::UserMapping, SettingsError> {
+        use credencial_domain::attr_map::{AttrMap, AttrMapError, ClientScopes, LookupField, UserMapping};
+        // The domain's messages start with the setting's name.
+        let named = |e: AttrMapError| SettingsError(format!("setting {e}"));
+        let scopes = ClientScopes::parse(&self.scopes).map_err(named)?;
+        let map = AttrMap::from_json(&self.user_attr_map).map_err(named)?;
+        let lookup = LookupField::parse(&self.user_lookup_field).map_err(named)?;
+        UserMapping::new(map, lookup, scopes).map_err(named)
     }
 
     /// The database URL as text (for connecting only).
@@ -271,5 +297,20 @@ fn string_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error>
             serde_json::from_str(&s).map_err(serde::de::Error::custom)?
         }
         Raw::Text(s) => s.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::to_owned).collect(),
+    })
+}
+
+/// A JSON object kept as JSON text: written as a string (environment
+/// variables, TOML) or as a TOML table.
+fn json_object_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Text(String),
+        Table(serde_json::Map<String, serde_json::Value>),
+    }
+    Ok(match Raw::deserialize(d)? {
+        Raw::Text(s) => s,
+        Raw::Table(m) => serde_json::Value::Object(m).to_string(),
     })
 }

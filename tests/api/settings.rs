@@ -78,3 +78,102 @@ fn settings_validation_names_the_setting() {
         assert!(e.contains(name), "{e}");
     }
 }
+
+#[test]
+fn the_client_mapping_defaults_are_valid() {
+    let s = Settings::default();
+    assert_eq!(s.user_lookup_field, "username");
+    assert_eq!(s.scopes, ["dados_publicos", "cpf", "email"]);
+    let mapping = s.user_mapping().expect("the defaults are valid");
+    let columns: Vec<String> = mapping.map().columns().into_iter().map(|c| c.column.to_string()).collect();
+    assert_eq!(columns, ["username", "email", "first_name", "last_name"]);
+    assert_eq!(mapping.scopes().to_scope_string(), "dados_publicos cpf email");
+}
+
+#[test]
+fn a_wrong_client_mapping_stops_the_start_naming_the_setting_and_the_key() {
+    type Adjust = fn(&mut Settings);
+    let cases: [(&[&str], Adjust); 9] = [
+        (&["SERVICE_USER_ATTR_MAP", "not a JSON object"], |s| s.user_attr_map = "username=cpf".into()),
+        (&["SERVICE_USER_ATTR_MAP", "\"(first_name)\"", "two columns"], |s| {
+            s.user_attr_map = r#"{"username": "cpf", "(first_name)": "name"}"#.into()
+        }),
+        (&["SERVICE_USER_ATTR_MAP", "\"User\"", "identifier"], |s| s.user_attr_map = r#"{"User": "cpf"}"#.into()),
+        (&["SERVICE_USER_ATTR_MAP", "\"bonds\"", "cnes", "returns a list"], |s| {
+            s.scopes = vec!["cnes".into()];
+            s.user_attr_map = r#"{"username": "cpf", "bonds": "cnes.vinculos"}"#.into();
+        }),
+        (&["SERVICE_USER_ATTR_MAP", "\"birth\"", "SERVICE_SCOPES", "receita_federal"], |s| {
+            s.user_attr_map = r#"{"username": "cpf", "birth": "receita_federal.dtNascimento"}"#.into()
+        }),
+        (&["SERVICE_USER_ATTR_MAP", "\"email\"", "already written"], |s| {
+            s.user_attr_map = r#"{"username": "cpf", "email": "email", "(email, x)": "name"}"#.into()
+        }),
+        (&["SERVICE_SCOPES", "\"openid\""], |s| s.scopes = vec!["cpf".into(), "openid".into()]),
+        (&["SERVICE_USER_LOOKUP_FIELD", "\"cpf\""], |s| s.user_lookup_field = "cpf".into()),
+        (&["SERVICE_USER_LOOKUP_FIELD", "\"profile\"", "not a plain text value"], |s| {
+            s.user_attr_map = r#"{"username": "cpf", "profile": "fulljson"}"#.into();
+            s.user_lookup_field = "profile".into();
+        }),
+    ];
+    for (fragments, adjust) in cases {
+        let mut s = Settings::default();
+        adjust(&mut s);
+        let e = s.validate().expect_err("invalid").to_string();
+        assert!(e.starts_with(&format!("setting {}", fragments[0])), "{e}");
+        for fragment in fragments {
+            assert!(e.contains(fragment), "{fragment} missing from: {e}");
+        }
+    }
+}
+
+/// Loads `toml` from a file of its own (the environment still applies).
+fn load_toml(toml: &str) -> Result<Settings, credencial::settings::SettingsError> {
+    let path = std::env::temp_dir().join(format!("credencial-settings-{}.toml", uuid::Uuid::new_v4()));
+    std::fs::write(&path, toml).expect("write the settings file");
+    let loaded = Settings::load(Some(&path));
+    let _ = std::fs::remove_file(&path);
+    loaded
+}
+
+#[test]
+fn the_attribute_map_may_be_a_toml_table_or_json_text() {
+    let table = load_toml(
+        r#"
+scopes = ["cpf", "email", "receita_federal", "cnes"]
+user_lookup_field = "cpf"
+
+[user_attr_map]
+cpf = "cpf"
+"(first_name, last_name)" = "name"
+birth_date = "receita_federal.dtNascimento"
+bonds = "cnes"
+profile = "fulljson"
+"#,
+    )
+    .expect("a valid table");
+    let text = load_toml(
+        r#"
+scopes = "cpf,email,receita_federal,cnes"
+user_lookup_field = "cpf"
+user_attr_map = '{"cpf": "cpf", "(first_name, last_name)": "name", "birth_date": "receita_federal.dtNascimento", "bonds": "cnes", "profile": "fulljson"}'
+"#,
+    )
+    .expect("valid JSON text");
+    for s in [table, text] {
+        let mapping = s.user_mapping().expect("valid");
+        let mut columns: Vec<String> = mapping.map().columns().into_iter().map(|c| c.column.to_string()).collect();
+        columns.sort();
+        assert_eq!(columns, ["birth_date", "bonds", "cpf", "first_name", "last_name", "profile"]);
+        assert_eq!(mapping.lookup().column().as_str(), "cpf");
+        assert_eq!(mapping.scopes().to_scope_string(), "dados_publicos cpf email receita_federal cnes");
+    }
+}
+
+#[test]
+fn a_wrong_attribute_map_in_the_file_stops_the_load() {
+    let e = load_toml("scopes = [\"cpf\"]\n[user_attr_map]\nusername = \"cpf\"\nbonds = \"cursos_cdp.data\"\n")
+        .expect_err("dot notation on a list scope");
+    let e = e.to_string();
+    assert!(e.starts_with("setting SERVICE_USER_ATTR_MAP") && e.contains("\"bonds\""), "{e}");
+}
