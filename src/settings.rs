@@ -14,7 +14,7 @@ pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/crede
 /// Every setting of the service. Keys are the same in the TOML file and,
 /// upper-cased with the `SERVICE_` prefix, in the environment.
 #[derive(Clone, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Settings {
     /// Address to listen on (`SERVICE_BIND`).
     pub bind: String,
@@ -222,6 +222,20 @@ impl Settings {
         ] {
             if value == 0 {
                 return Err(SettingsError::about(key, "must be positive"));
+            }
+        }
+        // Bounded so that time arithmetic and PostgreSQL timestamps cannot
+        // overflow; the cache maxima are the contract's.
+        const YEAR: i64 = 365 * 24 * 60 * 60;
+        for (key, value, max) in [
+            ("access_token_lifetime_secs", self.access_token_lifetime_secs, YEAR),
+            ("refresh_token_lifetime_secs", self.refresh_token_lifetime_secs, YEAR),
+            ("receita_cache_secs", i64::try_from(self.receita_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
+            ("cnes_cache_secs", i64::try_from(self.cnes_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
+            ("cdp_cache_secs", i64::try_from(self.cdp_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
+        ] {
+            if value > max {
+                return Err(SettingsError::about(key, format!("must be at most {max} seconds")));
             }
         }
         if self.scope_cache_memory_entries == 0 {

@@ -71,3 +71,17 @@ async fn migrate_is_idempotent() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+#[tokio::test]
+async fn an_unknown_service_setting_stops_the_start_naming_it() {
+    let db = TestDatabase::new().await;
+    let out = Command::new(env!("CARGO_BIN_EXE_credencial"))
+        .arg("migrate")
+        .env("DATABASE_URL", &db.url)
+        .env("SERVICE_RECEITA_BASE_UR", "https://typo.example")
+        .output()
+        .expect("binary runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("SERVICE_RECEITA_BASE_UR"), "{stderr}");
+}

@@ -50,7 +50,14 @@ async fn unknown_user_wrong_password_and_inactive_user_answer_the_same() {
     app.add_user("maria", "pw-maria-1", true).await;
     app.add_user("zeca", "pw-zeca-1", false).await;
     let mut answers = Vec::new();
-    for (u, p) in [("maria", "wrong"), ("nobody", "pw-maria-1"), ("zeca", "pw-zeca-1"), ("MARIA", "pw-maria-1")] {
+    for (u, p) in [
+        ("maria", "wrong"),
+        ("nobody", "pw-maria-1"),
+        ("zeca", "pw-zeca-1"),
+        ("MARIA", "pw-maria-1"),
+        ("ma\u{0}ria", "pw-maria-1"),
+        ("x".repeat(200).as_str(), "pw-maria-1"),
+    ] {
         let r = app.post_json("/api/token/pair/", &json!({"username": u, "password": p})).await;
         let www = r.headers().get("www-authenticate").cloned();
         let status = r.status().as_u16();

@@ -7,10 +7,14 @@ use thiserror::Error;
 use url::Url;
 
 /// The pooled client every upstream adapter shares. It never follows
-/// redirects (a redirect could carry a bearer token to another host).
+/// redirects (a redirect could carry a bearer token to another host) and
+/// ignores `HTTP(S)_PROXY` for the same reason.
 pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        // Environment proxies would be another host than the configured
+        // upstream seeing the bearer tokens and API keys.
+        .no_proxy()
         .connect_timeout(Duration::from_secs(3))
         .pool_idle_timeout(Duration::from_secs(90))
         .user_agent(concat!("credencial/", env!("CARGO_PKG_VERSION")))

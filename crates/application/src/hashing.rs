@@ -38,8 +38,9 @@ impl PasswordHasher {
 
     /// Whether `password` matches the stored `encoded` hash. A hash in an
     /// unsupported format, or `None` for an unknown user, costs the same as
-    /// a wrong password and answers `false`.
-    pub async fn verify(&self, encoded: Option<String>, password: SecretString) -> bool {
+    /// a wrong password and answers `false`. Errors: `Internal` when the
+    /// hashing pool fails (never reported as a wrong password).
+    pub async fn verify(&self, encoded: Option<String>, password: SecretString) -> Result<bool, ServiceError> {
         let dummy = Arc::clone(&self.dummy);
         self.run(move || {
             let parsed = encoded.as_deref().map(DjangoPbkdf2::parse);
@@ -54,7 +55,6 @@ impl PasswordHasher {
             }
         })
         .await
-        .unwrap_or(false)
     }
 
     /// A new Django-format hash of `password` with a random salt.
@@ -88,10 +88,10 @@ mod tests {
         let h = PasswordHasher::new(2, 1_000).expect("hasher");
         let stored = h.hash("s3cret".to_owned().into()).await.expect("hash");
         assert!(stored.starts_with("pbkdf2_sha256$1000$"));
-        assert!(h.verify(Some(stored.clone()), "s3cret".to_owned().into()).await);
-        assert!(!h.verify(Some(stored), "S3cret".to_owned().into()).await);
-        assert!(!h.verify(None, "credencial-dummy".to_owned().into()).await);
-        assert!(!h.verify(Some("md5$x$y".into()), "x".to_owned().into()).await);
+        assert!(h.verify(Some(stored.clone()), "s3cret".to_owned().into()).await.expect("pool"));
+        assert!(!h.verify(Some(stored), "S3cret".to_owned().into()).await.expect("pool"));
+        assert!(!h.verify(None, "credencial-dummy".to_owned().into()).await.expect("pool"));
+        assert!(!h.verify(Some("md5$x$y".into()), "x".to_owned().into()).await.expect("pool"));
     }
 
     #[tokio::test]

@@ -372,7 +372,7 @@ impl OAuthService {
         let Some(client) = found else {
             if let Some(secret) = presented.secret {
                 // An unknown client costs what a wrong secret costs.
-                let _ = self.hasher.verify(None, SecretString::from(secret)).await;
+                self.hasher.verify(None, SecretString::from(secret)).await?;
             }
             return Err(OAuthError::InvalidClient(BAD_CLIENT).into());
         };
@@ -380,7 +380,7 @@ impl OAuthService {
             ClientAuthentication::Public => Ok(client),
             ClientAuthentication::VerifySecret => {
                 let secret = SecretString::from(presented.secret.unwrap_or_default());
-                if self.hasher.verify(client.secret_hash.clone(), secret).await {
+                if self.hasher.verify(client.secret_hash.clone(), secret).await? {
                     Ok(client)
                 } else {
                     Err(OAuthError::InvalidClient(BAD_CLIENT).into())

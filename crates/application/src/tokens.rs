@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use credencial_domain::{
-    Claims, EndpointAllowList, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId,
+    Claims, EndpointAllowList, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId, Username,
 };
 use credencial_ports::{Clock, NewRefreshToken, RefreshTokenStore, UserDataSource, UserRepository};
 use secrecy::SecretString;
@@ -101,12 +101,18 @@ impl TokenService {
         username: &str,
         password: SecretString,
     ) -> Result<AuthenticatedUser, ServiceError> {
-        let found = self.users.find_credentials(username).await?;
+        // A username that cannot exist (empty, too long, control characters
+        // such as NUL, which PostgreSQL refuses in text) is never looked up,
+        // but costs the same hashing work as any other miss.
+        let found = match Username::parse(username) {
+            Ok(valid) => self.users.find_credentials(valid.as_str()).await?,
+            Err(_) => None,
+        };
         let (hash, account) = match found {
             Some(c) => (Some(c.password_hash.clone()), Some(c)),
             None => (None, None),
         };
-        let matches = self.hasher.verify(hash, password).await;
+        let matches = self.hasher.verify(hash, password).await?;
         match account {
             Some(a) if matches && a.is_active => Ok(AuthenticatedUser { id: a.id, username: a.username }),
             _ => Err(ServiceError::InvalidCredentials),
