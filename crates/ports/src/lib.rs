@@ -9,6 +9,7 @@ pub mod error;
 pub mod host_users;
 pub mod oauth;
 pub mod profile;
+pub mod provider;
 pub mod refresh_tokens;
 pub mod registries;
 pub mod user_data;
@@ -19,6 +20,7 @@ pub use error::RepositoryError;
 pub use host_users::{HostUserError, HostUserStore, UpsertOutcome};
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
 pub use profile::{ProfileRepository, Snapshot, SnapshotStore};
+pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens};
 pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use user_data::{UpstreamError, UserDataSource};
@@ -32,6 +34,8 @@ pub use host_users::MockHostUserStore;
 pub use oauth::{MockAuthorizationCodeStore, MockOAuthClientRepository};
 #[cfg(any(test, feature = "mocks"))]
 pub use profile::{MockProfileRepository, MockSnapshotStore};
+#[cfg(any(test, feature = "mocks"))]
+pub use provider::MockProviderClient;
 #[cfg(any(test, feature = "mocks"))]
 pub use refresh_tokens::MockRefreshTokenStore;
 #[cfg(any(test, feature = "mocks"))]
