@@ -17,8 +17,15 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub const REQUIRED: &str = "This field is required.";
 
 /// A request body that must be a JSON object.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct JsonBody(pub Map<String, Value>);
+
+/// Shows the field names only: bodies carry passwords and tokens.
+impl std::fmt::Debug for JsonBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("JsonBody").field(&self.0.keys().collect::<Vec<_>>()).finish()
+    }
+}
 
 /// A request body that may be empty (read as `{}`) or a JSON object.
 #[derive(Debug, Default)]
@@ -221,6 +228,13 @@ mod tests {
         );
         let [d] = b.required([("d", Trim::Yes)]).expect("numbers become text");
         assert_eq!(d, "12");
+    }
+
+    #[test]
+    fn debug_output_names_fields_but_never_values() {
+        let b = body(json!({"username": "ana", "password": "hunter2-secret"}));
+        let shown = format!("{b:?}");
+        assert!(shown.contains("password") && !shown.contains("hunter2-secret"), "{shown}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::error::ServiceError;
 use crate::hashing::PasswordHasher;
 
 /// Body of a successful `pair`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Clone, Serialize)]
 pub struct TokenPair {
     /// Access token.
     pub access: String,
@@ -25,7 +25,7 @@ pub struct TokenPair {
 }
 
 /// Body of a successful `refresh`: a new access and a new refresh token.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Clone, Serialize)]
 pub struct RefreshedPair {
     /// New access token.
     pub access: String,
@@ -40,6 +40,18 @@ pub struct AuthenticatedUser {
     pub id: UserId,
     /// The username as stored.
     pub username: String,
+}
+
+impl std::fmt::Debug for TokenPair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenPair").field("username", &self.username).finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for RefreshedPair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RefreshedPair").finish_non_exhaustive()
+    }
 }
 
 /// Settings of the token service.

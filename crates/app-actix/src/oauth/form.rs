@@ -10,8 +10,15 @@ use futures_util::StreamExt;
 use crate::body::MAX_BODY_BYTES;
 
 /// The parameters of one request, in the order sent.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct FormFields(Vec<(String, String)>);
+
+/// Shows the parameter names only: forms carry passwords, secrets and codes.
+impl std::fmt::Debug for FormFields {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("FormFields").field(&self.0.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>()).finish()
+    }
+}
 
 /// Why a request's parameters could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
