@@ -17,12 +17,16 @@
 //! column's type (`CAST($n AS date)`, `to_timestamp($n)`,
 //! `CAST($n AS jsonb)`), which cannot fail for a checked value.
 //!
-//! What only the database can judge — a single-column `CHECK` constraint, or
-//! a unique constraint on another column that another row already holds —
-//! fails the statement as a whole; the adapter then finds the column the
-//! constraint covers, skips that value with a warning and runs the
-//! statement again (at most once per value). Nothing is written by a failed
-//! statement, so the retry is safe.
+//! What only the database can judge — a single-column `CHECK` constraint, a
+//! domain's `CHECK`, or a unique constraint on another column whose value
+//! another row already holds — fails the statement as a whole; the adapter
+//! then finds the column(s) the constraint covers (from the constraint name
+//! and the error's data type), skips those values with a warning and runs
+//! the statement again (each retry drops at least one value, so this ends).
+//! Nothing is written by a failed statement, so the retry is safe. A
+//! constraint that covers several columns cannot be pinned on one value and
+//! fails the login (`Unexpected`). Error texts of data exceptions (SQLSTATE
+//! class 22) are withheld: they quote the value.
 //!
 //! **Get-or-create** is one statement:
 //!
@@ -105,7 +109,11 @@ impl PgHostUserStore {
             Some("r" | "p") => {}
             Some(_) => return Err(HostUserError::InvalidTable(format!("\"{table}\" is not a table"))),
         }
-        let rows = sqlx::query_as::<_, ColumnRow>(DESCRIBE_COLUMNS).bind(table).fetch_all(&self.pool).await.map_err(unexpected)?;
+        let rows = sqlx::query_as::<_, ColumnRow>(DESCRIBE_COLUMNS)
+            .bind(table)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(unexpected)?;
         let columns = rows
             .into_iter()
             .map(|r| HostColumn {
@@ -173,14 +181,15 @@ impl PgHostUserStore {
         })
     }
 
-    /// The single column a constraint or unique index called `name` covers.
-    async fn constrained_column(&self, table: &str, name: &str) -> Result<Option<String>, HostUserError> {
-        sqlx::query_scalar(CONSTRAINED_COLUMN)
-            .bind(table)
-            .bind(name)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(unexpected)
+    /// The columns a failed constraint may stand for: the single column a
+    /// table constraint or unique index covers, or every column of a
+    /// domain type whose own constraint failed.
+    async fn constrained_columns(&self, table: &str, failed: &Violation) -> Result<Vec<String>, HostUserError> {
+        let (sql, name) = match &failed.domain {
+            Some(domain) => (DOMAIN_COLUMNS, domain),
+            None => (CONSTRAINED_COLUMN, &failed.constraint),
+        };
+        sqlx::query_scalar(sql).bind(table).bind(name).fetch_all(&self.pool).await.map_err(unexpected)
     }
 }
 
@@ -216,6 +225,13 @@ JOIN pg_class ic ON ic.oid = i.indexrelid
 JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
 WHERE i.indrelid = to_regclass(quote_ident($1)) AND ic.relname = $2 AND i.indnkeyatts = 1 AND i.indexprs IS NULL
 LIMIT 1";
+
+/// The columns of table `$1` whose type is the domain `$2`.
+const DOMAIN_COLUMNS: &str = "\
+SELECT a.attname::text FROM pg_attribute a
+JOIN pg_type t ON t.oid = a.atttypid
+WHERE a.attrelid = to_regclass(quote_ident($1)) AND a.attnum > 0 AND NOT a.attisdropped
+  AND t.typtype = 'd' AND t.typname = $2";
 
 #[derive(sqlx::FromRow)]
 struct ColumnRow {
@@ -293,7 +309,16 @@ fn quoted(name: &str) -> String {
     format!("\"{name}\"")
 }
 
+/// `Unexpected`, with PostgreSQL's message, except for data exceptions
+/// (SQLSTATE class 22), whose messages quote the offending value.
 fn unexpected(e: sqlx::Error) -> HostUserError {
+    if let sqlx::Error::Database(db) = &e {
+        if let Some(code) = db.code().filter(|c| c.starts_with("22")) {
+            return HostUserError::Unexpected(format!(
+                "data exception {code} (message withheld: it may quote a value)"
+            ));
+        }
+    }
     HostUserError::Unexpected(e.to_string())
 }
 
@@ -324,8 +349,11 @@ fn upsert_sql(shape: &TableShape, lookup: &Prepared<'_>, values: &[Prepared<'_>]
         // Nothing to change, but the row must still be returned (and locked).
         assignments.push(format!("{lookup_column} = EXCLUDED.{lookup_column}"));
     }
-    let active =
-        if shape.has_is_active() { format!(" WHERE {table}.\"{IS_ACTIVE_COLUMN}\" IS NOT FALSE") } else { String::new() };
+    let active = if shape.has_is_active() {
+        format!(" WHERE {table}.\"{IS_ACTIVE_COLUMN}\" IS NOT FALSE")
+    } else {
+        String::new()
+    };
     format!(
         "INSERT INTO {table} ({}) VALUES ({}) ON CONFLICT ({lookup_column}) DO UPDATE SET {}{active} \
          RETURNING {table}.\"{ID_COLUMN}\"::bigint AS id, ({table}.xmax = 0) AS created",
@@ -339,16 +367,16 @@ fn upsert_sql(shape: &TableShape, lookup: &Prepared<'_>, values: &[Prepared<'_>]
 fn update_sql(shape: &TableShape, lookup: &Prepared<'_>, values: &[Prepared<'_>]) -> String {
     let table = quoted(&shape.table);
     let lookup_column = quoted(&lookup.column.name);
-    let mut assignments: Vec<String> =
-        values.iter().enumerate().map(|(i, v)| format!("{} = {}", quoted(&v.column.name), v.expression(i + 2))).collect();
+    let mut assignments: Vec<String> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("{} = {}", quoted(&v.column.name), v.expression(i + 2)))
+        .collect();
     if assignments.is_empty() {
         assignments.push(format!("{lookup_column} = {lookup_column}"));
     }
-    let active = if shape.has_is_active() {
-        format!(" AND {table}.\"{IS_ACTIVE_COLUMN}\" IS NOT FALSE")
-    } else {
-        String::new()
-    };
+    let active =
+        if shape.has_is_active() { format!(" AND {table}.\"{IS_ACTIVE_COLUMN}\" IS NOT FALSE") } else { String::new() };
     format!(
         "UPDATE {table} SET {} WHERE {lookup_column} = {}{active} RETURNING {table}.\"{ID_COLUMN}\"::bigint",
         assignments.join(", "),
@@ -359,18 +387,23 @@ fn update_sql(shape: &TableShape, lookup: &Prepared<'_>, values: &[Prepared<'_>]
 /// Whether the row of the lookup value is active (no row: none).
 fn existing_sql(shape: &TableShape, lookup: &Prepared<'_>) -> String {
     let table = quoted(&shape.table);
-    let active = if shape.has_is_active() {
-        format!("{table}.\"{IS_ACTIVE_COLUMN}\" IS NOT FALSE")
-    } else {
-        "true".to_owned()
-    };
+    let active =
+        if shape.has_is_active() { format!("{table}.\"{IS_ACTIVE_COLUMN}\" IS NOT FALSE") } else { "true".to_owned() };
     format!("SELECT {active} FROM {table} WHERE {} = {}", quoted(&lookup.column.name), lookup.expression(1))
+}
+
+/// A failed `CHECK` or unique constraint.
+struct Violation {
+    /// The constraint's (or unique index's) name.
+    constraint: String,
+    /// The domain whose constraint it is, if it is a domain's.
+    domain: Option<String>,
 }
 
 /// How a failed statement is handled.
 enum Failure {
-    /// A value violated a constraint that covers only its column: skip it.
-    Constraint(String),
+    /// A value violated a constraint: skip the value(s) it may stand for.
+    Constraint(Violation),
     /// A `NOT NULL` column without a default got no value.
     NotNull(String),
     /// No unique index on the lookup column.
@@ -389,7 +422,13 @@ fn classify(e: sqlx::Error) -> Failure {
     match code.as_str() {
         // check_violation, unique_violation
         "23514" | "23505" => match db.constraint() {
-            Some(name) => Failure::Constraint(name.to_owned()),
+            Some(name) => Failure::Constraint(Violation {
+                constraint: name.to_owned(),
+                domain: db
+                    .try_downcast_ref::<PgDatabaseError>()
+                    .and_then(PgDatabaseError::data_type)
+                    .map(str::to_owned),
+            }),
             None => Failure::Other(e),
         },
         // not_null_violation
@@ -435,7 +474,8 @@ impl HostUserStore for PgHostUserStore {
         }
         let shape = self.shape(table).await?;
 
-        let lookup_col = shape.column(lookup_column).ok_or_else(|| HostUserError::UnknownColumn(lookup_column.to_owned()))?;
+        let lookup_col =
+            shape.column(lookup_column).ok_or_else(|| HostUserError::UnknownColumn(lookup_column.to_owned()))?;
         if lookup_col.generated || lookup_column == ID_COLUMN || lookup_column == IS_ACTIVE_COLUMN {
             return Err(HostUserError::UnknownColumn(lookup_column.to_owned()));
         }
@@ -492,28 +532,24 @@ impl HostUserStore for PgHostUserStore {
                 Err(e) => e,
             };
             match classify(error) {
-                Failure::Constraint(name) => {
-                    let column = self.constrained_column(table, &name).await?;
-                    match column {
-                        Some(column) if column == lookup_column => {
-                            return Err(HostUserError::UnusableLookup(column));
+                Failure::Constraint(failed) => {
+                    let columns = self.constrained_columns(table, &failed).await?;
+                    let before = prepared.len();
+                    prepared.retain(|p| {
+                        let refused = columns.contains(&p.column.name);
+                        if refused {
+                            skip(table, &p.column.name, &"a constraint on the column refuses it");
                         }
-                        Some(column) => match prepared.iter().position(|p| p.column.name == column) {
-                            Some(at) => {
-                                prepared.remove(at);
-                                skip(table, &column, &"a constraint on the column refuses it");
-                            }
-                            None => {
-                                return Err(HostUserError::Unexpected(format!(
-                                    "constraint \"{name}\" of table \"{table}\" failed on a column not written"
-                                )))
-                            }
-                        },
-                        None => {
-                            return Err(HostUserError::Unexpected(format!(
-                                "constraint \"{name}\" of table \"{table}\" failed (not a single-column constraint)"
-                            )))
+                        !refused
+                    });
+                    if prepared.len() == before {
+                        if columns.iter().any(|c| c == lookup_column) {
+                            return Err(HostUserError::UnusableLookup(lookup_column.to_owned()));
                         }
+                        return Err(HostUserError::Unexpected(format!(
+                            "constraint \"{}\" of table \"{table}\" failed, and it does not cover one column written",
+                            failed.constraint
+                        )));
                     }
                 }
                 Failure::NotNull(column) if missing.is_none() => missing = Some(column),

@@ -388,7 +388,9 @@ pub fn check_columns(shape: &TableShape, needs: &[(&str, ValueKind)], lookup: &s
     for (name, kind) in needs {
         let column = column_of(shape, name, "column")?;
         if column.generated || *name == ID_COLUMN || *name == IS_ACTIVE_COLUMN {
-            return Err(format!("column \"{name}\" of table \"{table}\" cannot be mapped: it is not written by logins"));
+            return Err(format!(
+                "column \"{name}\" of table \"{table}\" cannot be mapped: it is not written by logins"
+            ));
         }
         if !kind.fits(&column.column_type) {
             return Err(format!(
@@ -519,11 +521,18 @@ mod tests {
         assert_eq!(check_columns(&host_users(), &[("username", ValueKind::Text)], "cpf"), Ok(()));
     }
 
+    /// Mapped columns, lookup column, what the message must contain.
+    type Case = (&'static [(&'static str, ValueKind)], &'static str, &'static str);
+
     #[test]
     fn start_up_check_names_the_column_that_does_not_fit() {
         let shape = host_users();
-        let cases: [(&[(&str, ValueKind)], &str, &str); 9] = [
-            (&[("username", ValueKind::Text), ("nickname", ValueKind::Text)], "username", "\"nickname\" does not exist"),
+        let cases: [Case; 9] = [
+            (
+                &[("username", ValueKind::Text), ("nickname", ValueKind::Text)],
+                "username",
+                "\"nickname\" does not exist",
+            ),
             (&[("username", ValueKind::Text), ("birth_date", ValueKind::Text)], "username", "\"birth_date\""),
             (&[("username", ValueKind::Text), ("first_name", ValueKind::Json)], "username", "\"first_name\""),
             (&[("username", ValueKind::Text), ("profile", ValueKind::Text)], "username", "\"profile\""),
@@ -531,7 +540,11 @@ mod tests {
             (&[("username", ValueKind::Text)], "email", "lookup column \"email\""),
             (&[("username", ValueKind::Text)], "nope", "lookup column \"nope\" does not exist"),
             (&[("username", ValueKind::Text), ("is_active", ValueKind::Boolean)], "username", "\"is_active\""),
-            (&[("username", ValueKind::Text), ("Bad Name", ValueKind::Text)], "username", "\"Bad Name\" is not a valid"),
+            (
+                &[("username", ValueKind::Text), ("Bad Name", ValueKind::Text)],
+                "username",
+                "\"Bad Name\" is not a valid",
+            ),
         ];
         for (needs, lookup, expected) in cases {
             let err = check_columns(&shape, needs, lookup).expect_err(expected);
@@ -566,7 +579,10 @@ mod tests {
         let mut short = column("state", ColumnType::Text);
         short.max_length = Some(2);
         assert_eq!(check_value(&short, &HostValue::Text("RN".to_owned())), Ok(()));
-        assert_eq!(check_value(&short, &HostValue::Text("São".to_owned())), Err(ValueProblem::TooLong { max_length: 2 }));
+        assert_eq!(
+            check_value(&short, &HostValue::Text("São".to_owned())),
+            Err(ValueProblem::TooLong { max_length: 2 })
+        );
         assert_eq!(check_value(&short, &HostValue::Text("Ão".to_owned())), Ok(()), "characters, not bytes");
         assert_eq!(check_value(&short, &HostValue::Text(String::new())), Err(ValueProblem::Nothing));
         assert_eq!(check_value(&short, &HostValue::Text("a\0".to_owned())), Err(ValueProblem::NulCharacter));

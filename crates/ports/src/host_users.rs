@@ -75,9 +75,10 @@ pub trait HostUserStore: Send + Sync + 'static {
     /// Columns not in `values` are left untouched on update, and a value
     /// that is "nothing" (empty string, JSON `null`) is never written. A
     /// value that does not fit its column (wrong kind, a date that is not
-    /// `YYYY-MM-DD`, too long, a NUL character, a single-column `CHECK`
-    /// constraint) is skipped with a warning naming the column, and the
-    /// rest is written. An entry for `lookup_column` in `values` is ignored
+    /// `YYYY-MM-DD`, too long, a NUL character, a single-column or domain
+    /// `CHECK` constraint, a unique value another row holds) is skipped with
+    /// a warning naming the column (never the value), and the rest is
+    /// written. An entry for `lookup_column` in `values` is ignored
     /// (`lookup_value` is written); of two entries for one column the later
     /// wins.
     ///
