@@ -98,6 +98,24 @@ pub struct Settings {
     /// Client component: the scopes to request (`dados_publicos` is added).
     #[serde(deserialize_with = "string_list")]
     pub scopes: Vec<String>,
+    /// Client component: the provider's base URL for the server-to-server
+    /// calls (`/oauth/token/`, `/api/perfil/dados/`); setting it enables the
+    /// client component in `serve` (demo: this service itself).
+    pub provider_base_url: Option<String>,
+    /// Client component: the provider's base URL as browsers reach it (the
+    /// authorize page); default: `provider_base_url`.
+    pub provider_public_url: Option<String>,
+    /// Client component: this host application's OAuth2 client id.
+    pub provider_client_id: Option<String>,
+    /// Client component: its client secret (never logged).
+    pub provider_client_secret: Option<SecretString>,
+    /// Client component: the redirect URI registered for the client (this
+    /// service's `/auth/callback/`).
+    pub provider_redirect_uri: Option<String>,
+    /// Client component: time-out of one provider call, in milliseconds.
+    pub provider_timeout_ms: u64,
+    /// Client component: the host user table the mapping writes.
+    pub user_table: String,
 }
 
 impl Default for Settings {
@@ -141,6 +159,13 @@ impl Default for Settings {
             user_attr_map: credencial_domain::attr_map::DEFAULT_ATTR_MAP.into(),
             user_lookup_field: credencial_domain::attr_map::DEFAULT_LOOKUP_FIELD.into(),
             scopes: credencial_domain::attr_map::DEFAULT_SCOPES.iter().map(|s| s.name().to_owned()).collect(),
+            provider_base_url: None,
+            provider_public_url: None,
+            provider_client_id: None,
+            provider_client_secret: None,
+            provider_redirect_uri: None,
+            provider_timeout_ms: 3_000,
+            user_table: "host_users".into(),
         }
     }
 }
@@ -219,6 +244,7 @@ impl Settings {
             ("receita_timeout_ms", self.receita_timeout_ms),
             ("cnes_timeout_ms", self.cnes_timeout_ms),
             ("cdp_timeout_ms", self.cdp_timeout_ms),
+            ("provider_timeout_ms", self.provider_timeout_ms),
         ] {
             if value == 0 {
                 return Err(SettingsError::about(key, "must be positive"));
@@ -259,6 +285,12 @@ impl Settings {
             .parse::<credencial_domain::JwtAlgorithm>()
             .map_err(|e| SettingsError::about("jwt_algorithm", e))?;
         self.user_mapping()?;
+        if !credencial_domain::host_table::is_sql_identifier(&self.user_table) {
+            return Err(SettingsError::about(
+                "user_table",
+                "must be a plain table name ([a-z_][a-z0-9_]*, at most 63 characters)",
+            ));
+        }
         Ok(())
     }
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use actix_web::dev::Server;
 use credencial_adapters_postgres::{
-    PgAuthorizationCodeStore, PgOAuthClientRepository, PgPool, PgProfileRepository, PgRefreshTokenStore,
-    PgSnapshotStore, PgUserRepository,
+    PgAuthorizationCodeStore, PgHostUserStore, PgOAuthClientRepository, PgPool, PgProfileRepository,
+    PgRefreshTokenStore, PgSnapshotStore, PgUserRepository,
 };
 use credencial_adapters_upstream::{
     http_client, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpTaxAuthority, HttpUserDataSource,
@@ -17,8 +17,10 @@ use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettin
 use credencial_application::{
     OAuthService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
 };
+use credencial_domain::attr_map::{UserMapping, ATTR_MAP_SETTING, LOOKUP_FIELD_SETTING};
+use credencial_domain::host_table;
 use credencial_domain::{EndpointAllowList, JwtAlgorithm, JwtKeys, TokenCodec, TokenLifetimes};
-use credencial_ports::{Clock, RefreshTokenStore, SystemClock};
+use credencial_ports::{Clock, HostUserStore, RefreshTokenStore, SystemClock};
 use rand::RngCore;
 use secrecy::ExposeSecret;
 
@@ -47,6 +49,10 @@ impl Application {
             .map_err(|e| SettingsError::about("bind", format!("cannot listen on {}: {e}", settings.bind)))?;
         let local = listener.local_addr()?;
         let codec = Arc::new(codec(settings, mode)?);
+        if client_component_enabled(settings, mode) {
+            let mapping = settings.user_mapping()?;
+            check_host_table(&PgHostUserStore::new(pool.clone()), &settings.user_table, &mapping).await?;
+        }
         let upstream_base = match (mode, &settings.upstream_base_url) {
             (_, Some(url)) => url.clone(),
             (Mode::Demo, None) => sandbox_url(local),
@@ -118,6 +124,36 @@ impl Application {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await
     }
+}
+
+/// Whether the client component (`/auth/login/`, `/auth/callback/`) runs:
+/// always in the demo, in `serve` when a provider is configured.
+fn client_component_enabled(settings: &Settings, mode: Mode) -> bool {
+    mode == Mode::Demo || settings.provider_base_url.is_some()
+}
+
+/// The start-up check of the host user table against the mapping: every
+/// mapped column exists and can hold its value, the lookup column has a
+/// unique constraint of its own. The message names the column and the
+/// setting to fix.
+pub async fn check_host_table(
+    store: &dyn HostUserStore,
+    table: &str,
+    mapping: &UserMapping,
+) -> Result<(), SettingsError> {
+    let shape = store.describe(table).await.map_err(|e| SettingsError::about("user_table", e))?;
+    let lookup = mapping.lookup().column().as_str();
+    host_table::check_columns(&shape, &mapping.map().column_needs(), lookup).map_err(|problem| {
+        // Which setting to change: the lookup column's, the table's, or the map's.
+        let setting = if problem.starts_with("lookup column") {
+            LOOKUP_FIELD_SETTING.to_owned()
+        } else if problem.starts_with("table") || problem.contains("\"id\"") || problem.contains("it must be boolean") {
+            crate::settings::env_name("user_table")
+        } else {
+            ATTR_MAP_SETTING.to_owned()
+        };
+        SettingsError(format!("setting {setting}: host user table: {problem}"))
+    })
 }
 
 /// How often expired authorization codes are deleted.

@@ -177,3 +177,52 @@ fn a_wrong_attribute_map_in_the_file_stops_the_load() {
     let e = e.to_string();
     assert!(e.starts_with("setting SERVICE_USER_ATTR_MAP") && e.contains("\"bonds\""), "{e}");
 }
+
+/// The start-up error of a production start with the client component
+/// enabled (a provider configured) and `adjust` applied.
+async fn client_start_error(adjust: impl FnOnce(&mut Settings)) -> String {
+    start_error(|s| {
+        s.provider_base_url = Some("http://127.0.0.1:9".into());
+        s.provider_client_id = Some("host".into());
+        s.provider_client_secret = Some("host-secret".to_owned().into());
+        s.provider_redirect_uri = Some("http://127.0.0.1:8000/auth/callback/".into());
+        adjust(s);
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_mapped_column_the_host_table_lacks_stops_the_start() {
+    let e = client_start_error(|s| s.user_attr_map = r#"{"username": "cpf", "nickname": "email"}"#.into()).await;
+    assert!(e.starts_with("setting SERVICE_USER_ATTR_MAP"), "{e}");
+    assert!(e.contains("\"nickname\" does not exist in table \"host_users\""), "{e}");
+}
+
+#[tokio::test]
+async fn a_mapped_column_of_the_wrong_type_stops_the_start() {
+    let e = client_start_error(|s| s.user_attr_map = r#"{"username": "cpf", "city": "fulljson"}"#.into()).await;
+    assert!(e.starts_with("setting SERVICE_USER_ATTR_MAP"), "{e}");
+    assert!(e.contains("column \"city\"") && e.contains("jsonb"), "{e}");
+}
+
+#[tokio::test]
+async fn a_lookup_column_without_a_unique_constraint_stops_the_start() {
+    let e = client_start_error(|s| s.user_lookup_field = "email".into()).await;
+    assert!(e.starts_with("setting SERVICE_USER_LOOKUP_FIELD"), "{e}");
+    assert!(e.contains("lookup column \"email\"") && e.contains("unique"), "{e}");
+}
+
+#[tokio::test]
+async fn a_host_table_that_does_not_exist_stops_the_start() {
+    let e = client_start_error(|s| s.user_table = "people".into()).await;
+    assert!(e.starts_with("setting SERVICE_USER_TABLE") && e.contains("\"people\""), "{e}");
+}
+
+#[tokio::test]
+async fn without_a_provider_the_host_table_is_not_checked() {
+    let db = TestDatabase::new().await;
+    let upstream = MockServer::start().await;
+    let mut settings = test_settings(&db, &upstream);
+    settings.user_table = "people".into();
+    assert!(Application::build(&settings, Mode::Serve, db.pool.clone()).await.is_ok());
+}
