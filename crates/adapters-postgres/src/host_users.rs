@@ -513,7 +513,7 @@ impl HostUserStore for PgHostUserStore {
             match check_value(column, &value) {
                 Ok(()) => prepared.push(Prepared::new(column, value)),
                 Err(ValueProblem::Nothing) => {
-                    tracing::debug!(table, column = name.as_str(), "host user value empty: column left as it is");
+                    tracing::debug!(table, column = name.as_str(), "host user value null: column left as it is");
                 }
                 Err(problem) => skip(table, &name, &problem),
             }

@@ -306,11 +306,18 @@ async fn first_login_creates_the_row_and_the_next_updates_it() {
 async fn a_column_skipped_or_given_nothing_keeps_its_old_value() {
     let (db, store) = setup().await;
     let first = store.upsert("host_users", "username", text("maria"), demo_values()).await.expect("create");
-    let later =
-        values(&[("email", text("")), ("profile", HostValue::Json(serde_json::Value::Null)), ("city", text("Natal"))]);
+    // The map skipped email (scope unavailable) and split a name without a
+    // space: last_name gets the empty string it was given.
+    let later = values(&[
+        ("first_name", text("Maria")),
+        ("last_name", text("")),
+        ("profile", HostValue::Json(serde_json::Value::Null)),
+        ("city", text("Natal")),
+    ]);
     let second = store.upsert("host_users", "username", text("maria"), later).await.expect("update");
     assert!(!second.created);
     assert_eq!(read(&db, "host_users", "email", first.id).await.as_deref(), Some("maria@example.org"));
+    assert_eq!(read(&db, "host_users", "last_name", first.id).await.as_deref(), Some(""));
     assert!(read(&db, "host_users", "profile", first.id).await.is_some(), "JSON null is nothing");
     assert_eq!(read(&db, "host_users", "birth_date", first.id).await.as_deref(), Some("1988-03-14"), "not mapped now");
     assert_eq!(read(&db, "host_users", "city", first.id).await.as_deref(), Some("Natal"));
@@ -466,12 +473,7 @@ async fn a_required_column_without_value_refuses_a_new_user_but_an_existing_one_
     assert_eq!(count(&db, "accounts").await, 2);
 
     let outcome = store
-        .upsert(
-            "accounts",
-            "email",
-            text("old@example.org"),
-            values(&[("city", text("Natal")), ("full_name", text(""))]),
-        )
+        .upsert("accounts", "email", text("old@example.org"), values(&[("city", text("Natal"))]))
         .await
         .expect("existing user updated");
     assert!(!outcome.created);

@@ -178,14 +178,13 @@ impl HostValue {
         }
     }
 
-    /// Whether the value is "nothing" (an empty string or JSON `null`):
-    /// nothing is never written, so it never overwrites a stored value.
+    /// Whether the value is "nothing" (JSON `null`): nothing is never
+    /// written, so it never overwrites a stored value. An empty string is a
+    /// value (the tuple split gives the second column `""` when the name
+    /// has no space); what is unavailable the attribute map skips before a
+    /// value is ever made.
     pub fn is_nothing(&self) -> bool {
-        match self {
-            Self::Text(s) | Self::Date(s) => s.is_empty(),
-            Self::Json(v) => v.is_null(),
-            Self::Timestamp(_) | Self::Bool(_) => false,
-        }
+        matches!(self, Self::Json(serde_json::Value::Null))
     }
 }
 
@@ -252,7 +251,7 @@ impl fmt::Display for ValueKind {
 /// the value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ValueProblem {
-    /// An empty string or JSON `null`: nothing to write.
+    /// JSON `null`: nothing to write.
     Nothing,
     /// The column cannot hold a value of this kind.
     WrongKind {
@@ -277,7 +276,7 @@ pub enum ValueProblem {
 impl fmt::Display for ValueProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Nothing => f.write_str("no value (empty)"),
+            Self::Nothing => f.write_str("no value (null)"),
             Self::WrongKind { kind, column_type } => {
                 write!(f, "a {kind} value does not fit a {column_type} column")
             }
@@ -574,6 +573,10 @@ mod tests {
         assert!(check_columns(&shape, &[], "username").expect_err("text is_active").contains("\"is_active\""));
     }
 
+    fn date_as_text() -> HostColumn {
+        column("birth_text", ColumnType::Text)
+    }
+
     #[test]
     fn values_are_checked_against_their_column() {
         let mut short = column("state", ColumnType::Text);
@@ -584,7 +587,8 @@ mod tests {
             Err(ValueProblem::TooLong { max_length: 2 })
         );
         assert_eq!(check_value(&short, &HostValue::Text("Ão".to_owned())), Ok(()), "characters, not bytes");
-        assert_eq!(check_value(&short, &HostValue::Text(String::new())), Err(ValueProblem::Nothing));
+        assert_eq!(check_value(&short, &HostValue::Text(String::new())), Ok(()), "an empty string is a value");
+        assert_eq!(check_value(&date_as_text(), &HostValue::Date(String::new())), Err(ValueProblem::NotADate));
         assert_eq!(check_value(&short, &HostValue::Text("a\0".to_owned())), Err(ValueProblem::NulCharacter));
 
         let date = column("birth_date", ColumnType::Date);

@@ -72,8 +72,9 @@ pub trait HostUserStore: Send + Sync + 'static {
     /// for one lookup value leave exactly one row, and exactly one of them
     /// reports `created`.
     ///
-    /// Columns not in `values` are left untouched on update, and a value
-    /// that is "nothing" (empty string, JSON `null`) is never written. A
+    /// Columns not in `values` (those the attribute map skipped) are left
+    /// untouched on update, and JSON `null` is never written. An empty
+    /// string is written as given. A
     /// value that does not fit its column (wrong kind, a date that is not
     /// `YYYY-MM-DD`, too long, a NUL character, a single-column or domain
     /// `CHECK` constraint, a unique value another row holds) is skipped with
