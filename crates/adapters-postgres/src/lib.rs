@@ -5,6 +5,7 @@
 
 mod database;
 mod error;
+mod host_user_records;
 mod host_users;
 mod oauth_clients;
 mod oauth_codes;
@@ -16,6 +17,7 @@ pub mod testing;
 mod users;
 
 pub use database::{connect, ensure_database_exists, migrate, DatabaseError, MIGRATOR};
+pub use host_user_records::PgHostUserRecords;
 pub use host_users::PgHostUserStore;
 pub use oauth_clients::PgOAuthClientRepository;
 pub use oauth_codes::PgAuthorizationCodeStore;

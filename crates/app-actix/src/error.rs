@@ -3,7 +3,7 @@
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use credencial_application::ServiceError;
+use credencial_application::{ClientLoginError, ServiceError};
 use credencial_domain::oauth::OAuthError;
 use credencial_domain::{EndpointError, TokenError};
 use credencial_ports::UpstreamError;
@@ -166,6 +166,36 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// A client-component login failure: the status and code its HTML page
+    /// also uses (`/auth/callback/`).
+    pub fn client_login(e: ClientLoginError) -> Self {
+        match e {
+            ClientLoginError::StateMismatch => {
+                Self::detail(StatusCode::BAD_REQUEST, "The login state does not match.", "state_mismatch")
+            }
+            ClientLoginError::Denied => Self::detail(StatusCode::FORBIDDEN, "Access was denied.", "access_denied"),
+            ClientLoginError::Refused(why) => {
+                Self::server_fault(StatusCode::BAD_GATEWAY, "The provider refused the login.", "provider_refused", &why)
+            }
+            ClientLoginError::ProviderDown(why) => Self::server_fault(
+                StatusCode::BAD_GATEWAY,
+                "The provider is unavailable.",
+                "provider_unavailable",
+                &why,
+            ),
+            ClientLoginError::Inactive => {
+                Self::detail(StatusCode::FORBIDDEN, "The account is inactive.", "account_inactive")
+            }
+            ClientLoginError::MissingLookup(column) => Self::detail(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                &format!("The profile has no usable value for {column}."),
+                "missing_lookup",
+            ),
+        }
+    }
+}
+
 impl From<ServiceError> for ApiError {
     fn from(e: ServiceError) -> Self {
         match e {
@@ -213,6 +243,7 @@ impl From<ServiceError> for ApiError {
                     "upstream has no record",
                 ),
             },
+            ServiceError::ClientLogin(e) => Self::client_login(e),
             ServiceError::Storage(why) => Self::server_fault(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "The service is temporarily unavailable.",

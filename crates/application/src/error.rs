@@ -26,6 +26,9 @@ pub enum ServiceError {
     /// The upstream service failed or refused.
     #[error(transparent)]
     Upstream(#[from] UpstreamError),
+    /// A login at the client component did not succeed.
+    #[error("client login: {0}")]
+    ClientLogin(#[from] crate::client_login::ClientLoginError),
     /// Storage is unavailable; details are for the log only.
     #[error("storage unavailable: {0}")]
     Storage(String),

@@ -1,6 +1,7 @@
 //! Use cases of credencial. They hold no state of their own beyond
 //! configuration: everything shared lives behind the ports.
 
+pub mod client_login;
 pub mod error;
 pub mod hashing;
 pub mod oauth;
@@ -8,6 +9,10 @@ pub mod profile;
 pub mod scope_cache;
 pub mod tokens;
 
+pub use client_login::{
+    CallbackResult, ClientLoginConfig, ClientLoginError, ClientLoginService, HostLogin, LoginStart, PendingLogin,
+    SealedValue,
+};
 pub use error::ServiceError;
 pub use hashing::PasswordHasher;
 pub use oauth::{

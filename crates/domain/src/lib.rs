@@ -4,6 +4,7 @@
 //! parameter, never read from the system), so the rules can be tested alone.
 
 pub mod attr_map;
+pub mod client_login;
 pub mod cpf;
 pub mod degree;
 pub mod endpoint;

@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod error;
+pub mod host_user_records;
 pub mod host_users;
 pub mod oauth;
 pub mod profile;
@@ -17,6 +18,7 @@ pub mod users;
 
 pub use clock::{Clock, SystemClock};
 pub use error::RepositoryError;
+pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostUserError, HostUserStore, UpsertOutcome};
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
 pub use profile::{ProfileRepository, Snapshot, SnapshotStore};
@@ -28,6 +30,8 @@ pub use users::{NewUser, UserCredentials, UserRepository};
 
 #[cfg(any(test, feature = "mocks"))]
 pub use clock::MockClock;
+#[cfg(any(test, feature = "mocks"))]
+pub use host_user_records::MockHostUserRecords;
 #[cfg(any(test, feature = "mocks"))]
 pub use host_users::MockHostUserStore;
 #[cfg(any(test, feature = "mocks"))]

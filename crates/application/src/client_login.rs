@@ -1,0 +1,267 @@
+//! The client component's login: a host application sends its user to an
+//! OAuth2 provider, gets the user back with a code, reads the profile and
+//! writes it onto the host user record with the attribute map.
+//!
+//! - [`ClientLoginService::begin`]: a fresh authorization request (state,
+//!   PKCE verifier) and a `next` that stays on this site;
+//! - [`ClientLoginService::complete`]: checks the returned `state` against
+//!   the one kept (constant time), exchanges the code, fetches the profile,
+//!   maps it, and gets-or-creates the host user in one atomic statement;
+//! - [`ClientLoginService::record`]: the host user row, column by column;
+//! - the cookie values of the login in progress and of the host session,
+//!   signed with an HMAC key and carrying their expiry.
+//!
+//! Nothing here logs a code, a token, a state or a profile value.
+
+use std::sync::Arc;
+
+use credencial_domain::attr_map::UserMapping;
+use credencial_domain::client_login::{safe_next, secrets_match, SignedPurpose, ValueSigner};
+use credencial_domain::host_table::HostValue;
+use credencial_ports::{
+    AuthorizationStart, Clock, HostUserError, HostUserRecords, HostUserStore, ProviderClient, ProviderError,
+    RecordColumn,
+};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::error::ServiceError;
+
+/// How long a login may take between `begin` and the callback (seconds).
+pub const PENDING_LOGIN_SECS: i64 = 10 * 60;
+
+/// Why a login at the client component did not succeed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ClientLoginError {
+    /// The callback's `state` is missing or is not the one this browser
+    /// started with (a forged or stale callback, or no login in progress).
+    #[error("the returned state does not match the login in progress")]
+    StateMismatch,
+    /// The user refused consent (`error=access_denied`).
+    #[error("the user denied access")]
+    Denied,
+    /// The provider could not be reached, timed out, or answered something
+    /// unexpected; the text is for the log.
+    #[error("the provider is unavailable: {0}")]
+    ProviderDown(String),
+    /// The provider refused (an RFC 6749 error for the code, another
+    /// `error` in the callback, or a refused access token); the text is the
+    /// error code, for the log.
+    #[error("the provider refused: {0}")]
+    Refused(String),
+    /// The host user exists and is inactive: the login is refused.
+    #[error("the host user is inactive")]
+    Inactive,
+    /// The profile has no usable value for the lookup column (the text
+    /// names the column).
+    #[error("the profile has no usable value for the lookup column {0}")]
+    MissingLookup(String),
+}
+
+/// The answer to [`ClientLoginService::begin`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginStart {
+    /// Where to send the browser, and the state and verifier to keep.
+    pub authorization: AuthorizationStart,
+    /// Where to go after the login: the asked-for path if it stays on this
+    /// site, else the default.
+    pub next: String,
+}
+
+/// What the provider's redirect brought back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallbackResult {
+    /// `code=…`: the user approved.
+    Code(String),
+    /// `error=…`: the RFC 6749 error code (e.g. `access_denied`).
+    Error(String),
+}
+
+/// A completed login: the host user and its lookup value.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostLogin {
+    /// The host user row's `id`.
+    pub id: i64,
+    /// The lookup column's value (personal data: never logged).
+    pub lookup_value: String,
+}
+
+impl std::fmt::Debug for HostLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostLogin").field("id", &self.id).finish_non_exhaustive()
+    }
+}
+
+/// The login in progress, kept in a signed cookie between `begin` and the
+/// callback. `Debug` shows only `next`.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingLogin {
+    /// The `state` sent to the provider.
+    pub state: String,
+    /// The PKCE verifier.
+    pub pkce_verifier: String,
+    /// Where to go afterwards (already checked).
+    pub next: String,
+}
+
+impl std::fmt::Debug for PendingLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingLogin").field("next", &self.next).finish_non_exhaustive()
+    }
+}
+
+/// A signed cookie value and how long it lives.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SealedValue {
+    /// The cookie value.
+    pub value: String,
+    /// Its lifetime in seconds (the cookie's `Max-Age`).
+    pub max_age_secs: i64,
+}
+
+impl std::fmt::Debug for SealedValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SealedValue").field("max_age_secs", &self.max_age_secs).finish_non_exhaustive()
+    }
+}
+
+/// Configuration of the client component's login.
+#[derive(Debug, Clone)]
+pub struct ClientLoginConfig {
+    /// The mapping settings, checked.
+    pub mapping: UserMapping,
+    /// The host user table.
+    pub table: String,
+    /// Lifetime of the host session, in seconds.
+    pub session_secs: i64,
+    /// Signs the cookie values.
+    pub signer: ValueSigner,
+}
+
+/// The client component's login use case.
+pub struct ClientLoginService {
+    provider: Arc<dyn ProviderClient>,
+    store: Arc<dyn HostUserStore>,
+    records: Arc<dyn HostUserRecords>,
+    clock: Arc<dyn Clock>,
+    config: ClientLoginConfig,
+}
+
+impl std::fmt::Debug for ClientLoginService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientLoginService").field("table", &self.config.table).finish_non_exhaustive()
+    }
+}
+
+impl ClientLoginService {
+    /// The use case over its ports.
+    pub fn new(
+        provider: Arc<dyn ProviderClient>,
+        store: Arc<dyn HostUserStore>,
+        records: Arc<dyn HostUserRecords>,
+        clock: Arc<dyn Clock>,
+        config: ClientLoginConfig,
+    ) -> Self {
+        Self { provider, store, records, clock, config }
+    }
+
+    /// A fresh authorization request for the configured scopes, and `next`
+    /// if it is a path on this site (else the default, `/auth/me/`).
+    pub fn begin(&self, next: Option<&str>) -> LoginStart {
+        let authorization = self.provider.start(self.config.mapping.scopes().scopes());
+        LoginStart { authorization, next: safe_next(next) }
+    }
+
+    /// Completes a login: `expected_state` and `pkce_verifier` are what
+    /// `begin` gave (kept by the browser in a signed cookie),
+    /// `returned_state` and `result` what the provider's redirect carried.
+    /// The state is checked first; nothing is sent to the provider for a
+    /// callback that does not match.
+    pub async fn complete(
+        &self,
+        expected_state: &str,
+        pkce_verifier: &str,
+        returned_state: Option<&str>,
+        result: CallbackResult,
+    ) -> Result<HostLogin, ServiceError> {
+        if !returned_state.is_some_and(|returned| secrets_match(expected_state, returned)) {
+            return Err(ClientLoginError::StateMismatch.into());
+        }
+        let code = match result {
+            CallbackResult::Code(code) => code,
+            CallbackResult::Error(e) if e == "access_denied" => return Err(ClientLoginError::Denied.into()),
+            CallbackResult::Error(e) => return Err(ClientLoginError::Refused(short(&e)).into()),
+        };
+        let tokens = self.provider.exchange_code(&code, pkce_verifier).await.map_err(provider_error)?;
+        let profile = self.provider.fetch_profile(&tokens.access_token).await.map_err(provider_error)?;
+        let mapped =
+            self.config.mapping.apply(&profile).map_err(|e| ClientLoginError::MissingLookup(e.column.to_string()))?;
+        for (column, reason) in mapped.record.skipped() {
+            tracing::info!(column = %column, %reason, "host user column skipped");
+        }
+        let lookup_column = mapped.lookup_column.to_string();
+        let lookup_value = mapped.lookup_value;
+        let outcome = self
+            .store
+            .upsert(
+                &self.config.table,
+                &lookup_column,
+                HostValue::Text(lookup_value.clone()),
+                mapped.record.into_values(),
+            )
+            .await
+            .map_err(|e| match e {
+                HostUserError::Inactive => ClientLoginError::Inactive.into(),
+                HostUserError::UnusableLookup(column) => ClientLoginError::MissingLookup(column).into(),
+                other => ServiceError::Storage(other.to_string()),
+            })?;
+        tracing::info!(host_user_id = outcome.id, created = outcome.created, "host user logged in");
+        Ok(HostLogin { id: outcome.id, lookup_value })
+    }
+
+    /// Every column of the host user `id`, in table order (`None` values are
+    /// SQL `NULL`); `None` when the row is gone.
+    pub async fn record(&self, id: i64) -> Result<Option<Vec<RecordColumn>>, ServiceError> {
+        self.records.fetch(&self.config.table, id).await.map_err(|e| ServiceError::Storage(e.to_string()))
+    }
+
+    /// The cookie value of a login in progress.
+    pub fn seal_pending(&self, pending: &PendingLogin) -> SealedValue {
+        self.seal(SignedPurpose::PendingLogin, pending, PENDING_LOGIN_SECS)
+    }
+
+    /// The login in progress a cookie value holds, if it is genuine and
+    /// not expired.
+    pub fn open_pending(&self, value: &str) -> Option<PendingLogin> {
+        self.config.signer.open(SignedPurpose::PendingLogin, value, self.clock.now())
+    }
+
+    /// The cookie value of a host session.
+    pub fn seal_session(&self, login: &HostLogin) -> SealedValue {
+        self.seal(SignedPurpose::HostSession, login, self.config.session_secs)
+    }
+
+    /// The host session a cookie value holds, if it is genuine and not
+    /// expired.
+    pub fn open_session(&self, value: &str) -> Option<HostLogin> {
+        self.config.signer.open(SignedPurpose::HostSession, value, self.clock.now())
+    }
+
+    fn seal<T: Serialize>(&self, purpose: SignedPurpose, value: &T, max_age_secs: i64) -> SealedValue {
+        let exp = self.clock.now().saturating_add(max_age_secs);
+        SealedValue { value: self.config.signer.seal(purpose, value, exp), max_age_secs }
+    }
+}
+
+fn provider_error(e: ProviderError) -> ServiceError {
+    match e {
+        ProviderError::Refused(code) => ClientLoginError::Refused(short(&code)).into(),
+        ProviderError::Upstream(u) => ClientLoginError::ProviderDown(u.to_string()).into(),
+    }
+}
+
+/// At most 64 characters of a provider-given error code (it ends up in the
+/// log).
+fn short(text: &str) -> String {
+    text.chars().take(64).collect()
+}
