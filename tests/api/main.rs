@@ -9,5 +9,6 @@ mod errors;
 mod helpers;
 mod oauth;
 mod profile;
+mod provider_client;
 mod settings;
 mod tokens;

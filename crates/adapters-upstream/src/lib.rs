@@ -6,12 +6,17 @@
 //! configured host.
 
 mod client;
+mod provider;
 mod registries;
 mod response;
 mod unconfigured;
 mod user_data;
 
 pub use client::{http_client, BaseUrl, BaseUrlError};
+pub use provider::{
+    HttpProviderClient, InvalidProviderSettings, ProviderSettings, DEFAULT_PROVIDER_MAX_BODY_BYTES,
+    DEFAULT_PROVIDER_TIMEOUT,
+};
 pub use registries::{
     ApiKey, HttpCdpDirectory, HttpCnesRegistry, HttpTaxAuthority, InvalidApiKey, RegistryEndpoint,
     DEFAULT_REGISTRY_MAX_BODY_BYTES, DEFAULT_REGISTRY_TIMEOUT,

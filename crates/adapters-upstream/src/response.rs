@@ -28,7 +28,7 @@ fn status_error(status: reqwest::StatusCode) -> Option<UpstreamError> {
 /// Reads the whole body, refusing more than `max_bytes` (checked against
 /// `Content-Length` first, then while streaming, so a chunked body is cut
 /// off too).
-async fn read_capped(response: reqwest::Response, max_bytes: usize) -> Result<Vec<u8>, UpstreamError> {
+pub(crate) async fn read_capped(response: reqwest::Response, max_bytes: usize) -> Result<Vec<u8>, UpstreamError> {
     if response.content_length().is_some_and(|len| len > max_bytes as u64) {
         return Err(UpstreamError::BadResponse("body too large".into()));
     }

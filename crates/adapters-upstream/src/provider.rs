@@ -1,0 +1,365 @@
+//! [`ProviderClient`] over HTTP: the client component's calls to an OAuth2
+//! provider with credencial's contract.
+//!
+//! | call | request |
+//! |---|---|
+//! | [`ProviderClient::start`] | none: builds `{public_base}/oauth/authorize/?response_type=code&…` |
+//! | [`ProviderClient::exchange_code`] | `POST {base}/oauth/token/`, form-encoded, `client_secret_basic` |
+//! | [`ProviderClient::fetch_profile`] | `POST {base}/api/perfil/dados/` with `Authorization: Bearer` |
+//!
+//! Hand-written on the shared client rather than with the `oauth2` crate
+//! (`docs/decisions.md` says why). Tokens, codes, verifiers, the client
+//! secret and the profile payload are never logged and never put in an
+//! error text.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use credencial_domain::oauth::{
+    random_token_text, GRANT_TYPE_AUTHORIZATION_CODE, PKCE_METHOD_S256, RESPONSE_TYPE_CODE,
+};
+use credencial_domain::{ScopeSet, UpstreamPath};
+use credencial_ports::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens, UpstreamError};
+use rand::RngCore;
+use reqwest::header::ACCEPT;
+use reqwest::StatusCode;
+use secrecy::{ExposeSecret, SecretString};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+use url::form_urlencoded::byte_serialize;
+use url::Url;
+
+use crate::client::BaseUrl;
+use crate::response::{read_capped, transport_error};
+
+/// A provider call gives up after this long unless configured otherwise.
+pub const DEFAULT_PROVIDER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Largest provider body accepted by default (1 MiB; a full profile with
+/// every scope is a few KiB).
+pub const DEFAULT_PROVIDER_MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The provider's authorization endpoint, below the public base.
+const AUTHORIZE_PATH: &str = "/oauth/authorize/";
+/// The provider's token endpoint, below the base.
+const TOKEN_PATH: &str = "/oauth/token/";
+/// The provider's profile endpoint, below the base.
+const PROFILE_PATH: &str = "/api/perfil/dados/";
+
+/// Longest RFC 6749 `error` code taken from a refusal (longer ones are a
+/// misbehaving provider).
+const MAX_ERROR_CODE_LEN: usize = 64;
+
+/// How the client component reaches its provider. `Debug` never shows the
+/// secret.
+#[derive(Debug, Clone)]
+pub struct ProviderSettings {
+    /// The provider's origin for server-to-server calls (`/oauth/token/`,
+    /// `/api/perfil/dados/`), e.g. `http://127.0.0.1:8000`.
+    pub base: BaseUrl,
+    /// The provider's origin as the user's browser reaches it (the
+    /// authorize page); often the same as `base`.
+    pub public_base: BaseUrl,
+    /// This application's `client_id` at the provider.
+    pub client_id: String,
+    /// This application's client secret (sent with HTTP Basic).
+    pub client_secret: SecretString,
+    /// The redirect URI registered at the provider, sent exactly as given.
+    pub redirect_uri: String,
+    /// Time-out of one whole call (connecting, waiting and reading the body).
+    pub timeout: Duration,
+}
+
+/// The provider settings cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum InvalidProviderSettings {
+    /// The client id is empty or has control characters.
+    #[error("the provider client id must be non-empty text without control characters")]
+    ClientId,
+    /// The redirect URI is not an absolute http(s) URL without fragment.
+    #[error("the provider redirect URI must be an absolute http(s) URL without fragment")]
+    RedirectUri,
+    /// The time-out is zero.
+    #[error("the provider time-out must be greater than zero")]
+    Timeout,
+    /// A base URL cannot hold the provider's endpoint paths.
+    #[error("the provider base URL cannot hold the endpoint paths")]
+    BaseUrl,
+}
+
+/// [`ProviderClient`] over HTTP, on the shared pooled client (no redirects,
+/// no proxies).
+#[derive(Debug, Clone)]
+pub struct HttpProviderClient {
+    client: reqwest::Client,
+    authorize_url: Url,
+    token_url: Url,
+    profile_url: Url,
+    client_id: String,
+    client_secret: SecretString,
+    redirect_uri: String,
+    timeout: Duration,
+    max_body_bytes: usize,
+}
+
+impl HttpProviderClient {
+    /// A provider client from `settings`, calling through the shared
+    /// `client`, with the default body cap. Errors name the unusable
+    /// setting.
+    pub fn new(client: reqwest::Client, settings: ProviderSettings) -> Result<Self, InvalidProviderSettings> {
+        let ProviderSettings { base, public_base, client_id, client_secret, redirect_uri, timeout } = settings;
+        if client_id.trim().is_empty() || client_id.chars().any(char::is_control) {
+            return Err(InvalidProviderSettings::ClientId);
+        }
+        let redirect_ok = Url::parse(&redirect_uri)
+            .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some() && u.fragment().is_none());
+        if !redirect_ok {
+            return Err(InvalidProviderSettings::RedirectUri);
+        }
+        if timeout.is_zero() {
+            return Err(InvalidProviderSettings::Timeout);
+        }
+        Ok(Self {
+            client,
+            authorize_url: endpoint(&public_base, AUTHORIZE_PATH)?,
+            token_url: endpoint(&base, TOKEN_PATH)?,
+            profile_url: endpoint(&base, PROFILE_PATH)?,
+            client_id,
+            client_secret,
+            redirect_uri,
+            timeout,
+            max_body_bytes: DEFAULT_PROVIDER_MAX_BODY_BYTES,
+        })
+    }
+
+    /// Caps the accepted body size.
+    pub fn with_max_body_bytes(mut self, max: usize) -> Self {
+        self.max_body_bytes = max;
+        self
+    }
+
+    /// `Basic base64(urlencode(id) ":" urlencode(secret))` (RFC 6749
+    /// §2.3.1); reqwest marks the header sensitive.
+    fn with_client_credentials(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let id: String = byte_serialize(self.client_id.as_bytes()).collect();
+        let secret: String = byte_serialize(self.client_secret.expose_secret().as_bytes()).collect();
+        request.basic_auth(id, Some(secret))
+    }
+
+    /// Sends `request` with the time-out and reads the status and the
+    /// capped body.
+    async fn call(&self, request: reqwest::RequestBuilder) -> Result<(StatusCode, Vec<u8>), UpstreamError> {
+        let response = request
+            .header(ACCEPT, "application/json")
+            .timeout(self.timeout)
+            .send()
+            .await
+            .map_err(|e| transport_error(&e.without_url()))?;
+        let status = response.status();
+        // A redirect is never followed (it could carry the code, the
+        // verifier or a token to another host) and its body is not read.
+        if !status.is_success() && !matches!(status.as_u16(), 400 | 401) {
+            return Err(UpstreamError::BadResponse(format!("status {}", status.as_u16())));
+        }
+        let body = read_capped(response, self.max_body_bytes).await?;
+        Ok((status, body))
+    }
+}
+
+/// `path` (a constant plain path) below `base`, on `base`'s origin.
+fn endpoint(base: &BaseUrl, path: &str) -> Result<Url, InvalidProviderSettings> {
+    let url = UpstreamPath::parse(path).map(|path| base.join(&path)).map_err(|_| InvalidProviderSettings::BaseUrl)?;
+    if base.same_origin(&url) {
+        Ok(url)
+    } else {
+        Err(InvalidProviderSettings::BaseUrl)
+    }
+}
+
+/// A JSON object body, or `None` (not JSON, or JSON of another shape).
+fn json_object(body: &[u8]) -> Option<serde_json::Map<String, serde_json::Value>> {
+    match serde_json::from_slice(body) {
+        Ok(serde_json::Value::Object(map)) => Some(map),
+        _ => None,
+    }
+}
+
+/// The RFC 6749 §5.2 `error` code of a refusal body, if it is one: an
+/// object with `error` made of the characters the RFC allows.
+fn refusal_code(body: &[u8]) -> Option<String> {
+    let map = json_object(body)?;
+    let code = map.get("error")?.as_str()?;
+    let ok = !code.is_empty()
+        && code.len() <= MAX_ERROR_CODE_LEN
+        && code.bytes().all(|b| matches!(b, 0x20..=0x21 | 0x23..=0x5b | 0x5d..=0x7e));
+    ok.then(|| code.to_owned())
+}
+
+/// Reads a successful token answer: `access_token` (required, Bearer),
+/// `scope` (space-separated; unknown names ignored; absent means the
+/// provider's required scopes).
+fn decode_tokens(body: &[u8]) -> Result<ProviderTokens, UpstreamError> {
+    let map =
+        json_object(body).ok_or_else(|| UpstreamError::BadResponse("token answer is not a JSON object".into()))?;
+    let access_token = match map.get("access_token").and_then(serde_json::Value::as_str) {
+        Some(token) if !token.is_empty() => token.to_owned(),
+        _ => return Err(UpstreamError::BadResponse("token answer without access_token".into())),
+    };
+    match map.get("token_type").and_then(serde_json::Value::as_str) {
+        Some(kind) if kind.eq_ignore_ascii_case("bearer") => {}
+        None => {}
+        Some(_) => return Err(UpstreamError::BadResponse("token answer with a token_type other than Bearer".into())),
+    }
+    let scope = match map.get("scope").and_then(serde_json::Value::as_str) {
+        Some(text) => ScopeSet::parse_lenient(text),
+        None => ScopeSet::required(),
+    };
+    Ok(ProviderTokens { access_token, scope })
+}
+
+/// 32 fresh random bytes as base64url text (43 characters).
+fn random_text() -> String {
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    random_token_text(&bytes)
+}
+
+/// The S256 challenge of `verifier`: BASE64URL(SHA256(ASCII(verifier))).
+fn s256(verifier: &str) -> String {
+    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+}
+
+/// Logs a failed call: the kind of failure only, never a body.
+fn logged(call: &'static str, result: Result<ProviderTokens, ProviderError>) -> Result<ProviderTokens, ProviderError> {
+    log_failure(call, result.as_ref().err());
+    result
+}
+
+/// Logs a failed call's kind (the refusal code or the upstream error text).
+fn log_failure(call: &'static str, error: Option<&ProviderError>) {
+    match error {
+        Some(ProviderError::Refused(code)) => tracing::info!(call, error = %code, "provider refused"),
+        Some(ProviderError::Upstream(e)) => tracing::warn!(call, error = %e, "provider call failed"),
+        None => {}
+    }
+}
+
+#[async_trait]
+impl ProviderClient for HttpProviderClient {
+    fn start(&self, scopes: ScopeSet) -> AuthorizationStart {
+        let state = random_text();
+        let pkce_verifier = random_text();
+        let mut url = self.authorize_url.clone();
+        url.query_pairs_mut()
+            .append_pair("response_type", RESPONSE_TYPE_CODE)
+            .append_pair("client_id", &self.client_id)
+            .append_pair("redirect_uri", &self.redirect_uri)
+            .append_pair("scope", &scopes.to_scope_string())
+            .append_pair("state", &state)
+            .append_pair("code_challenge", &s256(&pkce_verifier))
+            .append_pair("code_challenge_method", PKCE_METHOD_S256);
+        AuthorizationStart { url: url.into(), state, pkce_verifier }
+    }
+
+    async fn exchange_code(&self, code: &str, pkce_verifier: &str) -> Result<ProviderTokens, ProviderError> {
+        let form = [
+            ("grant_type", GRANT_TYPE_AUTHORIZATION_CODE),
+            ("code", code),
+            ("redirect_uri", self.redirect_uri.as_str()),
+            ("code_verifier", pkce_verifier),
+        ];
+        let request = self.with_client_credentials(self.client.post(self.token_url.clone())).form(&form);
+        let result = async {
+            let (status, body) = self.call(request).await?;
+            if status.is_success() {
+                return Ok(decode_tokens(&body)?);
+            }
+            match refusal_code(&body) {
+                Some(code) => Err(ProviderError::Refused(code)),
+                None => {
+                    Err(UpstreamError::BadResponse(format!("status {} without an OAuth2 error", status.as_u16()))
+                        .into())
+                }
+            }
+        }
+        .await;
+        logged("token", result)
+    }
+
+    async fn fetch_profile(
+        &self,
+        access_token: &str,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, ProviderError> {
+        let request = self.client.post(self.profile_url.clone()).bearer_auth(access_token);
+        let result = async {
+            let (status, body) = self.call(request).await?;
+            match status.as_u16() {
+                401 => Err(ProviderError::Refused("invalid_token".into())),
+                200..=299 => json_object(&body)
+                    .ok_or_else(|| UpstreamError::BadResponse("profile answer is not a JSON object".into()).into()),
+                other => Err(UpstreamError::BadResponse(format!("status {other}")).into()),
+            }
+        }
+        .await;
+        log_failure("profile", result.as_ref().err());
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> ProviderSettings {
+        ProviderSettings {
+            base: BaseUrl::parse("http://127.0.0.1:8000").expect("base"),
+            public_base: BaseUrl::parse("https://login.example.gov.br/").expect("public base"),
+            client_id: "portal".into(),
+            client_secret: SecretString::from("s3cr3t-value"),
+            redirect_uri: "https://portal.example.gov.br/auth/callback/".into(),
+            timeout: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn the_client_secret_never_shows_in_debug_output() {
+        let provider = HttpProviderClient::new(reqwest::Client::new(), settings()).expect("valid");
+        assert!(!format!("{provider:?}").contains("s3cr3t"));
+        assert!(!format!("{:?}", settings()).contains("s3cr3t"));
+    }
+
+    #[test]
+    fn unusable_settings_are_refused_naming_the_setting() {
+        let with = |change: fn(&mut ProviderSettings)| {
+            let mut s = settings();
+            change(&mut s);
+            HttpProviderClient::new(reqwest::Client::new(), s).map(|_| ())
+        };
+        assert_eq!(with(|s| s.client_id = " ".into()), Err(InvalidProviderSettings::ClientId));
+        assert_eq!(with(|s| s.redirect_uri = "/relative".into()), Err(InvalidProviderSettings::RedirectUri));
+        assert_eq!(with(|s| s.redirect_uri = "https://x/cb#f".into()), Err(InvalidProviderSettings::RedirectUri));
+        assert_eq!(with(|s| s.timeout = Duration::ZERO), Err(InvalidProviderSettings::Timeout));
+    }
+
+    #[test]
+    fn refusal_codes_are_taken_only_from_well_formed_error_objects() {
+        assert_eq!(
+            refusal_code(br#"{"error":"invalid_grant","error_description":"x"}"#).as_deref(),
+            Some("invalid_grant")
+        );
+        for body in
+            [&br#"{"error":""}"#[..], br#"{"error":"quote\"d"}"#, br#"{"detail":"x"}"#, b"<html>", br#"["error"]"#]
+        {
+            assert_eq!(refusal_code(body), None, "{}", String::from_utf8_lossy(body));
+        }
+    }
+
+    #[test]
+    fn a_token_answer_without_scope_means_the_required_scopes() {
+        let tokens = decode_tokens(br#"{"access_token":"a","token_type":"Bearer"}"#).expect("decoded");
+        assert_eq!(tokens.scope, ScopeSet::required());
+        assert!(decode_tokens(br#"{"access_token":"a","token_type":"mac"}"#).is_err());
+    }
+}
