@@ -6,18 +6,20 @@ use std::time::Duration;
 
 use actix_web::dev::Server;
 use credencial_adapters_postgres::{
-    PgAuthorizationCodeStore, PgHostUserStore, PgOAuthClientRepository, PgPool, PgProfileRepository,
+    PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore, PgOAuthClientRepository, PgPool, PgProfileRepository,
     PgRefreshTokenStore, PgSnapshotStore, PgUserRepository,
 };
 use credencial_adapters_upstream::{
-    http_client, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpTaxAuthority, HttpUserDataSource,
-    RegistryEndpoint, UnconfiguredRegistry,
+    http_client, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,
+    HttpUserDataSource, ProviderSettings, RegistryEndpoint, UnconfiguredRegistry,
 };
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::{
-    OAuthService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
+    ClientLoginConfig, ClientLoginService, OAuthService, PasswordHasher, ProfileService, Registries, ScopeCache,
+    ScopeTtls, TokenService, TokenServiceConfig,
 };
 use credencial_domain::attr_map::{UserMapping, ATTR_MAP_SETTING, LOOKUP_FIELD_SETTING};
+use credencial_domain::client_login::ValueSigner;
 use credencial_domain::host_table;
 use credencial_domain::{EndpointAllowList, JwtAlgorithm, JwtKeys, TokenCodec, TokenLifetimes};
 use credencial_ports::{Clock, HostUserStore, RefreshTokenStore, SystemClock};
@@ -49,10 +51,13 @@ impl Application {
             .map_err(|e| SettingsError::about("bind", format!("cannot listen on {}: {e}", settings.bind)))?;
         let local = listener.local_addr()?;
         let codec = Arc::new(codec(settings, mode)?);
-        if client_component_enabled(settings, mode) {
-            let mapping = settings.user_mapping()?;
+        let mapping = if client_component_enabled(settings, mode) {
+            let mapping = client_mapping(settings, mode)?;
             check_host_table(&PgHostUserStore::new(pool.clone()), &settings.user_table, &mapping).await?;
-        }
+            Some(mapping)
+        } else {
+            None
+        };
         let upstream_base = match (mode, &settings.upstream_base_url) {
             (_, Some(url)) => url.clone(),
             (Mode::Demo, None) => sandbox_url(local),
@@ -69,6 +74,12 @@ impl Application {
             .map_err(|e| SettingsError::about("upstream_endpoints", e))?;
         let client = http_client()?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let client_login = match mapping {
+            Some(mapping) => {
+                Some(Arc::new(client_login(settings, mode, local, &client, &pool, Arc::clone(&clock), mapping)?))
+            }
+            None => None,
+        };
         let profiles = Arc::new(profile_service(settings, mode, local, &client, &pool, Arc::clone(&clock))?);
         let refresh_tokens: Arc<dyn RefreshTokenStore> = Arc::new(PgRefreshTokenStore::new(pool.clone()));
         let hasher = hasher(settings)?;
@@ -109,7 +120,7 @@ impl Application {
         };
         let oauth = Arc::new(oauth);
         tokio::spawn(purge_codes_periodically(Arc::clone(&oauth)));
-        let services = Services { tokens, profiles, oauth };
+        let services = Services { tokens, profiles, oauth, client_login };
         let server = build_server(listener, services, http)?;
         tracing::info!(address = %local, ?mode, "credencial is serving");
         Ok(Self { port: local.port(), server })
@@ -154,6 +165,110 @@ pub async fn check_host_table(
         };
         SettingsError(format!("setting {setting}: host user table: {problem}"))
     })
+}
+
+/// How long a host session at the client component lasts (8 hours).
+const HOST_SESSION_SECS: i64 = 8 * 60 * 60;
+
+/// The demo's attribute map: one column per rule (plain, tuple, dot
+/// notation, `fulljson`).
+pub const DEMO_ATTR_MAP: &str = r#"{"username": "cpf", "cpf": "cpf", "email": "email", "(first_name, last_name)": "name", "birth_date": "receita_federal.dtNascimento", "mother_name": "receita_federal.mae", "city": "receita_federal.noMunicipio", "state": "receita_federal.uf", "profile": "fulljson"}"#;
+
+/// The demo's requested scopes.
+pub const DEMO_SCOPES: &str = "dados_publicos cpf email receita_federal cnes formacao_academica";
+
+/// The mapping the client component applies: the settings', or, in the demo
+/// with the default map and scopes, [`DEMO_ATTR_MAP`] and [`DEMO_SCOPES`].
+fn client_mapping(settings: &Settings, mode: Mode) -> Result<UserMapping, SettingsError> {
+    let defaults = Settings::default();
+    if mode == Mode::Demo && settings.user_attr_map == defaults.user_attr_map && settings.scopes == defaults.scopes {
+        let demo = Settings {
+            user_attr_map: DEMO_ATTR_MAP.to_owned(),
+            scopes: vec![DEMO_SCOPES.to_owned()],
+            user_lookup_field: settings.user_lookup_field.clone(),
+            ..Settings::default()
+        };
+        return demo.user_mapping();
+    }
+    settings.user_mapping()
+}
+
+/// The client component: the provider from the settings (demo: this
+/// service itself as `demo-host`), the host user table, and cookie values
+/// signed with a key derived from the JWT key material.
+fn client_login(
+    settings: &Settings,
+    mode: Mode,
+    local: SocketAddr,
+    client: &reqwest::Client,
+    pool: &PgPool,
+    clock: Arc<dyn Clock>,
+    mapping: UserMapping,
+) -> Result<ClientLoginService, SettingsError> {
+    let required = |key: &str, value: &Option<String>| {
+        value.clone().ok_or_else(|| SettingsError::about(key, "is not set (needed with SERVICE_PROVIDER_BASE_URL)"))
+    };
+    let (base, client_id, secret, redirect_uri) = match (&settings.provider_base_url, mode) {
+        (Some(base), _) => (
+            base.clone(),
+            required("provider_client_id", &settings.provider_client_id)?,
+            settings
+                .provider_client_secret
+                .clone()
+                .ok_or_else(|| SettingsError::about("provider_client_secret", "is not set"))?,
+            required("provider_redirect_uri", &settings.provider_redirect_uri)?,
+        ),
+        (None, _) => (
+            origin(local),
+            crate::demo::DEMO_CLIENT_ID.to_owned(),
+            secrecy::SecretString::from(crate::demo::DEMO_CLIENT_SECRET),
+            settings.provider_redirect_uri.clone().unwrap_or_else(|| format!("{}/auth/callback/", origin(local))),
+        ),
+    };
+    let base_url = BaseUrl::parse(&base).map_err(|e| SettingsError::about("provider_base_url", e))?;
+    let public = settings.provider_public_url.as_deref().unwrap_or(&base);
+    let public_url = BaseUrl::parse(public).map_err(|e| SettingsError::about("provider_public_url", e))?;
+    let provider = HttpProviderClient::new(
+        client.clone(),
+        ProviderSettings {
+            base: base_url,
+            public_base: public_url,
+            client_id,
+            client_secret: secret,
+            redirect_uri,
+            timeout: Duration::from_millis(settings.provider_timeout_ms),
+        },
+    )
+    .map_err(|e| SettingsError::about("provider_base_url", e))?;
+    Ok(ClientLoginService::new(
+        Arc::new(provider),
+        Arc::new(PgHostUserStore::new(pool.clone())),
+        Arc::new(PgHostUserRecords::new(pool.clone())),
+        clock,
+        ClientLoginConfig {
+            mapping,
+            table: settings.user_table.clone(),
+            session_secs: HOST_SESSION_SECS,
+            signer: ValueSigner::derive(&cookie_key_material(settings)?),
+        },
+    ))
+}
+
+/// What the client component's cookie key is derived from: the HS256
+/// secret, or the RS256/ES256 private key (so every instance that shares
+/// the JWT keys shares it); without either (the demo's random secret), 32
+/// random bytes for this run.
+fn cookie_key_material(settings: &Settings) -> Result<Vec<u8>, SettingsError> {
+    if let Some(secret) = &settings.jwt_secret {
+        return Ok(secret.expose_secret().as_bytes().to_vec());
+    }
+    if let Some(path) = &settings.jwt_private_key_file {
+        return std::fs::read(path)
+            .map_err(|e| SettingsError::about("jwt_private_key_file", format!("cannot read {}: {e}", path.display())));
+    }
+    let mut material = vec![0u8; 32];
+    rand::thread_rng().fill_bytes(&mut material);
+    Ok(material)
 }
 
 /// How often expired authorization codes are deleted.

@@ -1,12 +1,15 @@
 //! `spawn_app()`: the real service on a random port, a fresh database, and
 //! a wiremock server behind the upstream base URL.
 
+use std::collections::HashMap;
+
 use credencial::settings::Settings;
 use credencial::startup::{Application, Mode};
 use credencial_adapters_postgres::testing::TestDatabase;
 use credencial_adapters_postgres::PgUserRepository;
 use credencial_domain::{DjangoPbkdf2, UserData, Username};
 use credencial_ports::{NewUser, UserRepository};
+use reqwest::header::{LOCATION, SET_COOKIE};
 use secrecy::SecretString;
 use serde_json::Value;
 use wiremock::MockServer;
@@ -113,4 +116,98 @@ pub async fn status_and_json(r: reqwest::Response) -> (u16, Value) {
     let text = r.text().await.expect("body");
     let json = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text:?}"));
     (status, json)
+}
+
+/// A browser: a cookie jar and a client that never follows redirects.
+pub struct Browser {
+    /// `http://127.0.0.1:<port>` of the app.
+    pub base: String,
+    /// A client that never follows redirects.
+    pub client: reqwest::Client,
+    /// Cookies by name (paths are ignored).
+    pub jar: HashMap<String, String>,
+}
+
+/// What the browser got back.
+#[derive(Debug)]
+pub struct Page {
+    /// Status code.
+    pub status: u16,
+    /// `Location`, if any.
+    pub location: Option<String>,
+    /// Every `Set-Cookie`.
+    pub set_cookies: Vec<String>,
+    /// All headers.
+    pub headers: reqwest::header::HeaderMap,
+    /// The body as text.
+    pub body: String,
+}
+
+impl Browser {
+    /// A browser with an empty jar on `app`.
+    pub fn new(app: &TestApp) -> Self {
+        Self { base: app.address.clone(), client: app.client.clone(), jar: HashMap::new() }
+    }
+
+    fn cookie_header(&self) -> String {
+        self.jar.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
+    }
+
+    /// Sends `request` with the jar's cookies and keeps the cookies set.
+    pub async fn send(&mut self, request: reqwest::RequestBuilder) -> Page {
+        let request = if self.jar.is_empty() { request } else { request.header("cookie", self.cookie_header()) };
+        let r = request.send().await.expect("sent");
+        let set_cookies: Vec<String> =
+            r.headers().get_all(SET_COOKIE).iter().map(|v| v.to_str().expect("ascii").to_owned()).collect();
+        for c in &set_cookies {
+            let (pair, attributes) = c.split_once(';').unwrap_or((c, ""));
+            let (name, value) = pair.split_once('=').expect("name=value");
+            if attributes.contains("Max-Age=0") {
+                self.jar.remove(name);
+            } else {
+                self.jar.insert(name.to_owned(), value.to_owned());
+            }
+        }
+        let location = r.headers().get(LOCATION).map(|v| v.to_str().expect("ascii").to_owned());
+        let headers = r.headers().clone();
+        Page { status: r.status().as_u16(), location, set_cookies, headers, body: r.text().await.expect("body") }
+    }
+
+    /// GETs a path of the app, or an absolute URL.
+    pub async fn get(&mut self, path_and_query: &str) -> Page {
+        let url = if path_and_query.starts_with("http") {
+            path_and_query.to_owned()
+        } else {
+            format!("{}{path_and_query}", self.base)
+        };
+        let request = self.client.get(url);
+        self.send(request).await
+    }
+
+    /// POSTs `fields` as a form to a path of the app.
+    pub async fn post(&mut self, path: &str, fields: &[(String, String)]) -> Page {
+        let request = self.client.post(format!("{}{path}", self.base)).form(fields);
+        self.send(request).await
+    }
+}
+
+/// The hidden fields of a page's form, unescaped.
+pub fn hidden_fields(html: &str) -> Vec<(String, String)> {
+    let unescape = |s: &str| {
+        s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#x27;", "'").replace("&amp;", "&")
+    };
+    html.split("<input type=\"hidden\" name=\"")
+        .skip(1)
+        .map(|rest| {
+            let (name, rest) = rest.split_once("\" value=\"").expect("value");
+            let (value, _) = rest.split_once('"').expect("end of value");
+            (unescape(name), unescape(value))
+        })
+        .collect()
+}
+
+/// `fields` and `extra`.
+pub fn with(mut fields: Vec<(String, String)>, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    fields.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    fields
 }

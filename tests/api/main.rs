@@ -2,6 +2,7 @@
 //! database per test, wiremock behind every upstream.
 
 mod cli;
+mod client_login;
 mod clients;
 mod consume;
 mod demo;

@@ -9,11 +9,11 @@ use credencial_adapters_postgres::{PgAuthorizationCodeStore, PgOAuthClientReposi
 use credencial_domain::oauth::{ClientId, CodeGrant, CodeHash};
 use credencial_domain::{DjangoPbkdf2, ScopeSet, UserId};
 use credencial_ports::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository};
-use reqwest::header::{CACHE_CONTROL, LOCATION, PRAGMA, SET_COOKIE, WWW_AUTHENTICATE};
+use reqwest::header::{CACHE_CONTROL, PRAGMA, WWW_AUTHENTICATE};
 use serde_json::Value;
 use url::Url;
 
-use crate::helpers::{spawn_app, status_and_json, TestApp, ITERATIONS};
+use crate::helpers::{hidden_fields, spawn_app, status_and_json, with, Browser, Page, TestApp, ITERATIONS};
 
 const PORTAL_URI: &str = "https://portal.example.gov.br/callback";
 const PORTAL_SECRET: &str = "portal-secret-0123456789";
@@ -57,82 +57,6 @@ async fn app() -> (TestApp, i64) {
         .expect("spa");
     let ana = app.add_user("ana", "ana-password", true).await;
     (app, ana)
-}
-
-/// A browser: a cookie jar and a client that never follows redirects.
-struct Browser {
-    base: String,
-    client: reqwest::Client,
-    jar: HashMap<String, String>,
-}
-
-/// What the browser got back.
-#[derive(Debug)]
-struct Page {
-    status: u16,
-    location: Option<String>,
-    set_cookies: Vec<String>,
-    headers: reqwest::header::HeaderMap,
-    body: String,
-}
-
-impl Browser {
-    fn new(app: &TestApp) -> Self {
-        Self { base: app.address.clone(), client: app.client.clone(), jar: HashMap::new() }
-    }
-
-    fn cookie_header(&self) -> String {
-        self.jar.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
-    }
-
-    async fn send(&mut self, request: reqwest::RequestBuilder) -> Page {
-        let request = if self.jar.is_empty() { request } else { request.header("cookie", self.cookie_header()) };
-        let r = request.send().await.expect("sent");
-        let set_cookies: Vec<String> =
-            r.headers().get_all(SET_COOKIE).iter().map(|v| v.to_str().expect("ascii").to_owned()).collect();
-        for c in &set_cookies {
-            let (pair, attributes) = c.split_once(';').unwrap_or((c, ""));
-            let (name, value) = pair.split_once('=').expect("name=value");
-            if attributes.contains("Max-Age=0") {
-                self.jar.remove(name);
-            } else {
-                self.jar.insert(name.to_owned(), value.to_owned());
-            }
-        }
-        let location = r.headers().get(LOCATION).map(|v| v.to_str().expect("ascii").to_owned());
-        let headers = r.headers().clone();
-        Page { status: r.status().as_u16(), location, set_cookies, headers, body: r.text().await.expect("body") }
-    }
-
-    async fn get(&mut self, path_and_query: &str) -> Page {
-        let request = self.client.get(format!("{}{path_and_query}", self.base));
-        self.send(request).await
-    }
-
-    async fn post(&mut self, path: &str, fields: &[(String, String)]) -> Page {
-        let request = self.client.post(format!("{}{path}", self.base)).form(fields);
-        self.send(request).await
-    }
-}
-
-/// The hidden fields of a page's form, unescaped.
-fn hidden_fields(html: &str) -> Vec<(String, String)> {
-    let unescape = |s: &str| {
-        s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#x27;", "'").replace("&amp;", "&")
-    };
-    html.split("<input type=\"hidden\" name=\"")
-        .skip(1)
-        .map(|rest| {
-            let (name, rest) = rest.split_once("\" value=\"").expect("value");
-            let (value, _) = rest.split_once('"').expect("end of value");
-            (unescape(name), unescape(value))
-        })
-        .collect()
-}
-
-fn with(mut fields: Vec<(String, String)>, extra: &[(&str, &str)]) -> Vec<(String, String)> {
-    fields.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
-    fields
 }
 
 /// `/oauth/authorize/?…` for these parameters.

@@ -6,11 +6,14 @@
 //!   custom routes.
 //! - [`oauth::OAuthApi`] serves the OAuth2 provider: `/oauth/authorize/`
 //!   (HTML login and consent) and `/oauth/token/`.
+//! - [`client_login::ClientLoginApi`] serves the client component:
+//!   `/auth/login/`, `/auth/callback/`, `/auth/logout/`, `/auth/me/`.
 //! - [`server`] assembles the whole service for the binary.
 //!
 //! Knows the ports and use cases, never a concrete adapter.
 
 pub mod body;
+pub mod client_login;
 pub mod consume;
 pub mod error;
 pub mod health;

@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
-use credencial_application::{OAuthService, ProfileService, TokenService};
+use credencial_application::{ClientLoginService, OAuthService, ProfileService, TokenService};
 use tracing_actix_web::TracingLogger;
 
 use crate::telemetry::PathOnlySpan;
 
+use crate::client_login::ClientLoginApi;
 use crate::health;
 use crate::jwt::JwtApi;
 use crate::oauth::{CookiePolicy, OAuthApi};
@@ -54,6 +55,9 @@ pub struct Services {
     pub profiles: Arc<ProfileService>,
     /// The OAuth2 provider (`/oauth/authorize/`, `/oauth/token/`).
     pub oauth: Arc<OAuthService>,
+    /// The client component (`/auth/login/`, `/auth/callback/`,
+    /// `/auth/logout/`, `/auth/me/`), when enabled.
+    pub client_login: Option<Arc<ClientLoginService>>,
 }
 
 /// A running server on `listener` (bind port 0 to get a free port).
@@ -63,6 +67,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let profiles = web::Data::from(services.profiles);
     let oauth = web::Data::from(services.oauth);
     let cookies = CookiePolicy { secure: settings.cookie_secure };
+    let client_login = services.client_login;
     let s = settings.clone();
     let mut server = HttpServer::new(move || {
         let mut app = App::new()
@@ -73,6 +78,9 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(OAuthApi::new(oauth.clone(), cookies));
         if let Some(prefix) = &s.token_prefix {
             app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
+        }
+        if let Some(client_login) = &client_login {
+            app = app.service(ClientLoginApi::new(Arc::clone(client_login), s.cookie_secure));
         }
         if s.sandbox {
             app = app.service(sandbox::scope()).service(sandbox_registries::scope());

@@ -165,6 +165,11 @@ impl ClientLoginService {
         Self { provider, store, records, clock, config }
     }
 
+    /// The host user table.
+    pub fn table(&self) -> &str {
+        &self.config.table
+    }
+
     /// A fresh authorization request for the configured scopes, and `next`
     /// if it is a path on this site (else the default, `/auth/me/`).
     pub fn begin(&self, next: Option<&str>) -> LoginStart {

@@ -1,0 +1,263 @@
+//! The client component's routes: the host application's side of an OAuth2
+//! login.
+//!
+//! - `GET /auth/login/?next=/path`: starts a login — a signed, HttpOnly,
+//!   `SameSite=Lax` cookie keeps the state, the PKCE verifier and `next`
+//!   (10 minutes, `Path=/auth`), then 303 to the provider's authorize page;
+//! - `GET /auth/callback/?code&state` (or `?error=…&state`): completes the
+//!   login, starts the host session (a signed HttpOnly cookie with the host
+//!   user's id and lookup value and an expiry), clears the login cookie and
+//!   303s to `next`; a failure is an HTML page with a 4xx/502/503 status;
+//! - `GET|POST /auth/logout/`: clears the session, 303 to `/auth/login/`;
+//! - `GET /auth/me/`: the host user's record, column by column; without a
+//!   session, 303 to `/auth/login/?next=/auth/me/`.
+//!
+//! Codes, states, verifiers and cookie values are never logged.
+
+pub mod pages;
+
+use std::sync::Arc;
+
+use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use credencial_application::{CallbackResult, ClientLoginError, ClientLoginService, PendingLogin, ServiceError};
+
+use crate::error::ApiError;
+use crate::oauth::pages::{html, response};
+use crate::routes::resource;
+
+/// Path of the login route.
+pub const LOGIN_PATH: &str = "/auth/login/";
+/// Path of the callback route (the redirect URI registered at the provider).
+pub const CALLBACK_PATH: &str = "/auth/callback/";
+/// Path of the logout route.
+pub const LOGOUT_PATH: &str = "/auth/logout/";
+/// Path of the record page.
+pub const ME_PATH: &str = "/auth/me/";
+/// Cookie of the login in progress.
+pub const PENDING_COOKIE: &str = "credencial_client_login";
+/// Cookie of the host session.
+pub const SESSION_COOKIE: &str = "credencial_host_session";
+
+/// The client component's routes, with their application data.
+pub struct ClientLoginApi {
+    service: web::Data<ClientLoginService>,
+    cookies: web::Data<ClientCookies>,
+    table: web::Data<HostTableName>,
+}
+
+/// The host user table's name, shown on the record page.
+#[derive(Debug, Clone)]
+struct HostTableName(String);
+
+/// How the client component's cookies are marked.
+#[derive(Debug, Clone, Copy)]
+struct ClientCookies {
+    secure: Option<bool>,
+}
+
+impl ClientCookies {
+    fn set(&self, req: &HttpRequest, name: &str, path: &str, value: &str, max_age_secs: i64) -> String {
+        let secure = self.secure.unwrap_or_else(|| req.connection_info().scheme().eq_ignore_ascii_case("https"));
+        let secure = if secure { "; Secure" } else { "" };
+        format!("{name}={value}; Path={path}; Max-Age={max_age_secs}; HttpOnly; SameSite=Lax{secure}")
+    }
+
+    fn pending(&self, req: &HttpRequest, value: &str, max_age_secs: i64) -> String {
+        self.set(req, PENDING_COOKIE, "/auth", value, max_age_secs)
+    }
+
+    fn session(&self, req: &HttpRequest, value: &str, max_age_secs: i64) -> String {
+        self.set(req, SESSION_COOKIE, "/", value, max_age_secs)
+    }
+}
+
+impl ClientLoginApi {
+    /// The routes over `service`; `cookie_secure` marks cookies `Secure`
+    /// (`None`: when the request came over https).
+    pub fn new(service: Arc<ClientLoginService>, cookie_secure: Option<bool>) -> Self {
+        let table = service.table().to_owned();
+        Self {
+            service: web::Data::from(service),
+            cookies: web::Data::new(ClientCookies { secure: cookie_secure }),
+            table: web::Data::new(HostTableName(table)),
+        }
+    }
+}
+
+impl HttpServiceFactory for ClientLoginApi {
+    fn register(self, config: &mut AppService) {
+        let data = |r: actix_web::Resource| {
+            r.app_data(self.service.clone()).app_data(self.cookies.clone()).app_data(self.table.clone())
+        };
+        data(resource(LOGIN_PATH, "GET")).route(web::get().to(login)).register(config);
+        data(resource(CALLBACK_PATH, "GET")).route(web::get().to(callback)).register(config);
+        data(resource(LOGOUT_PATH, "GET, POST"))
+            .route(web::get().to(logout))
+            .route(web::post().to(logout))
+            .register(config);
+        data(resource(ME_PATH, "GET")).route(web::get().to(me)).register(config);
+    }
+}
+
+/// The first value of `name` in the query string.
+fn query_value(req: &HttpRequest, name: &str) -> Option<String> {
+    serde_urlencoded::from_str::<Vec<(String, String)>>(req.query_string())
+        .ok()?
+        .into_iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v)
+}
+
+/// The value of cookie `name` (the first one, across `Cookie` headers).
+fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
+    req.headers()
+        .get_all(header::COOKIE)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim_matches('"').to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+fn see_other(location: &str) -> actix_web::HttpResponseBuilder {
+    let mut builder = response(StatusCode::SEE_OTHER);
+    builder.insert_header((header::LOCATION, location.to_owned()));
+    builder
+}
+
+/// `GET /auth/login/`: the pending-login cookie, then 303 to the provider.
+async fn login(
+    req: HttpRequest,
+    service: web::Data<ClientLoginService>,
+    cookies: web::Data<ClientCookies>,
+) -> HttpResponse {
+    let next = query_value(&req, "next");
+    let start = service.begin(next.as_deref());
+    let pending = PendingLogin {
+        state: start.authorization.state,
+        pkce_verifier: start.authorization.pkce_verifier,
+        next: start.next,
+    };
+    let sealed = service.seal_pending(&pending);
+    see_other(&start.authorization.url)
+        .append_header((header::SET_COOKIE, cookies.pending(&req, &sealed.value, sealed.max_age_secs)))
+        .finish()
+}
+
+/// `GET /auth/callback/`: completes the login and starts the host session.
+async fn callback(
+    req: HttpRequest,
+    service: web::Data<ClientLoginService>,
+    cookies: web::Data<ClientCookies>,
+) -> HttpResponse {
+    let clear_pending = cookies.pending(&req, "", 0);
+    let Some(pending) = cookie(&req, PENDING_COOKIE).and_then(|v| service.open_pending(&v)) else {
+        return failure(ClientLoginError::StateMismatch.into(), &clear_pending);
+    };
+    let result = match (query_value(&req, "code"), query_value(&req, "error")) {
+        (_, Some(error)) => CallbackResult::Error(error),
+        (Some(code), None) => CallbackResult::Code(code),
+        (None, None) => CallbackResult::Error("invalid_request".to_owned()),
+    };
+    let state = query_value(&req, "state");
+    match service.complete(&pending.state, &pending.pkce_verifier, state.as_deref(), result).await {
+        Ok(login) => {
+            let session = service.seal_session(&login);
+            see_other(&pending.next)
+                .append_header((header::SET_COOKIE, cookies.session(&req, &session.value, session.max_age_secs)))
+                .append_header((header::SET_COOKIE, clear_pending))
+                .finish()
+        }
+        Err(e) => failure(e, &clear_pending),
+    }
+}
+
+/// `GET|POST /auth/logout/`: clears the host session.
+async fn logout(req: HttpRequest, cookies: web::Data<ClientCookies>) -> HttpResponse {
+    see_other(LOGIN_PATH).append_header((header::SET_COOKIE, cookies.session(&req, "", 0))).finish()
+}
+
+/// `GET /auth/me/`: the host user's record.
+async fn me(
+    req: HttpRequest,
+    service: web::Data<ClientLoginService>,
+    cookies: web::Data<ClientCookies>,
+    table: web::Data<HostTableName>,
+) -> HttpResponse {
+    let to_login = format!("{LOGIN_PATH}?next=%2Fauth%2Fme%2F");
+    let Some(session) = cookie(&req, SESSION_COOKIE).and_then(|v| service.open_session(&v)) else {
+        return see_other(&to_login).finish();
+    };
+    match service.record(session.id).await {
+        Ok(Some(columns)) => html(response(StatusCode::OK), pages::record(&table.0, &columns, LOGOUT_PATH)),
+        // The row is gone: the session means nothing any more.
+        Ok(None) => see_other(&to_login).append_header((header::SET_COOKIE, cookies.session(&req, "", 0))).finish(),
+        Err(e) => failure(e, ""),
+    }
+}
+
+/// A failed login or page as HTML: 400 for a state mismatch, 403 for
+/// denied consent or an inactive account, 422 for a profile without the
+/// lookup value, 502 for a provider that is down or refuses, 503 for
+/// storage; details of 5xx go to the log under an id.
+fn failure(e: ServiceError, clear_cookie: &str) -> HttpResponse {
+    let retry = LOGIN_PATH;
+    let (status, title, reason, hint) = match &e {
+        ServiceError::ClientLogin(ClientLoginError::StateMismatch) => (
+            StatusCode::BAD_REQUEST,
+            "Não foi possível concluir a entrada",
+            "A resposta do provedor de identidade não corresponde a uma entrada iniciada neste navegador \
+             (o pedido expirou, já foi usado ou não partiu daqui).",
+            "Comece a entrada de novo.".to_owned(),
+        ),
+        ServiceError::ClientLogin(ClientLoginError::Denied) => (
+            StatusCode::FORBIDDEN,
+            "Acesso negado",
+            "Você não autorizou o compartilhamento dos seus dados com esta aplicação, e sem eles não é possível entrar.",
+            "Se mudou de ideia, entre novamente e clique em Autorizar.".to_owned(),
+        ),
+        ServiceError::ClientLogin(ClientLoginError::Inactive) => (
+            StatusCode::FORBIDDEN,
+            "Conta desativada",
+            "Sua conta nesta aplicação está desativada.",
+            "Procure o suporte da aplicação.".to_owned(),
+        ),
+        ServiceError::ClientLogin(ClientLoginError::MissingLookup(_)) => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Dados insuficientes",
+            "O seu perfil não trouxe o dado que identifica a sua conta nesta aplicação.",
+            "Verifique o seu cadastro no provedor de identidade e tente novamente.".to_owned(),
+        ),
+        _ => {
+            let api = match e {
+                ServiceError::ClientLogin(inner) => ApiError::client_login(inner),
+                other => ApiError::from(other),
+            };
+            let error_id = api.body().get("error_id").and_then(|v| v.as_str()).unwrap_or("").to_owned();
+            let status = api.status();
+            let (title, reason) = match status {
+                StatusCode::BAD_GATEWAY => (
+                    "Provedor de identidade indisponível",
+                    "Não foi possível falar com o provedor de identidade, ou ele recusou a entrada.",
+                ),
+                StatusCode::SERVICE_UNAVAILABLE => {
+                    ("Serviço indisponível", "O serviço está temporariamente indisponível.")
+                }
+                _ => ("Erro interno", "Ocorreu um erro interno."),
+            };
+            (status, title, reason, format!("Tente novamente em instantes. Código do erro: {error_id}."))
+        }
+    };
+    let mut builder = response(status);
+    if !clear_cookie.is_empty() {
+        builder.append_header((header::SET_COOKIE, clear_cookie.to_owned()));
+    }
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        builder.insert_header((header::RETRY_AFTER, HeaderValue::from_static("5")));
+    }
+    html(builder, pages::error(title, reason, &hint, retry))
+}

@@ -1,0 +1,107 @@
+//! The client component's HTML pages: the host user's record and the
+//! login errors. Self-contained (inline CSS, no script), in Portuguese, and
+//! every value is HTML-escaped.
+
+use crate::oauth::pages::escape;
+
+const STYLE: &str = "\
+*{box-sizing:border-box}\
+body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;\
+background:#eef2f6;color:#1d2733;font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}\
+main{background:#fff;width:100%;max-width:44rem;margin:1rem;padding:2rem;border-radius:.75rem;\
+box-shadow:0 2px 12px rgba(20,40,70,.12)}\
+h1{font-size:1.35rem;margin:0 0 .75rem}\
+p{margin:.5rem 0}\
+table{width:100%;border-collapse:collapse;margin:1rem 0;font-size:.95rem}\
+th,td{text-align:left;vertical-align:top;padding:.45rem .6rem;border-bottom:1px solid #e3e8ee}\
+th{width:11rem;color:#5a6773;font-weight:600;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem}\
+td{word-break:break-word}\
+pre{margin:0;white-space:pre-wrap;word-break:break-all;font-size:.8rem;background:#f5f7fa;padding:.5rem;\
+border-radius:.3rem;max-height:18rem;overflow:auto}\
+.null{color:#9aa5b1;font-style:italic}\
+.actions{display:flex;gap:.75rem;margin-top:1.25rem}\
+a.button,button{display:inline-block;padding:.6rem 1rem;border:0;border-radius:.4rem;font:inherit;font-weight:600;\
+cursor:pointer;background:#1459b3;color:#fff;text-decoration:none}\
+button.secondary{background:#e3e8ee;color:#1d2733}\
+.message{background:#fdecea;color:#8a1c12;border-radius:.4rem;padding:.6rem .8rem}\
+.note{color:#5a6773;font-size:.9rem}";
+
+fn layout(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"pt-BR\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"referrer\" content=\"no-referrer\">\n<title>{} · aplicação de demonstração</title>\n\
+         <style>{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n",
+        escape(title)
+    )
+}
+
+/// A value as shown in a cell: JSON pretty-printed in a block, `NULL` as a
+/// dimmed dash, anything else as text.
+fn cell(value: Option<&str>) -> String {
+    match value {
+        None => "<span class=\"null\">— (vazio)</span>".to_owned(),
+        Some(text) if text.starts_with('{') || text.starts_with('[') => {
+            let pretty = serde_json::from_str::<serde_json::Value>(text)
+                .ok()
+                .and_then(|v| serde_json::to_string_pretty(&v).ok())
+                .unwrap_or_else(|| text.to_owned());
+            format!("<pre>{}</pre>", escape(&pretty))
+        }
+        Some(text) => escape(text),
+    }
+}
+
+/// The host user's record, column by column, with a logout button.
+pub fn record(table: &str, columns: &[(String, Option<String>)], logout_path: &str) -> String {
+    let rows: String = columns
+        .iter()
+        .map(|(name, value)| {
+            format!("<tr><th scope=\"row\">{}</th><td>{}</td></tr>\n", escape(name), cell(value.as_deref()))
+        })
+        .collect();
+    let body = format!(
+        "<h1>Seu cadastro nesta aplicação</h1>\n\
+         <p class=\"note\">Registro da tabela <code>{table}</code>, preenchido com os dados do seu perfil \
+         conforme <code>SERVICE_USER_ATTR_MAP</code>.</p>\n\
+         <table>\n<tbody>\n{rows}</tbody>\n</table>\n\
+         <form method=\"post\" action=\"{logout}\" class=\"actions\">\
+         <button type=\"submit\" class=\"secondary\">Sair</button></form>\n",
+        table = escape(table),
+        logout = escape(logout_path),
+    );
+    layout("Seu cadastro", &body)
+}
+
+/// A login error: a title, the reason, and a link to try again.
+pub fn error(title: &str, reason: &str, hint: &str, retry_path: &str) -> String {
+    let body = format!(
+        "<h1>{}</h1>\n<p class=\"message\" role=\"alert\">{}</p>\n<p class=\"note\">{}</p>\n\
+         <div class=\"actions\"><a class=\"button\" href=\"{}\">Tentar novamente</a></div>\n",
+        escape(title),
+        escape(reason),
+        escape(hint),
+        escape(retry_path)
+    );
+    layout(title, &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_value_on_the_record_page_is_escaped() {
+        let columns = vec![
+            ("first_name".to_owned(), Some("<script>alert(1)</script>".to_owned())),
+            ("profile".to_owned(), Some(r#"{"name": "<b>Ana</b>"}"#.to_owned())),
+            ("email".to_owned(), None),
+        ];
+        let page = record("host_users", &columns, "/auth/logout/");
+        assert!(!page.contains("<script>") && !page.contains("<b>Ana"), "{page}");
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(page.contains("— (vazio)"));
+        let page = error("<t>", "<r>", "<h>", "/auth/login/?next=%2F\"x");
+        assert!(!page.contains("<t>") && !page.contains("<r>") && !page.contains("\"x"));
+    }
+}

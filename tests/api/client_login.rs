@@ -1,0 +1,266 @@
+//! The client component end to end: the demo runs the host application as
+//! the client `demo-host` against itself; a browser (cookie jar, redirects
+//! followed by hand) logs in at `/auth/login/`, consents at the provider,
+//! comes back to `/auth/callback/` and reads its record at `/auth/me/`.
+
+use credencial::demo;
+use credencial::settings::Settings;
+use credencial::startup::{hasher, Application, Mode};
+use credencial_adapters_postgres::testing::TestDatabase;
+use url::Url;
+use wiremock::MockServer;
+
+use crate::helpers::{hidden_fields, test_settings, with, Browser, Page};
+
+/// A demo app (seeded users, the `demo-host` client registered for this
+/// port) after `adjust`; returns the browser's view and the database.
+async fn spawn_demo(adjust: impl FnOnce(&mut Settings)) -> (Browser, TestDatabase) {
+    let db = TestDatabase::new().await;
+    let unused = MockServer::start().await;
+    let mut settings = test_settings(&db, &unused);
+    settings.upstream_base_url = None;
+    adjust(&mut settings);
+    let h = hasher(&settings).expect("hasher");
+    demo::seed(&db.pool, &h).await.expect("users");
+    let app = Application::build(&settings, Mode::Demo, db.pool.clone()).await.expect("demo builds");
+    let base = format!("http://127.0.0.1:{}", app.port());
+    demo::seed_client(&db.pool, &h, &format!("{base}/auth/callback/")).await.expect("client");
+    tokio::spawn(app.run_until_stopped());
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
+    (Browser { base, client, jar: Default::default() }, db)
+}
+
+/// `/auth/login/?next=…` → the provider's authorize page; returns its URL.
+async fn start_login(browser: &mut Browser, next: &str) -> String {
+    let query = url::form_urlencoded::Serializer::new(String::new()).append_pair("next", next).finish();
+    let start = browser.get(&format!("/auth/login/?{query}")).await;
+    assert_eq!(start.status, 303, "{}", start.body);
+    assert!(
+        start.set_cookies.iter().any(|c| c.starts_with("credencial_client_login=")
+            && c.contains("HttpOnly")
+            && c.contains("SameSite=Lax")
+            && c.contains("Max-Age=600")),
+        "{:?}",
+        start.set_cookies
+    );
+    let authorize = start.location.expect("Location");
+    assert!(authorize.starts_with(&format!("{}/oauth/authorize/?", browser.base)), "{authorize}");
+    let url = Url::parse(&authorize).expect("url");
+    let param = |name: &str| url.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
+    assert_eq!(param("client_id").as_deref(), Some(demo::DEMO_CLIENT_ID));
+    assert_eq!(param("code_challenge_method").as_deref(), Some("S256"));
+    let scope = param("scope").expect("scope");
+    assert!(scope.contains("receita_federal") && scope.contains("cpf"), "{scope}");
+    authorize
+}
+
+/// Logs in at the provider and approves (or denies); returns the redirect
+/// back to `/auth/callback/`.
+async fn at_the_provider(browser: &mut Browser, authorize: &str, user: &str, password: &str, action: &str) -> String {
+    let mut consent = browser.get(authorize).await;
+    assert_eq!(consent.status, 200, "{}", consent.body);
+    if !consent.body.contains("Autorizar acesso") {
+        // No provider session yet: the login form first.
+        let fields = with(hidden_fields(&consent.body), &[("username", user), ("password", password)]);
+        let logged_in = browser.post("/oauth/authorize/", &fields).await;
+        assert_eq!(logged_in.status, 303, "{}", logged_in.body);
+        consent = browser.get(&logged_in.location.expect("back")).await;
+    }
+    assert!(consent.body.contains("Autorizar acesso"), "{}", consent.body);
+    let decided = browser.post("/oauth/authorize/", &with(hidden_fields(&consent.body), &[("action", action)])).await;
+    assert_eq!(decided.status, 303, "{}", decided.body);
+    let back = decided.location.expect("Location");
+    assert!(back.starts_with(&format!("{}/auth/callback/?", browser.base)), "{back}");
+    back
+}
+
+/// The whole login as `user`, starting with `next`; returns the callback's
+/// answer.
+async fn log_in(browser: &mut Browser, user: &str, password: &str, next: &str) -> Page {
+    let authorize = start_login(browser, next).await;
+    let back = at_the_provider(browser, &authorize, user, password, "approve").await;
+    browser.get(&back).await
+}
+
+#[derive(Debug, PartialEq)]
+struct HostRow {
+    username: String,
+    cpf: Option<String>,
+    email: Option<String>,
+    first_name: Option<String>,
+    last_name: Option<String>,
+    birth_date: Option<String>,
+    mother_name: Option<String>,
+    city: Option<String>,
+    state: Option<String>,
+    has_profile: bool,
+}
+
+type Columns = (
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    bool,
+);
+
+async fn host_row(db: &TestDatabase, username: &str) -> HostRow {
+    let (username, cpf, email, first_name, last_name, birth_date, mother_name, city, state, has_profile): Columns =
+        sqlx::query_as(
+            "SELECT username::text, cpf::text, email::text, first_name::text, last_name::text, birth_date::text, \
+         mother_name, city, state::text, profile IS NOT NULL AS has_profile FROM host_users WHERE username = $1",
+        )
+        .bind(username)
+        .fetch_one(&db.pool)
+        .await
+        .expect("host user row");
+    HostRow { username, cpf, email, first_name, last_name, birth_date, mother_name, city, state, has_profile }
+}
+
+#[tokio::test]
+async fn ana_logs_in_and_her_record_gets_every_mapped_column() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    let me = browser.get("/auth/me/").await;
+    assert_eq!((me.status, me.location.as_deref()), (303, Some("/auth/login/?next=%2Fauth%2Fme%2F")));
+
+    let done = log_in(&mut browser, "ana", "ana-demo-2026", "/auth/me/").await;
+    assert_eq!((done.status, done.location.as_deref()), (303, Some("/auth/me/")), "{}", done.body);
+    assert!(
+        done.set_cookies.iter().any(|c| c.starts_with("credencial_host_session=")
+            && c.contains("HttpOnly")
+            && c.contains("SameSite=Lax")
+            && c.contains("Path=/;")),
+        "{:?}",
+        done.set_cookies
+    );
+    assert!(done.set_cookies.iter().any(|c| c.starts_with("credencial_client_login=;") && c.contains("Max-Age=0")));
+
+    assert_eq!(
+        host_row(&db, "52998224725").await,
+        HostRow {
+            username: "52998224725".into(),
+            cpf: Some("52998224725".into()),
+            email: Some("ana.souza@demo.credencial.gov.br".into()),
+            first_name: Some("Ana".into()),
+            last_name: Some("Beatriz Souza".into()),
+            birth_date: Some("1988-03-14".into()),
+            mother_name: Some("MARIA DAS GRACAS SOUZA".into()),
+            city: Some("NATAL".into()),
+            state: Some("RN".into()),
+            has_profile: true,
+        }
+    );
+    let page = browser.get("/auth/me/").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    for shown in ["52998224725", "Beatriz Souza", "1988-03-14", "MARIA DAS GRACAS SOUZA", "formacao_academica"] {
+        assert!(page.body.contains(shown), "{shown} missing from {}", page.body);
+    }
+    assert!(page.body.contains("<th scope=\"row\">birth_date</th>"));
+
+    // Logging in again updates the same row.
+    let again = log_in(&mut browser, "ana", "ana-demo-2026", "/auth/me/").await;
+    assert_eq!(again.status, 303);
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM host_users").fetch_one(&db.pool).await.expect("count");
+    assert_eq!(rows, 1);
+
+    let out = browser.post("/auth/logout/", &[]).await;
+    assert_eq!((out.status, out.location.as_deref()), (303, Some("/auth/login/")));
+    assert_eq!(browser.get("/auth/me/").await.status, 303, "the session is gone");
+}
+
+#[tokio::test]
+async fn bruno_is_created_without_the_columns_of_the_tax_authority() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    let done = log_in(&mut browser, "bruno", "bruno-demo-2026", "/auth/me/").await;
+    assert_eq!((done.status, done.location.as_deref()), (303, Some("/auth/me/")), "{}", done.body);
+    let row = host_row(&db, "12345678909").await;
+    assert_eq!((row.first_name.as_deref(), row.last_name.as_deref()), (Some("Bruno"), Some("Carvalho Lima")));
+    assert_eq!((row.birth_date, row.mother_name, row.city, row.state), (None, None, None, None));
+    assert!(row.has_profile, "fulljson keeps the answer, erro included");
+    let page = browser.get("/auth/me/").await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("— (vazio)") && page.body.contains("Carvalho Lima"), "{}", page.body);
+}
+
+#[tokio::test]
+async fn a_callback_that_does_not_match_the_login_in_progress_gets_a_400_page() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    let none = browser.get("/auth/callback/?code=abc&state=xyz").await;
+    assert_eq!(none.status, 400, "no login in progress");
+    assert!(none.body.contains("Não foi possível concluir a entrada"), "{}", none.body);
+
+    let authorize = start_login(&mut browser, "/auth/me/").await;
+    let back = at_the_provider(&mut browser, &authorize, "ana", "ana-demo-2026", "approve").await;
+    let mut forged = Url::parse(&back).expect("url");
+    let code = forged.query_pairs().find(|(k, _)| k == "code").map(|(_, v)| v.into_owned()).expect("code");
+    forged.query_pairs_mut().clear().append_pair("code", &code).append_pair("state", "another-state");
+    let page = browser.get(forged.as_str()).await;
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(page.body.contains("Não foi possível concluir a entrada"));
+    assert!(page.headers.get("content-type").is_some_and(|v| v.to_str().unwrap_or("").starts_with("text/html")));
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM host_users").fetch_one(&db.pool).await.expect("count");
+    assert_eq!(rows, 0, "nothing written");
+}
+
+#[tokio::test]
+async fn denied_consent_gets_a_403_page_and_no_session() {
+    let (mut browser, _db) = spawn_demo(|_| {}).await;
+    let authorize = start_login(&mut browser, "/auth/me/").await;
+    let back = at_the_provider(&mut browser, &authorize, "ana", "ana-demo-2026", "deny").await;
+    assert!(back.contains("error=access_denied"), "{back}");
+    let page = browser.get(&back).await;
+    assert_eq!(page.status, 403, "{}", page.body);
+    assert!(page.body.contains("Acesso negado"), "{}", page.body);
+    assert!(!browser.jar.contains_key("credencial_host_session"));
+}
+
+#[tokio::test]
+async fn a_provider_that_is_down_gets_a_502_page() {
+    let (mut browser, _db) = spawn_demo(|s| {
+        s.provider_base_url = Some("http://127.0.0.1:9".into());
+        s.provider_client_id = Some(demo::DEMO_CLIENT_ID.into());
+        s.provider_client_secret = Some(demo::DEMO_CLIENT_SECRET.to_owned().into());
+        s.provider_redirect_uri = Some("http://127.0.0.1:8000/auth/callback/".into());
+        s.provider_timeout_ms = 1_000;
+    })
+    .await;
+    let start = browser.get("/auth/login/").await;
+    let authorize = Url::parse(&start.location.expect("Location")).expect("url");
+    assert_eq!(authorize.port(), Some(9));
+    let state = authorize.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()).expect("state");
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("code", "a-code")
+        .append_pair("state", &state)
+        .finish();
+    let page = browser.get(&format!("/auth/callback/?{query}")).await;
+    assert_eq!(page.status, 502, "{}", page.body);
+    assert!(page.body.contains("Provedor de identidade indisponível"), "{}", page.body);
+}
+
+#[tokio::test]
+async fn an_off_site_next_falls_back_to_the_record_page() {
+    let (mut browser, _db) = spawn_demo(|_| {}).await;
+    let done = log_in(&mut browser, "ana", "ana-demo-2026", "https://evil.example/").await;
+    assert_eq!((done.status, done.location.as_deref()), (303, Some("/auth/me/")));
+    for off_site in ["//evil.example/x", "/\\evil.example"] {
+        let done = log_in(&mut browser, "ana", "ana-demo-2026", off_site).await;
+        assert_eq!(done.location.as_deref(), Some("/auth/me/"), "{off_site}");
+    }
+    let done = log_in(&mut browser, "ana", "ana-demo-2026", "/painel/?aba=dados").await;
+    assert_eq!(done.location.as_deref(), Some("/painel/?aba=dados"), "a path of this site is kept");
+}
+
+#[tokio::test]
+async fn an_inactive_host_user_gets_a_403_page() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    assert_eq!(log_in(&mut browser, "ana", "ana-demo-2026", "/auth/me/").await.status, 303);
+    sqlx::query("UPDATE host_users SET is_active = false").execute(&db.pool).await.expect("deactivate");
+    let page = log_in(&mut browser, "ana", "ana-demo-2026", "/auth/me/").await;
+    assert_eq!(page.status, 403, "{}", page.body);
+    assert!(page.body.contains("Conta desativada"), "{}", page.body);
+}
