@@ -1,0 +1,511 @@
+#!/usr/bin/env bash
+# Benchmark of `POST /api/token/verify/` against the release binary, on
+# loopback, in one run of the server (see docs/performance.md):
+#   1. warm-up;
+#   2. throughput: the no-op JSON route (`POST /_noop/`) and verify,
+#      alternating (noop, verify, noop, verify …) with the same wrk settings;
+#      target: mean verify rps >= 0.8 x mean noop rps;
+#   3. latency: verify at a fixed, moderate load with the server otherwise
+#      idle, then the same while a second wrk keeps `pair` (PBKDF2)
+#      saturating the hashing pool, alternating (idle, pair, idle, pair …);
+#      target: verify p99 under pair load <= 2 x idle p99.
+# Every load is bounded in time; the server is stopped on exit. Raw wrk
+# outputs, the server log and a markdown summary go to bench/out/<timestamp>/
+# (git-ignored).
+#
+# Usage: bash bench/run.sh
+#
+# Knobs (environment):
+#   BENCH_PORT (18000)            BENCH_ROUNDS (3)
+#   BENCH_DURATION (10)           seconds per throughput phase
+#   BENCH_CONNECTIONS (32)        throughput connections (wrk -t1)
+#   BENCH_LAT_DURATION (20)       seconds per latency phase
+#   BENCH_LAT_CONNECTIONS (4)     latency connections (wrk -t1)
+#   BENCH_LAT_DELAY_MS (1)        pause of each latency connection between
+#                                 requests (wrk has no fixed-rate mode and
+#                                 wrk2 is not packaged by Debian; 0 = closed
+#                                 loop, which saturates the server)
+#   BENCH_PAIR_CONNECTIONS (8)    connections of the concurrent pair load
+#   BENCH_WARMUP (5)              seconds of warm-up per route
+#   BENCH_PHASES ("throughput latency")
+#   BENCH_SKIP_BUILD              set: use the existing release binary
+#   BENCH_BIN                     benchmark this binary instead (no build),
+#                                 e.g. one built from a clean checkout while
+#                                 the working tree is being edited
+#                                 (BENCH_BIN_REVISION: its label in the summary)
+#   BENCH_HASHING_PRIORITY        experiment, off by default: "nice" or "idle"
+#                                 lowers the OS priority of the server's
+#                                 hashing threads (nice 19 / SCHED_IDLE) during
+#                                 the pair phases, to show what that change in
+#                                 the service would do
+#   DATABASE_URL (postgres://postgres@127.0.0.1:5432/credencial_bench)
+#   SERVICE_WORKERS, SERVICE_HASHING_THREADS, SERVICE_PASSWORD_ITERATIONS:
+#                                 passed to the server when set (unset: the
+#                                 service's defaults)
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PORT=${BENCH_PORT:-18000}
+ROUNDS=${BENCH_ROUNDS:-3}
+DURATION=${BENCH_DURATION:-10}
+CONNECTIONS=${BENCH_CONNECTIONS:-32}
+LAT_DURATION=${BENCH_LAT_DURATION:-20}
+LAT_CONNECTIONS=${BENCH_LAT_CONNECTIONS:-4}
+LAT_DELAY_MS=${BENCH_LAT_DELAY_MS:-1}
+PAIR_CONNECTIONS=${BENCH_PAIR_CONNECTIONS:-8}
+WARMUP=${BENCH_WARMUP:-5}
+PHASES=${BENCH_PHASES:-throughput latency}
+HASHING_PRIORITY=${BENCH_HASHING_PRIORITY:-}
+# The pair load starts this long before the verify measurement and ends this
+# long after it, so the measurement sees the hashing pool saturated throughout.
+PAIR_LEAD=3
+# Before each phase, wait until the machine is quiet (CPU busy <= QUIET_MAX %
+# over one second, our server idle) for at most QUIET_WAIT seconds; a phase
+# that starts on a busy machine is flagged in the summary.
+QUIET_MAX=15
+QUIET_WAIT=120
+THREADS=1
+BASE="http://127.0.0.1:${PORT}"
+export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/credencial_bench}
+
+case " $PHASES " in *" throughput "* | *" latency "*) ;; *) echo "BENCH_PHASES: throughput and/or latency" >&2; exit 2 ;; esac
+case $HASHING_PRIORITY in "" | nice | idle) ;; *) echo "BENCH_HASHING_PRIORITY: nice or idle" >&2; exit 2 ;; esac
+
+OUT="bench/out/$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$OUT"
+
+log() { printf '[bench %s] %s\n' "$(date +%T)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# --- tools -------------------------------------------------------------------
+
+install_packages() {
+    local runner=()
+    if [[ $(id -u) -ne 0 ]]; then
+        command -v sudo >/dev/null || die "need root (or sudo) to install: $*"
+        runner=(sudo)
+    fi
+    command -v apt-get >/dev/null || die "no apt-get here; install $* by hand"
+    log "installing $* (apt-get)"
+    "${runner[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${runner[@]}" apt-get install -y -qq "$@" >/dev/null
+}
+
+missing=()
+command -v wrk >/dev/null || missing+=(wrk)
+command -v curl >/dev/null || missing+=(curl)
+((${#missing[@]} == 0)) || install_packages "${missing[@]}"
+{ wrk --version 2>&1 || true; } | grep -q "^wrk" || die "wrk does not run"
+WRK_VERSION=$({ wrk --version 2>&1 || true; } | head -n1 | cut -d' ' -f1-2)
+
+# --- server ------------------------------------------------------------------
+
+SERVER_PID=""
+BG_PIDS=()
+cleanup() {
+    local pid
+    for pid in "${BG_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        for _ in $(seq 50); do
+            kill -0 "$SERVER_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -f "$OUT/credencial" "$OUT/.times"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [[ -n ${BENCH_BIN:-} ]]; then
+    BIN=$BENCH_BIN
+elif [[ -z ${BENCH_SKIP_BUILD:-} ]]; then
+    log "building the release binary"
+    cargo build --release --bin credencial
+    BIN=target/release/credencial
+else
+    BIN=target/release/credencial
+fi
+[[ -x $BIN ]] || die "$BIN is missing"
+# Keep a copy for the whole run, so a rebuild meanwhile cannot swap it.
+cp "$BIN" "$OUT/credencial"
+BIN_NAME=$BIN
+BIN=$OUT/credencial
+if [[ -n ${BENCH_BIN:-} ]]; then
+    BIN_DESC="$BIN_NAME${BENCH_BIN_REVISION:+, revision $BENCH_BIN_REVISION}"
+else
+    BIN_DESC="$BIN_NAME, revision $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    if [[ -n $(git status --porcelain --untracked-files=no -- crates src Cargo.toml Cargo.lock 2>/dev/null) ]]; then
+        BIN_DESC="$BIN_DESC + uncommitted changes"
+    fi
+fi
+
+if curl -s -o /dev/null --max-time 1 "$BASE/healthz"; then
+    die "something already answers on $BASE; stop it or set BENCH_PORT"
+fi
+
+log "starting $BIN_NAME demo on 127.0.0.1:$PORT (database: ${DATABASE_URL##*/})"
+SERVICE_BIND="127.0.0.1:${PORT}" \
+SERVICE_BENCH_NOOP_ROUTE=true \
+RUST_LOG=${RUST_LOG:-warn} \
+    "$BIN" demo >"$OUT/server.log" 2>&1 &
+SERVER_PID=$!
+
+# Readiness: poll /healthz until it answers or the deadline passes (the first
+# start creates, migrates and seeds the database, which hashes two passwords).
+deadline=$((SECONDS + 120))
+until curl -sf -o /dev/null --max-time 1 "$BASE/healthz"; do
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$OUT/server.log" >&2; die "the server exited"; }
+    ((SECONDS < deadline)) || die "no answer on $BASE/healthz after 120 s"
+    sleep 0.1
+done
+log "server ready (pid $SERVER_PID)"
+
+# The server's threads at start: the main runtime's workers. Tokio threads
+# created later by the request workers' spawn_blocking are the hashing threads.
+STARTUP_TIDS=" $(ls "/proc/$SERVER_PID/task" | tr '\n' ' ') "
+
+# A fresh access token (they live 5 minutes by default, so every phase takes
+# a new one rather than relying on the run being short), checked once.
+new_token() {
+    local answer token status
+    answer=$(curl -sf --max-time 30 -H 'Content-Type: application/json' \
+        -d '{"username":"ana","password":"ana-demo-2026"}' "$BASE/api/token/pair/") \
+        || die "pair failed"
+    token=$(sed -n 's/.*"access":"\([^"]*\)".*/\1/p' <<<"$answer")
+    [[ -n $token ]] || die "no access token in the pair answer: $answer"
+    status=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H 'Content-Type: application/json' \
+        -d "{\"token\":\"$token\"}" "$BASE/api/token/verify/")
+    [[ $status == 200 ]] || die "verify of a fresh token answered $status"
+    printf '%s' "$token"
+}
+
+# --- measurement helpers -----------------------------------------------------
+
+CLK_TCK=$(getconf CLK_TCK)
+# CPU ticks (user + system) the server has used so far.
+server_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
+
+# Machine-wide CPU busy percentage over one second.
+cpu_busy_pct() {
+    local a b
+    a=$(awk '/^cpu / { print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat)
+    sleep 1
+    b=$(awk '/^cpu / { print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat)
+    awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%d", 100 * (y[1] - x[1]) / (y[2] - x[2]) }'
+}
+
+# wait_quiet PHASE: wait (bounded) for other work on the machine to stop.
+NOISY=()
+wait_quiet() {
+    local busy deadline=$((SECONDS + QUIET_WAIT))
+    while busy=$(cpu_busy_pct); ((busy > QUIET_MAX)); do
+        if ((SECONDS >= deadline)); then
+            log "warning: the machine is still ${busy}% busy; measuring $1 anyway"
+            NOISY+=("$1 (${busy}% busy before)")
+            return
+        fi
+        log "machine ${busy}% busy (other processes?); waiting before $1"
+    done
+}
+
+# CPU used on the machine by anything but the server and our wrk processes
+# during a measurement (in cores): another build or test run on the machine
+# shows up here. (During the pair phases it also holds PostgreSQL's share of
+# the pair requests, which is small.)
+machine_busy_ticks() { awk '/^cpu / { print $2+$3+$4+$7+$8+$9 }' /proc/stat; }
+# CPU seconds of this shell's waited-for children (the foreground wrk runs),
+# into CHILD_SECS; `times` must run in this shell, not in a $(…) subshell.
+children_secs() {
+    times >"$OUT/.times"
+    CHILD_SECS=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); t += a[1] * 60 + substr(a[2], 1, length(a[2]) - 1) } printf "%.3f", t }' "$OUT/.times")
+}
+pid_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# other_begin [PID] … other_end [PID]: around a measurement; PID is a wrk
+# running in the background meanwhile. other_end sets OTHER (cores).
+other_begin() {
+    children_secs
+    O_C=$CHILD_SECS O_T=$(date +%s.%N) O_M=$(machine_busy_ticks) O_S=$(server_ticks) O_P=$(pid_ticks "${1:-0}")
+}
+other_end() {
+    local t m s p
+    t=$(date +%s.%N) m=$(machine_busy_ticks) s=$(server_ticks) p=$(pid_ticks "${1:-0}")
+    children_secs
+    OTHER=$(calc "(($m - $O_M) / $CLK_TCK - ($s - $O_S) / $CLK_TCK - ($CHILD_SECS - $O_C) - ($p - $O_P) / $CLK_TCK) / ($t - $O_T)")
+}
+OTHER_MAX=${BENCH_OTHER_MAX:-0.15}
+DISTURBED=()
+
+# field FILE KEY: a value from the BENCH_RESULT line of a wrk output.
+field() {
+    awk -v k="$2" '/^BENCH_RESULT/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$1"
+}
+
+# Fails the run if a wrk output shows any error or non-2xx answer.
+check_clean() {
+    local f=$1 k v
+    grep -q '^BENCH_RESULT' "$f" || die "no result in $f"
+    for k in errors_connect errors_read errors_write errors_status errors_timeout; do
+        v=$(field "$f" "$k")
+        [[ $v == 0 ]] || die "$f: $k=$v (see the file)"
+    done
+}
+
+# wrk_run NAME SCRIPT PATH CONNECTIONS SECONDS [wrk options…]
+wrk_run() {
+    local name=$1 script=$2 path=$3 conns=$4 secs=$5
+    shift 5
+    wrk -t"$THREADS" -c"$conns" -d"${secs}s" --latency "$@" -s "bench/$script" "$BASE$path" >"$OUT/$name.txt"
+}
+
+# calc EXPR: floating-point arithmetic.
+calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+
+# mean_of ARRAY PREFIX / median_of ARRAY PREFIX: over ARRAY[PREFIX-1..ROUNDS].
+mean_of() {
+    local -n arr=$1
+    local r
+    for r in $(seq "$ROUNDS"); do echo "${arr[$2-$r]}"; done | awk '{ s += $1 } END { printf "%.3f", s / NR }'
+}
+median_of() {
+    local -n arr=$1
+    local r
+    for r in $(seq "$ROUNDS"); do echo "${arr[$2-$r]}"; done | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR % 2) printf "%.3f", v[(NR + 1) / 2]; else printf "%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# Experiment only: lower the priority of the hashing threads (tokio threads
+# created after start-up) every half second until killed.
+deprioritise_hashing() {
+    local tid comm
+    while kill -0 "$SERVER_PID" 2>/dev/null; do
+        for tid in $(ls "/proc/$SERVER_PID/task" 2>/dev/null); do
+            [[ $STARTUP_TIDS == *" $tid "* ]] && continue
+            comm=$(cat "/proc/$SERVER_PID/task/$tid/comm" 2>/dev/null) || continue
+            [[ $comm == tokio-* ]] || continue
+            if [[ $HASHING_PRIORITY == idle ]]; then
+                chrt --idle -p 0 "$tid" >/dev/null 2>&1 || true
+            else
+                renice -n 19 -p "$tid" >/dev/null 2>&1 || true
+            fi
+        done
+        sleep 0.5
+    done
+}
+
+# --- 1. warm-up --------------------------------------------------------------
+
+wait_quiet warm-up
+BENCH_TOKEN=$(new_token)
+export BENCH_TOKEN
+log "warm-up: ${WARMUP} s noop, ${WARMUP} s verify"
+wrk_run warmup-noop noop.lua /_noop/ "$CONNECTIONS" "$WARMUP"
+wrk_run warmup-verify verify.lua /api/token/verify/ "$CONNECTIONS" "$WARMUP"
+check_clean "$OUT/warmup-verify.txt"
+
+# A round disturbed by other processes (> OTHER_MAX cores of someone else's
+# CPU during one of its measurements) is measured again, up to MAX_ATTEMPTS
+# times; its raw files are kept with a ".disturbed-N" suffix.
+MAX_ATTEMPTS=3
+REPEATED=0
+
+# run_round KIND R: measure round R of KIND (throughput or latency).
+run_round() {
+    local kind=$1 r=$2 attempt f files
+    for attempt in $(seq "$MAX_ATTEMPTS"); do
+        ROUND_NOTES=()
+        "${kind}_round" "$r"
+        ((${#ROUND_NOTES[@]} == 0)) && return
+        if ((attempt < MAX_ATTEMPTS)); then
+            log "$kind round $r was disturbed by other processes; measuring it again"
+            REPEATED=$((REPEATED + 1))
+            if [[ $kind == throughput ]]; then
+                files=("$OUT"/tput-*-"$r".txt)
+            else
+                files=("$OUT"/lat-*-"$r".txt "$OUT/pairload-$r.txt")
+            fi
+            for f in "${files[@]}"; do
+                [[ -e $f ]] && mv "$f" "$f.disturbed-$attempt"
+            done
+        fi
+    done
+    DISTURBED+=("${ROUND_NOTES[@]}")
+}
+
+# note_other PHASE CORES: flag a measurement disturbed by other processes.
+note_other() {
+    if awk "BEGIN { exit !($2 > $OTHER_MAX) }"; then
+        log "warning: other processes used $2 cores during $1"
+        ROUND_NOTES+=("$1 ($2 cores)")
+    fi
+}
+
+# --- 2. throughput: noop vs verify, alternating --------------------------------
+
+declare -A RPS CPU_US TOTHER
+throughput_round() {
+    local r=$1 route path t0 t1 f
+    for route in noop verify; do
+        wait_quiet "throughput $route $r"
+        BENCH_TOKEN=$(new_token)
+        export BENCH_TOKEN
+        if [[ $route == noop ]]; then path=/_noop/; else path=/api/token/verify/; fi
+        log "throughput round $r: $route (${DURATION} s, -t$THREADS -c$CONNECTIONS)"
+        t0=$(server_ticks)
+        other_begin
+        wrk_run "tput-$route-$r" "$route.lua" "$path" "$CONNECTIONS" "$DURATION"
+        other_end
+        t1=$(server_ticks)
+        TOTHER[$route-$r]=$OTHER
+        note_other "throughput $route $r" "$OTHER"
+        f="$OUT/tput-$route-$r.txt"
+        check_clean "$f"
+        RPS[$route-$r]=$(field "$f" rps)
+        # Server CPU time per request, in microseconds.
+        CPU_US[$route-$r]=$(calc "($t1 - $t0) / $CLK_TCK * 1e6 / $(field "$f" requests)")
+    done
+}
+
+if [[ " $PHASES " == *" throughput "* ]]; then
+    for r in $(seq "$ROUNDS"); do run_round throughput "$r"; done
+    NOOP_RPS=$(mean_of RPS noop)
+    VERIFY_RPS=$(mean_of RPS verify)
+    TPUT_RATIO=$(calc "$VERIFY_RPS / $NOOP_RPS")
+fi
+
+# --- 3. latency: idle vs under a concurrent pair load, alternating -----------
+
+declare -A P50 P99 P999 LRPS LCPU LOTHER PAIR_RPS PAIR_P50
+latency_round() {
+    local r=$1 cond pair_pid prio_pid t0 t1 f
+    for cond in idle pair; do
+        wait_quiet "latency $cond $r"
+        BENCH_TOKEN=$(new_token)
+        export BENCH_TOKEN
+        pair_pid="" prio_pid=""
+        if [[ $cond == pair ]]; then
+            log "latency round $r: pair load -t$THREADS -c$PAIR_CONNECTIONS for $((LAT_DURATION + 2 * PAIR_LEAD)) s"
+            # wrk itself in the background (not a function: its pid is
+            # wrk's); the pacing is for the verify connections only.
+            BENCH_DELAY_MS=0 wrk -t"$THREADS" -c"$PAIR_CONNECTIONS" -d"$((LAT_DURATION + 2 * PAIR_LEAD))s" \
+                --latency --timeout 60s -s bench/pair.lua "$BASE/api/token/pair/" >"$OUT/pairload-$r.txt" &
+            pair_pid=$!
+            BG_PIDS+=("$pair_pid")
+            if [[ -n $HASHING_PRIORITY ]]; then
+                deprioritise_hashing &
+                prio_pid=$!
+                BG_PIDS+=("$prio_pid")
+            fi
+            sleep "$PAIR_LEAD"
+        fi
+        log "latency round $r: verify $cond (${LAT_DURATION} s, -t$THREADS -c$LAT_CONNECTIONS, pause ${LAT_DELAY_MS} ms)"
+        t0=$(server_ticks)
+        other_begin "$pair_pid"
+        wrk_run "lat-$cond-$r" verify.lua /api/token/verify/ "$LAT_CONNECTIONS" "$LAT_DURATION"
+        other_end "$pair_pid"
+        t1=$(server_ticks)
+        LOTHER[$cond-$r]=$OTHER
+        note_other "latency $cond $r" "$OTHER"
+        f="$OUT/lat-$cond-$r.txt"
+        check_clean "$f"
+        P50[$cond-$r]=$(field "$f" p50_ms)
+        P99[$cond-$r]=$(field "$f" p99_ms)
+        P999[$cond-$r]=$(field "$f" p999_ms)
+        LRPS[$cond-$r]=$(field "$f" rps)
+        # Server CPU use during the measurement, in cores.
+        LCPU[$cond-$r]=$(calc "($t1 - $t0) / $CLK_TCK / $(field "$f" duration_s)")
+        if [[ -n $pair_pid ]]; then
+            wait "$pair_pid" || die "the pair load failed"
+            if [[ -n $prio_pid ]]; then
+                kill "$prio_pid" 2>/dev/null || true
+                wait "$prio_pid" 2>/dev/null || true
+            fi
+            BG_PIDS=()
+            check_clean "$OUT/pairload-$r.txt"
+            PAIR_RPS[$r]=$(field "$OUT/pairload-$r.txt" rps)
+            PAIR_P50[$r]=$(field "$OUT/pairload-$r.txt" p50_ms)
+        fi
+    done
+}
+
+if [[ " $PHASES " == *" latency "* ]]; then
+    export BENCH_DELAY_MS=$LAT_DELAY_MS
+    for r in $(seq "$ROUNDS"); do run_round latency "$r"; done
+    IDLE_P99=$(median_of P99 idle)
+    PAIR_P99=$(median_of P99 pair)
+    LAT_RATIO=$(calc "$PAIR_P99 / $IDLE_P99")
+fi
+
+# --- summary -----------------------------------------------------------------
+
+verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "**NOT met**"; fi; }
+
+{
+    echo "## credencial benchmark — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo
+    echo "- Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), Linux $(uname -r); client and server share the cores."
+    echo "- Server: \`credencial demo\` (release, $BIN_DESC), SERVICE_WORKERS=${SERVICE_WORKERS:-default}," \
+        "SERVICE_HASHING_THREADS=${SERVICE_HASHING_THREADS:-default}," \
+        "SERVICE_PASSWORD_ITERATIONS=${SERVICE_PASSWORD_ITERATIONS:-default}," \
+        "RUST_LOG=${RUST_LOG:-warn}${HASHING_PRIORITY:+; experiment: hashing threads at \"$HASHING_PRIORITY\" OS priority during the pair phases}."
+    echo "- Load: $WRK_VERSION; throughput -t$THREADS -c$CONNECTIONS, ${DURATION} s per phase;" \
+        "latency -t$THREADS -c$LAT_CONNECTIONS with a ${LAT_DELAY_MS} ms pause per connection between requests, ${LAT_DURATION} s per phase;" \
+        "pair load -t$THREADS -c$PAIR_CONNECTIONS; $ROUNDS round(s), alternating."
+    if ((${#NOISY[@]} > 0)); then
+        echo "- **Warning**: other processes kept the machine busy before: ${NOISY[*]}."
+    fi
+    if ((${#DISTURBED[@]} > 0)); then
+        echo "- **Warning**: other processes used more than $OTHER_MAX cores during: ${DISTURBED[*]}, even after $MAX_ATTEMPTS attempts; rerun on a quiet machine."
+    fi
+    if ((REPEATED > 0)); then
+        echo "- $REPEATED round(s) were measured again because other processes used more than $OTHER_MAX cores meanwhile (raw files *.disturbed-N)."
+    fi
+    if [[ " $PHASES " == *" throughput "* ]]; then
+        echo
+        echo "### Throughput: verify vs the no-op route (same run, alternating)"
+        echo
+        echo "| round | noop rps | verify rps | verify / noop | noop server CPU µs/req | verify server CPU µs/req | other CPU (cores) noop / verify |"
+        echo "|---|---:|---:|---:|---:|---:|---:|"
+        for r in $(seq "$ROUNDS"); do
+            echo "| $r | ${RPS[noop-$r]} | ${RPS[verify-$r]} | $(calc "${RPS[verify-$r]} / ${RPS[noop-$r]}") | ${CPU_US[noop-$r]} | ${CPU_US[verify-$r]} | ${TOTHER[noop-$r]} / ${TOTHER[verify-$r]} |"
+        done
+        echo "| **mean** | **$NOOP_RPS** | **$VERIFY_RPS** | **$TPUT_RATIO** | $(mean_of CPU_US noop) | $(mean_of CPU_US verify) | |"
+        echo
+        echo "Server CPU per request, verify / noop: $(calc "$(mean_of CPU_US verify) / $(mean_of CPU_US noop)") (the inverse is the rps ratio a server-bound machine would show)."
+    fi
+    if [[ " $PHASES " == *" latency "* ]]; then
+        echo
+        echo "### Verify latency: idle vs under a concurrent pair load (alternating)"
+        echo
+        echo "| round | load | verify rps | p50 ms | p99 ms | p99.9 ms | p99 / idle p99 | server CPU (cores) | other CPU (cores) | pair rps | pair p50 ms |"
+        echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        met_rounds=0
+        for r in $(seq "$ROUNDS"); do
+            rr=$(calc "${P99[pair-$r]} / ${P99[idle-$r]}")
+            if awk "BEGIN { exit !($rr <= 2.0) }"; then met_rounds=$((met_rounds + 1)); fi
+            echo "| $r | idle | ${LRPS[idle-$r]} | ${P50[idle-$r]} | ${P99[idle-$r]} | ${P999[idle-$r]} | | ${LCPU[idle-$r]} | ${LOTHER[idle-$r]} | | |"
+            echo "| $r | pair | ${LRPS[pair-$r]} | ${P50[pair-$r]} | ${P99[pair-$r]} | ${P999[pair-$r]} | $rr | ${LCPU[pair-$r]} | ${LOTHER[pair-$r]} | ${PAIR_RPS[$r]} | ${PAIR_P50[$r]} |"
+        done
+        echo
+        echo "Median over rounds: p99 idle **$IDLE_P99 ms**, p99 under pair **$PAIR_P99 ms**" \
+            "(p50 $(median_of P50 idle) / $(median_of P50 pair) ms); mean p99 $(mean_of P99 idle) / $(mean_of P99 pair) ms" \
+            "($(calc "$(mean_of P99 pair) / $(mean_of P99 idle)") ×). Rounds within 2 × their idle p99: $met_rounds of $ROUNDS."
+    fi
+    echo
+    echo "### Targets"
+    echo
+    echo "| target | measured | verdict |"
+    echo "|---|---:|---|"
+    if [[ " $PHASES " == *" throughput "* ]]; then
+        echo "| verify rps ≥ 0.8 × noop rps | $TPUT_RATIO × | $(verdict "$TPUT_RATIO >= 0.8") |"
+    fi
+    if [[ " $PHASES " == *" latency "* ]]; then
+        echo "| verify p99 under pair ≤ 2 × idle p99 (medians over rounds) | $LAT_RATIO × | $(verdict "$LAT_RATIO <= 2.0") ($met_rounds of $ROUNDS rounds) |"
+    fi
+} | tee "$OUT/summary.md"
+
+log "raw outputs in $OUT"
