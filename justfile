@@ -15,3 +15,11 @@ ci:
 # Benchmarks against the release binary (see docs/performance.md).
 bench:
     bash bench/run.sh
+
+# Mixed load and soak: 1,000 req/s for 5 minutes (see docs/performance.md).
+soak:
+    bash bench/soak.sh
+
+# Schema-driven fuzzing of every JSON route against the release binary.
+fuzz:
+    bash tests/fuzz/run.sh

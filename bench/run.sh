@@ -206,7 +206,7 @@ wait_quiet() {
     while busy=$(cpu_busy_pct); ((busy > QUIET_MAX)); do
         if ((SECONDS >= deadline)); then
             log "warning: the machine is still ${busy}% busy; measuring $1 anyway"
-            NOISY+=("$1 (${busy}% busy before)")
+            NOISY+=("$1 (${busy}% busy)")
             return
         fi
         log "machine ${busy}% busy (other processes?); waiting before $1"
@@ -456,7 +456,7 @@ verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "**NOT met
         "latency -t$THREADS -c$LAT_CONNECTIONS with a ${LAT_DELAY_MS} ms pause per connection between requests, ${LAT_DURATION} s per phase;" \
         "pair load -t$THREADS -c$PAIR_CONNECTIONS; $ROUNDS round(s), alternating."
     if ((${#NOISY[@]} > 0)); then
-        echo "- **Warning**: other processes kept the machine busy before: ${NOISY[*]}."
+        echo "- Note: the machine was not quiet within ${QUIET_WAIT} s before: ${NOISY[*]} (what counts is the other-CPU check during each measurement)."
     fi
     if ((${#DISTURBED[@]} > 0)); then
         echo "- **Warning**: other processes used more than $OTHER_MAX cores during: ${DISTURBED[*]}, even after $MAX_ATTEMPTS attempts; rerun on a quiet machine."
@@ -473,7 +473,7 @@ verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "**NOT met
         for r in $(seq "$ROUNDS"); do
             echo "| $r | ${RPS[noop-$r]} | ${RPS[verify-$r]} | $(calc "${RPS[verify-$r]} / ${RPS[noop-$r]}") | ${CPU_US[noop-$r]} | ${CPU_US[verify-$r]} | ${TOTHER[noop-$r]} / ${TOTHER[verify-$r]} |"
         done
-        echo "| **mean** | **$NOOP_RPS** | **$VERIFY_RPS** | **$TPUT_RATIO** | $(mean_of CPU_US noop) | $(mean_of CPU_US verify) | |"
+        echo "| **mean** | **$(printf '%.0f' "$NOOP_RPS")** | **$(printf '%.0f' "$VERIFY_RPS")** | **$TPUT_RATIO** | $(mean_of CPU_US noop) | $(mean_of CPU_US verify) | |"
         echo
         echo "Server CPU per request, verify / noop: $(calc "$(mean_of CPU_US verify) / $(mean_of CPU_US noop)") (the inverse is the rps ratio a server-bound machine would show)."
     fi

@@ -8,8 +8,14 @@ use config::{Config, Environment, File, FileFormat};
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Deserializer};
 
+/// Longest window of the brute-force limits (a day).
+pub const MAX_THROTTLE_WINDOW_SECS: u32 = 24 * 60 * 60;
+
 /// Default database of the service.
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/credencial";
+
+/// Largest `shutdown_timeout_secs` (one hour): a stop must end.
+pub const MAX_SHUTDOWN_TIMEOUT_SECS: u64 = 60 * 60;
 
 /// Every setting of the service. Keys are the same in the TOML file and,
 /// upper-cased with the `SERVICE_` prefix, in the environment.
@@ -83,8 +89,23 @@ pub struct Settings {
     pub password_iterations: u32,
     /// Passwords hashed at once (default: cores − 1, at least 1).
     pub hashing_threads: Option<usize>,
+    /// Failed credential checks per username (at `/oauth/token/`: per
+    /// client id) within the window before answers are 429 (0: no limit).
+    pub login_throttle_username_failures: u32,
+    /// Failed credential checks per client address within the window
+    /// before answers are 429 (0: no limit).
+    pub login_throttle_address_failures: u32,
+    /// Length of the brute-force limits' window, in seconds (1 to 86,400).
+    pub login_throttle_window_secs: u32,
+    /// A header naming the client address, set by a trusted reverse proxy
+    /// (e.g. `X-Forwarded-For`, whose last value is used); unset: the TCP
+    /// peer. Only safe when the service cannot be reached past the proxy.
+    pub client_address_header: Option<String>,
     /// HTTP worker threads (default: one per core).
     pub workers: Option<usize>,
+    /// On SIGTERM/SIGINT, seconds in-flight requests may take to finish
+    /// before their connections are closed.
+    pub shutdown_timeout_secs: u64,
     /// Log format: `text` or `json`.
     pub log_format: String,
     /// Serve `POST /_noop/` (the benchmark's baseline).
@@ -153,7 +174,12 @@ impl Default for Settings {
             scope_cache_memory_entries: 10_000,
             password_iterations: credencial_domain::password::DEFAULT_ITERATIONS,
             hashing_threads: None,
+            login_throttle_username_failures: 5,
+            login_throttle_address_failures: 20,
+            login_throttle_window_secs: 300,
+            client_address_header: None,
             workers: None,
+            shutdown_timeout_secs: credencial_app_actix::server::DEFAULT_SHUTDOWN_TIMEOUT_SECS,
             log_format: "text".into(),
             bench_noop_route: false,
             user_attr_map: credencial_domain::attr_map::DEFAULT_ATTR_MAP.into(),
@@ -264,6 +290,12 @@ impl Settings {
                 return Err(SettingsError::about(key, format!("must be at most {max} seconds")));
             }
         }
+        if self.shutdown_timeout_secs > MAX_SHUTDOWN_TIMEOUT_SECS {
+            return Err(SettingsError::about(
+                "shutdown_timeout_secs",
+                format!("must be at most {MAX_SHUTDOWN_TIMEOUT_SECS} seconds"),
+            ));
+        }
         if self.scope_cache_memory_entries == 0 {
             return Err(SettingsError::about("scope_cache_memory_entries", "must be positive"));
         }
@@ -273,6 +305,13 @@ impl Settings {
                 format!("must be between 1 and {}", credencial_domain::password::MAX_ITERATIONS),
             ));
         }
+        if !(1..=MAX_THROTTLE_WINDOW_SECS).contains(&self.login_throttle_window_secs) {
+            return Err(SettingsError::about(
+                "login_throttle_window_secs",
+                format!("must be between 1 and {MAX_THROTTLE_WINDOW_SECS} seconds"),
+            ));
+        }
+        self.client_address_source()?;
         if !matches!(self.log_format.as_str(), "text" | "json") {
             return Err(SettingsError::about("log_format", "must be \"text\" or \"json\""));
         }
@@ -305,6 +344,27 @@ impl Settings {
         let map = AttrMap::from_json(&self.user_attr_map).map_err(named)?;
         let lookup = LookupField::parse(&self.user_lookup_field).map_err(named)?;
         UserMapping::new(map, lookup, scopes).map_err(named)
+    }
+
+    /// The brute-force limits.
+    pub fn throttle_policy(&self) -> credencial_domain::throttle::ThrottlePolicy {
+        credencial_domain::throttle::ThrottlePolicy {
+            subject_failures: self.login_throttle_username_failures,
+            address_failures: self.login_throttle_address_failures,
+            window_secs: self.login_throttle_window_secs,
+        }
+    }
+
+    /// Where the brute-force limits read the client address from.
+    pub fn client_address_source(&self) -> Result<credencial_app_actix::ClientAddressSource, SettingsError> {
+        let header = match self.client_address_header.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(name) => Some(
+                actix_web::http::header::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| SettingsError::about("client_address_header", "is not a valid header name"))?,
+            ),
+        };
+        Ok(credencial_app_actix::ClientAddressSource { header })
     }
 
     /// The database URL as text (for connecting only).

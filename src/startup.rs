@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use actix_web::dev::Server;
 use credencial_adapters_postgres::{
-    PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore, PgOAuthClientRepository, PgPool, PgProfileRepository,
-    PgRefreshTokenStore, PgSnapshotStore, PgUserRepository,
+    PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore, PgLoginFailureLog, PgOAuthClientRepository, PgPool,
+    PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore, PgUserRepository,
 };
 use credencial_adapters_upstream::{
     http_client, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,
@@ -15,8 +15,8 @@ use credencial_adapters_upstream::{
 };
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::{
-    ClientLoginConfig, ClientLoginService, OAuthService, PasswordHasher, ProfileService, Registries, ScopeCache,
-    ScopeTtls, TokenService, TokenServiceConfig,
+    ClientLoginConfig, ClientLoginService, LoginThrottle, OAuthService, PasswordHasher, ProfileService, Registries,
+    ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
 };
 use credencial_domain::attr_map::{UserMapping, ATTR_MAP_SETTING, LOOKUP_FIELD_SETTING};
 use credencial_domain::client_login::ValueSigner;
@@ -42,6 +42,9 @@ pub enum Mode {
 pub struct Application {
     port: u16,
     server: Server,
+    shutdown_timeout_secs: u64,
+    background: BackgroundTasks,
+    pool: PgPool,
 }
 
 impl Application {
@@ -100,12 +103,17 @@ impl Application {
                 },
                 endpoints,
             },
-        );
+        )
+        .with_throttle(LoginThrottle::new(
+            Arc::new(PgLoginFailureLog::new(pool.clone())),
+            Arc::clone(&clock),
+            settings.throttle_policy(),
+        ));
         let tokens = Arc::new(service);
         let oauth = OAuthService::new(
             Arc::clone(&tokens),
             Arc::new(PgOAuthClientRepository::new(pool.clone())),
-            Arc::new(PgAuthorizationCodeStore::new(pool)),
+            Arc::new(PgAuthorizationCodeStore::new(pool.clone())),
             refresh_tokens,
             Arc::clone(&profiles),
             clock,
@@ -117,13 +125,16 @@ impl Application {
             noop_route: settings.bench_noop_route,
             workers: settings.workers,
             cookie_secure: settings.cookie_secure,
+            client_address: settings.client_address_source()?,
+            shutdown_timeout_secs: settings.shutdown_timeout_secs,
         };
         let oauth = Arc::new(oauth);
-        tokio::spawn(purge_codes_periodically(Arc::clone(&oauth)));
-        let services = Services { tokens, profiles, oauth, client_login };
+        let background = BackgroundTasks::start(Arc::clone(&oauth), Arc::clone(&tokens));
+        let readiness = Arc::new(PgReadinessProbe::new(pool.clone()));
+        let services = Services { tokens, profiles, oauth, client_login, readiness };
         let server = build_server(listener, services, http)?;
         tracing::info!(address = %local, ?mode, "credencial is serving");
-        Ok(Self { port: local.port(), server })
+        Ok(Self { port: local.port(), server, shutdown_timeout_secs: settings.shutdown_timeout_secs, background, pool })
     }
 
     /// The port the server listens on.
@@ -131,9 +142,94 @@ impl Application {
         self.port
     }
 
-    /// Serves until SIGINT/SIGTERM, then finishes in-flight requests.
+    /// Serves until SIGTERM or SIGINT; then stops accepting connections,
+    /// lets in-flight requests finish (up to `shutdown_timeout_secs`), ends
+    /// the background tasks and closes the database pool.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+        let Self { server, shutdown_timeout_secs, background, pool, .. } = self;
+        let handle = server.handle();
+        let mut server = std::pin::pin!(server);
+        let result = tokio::select! {
+            result = &mut server => result,
+            signal = shutdown_signal() => {
+                tracing::info!(
+                    signal,
+                    timeout_secs = shutdown_timeout_secs,
+                    "stopping: no new connections, finishing in-flight requests"
+                );
+                let started = std::time::Instant::now();
+                // The server acts on the stop only while it is polled.
+                let ((), result) = tokio::join!(handle.stop(true), server);
+                let took_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                tracing::info!(took_ms, "in-flight requests done");
+                result
+            }
+        };
+        background.stop().await;
+        // Connections of requests cut off by the time-out may never come
+        // back; do not wait for them forever.
+        if tokio::time::timeout(POOL_CLOSE_TIMEOUT, pool.close()).await.is_err() {
+            tracing::warn!("database pool still busy after {POOL_CLOSE_TIMEOUT:?}; exiting anyway");
+        }
+        tracing::info!("stopped");
+        result
+    }
+}
+
+/// How long a stop waits for the database pool to close.
+const POOL_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The first SIGTERM or SIGINT (Ctrl-C), by name.
+async fn shutdown_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+            (Ok(mut term), Ok(mut int)) => tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = int.recv() => "SIGINT",
+            },
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM/SIGINT; serving until killed");
+                std::future::pending().await
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => "Ctrl-C",
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for Ctrl-C; serving until killed");
+                std::future::pending().await
+            }
+        }
+    }
+}
+
+/// The service's periodic tasks; they end when told to.
+struct BackgroundTasks {
+    stop: tokio::sync::watch::Sender<()>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl BackgroundTasks {
+    /// Starts the purge of expired authorization codes and ended failure windows.
+    fn start(oauth: Arc<OAuthService>, tokens: Arc<TokenService>) -> Self {
+        let (stop, stopped) = tokio::sync::watch::channel(());
+        let tasks = vec![tokio::spawn(purge_periodically(oauth, tokens, stopped))];
+        Self { stop, tasks }
+    }
+
+    /// Tells every task to stop and waits until each has (a purge under way
+    /// finishes first).
+    async fn stop(self) {
+        drop(self.stop);
+        for task in self.tasks {
+            if let Err(e) = task.await {
+                tracing::warn!(error = %e, "a background task ended abnormally");
+            }
+        }
     }
 }
 
@@ -271,20 +367,33 @@ fn cookie_key_material(settings: &Settings) -> Result<Vec<u8>, SettingsError> {
     Ok(material)
 }
 
-/// How often expired authorization codes are deleted.
-const CODE_PURGE_INTERVAL: Duration = Duration::from_secs(10 * 60);
+/// How often expired authorization codes and ended failure windows are deleted.
+const PURGE_INTERVAL: Duration = Duration::from_secs(10 * 60);
 
-/// Deletes expired authorization codes every [`CODE_PURGE_INTERVAL`], for as
-/// long as the service runs (every instance does; the delete is idempotent).
-async fn purge_codes_periodically(oauth: Arc<OAuthService>) {
-    let mut ticks = tokio::time::interval(CODE_PURGE_INTERVAL);
+/// Deletes expired authorization codes and the brute-force limits' ended
+/// failure windows every [`PURGE_INTERVAL`] until `stop`'s sender goes away
+/// (every instance does; the deletes are idempotent).
+async fn purge_periodically(
+    oauth: Arc<OAuthService>,
+    tokens: Arc<TokenService>,
+    mut stop: tokio::sync::watch::Receiver<()>,
+) {
+    let mut ticks = tokio::time::interval(PURGE_INTERVAL);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        ticks.tick().await;
+        tokio::select! {
+            _ = ticks.tick() => {}
+            _ = stop.changed() => break,
+        }
         match oauth.purge_expired_codes().await {
             Ok(0) => {}
             Ok(n) => tracing::info!(deleted = n, "expired authorization codes purged"),
             Err(e) => tracing::warn!(error = %e, "purging expired authorization codes failed"),
+        }
+        match tokens.throttle().purge_ended().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deleted = n, "ended failure windows of the brute-force limits purged"),
+            Err(e) => tracing::warn!(error = %e, "purging ended failure windows failed"),
         }
     }
 }

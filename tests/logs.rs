@@ -7,40 +7,16 @@
 #[allow(dead_code)]
 mod helpers;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+#[path = "support/log_capture.rs"]
+mod log_capture;
 
-use tracing_subscriber::fmt::format::FmtSpan;
-use tracing_subscriber::fmt::MakeWriter;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("lock").extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::EnvFilter;
 
 #[tokio::test]
 async fn logs_carry_paths_and_request_ids_but_no_query_strings_passwords_or_tokens() {
-    let captured = Captured::default();
-    tracing_subscriber::fmt()
-        .with_env_filter("debug")
-        .with_span_events(FmtSpan::CLOSE)
-        .with_ansi(false)
-        .with_writer(captured.clone())
+    let captured = log_capture::LogCapture::default();
+    credencial::telemetry::subscriber("text", EnvFilter::new("debug"), captured.clone())
         .try_init()
         .expect("one subscriber for this binary");
     let app = helpers::spawn_app().await;
@@ -51,9 +27,9 @@ async fn logs_carry_paths_and_request_ids_but_no_query_strings_passwords_or_toke
     assert_eq!(r.status(), 200);
     let r = app.post_json("/api/token/verify/", &serde_json::json!({"token": access})).await;
     assert_eq!(r.status(), 200);
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await; // let the spans close
+    captured.wait_for_line(|l| l.contains("/api/token/verify/") && l.contains("close")).await;
 
-    let logs = String::from_utf8(captured.0.lock().expect("lock").clone()).expect("utf-8");
+    let logs = captured.text();
     assert!(logs.contains("/healthz"), "the path is logged");
     assert!(logs.contains("request_id="), "every request has an id");
     for secret in ["AUTHCODE-123456", "s3cret-pass-phrase", access.as_str(), refresh.as_str(), helpers::SECRET] {

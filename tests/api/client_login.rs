@@ -4,31 +4,10 @@
 //! comes back to `/auth/callback/` and reads its record at `/auth/me/`.
 
 use credencial::demo;
-use credencial::settings::Settings;
-use credencial::startup::{hasher, Application, Mode};
 use credencial_adapters_postgres::testing::TestDatabase;
 use url::Url;
-use wiremock::MockServer;
 
-use crate::helpers::{hidden_fields, test_settings, with, Browser, Page};
-
-/// A demo app (seeded users, the `demo-host` client registered for this
-/// port) after `adjust`; returns the browser's view and the database.
-async fn spawn_demo(adjust: impl FnOnce(&mut Settings)) -> (Browser, TestDatabase) {
-    let db = TestDatabase::new().await;
-    let unused = MockServer::start().await;
-    let mut settings = test_settings(&db, &unused);
-    settings.upstream_base_url = None;
-    adjust(&mut settings);
-    let h = hasher(&settings).expect("hasher");
-    demo::seed(&db.pool, &h).await.expect("users");
-    let app = Application::build(&settings, Mode::Demo, db.pool.clone()).await.expect("demo builds");
-    let base = format!("http://127.0.0.1:{}", app.port());
-    demo::seed_client(&db.pool, &h, &format!("{base}/auth/callback/")).await.expect("client");
-    tokio::spawn(app.run_until_stopped());
-    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
-    (Browser { base, client, jar: Default::default() }, db)
-}
+use crate::helpers::{hidden_fields, spawn_demo, with, Browser, Page};
 
 /// `/auth/login/?next=…` → the provider's authorize page; returns its URL.
 async fn start_login(browser: &mut Browser, next: &str) -> String {

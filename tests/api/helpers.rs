@@ -3,8 +3,9 @@
 
 use std::collections::HashMap;
 
+use credencial::demo;
 use credencial::settings::Settings;
-use credencial::startup::{Application, Mode};
+use credencial::startup::{hasher, Application, Mode};
 use credencial_adapters_postgres::testing::TestDatabase;
 use credencial_adapters_postgres::PgUserRepository;
 use credencial_domain::{DjangoPbkdf2, UserData, Username};
@@ -71,28 +72,33 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
     TestApp { address, db, upstream, client }
 }
 
+/// Creates a user with `password` in `db`; returns its id.
+pub async fn add_user_to(db: &TestDatabase, username: &str, password: &str, active: bool) -> i64 {
+    let hash = DjangoPbkdf2::derive(password, "testsalt", ITERATIONS).expect("hash").encode();
+    PgUserRepository::new(db.pool.clone())
+        .create(NewUser {
+            username: Username::parse(username).expect("username"),
+            password_hash: hash,
+            is_active: active,
+            data: UserData {
+                identificacao: format!("id-{username}"),
+                nome_usual: format!("Nome {username}"),
+                email: format!("{username}@example.gov.br"),
+                campus: "Campus Teste".into(),
+                tipo_usuario: "Servidor".into(),
+            },
+            name: format!("Full {username}"),
+            cpf: None,
+        })
+        .await
+        .expect("user created")
+        .0
+}
+
 impl TestApp {
     /// Creates a user with `password`; returns its id.
     pub async fn add_user(&self, username: &str, password: &str, active: bool) -> i64 {
-        let hash = DjangoPbkdf2::derive(password, "testsalt", ITERATIONS).expect("hash").encode();
-        PgUserRepository::new(self.db.pool.clone())
-            .create(NewUser {
-                username: Username::parse(username).expect("username"),
-                password_hash: hash,
-                is_active: active,
-                data: UserData {
-                    identificacao: format!("id-{username}"),
-                    nome_usual: format!("Nome {username}"),
-                    email: format!("{username}@example.gov.br"),
-                    campus: "Campus Teste".into(),
-                    tipo_usuario: "Servidor".into(),
-                },
-                name: format!("Full {username}"),
-                cpf: None,
-            })
-            .await
-            .expect("user created")
-            .0
+        add_user_to(&self.db, username, password, active).await
     }
 
     /// POSTs `body` as JSON to `path`.
@@ -108,6 +114,24 @@ impl TestApp {
         let body: Value = r.json().await.expect("json");
         (body["access"].as_str().expect("access").to_owned(), body["refresh"].as_str().expect("refresh").to_owned())
     }
+}
+
+/// A demo app (seeded users, the `demo-host` client registered for this
+/// port) after `adjust`; returns the browser's view and the database.
+pub async fn spawn_demo(adjust: impl FnOnce(&mut Settings)) -> (Browser, TestDatabase) {
+    let db = TestDatabase::new().await;
+    let unused = MockServer::start().await;
+    let mut settings = test_settings(&db, &unused);
+    settings.upstream_base_url = None;
+    adjust(&mut settings);
+    let h = hasher(&settings).expect("hasher");
+    demo::seed(&db.pool, &h).await.expect("users");
+    let app = Application::build(&settings, Mode::Demo, db.pool.clone()).await.expect("demo builds");
+    let base = format!("http://127.0.0.1:{}", app.port());
+    demo::seed_client(&db.pool, &h, &format!("{base}/auth/callback/")).await.expect("client");
+    tokio::spawn(app.run_until_stopped());
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
+    (Browser { base, client, jar: Default::default() }, db)
 }
 
 /// Status and JSON body of a response (panics if the body is not JSON).

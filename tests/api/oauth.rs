@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use credencial::settings::Settings;
 use credencial_adapters_postgres::{PgAuthorizationCodeStore, PgOAuthClientRepository};
 use credencial_domain::oauth::{ClientId, CodeGrant, CodeHash};
 use credencial_domain::{DjangoPbkdf2, ScopeSet, UserId};
@@ -13,10 +14,12 @@ use reqwest::header::{CACHE_CONTROL, PRAGMA, WWW_AUTHENTICATE};
 use serde_json::Value;
 use url::Url;
 
-use crate::helpers::{hidden_fields, spawn_app, status_and_json, with, Browser, Page, TestApp, ITERATIONS};
+use crate::helpers::{hidden_fields, spawn_app_with, status_and_json, with, Browser, Page, TestApp, ITERATIONS};
 
-const PORTAL_URI: &str = "https://portal.example.gov.br/callback";
-const PORTAL_SECRET: &str = "portal-secret-0123456789";
+/// The redirect URI of the confidential client `portal`.
+pub(crate) const PORTAL_URI: &str = "https://portal.example.gov.br/callback";
+/// The secret of `portal`.
+pub(crate) const PORTAL_SECRET: &str = "portal-secret-0123456789";
 const SPA_URI: &str = "http://127.0.0.1:9/cb";
 /// RFC 7636 Appendix B.
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
@@ -27,8 +30,19 @@ const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 /// The app with a confidential client `portal` (`cnes` and
 /// `formacao_academica` enabled), a public client `spa` (`cnes` enabled),
 /// and the user ana.
-async fn app() -> (TestApp, i64) {
-    let app = spawn_app().await;
+pub(crate) async fn app() -> (TestApp, i64) {
+    app_with(|_| {}).await
+}
+
+/// [`app`] after `adjust` has changed the test settings.
+pub(crate) async fn app_with(adjust: impl FnOnce(&mut Settings)) -> (TestApp, i64) {
+    let app = spawn_app_with(adjust).await;
+    let ana = register_clients(&app).await;
+    (app, ana)
+}
+
+/// Registers `portal` and `spa` and creates ana on `app`; returns ana's id.
+pub(crate) async fn register_clients(app: &TestApp) -> i64 {
     let clients = PgOAuthClientRepository::new(app.db.pool.clone());
     let secret_hash = DjangoPbkdf2::derive(PORTAL_SECRET, "clientsalt", ITERATIONS).expect("hash").encode();
     clients
@@ -55,8 +69,27 @@ async fn app() -> (TestApp, i64) {
         })
         .await
         .expect("spa");
-    let ana = app.add_user("ana", "ana-password", true).await;
-    (app, ana)
+    app.add_user("ana", "ana-password", true).await
+}
+
+/// Stores the code `code` for `user` at `portal` (required scopes, no
+/// PKCE), expiring at `expires_at` (Unix seconds).
+pub(crate) async fn store_portal_code(app: &TestApp, user: i64, code: &str, expires_at: i64) {
+    PgAuthorizationCodeStore::new(app.db.pool.clone())
+        .store(NewAuthorizationCode {
+            code_hash: CodeHash::of(code),
+            grant: CodeGrant {
+                client_id: ClientId::parse("portal").expect("id"),
+                user_id: UserId(user),
+                redirect_uri: PORTAL_URI.into(),
+                redirect_uri_explicit: true,
+                scopes: ScopeSet::required(),
+                code_challenge: None,
+                expires_at,
+            },
+        })
+        .await
+        .expect("stored");
 }
 
 /// `/oauth/authorize/?…` for these parameters.
@@ -65,7 +98,7 @@ fn authorize_path(pairs: &[(&str, &str)]) -> String {
     format!("/oauth/authorize/?{query}")
 }
 
-fn portal_request(scope: &str, state: &str) -> String {
+pub(crate) fn portal_request(scope: &str, state: &str) -> String {
     authorize_path(&[
         ("response_type", "code"),
         ("client_id", "portal"),
@@ -88,7 +121,7 @@ fn spa_request(state: &str) -> String {
 }
 
 /// Opens `path`, logs in on the form and lands on the consent page.
-async fn consent_page(browser: &mut Browser, path: &str, username: &str, password: &str) -> Page {
+pub(crate) async fn consent_page(browser: &mut Browser, path: &str, username: &str, password: &str) -> Page {
     let login = browser.get(path).await;
     assert_eq!(login.status, 200, "{}", login.body);
     assert!(login.body.contains("Entrar"), "login form expected: {}", login.body);
@@ -112,14 +145,14 @@ async fn consent_page(browser: &mut Browser, path: &str, username: &str, passwor
 }
 
 /// Approves or denies on `consent`; returns the redirect's `Location`.
-async fn decide(browser: &mut Browser, consent: &Page, action: &str) -> String {
+pub(crate) async fn decide(browser: &mut Browser, consent: &Page, action: &str) -> String {
     let answer = browser.post("/oauth/authorize/", &with(hidden_fields(&consent.body), &[("action", action)])).await;
     assert_eq!(answer.status, 303, "{}", answer.body);
     answer.location.expect("Location")
 }
 
 /// The query of a redirect to `redirect_uri`.
-fn callback(location: &str, redirect_uri: &str) -> HashMap<String, String> {
+pub(crate) fn callback(location: &str, redirect_uri: &str) -> HashMap<String, String> {
     assert!(location.starts_with(redirect_uri), "{location} does not go to {redirect_uri}");
     Url::parse(location).expect("url").query_pairs().into_owned().collect()
 }
@@ -339,21 +372,7 @@ fn with_post_secret<'a>(form: &[(&'a str, &'a str)], id: &'a str, secret: &'a st
 async fn an_expired_code_is_invalid_grant() {
     let (app, ana) = app().await;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
-    PgAuthorizationCodeStore::new(app.db.pool.clone())
-        .store(NewAuthorizationCode {
-            code_hash: CodeHash::of("an-expired-code"),
-            grant: CodeGrant {
-                client_id: ClientId::parse("portal").expect("id"),
-                user_id: UserId(ana),
-                redirect_uri: PORTAL_URI.into(),
-                redirect_uri_explicit: true,
-                scopes: ScopeSet::required(),
-                code_challenge: None,
-                expires_at: now - 1,
-            },
-        })
-        .await
-        .expect("stored");
+    store_portal_code(&app, ana, "an-expired-code", now - 1).await;
     let (status, body) = exchange_portal_code(&app, "an-expired-code").await;
     assert_eq!((status, error_of(&body)), (400, "invalid_grant"));
 }

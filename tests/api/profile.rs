@@ -17,12 +17,12 @@ use wiremock::{Mock, ResponseTemplate};
 
 use crate::helpers::{spawn_app_with, status_and_json, TestApp, SECRET};
 
-const ALL: &str =
+pub(crate) const ALL: &str =
     "dados_publicos cpf email receita_federal cnes experiencia_profissional formacao_academica cursos_cdp";
-const ANA_CPF: &str = "52998224725";
-const BRUNO_CPF: &str = "12345678909";
+pub(crate) const ANA_CPF: &str = "52998224725";
+pub(crate) const BRUNO_CPF: &str = "12345678909";
 
-async fn app() -> TestApp {
+pub(crate) async fn app() -> TestApp {
     spawn_app_with(|s| {
         // One wiremock server stands in for all three registries.
         let base = s.upstream_base_url.clone().expect("wiremock");
@@ -36,7 +36,7 @@ async fn app() -> TestApp {
     .await
 }
 
-async fn register_client(app: &TestApp, id: &str, enabled: &str) {
+pub(crate) async fn register_client(app: &TestApp, id: &str, enabled: &str) {
     PgOAuthClientRepository::new(app.db.pool.clone())
         .create(OAuthClient {
             client_id: ClientId::parse(id).expect("id"),
@@ -51,7 +51,7 @@ async fn register_client(app: &TestApp, id: &str, enabled: &str) {
         .expect("client");
 }
 
-async fn person(app: &TestApp, username: &str, cpf: &str, full: bool) -> i64 {
+pub(crate) async fn person(app: &TestApp, username: &str, cpf: &str, full: bool) -> i64 {
     let id = PgUserRepository::new(app.db.pool.clone())
         .create(NewUser {
             username: Username::parse(username).expect("username"),
@@ -99,28 +99,28 @@ async fn person(app: &TestApp, username: &str, cpf: &str, full: bool) -> i64 {
     id.0
 }
 
-fn token(user_id: i64, scope: &str, client: &str, exp_in: i64) -> String {
+pub(crate) fn token(user_id: i64, scope: &str, client: &str, exp_in: i64) -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
     let claims = json!({"token_type": "access", "iat": now, "exp": now + exp_in, "jti": format!("j{now}{user_id}"),
                         "user_id": user_id, "scope": scope, "client_id": client});
     encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(SECRET.as_bytes())).expect("sign")
 }
 
-fn receita_json() -> Value {
+pub(crate) fn receita_json() -> Value {
     json!({"nome": "ANA DA SILVA", "dtNascimento": "1988-03-14", "sexo": "F", "mae": "MARIA DA SILVA",
            "noMunicipio": "NATAL", "uf": "RN"})
 }
 
-fn cnes_json() -> Value {
+pub(crate) fn cnes_json() -> Value {
     json!({"vinculos": [{"cnes": "2409208", "noFant": "HOSPITAL", "coMun": "240810", "noCBO": "ENFERMEIRO"}]})
 }
 
-fn cdp_json() -> Value {
+pub(crate) fn cdp_json() -> Value {
     json!({"total": 1, "data": [{"title": "Curso", "descricao": "d", "vinculo": "aluno", "link": "https://cdp.example/c/1",
                                  "status": "concluido", "nid": 1, "created": "2024-05-02", "type": "curso"}]})
 }
 
-async fn mount_registries(app: &TestApp, cpf: &str, times: u64) {
+pub(crate) async fn mount_registries(app: &TestApp, cpf: &str, times: u64) {
     for (p, body) in [
         (format!("/receita/cpf/{cpf}"), receita_json()),
         (format!("/cnes/profissionais/{cpf}/vinculos"), cnes_json()),

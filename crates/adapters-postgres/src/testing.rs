@@ -53,6 +53,20 @@ impl TestDatabase {
         crate::migrate(&pool).await.expect("migrate test database");
         Self { pool, url, name, admin_url }
     }
+
+    /// Drops the database now, `WITH (FORCE)`: every connection to it
+    /// (this pool's, a server's under test) is ended, and new ones are
+    /// refused. For tests of what happens when the database goes away.
+    ///
+    /// # Panics
+    /// When PostgreSQL is unreachable or refuses the drop.
+    pub async fn drop_now(&self) {
+        let mut admin = PgConnection::connect(&self.admin_url).await.expect("connect to the maintenance database");
+        admin
+            .execute(format!(r#"DROP DATABASE IF EXISTS "{}" WITH (FORCE)"#, self.name).as_str())
+            .await
+            .expect("drop test database");
+    }
 }
 
 impl Drop for TestDatabase {

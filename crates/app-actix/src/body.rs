@@ -252,4 +252,129 @@ mod tests {
         assert!(!is_json("text/plain"));
         assert!(!is_json("application/x-www-form-urlencoded"));
     }
+
+    // ---- properties: client bytes never panic and never give a 5xx ----
+
+    use actix_web::test::TestRequest;
+    use proptest::prelude::*;
+
+    /// Reads `bytes` sent with `content_type` as route kind `accept` would.
+    fn read_as(accept: Accept, content_type: Option<&str>, bytes: Vec<u8>) -> Result<JsonBody, ApiError> {
+        let mut request = TestRequest::post().uri("/");
+        if let Some(ct) = content_type {
+            request = request.insert_header((header::CONTENT_TYPE, ct));
+        }
+        let (req, mut payload) = request.set_payload(bytes).to_http_parts();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        runtime.block_on(read(&req, &mut payload, accept))
+    }
+
+    fn any_accept() -> impl Strategy<Value = Accept> {
+        prop::sample::select(vec![Accept::Json, Accept::JsonOrNothing, Accept::JsonFormOrNothing])
+    }
+
+    fn any_content_type() -> impl Strategy<Value = Option<String>> {
+        prop_oneof![
+            Just(None),
+            Just(Some("application/json".to_owned())),
+            Just(Some("application/json; charset=utf-8".to_owned())),
+            Just(Some("application/x-www-form-urlencoded".to_owned())),
+            Just(Some("text/plain".to_owned())),
+            "[ -~]{0,30}".prop_map(Some),
+        ]
+    }
+
+    /// Bytes a client might send: random, JSON-looking, form-looking.
+    fn any_body() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..200),
+            "[{}\\[\\]\",:0-9a-z \\\\]{0,60}".prop_map(String::into_bytes),
+            "[a-z0-9=&%+]{0,60}".prop_map(String::into_bytes),
+            Just(b"null".to_vec()),
+            Just(b"[]".to_vec()),
+            Just(b"\"text\"".to_vec()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_give_an_object_or_a_4xx_json_error(
+            accept in any_accept(),
+            content_type in any_content_type(),
+            bytes in any_body(),
+        ) {
+            match read_as(accept, content_type.as_deref(), bytes) {
+                Ok(_) => {}
+                Err(e) => {
+                    prop_assert!(matches!(e.status().as_u16(), 400 | 413 | 415), "{e}");
+                    let body = e.body().as_object().expect("a JSON object");
+                    let drf_detail = body.get("detail").is_some_and(Value::is_string)
+                        && body.get("code").is_some_and(Value::is_string);
+                    let field_errors = body.values().all(|v| v.as_array().is_some_and(|a| a.len() == 1 && a[0].is_string()));
+                    prop_assert!(drf_detail || field_errors, "{e}");
+                }
+            }
+        }
+
+        #[test]
+        fn json_objects_round_trip(fields in prop::collection::btree_map("\\PC{0,8}", "\\PC{0,20}", 0..6),
+                                   accept in any_accept()) {
+            let sent: Map<String, Value> = fields.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+            let bytes = serde_json::to_vec(&sent).expect("JSON");
+            let got = read_as(accept, Some("application/json"), bytes).expect("an object");
+            prop_assert_eq!(got.0, sent);
+        }
+
+        #[test]
+        fn form_bodies_round_trip_where_a_form_is_accepted(
+            fields in prop::collection::btree_map("\\PC{1,8}", "\\PC{0,20}", 1..6),
+        ) {
+            let bytes = serde_urlencoded::to_string(&fields).expect("form").into_bytes();
+            let got = read_as(Accept::JsonFormOrNothing, Some("application/x-www-form-urlencoded"), bytes.clone());
+            let sent: Map<String, Value> = fields.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+            prop_assert_eq!(got.expect("a form").0, sent);
+            let refused = read_as(Accept::Json, Some("application/x-www-form-urlencoded"), bytes).expect_err("JSON only");
+            prop_assert_eq!(refused.status().as_u16(), 415);
+        }
+
+        #[test]
+        fn a_required_field_is_its_trimmed_text_or_one_drf_message(value in any_field_value()) {
+            let b = body(json!({ "f": value.clone() }));
+            match (b.required([("f", Trim::Yes)]), &value) {
+                (Ok([text]), Value::String(s)) => prop_assert_eq!(text, s.trim()),
+                (Ok([text]), Value::Number(n)) => prop_assert_eq!(text, n.to_string()),
+                (Ok(_), other) => prop_assert!(false, "accepted {other}"),
+                (Err(e), _) => {
+                    prop_assert_eq!(e.status().as_u16(), 400);
+                    let message = e.body()["f"][0].as_str().unwrap_or_default().to_owned();
+                    let expected = match &value {
+                        Value::Null => REQUIRED,
+                        Value::String(s) if s.trim().is_empty() => "This field may not be blank.",
+                        _ => "Not a valid string.",
+                    };
+                    prop_assert_eq!(message, expected);
+                }
+            }
+        }
+    }
+
+    fn any_field_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            "\\PC{0,12}".prop_map(Value::String),
+            "[ \\t]{0,4}".prop_map(Value::String),
+            Just(json!([])),
+            Just(json!({"a": 1})),
+        ]
+    }
+
+    #[test]
+    fn a_body_over_the_limit_is_413_whatever_it_holds() {
+        for accept in [Accept::Json, Accept::JsonOrNothing, Accept::JsonFormOrNothing] {
+            let e = read_as(accept, Some("application/json"), vec![b'a'; MAX_BODY_BYTES + 1]).expect_err("too large");
+            assert_eq!(e.status().as_u16(), 413);
+        }
+    }
 }

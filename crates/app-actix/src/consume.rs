@@ -49,3 +49,42 @@ pub async fn consume_post(
     let data = service.consume(&token, endpoint.as_deref()).await?;
     Ok(HttpResponse::Ok().json(data))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::test::TestRequest;
+    use proptest::prelude::*;
+
+    fn bearer_of(value: &[u8]) -> Option<Result<Option<String>, ApiError>> {
+        let value = header::HeaderValue::from_bytes(value).ok()?;
+        Some(bearer_token(&TestRequest::get().insert_header((header::AUTHORIZATION, value)).to_http_request()))
+    }
+
+    proptest! {
+        #[test]
+        fn any_authorization_header_is_a_token_nothing_or_a_401(value in prop::collection::vec(any::<u8>(), 0..80)) {
+            if let Some(Err(e)) = bearer_of(&value) {
+                prop_assert_eq!(e.status().as_u16(), 401);
+                prop_assert_eq!(&e.body()["code"], "token_not_valid");
+            }
+        }
+
+        #[test]
+        fn a_bearer_token_comes_out_as_sent(
+            scheme in prop::sample::select(vec!["Bearer", "bearer", "BEARER"]),
+            gap in "[ \t]{1,3}",
+            token in "[A-Za-z0-9._~+/=-]{1,60}",
+        ) {
+            let header = format!("{scheme}{gap}{token}");
+            prop_assert_eq!(bearer_of(header.as_bytes()).map(|r| r.ok()), Some(Some(Some(token))));
+        }
+
+        #[test]
+        fn other_schemes_are_no_bearer_token(scheme in "[A-Za-z]{1,10}", rest in "[ -~]{0,30}") {
+            prop_assume!(!scheme.eq_ignore_ascii_case("bearer"));
+            let header = format!("{scheme} {rest}");
+            prop_assert_eq!(bearer_of(header.as_bytes()).map(|r| r.ok()), Some(Some(None)));
+        }
+    }
+}

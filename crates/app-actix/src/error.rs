@@ -100,6 +100,41 @@ impl ApiError {
         )
     }
 
+    /// 429 with `Retry-After` for a credential check refused by the
+    /// brute-force limits, in DRF's words.
+    pub fn throttled(retry_after_secs: u64) -> Self {
+        Self::detail(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!("Request was throttled. Expected available in {retry_after_secs} seconds."),
+            "throttled",
+        )
+        .with_header(header::RETRY_AFTER, &retry_after_secs.to_string())
+    }
+
+    /// The token endpoint's 429: `{"error": "too_many_requests",
+    /// "error_description"}` with `Retry-After`, never cached.
+    pub fn oauth_throttled(retry_after_secs: u64) -> Self {
+        Self {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            body: json!({
+                "error": "too_many_requests",
+                "error_description": format!("Too many failed attempts. Retry after {retry_after_secs} seconds."),
+            }),
+            headers: Vec::new(),
+        }
+        .with_header(header::RETRY_AFTER, &retry_after_secs.to_string())
+        .with_header(header::CACHE_CONTROL, "no-store")
+        .with_header(header::PRAGMA, "no-cache")
+    }
+
+    /// A use-case error at the token endpoint, in the OAuth2 shape.
+    pub fn oauth_service(e: ServiceError) -> Self {
+        match e {
+            ServiceError::Throttled { retry_after_secs } => Self::oauth_throttled(retry_after_secs),
+            other => Self::from(other).in_oauth_shape(),
+        }
+    }
+
     /// 401 for a token that is not acceptable.
     pub fn token(e: &TokenError) -> Self {
         let detail = match e {
@@ -204,6 +239,7 @@ impl From<ServiceError> for ApiError {
                 "No active account found with the given credentials",
                 "authentication_failed",
             ),
+            ServiceError::Throttled { retry_after_secs } => Self::throttled(retry_after_secs),
             ServiceError::InvalidToken(t) => Self::token(&t),
             ServiceError::OAuth(e) => Self::oauth(&e),
             ServiceError::UnknownUser => Self::detail(StatusCode::UNAUTHORIZED, "User not found", "user_not_found")

@@ -21,11 +21,12 @@
 use std::sync::Arc;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use credencial_application::TokenService;
 use secrecy::SecretString;
 
 use crate::body::{JsonBody, Trim};
+use crate::client_address::client_address;
 use crate::consume;
 use crate::error::ApiError;
 use crate::routes::resource;
@@ -33,10 +34,19 @@ use crate::routes::resource;
 /// The prefix the sub-application is mounted under unless told otherwise.
 pub const DEFAULT_PREFIX: &str = "/api/token/";
 
-/// `POST pair` — `{"username", "password"}` → `{"access", "refresh", "username"}`.
-pub async fn pair(service: web::Data<TokenService>, body: JsonBody) -> Result<HttpResponse, ApiError> {
+/// `POST pair` — `{"username", "password"}` → `{"access", "refresh", "username"}`;
+/// 429 with `Retry-After` while the username or the client address is
+/// limited (the address is the one [`ClientAddressSource`] gives, by
+/// default the TCP peer).
+///
+/// [`ClientAddressSource`]: crate::client_address::ClientAddressSource
+pub async fn pair(
+    req: HttpRequest,
+    service: web::Data<TokenService>,
+    body: JsonBody,
+) -> Result<HttpResponse, ApiError> {
     let [username, password] = body.required([("username", Trim::Yes), ("password", Trim::No)])?;
-    let pair = service.pair(&username, SecretString::from(password)).await?;
+    let pair = service.pair(&username, SecretString::from(password), client_address(&req)).await?;
     Ok(HttpResponse::Ok().json(pair))
 }
 

@@ -13,12 +13,14 @@
 //! Knows the ports and use cases, never a concrete adapter.
 
 pub mod body;
+pub mod client_address;
 pub mod client_login;
 pub mod consume;
 pub mod error;
 pub mod health;
 pub mod jwt;
 pub mod oauth;
+pub mod openapi;
 pub mod profile;
 pub mod routes;
 pub mod sandbox;
@@ -26,6 +28,7 @@ pub mod sandbox_registries;
 pub mod server;
 pub mod telemetry;
 
+pub use client_address::ClientAddressSource;
 pub use error::ApiError;
 pub use jwt::JwtApi;
 pub use server::{build_server, HttpSettings, Services};

@@ -20,3 +20,51 @@ pub fn resource(path: &str, allow: &'static str) -> Resource {
 pub async fn not_found() -> Result<actix_web::HttpResponse, ApiError> {
     Err(ApiError::not_found())
 }
+
+/// Where [`inventory`] is mounted (only with the `route-inventory` feature).
+#[cfg(feature = "route-inventory")]
+pub const INVENTORY_PATH: &str = "/_test/routes";
+
+/// Test support (feature `route-inventory`, never in a release build): the
+/// route patterns this app serves, as a JSON list, so that a test can
+/// compare them with the OpenAPI description. actix-web has no public way
+/// to list its routes, so the candidates are the path literals in the
+/// resource map's `Debug` text and their two-part joins (a scope and its
+/// resource); the map itself decides which of them are routes.
+#[cfg(feature = "route-inventory")]
+pub async fn inventory(req: HttpRequest) -> actix_web::HttpResponse {
+    let map = req.resource_map();
+    let literals = quoted_paths(&format!("{map:?}"));
+    let mut patterns = std::collections::BTreeSet::new();
+    for a in &literals {
+        patterns.extend(map.match_pattern(a));
+        for b in &literals {
+            patterns.extend(map.match_pattern(&format!("{a}{b}")));
+        }
+    }
+    actix_web::HttpResponse::Ok().json(patterns)
+}
+
+/// The string literals of a `Debug` text that start with `/`, unescaped.
+#[cfg(feature = "route-inventory")]
+fn quoted_paths(debug: &str) -> std::collections::BTreeSet<String> {
+    let mut found = std::collections::BTreeSet::new();
+    let mut chars = debug.chars();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut literal = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => literal.extend(chars.next()),
+                '"' => break,
+                other => literal.push(other),
+            }
+        }
+        if literal.starts_with('/') {
+            found.insert(literal);
+        }
+    }
+    found
+}

@@ -4,18 +4,21 @@ use std::net::TcpListener;
 use std::sync::Arc;
 
 use actix_web::dev::Server;
+use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{ClientLoginService, OAuthService, ProfileService, TokenService};
+use credencial_ports::ReadinessProbe;
 use tracing_actix_web::TracingLogger;
 
-use crate::telemetry::PathOnlySpan;
+use crate::telemetry::{request_id_header, PathOnlySpan};
 
+use crate::client_address::ClientAddressSource;
 use crate::client_login::ClientLoginApi;
 use crate::health;
 use crate::jwt::JwtApi;
 use crate::oauth::{CookiePolicy, OAuthApi};
 use crate::routes::{not_found, resource};
-use crate::{profile, sandbox, sandbox_registries};
+use crate::{openapi, profile, sandbox, sandbox_registries};
 
 /// What the HTTP layer needs to know from the configuration.
 #[derive(Debug, Clone)]
@@ -32,6 +35,11 @@ pub struct HttpSettings {
     /// `Secure` attribute of the `/oauth` cookies (`None`: when the request
     /// came over https).
     pub cookie_secure: Option<bool>,
+    /// Where the brute-force limits read the client address from.
+    pub client_address: ClientAddressSource,
+    /// On a graceful stop, how long in-flight requests may take to finish
+    /// before their connections are closed.
+    pub shutdown_timeout_secs: u64,
 }
 
 impl Default for HttpSettings {
@@ -42,12 +50,17 @@ impl Default for HttpSettings {
             noop_route: false,
             workers: None,
             cookie_secure: None,
+            client_address: ClientAddressSource::default(),
+            shutdown_timeout_secs: DEFAULT_SHUTDOWN_TIMEOUT_SECS,
         }
     }
 }
 
+/// Default of [`HttpSettings::shutdown_timeout_secs`] (actix-web's own).
+pub const DEFAULT_SHUTDOWN_TIMEOUT_SECS: u64 = 30;
+
 /// The use cases the server serves.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Services {
     /// The token service (always served).
     pub tokens: Arc<TokenService>,
@@ -58,9 +71,27 @@ pub struct Services {
     /// The client component (`/auth/login/`, `/auth/callback/`,
     /// `/auth/logout/`, `/auth/me/`), when enabled.
     pub client_login: Option<Arc<ClientLoginService>>,
+    /// Whether the database answers (`/readyz`).
+    pub readiness: Arc<dyn ReadinessProbe>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("tokens", &self.tokens)
+            .field("profiles", &self.profiles)
+            .field("oauth", &self.oauth)
+            .field("client_login", &self.client_login)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A running server on `listener` (bind port 0 to get a free port).
+///
+/// It does not listen to signals: the caller stops it through its handle
+/// (`Server::handle().stop(true)`), which stops accepting connections and
+/// gives in-flight requests `shutdown_timeout_secs` to finish. Every
+/// response carries the request's id in `X-Request-Id`.
 pub fn build_server(listener: TcpListener, services: Services, settings: HttpSettings) -> std::io::Result<Server> {
     let service = services.tokens;
     let data = web::Data::from(Arc::clone(&service));
@@ -68,12 +99,20 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let oauth = web::Data::from(services.oauth);
     let cookies = CookiePolicy { secure: settings.cookie_secure };
     let client_login = services.client_login;
+    let client_address = web::Data::new(settings.client_address.clone());
+    let readiness = web::Data::from(services.readiness);
     let s = settings.clone();
     let mut server = HttpServer::new(move || {
         let mut app = App::new()
+            // Inner to the logger, which puts the request id in the extensions.
+            .wrap(from_fn(request_id_header))
             .wrap(TracingLogger::<PathOnlySpan>::new())
             .app_data(data.clone())
+            .app_data(client_address.clone())
+            .app_data(readiness.clone())
             .service(resource("/healthz", "GET").route(web::get().to(health::healthz)))
+            .service(resource("/readyz", "GET").route(web::get().to(health::readyz)))
+            .service(resource(openapi::PATH, "GET").route(web::get().to(openapi::document)))
             .service(profile::resource_for(profiles.clone()))
             .service(OAuthApi::new(oauth.clone(), cookies));
         if let Some(prefix) = &s.token_prefix {
@@ -88,9 +127,16 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         if s.noop_route {
             app = app.service(resource("/_noop", "POST").route(web::post().to(health::noop)));
         }
+        #[cfg(feature = "route-inventory")]
+        {
+            app = app
+                .service(web::resource(crate::routes::INVENTORY_PATH).route(web::get().to(crate::routes::inventory)));
+        }
         app.default_service(web::to(not_found))
     })
-    .listen(listener)?;
+    .listen(listener)?
+    .disable_signals()
+    .shutdown_timeout(settings.shutdown_timeout_secs);
     if let Some(workers) = settings.workers {
         server = server.workers(workers);
     }

@@ -11,6 +11,13 @@ pub enum ServiceError {
     /// No active account matches the username and password.
     #[error("no active account found with the given credentials")]
     InvalidCredentials,
+    /// Too many failed credential checks for the username (or client) or
+    /// the address: refused before any hashing, for this many seconds more.
+    #[error("too many failed attempts; retry after {retry_after_secs} s")]
+    Throttled {
+        /// Seconds until the limit lifts (at least 1).
+        retry_after_secs: u64,
+    },
     /// The token is valid but its user no longer exists or is inactive.
     #[error("user not found or inactive")]
     UnknownUser,

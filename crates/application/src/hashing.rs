@@ -11,13 +11,22 @@ use std::sync::Arc;
 use credencial_domain::DjangoPbkdf2;
 use rand::distributions::{Alphanumeric, DistString};
 use secrecy::{ExposeSecret, SecretString};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
 use crate::error::ServiceError;
 
 /// Length of generated salts (Django uses 22 alphanumerics).
 const SALT_LEN: usize = 22;
+
+/// One of the hasher's slots, held while a hash runs: at most `threads`
+/// exist at once. The brute-force limits check a key again while holding
+/// one, so a burst cannot get more guesses past the limit than there are
+/// slots.
+#[derive(Debug)]
+pub struct HashSlot {
+    _permit: OwnedSemaphorePermit,
+}
 
 /// Hashes and verifies passwords on a bounded set of blocking threads.
 #[derive(Debug, Clone)]
@@ -41,8 +50,28 @@ impl PasswordHasher {
     /// a wrong password and answers `false`. Errors: `Internal` when the
     /// hashing pool fails (never reported as a wrong password).
     pub async fn verify(&self, encoded: Option<String>, password: SecretString) -> Result<bool, ServiceError> {
+        let slot = self.slot().await?;
+        self.verify_in(&slot, encoded, password).await
+    }
+
+    /// Waits for a free hashing slot.
+    pub async fn slot(&self) -> Result<HashSlot, ServiceError> {
+        let permit = Arc::clone(&self.permits)
+            .acquire_owned()
+            .await
+            .map_err(|_| ServiceError::Internal("hashing pool closed".into()))?;
+        Ok(HashSlot { _permit: permit })
+    }
+
+    /// [`verify`](Self::verify) in a slot the caller already holds.
+    pub async fn verify_in(
+        &self,
+        _slot: &HashSlot,
+        encoded: Option<String>,
+        password: SecretString,
+    ) -> Result<bool, ServiceError> {
         let dummy = Arc::clone(&self.dummy);
-        self.run(move || {
+        Self::run_in_slot(move || {
             let parsed = encoded.as_deref().map(DjangoPbkdf2::parse);
             match parsed {
                 Some(Ok(hash)) => hash.verify(password.expose_secret()),
@@ -60,7 +89,8 @@ impl PasswordHasher {
     /// A new Django-format hash of `password` with a random salt.
     pub async fn hash(&self, password: SecretString) -> Result<String, ServiceError> {
         let iterations = self.iterations;
-        self.run(move || {
+        let _slot = self.slot().await?;
+        Self::run_in_slot(move || {
             let salt = Alphanumeric.sample_string(&mut rand::thread_rng(), SALT_LEN);
             DjangoPbkdf2::derive(password.expose_secret(), &salt, iterations)
                 .map(|h| h.encode())
@@ -69,8 +99,7 @@ impl PasswordHasher {
         .await?
     }
 
-    async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, ServiceError> {
-        let _permit = self.permits.acquire().await.map_err(|_| ServiceError::Internal("hashing pool closed".into()))?;
+    async fn run_in_slot<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, ServiceError> {
         let span = tracing::Span::current();
         tokio::task::spawn_blocking(move || span.in_scope(work))
             .instrument(tracing::Span::current())

@@ -7,6 +7,7 @@ pub mod hashing;
 pub mod oauth;
 pub mod profile;
 pub mod scope_cache;
+pub mod throttle;
 pub mod tokens;
 
 pub use client_login::{
@@ -14,10 +15,11 @@ pub use client_login::{
     SealedValue,
 };
 pub use error::ServiceError;
-pub use hashing::PasswordHasher;
+pub use hashing::{HashSlot, PasswordHasher};
 pub use oauth::{
     AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, OAuthTokens, SignedSession, TokenRequest,
 };
 pub use profile::{ProfileService, Registries};
 pub use scope_cache::{ScopeCache, ScopeTtls};
+pub use throttle::LoginThrottle;
 pub use tokens::{AuthenticatedUser, RefreshedPair, TokenPair, TokenService, TokenServiceConfig};

@@ -16,6 +16,7 @@ use credencial_domain::oauth::{
     random_token_text, refreshed_scopes, validate_authorization_request, AuthorizationParams, AuthorizationRefusal,
     ClientAuthentication, ClientId, CodeHash, GrantType, OAuthError, ValidAuthorization, BAD_CLIENT,
 };
+use credencial_domain::throttle::{ClientAddress, Subject};
 use credencial_domain::{Claims, ScopeSet, TokenType, UserId};
 use credencial_ports::{
     AuthorizationCodeStore, Clock, NewAuthorizationCode, NewRefreshToken, OAuthClient, OAuthClientRepository,
@@ -116,6 +117,8 @@ pub struct TokenRequest {
     pub refresh_token: Option<String>,
     /// `scope` (refresh_token grant: may narrow, never widen).
     pub scope: Option<String>,
+    /// Where the request came from (for the brute-force limits).
+    pub client_address: Option<ClientAddress>,
 }
 
 impl fmt::Debug for TokenRequest {
@@ -131,6 +134,7 @@ impl fmt::Debug for TokenRequest {
             .field("code_verifier", &hidden(&self.code_verifier))
             .field("refresh_token", &hidden(&self.refresh_token))
             .field("scope", &self.scope)
+            .field("client_address", &self.client_address)
             .finish()
     }
 }
@@ -280,11 +284,17 @@ impl OAuthService {
 
     // ------------------------------------------------------------ login
 
-    /// Checks the login form's username and password (the token service's
-    /// rule: unknown user, wrong password and inactive account cost the
-    /// same and answer `InvalidCredentials`) and opens a session.
-    pub async fn log_in(&self, username: &str, password: SecretString) -> Result<SignedSession, ServiceError> {
-        let user = self.tokens.check_credentials(username, password).await?;
+    /// Checks the login form's username and password sent from `from` (the
+    /// token service's rule: unknown user, wrong password and inactive
+    /// account cost the same and answer `InvalidCredentials`; the same
+    /// brute-force limits as `pair`, `Throttled`) and opens a session.
+    pub async fn log_in(
+        &self,
+        username: &str,
+        password: SecretString,
+        from: Option<ClientAddress>,
+    ) -> Result<SignedSession, ServiceError> {
+        let user = self.tokens.check_credentials(username, password, from).await?;
         let lifetime = self.tokens.lifetimes().session_secs;
         let claims = Claims::new(TokenType::Session, user.id.0, self.clock.now(), lifetime);
         let token = self.tokens.codec().encode(&claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
@@ -359,6 +369,13 @@ impl OAuthService {
         Ok(tokens)
     }
 
+    /// The client the request authenticates as. A request without a secret
+    /// has nothing to guess: a public client is accepted, anything else is
+    /// `invalid_client`, without hashing or counting. A request with a
+    /// secret goes through the brute-force limits of its `client_id` and
+    /// address (`Throttled` while limited) and costs one hash, whether the
+    /// client is unknown, public, or the secret wrong; each of those counts
+    /// as a failure.
     async fn authenticate_client(&self, request: &TokenRequest) -> Result<OAuthClient, ServiceError> {
         let presented = presented_client(
             request.authorization.as_deref(),
@@ -369,23 +386,37 @@ impl OAuthService {
             Ok(id) => self.clients.find(&id).await?,
             Err(_) => None,
         };
-        let Some(client) = found else {
-            if let Some(secret) = presented.secret {
-                // An unknown client costs what a wrong secret costs.
-                self.hasher.verify(None, SecretString::from(secret)).await?;
-            }
-            return Err(OAuthError::InvalidClient(BAD_CLIENT).into());
+        let Some(secret) = presented.secret else {
+            return match found {
+                Some(client) => match client_authentication(&client.policy(), false)? {
+                    ClientAuthentication::Public => Ok(client),
+                    ClientAuthentication::VerifySecret => Err(OAuthError::InvalidClient(BAD_CLIENT).into()),
+                },
+                None => Err(OAuthError::InvalidClient(BAD_CLIENT).into()),
+            };
         };
-        match client_authentication(&client.policy(), presented.secret.is_some())? {
-            ClientAuthentication::Public => Ok(client),
-            ClientAuthentication::VerifySecret => {
-                let secret = SecretString::from(presented.secret.unwrap_or_default());
-                if self.hasher.verify(client.secret_hash.clone(), secret).await? {
-                    Ok(client)
-                } else {
-                    Err(OAuthError::InvalidClient(BAD_CLIENT).into())
-                }
-            }
+        // Unknown clients and public clients that send a secret are checked
+        // against the dummy hash: they cost what a wrong secret costs.
+        let hash = found.as_ref().and_then(|client| match client_authentication(&client.policy(), true) {
+            Ok(ClientAuthentication::VerifySecret) => client.secret_hash.clone(),
+            _ => None,
+        });
+        let eligible = hash.is_some();
+        let valid = self
+            .tokens
+            .throttle()
+            .verify(
+                &self.hasher,
+                Subject::Client(&presented.client_id),
+                request.client_address,
+                hash,
+                SecretString::from(secret),
+                eligible,
+            )
+            .await?;
+        match found {
+            Some(client) if valid => Ok(client),
+            _ => Err(OAuthError::InvalidClient(BAD_CLIENT).into()),
         }
     }
 

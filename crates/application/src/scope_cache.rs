@@ -4,8 +4,13 @@
 //! entries, in front of the durable [`SnapshotStore`] (PostgreSQL), which
 //! every instance shares and which survives restarts. A miss in both calls
 //! the upstream once per (user, scope) and instance, however many requests
-//! wait for it. When the upstream fails, a stale snapshot is served; without
-//! one, the scope holds `{"erro": …}`.
+//! wait for it, and every waiting request gets that call's outcome — a
+//! failure too, so that an upstream that times out costs each of them one
+//! time-out, not one per request ahead of it. When the upstream fails, each
+//! request serves the stale snapshot it read, if any; without one, the scope
+//! holds `{"erro": …}`. Fresh data goes into memory as soon as it arrives,
+//! then into the store from a task of its own, so neither is lost when the
+//! request that made the call is cancelled.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -48,13 +53,61 @@ impl ScopeTtls {
 
 type Key = (i64, Scope);
 
+/// What one upstream call produced: the fresh data, or the `erro` text of
+/// its failure (each request then falls back on its own stale snapshot).
+type Outcome = Result<serde_json::Value, String>;
+
+/// One upstream call in progress and, once it ended, its outcome, shared
+/// by every request that waits for it.
+type Flight = Arc<tokio::sync::OnceCell<Outcome>>;
+
 /// The two-layer cache with single-flight upstream calls.
 pub struct ScopeCache {
     store: Arc<dyn SnapshotStore>,
     clock: Arc<dyn Clock>,
     ttls: ScopeTtls,
     memory: Mutex<LruCache<Key, Snapshot>>,
-    inflight: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<()>>>>,
+    inflight: Mutex<HashMap<Key, Flight>>,
+}
+
+/// A request's share in a [`Flight`]; the last one to leave, even by
+/// cancellation, forgets the flight.
+struct FlightGuard<'a> {
+    cache: &'a ScopeCache,
+    key: Key,
+    /// Our share; `None` only once `drop` has let go of it.
+    flight: Option<Flight>,
+}
+
+impl FlightGuard<'_> {
+    /// The call's outcome: awaited if another request is making the call,
+    /// else made here with `call`.
+    async fn outcome<C, Fut>(&self, call: C) -> Outcome
+    where
+        C: FnOnce() -> Fut,
+        Fut: Future<Output = Outcome>,
+    {
+        match &self.flight {
+            Some(flight) => flight.get_or_init(call).await.clone(),
+            None => call().await,
+        }
+    }
+}
+
+impl Drop for FlightGuard<'_> {
+    fn drop(&mut self) {
+        let mut inflight = self.cache.inflight.lock().unwrap_or_else(|p| p.into_inner());
+        // Let go of our share under the lock (shares are only taken under
+        // it), so that exactly one leaving request sees itself as the last.
+        let Some(flight) = self.flight.take() else {
+            return;
+        };
+        let ours = inflight.get(&self.key).is_some_and(|f| Arc::ptr_eq(f, &flight));
+        drop(flight);
+        if ours && inflight.get(&self.key).is_some_and(|f| Arc::strong_count(f) == 1) {
+            inflight.remove(&self.key);
+        }
+    }
 }
 
 impl std::fmt::Debug for ScopeCache {
@@ -110,16 +163,16 @@ impl ScopeCache {
         memory.cache_set(key, snapshot);
     }
 
-    fn flight_lock(&self, key: Key) -> Arc<tokio::sync::Mutex<()>> {
+    /// The call in progress for `key`, or a new one: a call that has
+    /// already ended is never joined (its outcome is in memory if it was a
+    /// success; a failure is asked again).
+    fn flight(&self, key: Key) -> FlightGuard<'_> {
         let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
-        Arc::clone(inflight.entry(key).or_default())
-    }
-
-    fn flight_done(&self, key: &Key) {
-        let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
-        if inflight.get(key).is_some_and(|l| Arc::strong_count(l) == 1) {
-            inflight.remove(key);
+        let entry = inflight.entry(key).or_default();
+        if entry.initialized() {
+            *entry = Flight::default();
         }
+        FlightGuard { cache: self, key, flight: Some(Arc::clone(entry)) }
     }
 
     /// The data of each of `scopes` for `user`: fresh from memory, else
@@ -177,41 +230,265 @@ impl ScopeCache {
         F: Fn(Scope) -> Fut,
         Fut: Future<Output = Result<serde_json::Value, UpstreamError>>,
     {
+        let flight = self.flight((user.0, scope));
+        // The first request makes the call; the others wait for its outcome.
+        // Should the first one be cancelled (its client went away), a
+        // waiting one makes the call instead, from the start.
+        let outcome = flight.outcome(|| self.call(user, scope, fetch)).await;
+        drop(flight);
+        let answer = match (outcome, stale) {
+            (Ok(payload), _) => UpstreamScopeData::Value(payload),
+            (Err(_), Some(stale)) => UpstreamScopeData::Value(stale.payload),
+            (Err(erro), None) => UpstreamScopeData::Erro(erro),
+        };
+        (scope, answer)
+    }
+
+    /// One upstream call for (`user`, `scope`); fresh data goes into memory,
+    /// then into the store.
+    async fn call<F, Fut>(&self, user: UserId, scope: Scope, fetch: &F) -> Outcome
+    where
+        F: Fn(Scope) -> Fut,
+        Fut: Future<Output = Result<serde_json::Value, UpstreamError>>,
+    {
         let key = (user.0, scope);
-        let lock = self.flight_lock(key);
-        let answer = {
-            let _guard = lock.lock().await;
-            // Whoever held the lock before us may have filled the entry.
-            if let Some(s) = self.memory_get(&key, self.clock.now()) {
-                UpstreamScopeData::Value(s.payload)
+        // A call that ended just before this one began may have filled the
+        // entry.
+        if let Some(s) = self.memory_get(&key, self.clock.now()) {
+            return Ok(s.payload);
+        }
+        match fetch(scope).await {
+            Ok(payload) => {
+                let now = self.clock.now();
+                let snapshot = Snapshot {
+                    scope,
+                    payload: payload.clone(),
+                    fetched_at: now,
+                    expires_at: now.saturating_add(self.ttls.of(scope)),
+                };
+                // Memory first: a request that is cancelled while the store
+                // is written leaves the answer to those that wait.
+                self.memory_put(key, snapshot.clone());
+                self.store_snapshot(user, snapshot).await;
+                Ok(payload)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, scope = scope.name(), "upstream scope fetch failed");
+                Err(erro_text(scope, &e))
+            }
+        }
+    }
+
+    /// Writes `snapshot` to the store from a task of its own, which a
+    /// cancelled request does not stop; a failure is logged, never returned.
+    async fn store_snapshot(&self, user: UserId, snapshot: Snapshot) {
+        let store = Arc::clone(&self.store);
+        let scope = snapshot.scope;
+        match tokio::spawn(async move { store.put(user, snapshot).await }).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, scope = scope.name(), "could not store snapshot"),
+            Err(e) => tracing::warn!(error = %e, scope = scope.name(), "the snapshot write ended abnormally"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The single flight, seen from inside: which requests share a call,
+    //! and that none leaves its flight behind.
+
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use credencial_ports::{MockClock, MockSnapshotStore};
+    use serde_json::json;
+    use tokio::sync::Semaphore;
+
+    use super::*;
+
+    const USER: UserId = UserId(7);
+    const KEY: Key = (7, Scope::Cnes);
+    const NOW: i64 = 1_800_000_000;
+
+    fn cache(store: MockSnapshotStore) -> Arc<ScopeCache> {
+        let mut clock = MockClock::new();
+        clock.expect_now().return_const(NOW);
+        Arc::new(ScopeCache::new(Arc::new(store), Arc::new(clock), ScopeTtls::default(), 100))
+    }
+
+    /// A store without snapshots that expects `puts` writes.
+    fn empty_store(puts: usize) -> MockSnapshotStore {
+        let mut store = MockSnapshotStore::new();
+        store.expect_get_many().returning(|_, _| Ok(vec![]));
+        store.expect_put().times(puts).returning(|_, _| Ok(()));
+        store
+    }
+
+    /// How many requests hold a share in the flight of `key`.
+    fn shares(cache: &ScopeCache, key: Key) -> usize {
+        let inflight = cache.inflight.lock().unwrap_or_else(|p| p.into_inner());
+        inflight.get(&key).map_or(0, |f| Arc::strong_count(f) - 1)
+    }
+
+    fn flights(cache: &ScopeCache) -> usize {
+        cache.inflight.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Waits (5 s at most) until `done` holds.
+    async fn until(what: &str, done: impl Fn() -> bool) {
+        let wait = async {
+            while !done() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), wait).await.unwrap_or_else(|_| panic!("never: {what}"));
+    }
+
+    /// Starts a `get` of the CNES scope in a task of its own.
+    fn spawn_get<F, Fut>(cache: &Arc<ScopeCache>, fetch: F) -> tokio::task::JoinHandle<UpstreamScopeData>
+    where
+        F: Fn(Scope) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<serde_json::Value, UpstreamError>> + Send,
+    {
+        let cache = Arc::clone(cache);
+        tokio::spawn(async move {
+            let answer = cache.get(USER, &[Scope::Cnes], fetch).await;
+            answer.into_iter().map(|(_, d)| d).next().expect("one scope asked, one answered")
+        })
+    }
+
+    #[test]
+    fn a_finished_flight_is_never_joined() {
+        for finished_leaves_first in [true, false] {
+            let cache = cache(empty_store(0));
+            let finished = cache.flight(KEY);
+            finished.flight.as_ref().expect("held").set(Ok(json!({"vinculos": []}))).expect("first outcome");
+            let next = cache.flight(KEY);
+            let (a, b) = (finished.flight.as_ref().expect("held"), next.flight.as_ref().expect("held"));
+            assert!(!Arc::ptr_eq(a, b), "a new call, not the finished one");
+            assert!(!b.initialized());
+            assert_eq!(shares(&cache, KEY), 1, "the finished flight was replaced in the map");
+            if finished_leaves_first {
+                drop(finished);
+                drop(next);
             } else {
-                match fetch(scope).await {
-                    Ok(payload) => {
-                        let now = self.clock.now();
-                        let snapshot = Snapshot {
-                            scope,
-                            payload: payload.clone(),
-                            fetched_at: now,
-                            expires_at: now.saturating_add(self.ttls.of(scope)),
-                        };
-                        if let Err(e) = self.store.put(user, snapshot.clone()).await {
-                            tracing::warn!(error = %e, scope = scope.name(), "could not store snapshot");
-                        }
-                        self.memory_put(key, snapshot);
-                        UpstreamScopeData::Value(payload)
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, scope = scope.name(), stale = stale.is_some(), "upstream scope fetch failed");
-                        match stale {
-                            Some(s) => UpstreamScopeData::Value(s.payload),
-                            None => UpstreamScopeData::Erro(erro_text(scope, &e)),
-                        }
-                    }
+                drop(next);
+                drop(finished);
+            }
+            assert_eq!(flights(&cache), 0);
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn requests_cancelled_while_waiting_on_a_hanging_call_leave_no_flight_behind() {
+        let cache = cache(empty_store(0));
+        let hanging = |_s| std::future::pending::<Result<serde_json::Value, UpstreamError>>();
+        let tasks: Vec<_> = (0..3).map(|_| spawn_get(&cache, hanging)).collect();
+        until("three requests share the call", || shares(&cache, KEY) == 3).await;
+        for t in &tasks {
+            t.abort();
+        }
+        for t in tasks {
+            assert!(t.await.expect_err("aborted").is_cancelled());
+        }
+        assert_eq!(flights(&cache), 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn requests_whose_call_panics_leave_no_flight_behind() {
+        // The cache cannot rule out a panic in the fetch it is given: each
+        // request in turn makes the call and panics, and none stays in the
+        // map.
+        let cache = cache(empty_store(0));
+        let (calls, gate) = (Arc::new(AtomicUsize::new(0)), Arc::new(Semaphore::new(0)));
+        let panicking = {
+            let (calls, gate) = (Arc::clone(&calls), Arc::clone(&gate));
+            move |_s| {
+                let (calls, gate) = (Arc::clone(&calls), Arc::clone(&gate));
+                async move {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    let _closed = gate.acquire().await;
+                    panic!("a bug in the upstream adapter");
                 }
             }
         };
-        drop(lock);
-        self.flight_done(&key);
-        (scope, answer)
+        let tasks: Vec<_> = (0..3).map(|_| spawn_get(&cache, panicking.clone())).collect();
+        until("three requests share the call", || shares(&cache, KEY) == 3).await;
+        gate.close();
+        for t in tasks {
+            assert!(t.await.expect_err("panicked").is_panic());
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 3, "each waiting request took the call over in turn");
+        assert_eq!(flights(&cache), 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn when_the_calling_request_is_cancelled_a_waiting_one_makes_the_call() {
+        let cache = cache(empty_store(1));
+        let calls = Arc::new(AtomicUsize::new(0));
+        // The first call hangs; any later one answers at once.
+        let fetch = {
+            let calls = Arc::clone(&calls);
+            move |_s| {
+                let first = calls.fetch_add(1, Ordering::SeqCst) == 0;
+                async move {
+                    if first {
+                        std::future::pending::<()>().await;
+                    }
+                    Ok(json!({"vinculos": []}))
+                }
+            }
+        };
+        let calling = spawn_get(&cache, fetch.clone());
+        until("the first request calls", || calls.load(Ordering::SeqCst) == 1).await;
+        let waiting = spawn_get(&cache, fetch.clone());
+        until("the second request waits for the first one's call", || shares(&cache, KEY) == 2).await;
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        calling.abort();
+        let answer = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("not stuck").expect("joined");
+        assert_eq!(answer, UpstreamScopeData::Value(json!({"vinculos": []})));
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_eq!(flights(&cache), 0);
+        // Served from memory afterwards.
+        assert_eq!(spawn_get(&cache, fetch).await.expect("joined"), UpstreamScopeData::Value(json!({"vinculos": []})));
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_waiting_request_falls_back_on_its_own_stale_snapshot_when_the_shared_call_fails() {
+        // The calling request read no snapshot (say the store did not answer
+        // it); the waiting one read a stale one.
+        let stale = json!({"vinculos": [{"cnes": "2408570"}]});
+        let mut store = MockSnapshotStore::new();
+        let reads = AtomicUsize::new(0);
+        let snapshot =
+            Snapshot { scope: Scope::Cnes, payload: stale.clone(), fetched_at: NOW - 900, expires_at: NOW - 1 };
+        store.expect_get_many().returning(move |_, _| match reads.fetch_add(1, Ordering::SeqCst) {
+            0 => Ok(vec![]),
+            _ => Ok(vec![snapshot.clone()]),
+        });
+        store.expect_put().times(0);
+        let cache = cache(store);
+        let gate = Arc::new(Semaphore::new(0));
+        let failing = {
+            let gate = Arc::clone(&gate);
+            move |_s| {
+                let gate = Arc::clone(&gate);
+                async move {
+                    let _closed = gate.acquire().await;
+                    Err(UpstreamError::Timeout)
+                }
+            }
+        };
+        let calling = spawn_get(&cache, failing.clone());
+        until("the first request calls", || shares(&cache, KEY) == 1).await;
+        let waiting = spawn_get(&cache, failing);
+        until("the second request waits for the first one's call", || shares(&cache, KEY) == 2).await;
+        gate.close();
+        assert_eq!(
+            calling.await.expect("joined"),
+            UpstreamScopeData::Erro("O serviço do CNES não respondeu a tempo.".into())
+        );
+        assert_eq!(waiting.await.expect("joined"), UpstreamScopeData::Value(stale));
     }
 }

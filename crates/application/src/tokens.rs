@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use credencial_domain::throttle::{ClientAddress, Subject};
 use credencial_domain::{
     Claims, EndpointAllowList, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId, Username,
 };
@@ -12,6 +13,7 @@ use serde::Serialize;
 
 use crate::error::ServiceError;
 use crate::hashing::PasswordHasher;
+use crate::throttle::LoginThrottle;
 
 /// Body of a successful `pair`.
 #[derive(Clone, Serialize)]
@@ -72,6 +74,7 @@ pub struct TokenService {
     clock: Arc<dyn Clock>,
     hasher: PasswordHasher,
     config: TokenServiceConfig,
+    throttle: LoginThrottle,
 }
 
 impl std::fmt::Debug for TokenService {
@@ -91,7 +94,19 @@ impl TokenService {
         hasher: PasswordHasher,
         config: TokenServiceConfig,
     ) -> Self {
-        Self { codec, users, refresh_tokens, user_data, clock, hasher, config }
+        Self { codec, users, refresh_tokens, user_data, clock, hasher, config, throttle: LoginThrottle::default() }
+    }
+
+    /// The same service with brute-force limits on its credential checks
+    /// (and on the client secrets the OAuth2 service checks through it).
+    pub fn with_throttle(mut self, throttle: LoginThrottle) -> Self {
+        self.throttle = throttle;
+        self
+    }
+
+    /// The brute-force limits.
+    pub fn throttle(&self) -> &LoginThrottle {
+        &self.throttle
     }
 
     /// The codec, for callers that verify tokens themselves.
@@ -104,14 +119,17 @@ impl TokenService {
         self.config.lifetimes
     }
 
-    /// Checks a username and password (on the hashing threads). Unknown
-    /// usernames, wrong passwords and inactive accounts all answer
-    /// `InvalidCredentials` after the same hashing work. Used by `pair` and
-    /// by the login form of `/oauth/authorize/`.
+    /// Checks a username and password (on the hashing threads) sent from
+    /// `from`. Unknown usernames, wrong passwords and inactive accounts all
+    /// answer `InvalidCredentials` after the same hashing work, and count as
+    /// failures against the username and the address; while either is
+    /// limited, every attempt answers `Throttled` without hashing. Used by
+    /// `pair` and by the login form of `/oauth/authorize/`.
     pub async fn check_credentials(
         &self,
         username: &str,
         password: SecretString,
+        from: Option<ClientAddress>,
     ) -> Result<AuthenticatedUser, ServiceError> {
         // A username that cannot exist (empty, too long, control characters
         // such as NUL, which PostgreSQL refuses in text) is never looked up,
@@ -124,9 +142,11 @@ impl TokenService {
             Some(c) => (Some(c.password_hash.clone()), Some(c)),
             None => (None, None),
         };
-        let matches = self.hasher.verify(hash, password).await?;
+        let eligible = account.as_ref().is_some_and(|a| a.is_active);
+        let valid =
+            self.throttle.verify(&self.hasher, Subject::Username(username), from, hash, password, eligible).await?;
         match account {
-            Some(a) if matches && a.is_active => Ok(AuthenticatedUser { id: a.id, username: a.username }),
+            Some(a) if valid => Ok(AuthenticatedUser { id: a.id, username: a.username }),
             _ => Err(ServiceError::InvalidCredentials),
         }
     }
@@ -136,10 +156,17 @@ impl TokenService {
         Ok(self.users.find_active_user_data(id).await?.is_some())
     }
 
-    /// Logs a user in. Unknown usernames, wrong passwords and inactive
-    /// accounts all answer `InvalidCredentials` after the same hashing work.
-    pub async fn pair(&self, username: &str, password: SecretString) -> Result<TokenPair, ServiceError> {
-        let account = self.check_credentials(username, password).await?;
+    /// Logs a user in from `from`. Unknown usernames, wrong passwords and
+    /// inactive accounts all answer `InvalidCredentials` after the same
+    /// hashing work; `Throttled` while the username or address is limited
+    /// (see [`check_credentials`](Self::check_credentials)).
+    pub async fn pair(
+        &self,
+        username: &str,
+        password: SecretString,
+        from: Option<ClientAddress>,
+    ) -> Result<TokenPair, ServiceError> {
+        let account = self.check_credentials(username, password, from).await?;
         let now = self.clock.now();
         let access =
             self.sign(&Claims::new(TokenType::Access, account.id.0, now, self.config.lifetimes.access_secs))?;

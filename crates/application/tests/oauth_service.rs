@@ -3,6 +3,9 @@
 //! use, expiry, issued-to-client, rotation) in memory, so that replay and
 //! rotation are exercised, not assumed.
 
+#[path = "support/failure_log.rs"]
+mod failure_log;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,17 +13,19 @@ use std::sync::{Arc, Mutex};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use credencial_application::{
-    AuthorizationStep, OAuthService, OAuthTokens, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls,
-    ServiceError, TokenRequest, TokenService, TokenServiceConfig,
+    AuthorizationStep, LoginThrottle, OAuthService, OAuthTokens, PasswordHasher, ProfileService, Registries,
+    ScopeCache, ScopeTtls, ServiceError, TokenRequest, TokenService, TokenServiceConfig,
 };
 use credencial_domain::oauth::{AuthorizationParams, ClientId, CodeGrant, CodeHash, OAuthError};
 use credencial_domain::profile::OwnProfile;
+use credencial_domain::throttle::{ClientAddress, ThrottlePolicy};
 use credencial_domain::{Claims, DjangoPbkdf2, JwtKeys, ScopeSet, TokenCodec, TokenType, UserData, UserId};
 use credencial_ports::{
     MockAuthorizationCodeStore, MockCdpDirectory, MockClock, MockCnesRegistry, MockOAuthClientRepository,
     MockProfileRepository, MockRefreshTokenStore, MockSnapshotStore, MockTaxAuthority, MockUserDataSource,
     MockUserRepository, NewAuthorizationCode, OAuthClient, RepositoryError, UserCredentials,
 };
+use failure_log::Failures;
 use secrecy::SecretString;
 use url::Url;
 
@@ -78,6 +83,8 @@ struct World {
     active: bool,
     /// Whether reading the profile (for the CNES supplementation) fails.
     profile_fails: bool,
+    /// The brute-force limits and where their failures are counted.
+    throttle: Option<(ThrottlePolicy, Failures)>,
 }
 
 impl World {
@@ -89,6 +96,7 @@ impl World {
             now: Arc::new(AtomicI64::new(NOW)),
             active: true,
             profile_fails: false,
+            throttle: None,
         }
     }
 
@@ -102,6 +110,8 @@ impl World {
         let mut clock = MockClock::new();
         let now = Arc::clone(&self.now);
         clock.expect_now().returning(move || now.load(Ordering::SeqCst));
+        let now = Arc::clone(&self.now);
+        clock.expect_now_millis().returning(move || now.load(Ordering::SeqCst) * 1000);
         let clock = Arc::new(clock);
 
         let mut users = MockUserRepository::new();
@@ -115,7 +125,7 @@ impl World {
         });
         let active = self.active;
         users.expect_find_active_user_data().returning(move |_| Ok(active.then(UserData::default)));
-        let tokens = Arc::new(TokenService::new(
+        let mut tokens = TokenService::new(
             Arc::new(codec()),
             Arc::new(users),
             Arc::new(MockRefreshTokenStore::new()),
@@ -123,7 +133,11 @@ impl World {
             clock.clone(),
             PasswordHasher::new(2, ITERATIONS).expect("hasher"),
             TokenServiceConfig::default(),
-        ));
+        );
+        if let Some((policy, failures)) = &self.throttle {
+            tokens = tokens.with_throttle(LoginThrottle::new(Arc::new(failures.log()), clock.clone(), *policy));
+        }
+        let tokens = Arc::new(tokens);
 
         let mut repo = MockOAuthClientRepository::new();
         let clients = Arc::clone(&self.clients);
@@ -256,7 +270,7 @@ fn query(location: &str) -> HashMap<String, String> {
 
 /// Logs ana in and approves `p`; returns the code.
 async fn code_for(service: &OAuthService, p: &AuthorizationParams) -> String {
-    let session = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login").session;
+    let session = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").session;
     match service.approve(&session, p).await.expect("approve") {
         AuthorizationStep::Redirect(location) => query(&location).remove("code").expect("code in redirect"),
         other => panic!("expected a redirect, got {other:?}"),
@@ -368,7 +382,7 @@ async fn approving_stores_only_the_code_hash_for_sixty_seconds_and_redirects_wit
 #[tokio::test]
 async fn approving_keeps_the_state_and_the_redirect_uri_query() {
     let (service, _) = World::new().service();
-    let session = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login").session;
+    let session = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").session;
     let AuthorizationStep::Redirect(location) = service.approve(&session, &portal_params("")).await.expect("ok") else {
         panic!("expected a redirect");
     };
@@ -381,7 +395,7 @@ async fn approving_for_a_user_who_is_no_longer_active_issues_no_code() {
     let mut world = World::new();
     world.active = false;
     let (service, handles) = world.service();
-    let session = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login").session;
+    let session = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").session;
     let err = service.approve(&session, &portal_params("")).await.expect_err("refused");
     assert!(matches!(err, ServiceError::UnknownUser), "{err:?}");
     assert!(handles.codes.lock().expect("lock").is_empty());
@@ -426,7 +440,7 @@ async fn denying_redirects_access_denied_with_state_and_issues_no_code() {
 #[tokio::test]
 async fn a_login_opens_a_session_token_that_is_nothing_else() {
     let (service, _) = World::new().service();
-    let signed = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login");
+    let signed = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login");
     assert_eq!(signed.max_age_secs, 600);
     let claims = decode(&signed.token);
     assert_eq!((claims.token_type, claims.user_id, claims.exp), (TokenType::Session, USER.0, NOW + 600));
@@ -439,7 +453,7 @@ async fn a_login_opens_a_session_token_that_is_nothing_else() {
 #[tokio::test]
 async fn a_session_ends_after_its_lifetime() {
     let (service, handles) = World::new().service();
-    let signed = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login");
+    let signed = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login");
     handles.now.store(NOW + 600, Ordering::SeqCst);
     assert!(service.session(&signed.token).is_none());
 }
@@ -448,7 +462,7 @@ async fn a_session_ends_after_its_lifetime() {
 async fn a_wrong_password_or_unknown_user_is_invalid_credentials() {
     let (service, _) = World::new().service();
     for (user, pw) in [("ana", "wrong"), ("nobody", "ana-pw")] {
-        let err = service.log_in(user, SecretString::from(pw)).await.expect_err("refused");
+        let err = service.log_in(user, SecretString::from(pw), None).await.expect_err("refused");
         assert!(matches!(err, ServiceError::InvalidCredentials), "{user}: {err:?}");
     }
 }
@@ -462,8 +476,8 @@ async fn form_tokens_are_bound_to_their_key_session_and_request() {
     assert!(service.login_form_token_matches(&key, &t));
     assert!(!service.login_form_token_matches(&service.new_form_key(), &t));
 
-    let a = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login").session;
-    let b = service.log_in("ana", SecretString::from("ana-pw")).await.expect("login").session;
+    let a = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").session;
+    let b = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").session;
     let p = portal_params("cnes");
     let t = service.consent_form_token(&a, &p);
     assert!(service.consent_form_token_matches(&a, &p, &t));
@@ -679,4 +693,107 @@ async fn a_refresh_token_of_the_jwt_api_or_an_access_token_is_invalid_grant() {
     let tokens = portal_tokens(&service, "").await;
     let e = oauth_error(service.token(refresh_request(&tokens.access_token, None)).await);
     assert_eq!(e.error_code(), "invalid_grant");
+}
+
+// ------------------------------------------------------ brute-force limits
+
+fn here() -> Option<ClientAddress> {
+    Some(ClientAddress::of("192.0.2.10".parse().expect("ip")))
+}
+
+/// A world with the default limits (5 per client, 20 per address, 300 s).
+fn throttled_world() -> (OAuthService, Handles, Failures) {
+    let failures = Failures::default();
+    let world = World { throttle: Some((ThrottlePolicy::default(), failures.clone())), ..World::new() };
+    let (service, handles) = world.service();
+    (service, handles, failures)
+}
+
+fn retry_after(result: Result<OAuthTokens, ServiceError>) -> u64 {
+    match result {
+        Err(ServiceError::Throttled { retry_after_secs }) => retry_after_secs,
+        other => panic!("expected Throttled, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn five_wrong_client_secrets_limit_the_client_even_with_the_right_secret_until_the_window_ends() {
+    let (service, handles, failures) = throttled_world();
+    let code = code_for(&service, &portal_params("")).await;
+    for _ in 0..5 {
+        let request =
+            TokenRequest { authorization: basic("portal", "wrong"), client_address: here(), ..code_request(&code) };
+        assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_client");
+    }
+    assert_eq!(failures.on("client:portal"), 5);
+    assert_eq!(failures.on("address:192.0.2.10"), 5);
+    let right = || TokenRequest { client_address: here(), ..code_request(&code) };
+    assert_eq!(retry_after(service.token(right()).await), 300);
+    assert!(!handles.codes.lock().expect("lock")[&CodeHash::of(&code)].1, "a limited request never reaches the code");
+
+    handles.now.store(NOW + 299, Ordering::SeqCst);
+    assert_eq!(retry_after(service.token(right()).await), 1);
+    handles.now.store(NOW + 300, Ordering::SeqCst);
+    // The code has expired by now; the client authenticated, so the answer is about the code.
+    assert_eq!(oauth_error(service.token(right()).await).error_code(), "invalid_grant");
+}
+
+#[tokio::test]
+async fn a_client_that_authenticates_inside_the_window_loses_its_failures_but_the_address_keeps_them() {
+    let (service, _, failures) = throttled_world();
+    let code = code_for(&service, &portal_params("")).await;
+    for _ in 0..4 {
+        let request =
+            TokenRequest { authorization: basic("portal", "wrong"), client_address: here(), ..code_request(&code) };
+        assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_client");
+    }
+    service.token(TokenRequest { client_address: here(), ..code_request(&code) }).await.expect("4 < 5");
+    assert_eq!(failures.on("client:portal"), 0);
+    assert_eq!(failures.on("address:192.0.2.10"), 4);
+}
+
+#[tokio::test]
+async fn an_unknown_client_with_a_secret_is_limited_like_a_known_one() {
+    let (service, _, failures) = throttled_world();
+    let request =
+        || TokenRequest { authorization: basic("nobody", "s3cret"), client_address: here(), ..code_request("c") };
+    for _ in 0..5 {
+        assert_eq!(oauth_error(service.token(request()).await).error_code(), "invalid_client");
+    }
+    assert_eq!(retry_after(service.token(request()).await), 300);
+    assert_eq!(failures.on("client:nobody"), 5);
+}
+
+#[tokio::test]
+async fn requests_without_a_secret_are_neither_counted_nor_limited() {
+    let (service, _, failures) = throttled_world();
+    // A confidential client without its secret, and an unknown client: refused, not counted.
+    for _ in 0..6 {
+        let request = TokenRequest { authorization: None, client_id: Some("portal".into()), ..code_request("c") };
+        assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_client");
+        let request = TokenRequest { client_id: Some("nobody".into()), ..spa_request("c", Some(VERIFIER)) };
+        assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_client");
+    }
+    assert_eq!(failures.recorded(), 0);
+    // Secrets sent for the public client count against it (five guesses)…
+    for _ in 0..5 {
+        let request = TokenRequest { client_secret: Some("guess".into()), ..spa_request("c", Some(VERIFIER)) };
+        assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_client");
+    }
+    assert_eq!(failures.on("client:spa"), 5);
+    // …but the public client itself, which has no secret to guess, still gets its tokens.
+    let code = code_for(&service, &spa_params()).await;
+    assert!(service.token(spa_request(&code, Some(VERIFIER))).await.is_ok());
+}
+
+#[tokio::test]
+async fn the_login_form_shares_the_username_limit_with_pair() {
+    let (service, _, failures) = throttled_world();
+    for _ in 0..5 {
+        let refused = service.log_in("ana", SecretString::from("guess"), here()).await.expect_err("wrong password");
+        assert!(matches!(refused, ServiceError::InvalidCredentials), "{refused:?}");
+    }
+    let limited = service.log_in("ana", SecretString::from("ana-pw"), here()).await.expect_err("limited");
+    assert!(matches!(limited, ServiceError::Throttled { retry_after_secs: 300 }), "{limited:?}");
+    assert_eq!(failures.on("username:ana"), 5);
 }

@@ -115,7 +115,7 @@ async fn pair_with_right_password_issues_access_and_recorded_refresh_token() {
     });
     let service = fakes.service();
 
-    let pair = service.pair("ana", secret("s3cret")).await.expect("pair");
+    let pair = service.pair("ana", secret("s3cret"), None).await.expect("pair");
 
     assert_eq!(pair.username, "ana");
     let access = decode(&pair.access);
@@ -139,7 +139,7 @@ async fn pair_refused(found: Option<UserCredentials>, password: &str) -> Service
     let mut fakes = Fakes::new();
     fakes.users.expect_find_credentials().times(1).returning(move |_| Ok(found.clone()));
     fakes.store.expect_record().times(0);
-    fakes.service().pair("ana", secret(password)).await.expect_err("pair must fail")
+    fakes.service().pair("ana", secret(password), None).await.expect_err("pair must fail")
 }
 
 #[tokio::test]
@@ -169,7 +169,7 @@ async fn pair_when_storage_fails_is_a_storage_error() {
         .times(1)
         .returning(|_| Err(RepositoryError::Unexpected("connection refused".into())));
     fakes.store.expect_record().times(0);
-    let err = fakes.service().pair("ana", secret("s3cret")).await.expect_err("pair must fail");
+    let err = fakes.service().pair("ana", secret("s3cret"), None).await.expect_err("pair must fail");
     assert!(matches!(err, ServiceError::Storage(_)), "{err:?}");
 }
 
@@ -271,7 +271,7 @@ async fn refresh_with_an_expired_refresh_token_is_expired_and_never_rotates() {
     fakes.store.expect_rotate().times(0);
     let service = fakes.service();
 
-    let pair = service.pair("ana", secret("s3cret")).await.expect("pair");
+    let pair = service.pair("ana", secret("s3cret"), None).await.expect("pair");
     let err = service.refresh(&pair.refresh).await.expect_err("refused");
 
     assert!(matches!(err, ServiceError::InvalidToken(TokenError::Expired)), "{err:?}");

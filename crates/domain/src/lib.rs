@@ -17,6 +17,7 @@ pub mod password;
 pub mod profile;
 pub mod registries;
 pub mod scope;
+pub mod throttle;
 pub mod token;
 pub mod user;
 

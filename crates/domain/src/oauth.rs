@@ -1505,4 +1505,38 @@ mod tests {
         let (_, access) = refreshed_scopes(granted, ScopeSet::empty(), Some("cnes cpf")).expect("lost scope");
         assert_eq!(access, ScopeSet::required(), "a scope the client lost is dropped, not an error");
     }
+
+    // ---- properties: client authentication at the token endpoint ----
+
+    fn form_encode(text: &str) -> String {
+        url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+    }
+
+    proptest! {
+        #[test]
+        fn any_authorization_header_or_body_is_a_client_or_an_oauth_error(
+            header in prop::option::of("\\PC{0,60}"),
+            id in prop::option::of("\\PC{0,12}"),
+            secret in prop::option::of("\\PC{0,12}"),
+        ) {
+            if let Err(e) = presented_client(header.as_deref(), id.as_deref(), secret.as_deref()) {
+                prop_assert!(matches!(e.error_code(), "invalid_client" | "invalid_request"), "{e}");
+            }
+        }
+
+        #[test]
+        fn basic_credentials_round_trip_whatever_they_hold(id in "\\PC{1,20}", secret in "\\PC{0,20}") {
+            let raw = format!("{}:{}", form_encode(&id), form_encode(&secret));
+            let header = format!("Basic {}", STANDARD.encode(raw));
+            let presented = presented_client(Some(&header), None, None).expect("well-formed Basic");
+            prop_assert_eq!(presented.client_id, id);
+            prop_assert_eq!(presented.secret, Some(secret).filter(|s| !s.is_empty()));
+        }
+
+        #[test]
+        fn post_credentials_are_taken_as_sent(id in "\\PC{1,20}", secret in "\\PC{1,20}") {
+            let presented = presented_client(None, Some(&id), Some(&secret)).expect("client_secret_post");
+            prop_assert_eq!((presented.client_id, presented.secret), (id, Some(secret)));
+        }
+    }
 }

@@ -276,4 +276,51 @@ mod tests {
         assert!(ScopeSet::required().is_subset(ScopeSet::all()));
         assert_eq!(ScopeSet::parse_strict("").expect("empty"), ScopeSet::empty());
     }
+
+    // ---- properties: the `scope` a client sends (profile narrowing, refresh) ----
+
+    use proptest::prelude::*;
+
+    /// Scope names, near misses and noise, separated by assorted whitespace.
+    fn scope_text() -> impl Strategy<Value = String> {
+        let word = prop_oneof![
+            prop::sample::select(Scope::ALL.map(Scope::name).to_vec()).prop_map(str::to_owned),
+            Just("CPF".to_owned()),
+            Just("cpf,email".to_owned()),
+            "\\PC{0,10}",
+        ];
+        let gap = prop::sample::select(vec![" ", "  ", "\t", "\n", "\u{a0}"]);
+        prop::collection::vec((word, gap), 0..8)
+            .prop_map(|parts| parts.into_iter().map(|(w, g)| format!("{w}{g}")).collect())
+    }
+
+    fn any_set() -> impl Strategy<Value = ScopeSet> {
+        prop::collection::vec(prop::sample::select(Scope::ALL.to_vec()), 0..9).prop_map(|v| v.into_iter().collect())
+    }
+
+    proptest! {
+        #[test]
+        fn lenient_parsing_keeps_exactly_the_catalogue_names_among_the_words(text in scope_text()) {
+            let parsed = ScopeSet::parse_lenient(&text);
+            for scope in Scope::ALL {
+                let named = text.split_ascii_whitespace().any(|w| w == scope.name());
+                prop_assert_eq!(parsed.contains(scope), named, "{} in {:?}", scope, text);
+            }
+            match ScopeSet::parse_strict(&text) {
+                Ok(strict) => prop_assert_eq!(strict, parsed),
+                Err(UnknownScope(name)) => prop_assert!(name.parse::<Scope>().is_err()),
+            }
+        }
+
+        #[test]
+        fn sets_round_trip_through_their_scope_string(set in any_set()) {
+            prop_assert_eq!(ScopeSet::parse_strict(&set.to_scope_string()), Ok(set));
+        }
+
+        #[test]
+        fn narrowing_only_takes_away(granted in any_set(), text in scope_text()) {
+            let narrowed = granted.intersection(ScopeSet::parse_lenient(&text));
+            prop_assert!(narrowed.is_subset(granted));
+        }
+    }
 }

@@ -5,6 +5,11 @@
 pub trait Clock: Send + Sync + 'static {
     /// Seconds since the Unix epoch.
     fn now(&self) -> i64;
+
+    /// Milliseconds since the Unix epoch (by default `now()` in milliseconds).
+    fn now_millis(&self) -> i64 {
+        self.now().saturating_mul(1000)
+    }
 }
 
 /// The system's wall clock.
@@ -16,6 +21,13 @@ impl Clock for SystemClock {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+            .unwrap_or(0)
+    }
+
+    fn now_millis(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
             .unwrap_or(0)
     }
 }

@@ -8,9 +8,11 @@ pub mod clock;
 pub mod error;
 pub mod host_user_records;
 pub mod host_users;
+pub mod login_failures;
 pub mod oauth;
 pub mod profile;
 pub mod provider;
+pub mod readiness;
 pub mod refresh_tokens;
 pub mod registries;
 pub mod user_data;
@@ -20,9 +22,11 @@ pub use clock::{Clock, SystemClock};
 pub use error::RepositoryError;
 pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostUserError, HostUserStore, UpsertOutcome};
+pub use login_failures::LoginFailureLog;
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
 pub use profile::{ProfileRepository, Snapshot, SnapshotStore};
 pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens};
+pub use readiness::ReadinessProbe;
 pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use user_data::{UpstreamError, UserDataSource};
@@ -35,11 +39,15 @@ pub use host_user_records::MockHostUserRecords;
 #[cfg(any(test, feature = "mocks"))]
 pub use host_users::MockHostUserStore;
 #[cfg(any(test, feature = "mocks"))]
+pub use login_failures::MockLoginFailureLog;
+#[cfg(any(test, feature = "mocks"))]
 pub use oauth::{MockAuthorizationCodeStore, MockOAuthClientRepository};
 #[cfg(any(test, feature = "mocks"))]
 pub use profile::{MockProfileRepository, MockSnapshotStore};
 #[cfg(any(test, feature = "mocks"))]
 pub use provider::MockProviderClient;
+#[cfg(any(test, feature = "mocks"))]
+pub use readiness::MockReadinessProbe;
 #[cfg(any(test, feature = "mocks"))]
 pub use refresh_tokens::MockRefreshTokenStore;
 #[cfg(any(test, feature = "mocks"))]

@@ -158,4 +158,80 @@ mod tests {
         let twice = FormFields::parse(b"client_id=a&client_id=b").expect("form");
         assert_eq!(twice.authorization_params(), Err(FormError::Repeated("client_id".into())));
     }
+
+    // ---- properties: query strings and form bodies from clients ----
+
+    use actix_web::test::TestRequest;
+    use proptest::prelude::*;
+
+    fn read_as(content_type: Option<&str>, bytes: Vec<u8>) -> Result<FormFields, FormError> {
+        let mut request = TestRequest::post().uri("/oauth/token/");
+        if let Some(ct) = content_type {
+            request = request.insert_header((header::CONTENT_TYPE, ct));
+        }
+        let (req, mut payload) = request.set_payload(bytes).to_http_parts();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        runtime.block_on(async {
+            let payload =
+                <web::Payload as actix_web::FromRequest>::from_request(&req, &mut payload).await.expect("payload");
+            read_form(&req, payload).await
+        })
+    }
+
+    /// Parameter names, the real ones among them.
+    fn name() -> impl Strategy<Value = String> {
+        prop_oneof![prop::sample::select(AUTHORIZATION_PARAMS.to_vec()).prop_map(str::to_owned), "\\PC{1,8}"]
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_are_fields_or_a_form_error(
+            content_type in prop::option::of(prop_oneof![
+                Just("application/x-www-form-urlencoded".to_owned()),
+                Just("application/json".to_owned()),
+                "[ -~]{0,30}",
+            ]),
+            bytes in prop_oneof![
+                prop::collection::vec(any::<u8>(), 0..200),
+                "[a-z_=&%0-9A-F+]{0,80}".prop_map(String::into_bytes),
+            ],
+        ) {
+            let was_empty = bytes.is_empty();
+            match read_as(content_type.as_deref(), bytes.clone()) {
+                Ok(fields) => {
+                    let essence = content_type.as_deref().and_then(|ct| ct.split(';').next()).unwrap_or("");
+                    let declared_form = essence.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded");
+                    prop_assert!(was_empty || declared_form, "a body is read only when declared as a form");
+                    for (k, _) in &fields.0 {
+                        let _ = fields.get(k);
+                    }
+                    let _ = fields.authorization_params();
+                }
+                Err(e) => prop_assert!(!e.message().is_empty()),
+            }
+            let _ = FormFields::parse(&bytes);
+        }
+
+        #[test]
+        fn distinct_parameters_round_trip_and_empty_ones_are_absent(
+            pairs in prop::collection::btree_map(name(), "\\PC{0,20}", 0..8),
+        ) {
+            let body = serde_urlencoded::to_string(&pairs).expect("form");
+            let fields = read_as(Some("application/x-www-form-urlencoded"), body.clone().into_bytes()).expect("form");
+            for (k, v) in &pairs {
+                prop_assert_eq!(fields.get(k), Ok(Some(v.as_str()).filter(|v| !v.is_empty())));
+            }
+            let query = FormFields::parse(body.as_bytes()).expect("query");
+            let params = query.authorization_params().expect("no repeats");
+            let again = serde_urlencoded::to_string(authorization_pairs(&params)).expect("form");
+            prop_assert_eq!(FormFields::parse(again.as_bytes()).expect("form").authorization_params(), Ok(params));
+        }
+
+        #[test]
+        fn a_repeated_parameter_is_named(key in name(), a in "\\PC{0,10}", b in "\\PC{0,10}") {
+            let body = serde_urlencoded::to_string([(&key, &a), (&key, &b)]).expect("form");
+            let fields = FormFields::parse(body.as_bytes()).expect("form");
+            prop_assert_eq!(fields.get(&key), Err(FormError::Repeated(key.clone())));
+        }
+    }
 }

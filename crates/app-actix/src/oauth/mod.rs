@@ -30,6 +30,7 @@ use credencial_application::{
 use credencial_domain::oauth::{AuthorizationParams, OAuthError};
 use secrecy::SecretString;
 
+use crate::client_address::client_address;
 use crate::error::ApiError;
 use crate::routes::resource;
 use form::{read_form, FormError, FormFields};
@@ -185,7 +186,7 @@ async fn log_in(
             status,
         );
     }
-    match oauth.log_in(username, SecretString::from(password.to_owned())).await {
+    match oauth.log_in(username, SecretString::from(password.to_owned()), client_address(req)).await {
         Ok(signed) => {
             let query = serde_urlencoded::to_string(form::authorization_pairs(params)).unwrap_or_default();
             let location = format!("{}?{query}", req.path());
@@ -202,6 +203,14 @@ async fn log_in(
         Err(ServiceError::InvalidCredentials) => {
             let status = StatusCode::OK;
             login_page(req, oauth, cookies, params, &prompt.client_name, username, Some(WRONG_CREDENTIALS), status)
+        }
+        Err(ServiceError::Throttled { retry_after_secs }) => {
+            let message = format!("Muitas tentativas sem sucesso. Tente novamente em {retry_after_secs} segundos.");
+            let status = StatusCode::TOO_MANY_REQUESTS;
+            let mut page =
+                login_page(req, oauth, cookies, params, &prompt.client_name, username, Some(&message), status);
+            page.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            page
         }
         Err(e) => failure_page(e),
     }
@@ -353,7 +362,9 @@ fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
 
 /// `POST /oauth/token/`: a form-encoded token request → `{"access_token",
 /// "token_type", "expires_in", "refresh_token", "scope"}`, never cached;
-/// errors as `{"error", "error_description"}` (RFC 6749 §5.2).
+/// errors as `{"error", "error_description"}` (RFC 6749 §5.2); 429
+/// `too_many_requests` with `Retry-After` while the client id or the client
+/// address is limited.
 pub async fn token(
     req: HttpRequest,
     payload: web::Payload,
@@ -376,8 +387,9 @@ pub async fn token(
         code_verifier: field("code_verifier")?,
         refresh_token: field("refresh_token")?,
         scope: field("scope")?,
+        client_address: client_address(&req),
     };
-    let tokens = oauth.token(request).await.map_err(|e| ApiError::from(e).in_oauth_shape())?;
+    let tokens = oauth.token(request).await.map_err(ApiError::oauth_service)?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((header::PRAGMA, "no-cache"))

@@ -817,3 +817,58 @@ proptest! {
         }
     }
 }
+
+/// Text with at least one visible character.
+fn some_text() -> impl Strategy<Value = String> {
+    "[A-Za-zÀ-ú0-9][A-Za-zÀ-ú0-9 .-]{0,20}"
+}
+
+/// A real calendar date, `YYYY-MM-DD`.
+fn some_date() -> impl Strategy<Value = String> {
+    (1900u32..2100, 1u32..=12, 1u32..=28).prop_map(|(y, m, d)| format!("{y:04}-{m:02}-{d:02}"))
+}
+
+/// A profile answer in the contract's shapes, every value usable.
+fn contract_payload() -> impl Strategy<Value = Map<String, Value>> {
+    (some_text(), some_text(), "[0-9]{11}", some_text(), some_date(), some_text(), "[A-Z]{2}", any_json()).prop_map(
+        |(name, avatar, cpf, email, birth, mother, uf, extra)| {
+            let payload = json!({
+                "name": name, "avatar": avatar, "cpf": cpf, "email": email,
+                "receita_federal": {"nome": name, "dtNascimento": birth, "sexo": "F", "mae": mother,
+                                    "noMunicipio": "NATAL", "uf": uf},
+                "cnes": {"vinculos": [{"cnes": "1", "noFant": "H", "coMun": "2", "noCBO": "E", "extra": extra}]},
+                "experiencia_profissional": [],
+                "formacao_academica": [],
+                "cursos_cdp": {"total": 0, "data": []},
+            });
+            match payload {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            }
+        },
+    )
+}
+
+proptest! {
+    #[test]
+    fn a_well_formed_payload_sets_every_column_with_the_value_it_holds(payload in contract_payload()) {
+        let record = everything().map().apply(&payload);
+        for (column, value) in record.iter() {
+            prop_assert!(matches!(value, ColumnValue::Set(_)), "{column}: {value:?}");
+        }
+        let text = |c: &str| match record.get(c) {
+            Some(ColumnValue::Set(HostValue::Text(t))) => t.clone(),
+            other => format!("{other:?}"),
+        };
+        prop_assert_eq!(text("username"), payload["cpf"].as_str().unwrap_or_default());
+        prop_assert_eq!(text("mother_name"), payload["receita_federal"]["mae"].as_str().unwrap_or_default());
+        let name = payload["name"].as_str().unwrap_or_default();
+        let (first, rest) = split_at_first_space(name);
+        prop_assert_eq!((text("first_name"), text("last_name")), (first.to_owned(), rest.to_owned()));
+        prop_assert_eq!(
+            record.get("birth_date"),
+            Some(&ColumnValue::Set(HostValue::Date(payload["receita_federal"]["dtNascimento"].as_str().unwrap_or_default().to_owned())))
+        );
+        prop_assert_eq!(record.get("profile"), Some(&ColumnValue::Set(HostValue::Json(Value::Object(payload.clone())))));
+    }
+}

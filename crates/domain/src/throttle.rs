@@ -1,0 +1,349 @@
+//! Brute-force limits on credential checks: which keys a failure counts
+//! against, when a key is limited, and how long until it is free again.
+//!
+//! A failure counts against the subject of the attempt (the username at
+//! `pair` and at the login form, the `client_id` at `/oauth/token/`) and
+//! against the client's address. Each key has a fixed window that starts at
+//! its first failure: once `limit` failures fall into the window, the key is
+//! limited until the window ends; a failure after the window starts a new
+//! one. Times are Unix milliseconds, passed in (never read here).
+
+use std::fmt;
+use std::net::{IpAddr, Ipv6Addr};
+
+use crate::oauth::ClientId;
+use crate::user::Username;
+
+/// What a throttle key counts the failures of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyKind {
+    /// A username (at `pair` and the login form of `/oauth/authorize/`).
+    Username,
+    /// An OAuth2 client id (at `/oauth/token/`).
+    Client,
+    /// A client address.
+    Address,
+}
+
+impl KeyKind {
+    fn prefix(self) -> &'static str {
+        match self {
+            Self::Username => "username",
+            Self::Client => "client",
+            Self::Address => "address",
+        }
+    }
+}
+
+/// The address a request came from, as the limits see it: an IPv4 address
+/// (also when written IPv4-mapped, `::ffff:a.b.c.d`), or the /64 network of
+/// an IPv6 address (one subscriber usually holds a whole /64).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClientAddress(IpAddr);
+
+impl ClientAddress {
+    /// The address `ip` is counted under.
+    pub fn of(ip: IpAddr) -> Self {
+        match ip.to_canonical() {
+            IpAddr::V4(v4) => Self(IpAddr::V4(v4)),
+            IpAddr::V6(v6) => {
+                let network = u128::from(v6) & !((1u128 << 64) - 1);
+                Self(IpAddr::V6(Ipv6Addr::from(network)))
+            }
+        }
+    }
+
+    /// The address (IPv6: the first address of its /64).
+    pub fn ip(&self) -> IpAddr {
+        self.0
+    }
+}
+
+impl fmt::Display for ClientAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            IpAddr::V4(v4) => write!(f, "{v4}"),
+            IpAddr::V6(v6) => write!(f, "{v6}/64"),
+        }
+    }
+}
+
+/// A key failures are counted under: `username:<name>`, `client:<id>` or
+/// `address:<ip>` (`address:<network>/64` for IPv6).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThrottleKey {
+    // First, so that keys sort by their text (the order rows are locked in).
+    text: String,
+    kind: KeyKind,
+}
+
+impl ThrottleKey {
+    /// The key of a username.
+    pub fn username(username: &Username) -> Self {
+        Self::new(KeyKind::Username, username.as_str())
+    }
+
+    /// The key of an OAuth2 client.
+    pub fn client(client_id: &ClientId) -> Self {
+        Self::new(KeyKind::Client, client_id.as_str())
+    }
+
+    /// The key of a client address.
+    pub fn address(address: ClientAddress) -> Self {
+        Self::new(KeyKind::Address, &address.to_string())
+    }
+
+    fn new(kind: KeyKind, value: &str) -> Self {
+        Self { text: format!("{}:{value}", kind.prefix()), kind }
+    }
+
+    /// The key as stored (`username:ana`).
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// What the key counts.
+    pub fn kind(&self) -> KeyKind {
+        self.kind
+    }
+}
+
+impl fmt::Display for ThrottleKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// The failures of one key in its current (or last) window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureWindow {
+    /// The key.
+    pub key: ThrottleKey,
+    /// Failures counted since the window started.
+    pub failures: u32,
+    /// When the window started: the first failure of the window (Unix ms).
+    pub started_at_ms: i64,
+}
+
+/// How many failures are allowed per key within how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThrottlePolicy {
+    /// Failures per username or client id within the window (0: no limit).
+    pub subject_failures: u32,
+    /// Failures per client address within the window (0: no limit).
+    pub address_failures: u32,
+    /// Length of a window, in seconds (at least 1).
+    pub window_secs: u32,
+}
+
+impl Default for ThrottlePolicy {
+    /// 5 failures per username or client, 20 per address, in 300 seconds.
+    fn default() -> Self {
+        Self { subject_failures: 5, address_failures: 20, window_secs: 300 }
+    }
+}
+
+/// Who an attempt claims to be.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    /// A username as typed (trimmed). One that cannot exist (see
+    /// [`Username::parse`]) has no key of its own.
+    Username(&'a str),
+    /// A client id as presented. One that cannot exist has no key of its own.
+    Client(&'a str),
+}
+
+impl ThrottlePolicy {
+    /// No limits at all.
+    pub const DISABLED: Self = Self { subject_failures: 0, address_failures: 0, window_secs: 1 };
+
+    /// The limit of keys of `kind` (0: none).
+    pub fn limit(&self, kind: KeyKind) -> u32 {
+        match kind {
+            KeyKind::Username | KeyKind::Client => self.subject_failures,
+            KeyKind::Address => self.address_failures,
+        }
+    }
+
+    /// The window length in milliseconds.
+    pub fn window_ms(&self) -> i64 {
+        i64::from(self.window_secs.max(1)) * 1000
+    }
+
+    /// The keys an attempt by `subject` from `address` counts against,
+    /// leaving out the kinds whose limit is 0. The subject's key, if any,
+    /// comes first.
+    pub fn keys(&self, subject: Subject<'_>, address: Option<ClientAddress>) -> Vec<ThrottleKey> {
+        let mut keys = Vec::with_capacity(2);
+        if self.subject_failures > 0 {
+            let key = match subject {
+                Subject::Username(raw) => Username::parse(raw).ok().map(|u| ThrottleKey::username(&u)),
+                Subject::Client(raw) => ClientId::parse(raw).ok().map(|c| ThrottleKey::client(&c)),
+            };
+            keys.extend(key);
+        }
+        if self.address_failures > 0 {
+            keys.extend(address.map(ThrottleKey::address));
+        }
+        keys
+    }
+
+    /// Whether `window` has ended at `now_ms` (a failure now starts a new one).
+    pub fn has_ended(&self, window: &FailureWindow, now_ms: i64) -> bool {
+        now_ms >= window.started_at_ms.saturating_add(self.window_ms())
+    }
+
+    /// Seconds until the key of `window` is free again, if it is limited at
+    /// `now_ms`: the rest of the window rounded up, at least 1. `None` when
+    /// the window has ended or holds fewer failures than the limit.
+    pub fn retry_after_secs(&self, window: &FailureWindow, now_ms: i64) -> Option<u64> {
+        let limit = self.limit(window.key.kind());
+        if limit == 0 || window.failures < limit || self.has_ended(window, now_ms) {
+            return None;
+        }
+        let remaining_ms = window.started_at_ms.saturating_add(self.window_ms()).saturating_sub(now_ms);
+        let secs = u64::try_from(remaining_ms).unwrap_or(0).div_ceil(1000);
+        Some(secs.max(1))
+    }
+
+    /// The longest wait among `windows`, if any of them is limited at `now_ms`.
+    pub fn retry_after_any(&self, windows: &[FailureWindow], now_ms: i64) -> Option<u64> {
+        windows.iter().filter_map(|w| self.retry_after_secs(w, now_ms)).max()
+    }
+
+    /// Windows that started before this instant (Unix ms) have ended at
+    /// `now_ms`; their rows can be deleted.
+    pub fn ended_before(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_sub(self.window_ms())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_700_000_000_000;
+
+    fn policy() -> ThrottlePolicy {
+        ThrottlePolicy { subject_failures: 5, address_failures: 20, window_secs: 300 }
+    }
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().expect("ip")
+    }
+
+    fn window(key: ThrottleKey, failures: u32, started_at_ms: i64) -> FailureWindow {
+        FailureWindow { key, failures, started_at_ms }
+    }
+
+    fn ana() -> ThrottleKey {
+        ThrottleKey::username(&Username::parse("ana").expect("username"))
+    }
+
+    #[test]
+    fn keys_name_their_kind_and_value() {
+        let portal = ClientId::parse("portal").expect("id");
+        assert_eq!(ana().as_str(), "username:ana");
+        assert_eq!(ana().kind(), KeyKind::Username);
+        assert_eq!(ThrottleKey::client(&portal).as_str(), "client:portal");
+        assert_eq!(ThrottleKey::client(&portal).kind(), KeyKind::Client);
+        let address = ThrottleKey::address(ClientAddress::of(ip("203.0.113.7")));
+        assert_eq!(address.as_str(), "address:203.0.113.7");
+        assert_eq!(address.kind(), KeyKind::Address);
+    }
+
+    #[test]
+    fn a_username_that_looks_like_a_prefix_is_still_a_username() {
+        let tricky = ThrottleKey::username(&Username::parse("address:1.2.3.4").expect("username"));
+        assert_eq!(tricky.as_str(), "username:address:1.2.3.4");
+        assert_eq!(tricky.kind(), KeyKind::Username);
+        assert_ne!(tricky, ThrottleKey::address(ClientAddress::of(ip("1.2.3.4"))));
+    }
+
+    #[test]
+    fn ipv6_addresses_count_per_64_network_and_mapped_ipv4_as_ipv4() {
+        let a = ClientAddress::of(ip("2001:db8:1:2:aaaa::1"));
+        let b = ClientAddress::of(ip("2001:db8:1:2:ffff:ffff:ffff:ffff"));
+        let other = ClientAddress::of(ip("2001:db8:1:3::1"));
+        assert_eq!(a, b);
+        assert_ne!(a, other);
+        assert_eq!(ThrottleKey::address(a).as_str(), "address:2001:db8:1:2::/64");
+        assert_eq!(ClientAddress::of(ip("::ffff:198.51.100.4")), ClientAddress::of(ip("198.51.100.4")));
+        assert_eq!(ThrottleKey::address(ClientAddress::of(ip("::1"))).as_str(), "address:::/64");
+    }
+
+    #[test]
+    fn an_attempt_counts_against_its_subject_and_address() {
+        let from = Some(ClientAddress::of(ip("192.0.2.1")));
+        let keys = policy().keys(Subject::Username("ana"), from);
+        let texts: Vec<&str> = keys.iter().map(ThrottleKey::as_str).collect();
+        assert_eq!(texts, ["username:ana", "address:192.0.2.1"]);
+        let keys = policy().keys(Subject::Client("portal"), from);
+        let texts: Vec<&str> = keys.iter().map(ThrottleKey::as_str).collect();
+        assert_eq!(texts, ["client:portal", "address:192.0.2.1"]);
+    }
+
+    #[test]
+    fn disabled_limits_and_impossible_subjects_have_no_keys() {
+        let from = Some(ClientAddress::of(ip("192.0.2.1")));
+        let no_subject = ThrottlePolicy { subject_failures: 0, ..policy() };
+        assert_eq!(no_subject.keys(Subject::Username("ana"), from).len(), 1);
+        let no_address = ThrottlePolicy { address_failures: 0, ..policy() };
+        assert_eq!(no_address.keys(Subject::Username("ana"), from), vec![ana()]);
+        assert!(ThrottlePolicy::DISABLED.keys(Subject::Username("ana"), from).is_empty());
+        assert!(policy().keys(Subject::Username("has space"), None).is_empty());
+        assert!(policy().keys(Subject::Client("bad/id"), None).is_empty());
+        assert!(policy().keys(Subject::Username(""), None).is_empty());
+    }
+
+    #[test]
+    fn a_key_is_limited_from_the_limit_until_the_window_ends() {
+        let p = policy();
+        let started = NOW - 10_000;
+        assert_eq!(p.retry_after_secs(&window(ana(), 4, started), NOW), None);
+        assert_eq!(p.retry_after_secs(&window(ana(), 5, started), NOW), Some(290));
+        assert_eq!(p.retry_after_secs(&window(ana(), 9, started), NOW), Some(290));
+        // The last millisecond of the window is still limited; its end is not.
+        let end = started + 300_000;
+        assert_eq!(p.retry_after_secs(&window(ana(), 5, started), end - 1), Some(1));
+        assert_eq!(p.retry_after_secs(&window(ana(), 5, started), end), None);
+    }
+
+    #[test]
+    fn retry_after_rounds_up_to_whole_seconds_and_is_at_least_one() {
+        let p = ThrottlePolicy { window_secs: 2, ..policy() };
+        let w = window(ana(), 5, NOW);
+        assert_eq!(p.retry_after_secs(&w, NOW), Some(2));
+        assert_eq!(p.retry_after_secs(&w, NOW + 1), Some(2));
+        assert_eq!(p.retry_after_secs(&w, NOW + 999), Some(2));
+        assert_eq!(p.retry_after_secs(&w, NOW + 1000), Some(1));
+        assert_eq!(p.retry_after_secs(&w, NOW + 1999), Some(1));
+        assert_eq!(p.retry_after_secs(&w, NOW + 2000), None);
+    }
+
+    #[test]
+    fn each_kind_has_its_own_limit_and_zero_means_none() {
+        let address = ThrottleKey::address(ClientAddress::of(ip("192.0.2.1")));
+        let p = policy();
+        assert_eq!(p.retry_after_secs(&window(address.clone(), 19, NOW), NOW), None);
+        assert_eq!(p.retry_after_secs(&window(address.clone(), 20, NOW), NOW), Some(300));
+        let off = ThrottlePolicy { address_failures: 0, ..policy() };
+        assert_eq!(off.retry_after_secs(&window(address, 1_000, NOW), NOW), None);
+    }
+
+    #[test]
+    fn the_longest_wait_wins() {
+        let address = ThrottleKey::address(ClientAddress::of(ip("192.0.2.1")));
+        let windows = [window(ana(), 5, NOW - 200_000), window(address, 20, NOW - 50_000), window(ana(), 1, NOW)];
+        assert_eq!(policy().retry_after_any(&windows, NOW), Some(250));
+        assert_eq!(policy().retry_after_any(&windows[2..], NOW), None);
+    }
+
+    #[test]
+    fn windows_older_than_the_window_length_have_ended() {
+        let p = policy();
+        assert_eq!(p.ended_before(NOW), NOW - 300_000);
+        assert!(p.has_ended(&window(ana(), 3, NOW - 300_000), NOW));
+        assert!(!p.has_ended(&window(ana(), 3, NOW - 299_999), NOW));
+    }
+}
