@@ -10,7 +10,9 @@
 #      seconds (latency measured from each request's scheduled time); before
 #      the clock starts it logs in a pool of refresh tokens and reads the
 #      profile once, which fills the registries' cache;
-#   4. the server's resident memory (VmRSS) is read every 5 s; the run fails
+#   4. before the warm-up, SOAK_SATURATE connections fill the server's
+#      per-worker request pools (3 s of GET /readyz, then 10 s to settle);
+#   5. the server's resident memory (VmRSS) is read every 5 s; the run fails
 #      on any error or on growth >= 10 % between the end of the warm-up and
 #      the end of the load.
 # Bounded in time; the server is stopped and the database dropped on exit.
@@ -35,6 +37,11 @@
 #                            of the commits (refresh, pair) on a machine whose
 #                            disk stalls under other work (see
 #                            docs/performance.md); the summary says which
+#   SOAK_SATURATE (1024)     connections that keep GET /readyz busy for 3 s
+#                            before the warm-up, filling the server's
+#                            per-worker request pools (bounded; see
+#                            bench/loadgen/src/saturate.rs and
+#                            docs/performance.md); 0 skips it
 #   SOAK_PORT (18200)
 #   SOAK_SKIP_BUILD          set: use the existing release binaries
 #   SOAK_BIN                 soak this server binary instead (no build of it),
@@ -65,6 +72,7 @@ MIX=${SOAK_MIX:-verify=70,refresh=10,profile=15,pair=5}
 USERS=${SOAK_USERS:-16}
 ITERATIONS=${SOAK_ITERATIONS:-20000}
 REFRESH_POOL=${SOAK_REFRESH_POOL:-32}
+SATURATE=${SOAK_SATURATE:-1024}
 SYNC_COMMIT=${SOAK_SYNC_COMMIT:-on}
 PORT=${SOAK_PORT:-18200}
 BASE="http://127.0.0.1:${PORT}"
@@ -189,14 +197,14 @@ STARTED=$(date -u +%FT%TZ)
 log "load: $RATE req/s, ${WARMUP} s warm-up + ${DURATION} s measured, mix $MIX (machine ${BUSY_BEFORE}% busy before)"
 # The machine's I/O wait once a second: a disk that stalls shows up here.
 if command -v vmstat >/dev/null; then
-    vmstat -n 1 $((WARMUP + DURATION + 5)) >"$OUT/vmstat.txt" 2>&1 &
+    vmstat -n 1 $((WARMUP + DURATION + 20)) >"$OUT/vmstat.txt" 2>&1 &
     VMSTAT_PID=$!
 fi
 status=0
 LOADGEN_JWT_SECRET=$SECRET timeout $((WARMUP + DURATION + 300)) "$OUT/loadgen" \
     --base-url "$BASE" --rate "$RATE" --duration "$DURATION" --warmup "$WARMUP" --mix "$MIX" \
     --users "$OUT/users.txt" --refresh-pool "$REFRESH_POOL" --profile-user-id "$ANA_ID" \
-    --server-pid "$SERVER_PID" --rss-csv "$OUT/rss.csv" --timeline-csv "$OUT/timeline.csv" >"$OUT/loadgen.md" 2>"$OUT/loadgen.log" || status=$?
+    --saturate-connections "$SATURATE" --server-pid "$SERVER_PID" --rss-csv "$OUT/rss.csv" --timeline-csv "$OUT/timeline.csv" >"$OUT/loadgen.md" 2>"$OUT/loadgen.log" || status=$?
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 cat "$OUT/loadgen.log" >&2
 kill -0 "$SERVER_PID" 2>/dev/null || log "warning: the server is no longer running"
@@ -204,17 +212,20 @@ WARN_LINES=$(grep -c -E 'WARN|ERROR' "$OUT/server.log" || true)
 # From vmstat's 1-second lines: the highest I/O wait, the seconds with at
 # least 20 % I/O wait, the most processes blocked on I/O at once (the first
 # line, averages since boot, is skipped).
+# Likewise the CPU the hypervisor took from this VM (steal): while it is
+# high, every process here stalls at once.
 IO_STATE="not measured (no vmstat)"
 if [[ -s $OUT/vmstat.txt ]]; then
-    IO_STATE=$(awk '$1 == "r" { for (i = 1; i <= NF; i++) { if ($i == "wa") w = i; if ($i == "b") b = i }; next }
-        w && $1 ~ /^[0-9]+$/ && ++rows > 1 { n++; if ($w > max) max = $w; if ($w >= 20) stalled++; if ($b > blocked) blocked = $b }
-        END { printf "I/O wait at most %d %%, %d of %d seconds with >= 20 %% I/O wait, at most %d processes blocked on I/O", max, stalled, n, blocked }' "$OUT/vmstat.txt")
+    IO_STATE=$(awk '$1 == "r" { for (i = 1; i <= NF; i++) { if ($i == "wa") w = i; if ($i == "b") b = i; if ($i == "st") t = i }; next }
+        w && $1 ~ /^[0-9]+$/ && ++rows > 1 { n++; if ($w > max) max = $w; if ($w >= 20) stalled++; if ($b > blocked) blocked = $b;
+            if (t) { if ($t > maxst) maxst = $t; if ($t >= 20) stolen++ } }
+        END { printf "I/O wait at most %d %%, %d of %d seconds with >= 20 %% I/O wait, at most %d processes blocked on I/O; CPU steal at most %d %%, %d seconds with >= 20 %% steal", max, stalled, n, blocked, maxst, stolen }' "$OUT/vmstat.txt")
 fi
 
 {
     echo "## Mixed load and soak — $STARTED"
     echo
-    echo "- Command: \`SOAK_RATE=$RATE SOAK_DURATION=$DURATION SOAK_WARMUP=$WARMUP SOAK_SYNC_COMMIT=$SYNC_COMMIT bash bench/soak.sh\`"
+    echo "- Command: \`SOAK_RATE=$RATE SOAK_DURATION=$DURATION SOAK_WARMUP=$WARMUP SOAK_SATURATE=$SATURATE SOAK_SYNC_COMMIT=$SYNC_COMMIT bash bench/soak.sh\`"
     echo "- Server: $BIN_DESC; \`credencial demo\`, RUST_LOG=warn, default workers and pool;" \
         "PBKDF2 $ITERATIONS iterations for the $USERS pair users; PostgreSQL synchronous_commit $SYNC_COMMIT."
     echo "- Load: bench/loadgen (open loop), mix $MIX, $REFRESH_POOL refresh tokens in rotation," \

@@ -14,6 +14,7 @@ mod mix;
 mod proc_stats;
 mod report;
 mod requests;
+mod saturate;
 mod stats;
 mod tokens;
 
@@ -90,6 +91,16 @@ struct Args {
     /// Runtime threads of the load generator.
     #[arg(long, default_value_t = 2)]
     threads: usize,
+    /// Before the warm-up, keep this many connections busy with `GET /readyz`
+    /// to fill the server's per-worker request pools (0: skip; see saturate.rs).
+    #[arg(long, default_value_t = 0)]
+    saturate_connections: usize,
+    /// Seconds the fill keeps them busy.
+    #[arg(long, default_value_t = 3.0)]
+    saturate_secs: f64,
+    /// Seconds to wait after the fill, for the allocator to give transient memory back.
+    #[arg(long, default_value_t = 10.0)]
+    saturate_settle: f64,
 }
 
 fn main() -> ExitCode {
@@ -171,6 +182,17 @@ async fn run(args: Args) -> anyhow::Result<Summary> {
             target.send(route).await.map_err(|f| anyhow::anyhow!("setting up: {route}: {f}"))?;
         }
     }
+    let saturation = if args.saturate_connections > 0 {
+        let busy = seconds(args.saturate_secs, "saturate-secs")?;
+        let settle = seconds(args.saturate_settle, "saturate-settle")?;
+        let s =
+            saturate::fill_request_pools(&args.base_url, args.saturate_connections, busy, settle, args.server_pid)
+                .await?;
+        eprint!("loadgen: {}", s.markdown());
+        Some(s)
+    } else {
+        None
+    };
     eprintln!(
         "loadgen: {} req/s for {:?} after {:?} of warm-up, mix {mix}, {} refresh tokens",
         args.rate,
@@ -251,6 +273,7 @@ async fn run(args: Args) -> anyhow::Result<Summary> {
         server_lost: watch.as_ref().is_some_and(|w| w.lost),
         cpu: watch.as_ref().and_then(|w| w.cpu),
         max_growth_percent: args.max_rss_growth,
+        saturation,
     })
 }
 

@@ -7,6 +7,7 @@ use hdrhistogram::Histogram;
 use crate::memory::{mib, Growth};
 use crate::mix::{Mix, Route};
 use crate::proc_stats::CpuShares;
+use crate::saturate::Saturation;
 use crate::stats::{ms, RouteStats};
 
 /// Everything the summary shows.
@@ -36,6 +37,8 @@ pub struct Summary {
     pub cpu: Option<CpuShares>,
     /// Highest RSS growth that passes, percent.
     pub max_growth_percent: f64,
+    /// The request-pool fill before the warm-up, when there was one.
+    pub saturation: Option<Saturation>,
 }
 
 impl Summary {
@@ -114,6 +117,9 @@ impl Summary {
             self.peak_in_flight
         );
 
+        if let Some(s) = &self.saturation {
+            let _ = writeln!(out, "{}", s.markdown());
+        }
         if let Some(g) = &self.memory {
             out.push_str(
                 "| server RSS after warm-up | at the end | max | growth | trend |\n|---:|---:|---:|---:|---:|\n",
@@ -192,6 +198,7 @@ mod tests {
             server_lost: false,
             cpu: None,
             max_growth_percent: 10.0,
+            saturation: None,
         }
     }
 
