@@ -185,9 +185,8 @@ async fn run(args: Args) -> anyhow::Result<Summary> {
     let saturation = if args.saturate_connections > 0 {
         let busy = seconds(args.saturate_secs, "saturate-secs")?;
         let settle = seconds(args.saturate_settle, "saturate-settle")?;
-        let s =
-            saturate::fill_request_pools(&args.base_url, args.saturate_connections, busy, settle, args.server_pid)
-                .await?;
+        let s = saturate::fill_request_pools(&args.base_url, args.saturate_connections, busy, settle, args.server_pid)
+            .await?;
         eprint!("loadgen: {}", s.markdown());
         Some(s)
     } else {

@@ -52,6 +52,11 @@ impl Target {
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(Duration::from_secs(2))
+            // Close idle connections before the server does (actix-web's
+            // keep-alive is 5 s): a request sent on a connection the server
+            // is closing at that moment fails, a race of the client's making
+            // that every pooled HTTP/1 client must avoid this way.
+            .pool_idle_timeout(IDLE_TIMEOUT)
             .tcp_nodelay(true)
             .build()?;
         Ok(Target {
@@ -143,7 +148,24 @@ async fn call<T: serde::de::DeserializeOwned>(request: reqwest::RequestBuilder) 
     })
 }
 
+/// How long the client keeps an idle connection: under the server's
+/// keep-alive.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How many transport errors are printed in full (to the loadgen's stderr).
+const TRANSPORT_ERRORS_SHOWN: usize = 20;
+
 fn transport(error: reqwest::Error) -> Failure {
+    static SHOWN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    if SHOWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < TRANSPORT_ERRORS_SHOWN {
+        let mut text = error.to_string();
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            text.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        eprintln!("loadgen: transport error: {text}");
+    }
     if error.is_timeout() {
         Failure::Timeout
     } else {

@@ -94,11 +94,9 @@ impl Saturation {
     pub fn markdown(&self) -> String {
         let answers: Vec<String> = self.statuses.iter().map(|(status, n)| format!("{n} × {status}")).collect();
         let rss = match self.rss_kib {
-            Some((before, after)) => format!(
-                "; server RSS {:.1} → {:.1} MiB once settled",
-                before as f64 / 1024.0,
-                after as f64 / 1024.0
-            ),
+            Some((before, after)) => {
+                format!("; server RSS {:.1} → {:.1} MiB once settled", before as f64 / 1024.0, after as f64 / 1024.0)
+            }
             None => String::new(),
         };
         format!(
@@ -107,7 +105,11 @@ impl Saturation {
             self.connections,
             self.secs,
             if answers.is_empty() { "no answers".to_owned() } else { answers.join(", ") },
-            if self.transport_errors > 0 { format!(", {} without an answer", self.transport_errors) } else { String::new() },
+            if self.transport_errors > 0 {
+                format!(", {} without an answer", self.transport_errors)
+            } else {
+                String::new()
+            },
             rss
         )
     }
