@@ -113,10 +113,6 @@ impl Checker {
         let (at, documented) = self.resolve(at);
         let headers = response.headers().clone();
         for (name, _) in documented["headers"].as_object().into_iter().flatten() {
-            // X-Request-Id comes with branch issue5-ops: `every_answer_carries_a_request_id`.
-            if name == "X-Request-Id" {
-                continue;
-            }
             let (header_at, spec) = self.resolve(format!("{at}/headers/{}", escape(name)));
             match headers.get(name.as_str()) {
                 Some(value) => {
@@ -251,8 +247,7 @@ async fn every_mounted_route_is_documented_or_a_deliberate_html_route() {
     let undocumented: Vec<&&str> =
         mounted.iter().filter(|p| !documented.contains(*p) && !HTML_ROUTES.contains(p)).collect();
     assert!(undocumented.is_empty(), "routes served but not in docs/openapi.yaml: {undocumented:?}");
-    // /readyz comes with branch issue5-ops: `readyz_is_mounted_and_answers_as_documented`.
-    let missing: Vec<&&str> = documented.iter().filter(|p| !mounted.contains(*p) && **p != "/readyz").collect();
+    let missing: Vec<&&str> = documented.iter().filter(|p| !mounted.contains(*p)).collect();
     assert!(missing.is_empty(), "documented but not served: {missing:?}");
     for html in HTML_ROUTES {
         assert!(mounted.contains(html), "{html} is listed as an HTML route but not served");
