@@ -89,8 +89,8 @@ pub struct Settings {
     pub password_iterations: u32,
     /// Passwords hashed at once (default: cores − 1, at least 1).
     pub hashing_threads: Option<usize>,
-    /// Failed credential checks per username (at `/oauth/token/`: per
-    /// client id) within the window before answers are 429 (0: no limit).
+    /// Failed passwords per username within the window before answers are
+    /// 429 (0: no limit).
     pub login_throttle_username_failures: u32,
     /// Failed credential checks per client address within the window
     /// before answers are 429 (0: no limit).
@@ -349,7 +349,7 @@ impl Settings {
     /// The brute-force limits.
     pub fn throttle_policy(&self) -> credencial_domain::throttle::ThrottlePolicy {
         credencial_domain::throttle::ThrottlePolicy {
-            subject_failures: self.login_throttle_username_failures,
+            username_failures: self.login_throttle_username_failures,
             address_failures: self.login_throttle_address_failures,
             window_secs: self.login_throttle_window_secs,
         }
@@ -359,6 +359,13 @@ impl Settings {
     pub fn client_address_source(&self) -> Result<credencial_app_actix::ClientAddressSource, SettingsError> {
         let header = match self.client_address_header.as_deref().map(str::trim) {
             None | Some("") => None,
+            // RFC 7239's `Forwarded: for=…;proto=…` is not a list of bare
+            // addresses: it would never parse, and every request would
+            // silently count as the proxy's.
+            Some(name) if name.eq_ignore_ascii_case("forwarded") => return Err(SettingsError::about(
+                "client_address_header",
+                "Forwarded is not supported; name a header that holds addresses, such as X-Forwarded-For or X-Real-IP",
+            )),
             Some(name) => Some(
                 actix_web::http::header::HeaderName::from_bytes(name.as_bytes())
                     .map_err(|_| SettingsError::about("client_address_header", "is not a valid header name"))?,

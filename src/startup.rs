@@ -94,7 +94,7 @@ impl Application {
             Arc::clone(&refresh_tokens),
             Arc::new(user_data),
             Arc::clone(&clock),
-            hasher.clone(),
+            hasher,
             TokenServiceConfig {
                 lifetimes: TokenLifetimes {
                     access_secs: settings.access_token_lifetime_secs,
@@ -117,7 +117,6 @@ impl Application {
             refresh_tokens,
             Arc::clone(&profiles),
             clock,
-            hasher,
         );
         let http = HttpSettings {
             token_prefix: Some(settings.token_prefix.clone()),

@@ -1,6 +1,7 @@
 //! Brute-force limits over real HTTP: `pair`, the login form of
-//! `/oauth/authorize/` and client secrets at `/oauth/token/`, counted in
-//! PostgreSQL so that two instances on one database limit as one.
+//! `/oauth/authorize/` (per username and per address) and client secrets at
+//! `/oauth/token/` (per address), counted in PostgreSQL so that two
+//! instances on one database limit as one.
 
 use credencial::settings::Settings;
 use reqwest::header::{CACHE_CONTROL, RETRY_AFTER};
@@ -276,9 +277,15 @@ async fn assert_token_throttled(r: reqwest::Response, window_secs: u64) -> u64 {
     wait
 }
 
+/// A 2-second window and 5 failures per address.
+fn five_per_address(s: &mut Settings) {
+    short_window(s);
+    s.login_throttle_address_failures = 5;
+}
+
 #[tokio::test]
-async fn wrong_client_secrets_get_429_and_the_right_secret_works_after_the_window() {
-    let app = spawn_app_with(short_window).await;
+async fn wrong_client_secrets_from_one_address_get_429_and_the_right_secret_works_after_the_window() {
+    let app = spawn_app_with(five_per_address).await;
     let ana = register_clients(&app).await;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
     store_portal_code(&app, ana, "code-for-the-portal", now + 60).await;
@@ -288,7 +295,7 @@ async fn wrong_client_secrets_get_429_and_the_right_secret_works_after_the_windo
     }
     assert_token_throttled(exchange(&app, "not-the-secret", "code-for-the-portal").await, 2).await;
     let wait = assert_token_throttled(exchange(&app, PORTAL_SECRET, "code-for-the-portal").await, 2).await;
-    assert_eq!(failures_on(&app, "client:portal").await, 5, "limited requests are not counted");
+    assert_eq!(failures_on(&app, "address:127.0.0.1").await, 5, "limited requests are not counted");
 
     sleep_secs(wait).await;
     let (status, body) = status_and_json(exchange(&app, PORTAL_SECRET, "code-for-the-portal").await).await;
@@ -298,8 +305,43 @@ async fn wrong_client_secrets_get_429_and_the_right_secret_works_after_the_windo
 }
 
 #[tokio::test]
-async fn an_unknown_client_id_is_limited_like_a_registered_one() {
-    let app = spawn_app().await;
+async fn wrong_secrets_for_a_client_id_do_not_lock_that_client_out_elsewhere() {
+    // Behind a proxy, so that the test can speak from two addresses.
+    let app = spawn_app_with(|s| {
+        five_per_address(s);
+        s.client_address_header = Some("X-Forwarded-For".into());
+    })
+    .await;
+    let ana = register_clients(&app).await;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
+    store_portal_code(&app, ana, "code-for-the-portal", now + 60).await;
+    let from = |address: &'static str, secret: &'static str| {
+        app.client
+            .post(format!("{}/oauth/token/", app.address))
+            .header("x-forwarded-for", address)
+            .basic_auth("portal", Some(secret))
+            .form(&[
+                ("grant_type", "authorization_code"),
+                ("code", "code-for-the-portal"),
+                ("redirect_uri", PORTAL_URI),
+            ])
+            .send()
+    };
+    // The client id is public (it is in every authorization URL): anyone can
+    // send wrong secrets for it, up to their own address's limit.
+    for _ in 0..5 {
+        assert_eq!(from("203.0.113.66", "guess").await.expect("sent").status(), 401);
+    }
+    assert_token_throttled(from("203.0.113.66", "guess").await.expect("sent"), 2).await;
+    // The application itself, from its own address, still gets its tokens.
+    let (status, body) = status_and_json(from("198.51.100.7", PORTAL_SECRET).await.expect("sent")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["access_token"].is_string());
+}
+
+#[tokio::test]
+async fn an_unknown_client_id_counts_against_the_address_like_a_registered_one() {
+    let app = spawn_app_with(|s| s.login_throttle_address_failures = 5).await;
     let request = || {
         app.client
             .post(format!("{}/oauth/token/", app.address))
@@ -311,6 +353,7 @@ async fn an_unknown_client_id_is_limited_like_a_registered_one() {
         assert_eq!(request().await.expect("sent").status(), 401);
     }
     assert_token_throttled(request().await.expect("sent"), 300).await;
+    assert_eq!(failures_on(&app, "address:127.0.0.1").await, 5);
 }
 
 // ---------------------------------------------------------------- settings
@@ -318,10 +361,12 @@ async fn an_unknown_client_id_is_limited_like_a_registered_one() {
 #[test]
 fn throttle_settings_are_validated_naming_the_setting() {
     type Adjust = fn(&mut Settings);
-    let cases: [(&str, Adjust); 3] = [
+    let cases: [(&str, Adjust); 4] = [
         ("SERVICE_LOGIN_THROTTLE_WINDOW_SECS", |s| s.login_throttle_window_secs = 0),
         ("SERVICE_LOGIN_THROTTLE_WINDOW_SECS", |s| s.login_throttle_window_secs = 86_401),
         ("SERVICE_CLIENT_ADDRESS_HEADER", |s| s.client_address_header = Some("X Forwarded".into())),
+        // RFC 7239's header holds `for=…` pairs, not addresses: refused, not silently the peer.
+        ("SERVICE_CLIENT_ADDRESS_HEADER", |s| s.client_address_header = Some("Forwarded".into())),
     ];
     for (name, adjust) in cases {
         let mut s = Settings::default();

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use credencial_adapters_postgres::testing::TestDatabase;
 use credencial_adapters_postgres::PgLoginFailureLog;
-use credencial_domain::oauth::ClientId;
 use credencial_domain::throttle::{ClientAddress, FailureWindow, ThrottleKey};
 use credencial_domain::Username;
 use credencial_ports::LoginFailureLog;
@@ -19,8 +18,8 @@ fn ana() -> ThrottleKey {
     ThrottleKey::username(&Username::parse("ana").expect("username"))
 }
 
-fn portal() -> ThrottleKey {
-    ThrottleKey::client(&ClientId::parse("portal").expect("client id"))
+fn bruno() -> ThrottleKey {
+    ThrottleKey::username(&Username::parse("bruno").expect("username"))
 }
 
 fn address(ip: &str) -> ThrottleKey {
@@ -65,17 +64,17 @@ async fn one_failure_counts_on_every_key_given_and_keys_stay_apart() {
     let log = PgLoginFailureLog::new(db.pool.clone());
     let here = address("192.0.2.1");
     log.record_failure(&[ana(), here.clone()], NOW, WINDOW).await.expect("ana from here");
-    log.record_failure(&[portal(), here.clone()], NOW + 10, WINDOW).await.expect("portal from here");
+    log.record_failure(&[bruno(), here.clone()], NOW + 10, WINDOW).await.expect("bruno from here");
     log.record_failure(&[here.clone(), here.clone()], NOW + 20, WINDOW).await.expect("a key given twice counts once");
 
-    let mut windows = log.windows(&[ana(), portal(), here.clone(), address("192.0.2.2")]).await.expect("windows");
+    let mut windows = log.windows(&[ana(), bruno(), here.clone(), address("192.0.2.2")]).await.expect("windows");
     windows.sort_by(|a, b| a.key.cmp(&b.key));
     assert_eq!(
         windows,
         vec![
             FailureWindow { key: here, failures: 3, started_at_ms: NOW },
-            FailureWindow { key: portal(), failures: 1, started_at_ms: NOW + 10 },
             FailureWindow { key: ana(), failures: 1, started_at_ms: NOW },
+            FailureWindow { key: bruno(), failures: 1, started_at_ms: NOW + 10 },
         ]
     );
     assert!(log.windows(&[]).await.expect("no keys").is_empty());
@@ -98,13 +97,36 @@ async fn purging_deletes_the_windows_that_started_before_the_cutoff() {
     let db = TestDatabase::new().await;
     let log = PgLoginFailureLog::new(db.pool.clone());
     log.record_failure(&[ana()], NOW - WINDOW - 1, WINDOW).await.expect("old");
-    log.record_failure(&[portal()], NOW - WINDOW, WINDOW).await.expect("exactly at the cutoff");
+    log.record_failure(&[bruno()], NOW - WINDOW, WINDOW).await.expect("exactly at the cutoff");
     log.record_failure(&[address("192.0.2.1")], NOW, WINDOW).await.expect("new");
 
     assert_eq!(log.purge_started_before(NOW - WINDOW).await.expect("purge"), 1);
     assert_eq!(window_of(&log, &ana()).await, None);
-    assert!(window_of(&log, &portal()).await.is_some());
+    assert!(window_of(&log, &bruno()).await.is_some());
     assert!(window_of(&log, &address("192.0.2.1")).await.is_some());
+}
+
+#[tokio::test]
+async fn purging_skips_a_row_that_is_locked_instead_of_waiting_for_it() {
+    let db = TestDatabase::new().await;
+    let log = PgLoginFailureLog::new(db.pool.clone());
+    log.record_failure(&[ana()], NOW - WINDOW - 1, WINDOW).await.expect("old ana");
+    log.record_failure(&[bruno()], NOW - WINDOW - 1, WINDOW).await.expect("old bruno");
+    // Another transaction holds ana's row, as a failure being recorded does.
+    let mut holder = db.pool.begin().await.expect("begin");
+    sqlx::query("SELECT 1 FROM login_failures WHERE key = 'username:ana' FOR UPDATE")
+        .execute(&mut *holder)
+        .await
+        .expect("lock");
+    let purged = tokio::time::timeout(Duration::from_secs(5), log.purge_started_before(NOW - WINDOW))
+        .await
+        .expect("the purge does not wait for the lock")
+        .expect("purge");
+    assert_eq!(purged, 1);
+    assert!(window_of(&log, &bruno()).await.is_none());
+    holder.rollback().await.expect("rollback");
+    assert!(window_of(&log, &ana()).await.is_some(), "the locked row waits for the next purge");
+    assert_eq!(log.purge_started_before(NOW - WINDOW).await.expect("purge"), 1);
 }
 
 #[tokio::test]

@@ -29,8 +29,12 @@ impl ClientAddressSource {
     /// The client address of `req`.
     pub fn of(&self, req: &HttpRequest) -> Option<ClientAddress> {
         let from_header = self.header.as_ref().and_then(|name| {
-            let last = req.headers().get_all(name).last()?.to_str().ok()?;
-            parse_address(last.rsplit(',').next()?.trim())
+            // Bytes, not text: a client can put bytes that are not visible
+            // ASCII in front of what the proxy appends, and the whole value
+            // must not become unreadable for it.
+            let last = req.headers().get_all(name).last()?.as_bytes();
+            let value = last.rsplit(|&b| b == b',').next()?;
+            parse_address(std::str::from_utf8(value).ok()?.trim())
         });
         from_header.or_else(|| req.peer_addr().map(|peer| peer.ip())).map(ClientAddress::of)
     }
@@ -94,6 +98,13 @@ mod tests {
             .append_header(("x-forwarded-for", "198.51.100.9"))
             .to_http_request();
         assert_eq!(source("x-forwarded-for").of(&req), address("198.51.100.9"));
+    }
+
+    #[test]
+    fn bytes_a_client_puts_before_the_proxys_value_do_not_hide_it() {
+        let forged = actix_web::http::header::HeaderValue::from_bytes(b"\xff\xfe, 198.51.100.9").expect("obs-text");
+        let req = TestRequest::default().peer_addr(peer()).insert_header(("x-forwarded-for", forged)).to_http_request();
+        assert_eq!(source("X-Forwarded-For").of(&req), address("198.51.100.9"));
     }
 
     #[test]

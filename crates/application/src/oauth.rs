@@ -16,7 +16,7 @@ use credencial_domain::oauth::{
     random_token_text, refreshed_scopes, validate_authorization_request, AuthorizationParams, AuthorizationRefusal,
     ClientAuthentication, ClientId, CodeHash, GrantType, OAuthError, ValidAuthorization, BAD_CLIENT,
 };
-use credencial_domain::throttle::{ClientAddress, Subject};
+use credencial_domain::throttle::ClientAddress;
 use credencial_domain::{Claims, ScopeSet, TokenType, UserId};
 use credencial_ports::{
     AuthorizationCodeStore, Clock, NewAuthorizationCode, NewRefreshToken, OAuthClient, OAuthClientRepository,
@@ -27,7 +27,6 @@ use secrecy::SecretString;
 use serde::Serialize;
 
 use crate::error::ServiceError;
-use crate::hashing::PasswordHasher;
 use crate::profile::ProfileService;
 use crate::tokens::TokenService;
 
@@ -172,7 +171,6 @@ pub struct OAuthService {
     refresh_tokens: Arc<dyn RefreshTokenStore>,
     profiles: Arc<ProfileService>,
     clock: Arc<dyn Clock>,
-    hasher: PasswordHasher,
 }
 
 impl fmt::Debug for OAuthService {
@@ -191,7 +189,8 @@ impl OAuthService {
     /// A service over the token service (credential checks, codec and
     /// lifetimes), the client registry, the code store, the refresh-token
     /// store (the one the token service uses), the profile service (CNES
-    /// supplementation on authorization), the clock and the hashing threads.
+    /// supplementation on authorization) and the clock. Client secrets are
+    /// checked through the token service, on its hashing threads.
     pub fn new(
         tokens: Arc<TokenService>,
         clients: Arc<dyn OAuthClientRepository>,
@@ -199,9 +198,8 @@ impl OAuthService {
         refresh_tokens: Arc<dyn RefreshTokenStore>,
         profiles: Arc<ProfileService>,
         clock: Arc<dyn Clock>,
-        hasher: PasswordHasher,
     ) -> Self {
-        Self { tokens, clients, codes, refresh_tokens, profiles, clock, hasher }
+        Self { tokens, clients, codes, refresh_tokens, profiles, clock }
     }
 
     // ---------------------------------------------------- authorization
@@ -402,18 +400,8 @@ impl OAuthService {
             _ => None,
         });
         let eligible = hash.is_some();
-        let valid = self
-            .tokens
-            .throttle()
-            .verify(
-                &self.hasher,
-                Subject::Client(&presented.client_id),
-                request.client_address,
-                hash,
-                SecretString::from(secret),
-                eligible,
-            )
-            .await?;
+        let valid =
+            self.tokens.check_client_secret(request.client_address, hash, SecretString::from(secret), eligible).await?;
         match found {
             Some(client) if valid => Ok(client),
             _ => Err(OAuthError::InvalidClient(BAD_CLIENT).into()),

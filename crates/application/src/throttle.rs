@@ -46,11 +46,6 @@ impl LoginThrottle {
         Self { log: Some(log), clock: Some(clock), policy }
     }
 
-    /// The limits.
-    pub fn policy(&self) -> ThrottlePolicy {
-        self.policy
-    }
-
     /// Whether `password` matches `encoded` and the account is `eligible`
     /// (exists, is active, may use a secret), under the limits of `subject`
     /// and `from`. Errors: `Throttled` when a key is limited (before any

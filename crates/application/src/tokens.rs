@@ -109,6 +109,21 @@ impl TokenService {
         &self.throttle
     }
 
+    /// Whether `secret` matches a client's stored `hash` and the client may
+    /// use a secret at all (`eligible`), for the OAuth2 token endpoint: on
+    /// the same hashing slots and under the same limits as passwords, so
+    /// that the address limit holds across `pair` and `/oauth/token/`.
+    /// Errors: as [`LoginThrottle::verify`].
+    pub(crate) async fn check_client_secret(
+        &self,
+        from: Option<ClientAddress>,
+        hash: Option<String>,
+        secret: SecretString,
+        eligible: bool,
+    ) -> Result<bool, ServiceError> {
+        self.throttle.verify(&self.hasher, Subject::ClientSecret, from, hash, secret, eligible).await
+    }
+
     /// The codec, for callers that verify tokens themselves.
     pub fn codec(&self) -> &TokenCodec {
         &self.codec

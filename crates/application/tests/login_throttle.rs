@@ -21,7 +21,7 @@ use secrecy::SecretString;
 
 const NOW_MS: i64 = 1_700_000_000_000;
 const ITERATIONS: u32 = 1_000;
-const POLICY: ThrottlePolicy = ThrottlePolicy { subject_failures: 5, address_failures: 20, window_secs: 300 };
+const POLICY: ThrottlePolicy = ThrottlePolicy { username_failures: 5, address_failures: 20, window_secs: 300 };
 
 fn here() -> Option<ClientAddress> {
     Some(ClientAddress::of("192.0.2.10".parse().expect("ip")))
@@ -166,7 +166,7 @@ async fn unknown_and_inactive_users_count_like_wrong_passwords_and_answer_alike_
 #[tokio::test]
 async fn the_address_limit_holds_across_usernames() {
     let failures = Failures::default();
-    let policy = ThrottlePolicy { subject_failures: 5, address_failures: 3, window_secs: 60 };
+    let policy = ThrottlePolicy { username_failures: 5, address_failures: 3, window_secs: 60 };
     let s = setup(policy, failures.log(), 2);
     for user in ["u1", "u2", "u3"] {
         invalid(s.service.pair(user, secret("guess"), here()).await);
@@ -180,7 +180,7 @@ async fn the_address_limit_holds_across_usernames() {
 #[tokio::test]
 async fn the_longer_wait_of_two_limited_keys_is_the_answer() {
     let failures = Failures::default();
-    let policy = ThrottlePolicy { subject_failures: 2, address_failures: 3, window_secs: 100 };
+    let policy = ThrottlePolicy { username_failures: 2, address_failures: 3, window_secs: 100 };
     let s = setup(policy, failures.log(), 2);
     invalid(s.service.pair("u1", secret("guess"), here()).await);
     s.now_ms.store(NOW_MS + 30_000, Ordering::SeqCst);
@@ -208,7 +208,7 @@ async fn a_limited_attempt_answers_without_waiting_for_a_hashing_slot() {
 #[tokio::test]
 async fn a_burst_of_parallel_guesses_gets_no_more_hashes_than_the_limit() {
     let failures = Failures::default();
-    let policy = ThrottlePolicy { subject_failures: 3, address_failures: 0, window_secs: 60 };
+    let policy = ThrottlePolicy { username_failures: 3, address_failures: 0, window_secs: 60 };
     let s = Arc::new(setup(policy, failures.log(), 1));
     // Every guess passes the first check while the slot is taken; each must
     // look again once it holds the slot.

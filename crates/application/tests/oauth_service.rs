@@ -218,15 +218,7 @@ impl World {
             },
             ScopeCache::new(Arc::new(snapshots), clock.clone(), ScopeTtls::default(), 10),
         ));
-        let service = OAuthService::new(
-            tokens,
-            Arc::new(repo),
-            Arc::new(codes),
-            Arc::new(refresh),
-            profiles,
-            clock,
-            PasswordHasher::new(2, ITERATIONS).expect("hasher"),
-        );
+        let service = OAuthService::new(tokens, Arc::new(repo), Arc::new(codes), Arc::new(refresh), profiles, clock);
         (service, handles)
     }
 }
@@ -701,7 +693,7 @@ fn here() -> Option<ClientAddress> {
     Some(ClientAddress::of("192.0.2.10".parse().expect("ip")))
 }
 
-/// A world with the default limits (5 per client, 20 per address, 300 s).
+/// A world with the default limits (5 per username, 20 per address, 300 s).
 fn throttled_world() -> (OAuthService, Handles, Failures) {
     let failures = Failures::default();
     let world = World { throttle: Some((ThrottlePolicy::default(), failures.clone())), ..World::new() };
@@ -716,17 +708,22 @@ fn retry_after(result: Result<OAuthTokens, ServiceError>) -> u64 {
     }
 }
 
+fn elsewhere() -> Option<ClientAddress> {
+    Some(ClientAddress::of("198.51.100.20".parse().expect("ip")))
+}
+
 #[tokio::test]
-async fn five_wrong_client_secrets_limit_the_client_even_with_the_right_secret_until_the_window_ends() {
+async fn twenty_wrong_client_secrets_limit_their_address_even_with_the_right_secret_until_the_window_ends() {
     let (service, handles, failures) = throttled_world();
     let code = code_for(&service, &portal_params("")).await;
-    for _ in 0..5 {
+    for _ in 0..20 {
         let request =
             TokenRequest { authorization: basic("portal", "wrong"), client_address: here(), ..code_request(&code) };
         assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_client");
     }
-    assert_eq!(failures.on("client:portal"), 5);
-    assert_eq!(failures.on("address:192.0.2.10"), 5);
+    assert_eq!(failures.on("address:192.0.2.10"), 20);
+    let keys: Vec<String> = failures.windows.lock().expect("lock").keys().cloned().collect();
+    assert_eq!(keys, ["address:192.0.2.10"], "nothing is counted per client");
     let right = || TokenRequest { client_address: here(), ..code_request(&code) };
     assert_eq!(retry_after(service.token(right()).await), 300);
     assert!(!handles.codes.lock().expect("lock")[&CodeHash::of(&code)].1, "a limited request never reaches the code");
@@ -739,7 +736,24 @@ async fn five_wrong_client_secrets_limit_the_client_even_with_the_right_secret_u
 }
 
 #[tokio::test]
-async fn a_client_that_authenticates_inside_the_window_loses_its_failures_but_the_address_keeps_them() {
+async fn wrong_secrets_from_other_addresses_never_lock_the_client_out() {
+    let (service, _, failures) = throttled_world();
+    let code = code_for(&service, &portal_params("")).await;
+    // Someone who knows the public client id sends wrong secrets, from an
+    // address of their own, up to its limit.
+    for _ in 0..20 {
+        let request =
+            TokenRequest { authorization: basic("portal", "wrong"), client_address: here(), ..code_request(&code) };
+        assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_client");
+    }
+    // The application itself, from its own address, still exchanges its codes.
+    let tokens = service.token(TokenRequest { client_address: elsewhere(), ..code_request(&code) }).await;
+    assert!(tokens.is_ok(), "{tokens:?}");
+    assert_eq!(failures.on("address:198.51.100.20"), 0);
+}
+
+#[tokio::test]
+async fn a_client_that_authenticates_inside_the_window_leaves_its_address_count_alone() {
     let (service, _, failures) = throttled_world();
     let code = code_for(&service, &portal_params("")).await;
     for _ in 0..4 {
@@ -747,40 +761,52 @@ async fn a_client_that_authenticates_inside_the_window_loses_its_failures_but_th
             TokenRequest { authorization: basic("portal", "wrong"), client_address: here(), ..code_request(&code) };
         assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_client");
     }
-    service.token(TokenRequest { client_address: here(), ..code_request(&code) }).await.expect("4 < 5");
-    assert_eq!(failures.on("client:portal"), 0);
+    service.token(TokenRequest { client_address: here(), ..code_request(&code) }).await.expect("under the limit");
     assert_eq!(failures.on("address:192.0.2.10"), 4);
 }
 
 #[tokio::test]
-async fn an_unknown_client_with_a_secret_is_limited_like_a_known_one() {
+async fn an_unknown_client_with_a_secret_counts_against_the_address_like_a_known_one() {
     let (service, _, failures) = throttled_world();
     let request =
         || TokenRequest { authorization: basic("nobody", "s3cret"), client_address: here(), ..code_request("c") };
-    for _ in 0..5 {
+    for _ in 0..20 {
         assert_eq!(oauth_error(service.token(request()).await).error_code(), "invalid_client");
     }
     assert_eq!(retry_after(service.token(request()).await), 300);
-    assert_eq!(failures.on("client:nobody"), 5);
+    assert_eq!(failures.on("address:192.0.2.10"), 20);
 }
 
 #[tokio::test]
 async fn requests_without_a_secret_are_neither_counted_nor_limited() {
     let (service, _, failures) = throttled_world();
     // A confidential client without its secret, and an unknown client: refused, not counted.
-    for _ in 0..6 {
-        let request = TokenRequest { authorization: None, client_id: Some("portal".into()), ..code_request("c") };
+    for _ in 0..21 {
+        let request = TokenRequest {
+            authorization: None,
+            client_id: Some("portal".into()),
+            client_address: here(),
+            ..code_request("c")
+        };
         assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_client");
-        let request = TokenRequest { client_id: Some("nobody".into()), ..spa_request("c", Some(VERIFIER)) };
+        let request = TokenRequest {
+            client_id: Some("nobody".into()),
+            client_address: here(),
+            ..spa_request("c", Some(VERIFIER))
+        };
         assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_client");
     }
     assert_eq!(failures.recorded(), 0);
-    // Secrets sent for the public client count against it (five guesses)…
+    // Secrets sent for the public client count against the address…
     for _ in 0..5 {
-        let request = TokenRequest { client_secret: Some("guess".into()), ..spa_request("c", Some(VERIFIER)) };
+        let request = TokenRequest {
+            client_secret: Some("guess".into()),
+            client_address: here(),
+            ..spa_request("c", Some(VERIFIER))
+        };
         assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_client");
     }
-    assert_eq!(failures.on("client:spa"), 5);
+    assert_eq!(failures.on("address:192.0.2.10"), 5);
     // …but the public client itself, which has no secret to guess, still gets its tokens.
     let code = code_for(&service, &spa_params()).await;
     assert!(service.token(spa_request(&code, Some(VERIFIER))).await.is_ok());

@@ -1,9 +1,13 @@
 //! Brute-force limits on credential checks: which keys a failure counts
 //! against, when a key is limited, and how long until it is free again.
 //!
-//! A failure counts against the subject of the attempt (the username at
-//! `pair` and at the login form, the `client_id` at `/oauth/token/`) and
-//! against the client's address. Each key has a fixed window that starts at
+//! A failed password counts against the username (at `pair` and at the
+//! login form) and against the client's address; a failed client secret (at
+//! `/oauth/token/`) against the address only. Client secrets are 256 random
+//! bits made by `credencial client`, so counting failures per `client_id`
+//! would stop no guessing; it would only let anyone who knows a client's
+//! public id lock out every user of that application with a handful of
+//! wrong secrets. Each key has a fixed window that starts at
 //! its first failure: once `limit` failures fall into the window, the key is
 //! limited until the window ends; a failure after the window starts a new
 //! one. Times are Unix milliseconds, passed in (never read here).
@@ -11,7 +15,6 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
 
-use crate::oauth::ClientId;
 use crate::user::Username;
 
 /// What a throttle key counts the failures of.
@@ -19,8 +22,6 @@ use crate::user::Username;
 pub enum KeyKind {
     /// A username (at `pair` and the login form of `/oauth/authorize/`).
     Username,
-    /// An OAuth2 client id (at `/oauth/token/`).
-    Client,
     /// A client address.
     Address,
 }
@@ -29,7 +30,6 @@ impl KeyKind {
     fn prefix(self) -> &'static str {
         match self {
             Self::Username => "username",
-            Self::Client => "client",
             Self::Address => "address",
         }
     }
@@ -52,11 +52,6 @@ impl ClientAddress {
             }
         }
     }
-
-    /// The address (IPv6: the first address of its /64).
-    pub fn ip(&self) -> IpAddr {
-        self.0
-    }
 }
 
 impl fmt::Display for ClientAddress {
@@ -68,8 +63,8 @@ impl fmt::Display for ClientAddress {
     }
 }
 
-/// A key failures are counted under: `username:<name>`, `client:<id>` or
-/// `address:<ip>` (`address:<network>/64` for IPv6).
+/// A key failures are counted under: `username:<name>` or `address:<ip>`
+/// (`address:<network>/64` for IPv6).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ThrottleKey {
     // First, so that keys sort by their text (the order rows are locked in).
@@ -81,11 +76,6 @@ impl ThrottleKey {
     /// The key of a username.
     pub fn username(username: &Username) -> Self {
         Self::new(KeyKind::Username, username.as_str())
-    }
-
-    /// The key of an OAuth2 client.
-    pub fn client(client_id: &ClientId) -> Self {
-        Self::new(KeyKind::Client, client_id.as_str())
     }
 
     /// The key of a client address.
@@ -128,8 +118,8 @@ pub struct FailureWindow {
 /// How many failures are allowed per key within how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThrottlePolicy {
-    /// Failures per username or client id within the window (0: no limit).
-    pub subject_failures: u32,
+    /// Failed passwords per username within the window (0: no limit).
+    pub username_failures: u32,
     /// Failures per client address within the window (0: no limit).
     pub address_failures: u32,
     /// Length of a window, in seconds (at least 1).
@@ -137,9 +127,9 @@ pub struct ThrottlePolicy {
 }
 
 impl Default for ThrottlePolicy {
-    /// 5 failures per username or client, 20 per address, in 300 seconds.
+    /// 5 failures per username, 20 per address, in 300 seconds.
     fn default() -> Self {
-        Self { subject_failures: 5, address_failures: 20, window_secs: 300 }
+        Self { username_failures: 5, address_failures: 20, window_secs: 300 }
     }
 }
 
@@ -149,18 +139,19 @@ pub enum Subject<'a> {
     /// A username as typed (trimmed). One that cannot exist (see
     /// [`Username::parse`]) has no key of its own.
     Username(&'a str),
-    /// A client id as presented. One that cannot exist has no key of its own.
-    Client(&'a str),
+    /// A client secret at `/oauth/token/`: counted against the address only
+    /// (see the module's documentation).
+    ClientSecret,
 }
 
 impl ThrottlePolicy {
     /// No limits at all.
-    pub const DISABLED: Self = Self { subject_failures: 0, address_failures: 0, window_secs: 1 };
+    pub const DISABLED: Self = Self { username_failures: 0, address_failures: 0, window_secs: 1 };
 
     /// The limit of keys of `kind` (0: none).
     pub fn limit(&self, kind: KeyKind) -> u32 {
         match kind {
-            KeyKind::Username | KeyKind::Client => self.subject_failures,
+            KeyKind::Username => self.username_failures,
             KeyKind::Address => self.address_failures,
         }
     }
@@ -171,16 +162,12 @@ impl ThrottlePolicy {
     }
 
     /// The keys an attempt by `subject` from `address` counts against,
-    /// leaving out the kinds whose limit is 0. The subject's key, if any,
+    /// leaving out the kinds whose limit is 0. The username's key, if any,
     /// comes first.
     pub fn keys(&self, subject: Subject<'_>, address: Option<ClientAddress>) -> Vec<ThrottleKey> {
         let mut keys = Vec::with_capacity(2);
-        if self.subject_failures > 0 {
-            let key = match subject {
-                Subject::Username(raw) => Username::parse(raw).ok().map(|u| ThrottleKey::username(&u)),
-                Subject::Client(raw) => ClientId::parse(raw).ok().map(|c| ThrottleKey::client(&c)),
-            };
-            keys.extend(key);
+        if let (Subject::Username(raw), true) = (subject, self.username_failures > 0) {
+            keys.extend(Username::parse(raw).ok().map(|u| ThrottleKey::username(&u)));
         }
         if self.address_failures > 0 {
             keys.extend(address.map(ThrottleKey::address));
@@ -225,7 +212,7 @@ mod tests {
     const NOW: i64 = 1_700_000_000_000;
 
     fn policy() -> ThrottlePolicy {
-        ThrottlePolicy { subject_failures: 5, address_failures: 20, window_secs: 300 }
+        ThrottlePolicy { username_failures: 5, address_failures: 20, window_secs: 300 }
     }
 
     fn ip(text: &str) -> IpAddr {
@@ -242,11 +229,8 @@ mod tests {
 
     #[test]
     fn keys_name_their_kind_and_value() {
-        let portal = ClientId::parse("portal").expect("id");
         assert_eq!(ana().as_str(), "username:ana");
         assert_eq!(ana().kind(), KeyKind::Username);
-        assert_eq!(ThrottleKey::client(&portal).as_str(), "client:portal");
-        assert_eq!(ThrottleKey::client(&portal).kind(), KeyKind::Client);
         let address = ThrottleKey::address(ClientAddress::of(ip("203.0.113.7")));
         assert_eq!(address.as_str(), "address:203.0.113.7");
         assert_eq!(address.kind(), KeyKind::Address);
@@ -273,26 +257,26 @@ mod tests {
     }
 
     #[test]
-    fn an_attempt_counts_against_its_subject_and_address() {
+    fn a_password_counts_against_username_and_address_a_client_secret_against_the_address_only() {
         let from = Some(ClientAddress::of(ip("192.0.2.1")));
         let keys = policy().keys(Subject::Username("ana"), from);
         let texts: Vec<&str> = keys.iter().map(ThrottleKey::as_str).collect();
         assert_eq!(texts, ["username:ana", "address:192.0.2.1"]);
-        let keys = policy().keys(Subject::Client("portal"), from);
+        let keys = policy().keys(Subject::ClientSecret, from);
         let texts: Vec<&str> = keys.iter().map(ThrottleKey::as_str).collect();
-        assert_eq!(texts, ["client:portal", "address:192.0.2.1"]);
+        assert_eq!(texts, ["address:192.0.2.1"]);
     }
 
     #[test]
     fn disabled_limits_and_impossible_subjects_have_no_keys() {
         let from = Some(ClientAddress::of(ip("192.0.2.1")));
-        let no_subject = ThrottlePolicy { subject_failures: 0, ..policy() };
+        let no_subject = ThrottlePolicy { username_failures: 0, ..policy() };
         assert_eq!(no_subject.keys(Subject::Username("ana"), from).len(), 1);
         let no_address = ThrottlePolicy { address_failures: 0, ..policy() };
         assert_eq!(no_address.keys(Subject::Username("ana"), from), vec![ana()]);
         assert!(ThrottlePolicy::DISABLED.keys(Subject::Username("ana"), from).is_empty());
         assert!(policy().keys(Subject::Username("has space"), None).is_empty());
-        assert!(policy().keys(Subject::Client("bad/id"), None).is_empty());
+        assert!(policy().keys(Subject::ClientSecret, None).is_empty());
         assert!(policy().keys(Subject::Username(""), None).is_empty());
     }
 

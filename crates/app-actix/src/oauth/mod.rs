@@ -363,8 +363,8 @@ fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
 /// `POST /oauth/token/`: a form-encoded token request → `{"access_token",
 /// "token_type", "expires_in", "refresh_token", "scope"}`, never cached;
 /// errors as `{"error", "error_description"}` (RFC 6749 §5.2); 429
-/// `too_many_requests` with `Retry-After` while the client id or the client
-/// address is limited.
+/// `too_many_requests` with `Retry-After` while the client address is
+/// limited.
 pub async fn token(
     req: HttpRequest,
     payload: web::Payload,
