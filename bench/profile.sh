@@ -18,6 +18,8 @@
 #        BENCH_CONNECTIONS (32), BENCH_SKIP_BUILD (set: reuse the release binary)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 PORT=${BENCH_PORT:-18100}
 ROUNDS=${BENCH_ROUNDS:-2}
@@ -42,12 +44,7 @@ SERVICE_JWT_SECRET=$SECRET SERVICE_BIND=127.0.0.1:${PORT} RUST_LOG=warn \
     ./target/release/credencial demo >"$OUT/server.log" 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true; wait $SERVER 2>/dev/null || true' EXIT
-deadline=$((SECONDS + 60))
-until curl -fsS "$BASE/healthz" >/dev/null 2>&1; do
-    kill -0 $SERVER 2>/dev/null || { cat "$OUT/server.log"; exit 1; }
-    [ $SECONDS -lt $deadline ] || { log "server did not answer /healthz"; exit 1; }
-    sleep 0.2
-done
+wait_until_serving "$BASE" "$SERVER" "$OUT/server.log" 60 || exit 1
 
 ANA_ID=$(psql -h 127.0.0.1 -U postgres -d "$DB" -Atc "SELECT id FROM users WHERE username = 'ana'")
 ACCESS=$(curl -fsS -X POST "$BASE/api/token/pair/" -H 'Content-Type: application/json' \

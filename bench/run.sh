@@ -45,6 +45,8 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 PORT=${BENCH_PORT:-18000}
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -155,14 +157,9 @@ RUST_LOG=${RUST_LOG:-warn} \
     "$BIN" demo >"$OUT/server.log" 2>&1 &
 SERVER_PID=$!
 
-# Readiness: poll /healthz until it answers or the deadline passes (the first
-# start creates, migrates and seeds the database, which hashes two passwords).
-deadline=$((SECONDS + 120))
-until curl -sf -o /dev/null --max-time 1 "$BASE/healthz"; do
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$OUT/server.log" >&2; die "the server exited"; }
-    ((SECONDS < deadline)) || die "no answer on $BASE/healthz after 120 s"
-    sleep 0.1
-done
+# Readiness: the first start creates, migrates and seeds the database, which
+# hashes two passwords.
+wait_until_serving "$BASE" "$SERVER_PID" "$OUT/server.log" 120 || die "the server did not start"
 log "server ready (pid $SERVER_PID)"
 
 # The server's threads at start: the main runtime's workers. Tokio threads

@@ -64,6 +64,8 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 RATE=${SOAK_RATE:-1000}
 DURATION=${SOAK_DURATION:-300}
@@ -161,12 +163,7 @@ export SERVICE_JWT_SECRET=$SECRET SERVICE_PASSWORD_ITERATIONS=$ITERATIONS
 log "starting $BIN_NAME demo on $BASE (database $DB, PBKDF2 $ITERATIONS iterations)"
 SERVICE_BIND="127.0.0.1:${PORT}" RUST_LOG=warn "$BIN" demo >"$OUT/server.log" 2>&1 &
 SERVER_PID=$!
-deadline=$((SECONDS + 120))
-until curl -sf -o /dev/null --max-time 1 "$BASE/healthz"; do
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$OUT/server.log" >&2; die "the server exited"; }
-    ((SECONDS < deadline)) || die "no answer on $BASE/healthz after 120 s"
-    sleep 0.2
-done
+wait_until_serving "$BASE" "$SERVER_PID" "$OUT/server.log" 120 || die "the server did not start"
 log "server ready (pid $SERVER_PID)"
 
 # --- users -------------------------------------------------------------------

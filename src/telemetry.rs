@@ -7,12 +7,15 @@ use std::fmt::Write as _;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
 use tracing::{Event, Subscriber};
+use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::fmt::format::{FmtSpan, Writer};
 use tracing_subscriber::fmt::{self, FmtContext, FormatEvent, FormatFields, MakeWriter};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry};
+
+use credencial_app_actix::telemetry::REQUEST_SPAN_TARGET;
 
 /// The span field that holds a request's id (set by the HTTP layer's root span).
 pub const REQUEST_ID_FIELD: &str = "request_id";
@@ -36,9 +39,11 @@ pub fn default_filter() -> EnvFilter {
 
 /// The subscriber the service logs with, writing to `sink` (tests capture
 /// the lines with their own sink): `filter` chooses what is logged, `format`
-/// how (`json` or text). One line per event, and one when a request ends
-/// (its span closes: status, `time.busy`, `time.idle`). Text without
-/// colours.
+/// how (`json` or text). One line per event, and, when `filter` lets INFO
+/// through anywhere, one when a request ends (its span closes: status,
+/// `time.busy`, `time.idle`). The request spans are enabled whatever
+/// `filter` says (`RUST_LOG=warn` included), so that the warnings and
+/// errors written inside a request carry its id. Text without colours.
 pub fn subscriber<W>(format: &str, filter: EnvFilter, sink: W) -> impl Subscriber + Send + Sync
 where
     W: for<'writer> MakeWriter<'writer> + Send + Sync + 'static,
@@ -51,13 +56,18 @@ fn build<W>(format: &str, filter: EnvFilter, sink: W, colours: bool) -> impl Sub
 where
     W: for<'writer> MakeWriter<'writer> + Send + Sync + 'static,
 {
+    // The line that ends a request is at INFO: only where INFO is wanted.
+    let close_lines = filter.max_level_hint().is_none_or(|level| level >= LevelFilter::INFO);
+    let span_events = if close_lines { FmtSpan::CLOSE } else { FmtSpan::NONE };
+    let filter = match format!("{REQUEST_SPAN_TARGET}=info").parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    };
     let lines: Box<dyn Layer<_> + Send + Sync> = if format == "json" {
         let json = fmt::format().json().flatten_event(true).with_target(false).with_span_list(false);
-        Box::new(
-            fmt::layer().json().with_span_events(FmtSpan::CLOSE).event_format(WithRequestId(json)).with_writer(sink),
-        )
+        Box::new(fmt::layer().json().with_span_events(span_events).event_format(WithRequestId(json)).with_writer(sink))
     } else {
-        Box::new(fmt::layer().with_target(false).with_ansi(colours).with_span_events(FmtSpan::CLOSE).with_writer(sink))
+        Box::new(fmt::layer().with_target(false).with_ansi(colours).with_span_events(span_events).with_writer(sink))
     };
     Registry::default().with(filter).with(RequestIds).with(lines)
 }

@@ -25,6 +25,8 @@
 #        reuse target/release/credencial)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 PORT=${FUZZ_PORT:-18300}
 BASE="http://127.0.0.1:${PORT}"
@@ -74,12 +76,7 @@ cleanup() {
     psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS \"${DB}\" WITH (FORCE)" >/dev/null || true
 }
 trap cleanup EXIT
-deadline=$((SECONDS + 60))
-until curl -fsS "${BASE}/healthz" >/dev/null 2>&1; do
-    kill -0 "$SERVER" 2>/dev/null || { cat "${OUT}/server.log"; log "the server exited"; exit 1; }
-    [ $SECONDS -lt $deadline ] || { log "the server did not answer /healthz"; exit 1; }
-    sleep 0.2
-done
+wait_until_serving "$BASE" "$SERVER" "${OUT}/server.log" 60 || exit 1
 
 # 3. credentials
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]])" "$1"; }

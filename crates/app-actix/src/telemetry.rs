@@ -14,11 +14,17 @@ use tracing_actix_web::{DefaultRootSpanBuilder, RequestId, RootSpanBuilder};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PathOnlySpan;
 
+/// The target of the request spans (INFO level). A log filter must enable
+/// it for the request id to reach the lines written inside a request; the
+/// binary's subscriber always does.
+pub const REQUEST_SPAN_TARGET: &str = module_path!();
+
 impl RootSpanBuilder for PathOnlySpan {
     fn on_request_start(request: &ServiceRequest) -> Span {
         let route = request.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
         let request_id = request.extensions().get::<RequestId>().map(ToString::to_string).unwrap_or_default();
         tracing::info_span!(
+            target: REQUEST_SPAN_TARGET,
             "HTTP request",
             http.method = %request.method(),
             http.route = %route,
