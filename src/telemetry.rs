@@ -2,12 +2,14 @@
 //! (`SERVICE_LOG_FORMAT=json`) where every line written while a request is
 //! handled carries `"request_id"` at the top level.
 
+use std::cell::RefCell;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
-use tracing::{Event, Subscriber};
-use tracing_subscriber::filter::LevelFilter;
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::fmt::format::{FmtSpan, Writer};
 use tracing_subscriber::fmt::{self, FmtContext, FormatEvent, FormatFields, MakeWriter};
 use tracing_subscriber::layer::{Context, SubscriberExt};
@@ -39,11 +41,11 @@ pub fn default_filter() -> EnvFilter {
 
 /// The subscriber the service logs with, writing to `sink` (tests capture
 /// the lines with their own sink): `filter` chooses what is logged, `format`
-/// how (`json` or text). One line per event, and, when `filter` lets INFO
-/// through anywhere, one when a request ends (its span closes: status,
-/// `time.busy`, `time.idle`). The request spans are enabled whatever
-/// `filter` says (`RUST_LOG=warn` included), so that the warnings and
-/// errors written inside a request carry its id. Text without colours.
+/// how (`json` or text). One line per event, and one when a request ends
+/// (its span closes: status, `time.busy`, `time.idle`) where `filter` lets
+/// the request spans through (INFO for `credencial_app_actix::telemetry`).
+/// In JSON, every line written inside a request carries its id, whatever
+/// `filter` says (`RUST_LOG=warn` included). Text without colours.
 pub fn subscriber<W>(format: &str, filter: EnvFilter, sink: W) -> impl Subscriber + Send + Sync
 where
     W: for<'writer> MakeWriter<'writer> + Send + Sync + 'static,
@@ -56,28 +58,41 @@ fn build<W>(format: &str, filter: EnvFilter, sink: W, colours: bool) -> impl Sub
 where
     W: for<'writer> MakeWriter<'writer> + Send + Sync + 'static,
 {
-    // The line that ends a request is at INFO: only where INFO is wanted.
-    let close_lines = filter.max_level_hint().is_none_or(|level| level >= LevelFilter::INFO);
-    let span_events = if close_lines { FmtSpan::CLOSE } else { FmtSpan::NONE };
-    let filter = match format!("{REQUEST_SPAN_TARGET}=info").parse() {
-        Ok(directive) => filter.add_directive(directive),
-        Err(_) => filter,
-    };
     let lines: Box<dyn Layer<_> + Send + Sync> = if format == "json" {
         let json = fmt::format().json().flatten_event(true).with_target(false).with_span_list(false);
-        Box::new(fmt::layer().json().with_span_events(span_events).event_format(WithRequestId(json)).with_writer(sink))
+        Box::new(
+            fmt::layer().json().with_span_events(FmtSpan::CLOSE).event_format(WithRequestId(json)).with_writer(sink),
+        )
     } else {
-        Box::new(fmt::layer().with_target(false).with_ansi(colours).with_span_events(span_events).with_writer(sink))
+        Box::new(fmt::layer().with_target(false).with_ansi(colours).with_span_events(FmtSpan::CLOSE).with_writer(sink))
     };
-    Registry::default().with(filter).with(RequestIds).with(lines)
+    // Two filters: `filter` decides what the lines show; the request spans
+    // exist whatever it says, for `RequestIds` alone, so that with
+    // `RUST_LOG=warn` the warnings of a request still carry its id while the
+    // formatter neither formats those spans nor writes their `close` lines.
+    let request_spans = Targets::new().with_target(REQUEST_SPAN_TARGET, Level::INFO);
+    Registry::default().with(RequestIds.with_filter(request_spans)).with(lines.with_filter(filter))
+}
+
+thread_local! {
+    /// The ids of the request spans entered on this thread, innermost last
+    /// (a request's future enters its span each time it is polled, and the
+    /// hashing threads enter it around their work).
+    static ENTERED_REQUEST_IDS: RefCell<Vec<Arc<str>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The id of the request whose span is entered on this thread, if any.
+fn current_request_id() -> Option<Arc<str>> {
+    ENTERED_REQUEST_IDS.with(|ids| ids.borrow().last().cloned())
 }
 
 /// The request id of a span, kept in its extensions by [`RequestIds`].
 #[derive(Debug, Clone)]
-struct SpanRequestId(String);
+struct SpanRequestId(Arc<str>);
 
-/// Remembers the `request_id` field of every span that has one, so that
-/// the JSON formatter can put it on each line written inside that span.
+/// Keeps the `request_id` field of the request spans, and which of them are
+/// entered on each thread, so that the JSON formatter can put the id on
+/// every line written inside a request.
 struct RequestIds;
 
 impl<S> Layer<S> for RequestIds
@@ -91,7 +106,21 @@ where
         let mut visitor = RequestIdVisitor(None);
         attrs.record(&mut visitor);
         if let (Some(request_id), Some(span)) = (visitor.0, ctx.span(id)) {
-            span.extensions_mut().insert(SpanRequestId(request_id));
+            span.extensions_mut().insert(SpanRequestId(request_id.into()));
+        }
+    }
+
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        if let Some(SpanRequestId(request_id)) =
+            ctx.span(id).and_then(|s| s.extensions().get::<SpanRequestId>().cloned())
+        {
+            ENTERED_REQUEST_IDS.with(|ids| ids.borrow_mut().push(request_id));
+        }
+    }
+
+    fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
+        if ctx.span(id).is_some_and(|s| s.extensions().get::<SpanRequestId>().is_some()) {
+            ENTERED_REQUEST_IDS.with(|ids| ids.borrow_mut().pop());
         }
     }
 }
@@ -128,10 +157,13 @@ where
     F: FormatEvent<S, N>,
 {
     fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> std::fmt::Result {
-        let request_id = ctx
+        // The enclosing request span, where this layer's filter lets it
+        // through (it also covers the `close` line, written after the span
+        // was last exited); else the request span entered on this thread.
+        let in_scope = ctx
             .event_scope()
             .and_then(|mut scope| scope.find_map(|span| span.extensions().get::<SpanRequestId>().cloned()));
-        let Some(SpanRequestId(request_id)) = request_id else {
+        let Some(request_id) = in_scope.map(|SpanRequestId(id)| id).or_else(current_request_id) else {
             return self.0.format_event(ctx, writer, event);
         };
         let mut line = String::new();
@@ -139,7 +171,7 @@ where
         // The JSON formatter writes one object per line, `{…}\n`, never `{}`.
         match line.strip_prefix('{') {
             Some(rest) => {
-                let id = serde_json::Value::String(request_id);
+                let id = serde_json::Value::String(request_id.to_string());
                 write!(writer, "{{\"{REQUEST_ID_FIELD}\":{id},{rest}")
             }
             None => writer.write_str(&line),
