@@ -21,13 +21,16 @@ pub const REQUEST_SPAN_TARGET: &str = module_path!();
 
 impl RootSpanBuilder for PathOnlySpan {
     fn on_request_start(request: &ServiceRequest) -> Span {
-        let route = request.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
         let request_id = request.extensions().get::<RequestId>().map(ToString::to_string).unwrap_or_default();
+        // The route template is recorded when the request ends: before
+        // routing, actix can only find it by matching the path against
+        // every route again, which cost about a quarter of a token check's
+        // instructions (callgrind, docs/performance.md).
         tracing::info_span!(
             target: REQUEST_SPAN_TARGET,
             "HTTP request",
             http.method = %request.method(),
-            http.route = %route,
+            http.route = tracing::field::Empty,
             http.path = %request.path(),
             request_id = %request_id,
             http.status_code = tracing::field::Empty,
@@ -38,6 +41,14 @@ impl RootSpanBuilder for PathOnlySpan {
     }
 
     fn on_request_end<B: MessageBody>(span: Span, outcome: &Result<ServiceResponse<B>, Error>) {
+        // After routing the template is a lookup by the matched resource's
+        // index; only a request that matched no route walks the routes.
+        // (Handlers' and extractors' errors arrive as responses; an `Err`
+        // here carries no request, and its route stays unrecorded.)
+        if let Ok(response) = outcome {
+            let route = response.request().match_pattern();
+            span.record("http.route", route.as_deref().unwrap_or("unmatched"));
+        }
         DefaultRootSpanBuilder::on_request_end(span, outcome);
     }
 }
