@@ -213,7 +213,8 @@ struct BackgroundTasks {
 }
 
 impl BackgroundTasks {
-    /// Starts the purge of expired authorization codes and ended failure windows.
+    /// Starts the purge of expired authorization codes, expired refresh
+    /// tokens and ended failure windows.
     fn start(oauth: Arc<OAuthService>, tokens: Arc<TokenService>) -> Self {
         let (stop, stopped) = tokio::sync::watch::channel(());
         let tasks = vec![tokio::spawn(purge_periodically(oauth, tokens, stopped))];
@@ -366,11 +367,12 @@ fn cookie_key_material(settings: &Settings) -> Result<Vec<u8>, SettingsError> {
     Ok(material)
 }
 
-/// How often expired authorization codes and ended failure windows are deleted.
+/// How often expired authorization codes and refresh tokens, and ended
+/// failure windows, are deleted.
 const PURGE_INTERVAL: Duration = Duration::from_secs(10 * 60);
 
-/// Deletes expired authorization codes and the brute-force limits' ended
-/// failure windows every [`PURGE_INTERVAL`] until `stop`'s sender goes away
+/// Deletes expired authorization codes, expired refresh-token records and
+/// the brute-force limits' ended failure windows every [`PURGE_INTERVAL`] until `stop`'s sender goes away
 /// (every instance does; the deletes are idempotent).
 async fn purge_periodically(
     oauth: Arc<OAuthService>,
@@ -388,6 +390,11 @@ async fn purge_periodically(
             Ok(0) => {}
             Ok(n) => tracing::info!(deleted = n, "expired authorization codes purged"),
             Err(e) => tracing::warn!(error = %e, "purging expired authorization codes failed"),
+        }
+        match tokens.purge_expired_refresh_tokens().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deleted = n, "expired refresh tokens purged"),
+            Err(e) => tracing::warn!(error = %e, "purging expired refresh tokens failed"),
         }
         match tokens.throttle().purge_ended().await {
             Ok(0) => {}

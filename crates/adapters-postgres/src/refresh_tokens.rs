@@ -66,4 +66,13 @@ impl RefreshTokenStore for PgRefreshTokenStore {
                 .map_err(to_repository_error)?;
         Ok(found.is_some())
     }
+
+    async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError> {
+        let done = sqlx::query("DELETE FROM refresh_tokens WHERE expires_at < to_timestamp($1)")
+            .bind(before as f64)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(done.rows_affected())
+    }
 }

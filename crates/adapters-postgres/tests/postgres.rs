@@ -321,6 +321,25 @@ async fn rotating_the_token_of_a_deactivated_user_fails() {
     assert!(!tokens.is_current("new").await.expect("query"), "no token issued to an inactive user");
 }
 
+#[tokio::test]
+async fn purging_deletes_tokens_expired_before_the_cutoff_rotated_or_not_and_keeps_the_rest() {
+    let (db, _users, tokens, ana) = setup().await;
+    let expiring = |jti: &str, expires_at: i64| NewRefreshToken { jti: jti.to_owned(), user_id: ana, expires_at };
+    tokens.record(expiring("old-current", 1_000)).await.expect("record");
+    tokens.record(expiring("old-rotated", 1_500)).await.expect("record");
+    assert!(tokens.rotate("old-rotated", ana, expiring("rotated-into", 1_999)).await.expect("rotate"));
+    tokens.record(expiring("at-cutoff", 2_000)).await.expect("record");
+    tokens.record(token("live", ana)).await.expect("record");
+
+    assert_eq!(tokens.purge_expired(2_000).await.expect("purge"), 3);
+
+    let left: Vec<String> =
+        sqlx::query_scalar("SELECT jti FROM refresh_tokens ORDER BY jti").fetch_all(&db.pool).await.expect("rows");
+    assert_eq!(left, ["at-cutoff", "live"]);
+    assert!(tokens.is_current("live").await.expect("query"), "a live token stays current");
+    assert_eq!(tokens.purge_expired(2_000).await.expect("second purge"), 0, "nothing left to purge");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn of_sixteen_concurrent_rotations_of_one_token_exactly_one_wins() {
     let (db, _users, tokens, ana) = setup().await;

@@ -325,6 +325,34 @@ async fn verify_of_a_tampered_token_is_invalid() {
     assert!(matches!(err, ServiceError::InvalidToken(TokenError::Invalid)), "{err:?}");
 }
 
+// ---------------------------------------------------------------- purge
+
+#[tokio::test]
+async fn purging_refresh_tokens_keeps_those_still_inside_the_leeway_and_a_minute() {
+    let mut store = MockRefreshTokenStore::new();
+    // With a 30 s leeway a token is accepted until 30 s past its `exp`; its
+    // record may go a minute after that: records that expired before NOW - 90.
+    store.expect_purge_expired().withf(|before: &i64| *before == NOW - 90).times(1).returning(|_| Ok(7));
+    let service = TokenService::new(
+        Arc::new(TokenCodec::new(JwtKeys::hmac(&[7u8; 32]).expect("secret"), 30).expect("codec")),
+        Arc::new(MockUserRepository::new()),
+        Arc::new(store),
+        Arc::new(MockUserDataSource::new()),
+        Arc::new(clock_at(NOW)),
+        PasswordHasher::new(1, 1000).expect("hasher"),
+        TokenServiceConfig::default(),
+    );
+    assert_eq!(service.purge_expired_refresh_tokens().await.expect("purged"), 7);
+}
+
+#[tokio::test]
+async fn a_failing_purge_is_a_storage_error() {
+    let mut fakes = Fakes::new();
+    fakes.store.expect_purge_expired().returning(|_| Err(RepositoryError::Unexpected("down".into())));
+    let err = fakes.service().purge_expired_refresh_tokens().await.expect_err("fails");
+    assert!(matches!(err, ServiceError::Storage(_)), "{err:?}");
+}
+
 // ---------------------------------------------------------------- consume
 
 async fn consume_refused(bearer: &str, endpoint: Option<&str>) -> ServiceError {

@@ -192,6 +192,11 @@ impl TokenCodec {
         self.algorithm
     }
 
+    /// How many seconds past its `exp` a token is still accepted.
+    pub fn leeway_secs(&self) -> i64 {
+        self.leeway_secs
+    }
+
     /// Signs `claims` into a compact JWT.
     pub fn encode(&self, claims: &Claims) -> Result<String, SigningError> {
         jsonwebtoken::encode(&self.header, claims, &self.encoding).map_err(|e| SigningError(e.to_string()))

@@ -33,4 +33,8 @@ pub trait RefreshTokenStore: Send + Sync + 'static {
 
     /// Whether `jti` was issued and not yet rotated. Errors: `Unexpected`.
     async fn is_current(&self, jti: &str) -> Result<bool, RepositoryError>;
+
+    /// Deletes the tokens that expired before `before` (Unix seconds),
+    /// rotated or not, and returns how many. Errors: `Unexpected`.
+    async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError>;
 }
