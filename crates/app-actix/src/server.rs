@@ -14,9 +14,10 @@ use crate::telemetry::{request_id_header, PathOnlySpan};
 
 use crate::client_address::ClientAddressSource;
 use crate::client_login::ClientLoginApi;
+use crate::cookies::CookiePolicy;
 use crate::health;
 use crate::jwt::JwtApi;
-use crate::oauth::{CookiePolicy, OAuthApi};
+use crate::oauth::OAuthApi;
 use crate::routes::{not_found, resource};
 use crate::{openapi, profile, sandbox, sandbox_registries};
 

@@ -24,8 +24,9 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use credencial_application::{CallbackResult, ClientLoginError, ClientLoginService, PendingLogin, ServiceError};
 
+use crate::cookies::{self, CookiePolicy};
 use crate::error::ApiError;
-use crate::oauth::pages::{html, response};
+use crate::html::{html, response};
 use crate::routes::resource;
 
 /// Path of the login route.
@@ -52,25 +53,17 @@ pub struct ClientLoginApi {
 #[derive(Debug, Clone)]
 struct HostTableName(String);
 
-/// How the client component's cookies are marked.
+/// The client component's two cookies.
 #[derive(Debug, Clone, Copy)]
-struct ClientCookies {
-    secure: Option<bool>,
-}
+struct ClientCookies(CookiePolicy);
 
 impl ClientCookies {
-    fn set(&self, req: &HttpRequest, name: &str, path: &str, value: &str, max_age_secs: i64) -> String {
-        let secure = self.secure.unwrap_or_else(|| req.connection_info().scheme().eq_ignore_ascii_case("https"));
-        let secure = if secure { "; Secure" } else { "" };
-        format!("{name}={value}; Path={path}; Max-Age={max_age_secs}; HttpOnly; SameSite=Lax{secure}")
-    }
-
     fn pending(&self, req: &HttpRequest, value: &str, max_age_secs: i64) -> String {
-        self.set(req, PENDING_COOKIE, "/auth", value, max_age_secs)
+        self.0.set(req, PENDING_COOKIE, "/auth", value, max_age_secs)
     }
 
     fn session(&self, req: &HttpRequest, value: &str, max_age_secs: i64) -> String {
-        self.set(req, SESSION_COOKIE, "/", value, max_age_secs)
+        self.0.set(req, SESSION_COOKIE, "/", value, max_age_secs)
     }
 }
 
@@ -81,7 +74,7 @@ impl ClientLoginApi {
         let table = service.table().to_owned();
         Self {
             service: web::Data::from(service),
-            cookies: web::Data::new(ClientCookies { secure: cookie_secure }),
+            cookies: web::Data::new(ClientCookies(CookiePolicy { secure: cookie_secure })),
             table: web::Data::new(HostTableName(table)),
         }
     }
@@ -109,18 +102,6 @@ fn query_value(req: &HttpRequest, name: &str) -> Option<String> {
         .into_iter()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v)
-}
-
-/// The value of cookie `name` (the first one, across `Cookie` headers).
-fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
-    req.headers()
-        .get_all(header::COOKIE)
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim_matches('"').to_owned())
-        .filter(|v| !v.is_empty())
 }
 
 fn see_other(location: &str) -> actix_web::HttpResponseBuilder {
@@ -155,7 +136,7 @@ async fn callback(
     cookies: web::Data<ClientCookies>,
 ) -> HttpResponse {
     let clear_pending = cookies.pending(&req, "", 0);
-    let Some(pending) = cookie(&req, PENDING_COOKIE).and_then(|v| service.open_pending(&v)) else {
+    let Some(pending) = cookies::read(&req, PENDING_COOKIE).and_then(|v| service.open_pending(&v)) else {
         return failure(ClientLoginError::StateMismatch.into(), &clear_pending);
     };
     let result = match (query_value(&req, "code"), query_value(&req, "error")) {
@@ -189,7 +170,7 @@ async fn me(
     table: web::Data<HostTableName>,
 ) -> HttpResponse {
     let to_login = format!("{LOGIN_PATH}?next=%2Fauth%2Fme%2F");
-    let Some(session) = cookie(&req, SESSION_COOKIE).and_then(|v| service.open_session(&v)) else {
+    let Some(session) = cookies::read(&req, SESSION_COOKIE).and_then(|v| service.open_session(&v)) else {
         return see_other(&to_login).finish();
     };
     match service.record(session.id).await {

@@ -2,16 +2,11 @@
 //! login errors. Self-contained (inline CSS, no script), in Portuguese, and
 //! every value is HTML-escaped.
 
-use crate::oauth::pages::escape;
+use crate::html::escape;
 
+/// The rules of these pages, after the base style.
 const STYLE: &str = "\
-*{box-sizing:border-box}\
-body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;\
-background:#eef2f6;color:#1d2733;font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}\
-main{background:#fff;width:100%;max-width:44rem;margin:1rem;padding:2rem;border-radius:.75rem;\
-box-shadow:0 2px 12px rgba(20,40,70,.12)}\
-h1{font-size:1.35rem;margin:0 0 .75rem}\
-p{margin:.5rem 0}\
+main{max-width:44rem}\
 table{width:100%;border-collapse:collapse;margin:1rem 0;font-size:.95rem}\
 th,td{text-align:left;vertical-align:top;padding:.45rem .6rem;border-bottom:1px solid #e3e8ee}\
 th{width:11rem;color:#5a6773;font-weight:600;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem}\
@@ -19,21 +14,12 @@ td{word-break:break-word}\
 pre{margin:0;white-space:pre-wrap;word-break:break-all;font-size:.8rem;background:#f5f7fa;padding:.5rem;\
 border-radius:.3rem;max-height:18rem;overflow:auto}\
 .null{color:#9aa5b1;font-style:italic}\
-.actions{display:flex;gap:.75rem;margin-top:1.25rem}\
+.actions{margin-top:1.25rem}\
 a.button,button{display:inline-block;padding:.6rem 1rem;border:0;border-radius:.4rem;font:inherit;font-weight:600;\
-cursor:pointer;background:#1459b3;color:#fff;text-decoration:none}\
-button.secondary{background:#e3e8ee;color:#1d2733}\
-.message{background:#fdecea;color:#8a1c12;border-radius:.4rem;padding:.6rem .8rem}\
-.note{color:#5a6773;font-size:.9rem}";
+cursor:pointer;background:#1459b3;color:#fff;text-decoration:none}";
 
 fn layout(title: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"pt-BR\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta name=\"referrer\" content=\"no-referrer\">\n<title>{} · aplicação de demonstração</title>\n\
-         <style>{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n",
-        escape(title)
-    )
+    crate::html::document(title, "aplicação de demonstração", STYLE, body)
 }
 
 /// A value as shown in a cell: JSON pretty-printed in a block, `NULL` as a

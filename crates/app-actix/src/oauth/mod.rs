@@ -31,6 +31,7 @@ use credencial_domain::oauth::{AuthorizationParams, OAuthError};
 use secrecy::SecretString;
 
 use crate::client_address::client_address;
+use crate::cookies::{self, CookiePolicy};
 use crate::error::ApiError;
 use crate::routes::resource;
 use form::{read_form, FormError, FormFields};
@@ -53,30 +54,6 @@ const MISSING_CREDENTIALS: &str = "Informe o usuário e a senha.";
 const FORM_EXPIRED: &str = "O formulário expirou. Entre novamente.";
 const SESSION_EXPIRED: &str = "Sua sessão expirou. Entre novamente.";
 const BACK_TO_APP: &str = "Volte ao aplicativo de onde você veio e tente novamente.";
-
-/// How the `/oauth` cookies are marked.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CookiePolicy {
-    /// `Secure`: `Some(true)` always, `Some(false)` never, `None` when the
-    /// request came over https (directly or as a proxy's
-    /// `Forwarded`/`X-Forwarded-Proto` says).
-    pub secure: Option<bool>,
-}
-
-impl CookiePolicy {
-    fn secure_for(&self, req: &HttpRequest) -> bool {
-        self.secure.unwrap_or_else(|| req.connection_info().scheme().eq_ignore_ascii_case("https"))
-    }
-
-    fn set(&self, req: &HttpRequest, name: &str, value: &str, max_age_secs: i64) -> String {
-        let secure = if self.secure_for(req) { "; Secure" } else { "" };
-        format!("{name}={value}; Path={COOKIE_PATH}; Max-Age={max_age_secs}; HttpOnly; SameSite=Lax{secure}")
-    }
-
-    fn clear(&self, req: &HttpRequest, name: &str) -> String {
-        self.set(req, name, "", 0)
-    }
-}
 
 /// The OAuth2 endpoints as one service factory, with their application data.
 pub struct OAuthApi {
@@ -166,7 +143,7 @@ async fn log_in(
         other => return step_response(other, StatusCode::SEE_OTHER),
     };
     let username = fields.get("username").ok().flatten().unwrap_or("").trim();
-    let key = cookie(req, LOGIN_COOKIE);
+    let key = cookies::read(req, LOGIN_COOKIE);
     let presented = fields.get("csrf_token").ok().flatten().unwrap_or("");
     if !key.as_deref().is_some_and(|k| oauth.login_form_token_matches(k, presented)) {
         let status = StatusCode::BAD_REQUEST;
@@ -195,9 +172,9 @@ async fn log_in(
                 .insert_header((header::LOCATION, location))
                 .append_header((
                     header::SET_COOKIE,
-                    cookies.set(req, SESSION_COOKIE, &signed.token, signed.max_age_secs),
+                    cookies.set(req, SESSION_COOKIE, COOKIE_PATH, &signed.token, signed.max_age_secs),
                 ))
-                .append_header((header::SET_COOKIE, cookies.clear(req, LOGIN_COOKIE)));
+                .append_header((header::SET_COOKIE, cookies.clear(req, LOGIN_COOKIE, COOKIE_PATH)));
             builder.finish()
         }
         Err(ServiceError::InvalidCredentials) => {
@@ -249,7 +226,7 @@ async fn session_expired(
         Ok(AuthorizationStep::Consent(prompt)) => {
             let mut page =
                 login_page(req, oauth, cookies, params, &prompt.client_name, "", Some(SESSION_EXPIRED), StatusCode::OK);
-            if let Ok(value) = HeaderValue::from_str(&cookies.clear(req, SESSION_COOKIE)) {
+            if let Ok(value) = HeaderValue::from_str(&cookies.clear(req, SESSION_COOKIE, COOKIE_PATH)) {
                 page.headers_mut().append(header::SET_COOKIE, value);
             }
             page
@@ -285,10 +262,10 @@ fn login_page(
     status: StatusCode,
 ) -> HttpResponse {
     // Keep the browser's key if it has one, so that two open tabs both work.
-    let key = cookie(req, LOGIN_COOKIE).filter(|k| k.len() == 43).unwrap_or_else(|| oauth.new_form_key());
+    let key = cookies::read(req, LOGIN_COOKIE).filter(|k| k.len() == 43).unwrap_or_else(|| oauth.new_form_key());
     let page = pages::login(client_name, params, &oauth.login_form_token(&key), username, message);
     let mut builder = pages::response(status);
-    builder.append_header((header::SET_COOKIE, cookies.set(req, LOGIN_COOKIE, &key, LOGIN_FORM_SECS)));
+    builder.append_header((header::SET_COOKIE, cookies.set(req, LOGIN_COOKIE, COOKIE_PATH, &key, LOGIN_FORM_SECS)));
     pages::html(builder, page)
 }
 
@@ -343,19 +320,7 @@ fn failure_page(e: ServiceError) -> HttpResponse {
 }
 
 fn session_of(req: &HttpRequest, oauth: &OAuthService) -> Option<LoginSession> {
-    cookie(req, SESSION_COOKIE).and_then(|token| oauth.session(&token))
-}
-
-/// The value of cookie `name` (the first one, across `Cookie` headers).
-fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
-    req.headers()
-        .get_all(header::COOKIE)
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim_matches('"').to_owned())
-        .filter(|v| !v.is_empty())
+    cookies::read(req, SESSION_COOKIE).and_then(|token| oauth.session(&token))
 }
 
 // ----------------------------------------------------------------- token

@@ -3,64 +3,26 @@
 //! Portuguese like the scope descriptions, and every value that a user or
 //! a client controls is HTML-escaped.
 
-use actix_web::http::header::{self, HeaderValue};
-use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, HttpResponseBuilder};
 use credencial_domain::oauth::AuthorizationParams;
 use credencial_domain::ScopeSet;
 
 use super::form::authorization_pairs;
+pub use crate::html::{escape, html, response};
 
-/// `Content-Security-Policy` of every page: nothing but inline styles, and
-/// no framing (the consent page must not be clickjacked). No `form-action`:
-/// browsers apply it to the redirect that follows the consent form.
-const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
-
+/// The rules of these pages, after the base style.
 const STYLE: &str = "\
-*{box-sizing:border-box}\
-body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;\
-background:#eef2f6;color:#1d2733;font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}\
-main{background:#fff;width:100%;max-width:26rem;margin:1rem;padding:2rem;border-radius:.75rem;\
-box-shadow:0 2px 12px rgba(20,40,70,.12)}\
-h1{font-size:1.35rem;margin:0 0 .75rem}\
-p{margin:.5rem 0}\
+main{max-width:26rem}\
 label{display:block;margin:.9rem 0 .25rem;font-weight:600}\
 input[type=text],input[type=password]{width:100%;padding:.6rem .7rem;border:1px solid #b8c2cc;\
 border-radius:.4rem;font:inherit}\
 input:focus,button:focus{outline:3px solid #8bb8ee;outline-offset:1px}\
-.actions{display:flex;gap:.75rem;margin-top:1.5rem}\
 button{flex:1;padding:.65rem 1rem;border:0;border-radius:.4rem;font:inherit;font-weight:600;cursor:pointer;\
 background:#1459b3;color:#fff}\
-button.secondary{background:#e3e8ee;color:#1d2733}\
 ul{padding-left:1.2rem;margin:.75rem 0}li{margin:.3rem 0}\
-.message{background:#fdecea;color:#8a1c12;border-radius:.4rem;padding:.6rem .8rem}\
-.note{color:#5a6773;font-size:.9rem}\
 code{word-break:break-all}";
 
-/// Escapes `&`, `<`, `>`, `"` and `'` for text and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#x27;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn layout(title: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"pt-BR\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta name=\"referrer\" content=\"no-referrer\">\n<title>{} · credencial</title>\n\
-         <style>{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n",
-        escape(title)
-    )
+    crate::html::document(title, "credencial", STYLE, body)
 }
 
 fn hidden(name: &str, value: &str) -> String {
@@ -73,25 +35,6 @@ fn hidden_params(params: &AuthorizationParams) -> String {
 
 fn message(text: Option<&str>) -> String {
     text.map(|t| format!("<p class=\"message\" role=\"alert\">{}</p>\n", escape(t))).unwrap_or_default()
-}
-
-/// A builder for an HTML answer with `status` and the headers every page
-/// carries (never cached, never framed, no sniffing, no referrer).
-pub fn response(status: StatusCode) -> HttpResponseBuilder {
-    let mut builder = HttpResponse::build(status);
-    builder
-        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
-        .insert_header((header::PRAGMA, HeaderValue::from_static("no-cache")))
-        .insert_header((header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP)))
-        .insert_header((header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
-        .insert_header((header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")));
-    builder
-}
-
-/// Finishes `builder` with an HTML body.
-pub fn html(mut builder: HttpResponseBuilder, page: String) -> HttpResponse {
-    builder.content_type("text/html; charset=utf-8").body(page)
 }
 
 /// The login form, posted back to the same URL with the request's
