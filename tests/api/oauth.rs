@@ -484,6 +484,27 @@ async fn forged_login_and_consent_posts_are_refused() {
 }
 
 #[tokio::test]
+async fn a_login_post_the_browser_marks_as_from_another_origin_is_refused_even_with_the_cookie_and_token() {
+    // The attacker fetched a form, and planted its cookie in the victim's
+    // browser from a sibling subdomain: cookie and token match, only the
+    // browser's fetch metadata tells the post apart from our own page's.
+    let (app, _) = app().await;
+    for (site, status) in [("same-site", 400), ("cross-site", 400), ("CROSS-SITE", 400), ("same-origin", 303)] {
+        let mut browser = Browser::new(&app);
+        let login = browser.get(&portal_request("", "s")).await;
+        let fields = with(hidden_fields(&login.body), &[("username", "ana"), ("password", "ana-password")]);
+        let request =
+            app.client.post(format!("{}/oauth/authorize/", app.address)).header("sec-fetch-site", site).form(&fields);
+        let page = browser.send(request).await;
+        assert_eq!(page.status, status, "Sec-Fetch-Site: {site}: {}", page.body);
+        assert_eq!(browser.jar.contains_key("credencial_session"), status == 303, "{site}");
+        if status == 400 {
+            assert!(page.body.contains("enviado a partir de outro site"), "{}", page.body);
+        }
+    }
+}
+
+#[tokio::test]
 async fn the_session_cookie_is_no_token_anywhere_else_and_oauth_tokens_stay_in_their_lane() {
     let (app, _) = app().await;
     let mut browser = Browser::new(&app);

@@ -53,6 +53,7 @@ const WRONG_CREDENTIALS: &str = "Usuário ou senha inválidos.";
 const MISSING_CREDENTIALS: &str = "Informe o usuário e a senha.";
 const FORM_EXPIRED: &str = "O formulário expirou. Entre novamente.";
 const SESSION_EXPIRED: &str = "Sua sessão expirou. Entre novamente.";
+const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site. Entre pela página do credencial.";
 const BACK_TO_APP: &str = "Volte ao aplicativo de onde você veio e tente novamente.";
 
 /// The OAuth2 endpoints as one service factory, with their application data.
@@ -109,6 +110,9 @@ pub async fn authorize_post(
     oauth: web::Data<OAuthService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
+    if posted_from_another_origin(&req) {
+        return bad_request(FROM_ANOTHER_SITE);
+    }
     let fields = match read_form(&req, payload).await {
         Ok(f) => f,
         Err(FormError::TooLarge) => {
@@ -292,6 +296,19 @@ fn refused(e: &OAuthError) -> HttpResponse {
     };
     let hint = format!("{BACK_TO_APP} Detalhe técnico: {} ({}).", e.description(), e.error_code());
     pages::html(pages::response(StatusCode::BAD_REQUEST), pages::error("Não foi possível continuar", reason, &hint))
+}
+
+/// Whether the browser says this form post came from a page of another
+/// origin (`Sec-Fetch-Site: same-site` or `cross-site`). The anti-forgery
+/// tokens stop a post from another site, but not one from a sibling
+/// subdomain that can plant the login form's cookie (login CSRF: the victim
+/// ends up logged in as the attacker); a browser's fetch metadata tells both
+/// apart from our own pages. Clients that send no such header (not
+/// browsers, or browsers from before 2023) are judged by the tokens alone.
+fn posted_from_another_origin(req: &HttpRequest) -> bool {
+    req.headers().get("sec-fetch-site").is_some_and(|v| {
+        !(v.as_bytes().eq_ignore_ascii_case(b"same-origin") || v.as_bytes().eq_ignore_ascii_case(b"none"))
+    })
 }
 
 fn bad_request(reason: &str) -> HttpResponse {
