@@ -301,14 +301,41 @@ async fn a_public_client_without_pkce_is_sent_back_with_invalid_request() {
 
 // --------------------------------------------------------------- refusals
 
+async fn refresh_portal_token(app: &TestApp, refresh: &str) -> (u16, Value) {
+    let form = [("grant_type", "refresh_token"), ("refresh_token", refresh)];
+    status_and_json(token_request(app, Some(("portal", PORTAL_SECRET)), &form).await).await
+}
+
 #[tokio::test]
-async fn a_replayed_code_is_invalid_grant() {
+async fn a_replayed_code_is_invalid_grant_and_revokes_the_refresh_tokens_it_issued() {
     let (app, _) = app().await;
     let code = code_for(&app, &portal_request("", "r"), PORTAL_URI).await;
-    assert_eq!(exchange_portal_code(&app, &code).await.0, 200);
+    let (status, first) = exchange_portal_code(&app, &code).await;
+    assert_eq!(status, 200, "{first}");
+    let (status, rotated) = refresh_portal_token(&app, first["refresh_token"].as_str().expect("refresh")).await;
+    assert_eq!(status, 200, "{rotated}");
+
     let (status, body) = exchange_portal_code(&app, &code).await;
     assert_eq!((status, error_of(&body)), (400, "invalid_grant"));
     assert!(body["error_description"].is_string());
+    // RFC 6749 §4.1.2: the code was copied, so what it issued is revoked,
+    // the rotated descendant included.
+    let (status, body) = refresh_portal_token(&app, rotated["refresh_token"].as_str().expect("refresh")).await;
+    assert_eq!((status, error_of(&body)), (400, "invalid_grant"), "{body}");
+}
+
+#[tokio::test]
+async fn a_replayed_oauth_refresh_token_revokes_its_family() {
+    let (app, _) = app().await;
+    let code = code_for(&app, &portal_request("", "r"), PORTAL_URI).await;
+    let (_, first) = exchange_portal_code(&app, &code).await;
+    let old = first["refresh_token"].as_str().expect("refresh").to_owned();
+    let (status, rotated) = refresh_portal_token(&app, &old).await;
+    assert_eq!(status, 200, "{rotated}");
+    let (status, body) = refresh_portal_token(&app, &old).await;
+    assert_eq!((status, error_of(&body)), (400, "invalid_grant"));
+    let (status, body) = refresh_portal_token(&app, rotated["refresh_token"].as_str().expect("refresh")).await;
+    assert_eq!((status, error_of(&body)), (400, "invalid_grant"), "the family is revoked: {body}");
 }
 
 #[tokio::test]

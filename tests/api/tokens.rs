@@ -75,7 +75,7 @@ async fn unknown_user_wrong_password_and_inactive_user_answer_the_same() {
 }
 
 #[tokio::test]
-async fn refresh_rotates_and_a_rotated_token_is_refused() {
+async fn refresh_rotates_and_replaying_a_rotated_token_revokes_its_whole_family() {
     let app = spawn_app().await;
     app.add_user("maria", "pw-maria-1", true).await;
     let (_, first) = app.login("maria", "pw-maria-1").await;
@@ -95,8 +95,30 @@ async fn refresh_rotates_and_a_rotated_token_is_refused() {
     let (status, _) = status_and_json(app.post_json("/api/token/verify/", &json!({"token": first})).await).await;
     assert_eq!(status, 401, "a rotated refresh token does not verify");
 
-    let (status, _) = status_and_json(app.post_json("/api/token/refresh/", &json!({"refresh": second})).await).await;
-    assert_eq!(status, 200, "the new refresh token works once");
+    // Two parties held `first`: the token it was rotated into is revoked
+    // too, whoever holds it, and a new login starts a new family.
+    let (status, body) = status_and_json(app.post_json("/api/token/refresh/", &json!({"refresh": second})).await).await;
+    assert_eq!((status, &body), (401, &json!({"detail": "Token is blacklisted", "code": "token_not_valid"})));
+    let (status, _) = status_and_json(app.post_json("/api/token/verify/", &json!({"token": second})).await).await;
+    assert_eq!(status, 401, "a revoked refresh token does not verify");
+    let (_, fresh) = app.login("maria", "pw-maria-1").await;
+    let (status, _) = status_and_json(app.post_json("/api/token/refresh/", &json!({"refresh": fresh})).await).await;
+    assert_eq!(status, 200, "another login is another family");
+}
+
+#[tokio::test]
+async fn refreshing_in_turn_never_revokes_anything() {
+    let app = spawn_app().await;
+    app.add_user("maria", "pw-maria-1", true).await;
+    let (_, mut refresh) = app.login("maria", "pw-maria-1").await;
+    for _ in 0..5 {
+        let (status, body) =
+            status_and_json(app.post_json("/api/token/refresh/", &json!({"refresh": refresh})).await).await;
+        assert_eq!(status, 200, "{body}");
+        refresh = body["refresh"].as_str().expect("refresh").to_owned();
+    }
+    let (status, _) = status_and_json(app.post_json("/api/token/verify/", &json!({"token": refresh})).await).await;
+    assert_eq!(status, 200);
 }
 
 #[tokio::test]

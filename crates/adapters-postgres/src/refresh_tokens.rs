@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use credencial_domain::UserId;
-use credencial_ports::{NewRefreshToken, RefreshTokenStore, RepositoryError};
+use credencial_ports::{NewRefreshToken, RefreshTokenStore, RepositoryError, Rotation};
 use sqlx::PgPool;
 
 use crate::error::to_repository_error;
@@ -22,39 +22,63 @@ impl PgRefreshTokenStore {
 
 #[async_trait]
 impl RefreshTokenStore for PgRefreshTokenStore {
-    async fn record(&self, token: NewRefreshToken) -> Result<(), RepositoryError> {
-        sqlx::query("INSERT INTO refresh_tokens (jti, user_id, expires_at) VALUES ($1, $2, to_timestamp($3))")
-            .bind(&token.jti)
-            .bind(token.user_id.0)
-            .bind(token.expires_at as f64)
-            .execute(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
+    async fn record(&self, token: NewRefreshToken, family: &str) -> Result<(), RepositoryError> {
+        sqlx::query(
+            "INSERT INTO refresh_tokens (jti, user_id, expires_at, family) VALUES ($1, $2, to_timestamp($3), $4)",
+        )
+        .bind(&token.jti)
+        .bind(token.user_id.0)
+        .bind(token.expires_at as f64)
+        .bind(family)
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
         Ok(())
     }
 
-    async fn rotate(&self, old_jti: &str, user_id: UserId, new: NewRefreshToken) -> Result<bool, RepositoryError> {
+    async fn rotate(&self, old_jti: &str, user_id: UserId, new: NewRefreshToken) -> Result<Rotation, RepositoryError> {
         // One statement, so one snapshot: of two concurrent rotations of the
         // same token the second finds rotated_at set after the first commits
-        // (the row lock makes it re-check) and inserts nothing.
-        let inserted: Option<String> = sqlx::query_scalar(
-            "WITH old AS ( \
+        // (the row lock makes it re-check) and inserts nothing. `prior` reads
+        // the old row as the statement's snapshot has it, before `old`
+        // changes it: already rotated there means a replay (a concurrent
+        // rotation that committed meanwhile is not in the snapshot: Refused).
+        let (inserted, replayed_family): (Option<String>, Option<String>) = sqlx::query_as(
+            "WITH prior AS ( \
+                 SELECT family FROM refresh_tokens \
+                 WHERE jti = $1 AND user_id = $2 AND rotated_at IS NOT NULL), \
+             old AS ( \
                  UPDATE refresh_tokens SET rotated_at = now() \
                  WHERE jti = $1 AND user_id = $2 AND rotated_at IS NULL \
-                 RETURNING user_id) \
-             INSERT INTO refresh_tokens (jti, user_id, expires_at) \
-             SELECT $3, old.user_id, to_timestamp($4) \
-             FROM old JOIN users u ON u.id = old.user_id AND u.is_active \
-             RETURNING jti",
+                 RETURNING user_id, family), \
+             issued AS ( \
+                 INSERT INTO refresh_tokens (jti, user_id, expires_at, family) \
+                 SELECT $3, old.user_id, to_timestamp($4), old.family \
+                 FROM old JOIN users u ON u.id = old.user_id AND u.is_active \
+                 RETURNING jti) \
+             SELECT (SELECT jti FROM issued), (SELECT family FROM prior)",
         )
         .bind(old_jti)
         .bind(user_id.0)
         .bind(&new.jti)
         .bind(new.expires_at as f64)
-        .fetch_optional(&self.pool)
+        .fetch_one(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        Ok(inserted.is_some())
+        Ok(match (inserted, replayed_family) {
+            (Some(_), _) => Rotation::Rotated,
+            (None, Some(family)) => Rotation::Replayed { family },
+            (None, None) => Rotation::Refused,
+        })
+    }
+
+    async fn revoke_family(&self, family: &str) -> Result<u64, RepositoryError> {
+        let done = sqlx::query("UPDATE refresh_tokens SET rotated_at = now() WHERE family = $1 AND rotated_at IS NULL")
+            .bind(family)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(done.rows_affected())
     }
 
     async fn is_current(&self, jti: &str) -> Result<bool, RepositoryError> {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use credencial_adapters_postgres::testing::TestDatabase;
 use credencial_adapters_postgres::{PgRefreshTokenStore, PgUserRepository};
 use credencial_domain::{UserData, UserId, Username};
-use credencial_ports::{NewRefreshToken, NewUser, RefreshTokenStore, RepositoryError, UserRepository};
+use credencial_ports::{NewRefreshToken, NewUser, RefreshTokenStore, RepositoryError, Rotation, UserRepository};
 
 /// A Django PBKDF2-SHA256 hash as Django writes it (salt and base64 hash
 /// with `+`, `/` and `=`).
@@ -252,14 +252,14 @@ async fn a_django_hash_is_stored_and_returned_byte_for_byte() {
 #[tokio::test]
 async fn a_recorded_token_is_current() {
     let (_db, _users, tokens, ana) = setup().await;
-    tokens.record(token("a", ana)).await.expect("record");
+    tokens.record(token("a", ana), "a").await.expect("record");
     assert!(tokens.is_current("a").await.expect("query"));
 }
 
 #[tokio::test]
 async fn an_unknown_jti_is_not_current() {
     let (_db, _users, tokens, ana) = setup().await;
-    tokens.record(token("a", ana)).await.expect("record");
+    tokens.record(token("a", ana), "a").await.expect("record");
     for jti in ["b", "", "A", "a ", "%"] {
         assert!(!tokens.is_current(jti).await.expect("query"), "{jti:?}");
     }
@@ -268,9 +268,9 @@ async fn an_unknown_jti_is_not_current() {
 #[tokio::test]
 async fn rotating_a_current_token_makes_the_new_one_current_and_the_old_one_not() {
     let (_db, _users, tokens, ana) = setup().await;
-    tokens.record(token("old", ana)).await.expect("record");
+    tokens.record(token("old", ana), "old").await.expect("record");
 
-    assert!(tokens.rotate("old", ana, token("new", ana)).await.expect("rotate"));
+    assert_eq!(tokens.rotate("old", ana, token("new", ana)).await.expect("rotate"), Rotation::Rotated);
     assert!(!tokens.is_current("old").await.expect("query"));
     assert!(tokens.is_current("new").await.expect("query"));
 }
@@ -278,10 +278,13 @@ async fn rotating_a_current_token_makes_the_new_one_current_and_the_old_one_not(
 #[tokio::test]
 async fn rotating_an_already_rotated_token_fails_and_records_nothing() {
     let (_db, _users, tokens, ana) = setup().await;
-    tokens.record(token("old", ana)).await.expect("record");
-    assert!(tokens.rotate("old", ana, token("new1", ana)).await.expect("first rotation"));
+    tokens.record(token("old", ana), "old").await.expect("record");
+    assert_eq!(tokens.rotate("old", ana, token("new1", ana)).await.expect("first rotation"), Rotation::Rotated);
 
-    assert!(!tokens.rotate("old", ana, token("new2", ana)).await.expect("second rotation"));
+    assert_eq!(
+        tokens.rotate("old", ana, token("new2", ana)).await.expect("second rotation"),
+        Rotation::Replayed { family: "old".into() }
+    );
     assert!(!tokens.is_current("new2").await.expect("query"), "the second new jti is not recorded");
     assert!(!tokens.is_current("old").await.expect("query"));
     assert!(tokens.is_current("new1").await.expect("query"), "the first rotation stands");
@@ -290,7 +293,7 @@ async fn rotating_an_already_rotated_token_fails_and_records_nothing() {
 #[tokio::test]
 async fn rotating_an_unknown_token_fails_and_records_nothing() {
     let (_db, _users, tokens, ana) = setup().await;
-    assert!(!tokens.rotate("never-issued", ana, token("new", ana)).await.expect("rotate"));
+    assert_eq!(tokens.rotate("never-issued", ana, token("new", ana)).await.expect("rotate"), Rotation::Refused);
     assert!(!tokens.is_current("new").await.expect("query"));
 }
 
@@ -298,38 +301,80 @@ async fn rotating_an_unknown_token_fails_and_records_nothing() {
 async fn rotating_with_another_users_id_fails_and_the_old_token_stays_current() {
     let (_db, users, tokens, ana) = setup().await;
     let bia = users.create(new_user("bia")).await.expect("create bia");
-    tokens.record(token("old", ana)).await.expect("record");
+    tokens.record(token("old", ana), "old").await.expect("record");
 
-    assert!(!tokens.rotate("old", bia, token("new-bia", bia)).await.expect("rotate as bia"));
+    assert_eq!(tokens.rotate("old", bia, token("new-bia", bia)).await.expect("rotate as bia"), Rotation::Refused);
     assert!(!tokens.is_current("new-bia").await.expect("query"));
-    assert!(!tokens.rotate("old", UserId(ana.0 + 1000), token("new-x", ana)).await.expect("rotate as nobody"));
+    assert_eq!(
+        tokens.rotate("old", UserId(ana.0 + 1000), token("new-x", ana)).await.expect("rotate as nobody"),
+        Rotation::Refused
+    );
     assert!(!tokens.is_current("new-x").await.expect("query"));
     assert!(tokens.is_current("old").await.expect("query"), "the old token is still current");
 
     // ...and its owner can still rotate it.
-    assert!(tokens.rotate("old", ana, token("new", ana)).await.expect("rotate as ana"));
+    assert_eq!(tokens.rotate("old", ana, token("new", ana)).await.expect("rotate as ana"), Rotation::Rotated);
     assert!(tokens.is_current("new").await.expect("query"));
 }
 
 #[tokio::test]
 async fn rotating_the_token_of_a_deactivated_user_fails() {
     let (db, _users, tokens, ana) = setup().await;
-    tokens.record(token("old", ana)).await.expect("record");
+    tokens.record(token("old", ana), "old").await.expect("record");
     deactivate(&db, ana).await;
 
-    assert!(!tokens.rotate("old", ana, token("new", ana)).await.expect("rotate"));
+    assert_eq!(tokens.rotate("old", ana, token("new", ana)).await.expect("rotate"), Rotation::Refused);
     assert!(!tokens.is_current("new").await.expect("query"), "no token issued to an inactive user");
+}
+
+#[tokio::test]
+async fn a_rotated_token_joins_the_family_of_the_one_it_replaces() {
+    let (db, _users, tokens, ana) = setup().await;
+    tokens.record(token("first", ana), "code:portal:ab12").await.expect("record");
+    assert_eq!(tokens.rotate("first", ana, token("second", ana)).await.expect("rotate"), Rotation::Rotated);
+    assert_eq!(tokens.rotate("second", ana, token("third", ana)).await.expect("rotate"), Rotation::Rotated);
+    let families: Vec<String> = sqlx::query_scalar("SELECT family FROM refresh_tokens ORDER BY created_at, jti")
+        .fetch_all(&db.pool)
+        .await
+        .expect("families");
+    assert_eq!(families, ["code:portal:ab12"; 3]);
+}
+
+#[tokio::test]
+async fn revoking_a_family_ends_its_current_token_and_no_other_familys() {
+    let (_db, users, tokens, ana) = setup().await;
+    let bia = users.create(new_user("bia")).await.expect("create bia");
+    tokens.record(token("a", ana), "a").await.expect("record");
+    assert_eq!(tokens.rotate("a", ana, token("b", ana)).await.expect("a -> b"), Rotation::Rotated);
+    tokens.record(token("x", ana), "x").await.expect("another login of ana");
+    tokens.record(token("y", bia), "y").await.expect("bia's login");
+
+    assert_eq!(tokens.revoke_family("a").await.expect("revoke"), 1, "b, the family's only current token");
+    assert!(!tokens.is_current("b").await.expect("query"));
+    assert!(tokens.is_current("x").await.expect("query"), "another family of the same user stays");
+    assert!(tokens.is_current("y").await.expect("query"));
+    assert_eq!(tokens.revoke_family("a").await.expect("again"), 0);
+    assert_eq!(tokens.revoke_family("never-issued").await.expect("unknown"), 0);
+    assert_eq!(
+        tokens.rotate("b", ana, token("c", ana)).await.expect("rotate a revoked token"),
+        Rotation::Replayed { family: "a".into() },
+        "a revoked token presented again is a replay too"
+    );
+    assert!(!tokens.is_current("c").await.expect("query"), "nothing recorded");
 }
 
 #[tokio::test]
 async fn purging_deletes_tokens_expired_before_the_cutoff_rotated_or_not_and_keeps_the_rest() {
     let (db, _users, tokens, ana) = setup().await;
     let expiring = |jti: &str, expires_at: i64| NewRefreshToken { jti: jti.to_owned(), user_id: ana, expires_at };
-    tokens.record(expiring("old-current", 1_000)).await.expect("record");
-    tokens.record(expiring("old-rotated", 1_500)).await.expect("record");
-    assert!(tokens.rotate("old-rotated", ana, expiring("rotated-into", 1_999)).await.expect("rotate"));
-    tokens.record(expiring("at-cutoff", 2_000)).await.expect("record");
-    tokens.record(token("live", ana)).await.expect("record");
+    tokens.record(expiring("old-current", 1_000), "old-current").await.expect("record");
+    tokens.record(expiring("old-rotated", 1_500), "old-rotated").await.expect("record");
+    assert_eq!(
+        tokens.rotate("old-rotated", ana, expiring("rotated-into", 1_999)).await.expect("rotate"),
+        Rotation::Rotated
+    );
+    tokens.record(expiring("at-cutoff", 2_000), "at-cutoff").await.expect("record");
+    tokens.record(token("live", ana), "live").await.expect("record");
 
     assert_eq!(tokens.purge_expired(2_000).await.expect("purge"), 3);
 
@@ -343,7 +388,7 @@ async fn purging_deletes_tokens_expired_before_the_cutoff_rotated_or_not_and_kee
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn of_sixteen_concurrent_rotations_of_one_token_exactly_one_wins() {
     let (db, _users, tokens, ana) = setup().await;
-    tokens.record(token("old", ana)).await.expect("record");
+    tokens.record(token("old", ana), "old").await.expect("record");
 
     let start = std::sync::Arc::new(tokio::sync::Barrier::new(16));
     let handles: Vec<_> = (0..16)
@@ -359,7 +404,7 @@ async fn of_sixteen_concurrent_rotations_of_one_token_exactly_one_wins() {
     let results: Vec<bool> = futures_util::future::join_all(handles)
         .await
         .into_iter()
-        .map(|joined| joined.expect("task").expect("rotate"))
+        .map(|joined| joined.expect("task").expect("rotate") == Rotation::Rotated)
         .collect();
 
     assert_eq!(results.iter().filter(|won| **won).count(), 1, "{results:?}");
@@ -383,18 +428,25 @@ async fn a_rotation_chain_holds_across_two_service_instances() {
         credencial_adapters_postgres::connect(&db.url, 5, Duration::from_secs(5)).await.expect("second pool");
     let second = PgRefreshTokenStore::new(other_pool.clone());
 
-    first.record(token("a", ana)).await.expect("record a");
+    first.record(token("a", ana), "a").await.expect("record a");
     assert!(second.is_current("a").await.expect("query"), "seen by the other instance");
 
-    assert!(first.rotate("a", ana, token("b", ana)).await.expect("a -> b"));
+    assert_eq!(first.rotate("a", ana, token("b", ana)).await.expect("a -> b"), Rotation::Rotated);
     assert!(!second.is_current("a").await.expect("query"));
     assert!(second.is_current("b").await.expect("query"));
-    assert!(!second.rotate("a", ana, token("b2", ana)).await.expect("replay a elsewhere"));
+    assert_eq!(
+        second.rotate("a", ana, token("b2", ana)).await.expect("replay a elsewhere"),
+        Rotation::Replayed { family: "a".into() }
+    );
 
-    assert!(second.rotate("b", ana, token("c", ana)).await.expect("b -> c"));
+    assert_eq!(second.rotate("b", ana, token("c", ana)).await.expect("b -> c"), Rotation::Rotated);
     assert!(!first.is_current("b").await.expect("query"));
     assert!(first.is_current("c").await.expect("query"));
-    assert!(!first.rotate("b", ana, token("c2", ana)).await.expect("replay b elsewhere"));
+    assert_eq!(
+        first.rotate("b", ana, token("c2", ana)).await.expect("replay b elsewhere"),
+        Rotation::Replayed { family: "a".into() },
+        "b joined a's family"
+    );
 
     for jti in ["b2", "c2"] {
         assert!(!first.is_current(jti).await.expect("query"), "{jti}");

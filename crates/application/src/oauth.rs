@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use crate::error::ServiceError;
 use crate::profile::ProfileService;
-use crate::tokens::TokenService;
+use crate::tokens::{rotated_or_revoked, TokenService};
 
 /// The `token_type` of every OAuth2 token response.
 pub const BEARER: &str = "Bearer";
@@ -370,8 +370,8 @@ impl OAuthService {
     /// The client the request authenticates as. A request without a secret
     /// has nothing to guess: a public client is accepted, anything else is
     /// `invalid_client`, without hashing or counting. A request with a
-    /// secret goes through the brute-force limits of its `client_id` and
-    /// address (`Throttled` while limited) and costs one hash, whether the
+    /// secret goes through the brute-force limit of its address
+    /// (`Throttled` while limited) and costs one hash, whether the
     /// client is unknown, public, or the secret wrong; each of those counts
     /// as a failure.
     async fn authenticate_client(&self, request: &TokenRequest) -> Result<OAuthClient, ServiceError> {
@@ -411,17 +411,31 @@ impl OAuthService {
     async fn exchange_code(&self, client: &OAuthClient, request: &TokenRequest) -> Result<OAuthTokens, ServiceError> {
         let code = present(&request.code).ok_or_else(|| OAuthError::InvalidRequest("code is required".into()))?;
         let now = self.clock.now();
-        let grant =
-            self.codes.redeem(&CodeHash::of(code), &client.client_id, now).await?.ok_or_else(|| {
-                OAuthError::InvalidGrant("authorization code is invalid, expired or already used".into())
-            })?;
+        let code_hash = CodeHash::of(code);
+        let family = code_family(&client.client_id, &code_hash);
+        let Some(grant) = self.codes.redeem(&code_hash, &client.client_id, now).await? else {
+            // If this client redeemed the code before, the code was copied:
+            // what it issued is revoked (RFC 6749 §4.1.2). A code that was
+            // never redeemed by this client has no family: nothing happens.
+            let revoked = self.refresh_tokens.revoke_family(&family).await?;
+            if revoked > 0 {
+                tracing::warn!(
+                    client_id = client.client_id.as_str(),
+                    revoked,
+                    "a redeemed authorization code was presented again: the tokens it issued are revoked"
+                );
+            }
+            return Err(
+                OAuthError::InvalidGrant("authorization code is invalid, expired or already used".into()).into()
+            );
+        };
         let scopes = check_code_exchange(
             &grant,
             &client.policy(),
             request.redirect_uri.as_deref(),
             request.code_verifier.as_deref(),
         )?;
-        self.issue(grant.user_id, &client.client_id, scopes, scopes, now, None).await
+        self.issue(grant.user_id, &client.client_id, scopes, scopes, now, Issue::Start { family: &family }).await
     }
 
     async fn refresh(&self, client: &OAuthClient, request: &TokenRequest) -> Result<OAuthTokens, ServiceError> {
@@ -439,13 +453,21 @@ impl OAuthService {
         let granted = ScopeSet::parse_lenient(old.scope.as_deref().unwrap_or(""));
         let (refresh_scopes, access_scopes) =
             refreshed_scopes(granted, client.enabled_scopes, request.scope.as_deref())?;
-        self.issue(UserId(old.user_id), &client.client_id, access_scopes, refresh_scopes, now, Some(&old.jti)).await
+        self.issue(
+            UserId(old.user_id),
+            &client.client_id,
+            access_scopes,
+            refresh_scopes,
+            now,
+            Issue::Rotate { old_jti: &old.jti },
+        )
+        .await
     }
 
     /// Signs an access and a refresh token and records the refresh token:
-    /// as new (`rotating` = `None`) or in place of the current one `rotating`
-    /// names, atomically; a refresh token that is no longer current is
-    /// `invalid_grant`.
+    /// as the first of a family, or in place of the current one, atomically;
+    /// a refresh token that is no longer current is `invalid_grant` (and
+    /// revokes its family if it had been rotated before).
     async fn issue(
         &self,
         user: UserId,
@@ -453,7 +475,7 @@ impl OAuthService {
         access_scopes: ScopeSet,
         refresh_scopes: ScopeSet,
         now: i64,
-        rotating: Option<&str>,
+        how: Issue<'_>,
     ) -> Result<OAuthTokens, ServiceError> {
         let lifetimes = self.tokens.lifetimes();
         let claims = |token_type, scopes: ScopeSet| Claims {
@@ -467,10 +489,11 @@ impl OAuthService {
         let access_token = sign(&access)?;
         let refresh_token = sign(&refresh)?;
         let record = NewRefreshToken { jti: refresh.jti.clone(), user_id: user, expires_at: refresh.exp };
-        match rotating {
-            None => self.refresh_tokens.record(record).await?,
-            Some(old_jti) => {
-                if !self.refresh_tokens.rotate(old_jti, user, record).await? {
+        match how {
+            Issue::Start { family } => self.refresh_tokens.record(record, family).await?,
+            Issue::Rotate { old_jti } => {
+                let rotation = self.refresh_tokens.rotate(old_jti, user, record).await?;
+                if !rotated_or_revoked(self.refresh_tokens.as_ref(), rotation, user).await? {
                     return Err(
                         OAuthError::InvalidGrant("refresh token was already used or has been revoked".into()).into()
                     );
@@ -485,6 +508,22 @@ impl OAuthService {
             scope: access_scopes.to_scope_string(),
         })
     }
+}
+
+/// How [`OAuthService::issue`] records the new refresh token.
+enum Issue<'a> {
+    /// As the first of `family` (a code exchange).
+    Start { family: &'a str },
+    /// In place of the current token `old_jti`, in its family.
+    Rotate { old_jti: &'a str },
+}
+
+/// The refresh-token family an authorization code starts: the client and
+/// the code's hash, so that only the client the code was issued to can
+/// revoke it by presenting the code again.
+fn code_family(client_id: &ClientId, code_hash: &CodeHash) -> String {
+    let hash: String = code_hash.as_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    format!("code:{}:{hash}", client_id.as_str())
 }
 
 fn present(value: &Option<String>) -> Option<&str> {

@@ -7,7 +7,7 @@ use credencial_domain::throttle::{ClientAddress, Subject};
 use credencial_domain::{
     Claims, EndpointAllowList, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId, Username,
 };
-use credencial_ports::{Clock, NewRefreshToken, RefreshTokenStore, UserDataSource, UserRepository};
+use credencial_ports::{Clock, NewRefreshToken, RefreshTokenStore, Rotation, UserDataSource, UserRepository};
 use secrecy::SecretString;
 use serde::Serialize;
 
@@ -187,7 +187,8 @@ impl TokenService {
             self.sign(&Claims::new(TokenType::Access, account.id.0, now, self.config.lifetimes.access_secs))?;
         let refresh_claims = Claims::new(TokenType::Refresh, account.id.0, now, self.config.lifetimes.refresh_secs);
         let refresh = self.sign(&refresh_claims)?;
-        self.refresh_tokens.record(new_refresh(&refresh_claims)).await?;
+        // A login starts a family of its own, named after its first token.
+        self.refresh_tokens.record(new_refresh(&refresh_claims), &refresh_claims.jti).await?;
         Ok(TokenPair { access, refresh, username: account.username })
     }
 
@@ -205,8 +206,8 @@ impl TokenService {
         let access = self.sign(&Claims::new(TokenType::Access, old.user_id, now, self.config.lifetimes.access_secs))?;
         let next = Claims::new(TokenType::Refresh, old.user_id, now, self.config.lifetimes.refresh_secs);
         let refresh = self.sign(&next)?;
-        let rotated = self.refresh_tokens.rotate(&old.jti, UserId(old.user_id), new_refresh(&next)).await?;
-        if !rotated {
+        let rotation = self.refresh_tokens.rotate(&old.jti, UserId(old.user_id), new_refresh(&next)).await?;
+        if !rotated_or_revoked(self.refresh_tokens.as_ref(), rotation, UserId(old.user_id)).await? {
             return Err(TokenError::Revoked.into());
         }
         Ok(RefreshedPair { access, refresh })
@@ -273,4 +274,30 @@ impl TokenService {
 
 fn new_refresh(claims: &Claims) -> NewRefreshToken {
     NewRefreshToken { jti: claims.jti.clone(), user_id: UserId(claims.user_id), expires_at: claims.exp }
+}
+
+/// Whether `rotation` rotated the presented token. A replay — a token that
+/// had already been rotated, presented again — means that two parties hold
+/// copies of it: every current token of its family is revoked in `store`,
+/// so neither the thief nor the user can go on refreshing (the user logs in
+/// again). Used by `/api/token/refresh/` and the OAuth2 `refresh_token`
+/// grant. Errors: `Storage`.
+pub(crate) async fn rotated_or_revoked(
+    store: &dyn RefreshTokenStore,
+    rotation: Rotation,
+    user: UserId,
+) -> Result<bool, ServiceError> {
+    match rotation {
+        Rotation::Rotated => Ok(true),
+        Rotation::Refused => Ok(false),
+        Rotation::Replayed { family } => {
+            let revoked = store.revoke_family(&family).await?;
+            tracing::warn!(
+                user = user.0,
+                revoked,
+                "a rotated refresh token was presented again: its family is revoked"
+            );
+            Ok(false)
+        }
+    }
 }

@@ -69,7 +69,7 @@ fn setup(policy: ThrottlePolicy, log: MockLoginFailureLog, hashing_threads: usiz
         }))
     });
     let mut store = MockRefreshTokenStore::new();
-    store.expect_record().returning(|_| Ok(()));
+    store.expect_record().returning(|_, _| Ok(()));
     let hasher = PasswordHasher::new(hashing_threads, ITERATIONS).expect("hasher");
     let service = TokenService::new(
         Arc::new(TokenCodec::new(JwtKeys::hmac(&[7u8; 32]).expect("secret"), 0).expect("codec")),

@@ -23,7 +23,7 @@ use credencial_domain::{Claims, DjangoPbkdf2, JwtKeys, ScopeSet, TokenCodec, Tok
 use credencial_ports::{
     MockAuthorizationCodeStore, MockCdpDirectory, MockClock, MockCnesRegistry, MockOAuthClientRepository,
     MockProfileRepository, MockRefreshTokenStore, MockSnapshotStore, MockTaxAuthority, MockUserDataSource,
-    MockUserRepository, NewAuthorizationCode, OAuthClient, RepositoryError, UserCredentials,
+    MockUserRepository, NewAuthorizationCode, OAuthClient, RepositoryError, Rotation, UserCredentials,
 };
 use failure_log::Failures;
 use secrecy::SecretString;
@@ -71,7 +71,8 @@ fn clients() -> HashMap<String, OAuthClient> {
 }
 
 type Codes = Arc<Mutex<HashMap<CodeHash, (CodeGrant, bool)>>>;
-type Refreshes = Arc<Mutex<HashMap<String, bool>>>;
+/// Refresh tokens by `jti`: whether current, and the family.
+type Refreshes = Arc<Mutex<HashMap<String, (bool, String)>>>;
 
 /// The fakes of one test. Codes and refresh tokens live in memory under the
 /// ports' contracts; the clock can be moved.
@@ -171,19 +172,34 @@ impl World {
 
         let mut refresh = MockRefreshTokenStore::new();
         let store = Arc::clone(&self.refreshes);
-        refresh.expect_record().returning(move |t| {
-            store.lock().expect("lock").insert(t.jti, true);
+        refresh.expect_record().returning(move |t, family| {
+            store.lock().expect("lock").insert(t.jti, (true, family.to_owned()));
             Ok(())
         });
         let store = Arc::clone(&self.refreshes);
         refresh.expect_rotate().returning(move |old, _, new| {
             let mut all = store.lock().expect("lock");
-            if all.get(old) != Some(&true) {
-                return Ok(false);
+            match all.get(old).cloned() {
+                Some((true, family)) => {
+                    all.insert(old.to_owned(), (false, family.clone()));
+                    all.insert(new.jti, (true, family));
+                    Ok(Rotation::Rotated)
+                }
+                Some((false, family)) => Ok(Rotation::Replayed { family }),
+                None => Ok(Rotation::Refused),
             }
-            all.insert(old.to_owned(), false);
-            all.insert(new.jti, true);
-            Ok(true)
+        });
+        let store = Arc::clone(&self.refreshes);
+        refresh.expect_revoke_family().returning(move |family| {
+            let mut all = store.lock().expect("lock");
+            let mut revoked = 0;
+            for (current, f) in all.values_mut() {
+                if *current && f == family {
+                    *current = false;
+                    revoked += 1;
+                }
+            }
+            Ok(revoked)
         });
 
         let mut own = MockProfileRepository::new();
@@ -493,7 +509,7 @@ async fn a_code_buys_scoped_tokens_for_the_client_and_records_the_refresh_token(
     let refresh = decode(&tokens.refresh_token);
     assert_eq!((refresh.token_type, refresh.exp), (TokenType::Refresh, NOW + 86_400));
     assert_eq!((refresh.scope, refresh.client_id), (access.scope, access.client_id));
-    assert_eq!(handles.refreshes.lock().expect("lock").get(&refresh.jti), Some(&true));
+    assert_eq!(handles.refreshes.lock().expect("lock").get(&refresh.jti).map(|(current, _)| *current), Some(true));
 }
 
 #[tokio::test]
@@ -510,11 +526,24 @@ async fn client_secret_post_authenticates_too() {
 }
 
 #[tokio::test]
-async fn a_replayed_code_is_invalid_grant() {
+async fn a_replayed_code_is_invalid_grant_and_revokes_the_tokens_it_issued() {
     let (service, _) = World::new().service();
     let code = code_for(&service, &portal_params("")).await;
-    service.token(code_request(&code)).await.expect("first");
+    let first = service.token(code_request(&code)).await.expect("first");
     assert_eq!(oauth_error(service.token(code_request(&code)).await).error_code(), "invalid_grant");
+    let e = oauth_error(service.token(refresh_request(&first.refresh_token, None)).await);
+    assert_eq!(e.error_code(), "invalid_grant", "the code's refresh token is revoked");
+}
+
+#[tokio::test]
+async fn another_client_presenting_a_redeemed_code_revokes_nothing() {
+    let (service, _) = World::new().service();
+    let code = code_for(&service, &portal_params("")).await;
+    let tokens = service.token(code_request(&code)).await.expect("first");
+    // The public client "spa" cannot redeem portal's code, nor revoke what it issued.
+    let e = oauth_error(service.token(spa_request(&code, Some(VERIFIER))).await);
+    assert_eq!(e.error_code(), "invalid_grant");
+    assert!(service.token(refresh_request(&tokens.refresh_token, None)).await.is_ok(), "portal's token still rotates");
 }
 
 #[tokio::test]
@@ -616,7 +645,7 @@ async fn portal_tokens(service: &OAuthService, scope: &str) -> OAuthTokens {
 }
 
 #[tokio::test]
-async fn a_refresh_rotates_and_the_rotated_token_is_invalid_grant() {
+async fn a_refresh_rotates_and_replaying_the_rotated_token_revokes_the_whole_family() {
     let (service, handles) = World::new().service();
     let first = portal_tokens(&service, "cnes").await;
     handles.now.store(NOW + 10, Ordering::SeqCst);
@@ -627,7 +656,12 @@ async fn a_refresh_rotates_and_the_rotated_token_is_invalid_grant() {
     assert_eq!((claims.client_id.as_deref(), claims.user_id), (Some("portal"), USER.0));
     let e = oauth_error(service.token(refresh_request(&first.refresh_token, None)).await);
     assert_eq!(e.error_code(), "invalid_grant");
-    assert!(service.token(refresh_request(&second.refresh_token, None)).await.is_ok());
+    // Whoever replayed it, the current token of the family is revoked too.
+    let e = oauth_error(service.token(refresh_request(&second.refresh_token, None)).await);
+    assert_eq!(e.error_code(), "invalid_grant");
+    // A login of its own is another family, untouched.
+    let other = portal_tokens(&service, "cnes").await;
+    assert!(service.token(refresh_request(&other.refresh_token, None)).await.is_ok());
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use credencial_application::{PasswordHasher, ServiceError, TokenService, TokenSe
 use credencial_domain::{Claims, DjangoPbkdf2, EndpointError, JwtKeys, TokenCodec, TokenError, TokenType, UserId};
 use credencial_ports::{
     MockClock, MockRefreshTokenStore, MockUserDataSource, MockUserRepository, NewRefreshToken, RepositoryError,
-    UpstreamError, UserCredentials,
+    Rotation, UpstreamError, UserCredentials,
 };
 use secrecy::SecretString;
 use serde_json::json;
@@ -100,7 +100,7 @@ fn decode(token: &str) -> Claims {
 
 #[tokio::test]
 async fn pair_with_right_password_issues_access_and_recorded_refresh_token() {
-    let recorded: Arc<Mutex<Vec<NewRefreshToken>>> = Arc::default();
+    let recorded: Arc<Mutex<Vec<(NewRefreshToken, String)>>> = Arc::default();
     let mut fakes = Fakes::new();
     fakes
         .users
@@ -109,8 +109,8 @@ async fn pair_with_right_password_issues_access_and_recorded_refresh_token() {
         .times(1)
         .returning(|_| Ok(Some(credentials(true))));
     let sink = Arc::clone(&recorded);
-    fakes.store.expect_record().times(1).returning(move |t| {
-        sink.lock().expect("lock").push(t);
+    fakes.store.expect_record().times(1).returning(move |t, family| {
+        sink.lock().expect("lock").push((t, family.to_owned()));
         Ok(())
     });
     let service = fakes.service();
@@ -131,7 +131,11 @@ async fn pair_with_right_password_issues_access_and_recorded_refresh_token() {
     let recorded = recorded.lock().expect("lock");
     assert_eq!(
         *recorded,
-        vec![NewRefreshToken { jti: refresh.jti.clone(), user_id: UserId(USER), expires_at: refresh.exp }]
+        vec![(
+            NewRefreshToken { jti: refresh.jti.clone(), user_id: UserId(USER), expires_at: refresh.exp },
+            refresh.jti.clone()
+        )],
+        "recorded as the first of a family named after it"
     );
 }
 
@@ -189,7 +193,7 @@ async fn refresh_rotates_the_old_jti_and_returns_a_new_pair() {
         .times(1)
         .returning(move |_, _, new| {
             *sink.lock().expect("lock") = Some(new);
-            Ok(true)
+            Ok(Rotation::Rotated)
         });
     let service = fakes.service();
 
@@ -213,12 +217,33 @@ async fn refresh_rotates_the_old_jti_and_returns_a_new_pair() {
 }
 
 #[tokio::test]
-async fn refresh_of_a_token_the_store_will_not_rotate_is_revoked() {
+async fn refresh_of_a_token_the_store_will_not_rotate_is_revoked_and_revokes_nothing_else() {
     let (old_token, _) = token(TokenType::Refresh, NOW - 60);
     let mut fakes = Fakes::new();
-    fakes.store.expect_rotate().times(1).returning(|_, _, _| Ok(false));
+    fakes.store.expect_rotate().times(1).returning(|_, _, _| Ok(Rotation::Refused));
+    fakes.store.expect_revoke_family().times(0);
     let err = fakes.service().refresh(&old_token).await.expect_err("refused");
     assert!(matches!(err, ServiceError::InvalidToken(TokenError::Revoked)), "{err:?}");
+}
+
+#[tokio::test]
+async fn refresh_of_a_token_rotated_before_is_revoked_and_revokes_its_whole_family() {
+    let (old_token, _) = token(TokenType::Refresh, NOW - 60);
+    let mut fakes = Fakes::new();
+    fakes.store.expect_rotate().times(1).returning(|_, _, _| Ok(Rotation::Replayed { family: "fam-1".into() }));
+    fakes.store.expect_revoke_family().withf(|family: &str| family == "fam-1").times(1).returning(|_| Ok(2));
+    let err = fakes.service().refresh(&old_token).await.expect_err("refused");
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::Revoked)), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_replay_whose_revocation_fails_is_a_storage_error_not_a_success() {
+    let (old_token, _) = token(TokenType::Refresh, NOW - 60);
+    let mut fakes = Fakes::new();
+    fakes.store.expect_rotate().times(1).returning(|_, _, _| Ok(Rotation::Replayed { family: "fam-1".into() }));
+    fakes.store.expect_revoke_family().returning(|_| Err(RepositoryError::Unexpected("down".into())));
+    let err = fakes.service().refresh(&old_token).await.expect_err("refused");
+    assert!(matches!(err, ServiceError::Storage(_)), "{err:?}");
 }
 
 #[tokio::test]
@@ -267,7 +292,7 @@ async fn refresh_with_an_expired_refresh_token_is_expired_and_never_rotates() {
         }
     });
     fakes.users.expect_find_credentials().returning(|_| Ok(Some(credentials(true))));
-    fakes.store.expect_record().times(1).returning(|_| Ok(()));
+    fakes.store.expect_record().times(1).returning(|_, _| Ok(()));
     fakes.store.expect_rotate().times(0);
     let service = fakes.service();
 

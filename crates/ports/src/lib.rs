@@ -27,7 +27,7 @@ pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuth
 pub use profile::{ProfileRepository, Snapshot, SnapshotStore};
 pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens};
 pub use readiness::ReadinessProbe;
-pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore};
+pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore, Rotation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use user_data::{UpstreamError, UserDataSource};
 pub use users::{NewUser, UserCredentials, UserRepository};
