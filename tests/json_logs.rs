@@ -273,6 +273,20 @@ async fn a_full_run_at_debug_level_logs_no_password_secret_token_code_or_cookie(
 
     let lines = json_lines();
     assert!(lines.iter().any(|l| l["level"] == "DEBUG"), "the run was logged at debug level");
+    // The registry snapshots are written from a task of their own (so that a
+    // cancelled request does not lose them); their lines belong to the
+    // request that fetched them all the same.
+    let snapshot_writes: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["db.statement"].as_str().is_some_and(|sql| sql.contains("INSERT INTO scope_snapshots")))
+        .collect();
+    assert!(!snapshot_writes.is_empty(), "the cold profile read stored its snapshots");
+    for line in snapshot_writes {
+        assert!(
+            line["request_id"].as_str().is_some_and(|id| !id.is_empty()),
+            "a snapshot write without its request id: {line}"
+        );
+    }
     let logs = capture().text();
     for (what, value) in &secrets.0 {
         assert!(!logs.contains(value.as_str()), "the logs leak a {what}: {value}");
