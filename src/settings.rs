@@ -253,6 +253,8 @@ impl Settings {
 
     /// Checks values that are well-typed but out of range.
     pub fn validate(&self) -> Result<(), SettingsError> {
+        // An hour past `exp` is already far more than clocks disagree by.
+        const MAX_JWT_LEEWAY_SECS: i64 = 60 * 60;
         if self.access_token_lifetime_secs <= 0 {
             return Err(SettingsError::about("access_token_lifetime_secs", "must be positive"));
         }
@@ -282,6 +284,7 @@ impl Settings {
         for (key, value, max) in [
             ("access_token_lifetime_secs", self.access_token_lifetime_secs, YEAR),
             ("refresh_token_lifetime_secs", self.refresh_token_lifetime_secs, YEAR),
+            ("jwt_leeway_secs", self.jwt_leeway_secs, MAX_JWT_LEEWAY_SECS),
             ("receita_cache_secs", i64::try_from(self.receita_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
             ("cnes_cache_secs", i64::try_from(self.cnes_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
             ("cdp_cache_secs", i64::try_from(self.cdp_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),

@@ -170,6 +170,14 @@ async fn a_full_run_at_debug_level_logs_no_password_secret_token_code_or_cookie(
     let (status, _) =
         post_json(&browser, "/api/token/pair/", json!({"username": ana.username, "password": WRONG_PASSWORD})).await;
     assert_eq!(status, 401);
+    // The password typed into the username field, until that "username" is
+    // limited: the refusal's log line must not name it.
+    let mistyped = json!({"username": ana.password, "password": WRONG_PASSWORD});
+    let mut statuses = Vec::new();
+    for _ in 0..6 {
+        statuses.push(post_json(&browser, "/api/token/pair/", mistyped.clone()).await.0);
+    }
+    assert_eq!(statuses, [401, 401, 401, 401, 401, 429]);
     let (status, pair) =
         post_json(&browser, "/api/token/pair/", json!({"username": ana.username, "password": ana.password})).await;
     assert_eq!(status, 200, "{pair}");

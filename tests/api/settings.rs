@@ -65,11 +65,14 @@ async fn a_missing_or_bad_upstream_url_stops_a_production_start() {
 #[test]
 fn settings_validation_names_the_setting() {
     type Adjust = fn(&mut Settings);
-    let cases: [(&str, Adjust); 4] = [
+    let cases: [(&str, Adjust); 7] = [
         ("SERVICE_UPSTREAM_ENDPOINTS", |s| s.upstream_endpoints = vec!["//evil/".into()]),
         ("SERVICE_ACCESS_TOKEN_LIFETIME_SECS", |s| s.access_token_lifetime_secs = 0),
         ("SERVICE_LOG_FORMAT", |s| s.log_format = "xml".into()),
         ("SERVICE_PASSWORD_ITERATIONS", |s| s.password_iterations = 0),
+        ("SERVICE_JWT_LEEWAY_SECS", |s| s.jwt_leeway_secs = -1),
+        ("SERVICE_JWT_LEEWAY_SECS", |s| s.jwt_leeway_secs = 3601),
+        ("SERVICE_JWT_LEEWAY_SECS", |s| s.jwt_leeway_secs = i64::MAX),
     ];
     for (name, adjust) in cases {
         let mut s = Settings::default();

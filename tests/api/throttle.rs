@@ -10,9 +10,12 @@ use serde_json::json;
 use crate::helpers::{hidden_fields, spawn_app, spawn_app_with, status_and_json, with, Browser, TestApp};
 use crate::oauth::{register_clients, store_portal_code, PORTAL_SECRET, PORTAL_URI};
 
-/// A 2-second window, so that a test can wait for its end.
+/// A window short enough for a test to wait for its end, and long enough
+/// for five hashed failures on a busy CI machine to fall inside it.
+const SHORT_WINDOW_SECS: u64 = 5;
+
 fn short_window(s: &mut Settings) {
-    s.login_throttle_window_secs = 2;
+    s.login_throttle_window_secs = SHORT_WINDOW_SECS as u32;
 }
 
 async fn pair(app: &TestApp, username: &str, password: &str) -> reqwest::Response {
@@ -76,7 +79,7 @@ async fn the_right_password_works_again_after_the_window() {
     for _ in 0..5 {
         assert_eq!(pair(&app, "maria", "wrong").await.status(), 401);
     }
-    let wait = assert_pair_throttled(pair(&app, "maria", "pw-maria-1").await, 2).await;
+    let wait = assert_pair_throttled(pair(&app, "maria", "pw-maria-1").await, SHORT_WINDOW_SECS).await;
     sleep_secs(wait).await;
     app.login("maria", "pw-maria-1").await;
 }
@@ -277,7 +280,7 @@ async fn assert_token_throttled(r: reqwest::Response, window_secs: u64) -> u64 {
     wait
 }
 
-/// A 2-second window and 5 failures per address.
+/// A short window and 5 failures per address.
 fn five_per_address(s: &mut Settings) {
     short_window(s);
     s.login_throttle_address_failures = 5;
@@ -293,8 +296,9 @@ async fn wrong_client_secrets_from_one_address_get_429_and_the_right_secret_work
         let (status, body) = status_and_json(exchange(&app, "not-the-secret", "code-for-the-portal").await).await;
         assert_eq!((status, body["error"].as_str()), (401, Some("invalid_client")));
     }
-    assert_token_throttled(exchange(&app, "not-the-secret", "code-for-the-portal").await, 2).await;
-    let wait = assert_token_throttled(exchange(&app, PORTAL_SECRET, "code-for-the-portal").await, 2).await;
+    assert_token_throttled(exchange(&app, "not-the-secret", "code-for-the-portal").await, SHORT_WINDOW_SECS).await;
+    let wait =
+        assert_token_throttled(exchange(&app, PORTAL_SECRET, "code-for-the-portal").await, SHORT_WINDOW_SECS).await;
     assert_eq!(failures_on(&app, "address:127.0.0.1").await, 5, "limited requests are not counted");
 
     sleep_secs(wait).await;
@@ -332,7 +336,7 @@ async fn wrong_secrets_for_a_client_id_do_not_lock_that_client_out_elsewhere() {
     for _ in 0..5 {
         assert_eq!(from("203.0.113.66", "guess").await.expect("sent").status(), 401);
     }
-    assert_token_throttled(from("203.0.113.66", "guess").await.expect("sent"), 2).await;
+    assert_token_throttled(from("203.0.113.66", "guess").await.expect("sent"), SHORT_WINDOW_SECS).await;
     // The application itself, from its own address, still gets its tokens.
     let (status, body) = status_and_json(from("198.51.100.7", PORTAL_SECRET).await.expect("sent")).await;
     assert_eq!(status, 200, "{body}");

@@ -64,8 +64,9 @@ SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 # password costs the full hashing work. Access tokens live an hour so that
 # the credentials outlast the run. No per-address brute-force limit: every
 # request comes from 127.0.0.1, and after its first 20 wrong logins the
-# fuzzer would meet nothing but 429 at pair (the per-username and per-client
-# limits stay on, so 429 is still fuzzed for the usernames it repeats).
+# fuzzer would meet nothing but 429 at pair (the per-username limit stays on,
+# so 429 is still fuzzed for the usernames it repeats; failed client secrets
+# count per address only and go unlimited here).
 SERVICE_JWT_SECRET=$SECRET SERVICE_BIND="127.0.0.1:${PORT}" SERVICE_PASSWORD_ITERATIONS=1000 \
     SERVICE_ACCESS_TOKEN_LIFETIME_SECS=3600 SERVICE_LOGIN_THROTTLE_ADDRESS_FAILURES=0 RUST_LOG=warn \
     "${TARGET}/release/credencial" demo >"${OUT}/server.log" 2>&1 &

@@ -102,10 +102,12 @@ impl LoginThrottle {
         match self.policy.retry_after_any(&windows, now) {
             None => Ok(windows),
             Some(retry_after_secs) => {
+                // The address is named; a username is not: what was typed
+                // into the username field may be a password.
                 let limited: Vec<&str> = windows
                     .iter()
                     .filter(|w| self.policy.retry_after_secs(w, now).is_some())
-                    .map(|w| w.key.as_str())
+                    .map(|w| if w.key.kind() == KeyKind::Address { w.key.as_str() } else { "username" })
                     .collect();
                 tracing::info!(keys = ?limited, retry_after_secs, "credential check refused: too many failures");
                 Err(ServiceError::Throttled { retry_after_secs })

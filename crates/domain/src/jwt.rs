@@ -213,7 +213,7 @@ impl TokenCodec {
             return Err(TokenError::Expired);
         }
         let not_before = claims.nbf.unwrap_or(claims.iat).max(claims.iat);
-        if not_before > now.saturating_add(self.leeway_secs + CLOCK_SKEW_SECS) {
+        if not_before > now.saturating_add(self.leeway_secs.saturating_add(CLOCK_SKEW_SECS)) {
             return Err(TokenError::NotYetValid);
         }
         Ok(claims)
