@@ -268,6 +268,7 @@ async fn run(args: Args) -> anyhow::Result<Summary> {
         warmup: recorder.snapshot(Phase::WarmUp),
         client_lag,
         peak_in_flight,
+        memory_watched: watch.is_some(),
         memory: watch.as_ref().and_then(|w| memory::growth(&w.samples, warmup.as_secs_f64())),
         server_lost: watch.as_ref().is_some_and(|w| w.lost),
         cpu: watch.as_ref().and_then(|w| w.cpu),

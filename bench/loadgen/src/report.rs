@@ -29,7 +29,9 @@ pub struct Summary {
     pub client_lag: Histogram<u64>,
     /// Most requests in flight at once in the measured window.
     pub peak_in_flight: usize,
-    /// Resident memory of the server, when watched.
+    /// Whether the server's memory was watched (`--server-pid`).
+    pub memory_watched: bool,
+    /// Resident memory of the server, when watched and measurable.
     pub memory: Option<Growth>,
     /// Set when the server could not be watched to the end.
     pub server_lost: bool,
@@ -55,7 +57,11 @@ impl Summary {
         match &self.memory {
             Some(g) if g.percent >= self.max_growth_percent => failures
                 .push(format!("resident memory grew {:.1} % (limit {:.0} %)", g.percent, self.max_growth_percent)),
-            _ => {}
+            Some(_) => {}
+            None if self.memory_watched => {
+                failures.push("the server's memory growth could not be measured (too few readings)".into())
+            }
+            None => {}
         }
         failures
     }
@@ -194,6 +200,7 @@ mod tests {
             warmup: recorder.snapshot(Phase::WarmUp),
             client_lag: new_histogram(),
             peak_in_flight: 1,
+            memory_watched: true,
             memory,
             server_lost: false,
             cpu: None,
@@ -234,6 +241,14 @@ mod tests {
         let s = summary(&recorder, Some(growth(0.0)));
         assert_eq!(s.failures(), ["1 requests failed"]);
         assert!(s.markdown().contains("- refresh (warm-up): HTTP 401 × 1"), "{}", s.markdown());
+    }
+
+    #[test]
+    fn a_watched_server_whose_growth_could_not_be_measured_fails_the_run() {
+        let s = summary(&Recorder::default(), None);
+        assert_eq!(s.failures(), ["the server's memory growth could not be measured (too few readings)"]);
+        let unwatched = Summary { memory_watched: false, ..summary(&Recorder::default(), None) };
+        assert!(unwatched.failures().is_empty(), "no server PID, nothing to measure");
     }
 
     #[test]
