@@ -5,6 +5,7 @@
 
 mod database;
 mod error;
+mod expiry;
 mod host_user_records;
 mod host_users;
 mod login_failures;

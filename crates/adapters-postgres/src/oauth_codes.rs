@@ -7,6 +7,7 @@ use credencial_ports::{AuthorizationCodeStore, NewAuthorizationCode, RepositoryE
 use sqlx::PgPool;
 
 use crate::error::to_repository_error;
+use crate::expiry::{delete_expired, Expiring};
 
 /// Authorization codes in PostgreSQL (hashes only), shared by every instance.
 #[derive(Debug, Clone)]
@@ -102,11 +103,6 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
     }
 
     async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError> {
-        let done = sqlx::query("DELETE FROM oauth_codes WHERE expires_at < to_timestamp($1)")
-            .bind(before as f64)
-            .execute(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(done.rows_affected())
+        delete_expired(&self.pool, Expiring::AuthorizationCodes, before).await
     }
 }

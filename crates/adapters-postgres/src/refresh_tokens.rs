@@ -6,6 +6,7 @@ use credencial_ports::{NewRefreshToken, RefreshTokenStore, RepositoryError, Rota
 use sqlx::PgPool;
 
 use crate::error::to_repository_error;
+use crate::expiry::{delete_expired, Expiring};
 
 /// Refresh-token state in PostgreSQL, shared by every instance.
 #[derive(Debug, Clone)]
@@ -92,11 +93,6 @@ impl RefreshTokenStore for PgRefreshTokenStore {
     }
 
     async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError> {
-        let done = sqlx::query("DELETE FROM refresh_tokens WHERE expires_at < to_timestamp($1)")
-            .bind(before as f64)
-            .execute(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(done.rows_affected())
+        delete_expired(&self.pool, Expiring::RefreshTokens, before).await
     }
 }
