@@ -33,6 +33,7 @@ use secrecy::SecretString;
 use crate::client_address::client_address;
 use crate::cookies::{self, CookiePolicy};
 use crate::error::ApiError;
+use crate::html;
 use crate::routes::resource;
 use form::{read_form, FormError, FormFields};
 
@@ -116,8 +117,8 @@ pub async fn authorize_post(
     let fields = match read_form(&req, payload).await {
         Ok(f) => f,
         Err(FormError::TooLarge) => {
-            return pages::html(
-                pages::response(StatusCode::PAYLOAD_TOO_LARGE),
+            return html::html(
+                html::response(StatusCode::PAYLOAD_TOO_LARGE),
                 pages::error("Pedido inválido", &FormError::TooLarge.message(), BACK_TO_APP),
             )
         }
@@ -171,7 +172,7 @@ async fn log_in(
         Ok(signed) => {
             let query = serde_urlencoded::to_string(form::authorization_pairs(params)).unwrap_or_default();
             let location = format!("{}?{query}", req.path());
-            let mut builder = pages::response(StatusCode::SEE_OTHER);
+            let mut builder = html::response(StatusCode::SEE_OTHER);
             builder
                 .insert_header((header::LOCATION, location))
                 .append_header((
@@ -244,7 +245,7 @@ async fn session_expired(
 fn step_response(step: Result<AuthorizationStep, ServiceError>, redirect_status: StatusCode) -> HttpResponse {
     match step {
         Ok(AuthorizationStep::Redirect(location)) => {
-            let mut builder = pages::response(redirect_status);
+            let mut builder = html::response(redirect_status);
             builder.insert_header((header::LOCATION, location));
             builder.finish()
         }
@@ -268,9 +269,9 @@ fn login_page(
     // Keep the browser's key if it has one, so that two open tabs both work.
     let key = cookies::read(req, LOGIN_COOKIE).filter(|k| k.len() == 43).unwrap_or_else(|| oauth.new_form_key());
     let page = pages::login(client_name, params, &oauth.login_form_token(&key), username, message);
-    let mut builder = pages::response(status);
+    let mut builder = html::response(status);
     builder.append_header((header::SET_COOKIE, cookies.set(req, LOGIN_COOKIE, COOKIE_PATH, &key, LOGIN_FORM_SECS)));
-    pages::html(builder, page)
+    html::html(builder, page)
 }
 
 fn consent_page(
@@ -286,7 +287,7 @@ fn consent_page(
         params,
         &oauth.consent_form_token(session, params),
     );
-    pages::html(pages::response(StatusCode::OK), page)
+    html::html(html::response(StatusCode::OK), page)
 }
 
 fn refused(e: &OAuthError) -> HttpResponse {
@@ -295,7 +296,7 @@ fn refused(e: &OAuthError) -> HttpResponse {
         _ => "O pedido de autorização é inválido: o aplicativo ou o endereço de retorno não confere com o registro.",
     };
     let hint = format!("{BACK_TO_APP} Detalhe técnico: {} ({}).", e.description(), e.error_code());
-    pages::html(pages::response(StatusCode::BAD_REQUEST), pages::error("Não foi possível continuar", reason, &hint))
+    html::html(html::response(StatusCode::BAD_REQUEST), pages::error("Não foi possível continuar", reason, &hint))
 }
 
 /// Whether the browser says this form post came from a page of another
@@ -312,7 +313,7 @@ fn posted_from_another_origin(req: &HttpRequest) -> bool {
 }
 
 fn bad_request(reason: &str) -> HttpResponse {
-    pages::html(pages::response(StatusCode::BAD_REQUEST), pages::error("Pedido inválido", reason, BACK_TO_APP))
+    html::html(html::response(StatusCode::BAD_REQUEST), pages::error("Pedido inválido", reason, BACK_TO_APP))
 }
 
 /// A fault of ours or of storage, as a page; details go to the log under an
@@ -326,11 +327,11 @@ fn failure_page(e: ServiceError) -> HttpResponse {
     } else {
         ("Erro interno", "Ocorreu um erro interno.")
     };
-    let mut builder = pages::response(status);
+    let mut builder = html::response(status);
     if status == StatusCode::SERVICE_UNAVAILABLE {
         builder.insert_header((header::RETRY_AFTER, "5"));
     }
-    pages::html(
+    html::html(
         builder,
         pages::error(title, reason, &format!("Tente novamente em instantes. Código do erro: {error_id}.")),
     )

@@ -7,7 +7,7 @@ use credencial_domain::oauth::AuthorizationParams;
 use credencial_domain::ScopeSet;
 
 use super::form::authorization_pairs;
-pub use crate::html::{escape, html, response};
+use crate::html::escape;
 
 /// The rules of these pages, after the base style.
 const STYLE: &str = "\
