@@ -561,6 +561,47 @@ async fn the_session_cookie_is_no_token_anywhere_else_and_oauth_tokens_stay_in_t
 }
 
 #[tokio::test]
+async fn verify_refuses_the_tokens_a_user_granted_to_a_client_application() {
+    let (app, _) = app().await;
+    let code = code_for(&app, &portal_request("", "s"), PORTAL_URI).await;
+    let (_, tokens) = exchange_portal_code(&app, &code).await;
+    for kind in ["access_token", "refresh_token"] {
+        let token = tokens[kind].as_str().expect("token");
+        // Anyone holding the key can tell the lane from the token alone.
+        let claims = decode_payload(token);
+        assert_eq!((claims["aud"].as_str(), claims["client_id"].as_str()), (Some("portal"), Some("portal")), "{kind}");
+        let (status, body) =
+            status_and_json(app.post_json("/api/token/verify/", &serde_json::json!({"token": token})).await).await;
+        assert_eq!(
+            (status, body["detail"].as_str(), body["code"].as_str()),
+            (401, Some("Token has wrong type"), Some("token_not_valid")),
+            "{kind}"
+        );
+    }
+    // The client's access token still works in its own lane.
+    let (status, _) = profile_of(&app, tokens["access_token"].as_str().expect("access")).await;
+    assert_eq!(status, 200);
+    // And a first-party pair carries no audience and is refused there.
+    let (_, pair) = status_and_json(
+        app.post_json("/api/token/pair/", &serde_json::json!({"username": "ana", "password": "ana-password"})).await,
+    )
+    .await;
+    let access = pair["access"].as_str().expect("access");
+    assert!(decode_payload(access).get("aud").is_none());
+    let (status, _) = profile_of(&app, access).await;
+    assert_eq!(status, 401);
+}
+
+/// The claims of a JWT, read without checking it (what a resource server
+/// holding the key would see after its own check).
+fn decode_payload(token: &str) -> serde_json::Value {
+    use base64::Engine as _;
+    let payload = token.split('.').nth(1).expect("payload");
+    let json = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).expect("base64");
+    serde_json::from_slice(&json).expect("json")
+}
+
+#[tokio::test]
 async fn a_logged_in_browser_goes_straight_to_consent_without_trailing_slash_too() {
     let (app, _) = app().await;
     let mut browser = Browser::new(&app);

@@ -100,9 +100,17 @@ pub(crate) async fn person(app: &TestApp, username: &str, cpf: &str, full: bool)
 }
 
 pub(crate) fn token(user_id: i64, scope: &str, client: &str, exp_in: i64) -> String {
+    token_with(user_id, scope, client, Some(client), exp_in)
+}
+
+/// An access token signed with the test key whose `aud` is `aud`.
+pub(crate) fn token_with(user_id: i64, scope: &str, client: &str, aud: Option<&str>, exp_in: i64) -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
-    let claims = json!({"token_type": "access", "iat": now, "exp": now + exp_in, "jti": format!("j{now}{user_id}"),
-                        "user_id": user_id, "scope": scope, "client_id": client});
+    let mut claims = json!({"token_type": "access", "iat": now, "exp": now + exp_in, "jti": format!("j{now}{user_id}"),
+                            "user_id": user_id, "scope": scope, "client_id": client});
+    if let Some(aud) = aud {
+        claims["aud"] = json!(aud);
+    }
     encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(SECRET.as_bytes())).expect("sign")
 }
 
@@ -268,6 +276,8 @@ async fn bad_credentials_are_401_and_other_methods_405() {
         ("expired", Some(token(ana, ALL, "host", -10))),
         ("no OAuth2 claims", Some(pair_style)),
         ("unknown client", Some(token(ana, ALL, "deleted", 300))),
+        ("client but no audience", Some(token_with(ana, ALL, "host", None, 300))),
+        ("audience of another client", Some(token_with(ana, ALL, "host", Some("other"), 300))),
     ];
     for (what, t) in cases {
         let (status, body) = profile(&app, t.as_deref(), None).await;

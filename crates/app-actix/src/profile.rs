@@ -22,7 +22,7 @@ pub async fn perfil_dados(
     body: FormOrJsonBody,
 ) -> Result<HttpResponse, ApiError> {
     let token = bearer_token(&req)?.ok_or_else(ApiError::not_authenticated)?;
-    let claims = tokens.authenticate(&token)?;
+    let claims = tokens.authenticate_client_token(&token)?;
     let narrow = body.0.optional("scope")?;
     let answer = profiles.answer(&claims, narrow.as_deref()).await?;
     Ok(HttpResponse::Ok().insert_header(("Cache-Control", "no-store")).json(answer))

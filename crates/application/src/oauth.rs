@@ -447,7 +447,9 @@ impl OAuthService {
             .codec()
             .decode_typed(raw, TokenType::Refresh, now)
             .map_err(|_| OAuthError::InvalidGrant("refresh token is invalid or expired".into()))?;
-        if old.client_id.as_deref() != Some(client.client_id.as_str()) {
+        // The token's audience must be this client (a first-party refresh
+        // token, or one issued to another client, buys nothing here).
+        if old.client_audience() != Some(client.client_id.as_str()) {
             return Err(OAuthError::InvalidGrant("refresh token was not issued to this client".into()).into());
         }
         let granted = ScopeSet::parse_lenient(old.scope.as_deref().unwrap_or(""));
@@ -481,6 +483,7 @@ impl OAuthService {
         let claims = |token_type, scopes: ScopeSet| Claims {
             scope: Some(scopes.to_scope_string()),
             client_id: Some(client_id.as_str().to_owned()),
+            aud: Some(client_id.as_str().to_owned()),
             ..Claims::new(token_type, user.0, now, lifetimes.of(token_type))
         };
         let access = claims(TokenType::Access, access_scopes);

@@ -58,10 +58,11 @@ impl ProfileService {
     /// the token's scopes, reduced to those still enabled for its client and,
     /// when `narrow` is given (space-separated), to those named there. A
     /// scope not granted or not enabled is omitted, never an error. Errors:
-    /// `InvalidToken` for a token without OAuth2 claims or whose client is no
-    /// longer registered; see [`profile`](Self::profile) for the rest.
+    /// `InvalidToken` for a token without OAuth2 claims (an audience that
+    /// names its client, and scopes) or whose client is no longer
+    /// registered; see [`profile`](Self::profile) for the rest.
     pub async fn answer(&self, claims: &Claims, narrow: Option<&str>) -> Result<Map<String, Value>, ServiceError> {
-        let (Some(client_id), Some(scope)) = (&claims.client_id, &claims.scope) else {
+        let (Some(client_id), Some(scope)) = (claims.client_audience(), &claims.scope) else {
             return Err(TokenError::WrongType.into());
         };
         let client_id = ClientId::parse(client_id).map_err(|_| TokenError::Invalid)?;

@@ -194,15 +194,12 @@ impl TokenService {
 
     /// Exchanges a current refresh token for a new access and refresh token;
     /// the presented one can never be used again, on any instance. An OAuth2
-    /// refresh token (one with a `client_id`) is refused as of the wrong
-    /// type: it is renewed at `/oauth/token/`, where its scopes and client
-    /// are kept; here it would buy an unscoped token.
+    /// refresh token (one with an `aud` or a `client_id`) is refused as of
+    /// the wrong type: it is renewed at `/oauth/token/`, where its scopes
+    /// and client are kept; here it would buy an unscoped token.
     pub async fn refresh(&self, refresh_token: &str) -> Result<RefreshedPair, ServiceError> {
         let now = self.clock.now();
-        let old = self.codec.decode_typed(refresh_token, TokenType::Refresh, now)?;
-        if old.client_id.is_some() {
-            return Err(TokenError::WrongType.into());
-        }
+        let old = self.codec.decode_first_party(refresh_token, TokenType::Refresh, now)?;
         let access = self.sign(&Claims::new(TokenType::Access, old.user_id, now, self.config.lifetimes.access_secs))?;
         let next = Claims::new(TokenType::Refresh, old.user_id, now, self.config.lifetimes.refresh_secs);
         let refresh = self.sign(&next)?;
@@ -213,11 +210,18 @@ impl TokenService {
         Ok(RefreshedPair { access, refresh })
     }
 
-    /// Checks an access or refresh token. An access token is checked
-    /// locally only; a refresh token must also still be current. A login
-    /// session token (of `/oauth/authorize/`) is refused as of the wrong type.
+    /// Checks a first-party access or refresh token. An access token is
+    /// checked locally only; a refresh token must also still be current. A
+    /// login session token (of `/oauth/authorize/`) and every token issued
+    /// to a client application (access or refresh, with an `aud` or a
+    /// `client_id`) are refused as of the wrong type: a service that logs
+    /// its users in by checking tokens here must never accept a token a
+    /// user granted to a third-party application.
     pub async fn verify(&self, token: &str) -> Result<(), ServiceError> {
         let claims = self.codec.decode(token, self.clock.now())?;
+        if !claims.is_first_party() {
+            return Err(TokenError::WrongType.into());
+        }
         match claims.token_type {
             TokenType::Access => Ok(()),
             TokenType::Refresh if self.refresh_tokens.is_current(&claims.jti).await? => Ok(()),
@@ -236,21 +240,32 @@ impl TokenService {
         Ok(self.refresh_tokens.purge_expired(before).await?)
     }
 
-    /// Checks an access token locally and returns its claims.
+    /// Checks a first-party access token locally and returns its claims; a
+    /// token issued to a client application is refused as of the wrong type.
     pub fn authenticate(&self, access_token: &str) -> Result<Claims, ServiceError> {
-        Ok(self.codec.decode_typed(access_token, TokenType::Access, self.clock.now())?)
+        Ok(self.codec.decode_first_party(access_token, TokenType::Access, self.clock.now())?)
+    }
+
+    /// Checks an access token issued to a client application (OAuth2)
+    /// locally and returns its claims. A first-party token, or one whose
+    /// `aud` is missing or names another client than its `client_id`, is
+    /// refused as of the wrong type.
+    pub fn authenticate_client_token(&self, access_token: &str) -> Result<Claims, ServiceError> {
+        let claims = self.codec.decode_typed(access_token, TokenType::Access, self.clock.now())?;
+        if claims.client_audience().is_none() {
+            return Err(TokenError::WrongType.into());
+        }
+        Ok(claims)
     }
 
     /// Reads user data from the upstream for the holder of `access_token`.
     /// The token is checked locally and `endpoint` against the allow-list
-    /// before anything is sent upstream. OAuth2 access tokens (with a
-    /// `client_id`) are refused as of the wrong type: a client application
-    /// reads what its scopes grant at `/api/perfil/dados/`, not the user's
-    /// whole record, and its token is never forwarded upstream.
+    /// before anything is sent upstream. OAuth2 access tokens (with an `aud`
+    /// or a `client_id`) are refused as of the wrong type: a client
+    /// application reads what its scopes grant at `/api/perfil/dados/`, not
+    /// the user's whole record, and its token is never forwarded upstream.
     pub async fn consume(&self, access_token: &str, endpoint: Option<&str>) -> Result<serde_json::Value, ServiceError> {
-        if self.authenticate(access_token)?.client_id.is_some() {
-            return Err(TokenError::WrongType.into());
-        }
+        self.authenticate(access_token)?;
         let path = self.config.endpoints.resolve(endpoint)?;
         Ok(self.user_data.fetch(&path, access_token).await?)
     }

@@ -506,8 +506,10 @@ async fn a_code_buys_scoped_tokens_for_the_client_and_records_the_refresh_token(
     assert_eq!((access.token_type, access.user_id, access.exp), (TokenType::Access, USER.0, NOW + 300));
     assert_eq!(access.scope.as_deref(), Some("dados_publicos cpf email cnes"));
     assert_eq!(access.client_id.as_deref(), Some("portal"));
+    assert_eq!(access.aud.as_deref(), Some("portal"), "the audience is the client: no first-party route takes it");
     let refresh = decode(&tokens.refresh_token);
     assert_eq!((refresh.token_type, refresh.exp), (TokenType::Refresh, NOW + 86_400));
+    assert_eq!(refresh.aud.as_deref(), Some("portal"));
     assert_eq!((refresh.scope, refresh.client_id), (access.scope, access.client_id));
     assert_eq!(handles.refreshes.lock().expect("lock").get(&refresh.jti).map(|(current, _)| *current), Some(true));
 }
@@ -719,6 +721,22 @@ async fn a_refresh_token_of_the_jwt_api_or_an_access_token_is_invalid_grant() {
     let tokens = portal_tokens(&service, "").await;
     let e = oauth_error(service.token(refresh_request(&tokens.access_token, None)).await);
     assert_eq!(e.error_code(), "invalid_grant");
+}
+
+#[tokio::test]
+async fn a_refresh_token_whose_audience_is_missing_or_another_client_is_invalid_grant() {
+    let (service, _) = World::new().service();
+    for aud in [None, Some("spa")] {
+        let claims = Claims {
+            scope: Some("dados_publicos cpf email".into()),
+            client_id: Some("portal".into()),
+            aud: aud.map(Into::into),
+            ..Claims::new(TokenType::Refresh, USER.0, NOW, 86_400)
+        };
+        let token = codec().encode(&claims).expect("encode");
+        let e = oauth_error(service.token(refresh_request(&token, None)).await);
+        assert_eq!(e.error_code(), "invalid_grant", "aud {aud:?}");
+    }
 }
 
 // ------------------------------------------------------ brute-force limits

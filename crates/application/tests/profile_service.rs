@@ -206,6 +206,7 @@ fn oauth_claims(scope: &str, client: &str) -> Claims {
     let mut c = Claims::new(TokenType::Access, ANA.0, 0, 300);
     c.scope = Some(scope.into());
     c.client_id = Some(client.into());
+    c.aud = Some(client.into());
     c
 }
 
@@ -258,6 +259,14 @@ async fn a_token_without_oauth2_claims_or_of_an_unknown_client_is_refused() {
     assert!(matches!(svc.answer(&plain, None).await, Err(ServiceError::InvalidToken(TokenError::WrongType))));
     let gone = oauth_claims("cpf", "deleted-app");
     assert!(matches!(svc.answer(&gone, None).await, Err(ServiceError::InvalidToken(TokenError::Invalid))));
+    // A token that names a client but no audience (or another one) is no
+    // client application's token.
+    let mut no_audience = oauth_claims("cpf", "host-app");
+    no_audience.aud = None;
+    assert!(matches!(svc.answer(&no_audience, None).await, Err(ServiceError::InvalidToken(TokenError::WrongType))));
+    let mut other_audience = oauth_claims("cpf", "host-app");
+    other_audience.aud = Some("other-app".into());
+    assert!(matches!(svc.answer(&other_audience, None).await, Err(ServiceError::InvalidToken(TokenError::WrongType))));
 }
 
 #[tokio::test]

@@ -339,6 +339,74 @@ async fn verify_of_a_login_session_token_is_wrong_type() {
     assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
 }
 
+/// A token a user granted to the client application `portal`, of
+/// `token_type`, with the given audience and client claims.
+fn client_token(token_type: TokenType, aud: Option<&str>, client_id: Option<&str>) -> String {
+    let lifetime = if token_type == TokenType::Access { ACCESS_SECS } else { REFRESH_SECS };
+    let claims = Claims {
+        scope: Some("dados_publicos cpf email".into()),
+        client_id: client_id.map(Into::into),
+        aud: aud.map(Into::into),
+        ..Claims::new(token_type, USER, NOW, lifetime)
+    };
+    codec().encode(&claims).expect("encode")
+}
+
+/// Every shape of token issued to a client application: as issued (`aud`
+/// and `client_id`), and with either claim alone.
+fn client_tokens(token_type: TokenType) -> [String; 3] {
+    [
+        client_token(token_type, Some("portal"), Some("portal")),
+        client_token(token_type, Some("portal"), None),
+        client_token(token_type, None, Some("portal")),
+    ]
+}
+
+#[tokio::test]
+async fn verify_refuses_every_token_issued_to_a_client_application_as_wrong_type() {
+    for token_type in [TokenType::Access, TokenType::Refresh] {
+        for token in client_tokens(token_type) {
+            let mut fakes = Fakes::new();
+            // Refused on its claims alone: the refresh-token store is never asked.
+            fakes.store.expect_is_current().times(0);
+            let err = fakes.service().verify(&token).await.expect_err("refused");
+            assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{token_type:?}: {err:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn refresh_refuses_a_refresh_token_with_an_audience_alone_and_never_rotates() {
+    let mut fakes = Fakes::new();
+    fakes.store.expect_rotate().times(0);
+    let token = client_token(TokenType::Refresh, Some("portal"), None);
+    let err = fakes.service().refresh(&token).await.expect_err("refused");
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
+}
+
+#[test]
+fn a_client_token_is_accepted_only_in_the_client_lane_and_a_first_party_one_only_outside_it() {
+    let service = Fakes::new().service();
+    let issued = client_token(TokenType::Access, Some("portal"), Some("portal"));
+    let claims = service.authenticate_client_token(&issued).expect("a client's token in the client lane");
+    assert_eq!(claims.aud.as_deref(), Some("portal"));
+    let err = service.authenticate(&issued).expect_err("not first party");
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
+
+    let (first_party, _) = token(TokenType::Access, NOW);
+    service.authenticate(&first_party).expect("first party in its lane");
+    let refused = [
+        first_party,
+        client_token(TokenType::Access, None, Some("portal")),
+        client_token(TokenType::Access, Some("portal"), None),
+        client_token(TokenType::Access, Some("other"), Some("portal")),
+    ];
+    for token in refused {
+        let err = service.authenticate_client_token(&token).expect_err("no audience naming its client");
+        assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
+    }
+}
+
 #[tokio::test]
 async fn verify_of_a_tampered_token_is_invalid() {
     let (refresh, _) = token(TokenType::Refresh, NOW);
@@ -404,13 +472,10 @@ async fn consume_with_a_session_or_an_oauth2_access_token_is_wrong_type_and_neve
     let (session, _) = token(TokenType::Session, NOW);
     let err = consume_refused(&session, None).await;
     assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
-    let oauth = Claims {
-        scope: Some("dados_publicos cpf email".into()),
-        client_id: Some("portal".into()),
-        ..Claims::new(TokenType::Access, USER, NOW, ACCESS_SECS)
-    };
-    let err = consume_refused(&codec().encode(&oauth).expect("encode"), None).await;
-    assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
+    for oauth in client_tokens(TokenType::Access) {
+        let err = consume_refused(&oauth, None).await;
+        assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
+    }
 }
 
 #[tokio::test]

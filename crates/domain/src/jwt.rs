@@ -247,6 +247,17 @@ impl TokenCodec {
         serde_json::from_slice(&json).ok()
     }
 
+    /// Like [`decode_typed`](Self::decode_typed), and also requires a
+    /// first-party token (see [`Claims::is_first_party`]): a token issued to
+    /// a client application is refused as `WrongType`, whatever its type.
+    pub fn decode_first_party(&self, token: &str, expected: TokenType, now: i64) -> Result<Claims, TokenError> {
+        let claims = self.decode_typed(token, expected, now)?;
+        if !claims.is_first_party() {
+            return Err(TokenError::WrongType);
+        }
+        Ok(claims)
+    }
+
     /// Like [`decode`](Self::decode), and also requires `expected` type.
     pub fn decode_typed(&self, token: &str, expected: TokenType, now: i64) -> Result<Claims, TokenError> {
         let claims = self.decode(token, now)?;

@@ -35,9 +35,14 @@ pub struct Claims {
     /// Space-separated OAuth2 scopes (OAuth2 access tokens only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
-    /// OAuth2 client the token was issued to (OAuth2 access tokens only).
+    /// OAuth2 client the token was issued to (OAuth2 tokens only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
+    /// Audience (RFC 7519 §4.1.3): the client id of the application an
+    /// OAuth2 token was issued to. First-party tokens (`pair`, `refresh`)
+    /// carry none, so anyone holding the key can tell the two lanes apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aud: Option<String>,
 }
 
 impl Claims {
@@ -53,6 +58,26 @@ impl Claims {
             nbf: None,
             scope: None,
             client_id: None,
+            aud: None,
+        }
+    }
+
+    /// Whether the token was issued to the service's own users (by `pair`
+    /// or `refresh`): it names no audience and no client. Only such tokens
+    /// are accepted at `verify`, `refresh` and the consume routes.
+    pub fn is_first_party(&self) -> bool {
+        self.aud.is_none() && self.client_id.is_none()
+    }
+
+    /// The client application an OAuth2 token was issued to: its `aud`,
+    /// when it names the same client as `client_id`. `None` for a
+    /// first-party token and for one whose two claims disagree or where one
+    /// is missing; only tokens with an audience are accepted at the profile
+    /// endpoint and the OAuth2 refresh grant.
+    pub fn client_audience(&self) -> Option<&str> {
+        match (&self.aud, &self.client_id) {
+            (Some(aud), Some(client)) if aud == client => Some(aud),
+            _ => None,
         }
     }
 }
@@ -117,5 +142,37 @@ mod tests {
         assert!(v.get("scope").is_none(), "absent optional claims are omitted");
         let session = serde_json::to_value(Claims::new(TokenType::Session, 1, 0, 1)).expect("claims serialise");
         assert_eq!(session["token_type"], "session");
+        assert!(v.get("aud").is_none(), "a first-party token names no audience");
+    }
+
+    fn issued_to(aud: Option<&str>, client_id: Option<&str>) -> Claims {
+        Claims {
+            aud: aud.map(Into::into),
+            client_id: client_id.map(Into::into),
+            ..Claims::new(TokenType::Access, 1, 0, 300)
+        }
+    }
+
+    #[test]
+    fn only_a_token_without_audience_or_client_is_first_party() {
+        assert!(issued_to(None, None).is_first_party());
+        assert!(!issued_to(Some("portal"), Some("portal")).is_first_party());
+        assert!(!issued_to(Some("portal"), None).is_first_party(), "an audience alone makes it a client's token");
+        assert!(!issued_to(None, Some("portal")).is_first_party(), "a client id alone too");
+    }
+
+    #[test]
+    fn a_client_audience_needs_aud_and_client_id_to_agree() {
+        assert_eq!(issued_to(Some("portal"), Some("portal")).client_audience(), Some("portal"));
+        assert_eq!(issued_to(Some("portal"), Some("other")).client_audience(), None);
+        assert_eq!(issued_to(None, Some("portal")).client_audience(), None, "no audience: not a client's token");
+        assert_eq!(issued_to(Some("portal"), None).client_audience(), None);
+        assert_eq!(issued_to(None, None).client_audience(), None);
+    }
+
+    #[test]
+    fn the_audience_serialises_as_the_standard_aud_claim() {
+        let v = serde_json::to_value(issued_to(Some("portal"), Some("portal"))).expect("claims serialise");
+        assert_eq!((v["aud"].as_str(), v["client_id"].as_str()), (Some("portal"), Some("portal")));
     }
 }
