@@ -147,9 +147,66 @@ async fn ana_logs_in_and_her_record_gets_every_mapped_column() {
     let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM host_users").fetch_one(&db.pool).await.expect("count");
     assert_eq!(rows, 1);
 
-    let out = browser.post("/auth/logout/", &[]).await;
+    // The record page carries personal data: no cache may keep it.
+    assert_eq!(
+        (page.headers["cache-control"].to_str().ok(), page.headers["pragma"].to_str().ok()),
+        (Some("no-store"), Some("no-cache"))
+    );
+    let out = browser.post("/auth/logout/", &hidden_fields(&page.body)).await;
     assert_eq!((out.status, out.location.as_deref()), (303, Some("/auth/login/")));
     assert_eq!(browser.get("/auth/me/").await.status, 303, "the session is gone");
+}
+
+#[tokio::test]
+async fn logout_takes_a_post_with_the_pages_token_and_a_forged_one_ends_nothing() {
+    let (mut browser, _db) = spawn_demo(|_| {}).await;
+    let done = log_in(&mut browser, "ana", "ana-demo-2026", "/auth/me/").await;
+    assert_eq!(done.status, 303, "{}", done.body);
+
+    // GET shows the button and ends nothing.
+    let page = browser.get("/auth/logout/").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("<form method=\"post\" action=\"/auth/logout/\""), "{}", page.body);
+    let fields = hidden_fields(&page.body);
+    assert_eq!(fields.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["csrf_token"]);
+    assert_eq!(browser.get("/auth/me/").await.status, 200, "a GET ends no session");
+
+    // Forged posts: no token, a wrong one, another session's, or the right
+    // one from another origin. Each gets a 403 page and the session lives.
+    let mut other = Browser::new_at(&browser.base, browser.client.clone());
+    let bruno = log_in(&mut other, "bruno", "bruno-demo-2026", "/auth/me/").await;
+    assert_eq!(bruno.status, 303, "{}", bruno.body);
+    let brunos_token = hidden_fields(&other.get("/auth/logout/").await.body);
+    let wrong = vec![("csrf_token".to_owned(), "A".repeat(43))];
+    for forged in [vec![], wrong, brunos_token] {
+        let out = browser.post("/auth/logout/", &forged).await;
+        assert_eq!(out.status, 403, "{forged:?}: {}", out.body);
+        assert!(out.body.contains("Saída não confirmada"));
+        assert!(out.set_cookies.is_empty(), "no cookie is cleared: {:?}", out.set_cookies);
+    }
+    for site in ["cross-site", "same-site"] {
+        let request =
+            browser.client.post(format!("{}/auth/logout/", browser.base)).header("sec-fetch-site", site).form(&fields);
+        let out = browser.send(request).await;
+        assert_eq!(out.status, 403, "{site}");
+    }
+    assert_eq!(browser.get("/auth/me/").await.status, 200, "the session outlived every forged post");
+
+    // The page's own post, from the same origin, ends it.
+    let request = browser
+        .client
+        .post(format!("{}/auth/logout/", browser.base))
+        .header("sec-fetch-site", "same-origin")
+        .form(&fields);
+    let out = browser.send(request).await;
+    assert_eq!((out.status, out.location.as_deref()), (303, Some("/auth/login/")));
+    assert!(out.set_cookies.iter().any(|c| c.starts_with("credencial_host_session=;") && c.contains("Max-Age=0")));
+    assert_eq!(browser.get("/auth/me/").await.status, 303, "the session is gone");
+    // Without a session, GET and POST have nothing to end.
+    assert_eq!(browser.get("/auth/logout/").await.location.as_deref(), Some("/auth/login/"));
+    assert_eq!(browser.post("/auth/logout/", &fields).await.location.as_deref(), Some("/auth/login/"));
+    // Bruno's session, in his own browser, was never touched.
+    assert_eq!(other.get("/auth/me/").await.status, 200);
 }
 
 #[tokio::test]

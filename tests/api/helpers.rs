@@ -170,7 +170,12 @@ pub struct Page {
 impl Browser {
     /// A browser with an empty jar on `app`.
     pub fn new(app: &TestApp) -> Self {
-        Self { base: app.address.clone(), client: app.client.clone(), jar: HashMap::new() }
+        Self::new_at(&app.address, app.client.clone())
+    }
+
+    /// A browser with an empty jar on the app at `base`, through `client`.
+    pub fn new_at(base: &str, client: reqwest::Client) -> Self {
+        Self { base: base.to_owned(), client, jar: HashMap::new() }
     }
 
     fn cookie_header(&self) -> String {

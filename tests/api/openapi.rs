@@ -55,11 +55,48 @@ struct Checker {
     doc: Value,
     validators: HashMap<String, jsonschema::Validator>,
     seen: BTreeSet<(String, String, String)>,
+    /// Operations seen answering a token or personal data.
+    private: BTreeSet<(String, String)>,
+}
+
+/// Keys under which an answer carries personal data or a token (the
+/// contract's, the upstream user-data resource's, and the token answers').
+const PRIVATE_KEYS: [&str; 15] = [
+    "cpf",
+    "email",
+    "name",
+    "nome",
+    "nome_usual",
+    "identificacao",
+    "data_nascimento",
+    "nome_mae",
+    "mae",
+    "username",
+    "access",
+    "refresh",
+    "access_token",
+    "refresh_token",
+    "id_token",
+];
+
+/// Whether `body` carries a token (a string shaped like a JWT) or personal
+/// data (a string or number under one of [`PRIVATE_KEYS`]), at any depth.
+/// (The description itself names such keys, with schemas as values.)
+fn carries_token_or_personal_data(body: &Value) -> bool {
+    let scalar = |v: &Value| v.is_number() || v.as_str().is_some_and(|s| !s.is_empty());
+    match body {
+        Value::String(s) => s.starts_with("eyJ") && s.split('.').count() == 3,
+        Value::Array(items) => items.iter().any(carries_token_or_personal_data),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| (PRIVATE_KEYS.contains(&k.as_str()) && scalar(v)) || carries_token_or_personal_data(v)),
+        _ => false,
+    }
 }
 
 impl Checker {
     fn new() -> Self {
-        Self { doc: description(), validators: HashMap::new(), seen: BTreeSet::new() }
+        Self { doc: description(), validators: HashMap::new(), seen: BTreeSet::new(), private: BTreeSet::new() }
     }
 
     /// Every (path, method, status) the description documents.
@@ -129,6 +166,16 @@ impl Checker {
         let text = response.text().await.expect("body");
         let body: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{what}: not JSON: {text:?}"));
         self.validate(&format!("{at}/content/{}/schema", escape(&essence)), &body, &what);
+        // (The description itself is public: its examples of personal
+        // data are invented, and its keys name schemas.)
+        if path != "/api/openapi.json" && carries_token_or_personal_data(&body) {
+            // RFC 6749 §5.1 for tokens, and personal data alike: no cache
+            // (the browser's included) may keep the answer.
+            let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            assert_eq!(header("cache-control").as_deref(), Some("no-store"), "{what}: {body}");
+            assert_eq!(header("pragma").as_deref(), Some("no-cache"), "{what}: {body}");
+            self.private.insert((path.to_owned(), method.to_owned()));
+        }
         self.seen.insert((path.to_owned(), method.to_owned(), status.to_string()));
         (status, body)
     }
@@ -193,7 +240,8 @@ async fn register_confidential_client(app: &TestApp) {
 
 /// An OAuth2 refresh token of `user` for the test client, recorded as current.
 async fn oauth_refresh_token(app: &TestApp, user: i64) -> String {
-    let token = sign(json!({"token_type": "refresh", "user_id": user, "scope": ALL, "client_id": CLIENT}));
+    let token =
+        sign(json!({"token_type": "refresh", "user_id": user, "scope": ALL, "client_id": CLIENT, "aud": CLIENT}));
     let claims: Value = {
         use base64::Engine;
         let payload = token.split('.').nth(1).expect("payload");
@@ -501,6 +549,38 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
     let operations: BTreeSet<(String, String)> = c.seen.iter().map(|(p, m, _)| (p.clone(), m.clone())).collect();
     let documented: BTreeSet<(String, String)> = c.documented().into_iter().map(|(p, m, _)| (p, m)).collect();
     assert_eq!(operations.len() + 1, documented.len(), "every operation but readyz was driven: {operations:?}");
+    // Every operation that answers a token or personal data was seen doing
+    // so (and so had its no-store headers checked above).
+    let private: Vec<String> = c.private.iter().map(|(p, m)| format!("{} {p}", m.to_uppercase())).collect();
+    assert_eq!(
+        private,
+        [
+            "POST /api/perfil/dados/",
+            "POST /api/token/pair/",
+            "POST /api/token/refresh/",
+            "GET /api/token/rh/eu/",
+            "POST /api/token/rh/eu/",
+            "GET /api/token/user-info/",
+            "POST /api/token/user-info/",
+            "POST /oauth/token/",
+        ]
+    );
+}
+
+#[test]
+fn tokens_and_personal_data_are_recognised_at_any_depth_and_nothing_else_is() {
+    assert!(carries_token_or_personal_data(&json!({"access": "x"})));
+    assert!(carries_token_or_personal_data(&json!({"a": [{"b": {"cpf": "52998224725"}}]})));
+    assert!(carries_token_or_personal_data(&json!({"t": "eyJhbGciOiJIUzI1NiJ9.eyJ4IjoxfQ.c2ln"})));
+    for public in [
+        json!({}),
+        json!({"status": "ready"}),
+        json!({"detail": "x", "code": "y"}),
+        json!({"cpf": null}),
+        json!({"properties": {"cpf": {"type": "string"}}}),
+    ] {
+        assert!(!carries_token_or_personal_data(&public), "{public}");
+    }
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use credencial_domain::TokenError;
 
 use crate::body::OptionalJsonBody;
 use crate::error::ApiError;
+use crate::private::private_json;
 
 /// The token of an `Authorization: Bearer <token>` header. `Ok(None)` when
 /// there is no such header (or another scheme); an unusable Bearer header
@@ -29,7 +30,7 @@ pub fn bearer_token(req: &HttpRequest) -> Result<Option<String>, ApiError> {
 pub async fn consume_get(req: HttpRequest, service: web::Data<TokenService>) -> Result<HttpResponse, ApiError> {
     let token = bearer_token(&req)?.ok_or_else(ApiError::not_authenticated)?;
     let data = service.consume(&token, None).await?;
-    Ok(HttpResponse::Ok().json(data))
+    Ok(private_json(data))
 }
 
 /// `POST user-info` / `POST rh/eu`: the token from the `Authorization`
@@ -47,7 +48,7 @@ pub async fn consume_post(
     };
     let endpoint = body.optional("endpoint")?;
     let data = service.consume(&token, endpoint.as_deref()).await?;
-    Ok(HttpResponse::Ok().json(data))
+    Ok(private_json(data))
 }
 
 #[cfg(test)]

@@ -73,6 +73,19 @@ pub fn html(mut builder: HttpResponseBuilder, page: String) -> HttpResponse {
     builder.content_type("text/html; charset=utf-8").body(page)
 }
 
+/// Whether the browser says this form post came from a page of another
+/// origin (`Sec-Fetch-Site: same-site` or `cross-site`). The anti-forgery
+/// tokens stop a post from another site, but not one from a sibling
+/// subdomain that can plant the login form's cookie (login CSRF: the victim
+/// ends up logged in as the attacker); a browser's fetch metadata tells both
+/// apart from our own pages. Clients that send no such header (not
+/// browsers, or browsers from before 2023) are judged by the tokens alone.
+pub fn posted_from_another_origin(req: &actix_web::HttpRequest) -> bool {
+    req.headers().get("sec-fetch-site").is_some_and(|v| {
+        !(v.as_bytes().eq_ignore_ascii_case(b"same-origin") || v.as_bytes().eq_ignore_ascii_case(b"none"))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,6 +29,7 @@ use crate::body::{JsonBody, Trim};
 use crate::client_address::client_address;
 use crate::consume;
 use crate::error::ApiError;
+use crate::private::private_json;
 use crate::routes::resource;
 
 /// The prefix the sub-application is mounted under unless told otherwise.
@@ -47,7 +48,7 @@ pub async fn pair(
 ) -> Result<HttpResponse, ApiError> {
     let [username, password] = body.required([("username", Trim::Yes), ("password", Trim::No)])?;
     let pair = service.pair(&username, SecretString::from(password), client_address(&req)).await?;
-    Ok(HttpResponse::Ok().json(pair))
+    Ok(private_json(pair))
 }
 
 /// `POST refresh` — `{"refresh"}` → `{"access", "refresh"}`; the presented
@@ -55,7 +56,7 @@ pub async fn pair(
 pub async fn refresh(service: web::Data<TokenService>, body: JsonBody) -> Result<HttpResponse, ApiError> {
     let [token] = body.required([("refresh", Trim::Yes)])?;
     let pair = service.refresh(&token).await?;
-    Ok(HttpResponse::Ok().json(pair))
+    Ok(private_json(pair))
 }
 
 /// `POST verify` — `{"token"}` → `{}` when the token is valid.

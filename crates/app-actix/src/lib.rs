@@ -23,6 +23,7 @@ pub mod html;
 pub mod jwt;
 pub mod oauth;
 pub mod openapi;
+pub mod private;
 pub mod profile;
 pub mod routes;
 pub mod sandbox;

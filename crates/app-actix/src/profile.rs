@@ -7,6 +7,7 @@ use credencial_application::{ProfileService, TokenService};
 use crate::body::FormOrJsonBody;
 use crate::consume::bearer_token;
 use crate::error::ApiError;
+use crate::private::private_json;
 use crate::routes::resource;
 
 /// The route's path.
@@ -25,7 +26,7 @@ pub async fn perfil_dados(
     let claims = tokens.authenticate_client_token(&token)?;
     let narrow = body.0.optional("scope")?;
     let answer = profiles.answer(&claims, narrow.as_deref()).await?;
-    Ok(HttpResponse::Ok().insert_header(("Cache-Control", "no-store")).json(answer))
+    Ok(private_json(answer))
 }
 
 /// The profile endpoint's resource (POST only; other methods get a 405).

@@ -1,11 +1,13 @@
-//! Anti-forgery tokens of the HTML forms at `/oauth/authorize/`.
+//! Anti-forgery tokens of the HTML forms (`/oauth/authorize/`, the client
+//! component's logout).
 //!
 //! A form token is `base64url(HMAC-SHA256(key, purpose ‖ bound values))`,
 //! each part length-prefixed so that no two different inputs give the same
 //! message. The key is a secret the attacker cannot read from another
 //! origin: for the login form, a random value kept in an HttpOnly cookie
 //! (double submit); for the consent form, the `jti` of the login session
-//! (inside the HttpOnly session cookie). Bound values tie a token to the one
+//! (inside the HttpOnly session cookie); for the logout form, the host
+//! session's HttpOnly cookie value. Bound values tie a token to the one
 //! authorization request the form was rendered for.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -22,6 +24,8 @@ pub enum FormPurpose {
     Login,
     /// The consent form (approve or deny).
     Consent,
+    /// The client component's logout form (`POST /auth/logout/`).
+    Logout,
 }
 
 impl FormPurpose {
@@ -29,6 +33,7 @@ impl FormPurpose {
         match self {
             FormPurpose::Login => "credencial/oauth/login",
             FormPurpose::Consent => "credencial/oauth/consent",
+            FormPurpose::Logout => "credencial/auth/logout",
         }
     }
 }

@@ -8,7 +8,11 @@
 //!   login, starts the host session (a signed HttpOnly cookie with the host
 //!   user's id and lookup value and an expiry), clears the login cookie and
 //!   303s to `next`; a failure is an HTML page with a 4xx/502/503 status;
-//! - `GET|POST /auth/logout/`: clears the session, 303 to `/auth/login/`;
+//! - `GET /auth/logout/`: a page with the logout button; `POST
+//!   /auth/logout/` with the page's `csrf_token` (an HMAC keyed by the
+//!   HttpOnly session cookie) and not from another origin clears the
+//!   session, 303 to `/auth/login/` (a forged post gets a 403 page and ends
+//!   nothing);
 //! - `GET /auth/me/`: the host user's record, column by column; without a
 //!   session, 303 to `/auth/login/?next=/auth/me/`.
 //!
@@ -24,9 +28,12 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use credencial_application::{CallbackResult, ClientLoginError, ClientLoginService, PendingLogin, ServiceError};
 
+use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
+
 use crate::cookies::{self, CookiePolicy};
 use crate::error::ApiError;
-use crate::html::{html, response};
+use crate::html::{self, html, response};
+use crate::oauth::form::read_form;
 use crate::routes::resource;
 
 /// Path of the login route.
@@ -88,7 +95,7 @@ impl HttpServiceFactory for ClientLoginApi {
         data(resource(LOGIN_PATH, "GET")).route(web::get().to(login)).register(config);
         data(resource(CALLBACK_PATH, "GET")).route(web::get().to(callback)).register(config);
         data(resource(LOGOUT_PATH, "GET, POST"))
-            .route(web::get().to(logout))
+            .route(web::get().to(logout_page))
             .route(web::post().to(logout))
             .register(config);
         data(resource(ME_PATH, "GET")).route(web::get().to(me)).register(config);
@@ -157,9 +164,61 @@ async fn callback(
     }
 }
 
-/// `GET|POST /auth/logout/`: clears the host session.
-async fn logout(req: HttpRequest, cookies: web::Data<ClientCookies>) -> HttpResponse {
+/// The host session cookie's value, when it holds a genuine, unexpired
+/// session.
+fn session_cookie(req: &HttpRequest, service: &ClientLoginService) -> Option<String> {
+    cookies::read(req, SESSION_COOKIE).filter(|v| service.open_session(v).is_some())
+}
+
+/// The anti-forgery token of the logout form of the session whose cookie
+/// value is `session`: keyed by that HttpOnly value, which another site can
+/// neither read nor plant with a matching token.
+fn logout_token(session: &str) -> String {
+    form_token(session, FormPurpose::Logout, &[])
+}
+
+/// `GET /auth/logout/`: the logout button (ending a session takes a POST
+/// from this site); without a session, 303 to `/auth/login/`.
+async fn logout_page(req: HttpRequest, service: web::Data<ClientLoginService>) -> HttpResponse {
+    match session_cookie(&req, &service) {
+        Some(session) => html(response(StatusCode::OK), pages::logout(LOGOUT_PATH, &logout_token(&session))),
+        None => see_other(LOGIN_PATH).finish(),
+    }
+}
+
+/// `POST /auth/logout/`: ends the host session when the post carries the
+/// session's `csrf_token` and does not come from another origin; a forged
+/// post gets a 403 page and the session goes on. Without a session there
+/// is nothing to end: 303 to `/auth/login/`.
+async fn logout(
+    req: HttpRequest,
+    payload: web::Payload,
+    service: web::Data<ClientLoginService>,
+    cookies: web::Data<ClientCookies>,
+) -> HttpResponse {
+    if html::posted_from_another_origin(&req) {
+        return forged_logout();
+    }
+    let Some(session) = session_cookie(&req, &service) else {
+        return see_other(LOGIN_PATH).finish();
+    };
+    let form = read_form(&req, payload).await.ok();
+    let presented = form.as_ref().and_then(|f| f.get("csrf_token").ok().flatten()).unwrap_or("");
+    if !form_token_matches(&session, FormPurpose::Logout, &[], presented) {
+        return forged_logout();
+    }
     see_other(LOGIN_PATH).append_header((header::SET_COOKIE, cookies.session(&req, "", 0))).finish()
+}
+
+/// The 403 page of a logout post that did not come from our own page.
+fn forged_logout() -> HttpResponse {
+    let page = pages::error(
+        "Saída não confirmada",
+        "O pedido de saída não veio da página desta aplicação, por isso a sua sessão continua aberta.",
+        "Para sair, use o botão Sair desta aplicação.",
+        LOGOUT_PATH,
+    );
+    html(response(StatusCode::FORBIDDEN), page)
 }
 
 /// `GET /auth/me/`: the host user's record.
@@ -173,8 +232,9 @@ async fn me(
     let Some(session) = cookies::read(&req, SESSION_COOKIE).and_then(|v| service.open_session(&v)) else {
         return see_other(&to_login).finish();
     };
+    let token = cookies::read(&req, SESSION_COOKIE).map(|v| logout_token(&v)).unwrap_or_default();
     match service.record(session.id).await {
-        Ok(Some(columns)) => html(response(StatusCode::OK), pages::record(&table.0, &columns, LOGOUT_PATH)),
+        Ok(Some(columns)) => html(response(StatusCode::OK), pages::record(&table.0, &columns, LOGOUT_PATH, &token)),
         // The row is gone: the session means nothing any more.
         Ok(None) => see_other(&to_login).append_header((header::SET_COOKIE, cookies.session(&req, "", 0))).finish(),
         Err(e) => failure(e, ""),

@@ -38,8 +38,19 @@ fn cell(value: Option<&str>) -> String {
     }
 }
 
+/// The logout form: a POST to `logout_path` carrying `csrf_token`.
+fn logout_form(logout_path: &str, csrf_token: &str) -> String {
+    format!(
+        "<form method=\"post\" action=\"{}\" class=\"actions\">\
+         <input type=\"hidden\" name=\"csrf_token\" value=\"{}\">\
+         <button type=\"submit\" class=\"secondary\">Sair</button></form>\n",
+        escape(logout_path),
+        escape(csrf_token)
+    )
+}
+
 /// The host user's record, column by column, with a logout button.
-pub fn record(table: &str, columns: &[(String, Option<String>)], logout_path: &str) -> String {
+pub fn record(table: &str, columns: &[(String, Option<String>)], logout_path: &str, csrf_token: &str) -> String {
     let rows: String = columns
         .iter()
         .map(|(name, value)| {
@@ -50,13 +61,22 @@ pub fn record(table: &str, columns: &[(String, Option<String>)], logout_path: &s
         "<h1>Seu cadastro nesta aplicação</h1>\n\
          <p class=\"note\">Registro da tabela <code>{table}</code>, preenchido com os dados do seu perfil \
          conforme <code>SERVICE_USER_ATTR_MAP</code>.</p>\n\
-         <table>\n<tbody>\n{rows}</tbody>\n</table>\n\
-         <form method=\"post\" action=\"{logout}\" class=\"actions\">\
-         <button type=\"submit\" class=\"secondary\">Sair</button></form>\n",
+         <table>\n<tbody>\n{rows}</tbody>\n</table>\n{logout}",
         table = escape(table),
-        logout = escape(logout_path),
+        logout = logout_form(logout_path, csrf_token),
     );
     layout("Seu cadastro", &body)
+}
+
+/// The logout page: what leaving means, and the button.
+pub fn logout(logout_path: &str, csrf_token: &str) -> String {
+    let body = format!(
+        "<h1>Sair desta aplicação</h1>\n\
+         <p class=\"note\">A sua sessão nesta aplicação será encerrada. A sua conta no provedor de \
+         identidade não muda.</p>\n{}",
+        logout_form(logout_path, csrf_token)
+    );
+    layout("Sair", &body)
 }
 
 /// A login error: a title, the reason, and a link to try again.
@@ -83,10 +103,11 @@ mod tests {
             ("profile".to_owned(), Some(r#"{"name": "<b>Ana</b>"}"#.to_owned())),
             ("email".to_owned(), None),
         ];
-        let page = record("host_users", &columns, "/auth/logout/");
+        let page = record("host_users", &columns, "/auth/logout/", "tok\"en");
         assert!(!page.contains("<script>") && !page.contains("<b>Ana"), "{page}");
         assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(page.contains("— (vazio)"));
+        assert!(page.contains("name=\"csrf_token\" value=\"tok&quot;en\""), "{page}");
         let page = error("<t>", "<r>", "<h>", "/auth/login/?next=%2F\"x");
         assert!(!page.contains("<t>") && !page.contains("<r>") && !page.contains("\"x"));
     }

@@ -34,6 +34,7 @@ use crate::client_address::client_address;
 use crate::cookies::{self, CookiePolicy};
 use crate::error::ApiError;
 use crate::html;
+use crate::private::private_json;
 use crate::routes::resource;
 use form::{read_form, FormError, FormFields};
 
@@ -111,7 +112,7 @@ pub async fn authorize_post(
     oauth: web::Data<OAuthService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    if posted_from_another_origin(&req) {
+    if html::posted_from_another_origin(&req) {
         return bad_request(FROM_ANOTHER_SITE);
     }
     let fields = match read_form(&req, payload).await {
@@ -299,19 +300,6 @@ fn refused(e: &OAuthError) -> HttpResponse {
     html::html(html::response(StatusCode::BAD_REQUEST), pages::error("Não foi possível continuar", reason, &hint))
 }
 
-/// Whether the browser says this form post came from a page of another
-/// origin (`Sec-Fetch-Site: same-site` or `cross-site`). The anti-forgery
-/// tokens stop a post from another site, but not one from a sibling
-/// subdomain that can plant the login form's cookie (login CSRF: the victim
-/// ends up logged in as the attacker); a browser's fetch metadata tells both
-/// apart from our own pages. Clients that send no such header (not
-/// browsers, or browsers from before 2023) are judged by the tokens alone.
-fn posted_from_another_origin(req: &HttpRequest) -> bool {
-    req.headers().get("sec-fetch-site").is_some_and(|v| {
-        !(v.as_bytes().eq_ignore_ascii_case(b"same-origin") || v.as_bytes().eq_ignore_ascii_case(b"none"))
-    })
-}
-
 fn bad_request(reason: &str) -> HttpResponse {
     html::html(html::response(StatusCode::BAD_REQUEST), pages::error("Pedido inválido", reason, BACK_TO_APP))
 }
@@ -373,8 +361,5 @@ pub async fn token(
         client_address: client_address(&req),
     };
     let tokens = oauth.token(request).await.map_err(ApiError::oauth_service)?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::PRAGMA, "no-cache"))
-        .json(tokens))
+    Ok(private_json(tokens))
 }
