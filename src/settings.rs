@@ -338,11 +338,11 @@ impl Settings {
 
     /// The client component's mapping (`SERVICE_USER_ATTR_MAP`,
     /// `SERVICE_USER_LOOKUP_FIELD`, `SERVICE_SCOPES`), parsed and checked
-    /// against each other.
+    /// against each other; errors name those settings.
     pub fn user_mapping(&self) -> Result<credencial_domain::attr_map::UserMapping, SettingsError> {
         use credencial_domain::attr_map::{AttrMap, AttrMapError, ClientScopes, LookupField, UserMapping};
-        // The domain's messages start with the setting's name.
-        let named = |e: AttrMapError| SettingsError(format!("setting {e}"));
+        // The domain names its inputs; the operator reads the settings' names.
+        let named = |e: AttrMapError| SettingsError(format!("setting {}", e.message_naming(mapping_setting)));
         let scopes = ClientScopes::parse(&self.scopes).map_err(named)?;
         let map = AttrMap::from_json(&self.user_attr_map).map_err(named)?;
         let lookup = LookupField::parse(&self.user_lookup_field).map_err(named)?;
@@ -381,6 +381,16 @@ impl Settings {
     pub fn database_url(&self) -> &str {
         self.database_url.expose_secret()
     }
+}
+
+/// The environment name of the setting behind a mapping input.
+pub fn mapping_setting(input: credencial_domain::attr_map::MappingInput) -> String {
+    use credencial_domain::attr_map::MappingInput;
+    env_name(match input {
+        MappingInput::AttrMap => "user_attr_map",
+        MappingInput::LookupField => "user_lookup_field",
+        MappingInput::Scopes => "scopes",
+    })
 }
 
 fn cache_default(scope: credencial_domain::Scope) -> u64 {

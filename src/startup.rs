@@ -18,7 +18,7 @@ use credencial_application::{
     ClientLoginConfig, ClientLoginService, LoginThrottle, OAuthService, PasswordHasher, ProfileService, Registries,
     ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
 };
-use credencial_domain::attr_map::{UserMapping, ATTR_MAP_SETTING, LOOKUP_FIELD_SETTING};
+use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
 use credencial_domain::host_table;
 use credencial_domain::{EndpointAllowList, JwtAlgorithm, JwtKeys, TokenCodec, TokenLifetimes};
@@ -253,11 +253,11 @@ pub async fn check_host_table(
     host_table::check_columns(&shape, &mapping.map().column_needs(), lookup).map_err(|problem| {
         // Which setting to change: the lookup column's, the table's, or the map's.
         let setting = if problem.starts_with("lookup column") {
-            LOOKUP_FIELD_SETTING.to_owned()
+            crate::settings::mapping_setting(MappingInput::LookupField)
         } else if problem.starts_with("table") || problem.contains("\"id\"") || problem.contains("it must be boolean") {
             crate::settings::env_name("user_table")
         } else {
-            ATTR_MAP_SETTING.to_owned()
+            crate::settings::mapping_setting(MappingInput::AttrMap)
         };
         SettingsError(format!("setting {setting}: host user table: {problem}"))
     })

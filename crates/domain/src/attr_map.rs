@@ -1,7 +1,8 @@
-//! The client component's mapping rules: how the settings
-//! `SERVICE_USER_ATTR_MAP`, `SERVICE_USER_LOOKUP_FIELD` and `SERVICE_SCOPES`
-//! turn a profile payload (the answer of `POST /api/perfil/dados/`) into the
-//! column values of the host application's user record.
+//! The client component's mapping rules: how an attribute map, a lookup
+//! field and a scope list (in the credencial service, the settings
+//! `user_attr_map`, `user_lookup_field` and `scopes`) turn a profile payload
+//! (the answer of `POST /api/perfil/dados/`) into the column values of the
+//! host application's user record.
 //!
 //! The map is `{column: profile_field}`:
 //!
@@ -16,21 +17,19 @@
 //! - the plain fields are `name` and `avatar` (scope `dados_publicos`), `cpf`
 //!   and `email`.
 //!
-//! Each column receives one kind of value
-//! ([`ValueKind`](crate::host_table::ValueKind)): text, a `YYYY-MM-DD` date
-//! (`receita_federal.dtNascimento`: a date or text column) or JSON; the
-//! values are [`HostValue`](crate::host_table::HostValue)s, ready for the
-//! host user port.
+//! Each column receives one kind of value ([`ValueKind`]): text, a
+//! `YYYY-MM-DD` date (`receita_federal.dtNascimento`: a date or text column)
+//! or JSON; the values are [`HostValue`]s, ready for the host user port.
 //!
-//! Parsing checks everything that does not depend on other settings (column
+//! Parsing checks everything that does not depend on the other inputs (column
 //! names, tuple arity, duplicate columns, field names, dot notation);
 //! [`AttrMap::validate`] checks the map against the requested scopes, and
 //! [`UserMapping::new`] adds the lookup field. Applying never fails for a
 //! column: a value the payload does not carry is [`ColumnValue::Skip`], never
 //! a null, so an existing value is never overwritten with nothing.
 //!
-//! Errors name the setting and the offending key; they never carry profile
-//! data (only configuration text).
+//! Errors name the input ([`MappingInput`]) and the offending key; they
+//! never carry profile data (only configuration text).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -42,13 +41,6 @@ use thiserror::Error;
 use crate::host_table::{HostValue, ValueKind, MAX_IDENTIFIER_LEN};
 use crate::registries::is_iso_date;
 use crate::scope::{Scope, ScopeSet, ScopeShape};
-
-/// Environment name of the attribute map setting.
-pub const ATTR_MAP_SETTING: &str = "SERVICE_USER_ATTR_MAP";
-/// Environment name of the lookup column setting.
-pub const LOOKUP_FIELD_SETTING: &str = "SERVICE_USER_LOOKUP_FIELD";
-/// Environment name of the requested scopes setting.
-pub const SCOPES_SETTING: &str = "SERVICE_SCOPES";
 
 /// The default attribute map, as JSON text.
 pub const DEFAULT_ATTR_MAP: &str = r#"{"username": "cpf", "email": "email", "(first_name, last_name)": "name"}"#;
@@ -329,27 +321,52 @@ pub struct Mapping {
     pub target: MappingTarget,
     /// Where it comes from.
     pub source: MappingSource,
-    /// The key as written in the setting.
+    /// The key as written in the map.
     pub key: String,
-    /// The value as written in the setting.
+    /// The value as written in the map.
     pub value: String,
 }
 
-/// A configuration error of the client component's mapping settings; the
-/// message names the setting and the offending key or value.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+/// Which of the client component's three mapping inputs an
+/// [`AttrMapError`] is about; a tool names each input its own way (the
+/// credencial binary names its settings) with
+/// [`AttrMapError::message_naming`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MappingInput {
+    /// The attribute map (`{column: profile_field}`).
+    AttrMap,
+    /// The lookup field (the column of the get-or-create lookup).
+    LookupField,
+    /// The scope list (the scopes the client requests).
+    Scopes,
+}
+
+impl MappingInput {
+    /// How this crate's own messages name the input: "the attribute map",
+    /// "the lookup field", "the scope list".
+    pub fn description(self) -> &'static str {
+        match self {
+            MappingInput::AttrMap => "the attribute map",
+            MappingInput::LookupField => "the lookup field",
+            MappingInput::Scopes => "the scope list",
+        }
+    }
+}
+
+/// A configuration error of the client component's mapping inputs; the
+/// message names the input and the offending key or value (never profile
+/// data). `Display` names the inputs as [`MappingInput::description`] does;
+/// [`AttrMapError::message_naming`] lets a tool use its own names.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AttrMapError {
-    /// The setting is not a JSON object.
-    #[error("SERVICE_USER_ATTR_MAP: not a JSON object of column names to profile fields ({0})")]
+    /// The attribute map is not a JSON object.
     NotAnObject(String),
     /// A value is not a string.
-    #[error("SERVICE_USER_ATTR_MAP: key {key:?}: the value must be a string naming a profile field")]
     ValueNotAString {
         /// The key as written.
         key: String,
     },
     /// A key (or one column of a tuple key) is not a usable column name.
-    #[error("SERVICE_USER_ATTR_MAP: key {key:?}: {problem}")]
     BadColumn {
         /// The key as written.
         key: String,
@@ -357,10 +374,6 @@ pub enum AttrMapError {
         problem: IdentifierError,
     },
     /// A tuple key with other than two columns.
-    #[error(
-        "SERVICE_USER_ATTR_MAP: key {key:?}: a tuple key needs exactly two columns, as in \
-         \"(first_name, last_name)\"; found {found}"
-    )]
     TupleArity {
         /// The key as written.
         key: String,
@@ -368,7 +381,6 @@ pub enum AttrMapError {
         found: usize,
     },
     /// Two keys (or both halves of a tuple) write the same column.
-    #[error("SERVICE_USER_ATTR_MAP: key {key:?}: column {column:?} is already written by another key")]
     DuplicateColumn {
         /// The key that repeats the column.
         key: String,
@@ -376,7 +388,6 @@ pub enum AttrMapError {
         column: String,
     },
     /// A value that names no profile field.
-    #[error("SERVICE_USER_ATTR_MAP: key {key:?}: {value:?} is not a profile field; expected {}", ACCEPTED_VALUES)]
     UnknownField {
         /// The key as written.
         key: String,
@@ -384,7 +395,6 @@ pub enum AttrMapError {
         value: String,
     },
     /// Dot notation on a name that is not a scope.
-    #[error("SERVICE_USER_ATTR_MAP: key {key:?}: {value:?}: {scope:?} is not a scope")]
     UnknownScope {
         /// The key as written.
         key: String,
@@ -394,10 +404,6 @@ pub enum AttrMapError {
         scope: String,
     },
     /// Dot notation on a scope that returns a list (or an object carrying one).
-    #[error(
-        "SERVICE_USER_ATTR_MAP: key {key:?}: {value:?}: dot notation reads a field of an object-shaped scope \
-         (receita_federal), but {scope} returns a list; map the whole scope (\"{scope}\") into a jsonb column instead"
-    )]
     DotOnListScope {
         /// The key as written.
         key: String,
@@ -407,10 +413,6 @@ pub enum AttrMapError {
         scope: Scope,
     },
     /// Dot notation on a scope whose fields are at the top level.
-    #[error(
-        "SERVICE_USER_ATTR_MAP: key {key:?}: {value:?}: {scope} has no nested object; map its field by name \
-         (name, avatar, cpf or email)"
-    )]
     DotOnTopLevelScope {
         /// The key as written.
         key: String,
@@ -420,7 +422,6 @@ pub enum AttrMapError {
         scope: Scope,
     },
     /// Dot notation naming a field the scope does not have.
-    #[error("SERVICE_USER_ATTR_MAP: key {key:?}: {value:?}: {scope} has no field {field:?}; its fields are {fields}")]
     UnknownObjectField {
         /// The key as written.
         key: String,
@@ -434,7 +435,6 @@ pub enum AttrMapError {
         fields: String,
     },
     /// A tuple key whose value is JSON, not text.
-    #[error("SERVICE_USER_ATTR_MAP: key {key:?}: a tuple key splits text, but {value:?} is a JSON value")]
     TupleNeedsText {
         /// The key as written.
         key: String,
@@ -442,9 +442,6 @@ pub enum AttrMapError {
         value: String,
     },
     /// A value from a scope the client does not request.
-    #[error(
-        "SERVICE_USER_ATTR_MAP: key {key:?}: {value:?} needs the scope {scope}, which SERVICE_SCOPES does not request"
-    )]
     ScopeNotRequested {
         /// The key as written.
         key: String,
@@ -454,34 +451,21 @@ pub enum AttrMapError {
         scope: Scope,
     },
     /// A requested scope that is not in the contract.
-    #[error(
-        "SERVICE_SCOPES: unknown scope {name:?}; allowed: dados_publicos, cpf, email, receita_federal, cnes, \
-         experiencia_profissional, formacao_academica, cursos_cdp"
-    )]
     UnknownRequestedScope {
         /// The unknown name.
         name: String,
     },
     /// The lookup column is not a usable column name.
-    #[error("SERVICE_USER_LOOKUP_FIELD: {problem}")]
     BadLookupColumn {
         /// What is wrong with the column name.
         problem: IdentifierError,
     },
     /// The lookup column is not written by the attribute map.
-    #[error(
-        "SERVICE_USER_LOOKUP_FIELD: column {column:?} is not one of the columns of SERVICE_USER_ATTR_MAP, so a \
-         login would have no value to look the user up by"
-    )]
     LookupNotMapped {
         /// The lookup column.
         column: String,
     },
     /// The lookup column is mapped from a value that is not plain text.
-    #[error(
-        "SERVICE_USER_LOOKUP_FIELD: column {column:?} is mapped from {value:?}, which is not a plain text value \
-         (the lookup column must come from name, avatar, cpf, email or a text field of receita_federal)"
-    )]
     LookupNotText {
         /// The lookup column.
         column: String,
@@ -491,17 +475,85 @@ pub enum AttrMapError {
 }
 
 impl AttrMapError {
-    /// The environment name of the setting the error is about.
-    pub fn setting(&self) -> &'static str {
+    /// The input the error is about (the one to fix).
+    pub fn input(&self) -> MappingInput {
         match self {
-            AttrMapError::UnknownRequestedScope { .. } => SCOPES_SETTING,
+            AttrMapError::UnknownRequestedScope { .. } => MappingInput::Scopes,
             AttrMapError::BadLookupColumn { .. }
             | AttrMapError::LookupNotMapped { .. }
-            | AttrMapError::LookupNotText { .. } => LOOKUP_FIELD_SETTING,
-            _ => ATTR_MAP_SETTING,
+            | AttrMapError::LookupNotText { .. } => MappingInput::LookupField,
+            _ => MappingInput::AttrMap,
         }
     }
+
+    /// The message, `"<input>: <what is wrong>"`, with every input (the one
+    /// at fault and any other it mentions) named by `name`.
+    pub fn message_naming(&self, name: impl Fn(MappingInput) -> String) -> String {
+        let at_fault = name(self.input());
+        let detail = match self {
+            AttrMapError::NotAnObject(e) => {
+                format!("not a JSON object of column names to profile fields ({e})")
+            }
+            AttrMapError::ValueNotAString { key } => {
+                format!("key {key:?}: the value must be a string naming a profile field")
+            }
+            AttrMapError::BadColumn { key, problem } => format!("key {key:?}: {problem}"),
+            AttrMapError::TupleArity { key, found } => format!(
+                "key {key:?}: a tuple key needs exactly two columns, as in \"(first_name, last_name)\"; found {found}"
+            ),
+            AttrMapError::DuplicateColumn { key, column } => {
+                format!("key {key:?}: column {column:?} is already written by another key")
+            }
+            AttrMapError::UnknownField { key, value } => {
+                format!("key {key:?}: {value:?} is not a profile field; expected {ACCEPTED_VALUES}")
+            }
+            AttrMapError::UnknownScope { key, value, scope } => {
+                format!("key {key:?}: {value:?}: {scope:?} is not a scope")
+            }
+            AttrMapError::DotOnListScope { key, value, scope } => format!(
+                "key {key:?}: {value:?}: dot notation reads a field of an object-shaped scope (receita_federal), \
+                 but {scope} returns a list; map the whole scope (\"{scope}\") into a jsonb column instead"
+            ),
+            AttrMapError::DotOnTopLevelScope { key, value, scope } => format!(
+                "key {key:?}: {value:?}: {scope} has no nested object; map its field by name \
+                 (name, avatar, cpf or email)"
+            ),
+            AttrMapError::UnknownObjectField { key, value, scope, field, fields } => {
+                format!("key {key:?}: {value:?}: {scope} has no field {field:?}; its fields are {fields}")
+            }
+            AttrMapError::TupleNeedsText { key, value } => {
+                format!("key {key:?}: a tuple key splits text, but {value:?} is a JSON value")
+            }
+            AttrMapError::ScopeNotRequested { key, value, scope } => format!(
+                "key {key:?}: {value:?} needs the scope {scope}, which {} does not request",
+                name(MappingInput::Scopes)
+            ),
+            AttrMapError::UnknownRequestedScope { name } => format!(
+                "unknown scope {name:?}; allowed: dados_publicos, cpf, email, receita_federal, cnes, \
+                 experiencia_profissional, formacao_academica, cursos_cdp"
+            ),
+            AttrMapError::BadLookupColumn { problem } => problem.to_string(),
+            AttrMapError::LookupNotMapped { column } => format!(
+                "column {column:?} is not one of the columns of {}, so a login would have no value to look the \
+                 user up by",
+                name(MappingInput::AttrMap)
+            ),
+            AttrMapError::LookupNotText { column, value } => format!(
+                "column {column:?} is mapped from {value:?}, which is not a plain text value (the lookup column \
+                 must come from name, avatar, cpf, email or a text field of receita_federal)"
+            ),
+        };
+        format!("{at_fault}: {detail}")
+    }
 }
+
+impl fmt::Display for AttrMapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message_naming(|input| input.description().to_owned()))
+    }
+}
+
+impl std::error::Error for AttrMapError {}
 
 /// The entries of a JSON object in the order written, duplicates kept (a
 /// repeated key must be an error, not "last one wins").
@@ -538,7 +590,7 @@ pub struct ColumnSpec {
     pub kind: ValueKind,
 }
 
-/// The parsed `SERVICE_USER_ATTR_MAP`: entries in the order written.
+/// The parsed attribute map: entries in the order written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttrMap {
     entries: Vec<Mapping>,
@@ -569,8 +621,8 @@ impl Default for AttrMap {
 }
 
 impl AttrMap {
-    /// Parses the JSON text of `SERVICE_USER_ATTR_MAP` (an object of string
-    /// values; a repeated key is an error).
+    /// Parses the attribute map's JSON text (an object of string values; a
+    /// repeated key is an error).
     pub fn from_json(text: &str) -> Result<Self, AttrMapError> {
         let RawEntries(entries) = serde_json::from_str(text).map_err(|e| AttrMapError::NotAnObject(e.to_string()))?;
         let mut pairs = Vec::with_capacity(entries.len());
@@ -848,7 +900,7 @@ impl MappedRecord {
     }
 }
 
-/// The parsed `SERVICE_SCOPES`: the scopes the client requests, always with
+/// The parsed scope list: the scopes the client requests, always with
 /// `dados_publicos`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientScopes(ScopeSet);
@@ -897,8 +949,7 @@ impl ClientScopes {
     }
 }
 
-/// The parsed `SERVICE_USER_LOOKUP_FIELD`: the column of the get-or-create
-/// lookup.
+/// The parsed lookup field: the column of the get-or-create lookup.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LookupField(ColumnName);
 
@@ -921,7 +972,7 @@ impl LookupField {
     }
 }
 
-/// The three mapping settings, checked against each other: what the client
+/// The three mapping inputs, checked against each other: what the client
 /// component applies after a login.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UserMapping {

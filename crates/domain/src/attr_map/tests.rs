@@ -99,9 +99,9 @@ fn keys_that_are_not_plain_sql_identifiers_are_refused_naming_the_key() {
     for (text, expected) in cases {
         let e = AttrMap::from_json(&text).expect_err(&text);
         assert!(matches!(e, AttrMapError::BadColumn { .. }), "{text}: {e:?}");
-        assert_eq!(e.setting(), ATTR_MAP_SETTING);
+        assert_eq!(e.input(), MappingInput::AttrMap);
         let message = e.to_string();
-        assert!(message.starts_with("SERVICE_USER_ATTR_MAP: key "), "{message}");
+        assert!(message.starts_with("the attribute map: key "), "{message}");
         assert!(message.contains(expected), "{text}: {message}");
     }
 }
@@ -142,7 +142,7 @@ fn a_column_written_twice_is_refused() {
     for (text, key, column) in cases {
         let e = AttrMap::from_json(text).expect_err(text);
         assert_eq!(e, AttrMapError::DuplicateColumn { key: key.into(), column: column.into() }, "{text}");
-        assert!(e.to_string().contains("SERVICE_USER_ATTR_MAP"), "{e}");
+        assert!(e.to_string().starts_with("the attribute map: "), "{e}");
     }
 }
 
@@ -214,9 +214,9 @@ fn values_that_name_no_profile_field_are_refused_naming_key_and_value() {
     for (value, check, expected) in cases {
         let e = AttrMap::from_json(&json!({ "col": value }).to_string()).expect_err(value);
         assert!(check(&e), "{value}: {e:?}");
-        assert_eq!(e.setting(), ATTR_MAP_SETTING);
+        assert_eq!(e.input(), MappingInput::AttrMap);
         let message = e.to_string();
-        assert!(message.starts_with("SERVICE_USER_ATTR_MAP: key \"col\""), "{message}");
+        assert!(message.starts_with("the attribute map: key \"col\""), "{message}");
         assert!(message.contains(&format!("{value:?}")), "names the value: {message}");
         assert!(message.contains(expected), "{value}: {message}");
     }
@@ -241,7 +241,7 @@ fn the_setting_must_be_an_object_of_strings() {
     for text in ["[]", "\"cpf\"", "not json", "", "{\"a\": \"cpf\"", "null"] {
         let e = AttrMap::from_json(text).expect_err(text);
         assert!(matches!(e, AttrMapError::NotAnObject(_)), "{text}: {e:?}");
-        assert!(e.to_string().starts_with("SERVICE_USER_ATTR_MAP: not a JSON object"), "{e}");
+        assert!(e.to_string().starts_with("the attribute map: not a JSON object"), "{e}");
     }
     for value in [json!(1), json!(null), json!(["cpf"]), json!({"x": "cpf"}), json!(true)] {
         let e = AttrMap::from_json(&json!({ "username": value }).to_string()).expect_err("not a string");
@@ -293,7 +293,7 @@ fn the_default_map_turns_a_profile_into_username_email_and_names() {
     assert_eq!(values, expected);
 }
 
-// ---- SERVICE_SCOPES ----
+// ---- the scope list ----
 
 #[test]
 fn requested_scopes_are_strict_and_always_carry_dados_publicos() {
@@ -317,9 +317,9 @@ fn requested_scopes_are_strict_and_always_carry_dados_publicos() {
                 assert!(s.contains(Scope::DadosPublicos));
             }
             (Err(e), Err(name)) => {
-                assert_eq!(e.setting(), SCOPES_SETTING);
+                assert_eq!(e.input(), MappingInput::Scopes);
                 let message = e.to_string();
-                assert!(message.starts_with("SERVICE_SCOPES: unknown scope ") && message.contains(name), "{message}");
+                assert!(message.starts_with("the scope list: unknown scope ") && message.contains(name), "{message}");
             }
             (got, _) => panic!("{names:?}: {got:?}"),
         }
@@ -348,7 +348,11 @@ fn a_mapped_scope_must_be_requested_unless_it_is_always_present() {
             (Err(e), Some(scope)) => {
                 assert_eq!(e, AttrMapError::ScopeNotRequested { key: "col".into(), value: value.into(), scope });
                 let message = e.to_string();
-                assert!(message.contains("SERVICE_USER_ATTR_MAP") && message.contains("SERVICE_SCOPES"), "{message}");
+                assert!(
+                    message.starts_with("the attribute map: ")
+                        && message.contains("which the scope list does not request"),
+                    "{message}"
+                );
                 assert!(message.contains(value) && message.contains("\"col\""), "{message}");
             }
             (got, _) => panic!("{value} with {requested:?}: {got:?}"),
@@ -356,7 +360,7 @@ fn a_mapped_scope_must_be_requested_unless_it_is_always_present() {
     }
 }
 
-// ---- SERVICE_USER_LOOKUP_FIELD ----
+// ---- the lookup field ----
 
 #[test]
 fn the_lookup_column_must_be_a_mapped_text_column() {
@@ -377,9 +381,9 @@ fn the_lookup_column_must_be_a_mapped_text_column() {
         match (UserMapping::new(map(text), lookup_field, all), expected) {
             (Ok(_), Ok(())) => {}
             (Err(e), Err(fragment)) => {
-                assert_eq!(e.setting(), LOOKUP_FIELD_SETTING, "{e}");
+                assert_eq!(e.input(), MappingInput::LookupField, "{e}");
                 let message = e.to_string();
-                assert!(message.starts_with("SERVICE_USER_LOOKUP_FIELD: column "), "{message}");
+                assert!(message.starts_with("the lookup field: column "), "{message}");
                 assert!(message.contains(lookup) && message.contains(fragment), "{message}");
             }
             (got, _) => panic!("{text} / {lookup}: {got:?}"),
@@ -392,7 +396,7 @@ fn a_lookup_column_that_is_not_an_identifier_is_refused() {
     for bad in ["", "User Name", "1x", "a;drop"] {
         let e = LookupField::parse(bad).expect_err(bad);
         assert!(matches!(e, AttrMapError::BadLookupColumn { .. }));
-        assert!(e.to_string().starts_with("SERVICE_USER_LOOKUP_FIELD: "), "{e}");
+        assert!(e.to_string().starts_with("the lookup field: "), "{e}");
     }
 }
 
@@ -870,5 +874,39 @@ proptest! {
             Some(&ColumnValue::Set(HostValue::Date(payload["receita_federal"]["dtNascimento"].as_str().unwrap_or_default().to_owned())))
         );
         prop_assert_eq!(record.get("profile"), Some(&ColumnValue::Set(HostValue::Json(Value::Object(payload.clone())))));
+    }
+}
+
+#[test]
+fn a_tool_names_the_inputs_its_own_way_in_every_message() {
+    let name = |input: MappingInput| {
+        match input {
+            MappingInput::AttrMap => "MY_MAP",
+            MappingInput::LookupField => "MY_LOOKUP",
+            MappingInput::Scopes => "MY_SCOPES",
+        }
+        .to_owned()
+    };
+    let all = ClientScopes::parse(Scope::ALL.map(Scope::name)).expect("all");
+    let cases: [(AttrMapError, &str); 5] = [
+        (AttrMap::from_json("[]").expect_err("not an object"), "MY_MAP: not a JSON object"),
+        (ClientScopes::parse(["openid"]).expect_err("unknown"), "MY_SCOPES: unknown scope \"openid\""),
+        (LookupField::parse("1x").expect_err("not an identifier"), "MY_LOOKUP: column name"),
+        (
+            map(r#"{"col": "cnes"}"#).validate(&scopes(&[])).expect_err("not requested"),
+            "MY_MAP: key \"col\": \"cnes\" needs the scope cnes, which MY_SCOPES does not request",
+        ),
+        (
+            UserMapping::new(map(DEFAULT_ATTR_MAP), LookupField::parse("cpf").expect("ok"), all)
+                .expect_err("not mapped"),
+            "MY_LOOKUP: column \"cpf\" is not one of the columns of MY_MAP, so",
+        ),
+    ];
+    for (e, expected) in cases {
+        let message = e.message_naming(name);
+        assert!(message.starts_with(expected), "{message}");
+        assert!(!message.contains("the attribute map") && !message.contains("the scope list"), "{message}");
+        let default = e.to_string();
+        assert!(default.starts_with(e.input().description()), "{default}");
     }
 }
