@@ -1,20 +1,21 @@
-//! The command line: `serve`, `demo`, `migrate`, `user create`,
-//! `client create|update|list`.
+//! The command line: `serve`, `demo`, `migrate`,
+//! `user create|list|set-active|set-password`, `client create|update|list`,
+//! `completions`, `man`.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use credencial_adapters_postgres::{
-    connect, ensure_database_exists, migrate, PgOAuthClientRepository, PgPool, PgUserRepository,
+    connect, ensure_database_exists, migrate, PgOAuthClientRepository, PgPool, PgRefreshTokenStore, PgUserRepository,
 };
+use credencial_application::{NewAccount, ServiceError, UserAdminService};
 use credencial_domain::oauth::{random_token_text, validate_redirect_uri, ClientId};
-use credencial_domain::{ScopeSet, UserData, Username};
-use credencial_ports::{
-    NewUser, OAuthClient, OAuthClientRepository, OAuthClientUpdate, RepositoryError, UserRepository,
-};
+use credencial_domain::{Cpf, ScopeSet, UserData, Username};
+use credencial_ports::{OAuthClient, OAuthClientRepository, OAuthClientUpdate, RepositoryError};
 use rand::RngCore;
 use secrecy::SecretString;
 
@@ -56,6 +57,15 @@ pub enum Command {
         #[command(subcommand)]
         command: ClientCommand,
     },
+    /// Print a shell completion script (e.g. `credencial completions bash >
+    /// /etc/bash_completion.d/credencial`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page in roff (e.g. `credencial man > credencial.1`).
+    Man,
 }
 
 /// `credencial user …`
@@ -63,6 +73,32 @@ pub enum Command {
 pub enum UserCommand {
     /// Create a user; the password is read from standard input (never echoed).
     Create(CreateUser),
+    /// List the users, a page at a time (CPFs masked).
+    List {
+        /// Page number, from 1.
+        #[arg(long, default_value_t = 1)]
+        page: u32,
+        /// Users per page (1 to 500).
+        #[arg(long, default_value_t = 50)]
+        per_page: u32,
+    },
+    /// Let a user log in (`true`) or not (`false`: every refresh token of the
+    /// user is revoked too).
+    SetActive {
+        /// The user's username.
+        #[arg(long)]
+        username: String,
+        /// `true` or `false`.
+        #[arg(action = clap::ArgAction::Set, value_parser = clap::value_parser!(bool))]
+        active: bool,
+    },
+    /// Set a user's password, read from standard input (never echoed); every
+    /// refresh token of the user is revoked.
+    SetPassword {
+        /// The user's username.
+        #[arg(long)]
+        username: String,
+    },
 }
 
 /// Fields of a new user.
@@ -99,6 +135,18 @@ pub struct CreateUser {
 
 /// Runs the parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    // Neither reads settings: they work before anything is configured.
+    match cli.command {
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "credencial", &mut std::io::stdout());
+            return Ok(());
+        }
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+            return Ok(());
+        }
+        _ => {}
+    }
     let settings = Settings::load(cli.config.as_deref())?;
     telemetry::init(&settings.log_format);
     match cli.command {
@@ -126,8 +174,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             migrate(&pool).await?;
             println!("migrations applied");
         }
-        Command::User { command: UserCommand::Create(args) } => create_user(&settings, args).await?,
+        Command::User { command } => run_user_command(&settings, command).await?,
         Command::Client { command } => run_client_command(&settings, command).await?,
+        Command::Completions { .. } | Command::Man => {}
     }
     Ok(())
 }
@@ -138,20 +187,55 @@ async fn pool(settings: &Settings) -> anyhow::Result<PgPool> {
         .map_err(|e| SettingsError::about("database_url", e).into())
 }
 
+/// The account administration service on the configured database.
+async fn user_admin(settings: &Settings) -> anyhow::Result<UserAdminService> {
+    let pool = pool(settings).await?;
+    Ok(UserAdminService::new(
+        Arc::new(PgUserRepository::new(pool.clone())),
+        Arc::new(PgRefreshTokenStore::new(pool)),
+        hasher(settings)?,
+    ))
+}
+
+async fn run_user_command(settings: &Settings, command: UserCommand) -> anyhow::Result<()> {
+    match command {
+        UserCommand::Create(args) => create_user(settings, args).await,
+        UserCommand::List { page, per_page } => list_users(settings, page, per_page).await,
+        UserCommand::SetActive { username, active } => {
+            let username = Username::parse(&username).context("--username")?;
+            let revoked = user_admin(settings).await?.set_active(&username, active).await.map_err(user_error)?;
+            let state = if active { "active" } else { "inactive" };
+            println!("user {} is now {state}; {revoked} refresh token(s) revoked", username.as_str());
+            Ok(())
+        }
+        UserCommand::SetPassword { username } => {
+            let username = Username::parse(&username).context("--username")?;
+            let password = read_password()?;
+            let service = user_admin(settings).await?;
+            let revoked = service.set_password(&username, SecretString::from(password)).await.map_err(user_error)?;
+            println!("password of {} changed; {revoked} refresh token(s) revoked", username.as_str());
+            Ok(())
+        }
+    }
+}
+
+/// A use case's refusal as the operator reads it.
+fn user_error(e: ServiceError) -> anyhow::Error {
+    match e {
+        ServiceError::UnknownUser => anyhow::anyhow!("no such user"),
+        other => other.into(),
+    }
+}
+
 async fn create_user(settings: &Settings, args: CreateUser) -> anyhow::Result<()> {
     let username = Username::parse(&args.username).context("--username")?;
-    if let Some(cpf) = &args.cpf {
-        anyhow::ensure!(cpf.len() == 11 && cpf.bytes().all(|b| b.is_ascii_digit()), "--cpf must be 11 digits");
-    }
+    let cpf = args.cpf.as_deref().map(Cpf::parse).transpose().context("--cpf")?;
     let password = read_password()?;
-    anyhow::ensure!(!password.is_empty(), "the password must not be empty");
-    let pool = pool(settings).await?;
-    let password_hash = hasher(settings)?.hash(SecretString::from(password)).await?;
-    let repo = PgUserRepository::new(pool);
-    let new = NewUser {
+    let account = NewAccount {
         username,
-        password_hash,
-        is_active: !args.inactive,
+        password: SecretString::from(password),
+        cpf,
+        name: args.name,
         data: UserData {
             identificacao: args.identificacao,
             nome_usual: args.nome_usual,
@@ -159,17 +243,23 @@ async fn create_user(settings: &Settings, args: CreateUser) -> anyhow::Result<()
             campus: args.campus,
             tipo_usuario: args.tipo_usuario,
         },
-        name: args.name,
-        cpf: args.cpf,
+        is_active: !args.inactive,
     };
-    match repo.create(new).await {
-        Ok(id) => {
-            println!("created user {} with id {}", args.username, id.0);
-            Ok(())
-        }
-        Err(RepositoryError::Conflict(_)) => anyhow::bail!("a user named {:?} already exists", args.username),
-        Err(e) => Err(e.into()),
+    let id = user_admin(settings).await?.create(account).await.map_err(user_error)?;
+    println!("created user {} with id {}", args.username, id.0);
+    Ok(())
+}
+
+async fn list_users(settings: &Settings, page: u32, per_page: u32) -> anyhow::Result<()> {
+    let listed = user_admin(settings).await?.list(page, per_page).await.map_err(user_error)?;
+    println!("{:>8}  {:<24} {:<8} {:<16} {:<32} NAME", "ID", "USERNAME", "ACTIVE", "CPF", "E-MAIL");
+    for u in &listed.users {
+        let cpf = u.cpf.as_deref().and_then(|c| Cpf::parse(c).ok()).map(|c| c.masked()).unwrap_or_else(|| "-".into());
+        let active = if u.is_active { "yes" } else { "no" };
+        println!("{:>8}  {:<24} {active:<8} {cpf:<16} {:<32} {}", u.id.0, u.username, u.email, u.name);
     }
+    println!("page {} of {} ({} users)", listed.page, listed.pages, listed.total);
+    Ok(())
 }
 
 /// The password from the terminal without echo, or the first line of

@@ -82,6 +82,16 @@ impl RefreshTokenStore for PgRefreshTokenStore {
         Ok(done.rows_affected())
     }
 
+    async fn revoke_user(&self, user: UserId) -> Result<u64, RepositoryError> {
+        let done =
+            sqlx::query("UPDATE refresh_tokens SET rotated_at = now() WHERE user_id = $1 AND rotated_at IS NULL")
+                .bind(user.0)
+                .execute(&self.pool)
+                .await
+                .map_err(to_repository_error)?;
+        Ok(done.rows_affected())
+    }
+
     async fn is_current(&self, jti: &str) -> Result<bool, RepositoryError> {
         let found: Option<i32> =
             sqlx::query_scalar("SELECT 1 FROM refresh_tokens WHERE jti = $1 AND rotated_at IS NULL")

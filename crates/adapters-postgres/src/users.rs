@@ -1,8 +1,8 @@
 //! [`UserRepository`] on the `users` table.
 
 use async_trait::async_trait;
-use credencial_domain::{UserData, UserId};
-use credencial_ports::{NewUser, RepositoryError, UserCredentials, UserRepository};
+use credencial_domain::{UserData, UserId, Username};
+use credencial_ports::{NewUser, RepositoryError, UserCredentials, UserRepository, UserSummary};
 use sqlx::PgPool;
 
 use crate::error::to_repository_error;
@@ -27,6 +27,32 @@ struct CredentialsRow {
     password: String,
     is_active: bool,
 }
+
+#[derive(sqlx::FromRow)]
+struct SummaryRow {
+    id: i64,
+    username: String,
+    name: String,
+    email: String,
+    cpf: Option<String>,
+    is_active: bool,
+}
+
+impl From<SummaryRow> for UserSummary {
+    fn from(r: SummaryRow) -> Self {
+        Self {
+            id: UserId(r.id),
+            username: r.username,
+            name: r.name,
+            email: r.email,
+            cpf: r.cpf,
+            is_active: r.is_active,
+        }
+    }
+}
+
+/// The columns of a [`SummaryRow`].
+const SUMMARY_COLUMNS: &str = "id, username, name, email, cpf, is_active";
 
 #[derive(sqlx::FromRow)]
 struct UserDataRow {
@@ -93,5 +119,51 @@ impl UserRepository for PgUserRepository {
         .await
         .map_err(to_repository_error)?;
         Ok(UserId(id))
+    }
+
+    async fn find_summary(&self, username: &Username) -> Result<Option<UserSummary>, RepositoryError> {
+        let row = sqlx::query_as::<_, SummaryRow>(&format!("SELECT {SUMMARY_COLUMNS} FROM users WHERE username = $1"))
+            .bind(username.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn list(&self, offset: u64, limit: u32) -> Result<(Vec<UserSummary>, u64), RepositoryError> {
+        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+        let rows = sqlx::query_as::<_, SummaryRow>(&format!(
+            "SELECT {SUMMARY_COLUMNS} FROM users ORDER BY id LIMIT $1 OFFSET $2"
+        ))
+        .bind(i64::from(limit))
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM users")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok((rows.into_iter().map(Into::into).collect(), u64::try_from(total).unwrap_or(0)))
+    }
+
+    async fn set_active(&self, id: UserId, active: bool) -> Result<bool, RepositoryError> {
+        let done = sqlx::query("UPDATE users SET is_active = $2 WHERE id = $1")
+            .bind(id.0)
+            .bind(active)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn set_password_hash(&self, id: UserId, password_hash: &str) -> Result<bool, RepositoryError> {
+        let done = sqlx::query("UPDATE users SET password = $2 WHERE id = $1")
+            .bind(id.0)
+            .bind(password_hash)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(done.rows_affected() == 1)
     }
 }

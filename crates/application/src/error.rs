@@ -36,6 +36,10 @@ pub enum ServiceError {
     /// A login at the client component did not succeed.
     #[error("client login: {0}")]
     ClientLogin(#[from] crate::client_login::ClientLoginError),
+    /// The request breaks a rule of the domain (a weak password, a taken
+    /// username or CPF); the text says which, for the person who asked.
+    #[error("{0}")]
+    Invalid(String),
     /// Storage is unavailable; details are for the log only.
     #[error("storage unavailable: {0}")]
     Storage(String),

@@ -9,6 +9,7 @@ pub mod profile;
 pub mod scope_cache;
 pub mod throttle;
 pub mod tokens;
+pub mod user_admin;
 
 pub use client_login::{
     CallbackResult, ClientLoginConfig, ClientLoginError, ClientLoginService, HostLogin, LoginStart, PendingLogin,
@@ -23,3 +24,4 @@ pub use profile::{ProfileService, Registries};
 pub use scope_cache::{ScopeCache, ScopeTtls};
 pub use throttle::LoginThrottle;
 pub use tokens::{AuthenticatedUser, RefreshedPair, TokenPair, TokenService, TokenServiceConfig};
+pub use user_admin::{NewAccount, UserAdminService, UserPage};

@@ -54,6 +54,12 @@ impl Cpf {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The CPF as shown where the full value is not needed (LGPD): the
+    /// first three and the last two digits, `529.***.***-25`.
+    pub fn masked(&self) -> String {
+        format!("{}.***.***-{}", &self.0[..3], &self.0[9..])
+    }
 }
 
 #[cfg(test)]
@@ -75,5 +81,10 @@ mod tests {
         assert_eq!(Cpf::parse("1234567890"), Err(CpfError::Length));
         assert_eq!(Cpf::parse("1234567890a"), Err(CpfError::Length));
         assert_eq!(Cpf::parse(""), Err(CpfError::Length));
+    }
+
+    #[test]
+    fn a_masked_cpf_shows_the_first_three_and_the_last_two_digits() {
+        assert_eq!(Cpf::parse("529.982.247-25").expect("valid").masked(), "529.***.***-25");
     }
 }

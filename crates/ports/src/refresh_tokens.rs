@@ -64,6 +64,11 @@ pub trait RefreshTokenStore: Send + Sync + 'static {
     /// Whether `jti` was issued and not yet rotated. Errors: `Unexpected`.
     async fn is_current(&self, jti: &str) -> Result<bool, RepositoryError>;
 
+    /// Revokes every current refresh token of `user`, in every family (a
+    /// deactivated account, a new password), and returns how many. Errors:
+    /// `Unexpected`.
+    async fn revoke_user(&self, user: UserId) -> Result<u64, RepositoryError>;
+
     /// Deletes the tokens that expired before `before` (Unix seconds),
     /// rotated or not, and returns how many. Errors: `Unexpected`.
     async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError>;

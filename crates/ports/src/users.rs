@@ -55,6 +55,34 @@ impl std::fmt::Debug for NewUser {
     }
 }
 
+/// One user as an operator's list shows it (no password hash).
+#[derive(Clone, PartialEq, Eq)]
+pub struct UserSummary {
+    /// Primary key.
+    pub id: UserId,
+    /// The username as stored.
+    pub username: String,
+    /// Public name.
+    pub name: String,
+    /// E-mail address.
+    pub email: String,
+    /// CPF, 11 digits, if known (personal data: shown masked).
+    pub cpf: Option<String>,
+    /// Whether the account may log in.
+    pub is_active: bool,
+}
+
+/// Shows no personal data: name, e-mail and CPF are left out.
+impl std::fmt::Debug for UserSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserSummary")
+            .field("id", &self.id)
+            .field("username", &self.username)
+            .field("is_active", &self.is_active)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Storage of user accounts.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
@@ -70,4 +98,20 @@ pub trait UserRepository: Send + Sync + 'static {
     /// Creates a user and returns its id. Errors: `Conflict` when the
     /// username is taken, `Unexpected` otherwise.
     async fn create(&self, user: NewUser) -> Result<UserId, RepositoryError>;
+
+    /// The user named exactly `username`; `Ok(None)` when there is none.
+    /// Errors: `Unexpected`.
+    async fn find_summary(&self, username: &Username) -> Result<Option<UserSummary>, RepositoryError>;
+
+    /// Up to `limit` users after skipping `offset`, by id, and how many
+    /// users there are in all. Errors: `Unexpected`.
+    async fn list(&self, offset: u64, limit: u32) -> Result<(Vec<UserSummary>, u64), RepositoryError>;
+
+    /// Sets whether the user `id` may log in; `Ok(false)` when there is no
+    /// such user. Errors: `Unexpected`.
+    async fn set_active(&self, id: UserId, active: bool) -> Result<bool, RepositoryError>;
+
+    /// Replaces the password hash of the user `id`; `Ok(false)` when there
+    /// is no such user. Errors: `Unexpected`.
+    async fn set_password_hash(&self, id: UserId, password_hash: &str) -> Result<bool, RepositoryError>;
 }
