@@ -265,8 +265,8 @@ fn nearest_setting(key: &str) -> Option<&'static str> {
 
 /// The problem of a key no setting has, named as it was written (an
 /// environment variable, or a key of the file), with the nearest known name.
-fn unknown_setting(key: &str, origin: Option<&str>) -> SettingsError {
-    let from_file = origin.filter(|o| *o != ENV_ORIGIN);
+fn unknown_setting(key: &str, origin: Option<&str>, file: &Path) -> SettingsError {
+    let from_file = origin.filter(|o| *o != ENV_ORIGIN).map(|_| file.display());
     let (written, suggestion) = match from_file {
         Some(file) => (format!("{key} in {file}"), nearest_setting(key).map(str::to_owned)),
         None => (format!("SERVICE_{}", key.to_ascii_uppercase()), nearest_setting(key).map(env_name)),
@@ -276,6 +276,9 @@ fn unknown_setting(key: &str, origin: Option<&str>) -> SettingsError {
         None => SettingsError(format!("unknown setting {written}")),
     }
 }
+
+/// The settings file read when none is named.
+const DEFAULT_FILE: &str = "credencial.toml";
 
 /// The origin `config` gives values read from the environment.
 const ENV_ORIGIN: &str = "the environment";
@@ -308,7 +311,7 @@ impl Settings {
                 builder = builder.add_source(File::from(path).format(FileFormat::Toml).required(true));
             }
             None => {
-                builder = builder.add_source(File::new("credencial.toml", FileFormat::Toml).required(false));
+                builder = builder.add_source(File::new(DEFAULT_FILE, FileFormat::Toml).required(false));
             }
         }
         builder = builder
@@ -332,7 +335,7 @@ impl Settings {
         let mut good = Config::builder();
         for (key, value) in values {
             if !setting_names().contains(&key.as_str()) {
-                problems.push(unknown_setting(&key, value.origin()));
+                problems.push(unknown_setting(&key, value.origin(), file.unwrap_or(Path::new(DEFAULT_FILE))));
                 continue;
             }
             let alone = Config::builder()

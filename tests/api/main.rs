@@ -19,5 +19,6 @@ mod round_robin;
 mod scale_out;
 mod settings;
 mod shutdown;
+mod start;
 mod throttle;
 mod tokens;
