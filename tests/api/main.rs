@@ -13,6 +13,7 @@ mod helpers;
 mod oauth;
 mod openapi;
 mod operations;
+mod outbound;
 mod profile;
 mod provider_client;
 mod round_robin;
