@@ -326,9 +326,7 @@ impl Settings {
         let mut problems = Vec::new();
         // The database URL has one name in the environment: DATABASE_URL.
         if std::env::var_os("SERVICE_DATABASE_URL").is_some() {
-            problems.push(SettingsError(
-                "unknown setting SERVICE_DATABASE_URL; did you mean DATABASE_URL?".to_owned(),
-            ));
+            problems.push(SettingsError("unknown setting SERVICE_DATABASE_URL; did you mean DATABASE_URL?".to_owned()));
         }
         // Each value on its own first, so that one wrong value does not
         // hide the others; then the good ones together.
@@ -512,9 +510,11 @@ impl Settings {
                 "is not set (the base URL of the user-data resource, e.g. https://suap.example.gov.br)",
             ));
         }
-        for (key, value) in
-            [("receita_api_key", &self.receita_api_key), ("cnes_api_key", &self.cnes_api_key), ("cdp_api_key", &self.cdp_api_key)]
-        {
+        for (key, value) in [
+            ("receita_api_key", &self.receita_api_key),
+            ("cnes_api_key", &self.cnes_api_key),
+            ("cdp_api_key", &self.cdp_api_key),
+        ] {
             if value.as_ref().is_some_and(|k| ApiKey::new(k.expose_secret()).is_err()) {
                 problems.push(SettingsError::about(key, "is not a valid header value"));
             }
@@ -544,7 +544,10 @@ impl Settings {
 
     /// How upstream calls reach the outside: the CA bundle and the proxy.
     pub fn outbound(&self) -> Result<credencial_adapters_upstream::OutboundConfig, SettingsError> {
-        Ok(credencial_adapters_upstream::OutboundConfig { ca_file: self.upstream_ca_file.clone(), proxy: self.proxy()? })
+        Ok(credencial_adapters_upstream::OutboundConfig {
+            ca_file: self.upstream_ca_file.clone(),
+            proxy: self.proxy()?,
+        })
     }
 
     /// The outbound proxy, if `upstream_proxy` is set (and not empty).

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use actix_web::dev::Server;
 use credencial_adapters_postgres::{
-    known_versions, schema_status, PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore, PgLoginFailureLog, PgOAuthClientRepository, PgPool,
-    PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore, PgUserRepository,
+    known_versions, schema_status, PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore, PgLoginFailureLog,
+    PgOAuthClientRepository, PgPool, PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore,
+    PgUserRepository,
 };
 use credencial_adapters_upstream::{
     http_client_with, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,

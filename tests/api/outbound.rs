@@ -64,7 +64,8 @@ impl RecordingProxy {
 async fn rh_eu(app: &TestApp) -> (u16, Value) {
     app.add_user("maria", "pw-maria-1", true).await;
     let (access, _) = app.login("maria", "pw-maria-1").await;
-    let r = app.client.get(format!("{}/api/token/rh/eu/", app.address)).bearer_auth(&access).send().await.expect("sent");
+    let r =
+        app.client.get(format!("{}/api/token/rh/eu/", app.address)).bearer_auth(&access).send().await.expect("sent");
     status_and_json(r).await
 }
 

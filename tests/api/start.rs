@@ -147,7 +147,9 @@ async fn the_demo_migrates_an_empty_database_by_itself() {
 #[tokio::test]
 async fn readyz_says_schema_behind_when_the_database_loses_a_migration_while_serving() {
     let app = spawn_app().await;
-    let readyz = || async { status_and_json(app.client.get(format!("{}/readyz", app.address)).send().await.expect("sent")).await };
+    let readyz = || async {
+        status_and_json(app.client.get(format!("{}/readyz", app.address)).send().await.expect("sent")).await
+    };
     assert_eq!(readyz().await, (200, json!({"status": "ready"})));
     // As after a fail-over to a replica, or a restore of a backup, from
     // before the last migration.
@@ -162,7 +164,8 @@ async fn readyz_says_schema_behind_when_the_database_loses_a_migration_while_ser
         readyz().await,
         (503, json!({"status": "unavailable", "detail": "schema behind: run credencial migrate"}))
     );
-    let (status, _) = status_and_json(app.client.get(format!("{}/healthz", app.address)).send().await.expect("sent")).await;
+    let (status, _) =
+        status_and_json(app.client.get(format!("{}/healthz", app.address)).send().await.expect("sent")).await;
     assert_eq!(status, 200, "alive, only not ready");
     // Migrated again: ready again, without a restart.
     sqlx::query(
@@ -185,14 +188,18 @@ async fn an_unreachable_database_is_named_with_host_port_and_cause() {
         let out = run(args, &borrowed(&serve_env(&url, "127.0.0.1:0")));
         assert!(!out.status.success(), "{args:?}");
         let e = stderr(&out);
-        assert!(e.contains(&format!("cannot connect to PostgreSQL at 127.0.0.1:{port}: Connection refused")), "{args:?}: {e}");
+        assert!(
+            e.contains(&format!("cannot connect to PostgreSQL at 127.0.0.1:{port}: Connection refused")),
+            "{args:?}: {e}"
+        );
         assert!(!e.contains("s3cret-pw") && !e.contains("timed out"), "{args:?}: {e}");
     }
 }
 
 #[tokio::test]
 async fn an_unsupported_database_url_scheme_is_refused_by_name() {
-    for (url, scheme) in [("mysql://root:s3cret-pw@127.0.0.1:3306/credencial", "mysql"), ("sqlite://credencial.db", "sqlite")]
+    for (url, scheme) in
+        [("mysql://root:s3cret-pw@127.0.0.1:3306/credencial", "mysql"), ("sqlite://credencial.db", "sqlite")]
     {
         let out = run(&["migrate"], &[("DATABASE_URL", url)]);
         assert!(!out.status.success());
@@ -208,7 +215,8 @@ async fn an_unsupported_database_url_scheme_is_refused_by_name() {
 #[tokio::test]
 async fn a_short_secret_stops_the_demo_before_it_writes_anything() {
     let db = TestDatabase::new_unmigrated().await;
-    let out = run(&["demo"], &[("DATABASE_URL", &db.url), ("SERVICE_JWT_SECRET", "short"), ("SERVICE_BIND", "127.0.0.1:0")]);
+    let out =
+        run(&["demo"], &[("DATABASE_URL", &db.url), ("SERVICE_JWT_SECRET", "short"), ("SERVICE_BIND", "127.0.0.1:0")]);
     assert!(!out.status.success());
     let e = stderr(&out);
     assert!(e.contains("setting SERVICE_JWT_SECRET") && e.contains("32 bytes"), "{e}");
@@ -216,7 +224,8 @@ async fn a_short_secret_stops_the_demo_before_it_writes_anything() {
     // Nor is a database created.
     let name = format!("credencial_never_{}", uuid::Uuid::new_v4().simple());
     let missing = db.url.rsplit_once('/').map(|(server, _)| format!("{server}/{name}")).expect("a database path");
-    let out = run(&["demo"], &[("DATABASE_URL", &missing), ("SERVICE_JWT_SECRET", "short"), ("SERVICE_BIND", "127.0.0.1:0")]);
+    let out =
+        run(&["demo"], &[("DATABASE_URL", &missing), ("SERVICE_JWT_SECRET", "short"), ("SERVICE_BIND", "127.0.0.1:0")]);
     assert!(!out.status.success());
     let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
         .bind(&name)
@@ -268,7 +277,11 @@ async fn every_wrong_setting_is_reported_in_one_run_one_per_line() {
 async fn an_unknown_setting_suggests_the_nearest_known_name() {
     let out = run(
         &["migrate"],
-        &[("DATABASE_URL", "postgres://postgres@127.0.0.1:1/x"), ("SERVICE_JWT_SECERT", SECRET), ("SERVICE_BANANA", "1")],
+        &[
+            ("DATABASE_URL", "postgres://postgres@127.0.0.1:1/x"),
+            ("SERVICE_JWT_SECERT", SECRET),
+            ("SERVICE_BANANA", "1"),
+        ],
     );
     assert!(!out.status.success());
     let e = stderr(&out);
@@ -279,22 +292,33 @@ async fn an_unknown_setting_suggests_the_nearest_known_name() {
     // In the file, the key is named as written there.
     let file = std::env::temp_dir().join(format!("credencial-typo-{}.toml", uuid::Uuid::new_v4()));
     std::fs::write(&file, "upstream_timout_ms = 200\n").expect("write");
-    let out = run(&["--config", &file.to_string_lossy(), "migrate"], &[("DATABASE_URL", "postgres://postgres@127.0.0.1:1/x")]);
+    let out = run(
+        &["--config", &file.to_string_lossy(), "migrate"],
+        &[("DATABASE_URL", "postgres://postgres@127.0.0.1:1/x")],
+    );
     let _ = std::fs::remove_file(&file);
     let e = stderr(&out);
     assert!(
-        e.contains(&format!("unknown setting upstream_timout_ms in {}; did you mean upstream_timeout_ms?", file.display())),
+        e.contains(&format!(
+            "unknown setting upstream_timout_ms in {}; did you mean upstream_timeout_ms?",
+            file.display()
+        )),
         "{e}"
     );
     // The database URL has one environment name.
     let out = run(&["migrate"], &[("SERVICE_DATABASE_URL", "postgres://postgres@127.0.0.1:1/x")]);
-    assert!(stderr(&out).contains("unknown setting SERVICE_DATABASE_URL; did you mean DATABASE_URL?"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown setting SERVICE_DATABASE_URL; did you mean DATABASE_URL?"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn every_setting_is_known_by_its_environment_name() {
     let names = credencial::settings::setting_names();
-    for name in ["bind", "database_url", "jwt_secret", "log_format", "upstream_ca_file", "upstream_proxy", "user_table"] {
+    for name in ["bind", "database_url", "jwt_secret", "log_format", "upstream_ca_file", "upstream_proxy", "user_table"]
+    {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }
     // Every name, written as its environment variable, is taken as that

@@ -39,11 +39,10 @@ impl ReadinessProbe for PgReadinessProbe {
     async fn check(&self) -> Result<(), NotReady> {
         // One round trip, like `SELECT 1`: the migrations table is a few
         // rows with a primary key on `version`.
-        let query = sqlx::query_scalar::<_, i64>(
-            "SELECT count(*) FROM _sqlx_migrations WHERE success AND version = ANY($1)",
-        )
-        .bind(&self.known)
-        .fetch_one(&self.pool);
+        let query =
+            sqlx::query_scalar::<_, i64>("SELECT count(*) FROM _sqlx_migrations WHERE success AND version = ANY($1)")
+                .bind(&self.known)
+                .fetch_one(&self.pool);
         let expected = i64::try_from(self.known.len()).unwrap_or(i64::MAX);
         // The bound covers the pool's checkout too: with PostgreSQL down the
         // pool keeps retrying the connection until its own acquire time-out
