@@ -14,6 +14,13 @@ use crate::helpers::{spawn_app, status_and_json, SECRET};
 /// `credencial <args>` with `env` on top of a minimal environment.
 fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_credencial"));
+    // Only the settings a test names: none of the caller's.
+    for (name, _) in std::env::vars_os() {
+        let text = name.to_string_lossy();
+        if text.starts_with("SERVICE_") || text == "DATABASE_URL" || text == "CREDENCIAL_CONFIG" {
+            command.env_remove(&name);
+        }
+    }
     command
         .args(args)
         .env("RUST_LOG", "warn")
