@@ -341,3 +341,16 @@ fn every_setting_is_known_by_its_environment_name() {
     assert!(!out.status.success() && e.contains("setting SERVICE_JWT_LEEWAY_SECS"), "{e}");
     assert!(!e.contains("unknown setting"), "{e}");
 }
+
+#[test]
+fn serve_requires_a_signing_key_and_the_user_data_url_and_the_demo_does_not() {
+    use credencial::{Mode, Settings};
+    let defaults = Settings::default();
+    let e = defaults.validate_for(Mode::Serve).expect_err("serve needs both").to_string();
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 2, "{e}");
+    assert!(lines[0].starts_with("setting SERVICE_JWT_SECRET: is not set"), "{e}");
+    assert!(lines[1].starts_with("setting SERVICE_UPSTREAM_BASE_URL: is not set"), "{e}");
+    defaults.validate_for(Mode::Demo).expect("the demo makes a secret and serves its sandbox");
+    defaults.validate().expect("other commands need neither");
+}

@@ -97,6 +97,18 @@ async fn loopback_upstreams_are_never_proxied() {
         receita(&config, &base).lookup(&ana()).await.unwrap_or_else(|e| panic!("{base}: {e:?}"));
     }
     assert_eq!(registry.received_requests().await.expect("recorded").len(), 2);
+    // IPv6 loopback too.
+    let v6 = std::net::TcpListener::bind("[::1]:0").expect("IPv6 loopback");
+    let v6_port = v6.local_addr().expect("address").port();
+    let registry_v6 = MockServer::builder().listener(v6).start().await;
+    Mock::given(method("GET"))
+        .and(path(format!("/cpf/{ANA}")))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(support::RECEITA_BODY, "application/json"))
+        .mount(&registry_v6)
+        .await;
+    let base = format!("http://[::1]:{v6_port}");
+    receita(&config, &base).lookup(&ana()).await.unwrap_or_else(|e| panic!("{base}: {e:?}"));
+    assert_eq!(registry_v6.received_requests().await.expect("recorded").len(), 1);
     assert!(proxy.seen().is_empty(), "{:?}", proxy.seen());
 }
 
