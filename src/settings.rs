@@ -447,6 +447,12 @@ impl Settings {
         if !matches!(self.log_format.as_str(), "text" | "json") {
             problems.push(SettingsError::about("log_format", "must be \"text\" or \"json\""));
         }
+        if std::net::ToSocketAddrs::to_socket_addrs(self.bind.as_str()).is_err() {
+            problems.push(SettingsError::about("bind", "must be an address and port, e.g. 127.0.0.1:8000"));
+        }
+        if self.workers == Some(0) {
+            problems.push(SettingsError::about("workers", "must be positive"));
+        }
         if self.database_max_connections == 0 {
             problems.push(SettingsError::about("database_max_connections", "must be positive"));
         }

@@ -259,6 +259,8 @@ async fn every_wrong_setting_is_reported_in_one_run_one_per_line() {
             ("SERVICE_UPSTREAM_CA_FILE", &missing_ca),
             ("SERVICE_UPSTREAM_PROXY", "socks5://proxy.example:1080"),
             ("SERVICE_RECEITA_BASE_URL", "ftp://receita.example"),
+            ("SERVICE_BIND", "everywhere"),
+            ("SERVICE_WORKERS", "0"),
         ],
     );
     assert!(!out.status.success());
@@ -272,6 +274,8 @@ async fn every_wrong_setting_is_reported_in_one_run_one_per_line() {
         "setting SERVICE_UPSTREAM_CA_FILE: CA bundle",
         "setting SERVICE_UPSTREAM_PROXY: must be an http:// or https:// URL",
         "setting SERVICE_RECEITA_BASE_URL: ",
+        "setting SERVICE_BIND: must be an address and port",
+        "setting SERVICE_WORKERS: must be positive",
     ];
     for line in expected {
         assert_eq!(e.lines().filter(|l| l.contains(line)).count(), 1, "{line:?} once in:\n{e}");
