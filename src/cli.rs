@@ -19,7 +19,7 @@ use credencial_ports::{OAuthClient, OAuthClientRepository, OAuthClientUpdate, Re
 use rand::RngCore;
 use secrecy::SecretString;
 
-use crate::settings::{Settings, SettingsError};
+use crate::settings::Settings;
 use crate::startup::{hasher, Application, Mode};
 use crate::{demo, telemetry};
 
@@ -147,7 +147,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         _ => {}
     }
-    let settings = Settings::load(cli.config.as_deref())?;
+    // Every setting is checked, and every problem reported, before
+    // anything is written.
+    let mode = match cli.command {
+        Command::Serve => Some(Mode::Serve),
+        Command::Demo => Some(Mode::Demo),
+        _ => None,
+    };
+    let settings = Settings::load_for(cli.config.as_deref(), mode)?;
     telemetry::init(&settings.log_format);
     match cli.command {
         Command::Serve => {
@@ -181,10 +188,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The pool; an unreachable database is reported at once with its address
+/// and the driver's root cause.
 async fn pool(settings: &Settings) -> anyhow::Result<PgPool> {
-    connect(settings.database_url(), settings.database_max_connections, Duration::from_secs(5))
-        .await
-        .map_err(|e| SettingsError::about("database_url", e).into())
+    Ok(connect(settings.database_url(), settings.database_max_connections, Duration::from_secs(5)).await?)
 }
 
 /// The account administration service on the configured database.

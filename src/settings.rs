@@ -4,9 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use config::{Config, Environment, File, FileFormat};
+use config::{Config, Environment, File, FileFormat, Source};
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Deserializer};
+
+use crate::startup::Mode;
 
 /// Longest window of the brute-force limits (a day).
 pub const MAX_THROTTLE_WINDOW_SECS: u32 = 24 * 60 * 60;
@@ -59,6 +61,17 @@ pub struct Settings {
     pub upstream_endpoints: Vec<String>,
     /// Largest upstream answer accepted, in bytes.
     pub upstream_max_body_bytes: usize,
+    /// PEM bundle of certificates trusted for upstream calls in addition to
+    /// the operating system's store (`SERVICE_UPSTREAM_CA_FILE`).
+    pub upstream_ca_file: Option<PathBuf>,
+    /// Forward proxy for every upstream call, `http://host:port` or
+    /// `https://host:port` (`SERVICE_UPSTREAM_PROXY`); unset: direct calls.
+    /// Loopback is never proxied; `HTTP_PROXY` & co. are ignored.
+    pub upstream_proxy: Option<SecretString>,
+    /// Hosts called directly despite `upstream_proxy`: names (and their
+    /// subdomains), IP addresses or CIDR ranges, comma-separated.
+    #[serde(deserialize_with = "string_list")]
+    pub upstream_no_proxy: Vec<String>,
     /// Tax-authority base URL (`receita_federal`); demo: the sandbox.
     pub receita_base_url: Option<String>,
     /// Time-out of one tax-authority call, in milliseconds.
@@ -159,6 +172,9 @@ impl Default for Settings {
             upstream_timeout_ms: 5_000,
             upstream_endpoints: vec![credencial_domain::endpoint::DEFAULT_ENDPOINT.into()],
             upstream_max_body_bytes: 1024 * 1024,
+            upstream_ca_file: None,
+            upstream_proxy: None,
+            upstream_no_proxy: Vec::new(),
             receita_base_url: None,
             receita_timeout_ms: 3_000,
             receita_api_key: None,
@@ -206,7 +222,8 @@ impl std::fmt::Debug for Settings {
     }
 }
 
-/// A setting is missing or wrong; the message names it.
+/// Settings are missing or wrong: one line per problem, each naming its
+/// setting.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct SettingsError(pub String);
@@ -216,7 +233,55 @@ impl SettingsError {
     pub fn about(key: &str, message: impl std::fmt::Display) -> Self {
         Self(format!("setting {}: {message}", env_name(key)))
     }
+
+    /// `Ok` without problems, else one error listing every problem, one per line.
+    fn all(problems: Vec<SettingsError>) -> Result<(), Self> {
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(Self(problems.into_iter().map(|p| p.0).collect::<Vec<_>>().join("\n")))
+    }
 }
+
+/// The name of every setting (the keys of the TOML file; upper-cased with
+/// `SERVICE_` in the environment), read from the serde description of
+/// [`Settings`], so that it cannot drift from the struct.
+pub fn setting_names() -> &'static [&'static str] {
+    serde_aux::serde_introspection::serde_introspect::<Settings>()
+}
+
+/// How sure the nearest-name suggestion must be (Jaro-Winkler similarity).
+const SUGGESTION_THRESHOLD: f64 = 0.8;
+
+/// The known setting nearest to `key`, if it is near enough to be a typo.
+fn nearest_setting(key: &str) -> Option<&'static str> {
+    setting_names()
+        .iter()
+        .map(|name| (strsim::jaro_winkler(key, name), *name))
+        .filter(|(score, _)| *score >= SUGGESTION_THRESHOLD)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, name)| name)
+}
+
+/// The problem of a key no setting has, named as it was written (an
+/// environment variable, or a key of the file), with the nearest known name.
+fn unknown_setting(key: &str, origin: Option<&str>, file: &Path) -> SettingsError {
+    let from_file = origin.filter(|o| *o != ENV_ORIGIN).map(|_| file.display());
+    let (written, suggestion) = match from_file {
+        Some(file) => (format!("{key} in {file}"), nearest_setting(key).map(str::to_owned)),
+        None => (format!("SERVICE_{}", key.to_ascii_uppercase()), nearest_setting(key).map(env_name)),
+    };
+    match suggestion {
+        Some(name) => SettingsError(format!("unknown setting {written}; did you mean {name}?")),
+        None => SettingsError(format!("unknown setting {written}")),
+    }
+}
+
+/// The settings file read when none is named.
+const DEFAULT_FILE: &str = "credencial.toml";
+
+/// The origin `config` gives values read from the environment.
+const ENV_ORIGIN: &str = "the environment";
 
 /// The environment variable of a setting key.
 pub fn env_name(key: &str) -> String {
@@ -230,15 +295,23 @@ pub fn env_name(key: &str) -> String {
 impl Settings {
     /// Loads the settings: `file` if given (it must exist), else
     /// `credencial.toml` in the working directory if present; then the
-    /// environment.
+    /// environment. Every problem is reported at once (see [`Self::load_for`]).
     pub fn load(file: Option<&Path>) -> Result<Self, SettingsError> {
+        Self::load_for(file, None)
+    }
+
+    /// [`Self::load`] for running in `mode` (`None`: a command that does
+    /// not serve), which decides what must be set. Unknown names (with the
+    /// nearest known one), values of the wrong type and values out of range
+    /// are all collected and reported together, one per line.
+    pub fn load_for(file: Option<&Path>, mode: Option<Mode>) -> Result<Self, SettingsError> {
         let mut builder = Config::builder();
         match file {
             Some(path) => {
                 builder = builder.add_source(File::from(path).format(FileFormat::Toml).required(true));
             }
             None => {
-                builder = builder.add_source(File::new("credencial.toml", FileFormat::Toml).required(false));
+                builder = builder.add_source(File::new(DEFAULT_FILE, FileFormat::Toml).required(false));
             }
         }
         builder = builder
@@ -246,26 +319,80 @@ impl Settings {
             .set_override_option("database_url", std::env::var("DATABASE_URL").ok())
             .map_err(|e| SettingsError(e.to_string()))?;
         let config = builder.build().map_err(|e| SettingsError(format!("reading settings: {e}")))?;
-        let settings: Settings = config.try_deserialize().map_err(|e| describe(&e))?;
-        settings.validate()?;
+        let mut values: Vec<(String, config::Value)> =
+            config.collect().map_err(|e| SettingsError(format!("reading settings: {e}")))?.into_iter().collect();
+        values.sort_by(|a, b| a.0.cmp(&b.0));
+
+        let mut problems = Vec::new();
+        // The database URL has one name in the environment: DATABASE_URL.
+        if std::env::var_os("SERVICE_DATABASE_URL").is_some() {
+            problems.push(SettingsError("unknown setting SERVICE_DATABASE_URL; did you mean DATABASE_URL?".to_owned()));
+        }
+        // Each value on its own first, so that one wrong value does not
+        // hide the others; then the good ones together.
+        let mut good = Config::builder();
+        for (key, value) in values {
+            if !setting_names().contains(&key.as_str()) {
+                problems.push(unknown_setting(&key, value.origin(), file.unwrap_or(Path::new(DEFAULT_FILE))));
+                continue;
+            }
+            let alone = Config::builder()
+                .set_override(key.as_str(), value.clone())
+                .and_then(|b| b.build())
+                .and_then(|c| c.try_deserialize::<Settings>());
+            match alone {
+                Ok(_) => good = good.set_override(key.as_str(), value).map_err(|e| describe(&e))?,
+                Err(e) => problems.push(SettingsError::about(&key, e)),
+            }
+        }
+        let settings: Settings = good.build().and_then(|c| c.try_deserialize()).map_err(|e| describe(&e))?;
+        problems.extend(settings.problems(mode));
+        SettingsError::all(problems)?;
         Ok(settings)
     }
 
-    /// Checks values that are well-typed but out of range.
+    /// Checks every setting for any command (see [`Self::problems`]).
     pub fn validate(&self) -> Result<(), SettingsError> {
+        SettingsError::all(self.problems(None))
+    }
+
+    /// Checks every setting for running in `mode`, including what that mode
+    /// requires to be set.
+    pub fn validate_for(&self, mode: Mode) -> Result<(), SettingsError> {
+        SettingsError::all(self.problems(Some(mode)))
+    }
+
+    /// Every problem of the settings, in the order of the fields: values
+    /// that are well-typed but out of range, unusable URLs, keys, key
+    /// files and CA bundle, and, for `mode`, what it requires to be set.
+    /// Reads the files the settings name; writes nothing.
+    pub fn problems(&self, mode: Option<Mode>) -> Vec<SettingsError> {
+        let mut problems = Vec::new();
+        if let Err(e) = credencial_adapters_postgres::parse_url(self.database_url()) {
+            problems.push(SettingsError::about("database_url", e));
+        }
+        problems.extend(self.range_problems());
+        problems.extend(self.key_problems(mode));
+        problems.extend(self.upstream_problems(mode));
+        problems
+    }
+
+    /// Values that are well-typed but out of range, and the client mapping.
+    fn range_problems(&self) -> Vec<SettingsError> {
+        let mut problems = Vec::new();
         // An hour past `exp` is already far more than clocks disagree by.
         const MAX_JWT_LEEWAY_SECS: i64 = 60 * 60;
         if self.access_token_lifetime_secs <= 0 {
-            return Err(SettingsError::about("access_token_lifetime_secs", "must be positive"));
+            problems.push(SettingsError::about("access_token_lifetime_secs", "must be positive"));
         }
         if self.refresh_token_lifetime_secs <= 0 {
-            return Err(SettingsError::about("refresh_token_lifetime_secs", "must be positive"));
+            problems.push(SettingsError::about("refresh_token_lifetime_secs", "must be positive"));
         }
         if self.oauth_session_lifetime_secs <= 0 {
-            return Err(SettingsError::about("oauth_session_lifetime_secs", "must be positive"));
+            problems.push(SettingsError::about("oauth_session_lifetime_secs", "must be positive"));
         }
         if self.jwt_leeway_secs < 0 {
-            return Err(SettingsError::about("jwt_leeway_secs", "must not be negative"));
+            problems.push(SettingsError::about("jwt_leeway_secs", "must not be negative"));
         }
         for (key, value) in [
             ("upstream_timeout_ms", self.upstream_timeout_ms),
@@ -275,7 +402,7 @@ impl Settings {
             ("provider_timeout_ms", self.provider_timeout_ms),
         ] {
             if value == 0 {
-                return Err(SettingsError::about(key, "must be positive"));
+                problems.push(SettingsError::about(key, "must be positive"));
             }
         }
         // Bounded so that time arithmetic and PostgreSQL timestamps cannot
@@ -290,50 +417,155 @@ impl Settings {
             ("cdp_cache_secs", i64::try_from(self.cdp_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
         ] {
             if value > max {
-                return Err(SettingsError::about(key, format!("must be at most {max} seconds")));
+                problems.push(SettingsError::about(key, format!("must be at most {max} seconds")));
             }
         }
         if self.shutdown_timeout_secs > MAX_SHUTDOWN_TIMEOUT_SECS {
-            return Err(SettingsError::about(
+            problems.push(SettingsError::about(
                 "shutdown_timeout_secs",
                 format!("must be at most {MAX_SHUTDOWN_TIMEOUT_SECS} seconds"),
             ));
         }
         if self.scope_cache_memory_entries == 0 {
-            return Err(SettingsError::about("scope_cache_memory_entries", "must be positive"));
+            problems.push(SettingsError::about("scope_cache_memory_entries", "must be positive"));
         }
         if self.password_iterations == 0 || self.password_iterations > credencial_domain::password::MAX_ITERATIONS {
-            return Err(SettingsError::about(
+            problems.push(SettingsError::about(
                 "password_iterations",
                 format!("must be between 1 and {}", credencial_domain::password::MAX_ITERATIONS),
             ));
         }
         if !(1..=MAX_THROTTLE_WINDOW_SECS).contains(&self.login_throttle_window_secs) {
-            return Err(SettingsError::about(
+            problems.push(SettingsError::about(
                 "login_throttle_window_secs",
                 format!("must be between 1 and {MAX_THROTTLE_WINDOW_SECS} seconds"),
             ));
         }
-        self.client_address_source()?;
+        if let Err(e) = self.client_address_source() {
+            problems.push(e);
+        }
         if !matches!(self.log_format.as_str(), "text" | "json") {
-            return Err(SettingsError::about("log_format", "must be \"text\" or \"json\""));
+            problems.push(SettingsError::about("log_format", "must be \"text\" or \"json\""));
+        }
+        if std::net::ToSocketAddrs::to_socket_addrs(self.bind.as_str()).is_err() {
+            problems.push(SettingsError::about("bind", "must be an address and port, e.g. 127.0.0.1:8000"));
+        }
+        if self.workers == Some(0) {
+            problems.push(SettingsError::about("workers", "must be positive"));
         }
         if self.database_max_connections == 0 {
-            return Err(SettingsError::about("database_max_connections", "must be positive"));
+            problems.push(SettingsError::about("database_max_connections", "must be positive"));
         }
-        credencial_domain::EndpointAllowList::new(&self.upstream_endpoints)
-            .map_err(|e| SettingsError::about("upstream_endpoints", e))?;
-        self.jwt_algorithm
-            .parse::<credencial_domain::JwtAlgorithm>()
-            .map_err(|e| SettingsError::about("jwt_algorithm", e))?;
-        self.user_mapping()?;
+        if let Err(e) = credencial_domain::EndpointAllowList::new(&self.upstream_endpoints) {
+            problems.push(SettingsError::about("upstream_endpoints", e));
+        }
+        if let Err(e) = self.jwt_algorithm.parse::<credencial_domain::JwtAlgorithm>() {
+            problems.push(SettingsError::about("jwt_algorithm", e));
+        }
+        if let Err(e) = self.user_mapping() {
+            problems.push(e);
+        }
         if !credencial_domain::host_table::is_sql_identifier(&self.user_table) {
-            return Err(SettingsError::about(
+            problems.push(SettingsError::about(
                 "user_table",
                 "must be a plain table name ([a-z_][a-z0-9_]*, at most 63 characters)",
             ));
         }
-        Ok(())
+        problems
+    }
+
+    /// The signing keys: a secret that is set must be usable, key files
+    /// must be readable PEM keys of a pair; `serve` needs a key, the demo
+    /// makes a random HS256 secret when none is set.
+    fn key_problems(&self, mode: Option<Mode>) -> Vec<SettingsError> {
+        let Ok(algorithm) = self.jwt_algorithm.parse::<credencial_domain::JwtAlgorithm>() else {
+            return Vec::new(); // reported with the ranges
+        };
+        let hs256_without_secret = algorithm == credencial_domain::JwtAlgorithm::HS256 && self.jwt_secret.is_none();
+        if hs256_without_secret && mode != Some(Mode::Serve) {
+            return Vec::new();
+        }
+        // The codec is built as at start-up; it signs and verifies a probe token.
+        match crate::startup::codec(self, Mode::Serve) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![e],
+        }
+    }
+
+    /// The upstream URLs, API keys, provider settings and the outbound
+    /// client (CA bundle, proxy); `serve` needs `upstream_base_url`.
+    fn upstream_problems(&self, mode: Option<Mode>) -> Vec<SettingsError> {
+        use credencial_adapters_upstream::{ApiKey, BaseUrl};
+        let mut problems = Vec::new();
+        let mut url = |key: &str, value: &Option<String>| {
+            if let Some(value) = value {
+                if let Err(e) = BaseUrl::parse(value) {
+                    problems.push(SettingsError::about(key, e));
+                }
+            }
+        };
+        url("upstream_base_url", &self.upstream_base_url);
+        url("receita_base_url", &self.receita_base_url);
+        url("cnes_base_url", &self.cnes_base_url);
+        url("cdp_base_url", &self.cdp_base_url);
+        url("provider_base_url", &self.provider_base_url);
+        url("provider_public_url", &self.provider_public_url);
+        if self.upstream_base_url.is_none() && mode == Some(Mode::Serve) {
+            problems.push(SettingsError::about(
+                "upstream_base_url",
+                "is not set (the base URL of the user-data resource, e.g. https://suap.example.gov.br)",
+            ));
+        }
+        for (key, value) in [
+            ("receita_api_key", &self.receita_api_key),
+            ("cnes_api_key", &self.cnes_api_key),
+            ("cdp_api_key", &self.cdp_api_key),
+        ] {
+            if value.as_ref().is_some_and(|k| ApiKey::new(k.expose_secret()).is_err()) {
+                problems.push(SettingsError::about(key, "is not a valid header value"));
+            }
+        }
+        if self.provider_base_url.is_some() {
+            for (key, missing) in [
+                ("provider_client_id", self.provider_client_id.is_none()),
+                ("provider_client_secret", self.provider_client_secret.is_none()),
+                ("provider_redirect_uri", self.provider_redirect_uri.is_none()),
+            ] {
+                if missing {
+                    problems.push(SettingsError::about(key, "is not set (needed with SERVICE_PROVIDER_BASE_URL)"));
+                }
+            }
+        }
+        // The CA bundle is read even when the proxy is wrong.
+        let proxy = self.proxy().unwrap_or_else(|e| {
+            problems.push(e);
+            None
+        });
+        let config = credencial_adapters_upstream::OutboundConfig { ca_file: self.upstream_ca_file.clone(), proxy };
+        if let Err(e) = credencial_adapters_upstream::http_client_with(&config) {
+            problems.push(outbound_error(e));
+        }
+        problems
+    }
+
+    /// How upstream calls reach the outside: the CA bundle and the proxy.
+    pub fn outbound(&self) -> Result<credencial_adapters_upstream::OutboundConfig, SettingsError> {
+        Ok(credencial_adapters_upstream::OutboundConfig {
+            ca_file: self.upstream_ca_file.clone(),
+            proxy: self.proxy()?,
+        })
+    }
+
+    /// The outbound proxy, if `upstream_proxy` is set (and not empty).
+    fn proxy(&self) -> Result<Option<credencial_adapters_upstream::ProxyConfig>, SettingsError> {
+        match &self.upstream_proxy {
+            Some(url) if !url.expose_secret().trim().is_empty() => {
+                credencial_adapters_upstream::ProxyConfig::parse(url.expose_secret(), &self.upstream_no_proxy.join(","))
+                    .map(Some)
+                    .map_err(|e| SettingsError::about("upstream_proxy", e))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// The client component's mapping (`SERVICE_USER_ATTR_MAP`,
@@ -391,6 +623,16 @@ pub fn mapping_setting(input: credencial_domain::attr_map::MappingInput) -> Stri
         MappingInput::LookupField => "user_lookup_field",
         MappingInput::Scopes => "scopes",
     })
+}
+
+/// The outbound client's error, named after its setting.
+pub fn outbound_error(e: credencial_adapters_upstream::OutboundError) -> SettingsError {
+    use credencial_adapters_upstream::OutboundError;
+    match e {
+        OutboundError::CaFile { .. } => SettingsError::about("upstream_ca_file", e),
+        OutboundError::Proxy(_) => SettingsError::about("upstream_proxy", e),
+        OutboundError::Build(_) => SettingsError(e.to_string()),
+    }
 }
 
 fn cache_default(scope: credencial_domain::Scope) -> u64 {

@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use actix_web::dev::Server;
 use credencial_adapters_postgres::{
-    PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore, PgLoginFailureLog, PgOAuthClientRepository, PgPool,
-    PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore, PgUserRepository,
+    known_versions, schema_status, PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore, PgLoginFailureLog,
+    PgOAuthClientRepository, PgPool, PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore,
+    PgUserRepository,
 };
 use credencial_adapters_upstream::{
-    http_client, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,
+    http_client_with, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,
     HttpUserDataSource, ProviderSettings, RegistryEndpoint, UnconfiguredRegistry,
 };
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
@@ -48,8 +49,12 @@ pub struct Application {
 }
 
 impl Application {
-    /// Binds the listener, builds the adapters on `pool` and the server.
+    /// Checks the database's schema, binds the listener, builds the
+    /// adapters on `pool` and the server. A database with pending
+    /// migrations (or migrations of a newer release) is refused before the
+    /// port is bound.
     pub async fn build(settings: &Settings, mode: Mode, pool: PgPool) -> anyhow::Result<Self> {
+        check_schema(&pool).await?;
         let listener = TcpListener::bind(&settings.bind)
             .map_err(|e| SettingsError::about("bind", format!("cannot listen on {}: {e}", settings.bind)))?;
         let local = listener.local_addr()?;
@@ -75,7 +80,7 @@ impl Application {
         let base = BaseUrl::parse(&upstream_base).map_err(|e| SettingsError::about("upstream_base_url", e))?;
         let endpoints = EndpointAllowList::new(&settings.upstream_endpoints)
             .map_err(|e| SettingsError::about("upstream_endpoints", e))?;
-        let client = http_client()?;
+        let client = http_client_with(&settings.outbound()?).map_err(crate::settings::outbound_error)?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let client_login = match mapping {
             Some(mapping) => {
@@ -173,6 +178,30 @@ impl Application {
         tracing::info!("stopped");
         result
     }
+}
+
+/// Refuses a database whose migrations are not exactly this build's:
+/// pending ones (`credencial migrate` applies them), or ones a newer
+/// release applied.
+pub async fn check_schema(pool: &PgPool) -> anyhow::Result<()> {
+    let status = schema_status(pool).await?;
+    if !status.pending.is_empty() {
+        anyhow::bail!(
+            "pending migrations: run `credencial migrate` ({} of {} not applied, the first {})",
+            status.pending.len(),
+            known_versions().len(),
+            status.pending[0]
+        );
+    }
+    if !status.unknown.is_empty() {
+        anyhow::bail!(
+            "the database has {} migration(s) this build does not know (the first {}): it was migrated by a newer \
+             release of credencial; run that release",
+            status.unknown.len(),
+            status.unknown[0]
+        );
+    }
+    Ok(())
 }
 
 /// How long a stop waits for the database pool to close.
@@ -413,7 +442,9 @@ pub fn hasher(settings: &Settings) -> anyhow::Result<PasswordHasher> {
         .map_err(|e| SettingsError::about("password_iterations", e))?)
 }
 
-fn codec(settings: &Settings, mode: Mode) -> Result<TokenCodec, SettingsError> {
+/// The token codec the settings describe (the demo may sign with a random
+/// secret); the key pair signs and verifies a probe token.
+pub(crate) fn codec(settings: &Settings, mode: Mode) -> Result<TokenCodec, SettingsError> {
     let algorithm: JwtAlgorithm =
         settings.jwt_algorithm.parse().map_err(|e| SettingsError::about("jwt_algorithm", e))?;
     let keys = match algorithm {

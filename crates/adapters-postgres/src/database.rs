@@ -5,41 +5,116 @@ use std::time::Duration;
 
 use sqlx::migrate::{MigrateDatabase, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{PgPool, Postgres};
+use sqlx::{ConnectOptions, Connection, PgConnection, PgPool, Postgres};
 use thiserror::Error;
 
 /// The embedded migrations of the top-level `migrations/` folder.
 pub static MIGRATOR: Migrator = sqlx::migrate!("../../migrations");
 
+/// The URL schemes this adapter connects to.
+pub const SCHEMES: [&str; 2] = ["postgres", "postgresql"];
+
 /// Failure to reach, create or migrate the database. The texts never
-/// contain the URL (it may hold a password).
+/// contain the URL's password.
 #[derive(Debug, Error)]
 pub enum DatabaseError {
+    /// The URL's scheme is not one this adapter serves.
+    #[error("unsupported database URL scheme `{0}`: use postgres://")]
+    UnsupportedScheme(String),
     /// The URL is not a PostgreSQL URL.
-    #[error("DATABASE_URL is not a valid PostgreSQL URL: {0}")]
+    #[error("not a valid PostgreSQL URL: {0}")]
     BadUrl(String),
-    /// The server could not be reached or refused us.
-    #[error("cannot connect to PostgreSQL: {0}")]
-    Connect(String),
+    /// The server could not be reached or refused us: where, and the
+    /// driver's root cause.
+    #[error("cannot connect to PostgreSQL at {at}: {cause}")]
+    Connect {
+        /// `host:port`, or the Unix socket's path.
+        at: String,
+        /// The innermost error the driver reported.
+        cause: String,
+    },
+    /// A query of the start-up checks failed.
+    #[error("reading the database failed: {0}")]
+    Query(String),
     /// A migration failed.
     #[error("migrating the database failed: {0}")]
     Migrate(String),
 }
 
+/// Checks a database URL without connecting: a `postgres://` or
+/// `postgresql://` URL that the driver accepts.
+pub fn parse_url(url: &str) -> Result<PgConnectOptions, DatabaseError> {
+    let scheme = url.split_once("://").map(|(scheme, _)| scheme).unwrap_or("");
+    if scheme.is_empty() || !scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)) {
+        return Err(DatabaseError::BadUrl("expected postgres://user@host:port/database".into()));
+    }
+    if !SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()) {
+        return Err(DatabaseError::UnsupportedScheme(scheme.to_owned()));
+    }
+    // The driver's messages name the faulty part, never the whole URL.
+    PgConnectOptions::from_str(url).map_err(|e| DatabaseError::BadUrl(root_cause(&e)))
+}
+
+/// `host:port`, or the socket path, of the server `options` connect to.
+fn target(options: &PgConnectOptions) -> String {
+    match options.get_socket() {
+        Some(socket) => socket.display().to_string(),
+        None if options.get_host().contains(':') => format!("[{}]:{}", options.get_host(), options.get_port()),
+        None => format!("{}:{}", options.get_host(), options.get_port()),
+    }
+}
+
+/// The innermost error of `e`'s chain (e.g. "Connection refused (os error
+/// 111)" rather than "error communicating with database: …").
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = e;
+    while let Some(source) = current.source() {
+        current = source;
+    }
+    current.to_string()
+}
+
+fn connect_error(options: &PgConnectOptions, e: &sqlx::Error) -> DatabaseError {
+    let cause = match e {
+        // The server's own words (e.g. `database "x" does not exist`).
+        sqlx::Error::Database(db) => db.message().to_owned(),
+        other => root_cause(other),
+    };
+    DatabaseError::Connect { at: target(options), cause }
+}
+
 /// Creates the database named in `url` if it does not exist yet.
 pub async fn ensure_database_exists(url: &str) -> Result<bool, DatabaseError> {
-    PgConnectOptions::from_str(url).map_err(|e| DatabaseError::BadUrl(e.to_string()))?;
-    let exists = Postgres::database_exists(url).await.map_err(|e| DatabaseError::Connect(e.to_string()))?;
+    let options = parse_url(url)?;
+    let exists = Postgres::database_exists(url).await.map_err(|e| connect_error(&options, &e))?;
     if !exists {
-        Postgres::create_database(url).await.map_err(|e| DatabaseError::Connect(e.to_string()))?;
+        Postgres::create_database(url).await.map_err(|e| connect_error(&options, &e))?;
     }
     Ok(!exists)
 }
 
+/// One connection, made at once: a refused or unreachable server fails
+/// with its address and the driver's root cause, instead of after a pool's
+/// acquire time-out. `timeout` bounds a server that accepts and says nothing.
+pub async fn connect_once(url: &str, timeout: Duration) -> Result<PgConnection, DatabaseError> {
+    let options = parse_url(url)?;
+    match tokio::time::timeout(timeout, options.connect()).await {
+        Ok(Ok(connection)) => Ok(connection),
+        Ok(Err(e)) => Err(connect_error(&options, &e)),
+        Err(_) => Err(DatabaseError::Connect {
+            at: target(&options),
+            cause: format!("no answer within {} ms", timeout.as_millis()),
+        }),
+    }
+}
+
 /// A connection pool of at most `max_connections`, failing after
-/// `acquire_timeout` when the database is unreachable.
+/// `acquire_timeout` when the database is unreachable. One connection is
+/// made first, so that an unreachable database is reported at once (see
+/// [`connect_once`]).
 pub async fn connect(url: &str, max_connections: u32, acquire_timeout: Duration) -> Result<PgPool, DatabaseError> {
-    let options = PgConnectOptions::from_str(url).map_err(|e| DatabaseError::BadUrl(e.to_string()))?;
+    let options = parse_url(url)?;
+    connect_once(url, acquire_timeout).await?.close().await.ok();
     PgPoolOptions::new()
         .max_connections(max_connections)
         // No ping before every checkout: it doubles the round trips of each
@@ -48,12 +123,92 @@ pub async fn connect(url: &str, max_connections: u32, acquire_timeout: Duration)
         .test_before_acquire(false)
         .max_lifetime(Duration::from_secs(30 * 60))
         .acquire_timeout(acquire_timeout)
-        .connect_with(options)
+        .connect_with(options.clone())
         .await
-        .map_err(|e| DatabaseError::Connect(e.to_string()))
+        .map_err(|e| connect_error(&options, &e))
 }
 
 /// Applies every pending migration.
 pub async fn migrate(pool: &PgPool) -> Result<(), DatabaseError> {
     MIGRATOR.run(pool).await.map_err(|e| DatabaseError::Migrate(e.to_string()))
+}
+
+/// The versions of this build's (up) migrations, oldest first.
+pub fn known_versions() -> Vec<i64> {
+    MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration()).map(|m| m.version).collect()
+}
+
+/// How the database's migrations compare with this build's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SchemaStatus {
+    /// Migrations of this build not (successfully) applied: `migrate` applies them.
+    pub pending: Vec<i64>,
+    /// Migrations applied to the database that this build does not know (a
+    /// newer release migrated it).
+    pub unknown: Vec<i64>,
+}
+
+impl SchemaStatus {
+    /// Whether the schema is exactly what this build expects.
+    pub fn is_current(&self) -> bool {
+        self.pending.is_empty() && self.unknown.is_empty()
+    }
+}
+
+/// Reads `_sqlx_migrations` (absent: nothing applied) and compares it with
+/// [`MIGRATOR`].
+pub async fn schema_status(pool: &PgPool) -> Result<SchemaStatus, DatabaseError> {
+    let applied: Vec<i64> =
+        match sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success ORDER BY version")
+            .fetch_all(pool)
+            .await
+        {
+            Ok(versions) => versions,
+            Err(sqlx::Error::Database(db)) if db.code().as_deref() == Some(UNDEFINED_TABLE) => Vec::new(),
+            Err(e) => return Err(DatabaseError::Query(root_cause(&e))),
+        };
+    let known = known_versions();
+    Ok(SchemaStatus {
+        pending: known.iter().copied().filter(|v| !applied.contains(v)).collect(),
+        unknown: applied.into_iter().filter(|v| !known.contains(v)).collect(),
+    })
+}
+
+/// PostgreSQL's SQLSTATE for "relation does not exist".
+pub(crate) const UNDEFINED_TABLE: &str = "42P01";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_postgres_urls_are_accepted_and_other_schemes_are_named() {
+        assert!(parse_url("postgres://u:p@db.example:6543/app").is_ok());
+        assert!(parse_url("postgresql://u@db.example/app").is_ok());
+        for (url, scheme) in [("mysql://u:p@h/db", "mysql"), ("sqlite://data.db", "sqlite"), ("HTTP://h/db", "HTTP")] {
+            let e = parse_url(url).expect_err(url).to_string();
+            assert_eq!(e, format!("unsupported database URL scheme `{scheme}`: use postgres://"));
+        }
+    }
+
+    #[test]
+    fn a_malformed_url_is_refused_without_printing_it() {
+        for url in ["db.example:5432", "postgres://u:s3cret@h:notaport/db", "://u:s3cret@h/db"] {
+            let e = parse_url(url).expect_err(url).to_string();
+            assert!(e.starts_with("not a valid PostgreSQL URL"), "{e}");
+            assert!(!e.contains("s3cret"), "{e}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_names_the_address_and_the_root_cause_at_once() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+        let e = connect(&format!("postgres://u:s3cret@127.0.0.1:{closed}/db"), 2, Duration::from_secs(30))
+            .await
+            .expect_err("nobody listens");
+        let e = e.to_string();
+        assert!(e.starts_with(&format!("cannot connect to PostgreSQL at 127.0.0.1:{closed}: ")), "{e}");
+        // The driver's root cause, not the pool's "timed out" after 30 s.
+        assert!(e.contains("Connection refused") && !e.contains("s3cret"), "{e}");
+    }
 }

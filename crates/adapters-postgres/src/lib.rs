@@ -19,7 +19,10 @@ mod snapshots;
 pub mod testing;
 mod users;
 
-pub use database::{connect, ensure_database_exists, migrate, DatabaseError, MIGRATOR};
+pub use database::{
+    connect, connect_once, ensure_database_exists, known_versions, migrate, parse_url, schema_status, DatabaseError,
+    SchemaStatus, MIGRATOR, SCHEMES,
+};
 pub use host_user_records::PgHostUserRecords;
 pub use host_users::PgHostUserStore;
 pub use login_failures::PgLoginFailureLog;

@@ -1,26 +1,31 @@
-//! [`ReadinessProbe`] on the pool: `SELECT 1`, bounded in time.
+//! [`ReadinessProbe`] on the pool: one query, bounded in time, that both
+//! proves the database answers and counts this build's migrations in
+//! `_sqlx_migrations`.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
-use credencial_ports::{ReadinessProbe, RepositoryError};
+use credencial_ports::{NotReady, ReadinessProbe};
 use sqlx::PgPool;
 
-/// How long the probe waits for `SELECT 1` by default (the `/readyz`
+use crate::database::{known_versions, UNDEFINED_TABLE};
+
+/// How long the probe waits for its query by default (the `/readyz`
 /// contract's bound).
 pub const READINESS_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// Readiness of the PostgreSQL pool.
+/// Readiness of the PostgreSQL pool and its schema.
 #[derive(Debug, Clone)]
 pub struct PgReadinessProbe {
     pool: PgPool,
     timeout: Duration,
+    known: Vec<i64>,
 }
 
 impl PgReadinessProbe {
     /// A probe on `pool` that waits at most [`READINESS_TIMEOUT`].
     pub fn new(pool: PgPool) -> Self {
-        Self { pool, timeout: READINESS_TIMEOUT }
+        Self { pool, timeout: READINESS_TIMEOUT, known: known_versions() }
     }
 
     /// The same probe with another time bound.
@@ -31,19 +36,28 @@ impl PgReadinessProbe {
 
 #[async_trait]
 impl ReadinessProbe for PgReadinessProbe {
-    async fn check(&self) -> Result<(), RepositoryError> {
+    async fn check(&self) -> Result<(), NotReady> {
+        // One round trip, like `SELECT 1`: the migrations table is a few
+        // rows with a primary key on `version`.
+        let query =
+            sqlx::query_scalar::<_, i64>("SELECT count(*) FROM _sqlx_migrations WHERE success AND version = ANY($1)")
+                .bind(&self.known)
+                .fetch_one(&self.pool);
+        let expected = i64::try_from(self.known.len()).unwrap_or(i64::MAX);
         // The bound covers the pool's checkout too: with PostgreSQL down the
         // pool keeps retrying the connection until its own acquire time-out
         // (seconds), which a balancer's probe must not wait for.
-        let query = sqlx::query_scalar::<_, i32>("SELECT 1").fetch_one(&self.pool);
         match tokio::time::timeout(self.timeout, query).await {
-            Ok(Ok(1)) => Ok(()),
-            Ok(Ok(other)) => Err(RepositoryError::Unexpected(format!("SELECT 1 answered {other}"))),
-            Ok(Err(e)) => Err(RepositoryError::Unexpected(e.to_string())),
-            Err(_) => Err(RepositoryError::Unexpected(format!(
-                "no answer to SELECT 1 within {} ms",
-                self.timeout.as_millis()
+            Ok(Ok(applied)) if applied == expected => Ok(()),
+            Ok(Ok(applied)) => Err(NotReady::SchemaBehind(format!(
+                "{} of {expected} migrations pending",
+                expected.saturating_sub(applied)
             ))),
+            Ok(Err(sqlx::Error::Database(db))) if db.code().as_deref() == Some(UNDEFINED_TABLE) => {
+                Err(NotReady::SchemaBehind("no migration applied (_sqlx_migrations does not exist)".into()))
+            }
+            Ok(Err(e)) => Err(NotReady::Unreachable(e.to_string())),
+            Err(_) => Err(NotReady::Unreachable(format!("no answer within {} ms", self.timeout.as_millis()))),
         }
     }
 }

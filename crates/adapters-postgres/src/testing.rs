@@ -1,4 +1,4 @@
-//! A fresh, migrated database per test, dropped when the test ends.
+//! A fresh database per test (migrated, or empty), dropped when the test ends.
 //!
 //! The server is `TEST_DATABASE_URL` if set, else
 //! `postgres://postgres@127.0.0.1:5432/postgres` (the maintenance database is
@@ -41,6 +41,16 @@ impl TestDatabase {
     /// # Panics
     /// When PostgreSQL is unreachable: a test cannot go on without it.
     pub async fn new() -> Self {
+        let db = Self::new_unmigrated().await;
+        crate::migrate(&db.pool).await.expect("migrate test database");
+        db
+    }
+
+    /// Creates an empty database with a unique name: no migration applied.
+    ///
+    /// # Panics
+    /// When PostgreSQL is unreachable: a test cannot go on without it.
+    pub async fn new_unmigrated() -> Self {
         let admin_url = admin_url();
         let name = format!("credencial_test_{}", uuid::Uuid::new_v4().simple());
         let mut admin = PgConnection::connect(&admin_url)
@@ -50,7 +60,6 @@ impl TestDatabase {
         let url = with_database(&admin_url, &name);
         let pool =
             crate::connect(&url, 10, std::time::Duration::from_secs(10)).await.expect("connect to test database");
-        crate::migrate(&pool).await.expect("migrate test database");
         Self { pool, url, name, admin_url }
     }
 

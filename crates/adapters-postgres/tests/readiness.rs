@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use credencial_adapters_postgres::testing::TestDatabase;
 use credencial_adapters_postgres::PgReadinessProbe;
-use credencial_ports::{ReadinessProbe, RepositoryError};
+use credencial_ports::{NotReady, ReadinessProbe};
 use sqlx::postgres::PgPoolOptions;
 
 /// A pool that would wait this long for a connection: far longer than any
@@ -21,7 +21,7 @@ fn lazy_pool(url: &str) -> sqlx::PgPool {
     PgPoolOptions::new().acquire_timeout(LONG_ACQUIRE).connect_lazy(url).expect("a valid URL")
 }
 
-async fn timed_check(probe: &PgReadinessProbe) -> (Result<(), RepositoryError>, Duration) {
+async fn timed_check(probe: &PgReadinessProbe) -> (Result<(), NotReady>, Duration) {
     let start = Instant::now();
     let result = probe.check().await;
     (result, start.elapsed())
@@ -43,7 +43,7 @@ async fn a_dropped_database_is_unavailable_and_the_pool_does_not_hide_it() {
     probe.check().await.expect("ready before the drop");
     db.drop_now().await;
     let (result, took) = timed_check(&probe).await;
-    assert!(matches!(result, Err(RepositoryError::Unexpected(_))), "{result:?}");
+    assert!(matches!(result, Err(NotReady::Unreachable(_))), "{result:?}");
     assert!(took < GENEROUS, "answered after {took:?}");
     eprintln!("dropped database: unavailable after {took:?}");
     // And it stays unavailable (no stale "ready" from a reconnect).
@@ -75,8 +75,53 @@ async fn a_server_that_never_answers_is_unavailable_after_the_probes_bound() {
     let probe = PgReadinessProbe::new(lazy_pool(&format!("postgres://postgres@127.0.0.1:{port}/credencial")))
         .with_timeout(Duration::from_millis(300));
     let (result, took) = timed_check(&probe).await;
-    let Err(RepositoryError::Unexpected(reason)) = result else { panic!("{result:?}") };
+    let Err(NotReady::Unreachable(reason)) = result else { panic!("{result:?}") };
     assert!(reason.contains("within 300 ms"), "{reason}");
     assert!(took >= Duration::from_millis(300) && took < GENEROUS, "answered after {took:?}");
     held.abort();
+}
+
+#[tokio::test]
+async fn a_database_missing_a_migration_is_schema_behind() {
+    let db = TestDatabase::new().await;
+    let probe = PgReadinessProbe::new(db.pool.clone());
+    probe.check().await.expect("ready when migrated");
+    // As after a restore of a backup taken before the last migration.
+    sqlx::query("DELETE FROM _sqlx_migrations WHERE version = (SELECT max(version) FROM _sqlx_migrations)")
+        .execute(&db.pool)
+        .await
+        .expect("forget the last migration");
+    let known = credencial_adapters_postgres::known_versions().len();
+    assert_eq!(probe.check().await, Err(NotReady::SchemaBehind(format!("1 of {known} migrations pending"))));
+    // `migrate` sees it as pending too (the schema objects exist, so only the record is re-inserted).
+    let status = credencial_adapters_postgres::schema_status(&db.pool).await.expect("status");
+    assert_eq!(status.pending, [*credencial_adapters_postgres::known_versions().last().expect("one")]);
+}
+
+#[tokio::test]
+async fn a_database_never_migrated_is_schema_behind_not_unreachable() {
+    let db = TestDatabase::new().await;
+    sqlx::query("DROP TABLE _sqlx_migrations").execute(&db.pool).await.expect("drop the record of migrations");
+    let result = PgReadinessProbe::new(db.pool.clone()).check().await;
+    assert!(matches!(result, Err(NotReady::SchemaBehind(_))), "{result:?}");
+    let status = credencial_adapters_postgres::schema_status(&db.pool).await.expect("status");
+    assert_eq!(status.pending, credencial_adapters_postgres::known_versions());
+    assert!(status.unknown.is_empty());
+}
+
+#[tokio::test]
+async fn a_migration_of_a_newer_release_is_unknown_but_keeps_the_probe_ready() {
+    let db = TestDatabase::new().await;
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES (29991231000001, 'from a newer release', true, '\\x00', 0)",
+    )
+    .execute(&db.pool)
+    .await
+    .expect("record a newer migration");
+    let status = credencial_adapters_postgres::schema_status(&db.pool).await.expect("status");
+    assert_eq!((status.pending.len(), status.unknown.as_slice()), (0, &[29991231000001_i64][..]));
+    assert!(!status.is_current());
+    // An older instance still running during a rolling upgrade stays in the balancer.
+    PgReadinessProbe::new(db.pool.clone()).check().await.expect("ready");
 }

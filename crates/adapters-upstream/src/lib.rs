@@ -1,9 +1,11 @@
 //! reqwest implementations of credencial's network ports.
 //!
-//! One pooled [`reqwest::Client`] (see [`http_client`]) is built by the
+//! One pooled [`reqwest::Client`] (see [`http_client_with`]) is built by the
 //! binary and cloned into every adapter; each adapter has its own base URL and
 //! time-out. Redirects are never followed, so a token can only ever reach the
-//! configured host.
+//! configured host. It trusts the operating system's certificate store plus
+//! an optional CA bundle, and goes through a proxy only when configured
+//! ([`OutboundConfig`]).
 
 mod client;
 mod provider;
@@ -12,7 +14,9 @@ mod response;
 mod unconfigured;
 mod user_data;
 
-pub use client::{http_client, BaseUrl, BaseUrlError};
+pub use client::{
+    http_client, http_client_with, BaseUrl, BaseUrlError, OutboundConfig, OutboundError, ProxyConfig, LOOPBACK_NO_PROXY,
+};
 pub use provider::{
     HttpProviderClient, InvalidProviderSettings, ProviderSettings, DEFAULT_PROVIDER_MAX_BODY_BYTES,
     DEFAULT_PROVIDER_TIMEOUT,

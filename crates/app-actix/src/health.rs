@@ -1,9 +1,14 @@
 //! Liveness and readiness: `/healthz` answers as soon as the server serves;
 //! `/readyz` answers whether the service can do its work (its database
-//! answers).
+//! answers and holds every migration this build needs).
 
 use actix_web::{web, HttpResponse};
-use credencial_ports::ReadinessProbe;
+use credencial_ports::{NotReady, ReadinessProbe};
+
+/// The `detail` of a 503 at `/readyz` when the database does not answer.
+pub const DETAIL_UNREACHABLE: &str = "database unreachable";
+/// The `detail` of a 503 at `/readyz` when migrations are pending.
+pub const DETAIL_SCHEMA_BEHIND: &str = "schema behind: run credencial migrate";
 
 /// `GET /healthz` → `{"status": "ok"}`.
 pub async fn healthz() -> HttpResponse {
@@ -11,17 +16,21 @@ pub async fn healthz() -> HttpResponse {
 }
 
 /// `GET /readyz` → 200 `{"status": "ready"}` when the probe answers, else
-/// 503 `{"status": "unavailable", "detail": "database unreachable"}` (the
-/// reason goes to the log only).
+/// 503 `{"status": "unavailable", "detail": …}`: [`DETAIL_UNREACHABLE`] or
+/// [`DETAIL_SCHEMA_BEHIND`] (the reason goes to the log only).
 pub async fn readyz(probe: web::Data<dyn ReadinessProbe>) -> HttpResponse {
-    match probe.check().await {
-        Ok(()) => HttpResponse::Ok().json(serde_json::json!({ "status": "ready" })),
-        Err(e) => {
+    let detail = match probe.check().await {
+        Ok(()) => return HttpResponse::Ok().json(serde_json::json!({ "status": "ready" })),
+        Err(e @ NotReady::Unreachable(_)) => {
             tracing::warn!(error = %e, "not ready: database unreachable");
-            HttpResponse::ServiceUnavailable()
-                .json(serde_json::json!({ "status": "unavailable", "detail": "database unreachable" }))
+            DETAIL_UNREACHABLE
         }
-    }
+        Err(e @ NotReady::SchemaBehind(_)) => {
+            tracing::warn!(error = %e, "not ready: pending migrations; run `credencial migrate`");
+            DETAIL_SCHEMA_BEHIND
+        }
+    };
+    HttpResponse::ServiceUnavailable().json(serde_json::json!({ "status": "unavailable", "detail": detail }))
 }
 
 /// `POST /_noop/` → `{}` after reading the JSON body: the baseline the
@@ -35,7 +44,7 @@ mod tests {
     use std::sync::Arc;
 
     use actix_web::{test, App};
-    use credencial_ports::{MockReadinessProbe, ReadinessProbe, RepositoryError};
+    use credencial_ports::{MockReadinessProbe, NotReady, ReadinessProbe};
     use serde_json::{json, Value};
 
     use super::*;
@@ -72,10 +81,21 @@ mod tests {
         probe
             .expect_check()
             .times(1)
-            .returning(|| Err(RepositoryError::Unexpected("connection refused to 10.0.0.7:5432".into())));
+            .returning(|| Err(NotReady::Unreachable("connection refused to 10.0.0.7:5432".into())));
         let (status, body) = get_readyz(probe, "/readyz/").await;
         assert_eq!((status, &body), (503, &json!({"status": "unavailable", "detail": "database unreachable"})));
         assert!(!body.to_string().contains("10.0.0.7"), "the reason stays in the log");
+    }
+
+    #[actix_web::test]
+    async fn readyz_is_503_schema_behind_when_migrations_are_pending() {
+        let mut probe = MockReadinessProbe::new();
+        probe.expect_check().times(1).returning(|| Err(NotReady::SchemaBehind("1 of 6 migrations pending".into())));
+        let (status, body) = get_readyz(probe, "/readyz").await;
+        assert_eq!(
+            (status, &body),
+            (503, &json!({"status": "unavailable", "detail": "schema behind: run credencial migrate"}))
+        );
     }
 
     #[actix_web::test]

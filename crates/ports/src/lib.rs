@@ -26,7 +26,7 @@ pub use login_failures::LoginFailureLog;
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
 pub use profile::{ProfileRepository, Snapshot, SnapshotStore};
 pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens};
-pub use readiness::ReadinessProbe;
+pub use readiness::{NotReady, ReadinessProbe};
 pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore, Rotation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use user_data::{UpstreamError, UserDataSource};
