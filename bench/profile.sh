@@ -56,7 +56,7 @@ import base64, hashlib, hmac, json, os, time, uuid
 b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
 now = int(time.time())
 claims = {"token_type": "access", "iat": now, "exp": now + 3600, "jti": uuid.uuid4().hex,
-          "user_id": int(os.environ["ANA_ID"]), "client_id": "demo-host",
+          "user_id": int(os.environ["ANA_ID"]), "client_id": "demo-host", "aud": "demo-host",
           "scope": "dados_publicos cpf email receita_federal cnes experiencia_profissional formacao_academica cursos_cdp"}
 head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode()) + "." + b64(json.dumps(claims).encode())
 sig = hmac.new(os.environ["SECRET"].encode(), head.encode(), hashlib.sha256).digest()

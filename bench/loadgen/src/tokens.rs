@@ -119,6 +119,8 @@ struct OAuthClaims<'a> {
     jti: String,
     user_id: i64,
     client_id: &'a str,
+    /// The audience: the client, as the service marks a client's tokens.
+    aud: &'a str,
     scope: &'a str,
 }
 
@@ -138,6 +140,7 @@ pub fn mint_oauth_access_token(
         jti: uuid::Uuid::new_v4().simple().to_string(),
         user_id,
         client_id,
+        aud: client_id,
         scope: ALL_SCOPES,
     };
     let header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
@@ -188,6 +191,7 @@ mod tests {
         let token = mint_oauth_access_token(secret, 7, "demo-host", Duration::from_secs(600)).expect("token");
         let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
         validation.required_spec_claims = ["exp".to_owned()].into();
+        validation.set_audience(&["demo-host"]);
         let data = jsonwebtoken::decode::<serde_json::Value>(
             &token,
             &jsonwebtoken::DecodingKey::from_secret(secret),
@@ -198,6 +202,7 @@ mod tests {
         assert_eq!(claims["token_type"], "access");
         assert_eq!(claims["user_id"], 7);
         assert_eq!(claims["client_id"], "demo-host");
+        assert_eq!(claims["aud"], "demo-host");
         assert_eq!(claims["scope"].as_str().map(|s| s.split(' ').count()), Some(8));
         assert_eq!(claims["exp"].as_i64().zip(claims["iat"].as_i64()).map(|(e, i)| e - i), Some(600));
     }
