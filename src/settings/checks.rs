@@ -1,0 +1,196 @@
+//! What is wrong with settings that deserialized: values out of range,
+//! unusable URLs, keys and files, and what a mode requires. Every problem
+//! is collected, none stops the others from being found.
+
+use secrecy::ExposeSecret;
+
+use super::{outbound_error, Settings, SettingsError, MAX_SHUTDOWN_TIMEOUT_SECS, MAX_THROTTLE_WINDOW_SECS};
+use crate::startup::Mode;
+
+impl Settings {
+    /// Every problem of the settings, in the order of the fields: values
+    /// that are well-typed but out of range, unusable URLs, keys, key
+    /// files and CA bundle, and, for `mode`, what it requires to be set.
+    /// Reads the files the settings name; writes nothing.
+    pub fn problems(&self, mode: Option<Mode>) -> Vec<SettingsError> {
+        let mut problems = Vec::new();
+        if let Err(e) = credencial_adapters_postgres::parse_url(self.database_url()) {
+            problems.push(SettingsError::about("database_url", e));
+        }
+        problems.extend(self.range_problems());
+        problems.extend(self.key_problems(mode));
+        problems.extend(self.upstream_problems(mode));
+        problems
+    }
+
+    /// Values that are well-typed but out of range, and the client mapping.
+    fn range_problems(&self) -> Vec<SettingsError> {
+        let mut problems = Vec::new();
+        // An hour past `exp` is already far more than clocks disagree by.
+        const MAX_JWT_LEEWAY_SECS: i64 = 60 * 60;
+        if self.access_token_lifetime_secs <= 0 {
+            problems.push(SettingsError::about("access_token_lifetime_secs", "must be positive"));
+        }
+        if self.refresh_token_lifetime_secs <= 0 {
+            problems.push(SettingsError::about("refresh_token_lifetime_secs", "must be positive"));
+        }
+        if self.oauth_session_lifetime_secs <= 0 {
+            problems.push(SettingsError::about("oauth_session_lifetime_secs", "must be positive"));
+        }
+        if self.jwt_leeway_secs < 0 {
+            problems.push(SettingsError::about("jwt_leeway_secs", "must not be negative"));
+        }
+        for (key, value) in [
+            ("upstream_timeout_ms", self.upstream_timeout_ms),
+            ("receita_timeout_ms", self.receita_timeout_ms),
+            ("cnes_timeout_ms", self.cnes_timeout_ms),
+            ("cdp_timeout_ms", self.cdp_timeout_ms),
+            ("provider_timeout_ms", self.provider_timeout_ms),
+        ] {
+            if value == 0 {
+                problems.push(SettingsError::about(key, "must be positive"));
+            }
+        }
+        // Bounded so that time arithmetic and PostgreSQL timestamps cannot
+        // overflow; the cache maxima are the contract's.
+        const YEAR: i64 = 365 * 24 * 60 * 60;
+        for (key, value, max) in [
+            ("access_token_lifetime_secs", self.access_token_lifetime_secs, YEAR),
+            ("refresh_token_lifetime_secs", self.refresh_token_lifetime_secs, YEAR),
+            ("jwt_leeway_secs", self.jwt_leeway_secs, MAX_JWT_LEEWAY_SECS),
+            ("receita_cache_secs", i64::try_from(self.receita_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
+            ("cnes_cache_secs", i64::try_from(self.cnes_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
+            ("cdp_cache_secs", i64::try_from(self.cdp_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
+        ] {
+            if value > max {
+                problems.push(SettingsError::about(key, format!("must be at most {max} seconds")));
+            }
+        }
+        if self.shutdown_timeout_secs > MAX_SHUTDOWN_TIMEOUT_SECS {
+            problems.push(SettingsError::about(
+                "shutdown_timeout_secs",
+                format!("must be at most {MAX_SHUTDOWN_TIMEOUT_SECS} seconds"),
+            ));
+        }
+        if self.scope_cache_memory_entries == 0 {
+            problems.push(SettingsError::about("scope_cache_memory_entries", "must be positive"));
+        }
+        if self.password_iterations == 0 || self.password_iterations > credencial_domain::password::MAX_ITERATIONS {
+            problems.push(SettingsError::about(
+                "password_iterations",
+                format!("must be between 1 and {}", credencial_domain::password::MAX_ITERATIONS),
+            ));
+        }
+        if !(1..=MAX_THROTTLE_WINDOW_SECS).contains(&self.login_throttle_window_secs) {
+            problems.push(SettingsError::about(
+                "login_throttle_window_secs",
+                format!("must be between 1 and {MAX_THROTTLE_WINDOW_SECS} seconds"),
+            ));
+        }
+        if let Err(e) = self.client_address_source() {
+            problems.push(e);
+        }
+        if !matches!(self.log_format.as_str(), "text" | "json") {
+            problems.push(SettingsError::about("log_format", "must be \"text\" or \"json\""));
+        }
+        if std::net::ToSocketAddrs::to_socket_addrs(self.bind.as_str()).is_err() {
+            problems.push(SettingsError::about("bind", "must be an address and port, e.g. 127.0.0.1:8000"));
+        }
+        if self.workers == Some(0) {
+            problems.push(SettingsError::about("workers", "must be positive"));
+        }
+        if self.database_max_connections == 0 {
+            problems.push(SettingsError::about("database_max_connections", "must be positive"));
+        }
+        if let Err(e) = credencial_domain::EndpointAllowList::new(&self.upstream_endpoints) {
+            problems.push(SettingsError::about("upstream_endpoints", e));
+        }
+        if let Err(e) = self.jwt_algorithm.parse::<credencial_domain::JwtAlgorithm>() {
+            problems.push(SettingsError::about("jwt_algorithm", e));
+        }
+        if let Err(e) = self.user_mapping() {
+            problems.push(e);
+        }
+        if !credencial_domain::host_table::is_sql_identifier(&self.user_table) {
+            problems.push(SettingsError::about(
+                "user_table",
+                "must be a plain table name ([a-z_][a-z0-9_]*, at most 63 characters)",
+            ));
+        }
+        problems
+    }
+
+    /// The signing keys: a secret that is set must be usable, key files
+    /// must be readable PEM keys of a pair; `serve` needs a key, the demo
+    /// makes a random HS256 secret when none is set.
+    fn key_problems(&self, mode: Option<Mode>) -> Vec<SettingsError> {
+        let Ok(algorithm) = self.jwt_algorithm.parse::<credencial_domain::JwtAlgorithm>() else {
+            return Vec::new(); // reported with the ranges
+        };
+        let hs256_without_secret = algorithm == credencial_domain::JwtAlgorithm::HS256 && self.jwt_secret.is_none();
+        if hs256_without_secret && mode != Some(Mode::Serve) {
+            return Vec::new();
+        }
+        // The codec is built as at start-up; it signs and verifies a probe token.
+        match crate::startup::codec(self, Mode::Serve) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![e],
+        }
+    }
+
+    /// The upstream URLs, API keys, provider settings and the outbound
+    /// client (CA bundle, proxy); `serve` needs `upstream_base_url`.
+    fn upstream_problems(&self, mode: Option<Mode>) -> Vec<SettingsError> {
+        use credencial_adapters_upstream::{ApiKey, BaseUrl};
+        let mut problems = Vec::new();
+        let mut url = |key: &str, value: &Option<String>| {
+            if let Some(value) = value {
+                if let Err(e) = BaseUrl::parse(value) {
+                    problems.push(SettingsError::about(key, e));
+                }
+            }
+        };
+        url("upstream_base_url", &self.upstream_base_url);
+        url("receita_base_url", &self.receita_base_url);
+        url("cnes_base_url", &self.cnes_base_url);
+        url("cdp_base_url", &self.cdp_base_url);
+        url("provider_base_url", &self.provider_base_url);
+        url("provider_public_url", &self.provider_public_url);
+        if self.upstream_base_url.is_none() && mode == Some(Mode::Serve) {
+            problems.push(SettingsError::about(
+                "upstream_base_url",
+                "is not set (the base URL of the user-data resource, e.g. https://suap.example.gov.br)",
+            ));
+        }
+        for (key, value) in [
+            ("receita_api_key", &self.receita_api_key),
+            ("cnes_api_key", &self.cnes_api_key),
+            ("cdp_api_key", &self.cdp_api_key),
+        ] {
+            if value.as_ref().is_some_and(|k| ApiKey::new(k.expose_secret()).is_err()) {
+                problems.push(SettingsError::about(key, "is not a valid header value"));
+            }
+        }
+        if self.provider_base_url.is_some() {
+            for (key, missing) in [
+                ("provider_client_id", self.provider_client_id.is_none()),
+                ("provider_client_secret", self.provider_client_secret.is_none()),
+                ("provider_redirect_uri", self.provider_redirect_uri.is_none()),
+            ] {
+                if missing {
+                    problems.push(SettingsError::about(key, "is not set (needed with SERVICE_PROVIDER_BASE_URL)"));
+                }
+            }
+        }
+        // The CA bundle is read even when the proxy is wrong.
+        let proxy = self.proxy().unwrap_or_else(|e| {
+            problems.push(e);
+            None
+        });
+        let config = credencial_adapters_upstream::OutboundConfig { ca_file: self.upstream_ca_file.clone(), proxy };
+        if let Err(e) = credencial_adapters_upstream::http_client_with(&config) {
+            problems.push(outbound_error(e));
+        }
+        problems
+    }
+}
