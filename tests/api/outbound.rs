@@ -2,10 +2,8 @@
 //! routes' calls to a non-loopback upstream through a forward proxy on
 //! loopback (which records what it is sent), never a loopback upstream's.
 
-use std::sync::{Arc, Mutex};
-
+use credencial_adapters_upstream::testing::RecordingProxy;
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, ResponseTemplate};
 
@@ -14,51 +12,6 @@ use crate::helpers::{spawn_app_with, status_and_json, TestApp};
 fn user_json() -> Value {
     json!({"identificacao": "1934207", "nome_usual": "Maria Silva", "email": "maria@example.gov.br",
            "campus": "Natal-Central", "tipo_usuario": "Servidor"})
-}
-
-/// A forward proxy on loopback: records each request line and answers
-/// with [`user_json`], as the user-data resource behind it would.
-struct RecordingProxy {
-    url: String,
-    seen: Arc<Mutex<Vec<String>>>,
-}
-
-impl RecordingProxy {
-    async fn start() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("address"));
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let log = Arc::clone(&seen);
-        tokio::spawn(async move {
-            while let Ok((mut socket, _)) = listener.accept().await {
-                let log = Arc::clone(&log);
-                tokio::spawn(async move {
-                    let mut head = Vec::new();
-                    let mut byte = [0u8; 1];
-                    while !head.ends_with(b"\r\n\r\n") {
-                        match socket.read(&mut byte).await {
-                            Ok(1) => head.push(byte[0]),
-                            _ => return,
-                        }
-                    }
-                    let line = String::from_utf8_lossy(&head).lines().next().unwrap_or_default().to_owned();
-                    log.lock().expect("lock").push(line);
-                    let body = user_json().to_string();
-                    let answer = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                    let _ = socket.write_all(answer.as_bytes()).await;
-                    let _ = socket.shutdown().await;
-                });
-            }
-        });
-        Self { url, seen }
-    }
-
-    fn seen(&self) -> Vec<String> {
-        self.seen.lock().expect("lock").clone()
-    }
 }
 
 async fn rh_eu(app: &TestApp) -> (u16, Value) {
@@ -71,7 +24,7 @@ async fn rh_eu(app: &TestApp) -> (u16, Value) {
 
 #[tokio::test]
 async fn with_upstream_proxy_the_upstream_calls_go_through_the_proxy() {
-    let proxy = RecordingProxy::start().await;
+    let proxy = RecordingProxy::answering(user_json().to_string()).await;
     let url = proxy.url.clone();
     let app = spawn_app_with(|s| {
         s.upstream_base_url = Some("http://suap.test".into());
@@ -84,7 +37,7 @@ async fn with_upstream_proxy_the_upstream_calls_go_through_the_proxy() {
 
 #[tokio::test]
 async fn without_upstream_proxy_or_for_excluded_hosts_no_call_goes_through_it() {
-    let proxy = RecordingProxy::start().await;
+    let proxy = RecordingProxy::answering(user_json().to_string()).await;
     for adjust in [
         // No proxy configured: the name resolves nowhere, so the call fails.
         Box::new(|s: &mut credencial::Settings| s.upstream_base_url = Some("http://suap.test".into()))
@@ -108,7 +61,7 @@ async fn without_upstream_proxy_or_for_excluded_hosts_no_call_goes_through_it() 
 
 #[tokio::test]
 async fn a_loopback_upstream_is_called_directly_even_with_a_proxy() {
-    let proxy = RecordingProxy::start().await;
+    let proxy = RecordingProxy::answering(user_json().to_string()).await;
     let url = proxy.url.clone();
     let app = spawn_app_with(|s| s.upstream_proxy = Some(url.into())).await;
     Mock::given(method("GET"))

@@ -128,13 +128,7 @@ async fn serve_refuses_a_database_with_pending_migrations_before_binding_its_por
 #[tokio::test]
 async fn serve_refuses_a_database_migrated_by_a_newer_release() {
     let db = TestDatabase::new().await;
-    sqlx::query(
-        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
-         VALUES (29991231000001, 'from a newer release', true, '\\x00', 0)",
-    )
-    .execute(&db.pool)
-    .await
-    .expect("record a newer migration");
+    db.record_newer_migration().await;
     let out = run(&["serve"], &borrowed(&serve_env(&db.url, "127.0.0.1:0")));
     assert!(!out.status.success());
     let e = stderr(&out);

@@ -63,6 +63,18 @@ impl TestDatabase {
         Self { pool, url, name, admin_url }
     }
 
+    /// Records a migration this build does not know, as a newer release
+    /// would have applied it.
+    pub async fn record_newer_migration(&self) {
+        sqlx::query(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+             VALUES (29991231000001, 'from a newer release', true, '\\x00', 0)",
+        )
+        .execute(&self.pool)
+        .await
+        .expect("record a newer migration");
+    }
+
     /// Drops the database now, `WITH (FORCE)`: every connection to it
     /// (this pool's, a server's under test) is ended, and new ones are
     /// refused. For tests of what happens when the database goes away.

@@ -112,13 +112,7 @@ async fn a_database_never_migrated_is_schema_behind_not_unreachable() {
 #[tokio::test]
 async fn a_migration_of_a_newer_release_is_unknown_but_keeps_the_probe_ready() {
     let db = TestDatabase::new().await;
-    sqlx::query(
-        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
-         VALUES (29991231000001, 'from a newer release', true, '\\x00', 0)",
-    )
-    .execute(&db.pool)
-    .await
-    .expect("record a newer migration");
+    db.record_newer_migration().await;
     let status = credencial_adapters_postgres::schema_status(&db.pool).await.expect("status");
     assert_eq!((status.pending.len(), status.unknown.as_slice()), (0, &[29991231000001_i64][..]));
     assert!(!status.is_current());

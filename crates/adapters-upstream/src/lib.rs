@@ -11,6 +11,8 @@ mod client;
 mod provider;
 mod registries;
 mod response;
+#[cfg(feature = "test-support")]
+pub mod testing;
 mod unconfigured;
 mod user_data;
 

@@ -8,70 +8,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
-/// The JSON every fake server answers: a tax-authority record.
-pub const RECEITA_BODY: &str = r#"{"nome": "ANA BEATRIZ SOUZA", "dtNascimento": "1988-03-14", "sexo": "F", "mae": "MARIA DAS GRACAS SOUZA", "noMunicipio": "NATAL", "uf": "RN"}"#;
-
-/// A fixed `200` answer with [`RECEITA_BODY`], closing the connection.
-fn answer() -> String {
-    format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{RECEITA_BODY}",
-        RECEITA_BODY.len()
-    )
-}
-
-/// Reads a request head (up to the blank line) and returns its first line.
-async fn read_request_line<S: AsyncReadExt + Unpin>(stream: &mut S) -> Option<String> {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        if stream.read(&mut byte).await.ok()? == 0 || head.len() > 64 * 1024 {
-            return None;
-        }
-        head.push(byte[0]);
-    }
-    let text = String::from_utf8_lossy(&head).into_owned();
-    text.lines().next().map(str::to_owned)
-}
-
-/// A forward proxy on loopback that records every request line it gets
-/// (`GET http://receita.test/cpf/… HTTP/1.1`) and answers each with
-/// [`RECEITA_BODY`], as the registry behind it would.
-pub struct RecordingProxy {
-    /// `http://127.0.0.1:<port>`.
-    pub url: String,
-    seen: Arc<Mutex<Vec<String>>>,
-}
-
-impl RecordingProxy {
-    /// Starts the proxy on a free loopback port.
-    pub async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind the proxy");
-        let url = format!("http://{}", listener.local_addr().expect("address"));
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let log = Arc::clone(&seen);
-        tokio::spawn(async move {
-            while let Ok((mut socket, _)) = listener.accept().await {
-                let log = Arc::clone(&log);
-                tokio::spawn(async move {
-                    if let Some(line) = read_request_line(&mut socket).await {
-                        log.lock().expect("lock").push(line);
-                        let _ = socket.write_all(answer().as_bytes()).await;
-                        let _ = socket.shutdown().await;
-                    }
-                });
-            }
-        });
-        Self { url, seen }
-    }
-
-    /// The request lines received so far.
-    pub fn seen(&self) -> Vec<String> {
-        self.seen.lock().expect("lock").clone()
-    }
-}
+use credencial_adapters_upstream::testing::{ok_answer, read_request_line};
+pub use credencial_adapters_upstream::testing::{RecordingProxy, RECEITA_BODY};
 
 /// A test CA and an HTTPS server on 127.0.0.1 whose certificate it signed.
 pub struct TlsUpstream {
@@ -128,7 +69,7 @@ impl TlsUpstream {
                     let Ok(mut tls) = acceptor.accept(socket).await else { return };
                     if let Some(line) = read_request_line(&mut tls).await {
                         log.lock().expect("lock").push(line);
-                        let _ = tls.write_all(answer().as_bytes()).await;
+                        let _ = tls.write_all(ok_answer(RECEITA_BODY).as_bytes()).await;
                         let _ = tls.shutdown().await;
                     }
                 });
