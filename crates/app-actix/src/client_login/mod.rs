@@ -181,7 +181,7 @@ fn logout_token(session: &str) -> String {
 /// from this site); without a session, 303 to `/auth/login/`.
 async fn logout_page(req: HttpRequest, service: web::Data<ClientLoginService>) -> HttpResponse {
     match session_cookie(&req, &service) {
-        Some(session) => html(response(StatusCode::OK), &pages::logout(LOGOUT_PATH, &logout_token(&session))),
+        Some(session) => html(response(StatusCode::OK), &pages::logout(LOGOUT_PATH, &logout_token(&session), ME_PATH)),
         None => see_other(LOGIN_PATH).finish(),
     }
 }

@@ -54,6 +54,7 @@ pub struct Logout<'a> {
     logout_path: &'a str,
     hidden: [(&'static str, &'a str); 1],
     leaving: bool,
+    back_path: &'a str,
 }
 
 /// The host user's record, column by column, with a logout button that
@@ -75,9 +76,17 @@ pub fn record<'a>(
     }
 }
 
-/// The logout page: what leaving means, and the button.
-pub fn logout<'a>(logout_path: &'a str, csrf_token: &'a str) -> Logout<'a> {
-    Logout { site: &HOST_APP, title: "Sair", logout_path, hidden: [("csrf_token", csrf_token)], leaving: true }
+/// The logout page: what leaving means, the button, and a way back to
+/// `back_path` (the record).
+pub fn logout<'a>(logout_path: &'a str, csrf_token: &'a str, back_path: &'a str) -> Logout<'a> {
+    Logout {
+        site: &HOST_APP,
+        title: "Sair",
+        logout_path,
+        hidden: [("csrf_token", csrf_token)],
+        leaving: true,
+        back_path,
+    }
 }
 
 /// A login error: a title, the reason, and a link to try again.
@@ -115,10 +124,11 @@ mod tests {
 
     #[test]
     fn the_logout_page_posts_the_token_with_a_primary_button() {
-        let page = render(&logout("/auth/logout/", "tok"));
+        let page = render(&logout("/auth/logout/", "tok", "/auth/me/"));
         assert!(page.contains("<h1>Sair desta aplicação</h1>"), "{page}");
         assert!(page.contains("<input type=\"hidden\" name=\"csrf_token\" value=\"tok\">"), "{page}");
         assert!(page.contains("<button type=\"submit\">Sair</button>"), "{page}");
+        assert!(page.contains("<a href=\"/auth/me/\">Voltar ao seu cadastro</a>"), "{page}");
     }
 
     #[test]
