@@ -79,7 +79,6 @@ pub fn posted_from_another_origin(req: &actix_web::HttpRequest) -> bool {
     })
 }
 
-
 /// An error page of either site: a title, the reason (announced), what the
 /// user can do, and optionally a link to try again.
 #[derive(Debug, Template)]

@@ -130,7 +130,9 @@ mod tests {
         let page = render(&login("Portal", &params, "tok", "", None));
         assert!(page.contains("<label for=\"username\">Usuário</label>"), "{page}");
         assert!(page.contains("<label for=\"password\">Senha</label>"), "{page}");
-        assert!(page.contains("id=\"username\" name=\"username\"") && page.contains("id=\"password\" name=\"password\""));
+        assert!(
+            page.contains("id=\"username\" name=\"username\"") && page.contains("id=\"password\" name=\"password\"")
+        );
         assert!(!page.contains("role=\"alert\""), "no message, no alert");
         let names: Vec<&str> =
             page.split("<input type=\"hidden\" name=\"").skip(1).filter_map(|r| r.split('"').next()).collect();
