@@ -34,7 +34,7 @@ pub async fn seed_client(pool: &PgPool, hasher: &PasswordHasher, redirect_uri: &
     let secret_hash = hasher.hash(DEMO_CLIENT_SECRET.to_owned().into()).await?;
     let client = OAuthClient {
         client_id: id,
-        name: "Demo host application".into(),
+        name: "Aplicação de demonstração".into(),
         secret_hash: Some(secret_hash),
         redirect_uris: vec![redirect_uri.to_owned()],
         confidential: true,

@@ -220,17 +220,57 @@ impl Browser {
     }
 }
 
-/// The hidden fields of a page's form, unescaped.
+/// Decodes the character references that a page's templates write
+/// (askama writes `&#60;`, `&#34;`, …; the named ones are accepted too).
+pub fn unescape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let Some(end) = rest.find(';').filter(|&end| end <= 10) else {
+            out.push('&');
+            rest = &rest[1..];
+            continue;
+        };
+        let entity = &rest[1..end];
+        let decoded = match entity {
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            "amp" => Some('&'),
+            _ => entity
+                .strip_prefix("#x")
+                .map(|hex| u32::from_str_radix(hex, 16))
+                .or_else(|| entity.strip_prefix('#').map(str::parse::<u32>))
+                .and_then(|code| code.ok())
+                .and_then(char::from_u32),
+        };
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[end + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The hidden fields of a page's form (`<input type="hidden" name="X"
+/// value="Y">`, in that order), unescaped.
 pub fn hidden_fields(html: &str) -> Vec<(String, String)> {
-    let unescape = |s: &str| {
-        s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#x27;", "'").replace("&amp;", "&")
-    };
     html.split("<input type=\"hidden\" name=\"")
         .skip(1)
         .map(|rest| {
             let (name, rest) = rest.split_once("\" value=\"").expect("value");
             let (value, _) = rest.split_once('"').expect("end of value");
-            (unescape(name), unescape(value))
+            (unescape_html(name), unescape_html(value))
         })
         .collect()
 }
@@ -239,4 +279,14 @@ pub fn hidden_fields(html: &str) -> Vec<(String, String)> {
 pub fn with(mut fields: Vec<(String, String)>, extra: &[(&str, &str)]) -> Vec<(String, String)> {
     fields.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
     fields
+}
+
+#[test]
+fn hidden_fields_decode_the_references_the_templates_write() {
+    let page = "<input type=\"hidden\" name=\"state\" value=\"&#60;a&#62; &#34;b&#34; &#39;c&#39; &#38;amp; &amp;x &#x41; & ;\">\n\
+                <input type=\"hidden\" name=\"csrf_token\" value=\"t\">";
+    assert_eq!(
+        hidden_fields(page),
+        [("state".to_owned(), "<a> \"b\" 'c' &amp; &x A & ;".to_owned()), ("csrf_token".to_owned(), "t".to_owned())]
+    );
 }

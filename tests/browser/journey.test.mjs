@@ -3,6 +3,11 @@
 // /auth/login/, signs in at the provider, approves (or denies) on the
 // consent page and lands on /auth/me/; the page and the host_users row are
 // checked for ana (every mapped column) and bruno (no tax-authority data).
+// Every kind of page it reaches (login, login with an error, consent,
+// record, logout, the provider's and the client's error pages) is
+// photographed at 1280 px and at 360 px into target/browser/<page>-<width>.png,
+// must not scroll sideways at 360 px, and is scanned with axe-core: any
+// violation of impact "serious" or "critical" fails the test.
 //
 // Needs: PostgreSQL on 127.0.0.1:5432 (user postgres, trust), psql, the
 // debug binary (`cargo build --bin credencial`) and Chromium. Run by .ci/run,
@@ -16,6 +21,7 @@ import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import axe from 'axe-core';
 import { chromium } from 'playwright-core';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -27,6 +33,7 @@ const DB = `credencial_browser_${process.pid}`;
 const JWT_SECRET = 'browser-test-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
 const STEP_MS = 15_000; // any single browser action or navigation
 const TEST_MS = 90_000; // any whole test
+const WIDTHS = [1280, 360]; // desktop, and the narrowest phone we support
 
 let server; // the demo process
 let serverLog = ''; // its output, kept for failure messages
@@ -139,6 +146,40 @@ after(
     { timeout: 60_000 },
 );
 
+const checked = new Set(); // page names already photographed and scanned
+
+/**
+ * Photographs the page at each of WIDTHS (full page) as <name>-<width>.png,
+ * asserts that it does not scroll sideways, and runs axe-core on it: fails
+ * on any violation of impact "serious" or "critical". Once per name.
+ */
+async function checkPage(page, name) {
+    if (checked.has(name)) return;
+    checked.add(name);
+    const before = page.viewportSize();
+    try {
+        for (const width of WIDTHS) {
+            await page.setViewportSize({ width, height: width < 600 ? 740 : 900 });
+            await page.screenshot({ path: path.join(OUT, `${name}-${width}.png`), fullPage: true });
+            const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+            assert.ok(overflow <= 0, `${name} scrolls sideways by ${overflow} px at ${width} px`);
+            // Evaluated by the driver, not as a page script: the pages' CSP
+            // (default-src 'none') stays as it is.
+            await page.evaluate(axe.source);
+            const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+            assert.ok(result.passes.length > 0, `axe checked nothing on ${name}`);
+            const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+            assert.deepEqual(
+                bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+                [],
+                `accessibility of ${name} at ${width} px`,
+            );
+        }
+    } finally {
+        if (before) await page.setViewportSize(before);
+    }
+}
+
 /** A fresh context (no cookies) and page with bounded actions. */
 async function freshPage() {
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
@@ -156,12 +197,14 @@ async function throughTheProvider(page, username, password, action) {
     await page.goto(`${base}/auth/login/`);
     assert.match(new URL(page.url()).pathname, /^\/oauth\/authorize\/$/, 'sent to the provider');
     assert.equal(await page.locator('h1').textContent(), 'Entrar');
+    await checkPage(page, 'oauth-login');
     await page.fill('input[name="username"]', username);
     await page.fill('input[name="password"]', password);
     await Promise.all([page.waitForURL(/\/oauth\/authorize\//), page.click('button[type="submit"]')]);
     await page.locator('h1', { hasText: 'Autorizar acesso' }).waitFor();
     const scopes = await page.locator('main li').allTextContents();
     assert.ok(scopes.length >= 5, `the consent page lists the scopes: ${scopes}`);
+    await checkPage(page, 'oauth-consent');
     const [callback] = await Promise.all([
         page.waitForResponse((r) => new URL(r.url()).pathname === '/auth/callback/'),
         page.click(`button[name="action"][value="${action}"]`),
@@ -214,7 +257,7 @@ async function logInAndReadRecord(username, password) {
 test('ana: login, consent, /auth/me/ shows and host_users holds every mapped column', { timeout: TEST_MS }, async () => {
     const { context, page, shown } = await logInAndReadRecord('ana', 'ana-demo-2026');
     try {
-        await page.screenshot({ path: path.join(OUT, 'ana-me.png'), fullPage: true });
+        await checkPage(page, 'auth-me');
         const expected = {
             username: '52998224725',
             cpf: '52998224725',
@@ -232,6 +275,13 @@ test('ana: login, consent, /auth/me/ shows and host_users holds every mapped col
         assert.match(shown.profile?.text ?? '', /formacao_academica/, 'profile holds the whole answer');
 
         assert.deepEqual(await hostRow('52998224725'), { ...expected, has_profile: true });
+
+        // The logout page (GET /auth/logout/) offers the same button.
+        const logoutPage = await context.newPage();
+        await logoutPage.goto(`${base}/auth/logout/`);
+        assert.equal(await logoutPage.locator('h1').textContent(), 'Sair desta aplicação');
+        await checkPage(logoutPage, 'auth-logout');
+        await logoutPage.close();
 
         // Sair ends the host session: /auth/me/ sends back to the login.
         await Promise.all([page.waitForURL(/\/auth\/login\/$|\/oauth\/authorize\//), page.click('button:has-text("Sair")')]);
@@ -274,8 +324,52 @@ test('denied consent ends on the 403 error page, without a host session', { time
         assert.equal(await page.locator('h1').textContent(), 'Acesso negado');
         assert.ok(await page.locator('.message[role="alert"]').isVisible(), 'the reason is shown');
         assert.equal(await page.locator('a.button').getAttribute('href'), '/auth/login/', 'a way to try again');
+        await checkPage(page, 'auth-error-denied');
         const cookies = (await context.cookies()).map((c) => c.name);
         assert.ok(!cookies.includes('credencial_host_session'), `no host session: ${cookies}`);
+    } finally {
+        await context.close();
+    }
+});
+
+test('the other pages: a wrong password, an unknown client, a callback nobody started', { timeout: TEST_MS }, async () => {
+    const { context, page } = await freshPage();
+    try {
+        await page.goto(`${base}/auth/login/`);
+        await page.fill('input[name="username"]', 'ana');
+        await page.fill('input[name="password"]', 'not-her-password');
+        await Promise.all([page.waitForURL(/\/oauth\/authorize\//), page.click('button[type="submit"]')]);
+        await page.locator('.message[role="alert"]').waitFor();
+        assert.equal(await page.locator('.message[role="alert"]').textContent(), 'Usuário ou senha inválidos.');
+        assert.equal(await page.inputValue('input[name="username"]'), 'ana', 'the username is kept');
+        await checkPage(page, 'oauth-login-error');
+
+        const unknown = new URLSearchParams({
+            response_type: 'code',
+            client_id: 'nobody-registered-this',
+            redirect_uri: 'https://evil.example/cb',
+            scope: 'cpf',
+            state: 'x',
+        });
+        const refused = await page.goto(`${base}/oauth/authorize/?${unknown}`);
+        assert.equal(refused.status(), 400);
+        assert.equal(await page.locator('h1').textContent(), 'Não foi possível continuar');
+        assert.ok(await page.locator('.message[role="alert"]').isVisible(), 'the reason is shown');
+        await checkPage(page, 'oauth-error');
+        // The first Tab reaches the skip link, shown on screen, which leads to <main>.
+        await page.keyboard.press('Tab');
+        const skip = page.locator('a.skip');
+        assert.equal(await skip.evaluate((a) => a === document.activeElement), true, 'the skip link comes first');
+        const box = await skip.boundingBox();
+        assert.ok(box && box.y >= 0, `the focused skip link is on screen: ${JSON.stringify(box)}`);
+        await page.screenshot({ path: path.join(OUT, 'skip-link-focused-1100.png') });
+        await page.keyboard.press('Enter');
+        assert.equal(await page.evaluate(() => document.activeElement?.id), 'conteudo', 'focus moves to the content');
+
+        const stray = await page.goto(`${base}/auth/callback/?code=abc&state=never-started`);
+        assert.equal(stray.status(), 400);
+        assert.equal(await page.locator('h1').textContent(), 'Não foi possível concluir a entrada');
+        await checkPage(page, 'auth-error-state');
     } finally {
         await context.close();
     }

@@ -1,58 +1,43 @@
 //! What every HTML page of the service shares (the `/oauth/authorize/`
-//! pages and the client component's): the document frame with its inline
-//! base style, HTML escaping, and the headers of an HTML answer.
+//! pages and the client component's): who the page speaks for, rendering
+//! a page template (askama, auto-escaping; the frame is
+//! `templates/base.html`), and the headers of an HTML answer.
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, HttpResponseBuilder};
+use askama::Template;
 
-/// `Content-Security-Policy` of every page: nothing but inline styles, and
-/// no framing (the consent page must not be clickjacked). No `form-action`:
-/// browsers apply it to the redirect that follows the consent form.
+/// `Content-Security-Policy` of every page: nothing but inline styles (the
+/// frame's one `<style>` element), and no framing (the consent page must
+/// not be clickjacked). No `form-action`: browsers apply it to the redirect
+/// that follows the consent form.
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
 
-/// The style every page starts from; a page's own rules follow it.
-const BASE_STYLE: &str = "\
-*{box-sizing:border-box}\
-body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;\
-background:#eef2f6;color:#1d2733;font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}\
-main{background:#fff;width:100%;margin:1rem;padding:2rem;border-radius:.75rem;\
-box-shadow:0 2px 12px rgba(20,40,70,.12)}\
-h1{font-size:1.35rem;margin:0 0 .75rem}\
-p{margin:.5rem 0}\
-.actions{display:flex;gap:.75rem;margin-top:1.5rem}\
-button.secondary{background:#e3e8ee;color:#1d2733}\
-.message{background:#fdecea;color:#8a1c12;border-radius:.4rem;padding:.6rem .8rem}\
-.note{color:#5a6773;font-size:.9rem}";
-
-/// Escapes `&`, `<`, `>`, `"` and `'` for text and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#x27;"),
-            c => out.push(c),
-        }
-    }
-    out
+/// Who a page speaks for: the header bar, the title bar and the footer.
+#[derive(Debug)]
+pub struct Site {
+    /// The service's name, in the header bar and after the page title.
+    pub name: &'static str,
+    /// One line under or beside the name in the header bar.
+    pub tagline: &'static str,
+    /// The footer's line.
+    pub footer: &'static str,
 }
 
-/// A whole page: `title` (escaped) followed by `site` in the title bar, the
-/// base style followed by `style`, and `body` (already escaped) in `<main>`.
-pub fn document(title: &str, site: &str, style: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"pt-BR\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta name=\"referrer\" content=\"no-referrer\">\n<title>{} · {}</title>\n\
-         <style>{BASE_STYLE}{style}</style>\n</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n",
-        escape(title),
-        escape(site)
-    )
-}
+/// The identity provider's pages (`/oauth/`).
+pub const PROVIDER: Site = Site {
+    name: "credencial",
+    tagline: "Identidade digital",
+    footer: "credencial: seus dados só são compartilhados com um aplicativo quando você autoriza.",
+};
+
+/// The client component's pages (`/auth/`): the host application.
+pub const HOST_APP: Site = Site {
+    name: "Aplicação de demonstração",
+    tagline: "Entrar com o credencial",
+    footer: "Aplicação de demonstração do componente cliente do credencial.",
+};
 
 /// A builder for an HTML answer with `status` and the headers every page
 /// carries (never cached, never framed, no sniffing, no referrer).
@@ -68,9 +53,17 @@ pub fn response(status: StatusCode) -> HttpResponseBuilder {
     builder
 }
 
-/// Finishes `builder` with an HTML body.
-pub fn html(mut builder: HttpResponseBuilder, page: String) -> HttpResponse {
-    builder.content_type("text/html; charset=utf-8").body(page)
+/// Finishes `builder` with `page` rendered. A page that cannot be rendered
+/// (a value's `Display` failed, which ours never do) is logged and answered
+/// with a bare 500.
+pub fn html(mut builder: HttpResponseBuilder, page: &impl Template) -> HttpResponse {
+    match page.render() {
+        Ok(body) => builder.content_type("text/html; charset=utf-8").body(body),
+        Err(e) => {
+            tracing::error!(error = %e, "rendering a page failed");
+            response(StatusCode::INTERNAL_SERVER_ERROR).content_type("text/plain; charset=utf-8").body("Erro interno.")
+        }
+    }
 }
 
 /// Whether the browser says this form post came from a page of another
@@ -86,26 +79,60 @@ pub fn posted_from_another_origin(req: &actix_web::HttpRequest) -> bool {
     })
 }
 
+/// An error page of either site: a title, the reason (announced), what the
+/// user can do, and optionally a link to try again.
+#[derive(Debug, Template)]
+#[template(path = "error.html")]
+pub struct ErrorPage<'a> {
+    /// Who the page speaks for.
+    pub site: &'static Site,
+    /// The page's heading and title.
+    pub title: &'a str,
+    /// What went wrong, in words for the user.
+    pub reason: &'a str,
+    /// What the user can do about it.
+    pub hint: &'a str,
+    /// Where "Tentar novamente" leads, if anywhere.
+    pub retry: Option<&'a str>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn escape_covers_text_and_attribute_values() {
-        assert_eq!(
-            escape(r#"<a href="x" title='y'>&</a>"#),
-            "&lt;a href=&quot;x&quot; title=&#x27;y&#x27;&gt;&amp;&lt;/a&gt;"
-        );
-        assert_eq!(escape("Olá, ação"), "Olá, ação");
+    fn render(page: &impl Template) -> String {
+        page.render().expect("renders")
     }
 
     #[test]
-    fn a_document_escapes_its_title_and_puts_the_page_style_after_the_base() {
-        let page = document("<Entrar>", "credencial", "main{max-width:1rem}", "<p>x</p>\n");
-        assert!(page.contains("<title>&lt;Entrar&gt; · credencial</title>"), "{page}");
-        let base = page.find("*{box-sizing").expect("base style");
-        let own = page.find("main{max-width:1rem}").expect("page style");
-        assert!(base < own, "the page's rules come after the base");
-        assert!(page.contains("<main>\n<p>x</p>\n</main>"), "{page}");
+    fn the_frame_is_portuguese_with_a_skip_link_a_header_bar_and_a_footer() {
+        let page = render(&ErrorPage { site: &PROVIDER, title: "Erro", reason: "r", hint: "h", retry: None });
+        assert!(page.starts_with("<!DOCTYPE html>\n<html lang=\"pt-BR\">"), "{page}");
+        assert!(page.contains("<title>Erro · credencial</title>"), "{page}");
+        let skip = page.find("<a class=\"skip\" href=\"#conteudo\">").expect("skip link");
+        let header = page.find("<header class=\"bar\">").expect("header bar");
+        let main = page.find("<main id=\"conteudo\"").expect("main");
+        let footer = page.find("<footer").expect("footer");
+        assert!(skip < header && header < main && main < footer, "{page}");
+        assert!(page.contains("<style>") && page.contains("#1351b4"), "the inline stylesheet");
+        assert!(!page.contains("{#") && !page.contains("Inlined by base.html"), "template comments stay out");
+        assert!(!page.contains("Tentar novamente"), "no retry link unless given");
+    }
+
+    #[test]
+    fn an_error_page_escapes_every_value_and_announces_the_reason() {
+        let page = render(&ErrorPage {
+            site: &HOST_APP,
+            title: "<t>",
+            reason: "<script>alert('x')</script>",
+            hint: "\"h\"",
+            retry: Some("/auth/login/?next=%2F\"><b>"),
+        });
+        for raw in ["<t>", "<script>", "'x'", "\"h\"", "\"><b>"] {
+            assert!(!page.contains(raw), "{raw} leaked into {page}");
+        }
+        assert!(page.contains("<p class=\"message\" role=\"alert\">&#60;script&#62;alert(&#39;x&#39;)"), "{page}");
+        assert!(page.contains("<a class=\"button\" href=\"/auth/login/?next=%2F&#34;&#62;&#60;b&#62;\">"), "{page}");
+        assert!(page.contains("<title>&#60;t&#62; · Aplicação de demonstração</title>"), "{page}");
     }
 }

@@ -181,7 +181,7 @@ fn logout_token(session: &str) -> String {
 /// from this site); without a session, 303 to `/auth/login/`.
 async fn logout_page(req: HttpRequest, service: web::Data<ClientLoginService>) -> HttpResponse {
     match session_cookie(&req, &service) {
-        Some(session) => html(response(StatusCode::OK), pages::logout(LOGOUT_PATH, &logout_token(&session))),
+        Some(session) => html(response(StatusCode::OK), &pages::logout(LOGOUT_PATH, &logout_token(&session), ME_PATH)),
         None => see_other(LOGIN_PATH).finish(),
     }
 }
@@ -218,7 +218,7 @@ fn forged_logout() -> HttpResponse {
         "Para sair, use o botão Sair desta aplicação.",
         LOGOUT_PATH,
     );
-    html(response(StatusCode::FORBIDDEN), page)
+    html(response(StatusCode::FORBIDDEN), &page)
 }
 
 /// `GET /auth/me/`: the host user's record.
@@ -234,7 +234,7 @@ async fn me(
     };
     let token = cookies::read(&req, SESSION_COOKIE).map(|v| logout_token(&v)).unwrap_or_default();
     match service.record(session.id).await {
-        Ok(Some(columns)) => html(response(StatusCode::OK), pages::record(&table.0, &columns, LOGOUT_PATH, &token)),
+        Ok(Some(columns)) => html(response(StatusCode::OK), &pages::record(&table.0, &columns, LOGOUT_PATH, &token)),
         // The row is gone: the session means nothing any more.
         Ok(None) => see_other(&to_login).append_header((header::SET_COOKIE, cookies.session(&req, "", 0))).finish(),
         Err(e) => failure(e, ""),
@@ -300,5 +300,5 @@ fn failure(e: ServiceError, clear_cookie: &str) -> HttpResponse {
     if status == StatusCode::SERVICE_UNAVAILABLE {
         builder.insert_header((header::RETRY_AFTER, HeaderValue::from_static("5")));
     }
-    html(builder, pages::error(title, reason, &hint, retry))
+    html(builder, &pages::error(title, reason, &hint, retry))
 }

@@ -120,7 +120,7 @@ pub async fn authorize_post(
         Err(FormError::TooLarge) => {
             return html::html(
                 html::response(StatusCode::PAYLOAD_TOO_LARGE),
-                pages::error("Pedido inválido", &FormError::TooLarge.message(), BACK_TO_APP),
+                &pages::error("Pedido inválido", &FormError::TooLarge.message(), BACK_TO_APP),
             )
         }
         Err(e) => return bad_request(&e.message()),
@@ -269,10 +269,11 @@ fn login_page(
 ) -> HttpResponse {
     // Keep the browser's key if it has one, so that two open tabs both work.
     let key = cookies::read(req, LOGIN_COOKIE).filter(|k| k.len() == 43).unwrap_or_else(|| oauth.new_form_key());
-    let page = pages::login(client_name, params, &oauth.login_form_token(&key), username, message);
+    let token = oauth.login_form_token(&key);
+    let page = pages::login(client_name, params, &token, username, message);
     let mut builder = html::response(status);
     builder.append_header((header::SET_COOKIE, cookies.set(req, LOGIN_COOKIE, COOKIE_PATH, &key, LOGIN_FORM_SECS)));
-    html::html(builder, page)
+    html::html(builder, &page)
 }
 
 fn consent_page(
@@ -281,14 +282,15 @@ fn consent_page(
     params: &AuthorizationParams,
     prompt: &ConsentPrompt,
 ) -> HttpResponse {
+    let token = oauth.consent_form_token(session, params);
     let page = pages::consent(
         &prompt.client_name,
         prompt.authorization.scopes,
         &prompt.authorization.redirect_uri,
         params,
-        &oauth.consent_form_token(session, params),
+        &token,
     );
-    html::html(html::response(StatusCode::OK), page)
+    html::html(html::response(StatusCode::OK), &page)
 }
 
 fn refused(e: &OAuthError) -> HttpResponse {
@@ -297,11 +299,11 @@ fn refused(e: &OAuthError) -> HttpResponse {
         _ => "O pedido de autorização é inválido: o aplicativo ou o endereço de retorno não confere com o registro.",
     };
     let hint = format!("{BACK_TO_APP} Detalhe técnico: {} ({}).", e.description(), e.error_code());
-    html::html(html::response(StatusCode::BAD_REQUEST), pages::error("Não foi possível continuar", reason, &hint))
+    html::html(html::response(StatusCode::BAD_REQUEST), &pages::error("Não foi possível continuar", reason, &hint))
 }
 
 fn bad_request(reason: &str) -> HttpResponse {
-    html::html(html::response(StatusCode::BAD_REQUEST), pages::error("Pedido inválido", reason, BACK_TO_APP))
+    html::html(html::response(StatusCode::BAD_REQUEST), &pages::error("Pedido inválido", reason, BACK_TO_APP))
 }
 
 /// A fault of ours or of storage, as a page; details go to the log under an
@@ -321,7 +323,7 @@ fn failure_page(e: ServiceError) -> HttpResponse {
     }
     html::html(
         builder,
-        pages::error(title, reason, &format!("Tente novamente em instantes. Código do erro: {error_id}.")),
+        &pages::error(title, reason, &format!("Tente novamente em instantes. Código do erro: {error_id}.")),
     )
 }
 

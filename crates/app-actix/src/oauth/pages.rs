@@ -1,109 +1,91 @@
-//! The HTML pages of `/oauth/authorize/`: login, consent and errors.
-//! Self-contained (inline CSS, no script, no external asset), in
-//! Portuguese like the scope descriptions, and every value that a user or
-//! a client controls is HTML-escaped.
+//! The HTML pages of `/oauth/authorize/`: login, consent and errors, as
+//! askama templates under `templates/` (auto-escaped: every value that a
+//! user or a client controls comes out as text). In Portuguese like the
+//! scope descriptions; no script, no external asset.
 
+use askama::Template;
 use credencial_domain::oauth::AuthorizationParams;
 use credencial_domain::ScopeSet;
 
 use super::form::authorization_pairs;
-use crate::html::escape;
+use crate::html::{ErrorPage, Site, PROVIDER};
 
-/// The rules of these pages, after the base style.
-const STYLE: &str = "\
-main{max-width:26rem}\
-label{display:block;margin:.9rem 0 .25rem;font-weight:600}\
-input[type=text],input[type=password]{width:100%;padding:.6rem .7rem;border:1px solid #b8c2cc;\
-border-radius:.4rem;font:inherit}\
-input:focus,button:focus{outline:3px solid #8bb8ee;outline-offset:1px}\
-button{flex:1;padding:.65rem 1rem;border:0;border-radius:.4rem;font:inherit;font-weight:600;cursor:pointer;\
-background:#1459b3;color:#fff}\
-ul{padding-left:1.2rem;margin:.75rem 0}li{margin:.3rem 0}\
-code{word-break:break-all}";
-
-fn layout(title: &str, body: &str) -> String {
-    crate::html::document(title, "credencial", STYLE, body)
+/// The login form (`templates/oauth/login.html`).
+#[derive(Debug, Template)]
+#[template(path = "oauth/login.html")]
+pub struct Login<'a> {
+    site: &'static Site,
+    title: &'a str,
+    client: &'a str,
+    message: Option<&'a str>,
+    hidden: Vec<(&'static str, &'a str)>,
+    username: &'a str,
 }
 
-fn hidden(name: &str, value: &str) -> String {
-    format!("<input type=\"hidden\" name=\"{}\" value=\"{}\">\n", escape(name), escape(value))
+/// The consent page (`templates/oauth/consent.html`).
+#[derive(Debug, Template)]
+#[template(path = "oauth/consent.html")]
+pub struct Consent<'a> {
+    site: &'static Site,
+    title: &'a str,
+    client: &'a str,
+    scopes: Vec<&'static str>,
+    destination: String,
+    hidden: Vec<(&'static str, &'a str)>,
 }
 
-fn hidden_params(params: &AuthorizationParams) -> String {
-    authorization_pairs(params).into_iter().map(|(name, value)| hidden(name, value)).collect()
-}
-
-fn message(text: Option<&str>) -> String {
-    text.map(|t| format!("<p class=\"message\" role=\"alert\">{}</p>\n", escape(t))).unwrap_or_default()
+/// The request's parameters, then `extra`, as the form's hidden fields.
+fn hidden<'a>(params: &'a AuthorizationParams, extra: &[(&'static str, &'a str)]) -> Vec<(&'static str, &'a str)> {
+    let mut fields = authorization_pairs(params);
+    fields.extend_from_slice(extra);
+    fields
 }
 
 /// The login form, posted back to the same URL with the request's
-/// parameters, `action=login` and the anti-forgery token.
-pub fn login(
-    client_name: &str,
-    params: &AuthorizationParams,
-    form_token: &str,
-    username: &str,
-    error: Option<&str>,
-) -> String {
-    let body = format!(
-        "<h1>Entrar</h1>\n<p>para continuar em <strong>{client}</strong></p>\n{message}\
-         <form method=\"post\">\n{params}{token}{action}\
-         <label for=\"username\">Usuário</label>\n\
-         <input type=\"text\" id=\"username\" name=\"username\" value=\"{username}\" autocomplete=\"username\" \
-         autocapitalize=\"none\" spellcheck=\"false\" required autofocus>\n\
-         <label for=\"password\">Senha</label>\n\
-         <input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"current-password\" required>\n\
-         <div class=\"actions\"><button type=\"submit\">Entrar</button></div>\n</form>\n",
-        client = escape(client_name),
-        message = message(error),
-        params = hidden_params(params),
-        token = hidden("csrf_token", form_token),
-        action = hidden("action", "login"),
-        username = escape(username),
-    );
-    layout("Entrar", &body)
+/// parameters, the anti-forgery token and `action=login`.
+pub fn login<'a>(
+    client_name: &'a str,
+    params: &'a AuthorizationParams,
+    form_token: &'a str,
+    username: &'a str,
+    error: Option<&'a str>,
+) -> Login<'a> {
+    Login {
+        site: &PROVIDER,
+        title: "Entrar",
+        client: client_name,
+        message: error,
+        hidden: hidden(params, &[("csrf_token", form_token), ("action", "login")]),
+        username,
+    }
 }
 
 /// The consent page: the client's name, each granted scope in plain words,
-/// where the answer goes, and Deny / Approve (Deny first, so that Enter
-/// never approves).
-pub fn consent(
-    client_name: &str,
+/// where the answer goes (its origin), and Deny / Approve (Deny first, so
+/// that Enter never approves).
+pub fn consent<'a>(
+    client_name: &'a str,
     scopes: ScopeSet,
     redirect_uri: &str,
-    params: &AuthorizationParams,
-    form_token: &str,
-) -> String {
-    let items: String = scopes.iter().map(|s| format!("<li>{}</li>\n", escape(s.description()))).collect();
+    params: &'a AuthorizationParams,
+    form_token: &'a str,
+) -> Consent<'a> {
     let destination = url::Url::parse(redirect_uri)
         .map(|u| u.origin().ascii_serialization())
         .unwrap_or_else(|_| redirect_uri.to_owned());
-    let body = format!(
-        "<h1>Autorizar acesso</h1>\n<p><strong>{client}</strong> quer acessar os seguintes dados da sua conta:</p>\n\
-         <ul>\n{items}</ul>\n\
-         <p class=\"note\">Depois da sua resposta, você volta para <code>{destination}</code>.</p>\n\
-         <form method=\"post\">\n{params}{token}\
-         <div class=\"actions\">\
-         <button type=\"submit\" name=\"action\" value=\"deny\" class=\"secondary\">Negar</button>\
-         <button type=\"submit\" name=\"action\" value=\"approve\">Autorizar</button></div>\n</form>\n",
-        client = escape(client_name),
-        destination = escape(&destination),
-        params = hidden_params(params),
-        token = hidden("csrf_token", form_token),
-    );
-    layout("Autorizar acesso", &body)
+    Consent {
+        site: &PROVIDER,
+        title: "Autorizar acesso",
+        client: client_name,
+        scopes: scopes.iter().map(|s| s.description()).collect(),
+        destination,
+        hidden: hidden(params, &[("csrf_token", form_token)]),
+    }
 }
 
 /// An error page: a title, the reason, and what the user can do.
-pub fn error(title: &str, reason: &str, hint: &str) -> String {
-    let body = format!(
-        "<h1>{}</h1>\n<p class=\"message\" role=\"alert\">{}</p>\n<p class=\"note\">{}</p>\n",
-        escape(title),
-        escape(reason),
-        escape(hint)
-    );
-    layout(title, &body)
+pub fn error<'a>(title: &'a str, reason: &'a str, hint: &'a str) -> ErrorPage<'a> {
+    ErrorPage { site: &PROVIDER, title, reason, hint, retry: None }
 }
 
 #[cfg(test)]
@@ -122,28 +104,52 @@ mod tests {
         }
     }
 
+    fn render(page: &impl Template) -> String {
+        page.render().expect("renders")
+    }
+
     #[test]
     fn everything_a_client_or_user_controls_is_escaped() {
-        assert_eq!(escape(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#x27;&amp;&#x27;&lt;/a&gt;");
-        let page = login("<b>Evil</b>", &params(), "tok", "\"><img src=x>", Some("<i>msg</i>"));
+        let params = params();
+        let page = render(&login("<b>Evil</b>", &params, "tok", "\"><img src=x>", Some("<i>msg</i>")));
         for raw in ["<b>Evil</b>", "<script>", "\"><img", "<i>msg</i>", "y=\"2\""] {
             assert!(!page.contains(raw), "{raw} leaked into {page}");
         }
-        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
-        assert!(page.contains("name=\"state\" value=\"&lt;script&gt;"));
-        let page = consent("<b>Evil</b>", ScopeSet::required(), "https://app.example/cb", &params(), "tok");
-        assert!(!page.contains("<b>Evil</b>") && !page.contains("<script>"));
+        assert!(page.contains("<strong>&#60;b&#62;Evil&#60;/b&#62;</strong>"), "{page}");
+        assert!(page.contains("name=\"state\" value=\"&#60;script&#62;alert(1)&#60;/script&#62;\""), "{page}");
+        assert!(page.contains("name=\"redirect_uri\" value=\"https://app.example/cb?x=1&#38;y=&#34;2&#34;\""));
+        assert!(page.contains("value=\"&#34;&#62;&#60;img src=x&#62;\""), "the username, escaped: {page}");
+        assert!(page.contains("<p class=\"message\" role=\"alert\">&#60;i&#62;msg&#60;/i&#62;</p>"), "{page}");
+        let page = render(&consent("<b>Evil</b>", ScopeSet::required(), "https://app.example/cb", &params, "tok"));
+        assert!(!page.contains("<b>Evil</b>") && !page.contains("<script>"), "{page}");
+    }
+
+    #[test]
+    fn the_login_form_labels_its_fields_and_carries_the_request_token_and_action() {
+        let params = params();
+        let page = render(&login("Portal", &params, "tok", "", None));
+        assert!(page.contains("<label for=\"username\">Usuário</label>"), "{page}");
+        assert!(page.contains("<label for=\"password\">Senha</label>"), "{page}");
+        assert!(
+            page.contains("id=\"username\" name=\"username\"") && page.contains("id=\"password\" name=\"password\"")
+        );
+        assert!(!page.contains("role=\"alert\""), "no message, no alert");
+        let names: Vec<&str> =
+            page.split("<input type=\"hidden\" name=\"").skip(1).filter_map(|r| r.split('"').next()).collect();
+        assert_eq!(names, ["response_type", "client_id", "redirect_uri", "scope", "state", "csrf_token", "action"]);
     }
 
     #[test]
     fn the_consent_page_names_each_scope_and_the_destination() {
+        let params = params();
         let scopes = ScopeSet::parse_strict("dados_publicos cpf email cnes").expect("known");
-        let page = consent("Portal", scopes, "https://app.example.gov.br/cb?tenant=1", &params(), "tok");
+        let page = render(&consent("Portal", scopes, "https://app.example.gov.br/cb?tenant=1", &params, "tok"));
         for scope in scopes.iter() {
-            assert!(page.contains(&escape(scope.description())), "{scope}");
+            assert!(page.contains(&format!("<li>{}</li>", scope.description())), "{scope}");
         }
-        assert!(!page.contains(&escape(credencial_domain::Scope::ReceitaFederal.description())));
+        assert!(!page.contains(credencial_domain::Scope::ReceitaFederal.description()));
         assert!(page.contains("<code>https://app.example.gov.br</code>"));
         assert!(page.find("value=\"deny\"") < page.find("value=\"approve\""), "Enter denies");
+        assert!(!page.contains("name=\"action\" value=\"login\""), "the action is the button's");
     }
 }
