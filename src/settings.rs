@@ -320,7 +320,7 @@ impl Settings {
             .add_source(Environment::with_prefix("SERVICE").prefix_separator("_"))
             .set_override_option("database_url", std::env::var("DATABASE_URL").ok())
             .map_err(|e| SettingsError(e.to_string()))?;
-        let config = builder.build().map_err(|e| SettingsError(format!("reading settings: {e}")))?;
+        let config = builder.build().map_err(|e| SettingsError(format!("reading settings: {}", without_source(&e))))?;
         let mut values: Vec<(String, config::Value)> =
             config.collect().map_err(|e| SettingsError(format!("reading settings: {e}")))?.into_iter().collect();
         values.sort_by(|a, b| a.0.cmp(&b.0));
@@ -429,6 +429,18 @@ impl Settings {
     pub fn database_url(&self) -> &str {
         self.database_url.expose_secret()
     }
+}
+
+/// A settings error without the lines of the file it quotes: a TOML syntax
+/// error shows the offending line, which may hold a secret (an unquoted
+/// `jwt_secret = …`, a proxy URL with a password). The position and the
+/// parser's message stay.
+fn without_source(e: &config::ConfigError) -> String {
+    let quoted = |line: &str| {
+        let rest = line.trim_start().trim_start_matches(|c: char| c.is_ascii_digit());
+        rest.trim_start().starts_with('|')
+    };
+    e.to_string().lines().filter(|line| !quoted(line)).collect::<Vec<_>>().join("; ")
 }
 
 /// The environment name of the setting behind a mapping input.

@@ -364,7 +364,7 @@ fn client_login(
             timeout: Duration::from_millis(settings.provider_timeout_ms),
         },
     )
-    .map_err(|e| SettingsError::about("provider_base_url", e))?;
+    .map_err(|e| SettingsError::about(e.setting(), e))?;
     Ok(ClientLoginService::new(
         Arc::new(provider),
         Arc::new(PgHostUserStore::new(pool.clone())),

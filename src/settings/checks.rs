@@ -2,6 +2,7 @@
 //! unusable URLs, keys and files, and what a mode requires. Every problem
 //! is collected, none stops the others from being found.
 
+use credencial_adapters_upstream::{check_client_id, check_redirect_uri};
 use secrecy::ExposeSecret;
 
 use super::{outbound_error, Settings, SettingsError, MAX_SHUTDOWN_TIMEOUT_SECS, MAX_THROTTLE_WINDOW_SECS};
@@ -181,6 +182,14 @@ impl Settings {
                     problems.push(SettingsError::about(key, "is not set (needed with SERVICE_PROVIDER_BASE_URL)"));
                 }
             }
+        }
+        // The values the provider client refuses, refused here first, before
+        // `demo` writes anything.
+        if let Some(Err(e)) = self.provider_client_id.as_deref().map(check_client_id) {
+            problems.push(SettingsError::about(e.setting(), e));
+        }
+        if let Some(Err(e)) = self.provider_redirect_uri.as_deref().map(check_redirect_uri) {
+            problems.push(SettingsError::about(e.setting(), e));
         }
         // The CA bundle is read even when the proxy is wrong.
         let proxy = self.proxy().unwrap_or_else(|e| {

@@ -214,6 +214,28 @@ async fn an_unsupported_database_url_scheme_is_refused_by_name() {
 }
 
 #[tokio::test]
+async fn a_provider_value_the_client_component_refuses_stops_the_demo_before_it_writes_naming_it() {
+    let db = TestDatabase::new_unmigrated().await;
+    let out = run(
+        &["demo"],
+        &[
+            ("DATABASE_URL", &db.url),
+            ("SERVICE_BIND", "127.0.0.1:0"),
+            ("SERVICE_PROVIDER_BASE_URL", "http://127.0.0.1:9"),
+            ("SERVICE_PROVIDER_CLIENT_ID", " "),
+            ("SERVICE_PROVIDER_CLIENT_SECRET", "s"),
+            ("SERVICE_PROVIDER_REDIRECT_URI", "/auth/callback/#x"),
+        ],
+    );
+    assert!(!out.status.success());
+    let e = stderr(&out);
+    assert!(e.contains("setting SERVICE_PROVIDER_CLIENT_ID"), "{e}");
+    assert!(e.contains("setting SERVICE_PROVIDER_REDIRECT_URI"), "{e}");
+    assert!(!e.contains("SERVICE_PROVIDER_BASE_URL:"), "the base URL is fine: {e}");
+    assert_eq!(table_count(&db).await, 0, "not migrated, not seeded");
+}
+
+#[tokio::test]
 async fn a_short_secret_stops_the_demo_before_it_writes_anything() {
     let db = TestDatabase::new_unmigrated().await;
     let out =

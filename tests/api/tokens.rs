@@ -288,3 +288,36 @@ async fn the_sub_application_can_be_mounted_under_another_prefix() {
     let r = app.post_json("/api/token/pair/", &json!({"username": "maria", "password": "pw-maria-1"})).await;
     assert_eq!(r.status(), 404);
 }
+
+#[tokio::test]
+async fn every_shape_of_a_client_applications_token_is_the_wrong_type_at_verify_and_refresh() {
+    let app = spawn_app().await;
+    let id = app.add_user("maria", "pw-maria-1", true).await;
+    let t = now();
+    // As issued, an old OAuth2 token (client_id alone), an audience alone,
+    // and RFC 7519's array forms of the audience.
+    let lanes = [
+        json!({"aud": "portal", "client_id": "portal"}),
+        json!({"client_id": "portal"}),
+        json!({"aud": "portal"}),
+        json!({"aud": ["portal"], "client_id": "portal"}),
+        json!({"aud": ["portal", "other"]}),
+    ];
+    for lane in lanes {
+        for (route, field, token_type) in [
+            ("/api/token/verify/", "token", "access"),
+            ("/api/token/verify/", "token", "refresh"),
+            ("/api/token/refresh/", "refresh", "refresh"),
+        ] {
+            let mut claims = json!({"token_type": token_type, "iat": t, "exp": t + 300, "jti": format!("j{t}"),
+                                    "user_id": id, "scope": "dados_publicos cpf email"});
+            claims.as_object_mut().expect("object").extend(lane.as_object().expect("object").clone());
+            let (status, body) = status_and_json(app.post_json(route, &json!({ field: sign(&claims) })).await).await;
+            assert_eq!(
+                (status, body["detail"].as_str(), body["code"].as_str()),
+                (401, Some("Token has wrong type"), Some("token_not_valid")),
+                "{route} {token_type} {lane}"
+            );
+        }
+    }
+}

@@ -20,8 +20,8 @@ pub use client::{
     http_client, http_client_with, BaseUrl, BaseUrlError, OutboundConfig, OutboundError, ProxyConfig, LOOPBACK_NO_PROXY,
 };
 pub use provider::{
-    HttpProviderClient, InvalidProviderSettings, ProviderSettings, DEFAULT_PROVIDER_MAX_BODY_BYTES,
-    DEFAULT_PROVIDER_TIMEOUT,
+    check_client_id, check_redirect_uri, HttpProviderClient, InvalidProviderSettings, ProviderSettings,
+    DEFAULT_PROVIDER_MAX_BODY_BYTES, DEFAULT_PROVIDER_TIMEOUT,
 };
 pub use registries::{
     ApiKey, HttpCdpDirectory, HttpCnesRegistry, HttpTaxAuthority, InvalidApiKey, RegistryEndpoint,

@@ -110,14 +110,8 @@ impl HttpProviderClient {
     /// setting.
     pub fn new(client: reqwest::Client, settings: ProviderSettings) -> Result<Self, InvalidProviderSettings> {
         let ProviderSettings { base, public_base, client_id, client_secret, redirect_uri, timeout } = settings;
-        if client_id.trim().is_empty() || client_id.chars().any(char::is_control) {
-            return Err(InvalidProviderSettings::ClientId);
-        }
-        let redirect_ok = Url::parse(&redirect_uri)
-            .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some() && u.fragment().is_none());
-        if !redirect_ok {
-            return Err(InvalidProviderSettings::RedirectUri);
-        }
+        check_client_id(&client_id)?;
+        check_redirect_uri(&redirect_uri)?;
         if timeout.is_zero() {
             return Err(InvalidProviderSettings::Timeout);
         }
@@ -169,6 +163,39 @@ impl HttpProviderClient {
 }
 
 /// `path` (a constant plain path) below `base`, on `base`'s origin.
+/// Checks a client id for the provider: non-empty text without control
+/// characters. Errors: `ClientId`.
+pub fn check_client_id(client_id: &str) -> Result<(), InvalidProviderSettings> {
+    if client_id.trim().is_empty() || client_id.chars().any(char::is_control) {
+        return Err(InvalidProviderSettings::ClientId);
+    }
+    Ok(())
+}
+
+/// Checks a redirect URI for the provider: an absolute http(s) URL with a
+/// host and no fragment. Errors: `RedirectUri`.
+pub fn check_redirect_uri(redirect_uri: &str) -> Result<(), InvalidProviderSettings> {
+    let ok = Url::parse(redirect_uri)
+        .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some() && u.fragment().is_none());
+    if ok {
+        Ok(())
+    } else {
+        Err(InvalidProviderSettings::RedirectUri)
+    }
+}
+
+impl InvalidProviderSettings {
+    /// The setting (without prefix) whose value this refuses.
+    pub fn setting(&self) -> &'static str {
+        match self {
+            Self::ClientId => "provider_client_id",
+            Self::RedirectUri => "provider_redirect_uri",
+            Self::Timeout => "provider_timeout_ms",
+            Self::BaseUrl => "provider_base_url",
+        }
+    }
+}
+
 fn endpoint(base: &BaseUrl, path: &str) -> Result<Url, InvalidProviderSettings> {
     let url = UpstreamPath::parse(path).map(|path| base.join(&path)).map_err(|_| InvalidProviderSettings::BaseUrl)?;
     if base.same_origin(&url) {

@@ -16,7 +16,7 @@ pub const SANDBOX_PREFIX: &str = "/_sandbox/rh";
 async fn user_data(req: HttpRequest, service: web::Data<TokenService>) -> Result<HttpResponse, ApiError> {
     let token = bearer_token(&req)?.ok_or_else(ApiError::not_authenticated)?;
     let data = service.own_user_data(&token).await?;
-    Ok(HttpResponse::Ok().json(data))
+    Ok(crate::private::private_json(data))
 }
 
 /// The sandbox's routes.

@@ -1,12 +1,13 @@
 //! Prints the columns an attribute map would write for a profile answer.
 //!
 //! ```sh
-//! cargo run -p credencial-domain --example map-profile -- MAP [SCOPES] < profile.json
+//! cargo run -p credencial-domain --example map-profile -- [MAP [SCOPES]] < profile.json
 //! ```
 //!
 //! - `MAP` is the attribute map as JSON text, `{column: profile_field}` (the
 //!   form of credencial's `SERVICE_USER_ATTR_MAP`), e.g.
-//!   `'{"username": "cpf", "(first_name, last_name)": "name"}'`;
+//!   `'{"username": "cpf", "(first_name, last_name)": "name"}'`; without
+//!   it, the default map (`attr_map::DEFAULT_ATTR_MAP`);
 //! - `SCOPES` (optional) is the space-separated scope list the client
 //!   requests (`"cpf email receita_federal"`); when given, a map that reads a
 //!   scope it does not request is refused, as the service refuses it at
@@ -64,11 +65,13 @@ fn json_of(value: &HostValue) -> Value {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let default_map = credencial_domain::attr_map::DEFAULT_ATTR_MAP.to_owned();
     let (map_text, scopes) = match args.as_slice() {
+        [] => (&default_map, None),
         [map] => (map, None),
         [map, scopes] => (map, Some(scopes.as_str())),
         _ => {
-            eprintln!("usage: map-profile MAP [SCOPES] < profile.json");
+            eprintln!("usage: map-profile [MAP [SCOPES]] < profile.json");
             return ExitCode::from(2);
         }
     };

@@ -202,7 +202,8 @@ impl TokenCodec {
         jsonwebtoken::encode(&self.header, claims, &self.encoding).map_err(|e| SigningError(e.to_string()))
     }
 
-    /// Verifies `token` at time `now` (Unix seconds) and returns its claims.
+    /// Verifies `token` at time `now` (Unix seconds) and returns its claims,
+    /// whatever its type and lane (see [`decode_first_party`](Self::decode_first_party)).
     ///
     /// Refuses: a header naming another algorithm, a bad signature, missing or
     /// mistyped claims (`Invalid`); `exp` reached (`Expired`); `nbf`/`iat` in
@@ -259,6 +260,9 @@ impl TokenCodec {
     }
 
     /// Like [`decode`](Self::decode), and also requires `expected` type.
+    /// It does not check the lane: use
+    /// [`decode_first_party`](Self::decode_first_party) where a first-party
+    /// token is expected, or [`Claims::client_audience`] for a client's.
     pub fn decode_typed(&self, token: &str, expected: TokenType, now: i64) -> Result<Claims, TokenError> {
         let claims = self.decode(token, now)?;
         if claims.token_type != expected {

@@ -35,11 +35,22 @@
 //! let now = 1_800_000_000;
 //!
 //! let token = codec.encode(&Claims::new(TokenType::Access, 42, now, 300)).expect("signs");
-//! let claims = codec.decode_typed(&token, TokenType::Access, now + 10).expect("valid");
+//! // A login check wants a first-party token: type and lane both checked.
+//! let claims = codec.decode_first_party(&token, TokenType::Access, now + 10).expect("valid");
 //! assert_eq!(claims.user_id, 42);
 //!
+//! // A token a user granted to a client application (it names an `aud`)
+//! // is never a first-party login, though its signature is good.
+//! let granted = Claims {
+//!     aud: Some("portal".into()),
+//!     client_id: Some("portal".into()),
+//!     ..Claims::new(TokenType::Access, 42, now, 300)
+//! };
+//! let granted = codec.encode(&granted).expect("signs");
+//! assert_eq!(codec.decode_first_party(&granted, TokenType::Access, now), Err(TokenError::WrongType));
+//!
 //! // An access token is not a refresh token, and it dies at `exp`.
-//! assert_eq!(codec.decode_typed(&token, TokenType::Refresh, now), Err(TokenError::WrongType));
+//! assert_eq!(codec.decode_first_party(&token, TokenType::Refresh, now), Err(TokenError::WrongType));
 //! assert_eq!(codec.decode(&token, now + 300), Err(TokenError::Expired));
 //! // Another key's signature does not verify.
 //! let other = TokenCodec::new(JwtKeys::hmac(&[7; 32]).expect("long enough"), 0).expect("ok");

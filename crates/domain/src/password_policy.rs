@@ -34,11 +34,13 @@ pub struct AccountIdentifiers<'a> {
 }
 
 /// Checks `password` for the account with `ids`: at least
-/// [`MIN_PASSWORD_CHARS`] characters (Unicode scalar values), and not equal
+/// [`MIN_PASSWORD_CHARS`] characters (Unicode scalar values, not counting
+/// white space around it, so a password of spaces is too short), and not equal
 /// to any identifier, ignoring case and surrounding white space; for the
 /// CPF, also ignoring its punctuation (`529.982.247-25`).
 pub fn check_new_password(password: &str, ids: AccountIdentifiers<'_>) -> Result<(), PasswordRuleError> {
-    if password.chars().count() < MIN_PASSWORD_CHARS {
+    // White space around the password does not count toward its length.
+    if password.trim().chars().count() < MIN_PASSWORD_CHARS {
         return Err(PasswordRuleError::TooShort);
     }
     let folded = fold(password);
@@ -100,7 +102,14 @@ mod tests {
     #[test]
     fn empty_identifiers_are_ignored() {
         let none = AccountIdentifiers::default();
-        assert_eq!(check_new_password("        ", none), Ok(()), "eight spaces: long enough, equal to nothing");
         assert_eq!(check_new_password("12345678", none), Ok(()));
+        assert_eq!(check_new_password("abcd efgh", none), Ok(()), "inner spaces count");
+    }
+
+    #[test]
+    fn white_space_around_a_password_does_not_make_it_long_enough() {
+        let none = AccountIdentifiers::default();
+        assert_eq!(check_new_password("        ", none), Err(PasswordRuleError::TooShort));
+        assert_eq!(check_new_password("  abc12  ", none), Err(PasswordRuleError::TooShort));
     }
 }

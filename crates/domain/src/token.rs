@@ -41,7 +41,10 @@ pub struct Claims {
     /// Audience (RFC 7519 §4.1.3): the client id of the application an
     /// OAuth2 token was issued to. First-party tokens (`pair`, `refresh`)
     /// carry none, so anyone holding the key can tell the two lanes apart.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// RFC 7519 also allows an array: one entry reads as that string;
+    /// several are kept space-joined, which names no client (a client id
+    /// has no spaces), so such a token is in no lane we accept.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "audience")]
     pub aud: Option<String>,
 }
 
@@ -80,6 +83,21 @@ impl Claims {
             _ => None,
         }
     }
+}
+
+/// `aud` as a string or an array of strings (RFC 7519 §4.1.3).
+fn audience<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Aud {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match Option::<Aud>::deserialize(d)? {
+        None => None,
+        Some(Aud::One(one)) => Some(one),
+        Some(Aud::Many(many)) => Some(many.join(" ")),
+    })
 }
 
 /// How long each token type lives.
@@ -168,6 +186,22 @@ mod tests {
         assert_eq!(issued_to(None, Some("portal")).client_audience(), None, "no audience: not a client's token");
         assert_eq!(issued_to(Some("portal"), None).client_audience(), None);
         assert_eq!(issued_to(None, None).client_audience(), None);
+    }
+
+    #[test]
+    fn an_audience_array_is_never_first_party_and_names_a_client_only_alone() {
+        let read = |aud: serde_json::Value| {
+            let json = serde_json::json!({"token_type": "access", "exp": 1, "iat": 0, "jti": "j", "user_id": 1,
+                                          "client_id": "portal", "aud": aud});
+            serde_json::from_value::<Claims>(json).expect("an array is a valid aud")
+        };
+        let one = read(serde_json::json!(["portal"]));
+        assert_eq!((one.is_first_party(), one.client_audience()), (false, Some("portal")));
+        for aud in [serde_json::json!(["portal", "other"]), serde_json::json!([]), serde_json::json!(["portal portal"])]
+        {
+            let c = read(aud.clone());
+            assert_eq!((c.is_first_party(), c.client_audience()), (false, None), "{aud}");
+        }
     }
 
     #[test]
