@@ -232,9 +232,9 @@ async fn without_a_provider_the_host_table_is_not_checked() {
 
 #[test]
 fn a_syntax_error_in_the_file_names_the_place_but_never_quotes_the_line() {
-    let e = load_toml("jwt_secret = unquoted-secret-value-0123456789abcdef\n").err().expect("not TOML").to_string();
+    let e = load_toml("jwt_secret = unquoted-secret-value-0123456789abcdef\n").expect_err("not TOML").to_string();
     assert!(e.contains("line 1"), "{e}");
     assert!(!e.contains("unquoted-secret-value"), "the secret was quoted: {e}");
-    let e = load_toml("upstream_proxy = \"http://user:pa55@proxy.example:3128\n").err().expect("not TOML").to_string();
+    let e = load_toml("upstream_proxy = \"http://user:pa55@proxy.example:3128\n").expect_err("not TOML").to_string();
     assert!(!e.contains("pa55"), "the proxy password was quoted: {e}");
 }
