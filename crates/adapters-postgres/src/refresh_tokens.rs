@@ -44,10 +44,11 @@ impl RefreshTokenStore for PgRefreshTokenStore {
         // the old row as the statement's snapshot has it, before `old`
         // changes it: already rotated there means a replay (a concurrent
         // rotation that committed meanwhile is not in the snapshot: Refused).
+        // A revoked token (not rotated) is refused too, with no replay.
         let (inserted, replayed_family): (Option<String>, Option<String>) = sqlx::query_as(
             "WITH prior AS ( \
                  SELECT family FROM refresh_tokens \
-                 WHERE jti = $1 AND user_id = $2 AND rotated_at IS NOT NULL), \
+                 WHERE jti = $1 AND user_id = $2 AND rotated_at IS NOT NULL AND NOT revoked), \
              old AS ( \
                  UPDATE refresh_tokens SET rotated_at = now() \
                  WHERE jti = $1 AND user_id = $2 AND rotated_at IS NULL \
@@ -74,21 +75,24 @@ impl RefreshTokenStore for PgRefreshTokenStore {
     }
 
     async fn revoke_family(&self, family: &str) -> Result<u64, RepositoryError> {
-        let done = sqlx::query("UPDATE refresh_tokens SET rotated_at = now() WHERE family = $1 AND rotated_at IS NULL")
-            .bind(family)
-            .execute(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
+        let done = sqlx::query(
+            "UPDATE refresh_tokens SET rotated_at = now(), revoked = TRUE WHERE family = $1 AND rotated_at IS NULL",
+        )
+        .bind(family)
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
         Ok(done.rows_affected())
     }
 
     async fn revoke_user(&self, user: UserId) -> Result<u64, RepositoryError> {
-        let done =
-            sqlx::query("UPDATE refresh_tokens SET rotated_at = now() WHERE user_id = $1 AND rotated_at IS NULL")
-                .bind(user.0)
-                .execute(&self.pool)
-                .await
-                .map_err(to_repository_error)?;
+        let done = sqlx::query(
+            "UPDATE refresh_tokens SET rotated_at = now(), revoked = TRUE WHERE user_id = $1 AND rotated_at IS NULL",
+        )
+        .bind(user.0)
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
         Ok(done.rows_affected())
     }
 

@@ -357,10 +357,33 @@ async fn revoking_a_family_ends_its_current_token_and_no_other_familys() {
     assert_eq!(tokens.revoke_family("never-issued").await.expect("unknown"), 0);
     assert_eq!(
         tokens.rotate("b", ana, token("c", ana)).await.expect("rotate a revoked token"),
-        Rotation::Replayed { family: "a".into() },
-        "a revoked token presented again is a replay too"
+        Rotation::Refused,
+        "a revoked token presented again is refused, but it is no replay: its family has nothing left to revoke"
     );
     assert!(!tokens.is_current("c").await.expect("query"), "nothing recorded");
+}
+
+#[tokio::test]
+async fn revoking_a_user_ends_every_family_of_that_user_only_and_is_no_replay_later() {
+    let (_db, users, tokens, ana) = setup().await;
+    let bia = users.create(new_user("bia")).await.expect("create bia");
+    tokens.record(token("a", ana), "a").await.expect("record");
+    assert_eq!(tokens.rotate("a", ana, token("b", ana)).await.expect("a -> b"), Rotation::Rotated);
+    tokens.record(token("x", ana), "code:portal:x").await.expect("ana's code grant");
+    tokens.record(token("y", bia), "y").await.expect("bia's login");
+
+    assert_eq!(tokens.revoke_user(ana).await.expect("revoke"), 2, "b and x, ana's current tokens");
+    for jti in ["b", "x"] {
+        assert!(!tokens.is_current(jti).await.expect("query"), "{jti}");
+    }
+    assert!(tokens.is_current("y").await.expect("query"), "another user's token stays");
+    assert_eq!(tokens.rotate("x", ana, token("x2", ana)).await.expect("rotate"), Rotation::Refused);
+    // A genuinely rotated token presented again is still a replay.
+    assert_eq!(
+        tokens.rotate("a", ana, token("a2", ana)).await.expect("rotate"),
+        Rotation::Replayed { family: "a".into() }
+    );
+    assert_eq!(tokens.revoke_user(ana).await.expect("again"), 0);
 }
 
 #[tokio::test]
