@@ -91,6 +91,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Application::build(&settings, Mode::Serve, pool).await?.run_until_stopped().await?;
         }
         Command::Demo => {
+            // The port first: a taken one is reported before anything is written.
+            let listener = crate::startup::listen(&settings)?;
             let created = ensure_database_exists(settings.database_url()).await?;
             if created {
                 tracing::info!("created the database");
@@ -103,7 +105,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let redirect_uri = demo::demo_redirect_uri(&settings.bind);
             demo::seed_client(&pool, &hasher, &redirect_uri).await?;
             tracing::info!(client_id = demo::DEMO_CLIENT_ID, %redirect_uri, "demo OAuth2 client ready");
-            Application::build(&settings, Mode::Demo, pool).await?.run_until_stopped().await?;
+            Application::build_on(&settings, Mode::Demo, pool, listener).await?.run_until_stopped().await?;
         }
         Command::Migrate => {
             let pool = pool(&settings).await?;

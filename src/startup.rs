@@ -48,6 +48,12 @@ pub struct Application {
     pool: PgPool,
 }
 
+/// Binds the listener of `settings.bind`. Errors name the setting.
+pub fn listen(settings: &Settings) -> Result<TcpListener, SettingsError> {
+    TcpListener::bind(&settings.bind)
+        .map_err(|e| SettingsError::about("bind", format!("cannot listen on {}: {e}", settings.bind)))
+}
+
 impl Application {
     /// Checks the database's schema, binds the listener, builds the
     /// adapters on `pool` and the server. A database with pending
@@ -55,8 +61,18 @@ impl Application {
     /// port is bound.
     pub async fn build(settings: &Settings, mode: Mode, pool: PgPool) -> anyhow::Result<Self> {
         check_schema(&pool).await?;
-        let listener = TcpListener::bind(&settings.bind)
-            .map_err(|e| SettingsError::about("bind", format!("cannot listen on {}: {e}", settings.bind)))?;
+        Self::build_on(settings, mode, pool, listen(settings)?).await
+    }
+
+    /// Like [`build`](Self::build), on a `listener` bound already and a
+    /// schema the caller has just migrated (`demo` binds before it writes
+    /// anything, so a taken port is reported first).
+    pub async fn build_on(
+        settings: &Settings,
+        mode: Mode,
+        pool: PgPool,
+        listener: TcpListener,
+    ) -> anyhow::Result<Self> {
         let local = listener.local_addr()?;
         let codec = Arc::new(codec(settings, mode)?);
         let mapping = if client_component_enabled(settings, mode) {

@@ -236,6 +236,18 @@ async fn a_provider_value_the_client_component_refuses_stops_the_demo_before_it_
 }
 
 #[tokio::test]
+async fn a_taken_port_stops_the_demo_before_it_writes_anything() {
+    let db = TestDatabase::new_unmigrated().await;
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("hold a port");
+    let bind = taken.local_addr().expect("address").to_string();
+    let out = run(&["demo"], &[("DATABASE_URL", &db.url), ("SERVICE_BIND", &bind)]);
+    assert!(!out.status.success());
+    let e = stderr(&out);
+    assert!(e.contains("setting SERVICE_BIND") && e.contains("cannot listen"), "{e}");
+    assert_eq!(table_count(&db).await, 0, "not migrated, not seeded");
+}
+
+#[tokio::test]
 async fn a_short_secret_stops_the_demo_before_it_writes_anything() {
     let db = TestDatabase::new_unmigrated().await;
     let out =
