@@ -9,9 +9,11 @@
 //! | CDP | `GET /_sandbox/registries/cdp/usuarios/{cpf}/cursos` | `{server}/_sandbox/registries/cdp` |
 //!
 //! `ana` ([`ANA_CPF`]) is known everywhere: a tax record, two CNES bonds and
-//! two courses. Every other CPF, `bruno`'s ([`BRUNO_CPF`]) included, is
-//! unknown to the tax authority (404 with a JSON body) and has no bonds and
-//! no courses (200 with empty lists). A CPF with wrong check digits is a 400.
+//! two courses. `bruno` ([`BRUNO_CPF`]) has a tax record (born 1991-07-21,
+//! mother Joana Pereira Lima: what he types to validate his account) but no
+//! bonds and no courses. Every other CPF is unknown to the tax authority
+//! (404 with a JSON body) and has no bonds and no courses (200 with empty
+//! lists). A CPF with wrong check digits is a 400.
 //! No API key is required; one that is sent is ignored.
 
 use actix_web::{http::StatusCode, web, HttpResponse};
@@ -31,7 +33,8 @@ pub const CDP_BASE_PATH: &str = "/_sandbox/registries/cdp";
 
 /// CPF of the demo user `ana` (validated with the tax authority).
 pub const ANA_CPF: &str = "52998224725";
-/// CPF of the demo user `bruno` (not validated; no bonds, no courses).
+/// CPF of the demo user `bruno` (not validated, but known to the tax
+/// authority; no bonds, no courses).
 pub const BRUNO_CPF: &str = "12345678909";
 
 /// `detail` of the tax authority's 404.
@@ -41,16 +44,21 @@ fn is_ana(cpf: &Cpf) -> bool {
     cpf.as_str() == ANA_CPF
 }
 
-/// The tax authority's record of `cpf` in the sandbox (only `ana` has one).
+/// The tax authority's record of `cpf` in the sandbox (`ana` and `bruno`).
 pub fn tax_record(cpf: &Cpf) -> Option<ReceitaFederal> {
-    is_ana(cpf).then(|| ReceitaFederal {
-        nome: "ANA BEATRIZ SOUZA".into(),
-        dt_nascimento: "1988-03-14".into(),
-        sexo: "F".into(),
-        mae: "MARIA DAS GRACAS SOUZA".into(),
-        no_municipio: "NATAL".into(),
+    let record = |nome: &str, nascimento: &str, sexo: &str, mae: &str, municipio: &str| ReceitaFederal {
+        nome: nome.into(),
+        dt_nascimento: nascimento.into(),
+        sexo: sexo.into(),
+        mae: mae.into(),
+        no_municipio: municipio.into(),
         uf: "RN".into(),
-    })
+    };
+    match cpf.as_str() {
+        ANA_CPF => Some(record("ANA BEATRIZ SOUZA", "1988-03-14", "F", "MARIA DAS GRACAS SOUZA", "NATAL")),
+        BRUNO_CPF => Some(record("BRUNO CARVALHO LIMA", "1991-07-21", "M", "JOANA PEREIRA LIMA", "MOSSORO")),
+        _ => None,
+    }
 }
 
 /// The CNES bonds of `cpf` in the sandbox (`ana`: two; anyone else: none).
@@ -173,8 +181,19 @@ mod tests {
     }
 
     #[actix_web::test]
-    async fn bruno_and_other_cpfs_are_unknown_to_the_tax_authority_with_a_json_404() {
-        for cpf in [BRUNO_CPF, "11144477735"] {
+    async fn bruno_has_the_tax_record_he_validates_against() {
+        let (status, body) = get(&format!("{RECEITA_BASE_PATH}/cpf/{BRUNO_CPF}")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(
+            (body["dtNascimento"].as_str(), body["mae"].as_str()),
+            (Some("1991-07-21"), Some("JOANA PEREIRA LIMA"))
+        );
+        let _: ReceitaFederal = serde_json::from_value(body).expect("the contract's shape");
+    }
+
+    #[actix_web::test]
+    async fn other_cpfs_are_unknown_to_the_tax_authority_with_a_json_404() {
+        for cpf in ["11144477735"] {
             let (status, body) = get(&format!("{RECEITA_BASE_PATH}/cpf/{cpf}")).await;
             assert_eq!(status, StatusCode::NOT_FOUND, "{cpf}");
             assert_eq!(body["detail"], RECEITA_NOT_FOUND, "{cpf}");
