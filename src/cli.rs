@@ -100,7 +100,8 @@ pub struct CreateUser {
 /// Runs the parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let settings = Settings::load(cli.config.as_deref())?;
-    telemetry::init(&settings.log_format);
+    // Held until the command ends: dropping it writes out the queued lines.
+    let _log_writer = telemetry::init(&settings.log_format);
     match cli.command {
         Command::Serve => {
             let pool = pool(&settings).await?;

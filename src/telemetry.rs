@@ -1,6 +1,8 @@
 //! Logging, initialised once per process: readable text, or JSON lines
 //! (`SERVICE_LOG_FORMAT=json`) where every line written while a request is
-//! handled carries `"request_id"` at the top level.
+//! handled carries `"request_id"` at the top level. Lines are formatted on
+//! the thread that logs them and written to standard output by a thread of
+//! their own ([`init`]), so a request never waits for the output.
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
@@ -8,10 +10,12 @@ use std::sync::Arc;
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
-use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::filter::Targets;
-use tracing_subscriber::fmt::format::{FmtSpan, Writer};
-use tracing_subscriber::fmt::{self, FmtContext, FormatEvent, FormatFields, MakeWriter};
+use tracing::{Event, Level, Metadata, Subscriber};
+use tracing_appender::non_blocking::{NonBlocking, NonBlockingBuilder, WorkerGuard};
+use tracing_subscriber::filter::{filter_fn, FilterExt, Targets};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
+use tracing_subscriber::fmt::{self, FmtContext, FormatEvent, FormatFields, FormattedFields, MakeWriter};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -22,16 +26,41 @@ use credencial_app_actix::telemetry::REQUEST_SPAN_TARGET;
 /// The span field that holds a request's id (set by the HTTP layer's root span).
 pub const REQUEST_ID_FIELD: &str = "request_id";
 
-/// The filter when `RUST_LOG` is not set.
+/// The filter when `RUST_LOG` is not set: INFO, which includes one line per
+/// finished request (`credencial::request`).
 const DEFAULT_FILTER: &str = "info,sqlx=warn,actix_server=warn";
 
 /// Installs the global subscriber: `RUST_LOG` (default `info`) filters,
 /// `json` picks JSON lines (for production), anything else readable text;
-/// lines go to standard output.
-pub fn init(format: &str) {
+/// lines go to standard output through [`off_thread`]. Keep the guard for
+/// as long as the process logs: dropping it (at the end of a graceful stop)
+/// writes out the lines still queued.
+#[must_use = "dropping the guard stops the log writer"]
+pub fn init(format: &str) -> WorkerGuard {
     let colours = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let (writer, guard) = off_thread(std::io::stdout());
     // A second call (tests) keeps the first subscriber.
-    drop(build(format, default_filter(), std::io::stdout, colours).try_init());
+    drop(build(format, default_filter(), writer, colours).try_init());
+    guard
+}
+
+/// How many formatted lines may wait for the writer thread before a thread
+/// that logs waits for it (tracing-appender's default).
+pub const QUEUED_LINES: usize = 128_000;
+
+/// A writer that hands every formatted line to a thread of its own, which
+/// writes it to `sink`; the guard, when dropped, writes out what is still
+/// queued and ends that thread. Back-pressure blocks, it never drops lines:
+/// when [`QUEUED_LINES`] lines are waiting (the output has been slower than
+/// the service for a while), a thread that logs waits until there is room,
+/// as it would have with a direct write; warnings and refusals are never
+/// lost (docs/decisions.md).
+pub fn off_thread<W: std::io::Write + Send + 'static>(sink: W) -> (NonBlocking, WorkerGuard) {
+    NonBlockingBuilder::default()
+        .lossy(false)
+        .buffered_lines_limit(QUEUED_LINES)
+        .thread_name("credencial-log")
+        .finish(sink)
 }
 
 /// `RUST_LOG`, or the service's default filter.
@@ -41,16 +70,21 @@ pub fn default_filter() -> EnvFilter {
 
 /// The subscriber the service logs with, writing to `sink` (tests capture
 /// the lines with their own sink): `filter` chooses what is logged, `format`
-/// how (`json` or text). One line per event, and one when a request ends
-/// (its span closes: status, `time.busy`, `time.idle`) where `filter` lets
-/// the request spans through (INFO for `credencial_app_actix::telemetry`).
-/// In JSON, every line written inside a request carries its id, whatever
-/// `filter` says (`RUST_LOG=warn` included). Text without colours.
+/// how (`json` or text). One line per event; a finished request writes one
+/// line (`credencial::request`, INFO: method, route, status, latency, id)
+/// where `filter` lets it through. Every line written inside a request
+/// carries its id, whatever `filter` says (`RUST_LOG=warn` included): in
+/// JSON as the first member, in text as the last field. Text without colours.
 pub fn subscriber<W>(format: &str, filter: EnvFilter, sink: W) -> impl Subscriber + Send + Sync
 where
     W: for<'writer> MakeWriter<'writer> + Send + Sync + 'static,
 {
     build(format, filter, sink, false)
+}
+
+/// Whether `meta` is a request span (which the formatter never sees).
+fn is_request_span(meta: &Metadata<'_>) -> bool {
+    meta.is_span() && meta.target() == REQUEST_SPAN_TARGET
 }
 
 /// [`subscriber`], with ANSI colours in text when `colours`.
@@ -59,19 +93,19 @@ where
     W: for<'writer> MakeWriter<'writer> + Send + Sync + 'static,
 {
     let lines: Box<dyn Layer<_> + Send + Sync> = if format == "json" {
-        let json = fmt::format().json().flatten_event(true).with_target(false).with_span_list(false);
-        Box::new(
-            fmt::layer().json().with_span_events(FmtSpan::CLOSE).event_format(WithRequestId(json)).with_writer(sink),
-        )
+        let json =
+            fmt::format().json().flatten_event(true).with_target(false).with_current_span(false).with_span_list(false);
+        Box::new(fmt::layer().json().event_format(JsonLine(json)).with_writer(sink))
     } else {
-        Box::new(fmt::layer().with_target(false).with_ansi(colours).with_span_events(FmtSpan::CLOSE).with_writer(sink))
+        Box::new(fmt::layer().with_ansi(colours).event_format(TextLine).with_writer(sink))
     };
-    // Two filters: `filter` decides what the lines show; the request spans
-    // exist whatever it says, for `RequestIds` alone, so that with
-    // `RUST_LOG=warn` the warnings of a request still carry its id while the
-    // formatter neither formats those spans nor writes their `close` lines.
+    // The request spans exist for `RequestIds` alone, whatever `filter`
+    // says, so that every line of a request can carry its id; the formatter
+    // never sees them, so it neither formats their fields nor times them
+    // (the request line carries what an operator needs).
     let request_spans = Targets::new().with_target(REQUEST_SPAN_TARGET, Level::INFO);
-    Registry::default().with(RequestIds.with_filter(request_spans)).with(lines.with_filter(filter))
+    let formatted = filter.and(filter_fn(|meta| !is_request_span(meta)));
+    Registry::default().with(RequestIds.with_filter(request_spans)).with(lines.with_filter(formatted))
 }
 
 thread_local! {
@@ -145,36 +179,152 @@ impl Visit for RequestIdVisitor {
     }
 }
 
-/// tracing-subscriber's JSON line, with the request id of the innermost
-/// enclosing span that has one as the object's first member
-/// (`{"request_id":"…",…}`); lines outside a request are left as they are.
-struct WithRequestId<F>(F);
+/// Whether an event carries a request id of its own (the request line).
+fn has_own_request_id(event: &Event<'_>) -> bool {
+    event.metadata().fields().field(REQUEST_ID_FIELD).is_some()
+}
 
-impl<S, N, F> FormatEvent<S, N> for WithRequestId<F>
+/// tracing-subscriber's JSON line, with the id of the request being handled
+/// on this thread as the object's first member (`{"request_id":"…",…}`);
+/// lines outside a request, and the request line (which has its own
+/// `request_id`), are left as they are. Written straight to the line's
+/// buffer: nothing is formatted twice.
+struct JsonLine<F>(F);
+
+impl<S, N, F> FormatEvent<S, N> for JsonLine<F>
 where
     S: Subscriber + for<'lookup> LookupSpan<'lookup>,
     N: for<'writer> FormatFields<'writer> + 'static,
     F: FormatEvent<S, N>,
 {
     fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> std::fmt::Result {
-        // The enclosing request span, where this layer's filter lets it
-        // through (it also covers the `close` line, written after the span
-        // was last exited); else the request span entered on this thread.
-        let in_scope = ctx
-            .event_scope()
-            .and_then(|mut scope| scope.find_map(|span| span.extensions().get::<SpanRequestId>().cloned()));
-        let Some(request_id) = in_scope.map(|SpanRequestId(id)| id).or_else(current_request_id) else {
+        let request_id = if has_own_request_id(event) { None } else { current_request_id() };
+        let Some(request_id) = request_id else {
             return self.0.format_event(ctx, writer, event);
         };
-        let mut line = String::new();
-        self.0.format_event(ctx, Writer::new(&mut line), event)?;
-        // The JSON formatter writes one object per line, `{…}\n`, never `{}`.
-        match line.strip_prefix('{') {
-            Some(rest) => {
-                let id = serde_json::Value::String(request_id.to_string());
-                write!(writer, "{{\"{REQUEST_ID_FIELD}\":{id},{rest}")
-            }
-            None => writer.write_str(&line),
+        // The JSON formatter writes one object per line, `{…}\n`, never `{}`:
+        // its `{` becomes `{"request_id":…,`.
+        write!(writer, "{{\"{REQUEST_ID_FIELD}\":")?;
+        // A request id is a UUID, but escape it all the same.
+        let id = serde_json::to_string(&*request_id).map_err(|_| std::fmt::Error)?;
+        writer.write_str(&id)?;
+        writer.write_char(',')?;
+        let mut rest = AfterFirstChar { inner: writer, skipped: false };
+        self.0.format_event(ctx, Writer::new(&mut rest), event)
+    }
+}
+
+/// Passes everything on but the first character.
+struct AfterFirstChar<'a> {
+    inner: Writer<'a>,
+    skipped: bool,
+}
+
+impl std::fmt::Write for AfterFirstChar<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.skipped {
+            return self.inner.write_str(s);
         }
+        let mut chars = s.chars();
+        if chars.next().is_some() {
+            self.skipped = true;
+        }
+        self.inner.write_str(chars.as_str())
+    }
+}
+
+/// The text line: time, level, the enclosing spans other than the request
+/// span (if any), the event's fields, and ` request_id=…` when written
+/// inside a request whose id the event does not carry itself.
+struct TextLine;
+
+impl<S, N> FormatEvent<S, N> for TextLine
+where
+    S: Subscriber + for<'lookup> LookupSpan<'lookup>,
+    N: for<'writer> FormatFields<'writer> + 'static,
+{
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> std::fmt::Result {
+        let level = *event.metadata().level();
+        let ansi = writer.has_ansi_escapes();
+        if ansi {
+            writer.write_str("\x1b[2m")?;
+        }
+        if SystemTime.format_time(&mut writer).is_err() {
+            writer.write_str("<unknown time>")?;
+        }
+        if ansi {
+            let colour = match level {
+                Level::ERROR => "31",
+                Level::WARN => "33",
+                Level::INFO => "32",
+                Level::DEBUG => "34",
+                Level::TRACE => "35",
+            };
+            write!(writer, "\x1b[0m \x1b[{colour}m{level:>5}\x1b[0m ")?;
+        } else {
+            write!(writer, " {level:>5} ")?;
+        }
+        // Spans the formatter sees (none of ours but from a dependency).
+        if let Some(scope) = ctx.event_scope() {
+            for span in scope.from_root() {
+                writer.write_str(span.name())?;
+                let extensions = span.extensions();
+                if let Some(fields) = extensions.get::<FormattedFields<N>>().filter(|f| !f.is_empty()) {
+                    write!(writer, "{{{fields}}}")?;
+                }
+                writer.write_str(": ")?;
+            }
+        }
+        ctx.format_fields(writer.by_ref(), event)?;
+        if !has_own_request_id(event) {
+            if let Some(request_id) = current_request_id() {
+                write!(writer, " {REQUEST_ID_FIELD}={request_id}")?;
+            }
+        }
+        writeln!(writer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A sink that keeps what is written, and can be slow.
+    #[derive(Clone, Default)]
+    struct Kept(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Kept {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            // A slow output: the lines queue up behind it.
+            std::thread::sleep(std::time::Duration::from_micros(20));
+            self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_writer_thread_loses_no_line_and_writes_out_the_queue_when_its_guard_is_dropped() {
+        let kept = Kept::default();
+        let (writer, guard) = off_thread(kept.clone());
+        let subscriber = subscriber("json", EnvFilter::new("info"), writer);
+        tracing::subscriber::with_default(subscriber, || {
+            for n in 0..2_000 {
+                tracing::info!(n, "line");
+            }
+        });
+        drop(guard);
+        let text = String::from_utf8(kept.0.lock().expect("lock").clone()).expect("UTF-8");
+        let numbers: Vec<u64> = text
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON")["n"].as_u64().expect("n"))
+            .collect();
+        assert_eq!(numbers, (0..2_000).collect::<Vec<u64>>());
     }
 }

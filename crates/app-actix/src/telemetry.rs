@@ -1,6 +1,12 @@
-//! The root span of every request: method, route template, path (never the
-//! query string, which can carry authorization codes and state), request
-//! id and status; and the `X-Request-Id` response header.
+//! The request log and the request id: every request gets an id (a UUID v4
+//! the server generates; an incoming `X-Request-Id` is ignored), a span that
+//! carries only that id (so that whatever is logged inside the request can
+//! name it), the `X-Request-Id` response header, and one line when it ends:
+//! method, route template (never the path or the query string, which can
+//! carry authorization codes, state or personal data), status, latency and
+//! request id.
+
+use std::time::Instant;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -8,49 +14,73 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{Error, HttpMessage};
 use tracing::Span;
-use tracing_actix_web::{DefaultRootSpanBuilder, RequestId, RootSpanBuilder};
+use tracing_actix_web::{RequestId, RootSpanBuilder};
 
-/// Builds request spans without the query string.
+/// Builds the request spans and writes the request line.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PathOnlySpan;
 
 /// The target of the request spans (INFO level). A log filter must enable
 /// it for the request id to reach the lines written inside a request; the
-/// binary's subscriber always does.
+/// binary's subscriber always does, and never formats the spans themselves.
 pub const REQUEST_SPAN_TARGET: &str = module_path!();
+
+/// The target of the one line written when a request ends (INFO level), so
+/// that a filter can keep or drop the request log on its own
+/// (`RUST_LOG=info,credencial::request=warn` drops it).
+pub const REQUEST_LOG_TARGET: &str = "credencial::request";
+
+/// When the request started, kept in its extensions for the request line.
+#[derive(Debug, Clone, Copy)]
+struct RequestStart(Instant);
 
 impl RootSpanBuilder for PathOnlySpan {
     fn on_request_start(request: &ServiceRequest) -> Span {
-        let request_id = request.extensions().get::<RequestId>().map(ToString::to_string).unwrap_or_default();
-        // The route template is recorded when the request ends: before
-        // routing, actix can only find it by matching the path against
-        // every route again, which cost about a quarter of a token check's
-        // instructions (callgrind, docs/performance.md).
-        tracing::info_span!(
-            target: REQUEST_SPAN_TARGET,
-            "HTTP request",
-            http.method = %request.method(),
-            http.route = tracing::field::Empty,
-            http.path = %request.path(),
-            request_id = %request_id,
-            http.status_code = tracing::field::Empty,
-            otel.status_code = tracing::field::Empty,
-            exception.message = tracing::field::Empty,
-            exception.details = tracing::field::Empty,
-        )
+        request.extensions_mut().insert(RequestStart(Instant::now()));
+        let request_id = request.extensions().get::<RequestId>().copied();
+        // The id only: the span exists so that the lines written inside the
+        // request carry it; the request line below holds the rest.
+        match request_id {
+            Some(id) => tracing::info_span!(target: REQUEST_SPAN_TARGET, "HTTP request", request_id = %id),
+            None => {
+                tracing::info_span!(target: REQUEST_SPAN_TARGET, "HTTP request", request_id = tracing::field::Empty)
+            }
+        }
     }
 
-    fn on_request_end<B: MessageBody>(span: Span, outcome: &Result<ServiceResponse<B>, Error>) {
-        // After routing the template is a lookup by the matched resource's
-        // index; only a request that matched no route walks the routes.
-        // (Handlers' and extractors' errors arrive as responses; an `Err`
-        // here carries no request, and its route stays unrecorded.)
+    fn on_request_end<B: MessageBody>(_span: Span, outcome: &Result<ServiceResponse<B>, Error>) {
+        // Handlers' and extractors' errors arrive as responses; an `Err`
+        // here carries no request, and writes no request line.
         if let Ok(response) = outcome {
-            let route = response.request().match_pattern();
-            span.record("http.route", route.as_deref().unwrap_or("unmatched"));
+            log_request(response);
         }
-        DefaultRootSpanBuilder::on_request_end(span, outcome);
     }
+}
+
+/// Writes the request line of a finished request (at INFO, target
+/// [`REQUEST_LOG_TARGET`]); nothing is formatted when the filter drops it.
+fn log_request<B>(response: &ServiceResponse<B>) {
+    if !tracing::enabled!(target: REQUEST_LOG_TARGET, tracing::Level::INFO) {
+        return;
+    }
+    let request = response.request();
+    let extensions = request.extensions();
+    let latency_ms =
+        extensions.get::<RequestStart>().map(|RequestStart(start)| start.elapsed().as_micros() as f64 / 1000.0);
+    let request_id = extensions.get::<RequestId>().copied();
+    // After routing the template is a lookup by the matched resource's
+    // index; only a request that matched no route walks the routes.
+    let route = request.match_pattern();
+    tracing::event!(
+        target: REQUEST_LOG_TARGET,
+        tracing::Level::INFO,
+        http.method = %request.method(),
+        http.route = %route.as_deref().unwrap_or("unmatched"),
+        http.status_code = response.status().as_u16(),
+        latency_ms = latency_ms,
+        request_id = request_id.map(tracing::field::display),
+        "request finished"
+    );
 }
 
 /// The response header that carries the request id.
