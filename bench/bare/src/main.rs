@@ -66,6 +66,8 @@ async fn main() -> std::io::Result<()> {
     let workers = std::env::var("BARE_WORKERS").ok().and_then(|w| w.parse::<usize>().ok());
     let mut validation = Validation::new(Algorithm::HS256);
     validation.set_required_spec_claims(&["exp"]);
+    // credencial's default leeway.
+    validation.leeway = 0;
     let checker = web::Data::new(Checker { key: DecodingKey::from_secret(secret.as_bytes()), validation });
     let mut server = HttpServer::new(move || {
         App::new()
