@@ -73,6 +73,6 @@ callgrind_control -d "$PID" >/dev/null
 requests=$(sed -n 's/^BENCH_RESULT requests=\([0-9]*\).*/\1/p' "$OUT/wrk.txt")
 grep -q 'errors_status=0 ' "$OUT/wrk.txt" || { echo "non-2xx answers: $OUT/wrk.txt" >&2; exit 1; }
 # The dump is written per thread part; sum every file's totals.
-total=$(cat "$OUT"/callgrind.out* | awk '/^(summary|totals):/ { s += $2 } END { print s }')
+total=$(cat "$OUT"/callgrind.out* | awk '/^totals:/ { s += $2 } END { print s }')
 result="$LABEL $ROUTE RUST_LOG=${RUST_LOG:-default}: $requests requests, $total instructions, $(awk -v t="$total" -v r="$requests" 'BEGIN { printf "%.0f", t / r }') per request"
 echo "$result" | tee "$OUT/result.txt"

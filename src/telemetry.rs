@@ -10,18 +10,18 @@ use std::sync::Arc;
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
-use tracing::{Event, Level, Metadata, Subscriber};
+use tracing::{Level, Metadata, Subscriber};
 use tracing_appender::non_blocking::{NonBlocking, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::filter::{filter_fn, FilterExt, Targets};
-use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
-use tracing_subscriber::fmt::{self, FmtContext, FormatEvent, FormatFields, FormattedFields, MakeWriter};
+use tracing_subscriber::fmt::{self, MakeWriter};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 use credencial_app_actix::telemetry::REQUEST_SPAN_TARGET;
+
+use crate::log_format::{JsonLine, TextLine};
 
 /// The span field that holds a request's id (set by the HTTP layer's root span).
 pub const REQUEST_ID_FIELD: &str = "request_id";
@@ -93,9 +93,7 @@ where
     W: for<'writer> MakeWriter<'writer> + Send + Sync + 'static,
 {
     let lines: Box<dyn Layer<_> + Send + Sync> = if format == "json" {
-        let json =
-            fmt::format().json().flatten_event(true).with_target(false).with_current_span(false).with_span_list(false);
-        Box::new(fmt::layer().json().event_format(JsonLine(json)).with_writer(sink))
+        Box::new(fmt::layer().event_format(JsonLine).with_writer(sink))
     } else {
         Box::new(fmt::layer().with_ansi(colours).event_format(TextLine).with_writer(sink))
     };
@@ -116,7 +114,7 @@ thread_local! {
 }
 
 /// The id of the request whose span is entered on this thread, if any.
-fn current_request_id() -> Option<Arc<str>> {
+pub(crate) fn current_request_id() -> Option<Arc<str>> {
     ENTERED_REQUEST_IDS.with(|ids| ids.borrow().last().cloned())
 }
 
@@ -176,112 +174,6 @@ impl Visit for RequestIdVisitor {
                 self.0 = Some(text);
             }
         }
-    }
-}
-
-/// Whether an event carries a request id of its own (the request line).
-fn has_own_request_id(event: &Event<'_>) -> bool {
-    event.metadata().fields().field(REQUEST_ID_FIELD).is_some()
-}
-
-/// tracing-subscriber's JSON line, with the id of the request being handled
-/// on this thread as the object's first member (`{"request_id":"…",…}`);
-/// lines outside a request, and the request line (which has its own
-/// `request_id`), are left as they are. Written straight to the line's
-/// buffer: nothing is formatted twice.
-struct JsonLine<F>(F);
-
-impl<S, N, F> FormatEvent<S, N> for JsonLine<F>
-where
-    S: Subscriber + for<'lookup> LookupSpan<'lookup>,
-    N: for<'writer> FormatFields<'writer> + 'static,
-    F: FormatEvent<S, N>,
-{
-    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> std::fmt::Result {
-        let request_id = if has_own_request_id(event) { None } else { current_request_id() };
-        let Some(request_id) = request_id else {
-            return self.0.format_event(ctx, writer, event);
-        };
-        // The JSON formatter writes one object per line, `{…}\n`, never `{}`:
-        // its `{` becomes `{"request_id":…,`.
-        write!(writer, "{{\"{REQUEST_ID_FIELD}\":")?;
-        // A request id is a UUID, but escape it all the same.
-        let id = serde_json::to_string(&*request_id).map_err(|_| std::fmt::Error)?;
-        writer.write_str(&id)?;
-        writer.write_char(',')?;
-        let mut rest = AfterFirstChar { inner: writer, skipped: false };
-        self.0.format_event(ctx, Writer::new(&mut rest), event)
-    }
-}
-
-/// Passes everything on but the first character.
-struct AfterFirstChar<'a> {
-    inner: Writer<'a>,
-    skipped: bool,
-}
-
-impl std::fmt::Write for AfterFirstChar<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        if self.skipped {
-            return self.inner.write_str(s);
-        }
-        let mut chars = s.chars();
-        if chars.next().is_some() {
-            self.skipped = true;
-        }
-        self.inner.write_str(chars.as_str())
-    }
-}
-
-/// The text line: time, level, the enclosing spans other than the request
-/// span (if any), the event's fields, and ` request_id=…` when written
-/// inside a request whose id the event does not carry itself.
-struct TextLine;
-
-impl<S, N> FormatEvent<S, N> for TextLine
-where
-    S: Subscriber + for<'lookup> LookupSpan<'lookup>,
-    N: for<'writer> FormatFields<'writer> + 'static,
-{
-    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> std::fmt::Result {
-        let level = *event.metadata().level();
-        let ansi = writer.has_ansi_escapes();
-        if ansi {
-            writer.write_str("\x1b[2m")?;
-        }
-        if SystemTime.format_time(&mut writer).is_err() {
-            writer.write_str("<unknown time>")?;
-        }
-        if ansi {
-            let colour = match level {
-                Level::ERROR => "31",
-                Level::WARN => "33",
-                Level::INFO => "32",
-                Level::DEBUG => "34",
-                Level::TRACE => "35",
-            };
-            write!(writer, "\x1b[0m \x1b[{colour}m{level:>5}\x1b[0m ")?;
-        } else {
-            write!(writer, " {level:>5} ")?;
-        }
-        // Spans the formatter sees (none of ours but from a dependency).
-        if let Some(scope) = ctx.event_scope() {
-            for span in scope.from_root() {
-                writer.write_str(span.name())?;
-                let extensions = span.extensions();
-                if let Some(fields) = extensions.get::<FormattedFields<N>>().filter(|f| !f.is_empty()) {
-                    write!(writer, "{{{fields}}}")?;
-                }
-                writer.write_str(": ")?;
-            }
-        }
-        ctx.format_fields(writer.by_ref(), event)?;
-        if !has_own_request_id(event) {
-            if let Some(request_id) = current_request_id() {
-                write!(writer, " {REQUEST_ID_FIELD}={request_id}")?;
-            }
-        }
-        writeln!(writer)
     }
 }
 

@@ -61,8 +61,9 @@ async fn healthz() -> HttpResponse {
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
     let bind = std::env::var("BARE_BIND").unwrap_or_else(|_| "127.0.0.1:18001".to_owned());
-    let secret = std::env::var("BARE_JWT_SECRET")
-        .map_err(|_| std::io::Error::other("BARE_JWT_SECRET is required (the HS256 secret of the service under test)"))?;
+    let secret = std::env::var("BARE_JWT_SECRET").map_err(|_| {
+        std::io::Error::other("BARE_JWT_SECRET is required (the HS256 secret of the service under test)")
+    })?;
     let workers = std::env::var("BARE_WORKERS").ok().and_then(|w| w.parse::<usize>().ok());
     let mut validation = Validation::new(Algorithm::HS256);
     validation.set_required_spec_claims(&["exp"]);
