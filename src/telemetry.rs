@@ -38,7 +38,10 @@ const DEFAULT_FILTER: &str = "info,sqlx=warn,actix_server=warn";
 #[must_use = "dropping the guard stops the log writer"]
 pub fn init(format: &str) -> WorkerGuard {
     let colours = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    let (writer, guard) = off_thread(std::io::stdout());
+    // Buffered: the writer thread writes what has queued up in one system
+    // call, and flushes whenever the queue is empty (tracing-appender's
+    // worker does), so a line waits for no other.
+    let (writer, guard) = off_thread(std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()));
     // A second call (tests) keeps the first subscriber.
     drop(build(format, default_filter(), writer, colours).try_init());
     guard
@@ -138,7 +141,7 @@ where
         let mut visitor = RequestIdVisitor(None);
         attrs.record(&mut visitor);
         if let (Some(request_id), Some(span)) = (visitor.0, ctx.span(id)) {
-            span.extensions_mut().insert(SpanRequestId(request_id.into()));
+            span.extensions_mut().insert(SpanRequestId(request_id));
         }
     }
 
@@ -157,13 +160,13 @@ where
     }
 }
 
-/// Reads the `request_id` field (recorded with `%` or as a string).
-struct RequestIdVisitor(Option<String>);
+/// Reads the `request_id` field (recorded as a string, or with `%`).
+struct RequestIdVisitor(Option<Arc<str>>);
 
 impl Visit for RequestIdVisitor {
     fn record_str(&mut self, field: &Field, value: &str) {
         if field.name() == REQUEST_ID_FIELD && !value.is_empty() {
-            self.0 = Some(value.to_owned());
+            self.0 = Some(Arc::from(value));
         }
     }
 
@@ -171,7 +174,7 @@ impl Visit for RequestIdVisitor {
         if field.name() == REQUEST_ID_FIELD {
             let mut text = String::new();
             if write!(text, "{value:?}").is_ok() && !text.is_empty() {
-                self.0 = Some(text);
+                self.0 = Some(Arc::from(text));
             }
         }
     }

@@ -37,7 +37,7 @@ async fn logs_carry_paths_and_request_ids_but_no_query_strings_passwords_or_toke
     // One line per finished request: method, route template, status, latency, id.
     let ends: Vec<&str> = logs.lines().filter(|l| l.contains(&refused_id) && l.contains("request finished")).collect();
     assert_eq!(ends.len(), 1, "{ends:?}");
-    for part in ["INFO", "http.method=POST", "http.route=/api/token/pair", "http.status_code=401", "latency_ms="] {
+    for part in ["INFO", "http.method=POST", "http.route=/api/token/pair", "http.status_code=401", "latency_us="] {
         assert!(ends[0].contains(part), "{part} missing: {}", ends[0]);
     }
     assert!(logs.lines().any(|l| l.contains("http.route=/healthz") && l.contains("http.status_code=200")));
