@@ -46,13 +46,17 @@ where
     fn format_event(&self, _ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> fmt::Result {
         writer.write_char('{')?;
         if let Some(request_id) = context_request_id(event) {
-            write!(writer, "\"{REQUEST_ID_FIELD}\":")?;
+            writer.write_char('"')?;
+            writer.write_str(REQUEST_ID_FIELD)?;
+            writer.write_str("\":")?;
             json_string(&mut writer, &request_id)?;
             writer.write_char(',')?;
         }
         writer.write_str("\"timestamp\":\"")?;
         write_timestamp(&mut writer, std::time::SystemTime::now())?;
-        write!(writer, "\",\"level\":\"{}\"", event.metadata().level())?;
+        writer.write_str("\",\"level\":\"")?;
+        writer.write_str(event.metadata().level().as_str())?;
+        writer.write_char('"')?;
         let mut fields = JsonFields { writer: &mut writer, result: Ok(()) };
         event.record(&mut fields);
         fields.result?;
@@ -180,9 +184,11 @@ where
                 Level::DEBUG => "34",
                 Level::TRACE => "35",
             };
-            write!(writer, "\x1b[0m \x1b[{colour}m{level:>5}\x1b[0m ")?;
+            write!(writer, "\x1b[0m \x1b[{colour}m{}\x1b[0m ", padded(level))?;
         } else {
-            write!(writer, " {level:>5} ")?;
+            writer.write_char(' ')?;
+            writer.write_str(padded(level))?;
+            writer.write_char(' ')?;
         }
         // Spans the formatter sees: none of ours, perhaps a dependency's.
         if let Some(scope) = ctx.event_scope() {
@@ -199,10 +205,24 @@ where
         event.record(&mut fields);
         fields.result?;
         if let Some(request_id) = context_request_id(event) {
-            write!(writer, " {REQUEST_ID_FIELD}=")?;
+            writer.write_char(' ')?;
+            writer.write_str(REQUEST_ID_FIELD)?;
+            writer.write_char('=')?;
             TextEscaped(&mut writer).write_str(&request_id)?;
         }
         writer.write_char('\n')
+    }
+}
+
+/// A level's name right-aligned in five characters, as tracing-subscriber
+/// writes it.
+fn padded(level: Level) -> &'static str {
+    match level {
+        Level::ERROR => "ERROR",
+        Level::WARN => " WARN",
+        Level::INFO => " INFO",
+        Level::DEBUG => "DEBUG",
+        Level::TRACE => "TRACE",
     }
 }
 
@@ -234,7 +254,8 @@ fn write_text_field(
 ) -> fmt::Result {
     writer.write_str(separator)?;
     if field.name() != "message" {
-        write!(writer, "{}=", field.name())?;
+        writer.write_str(field.name())?;
+        writer.write_char('=')?;
     }
     write(&mut TextEscaped(writer))
 }
