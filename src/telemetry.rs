@@ -38,10 +38,7 @@ const DEFAULT_FILTER: &str = "info,sqlx=warn,actix_server=warn";
 #[must_use = "dropping the guard stops the log writer"]
 pub fn init(format: &str) -> WorkerGuard {
     let colours = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    // Buffered: the writer thread writes what has queued up in one system
-    // call, and flushes whenever the queue is empty (tracing-appender's
-    // worker does), so a line waits for no other.
-    let (writer, guard) = off_thread(std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()));
+    let (writer, guard) = off_thread(std::io::stdout());
     // A second call (tests) keeps the first subscriber.
     drop(build(format, default_filter(), writer, colours).try_init());
     guard
@@ -51,19 +48,52 @@ pub fn init(format: &str) -> WorkerGuard {
 /// that logs waits for it (tracing-appender's default).
 pub const QUEUED_LINES: usize = 128_000;
 
+/// How long the writer thread rests after writing out what had queued up.
+/// Meanwhile the threads that log queue their lines without waking it, and
+/// it writes them with one system call: a line costs neither a wake-up nor
+/// a write of its own (at 4 connections, a wake-up and a write per line
+/// cost more CPU than formatting it). A line reaches the output at most
+/// this late.
+pub const WRITE_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// A writer that hands every formatted line to a thread of its own, which
-/// writes it to `sink`; the guard, when dropped, writes out what is still
-/// queued and ends that thread. Back-pressure blocks, it never drops lines:
+/// writes it to `sink` in batches ([`WRITE_PAUSE`]); the guard, when
+/// dropped, writes out what is still queued and ends that thread.
+/// Back-pressure blocks, it never drops lines:
 /// when [`QUEUED_LINES`] lines are waiting (the output has been slower than
 /// the service for a while), a thread that logs waits until there is room,
 /// as it would have with a direct write; warnings and refusals are never
 /// lost (docs/decisions.md).
 pub fn off_thread<W: std::io::Write + Send + 'static>(sink: W) -> (NonBlocking, WorkerGuard) {
+    let batched = Batched { sink: std::io::BufWriter::with_capacity(64 * 1024, sink), written: false };
     NonBlockingBuilder::default()
         .lossy(false)
         .buffered_lines_limit(QUEUED_LINES)
         .thread_name("credencial-log")
-        .finish(sink)
+        .finish(batched)
+}
+
+/// The writer thread's output: lines are buffered, and written out when the
+/// queue is empty (tracing-appender's worker flushes then), after which the
+/// thread rests for [`WRITE_PAUSE`] if it wrote anything.
+struct Batched<W: std::io::Write> {
+    sink: std::io::BufWriter<W>,
+    written: bool,
+}
+
+impl<W: std::io::Write> std::io::Write for Batched<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.written = true;
+        self.sink.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.sink.flush()?;
+        if std::mem::take(&mut self.written) {
+            std::thread::sleep(WRITE_PAUSE);
+        }
+        Ok(())
+    }
 }
 
 /// `RUST_LOG`, or the service's default filter.
