@@ -45,7 +45,8 @@
 #                                 BENCH_BASE_REVISION: its label)
 #   BENCH_QUIET_WAIT (120)        at most this many seconds waiting for a
 #                                 quiet machine before each phase
-#   BENCH_SKIP_BUILD              set: use the existing release binary
+#   BENCH_SKIP_BUILD              set: use the existing release binaries
+#                                 (target/release/credencial, bench-bare)
 #   BENCH_BIN                     benchmark this binary instead (no build),
 #                                 e.g. one built from a clean checkout while
 #                                 the working tree is being edited
