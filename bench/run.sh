@@ -8,7 +8,18 @@
 #   3. latency: verify at a fixed, moderate load with the server otherwise
 #      idle, then the same while a second wrk keeps `pair` (PBKDF2)
 #      saturating the hashing pool, alternating (idle, pair, idle, pair …);
-#      target: verify p99 under pair load <= 2 x idle p99.
+#      target: verify p99 under pair load <= 2 x idle p99;
+#   4. bare: verify against a bare actix-web + jsonwebtoken handler
+#      (bench/bare: same HS256 secret, same claims, same body, `200 {}`, no
+#      middleware, no log), at BENCH_BARE_CONNECTIONS (4 and 32)
+#      connections, interleaved (bare, credencial[, base] per connection
+#      count and round); with BENCH_BASE_BIN, a second credencial binary
+#      (e.g. the base revision of a change: "before") is served at the same
+#      time and measured in the same rounds; target: verify rps >= 0.9 x
+#      bare rps at each connection count.
+# The servers log at the service's default level (one line per request)
+# unless RUST_LOG is set; their logs are files in the output directory,
+# emptied before each measurement so that they stay small.
 # Every load is bounded in time; the server is stopped on exit. Raw wrk
 # outputs, the server log and a markdown summary go to bench/out/<timestamp>/
 # (git-ignored).
@@ -27,8 +38,15 @@
 #                                 loop, which saturates the server)
 #   BENCH_PAIR_CONNECTIONS (8)    connections of the concurrent pair load
 #   BENCH_WARMUP (5)              seconds of warm-up per route
-#   BENCH_PHASES ("throughput latency")
-#   BENCH_SKIP_BUILD              set: use the existing release binary
+#   BENCH_PHASES ("throughput latency bare")
+#   BENCH_BARE_CONNECTIONS ("4 32") connection counts of the bare phase
+#   BENCH_BASE_BIN                a second credencial binary served and
+#                                 measured in the bare phase ("before";
+#                                 BENCH_BASE_REVISION: its label)
+#   BENCH_QUIET_WAIT (120)        at most this many seconds waiting for a
+#                                 quiet machine before each phase
+#   BENCH_SKIP_BUILD              set: use the existing release binaries
+#                                 (target/release/credencial, bench-bare)
 #   BENCH_BIN                     benchmark this binary instead (no build),
 #                                 e.g. one built from a clean checkout while
 #                                 the working tree is being edited
@@ -38,7 +56,10 @@
 #                                 hashing threads (nice 19 / SCHED_IDLE) during
 #                                 the pair phases, to show what that change in
 #                                 the service would do
-#   DATABASE_URL (postgres://postgres@127.0.0.1:5432/credencial_bench)
+#   DATABASE_URL (postgres://postgres@127.0.0.1:5432/credencial_bench;
+#                                 the base binary uses <name>_base)
+#   RUST_LOG                      passed to the servers when set (unset: the
+#                                 service's default level, INFO)
 #   SERVICE_WORKERS, SERVICE_HASHING_THREADS, SERVICE_PASSWORD_ITERATIONS:
 #                                 passed to the server when set (unset: the
 #                                 service's defaults)
@@ -57,7 +78,9 @@ LAT_CONNECTIONS=${BENCH_LAT_CONNECTIONS:-4}
 LAT_DELAY_MS=${BENCH_LAT_DELAY_MS:-1}
 PAIR_CONNECTIONS=${BENCH_PAIR_CONNECTIONS:-8}
 WARMUP=${BENCH_WARMUP:-5}
-PHASES=${BENCH_PHASES:-throughput latency}
+PHASES=${BENCH_PHASES:-throughput latency bare}
+BARE_CONNECTIONS=${BENCH_BARE_CONNECTIONS:-4 32}
+BASE_BIN=${BENCH_BASE_BIN:-}
 HASHING_PRIORITY=${BENCH_HASHING_PRIORITY:-}
 # The pair load starts this long before the verify measurement and ends this
 # long after it, so the measurement sees the hashing pool saturated throughout.
@@ -66,12 +89,17 @@ PAIR_LEAD=3
 # over one second, our server idle) for at most QUIET_WAIT seconds; a phase
 # that starts on a busy machine is flagged in the summary.
 QUIET_MAX=15
-QUIET_WAIT=120
+QUIET_WAIT=${BENCH_QUIET_WAIT:-120}
 THREADS=1
 BASE="http://127.0.0.1:${PORT}"
+BARE_BASE="http://127.0.0.1:$((PORT + 1))"
+BEFORE_BASE="http://127.0.0.1:$((PORT + 2))"
 export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/credencial_bench}
+# One secret for every contender: the bare handler checks the same tokens.
+SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+LOG_LEVEL_DESC=${RUST_LOG:-"default (INFO: one line per request)"}
 
-case " $PHASES " in *" throughput "* | *" latency "*) ;; *) echo "BENCH_PHASES: throughput and/or latency" >&2; exit 2 ;; esac
+case " $PHASES " in *" throughput "* | *" latency "* | *" bare "*) ;; *) echo "BENCH_PHASES: throughput, latency and/or bare" >&2; exit 2 ;; esac
 case $HASHING_PRIORITY in "" | nice | idle) ;; *) echo "BENCH_HASHING_PRIORITY: nice or idle" >&2; exit 2 ;; esac
 
 OUT="bench/out/$(date +%Y%m%d-%H%M%S)"
@@ -104,21 +132,29 @@ WRK_VERSION=$({ wrk --version 2>&1 || true; } | head -n1 | cut -d' ' -f1-2)
 # --- server ------------------------------------------------------------------
 
 SERVER_PID=""
+BARE_PID=""
+BEFORE_PID=""
 BG_PIDS=()
+stop_server() {
+    local pid=$1
+    if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null || true
+        for _ in $(seq 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+}
 cleanup() {
     local pid
     for pid in "${BG_PIDS[@]}"; do
         kill "$pid" 2>/dev/null || true
     done
-    if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill -TERM "$SERVER_PID" 2>/dev/null || true
-        for _ in $(seq 50); do
-            kill -0 "$SERVER_PID" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$SERVER_PID" 2>/dev/null || true
-    fi
-    rm -f "$OUT/credencial" "$OUT/.times"
+    stop_server "$SERVER_PID"
+    stop_server "$BARE_PID"
+    stop_server "$BEFORE_PID"
+    rm -f "$OUT/credencial" "$OUT/credencial-base" "$OUT/bench-bare" "$OUT/.times"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -133,6 +169,18 @@ else
     BIN=target/release/credencial
 fi
 [[ -x $BIN ]] || die "$BIN is missing"
+if [[ " $PHASES " == *" bare "* ]]; then
+    if [[ -z ${BENCH_SKIP_BUILD:-} ]]; then
+        log "building the bare contender (bench/bare)"
+        cargo build --release -p bench-bare
+    fi
+    [[ -x target/release/bench-bare ]] || die "target/release/bench-bare is missing"
+    cp target/release/bench-bare "$OUT/bench-bare"
+    if [[ -n $BASE_BIN ]]; then
+        [[ -x $BASE_BIN ]] || die "BENCH_BASE_BIN: $BASE_BIN is missing"
+        cp "$BASE_BIN" "$OUT/credencial-base"
+    fi
+fi
 # Keep a copy for the whole run, so a rebuild meanwhile cannot swap it.
 cp "$BIN" "$OUT/credencial"
 BIN_NAME=$BIN
@@ -146,21 +194,57 @@ else
     fi
 fi
 
-if curl -s -o /dev/null --max-time 1 "$BASE/healthz"; then
-    die "something already answers on $BASE; stop it or set BENCH_PORT"
-fi
+for base in "$BASE" "$BARE_BASE" "$BEFORE_BASE"; do
+    if curl -s -o /dev/null --max-time 1 "$base/healthz"; then
+        die "something already answers on $base; stop it or set BENCH_PORT"
+    fi
+done
 
-log "starting $BIN_NAME demo on 127.0.0.1:$PORT (database: ${DATABASE_URL##*/})"
-SERVICE_BIND="127.0.0.1:${PORT}" \
-SERVICE_BENCH_NOOP_ROUTE=true \
-RUST_LOG=${RUST_LOG:-warn} \
-    "$BIN" demo >"$OUT/server.log" 2>&1 &
-SERVER_PID=$!
+# start_demo BIN PORT DATABASE_URL LOG: `credencial demo`, in the background
+# (its pid in STARTED_PID). The log is opened for appending, so that it can
+# be emptied while the server writes (empty_logs).
+start_demo() {
+    local env=(SERVICE_BIND="127.0.0.1:$2" SERVICE_BENCH_NOOP_ROUTE=true SERVICE_JWT_SECRET="$SECRET" DATABASE_URL="$3")
+    if [[ -n ${RUST_LOG+set} ]]; then env+=(RUST_LOG="$RUST_LOG"); fi
+    env -u RUST_LOG "${env[@]}" "$1" demo >>"$4" 2>&1 &
+    STARTED_PID=$!
+}
+: >"$OUT/server.log"
+log "starting $BIN_NAME demo on 127.0.0.1:$PORT (database: ${DATABASE_URL##*/}, log level: $LOG_LEVEL_DESC)"
+start_demo "$BIN" "$PORT" "$DATABASE_URL" "$OUT/server.log"
+SERVER_PID=$STARTED_PID
 
 # Readiness: the first start creates, migrates and seeds the database, which
 # hashes two passwords.
 wait_until_serving "$BASE" "$SERVER_PID" "$OUT/server.log" 120 || die "the server did not start"
 log "server ready (pid $SERVER_PID)"
+if [[ " $PHASES " == *" bare "* ]]; then
+    : >"$OUT/bare.log"
+    env BARE_BIND="127.0.0.1:$((PORT + 1))" BARE_JWT_SECRET="$SECRET" ${SERVICE_WORKERS:+BARE_WORKERS=$SERVICE_WORKERS} \
+        "$OUT/bench-bare" >>"$OUT/bare.log" 2>&1 &
+    BARE_PID=$!
+    wait_until_serving "$BARE_BASE" "$BARE_PID" "$OUT/bare.log" 30 || die "the bare contender did not start"
+    log "bare contender ready (pid $BARE_PID)"
+    if [[ -n $BASE_BIN ]]; then
+        : >"$OUT/server-base.log"
+        log "starting the base binary $BASE_BIN on 127.0.0.1:$((PORT + 2)) (database: ${DATABASE_URL##*/}_base)"
+        start_demo "$OUT/credencial-base" "$((PORT + 2))" "${DATABASE_URL}_base" "$OUT/server-base.log"
+        BEFORE_PID=$STARTED_PID
+        wait_until_serving "$BEFORE_BASE" "$BEFORE_PID" "$OUT/server-base.log" 120 || die "the base binary did not start"
+        log "base binary ready (pid $BEFORE_PID)"
+    fi
+fi
+# The start-up lines are kept; the request lines of each measurement replace
+# the previous ones.
+for f in server server-base; do
+    [[ -e $OUT/$f.log ]] && cp "$OUT/$f.log" "$OUT/$f-start.log"
+done
+empty_logs() {
+    local f
+    for f in server server-base; do
+        if [[ -e $OUT/$f.log ]]; then : >"$OUT/$f.log"; fi
+    done
+}
 
 # The server's threads at start: the main runtime's workers. Tokio threads
 # created later by the request workers' spawn_blocking are the hashing threads.
@@ -168,15 +252,16 @@ STARTUP_TIDS=" $(ls "/proc/$SERVER_PID/task" | tr '\n' ' ') "
 
 # A fresh access token (they live 5 minutes by default, so every phase takes
 # a new one rather than relying on the run being short), checked once.
+# new_token [BASE]: from the server at BASE (default: the one under test).
 new_token() {
-    local answer token status
+    local base=${1:-$BASE} answer token status
     answer=$(curl -sf --max-time 30 -H 'Content-Type: application/json' \
-        -d '{"username":"ana","password":"ana-demo-2026"}' "$BASE/api/token/pair/") \
+        -d '{"username":"ana","password":"ana-demo-2026"}' "$base/api/token/pair/") \
         || die "pair failed"
     token=$(sed -n 's/.*"access":"\([^"]*\)".*/\1/p' <<<"$answer")
     [[ -n $token ]] || die "no access token in the pair answer: $answer"
     status=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H 'Content-Type: application/json' \
-        -d "{\"token\":\"$token\"}" "$BASE/api/token/verify/")
+        -d "{\"token\":\"$token\"}" "$base/api/token/verify/")
     [[ $status == 200 ]] || die "verify of a fresh token answered $status"
     printf '%s' "$token"
 }
@@ -184,8 +269,9 @@ new_token() {
 # --- measurement helpers -----------------------------------------------------
 
 CLK_TCK=$(getconf CLK_TCK)
-# CPU ticks (user + system) the server has used so far.
-server_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
+# CPU ticks (user + system) the server (TICKS_PID, default the server under
+# test) has used so far.
+server_ticks() { awk '{print $14 + $15}' "/proc/${TICKS_PID:-$SERVER_PID}/stat"; }
 
 # Machine-wide CPU busy percentage over one second.
 cpu_busy_pct() {
@@ -252,11 +338,13 @@ check_clean() {
     done
 }
 
-# wrk_run NAME SCRIPT PATH CONNECTIONS SECONDS [wrk options…]
+# wrk_run NAME SCRIPT PATH CONNECTIONS SECONDS [wrk options…]; WRK_BASE
+# (default: the server under test) picks the server.
 wrk_run() {
     local name=$1 script=$2 path=$3 conns=$4 secs=$5
     shift 5
-    wrk -t"$THREADS" -c"$conns" -d"${secs}s" --latency "$@" -s "bench/$script" "$BASE$path" >"$OUT/$name.txt"
+    empty_logs
+    wrk -t"$THREADS" -c"$conns" -d"${secs}s" --latency "$@" -s "bench/$script" "${WRK_BASE:-$BASE}$path" >"$OUT/$name.txt"
 }
 
 # calc EXPR: floating-point arithmetic.
@@ -296,6 +384,7 @@ deprioritise_hashing() {
 
 # --- 1. warm-up --------------------------------------------------------------
 
+LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
 wait_quiet warm-up
 BENCH_TOKEN=$(new_token)
 export BENCH_TOKEN
@@ -303,6 +392,17 @@ log "warm-up: ${WARMUP} s noop, ${WARMUP} s verify"
 wrk_run warmup-noop noop.lua /_noop/ "$CONNECTIONS" "$WARMUP"
 wrk_run warmup-verify verify.lua /api/token/verify/ "$CONNECTIONS" "$WARMUP"
 check_clean "$OUT/warmup-verify.txt"
+if [[ -n $BARE_PID ]]; then
+    log "warm-up: ${WARMUP} s bare"
+    WRK_BASE=$BARE_BASE wrk_run warmup-bare verify.lua /api/token/verify/ "$CONNECTIONS" "$WARMUP"
+    check_clean "$OUT/warmup-bare.txt"
+fi
+if [[ -n $BEFORE_PID ]]; then
+    log "warm-up: ${WARMUP} s base"
+    BENCH_TOKEN=$(new_token "$BEFORE_BASE") WRK_BASE=$BEFORE_BASE \
+        wrk_run warmup-base verify.lua /api/token/verify/ "$CONNECTIONS" "$WARMUP"
+    check_clean "$OUT/warmup-base.txt"
+fi
 
 # A round disturbed by other processes (> OTHER_MAX cores of someone else's
 # CPU during one of its measurements) is measured again, up to MAX_ATTEMPTS
@@ -437,6 +537,57 @@ if [[ " $PHASES " == *" latency "* ]]; then
     LAT_RATIO=$(calc "$PAIR_P99 / $IDLE_P99")
 fi
 
+# --- 4. bare: verify vs the bare handler (and the base binary), interleaved -
+
+# Contenders: the bare handler, the server under test (verify) and, with
+# BENCH_BASE_BIN, the base binary; each round measures them one after the
+# other at every connection count, in an order that rotates with the round.
+CONTENDERS=(bare verify)
+if [[ -n $BASE_BIN ]]; then CONTENDERS=(bare verify base); fi
+contender_url() { case $1 in bare) echo "$BARE_BASE" ;; verify) echo "$BASE" ;; base) echo "$BEFORE_BASE" ;; esac; }
+contender_pid() { case $1 in bare) echo "$BARE_PID" ;; verify) echo "$SERVER_PID" ;; base) echo "$BEFORE_PID" ;; esac; }
+declare -A BRPS BCPU BOTHER BP99
+bare_round() {
+    local r=$1 c i n=${#CONTENDERS[@]} who t0 t1 f
+    for c in $BARE_CONNECTIONS; do
+        for i in $(seq 0 $((n - 1))); do
+            who=${CONTENDERS[$(((i + r - 1) % n))]}
+            wait_quiet "bare $who c$c $r"
+            if [[ $who == base ]]; then BENCH_TOKEN=$(new_token "$BEFORE_BASE"); else BENCH_TOKEN=$(new_token); fi
+            export BENCH_TOKEN
+            log "bare round $r: $who (${DURATION} s, -t$THREADS -c$c)"
+            TICKS_PID=$(contender_pid "$who")
+            t0=$(server_ticks)
+            other_begin
+            WRK_BASE=$(contender_url "$who") wrk_run "bare-$who-c$c-$r" verify.lua /api/token/verify/ "$c" "$DURATION"
+            other_end
+            t1=$(server_ticks)
+            TICKS_PID=""
+            f="$OUT/bare-$who-c$c-$r.txt"
+            check_clean "$f"
+            BRPS[$who-$c-$r]=$(field "$f" rps)
+            BP99[$who-$c-$r]=$(field "$f" p99_ms)
+            BOTHER[$who-$c-$r]=$OTHER
+            BCPU[$who-$c-$r]=$(calc "($t1 - $t0) / $CLK_TCK * 1e6 / $(field "$f" requests)")
+        done
+    done
+}
+# bmean KIND WHO CONNS: mean of BRPS/BCPU/… over the rounds.
+bmean() {
+    local -n arr=$1
+    local r
+    for r in $(seq "$ROUNDS"); do echo "${arr[$2-$3-$r]}"; done | awk '{ s += $1 } END { printf "%.3f", s / NR }'
+}
+if [[ " $PHASES " == *" bare "* ]]; then
+    for r in $(seq "$ROUNDS"); do bare_round "$r"; done
+    declare -A BARE_RATIO BASE_RATIO
+    for c in $BARE_CONNECTIONS; do
+        BARE_RATIO[$c]=$(calc "$(bmean BRPS verify "$c") / $(bmean BRPS bare "$c")")
+        if [[ -n $BASE_BIN ]]; then BASE_RATIO[$c]=$(calc "$(bmean BRPS base "$c") / $(bmean BRPS bare "$c")"); fi
+    done
+fi
+LOADAVG_END=$(cut -d' ' -f1-3 /proc/loadavg)
+
 # --- summary -----------------------------------------------------------------
 
 verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "**NOT met**"; fi; }
@@ -448,7 +599,11 @@ verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "**NOT met
     echo "- Server: \`credencial demo\` (release, $BIN_DESC), SERVICE_WORKERS=${SERVICE_WORKERS:-default}," \
         "SERVICE_HASHING_THREADS=${SERVICE_HASHING_THREADS:-default}," \
         "SERVICE_PASSWORD_ITERATIONS=${SERVICE_PASSWORD_ITERATIONS:-default}," \
-        "RUST_LOG=${RUST_LOG:-warn}${HASHING_PRIORITY:+; experiment: hashing threads at \"$HASHING_PRIORITY\" OS priority during the pair phases}."
+        "log level: $LOG_LEVEL_DESC, to a file${HASHING_PRIORITY:+; experiment: hashing threads at \"$HASHING_PRIORITY\" OS priority during the pair phases}."
+    if [[ -n $BARE_PID ]]; then
+        echo "- Bare contender: \`bench/bare\` (actix-web + jsonwebtoken, same secret, claims and body, no middleware, no log)${BASE_BIN:+; base binary: \`$BASE_BIN\`${BENCH_BASE_REVISION:+, revision $BENCH_BASE_REVISION}, \`credencial demo\` at the same log level on its own database}."
+    fi
+    echo "- Load average (1, 5, 15 min): $LOADAVG_START at the start, $LOADAVG_END at the end."
     echo "- Load: $WRK_VERSION; throughput -t$THREADS -c$CONNECTIONS, ${DURATION} s per phase;" \
         "latency -t$THREADS -c$LAT_CONNECTIONS with a ${LAT_DELAY_MS} ms pause per connection between requests, ${LAT_DURATION} s per phase;" \
         "pair load -t$THREADS -c$PAIR_CONNECTIONS; $ROUNDS round(s), alternating."
@@ -492,6 +647,34 @@ verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "**NOT met
             "(p50 $(median_of P50 idle) / $(median_of P50 pair) ms); mean p99 $(mean_of P99 idle) / $(mean_of P99 pair) ms" \
             "($(calc "$(mean_of P99 pair) / $(mean_of P99 idle)") ×). Rounds within 2 × their idle p99: $met_rounds of $ROUNDS."
     fi
+    if [[ " $PHASES " == *" bare "* ]]; then
+        echo
+        echo "### Verify vs the bare handler (same run, interleaved)"
+        echo
+        if [[ -n $BASE_BIN ]]; then
+            echo "| connections | round | bare rps | verify rps | base rps | verify / bare | base / bare | server CPU µs/req bare / verify / base | other CPU (cores) bare / verify / base |"
+            echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+        else
+            echo "| connections | round | bare rps | verify rps | verify / bare | server CPU µs/req bare / verify | other CPU (cores) bare / verify |"
+            echo "|---:|---|---:|---:|---:|---:|---:|"
+        fi
+        for c in $BARE_CONNECTIONS; do
+            for r in $(seq "$ROUNDS"); do
+                if [[ -n $BASE_BIN ]]; then
+                    echo "| $c | $r | ${BRPS[bare-$c-$r]} | ${BRPS[verify-$c-$r]} | ${BRPS[base-$c-$r]} | $(calc "${BRPS[verify-$c-$r]} / ${BRPS[bare-$c-$r]}") | $(calc "${BRPS[base-$c-$r]} / ${BRPS[bare-$c-$r]}") | ${BCPU[bare-$c-$r]} / ${BCPU[verify-$c-$r]} / ${BCPU[base-$c-$r]} | ${BOTHER[bare-$c-$r]} / ${BOTHER[verify-$c-$r]} / ${BOTHER[base-$c-$r]} |"
+                else
+                    echo "| $c | $r | ${BRPS[bare-$c-$r]} | ${BRPS[verify-$c-$r]} | $(calc "${BRPS[verify-$c-$r]} / ${BRPS[bare-$c-$r]}") | ${BCPU[bare-$c-$r]} / ${BCPU[verify-$c-$r]} | ${BOTHER[bare-$c-$r]} / ${BOTHER[verify-$c-$r]} |"
+                fi
+            done
+            if [[ -n $BASE_BIN ]]; then
+                echo "| $c | **mean** | **$(printf '%.0f' "$(bmean BRPS bare "$c")")** | **$(printf '%.0f' "$(bmean BRPS verify "$c")")** | **$(printf '%.0f' "$(bmean BRPS base "$c")")** | **${BARE_RATIO[$c]}** | **${BASE_RATIO[$c]}** | $(bmean BCPU bare "$c") / $(bmean BCPU verify "$c") / $(bmean BCPU base "$c") | |"
+            else
+                echo "| $c | **mean** | **$(printf '%.0f' "$(bmean BRPS bare "$c")")** | **$(printf '%.0f' "$(bmean BRPS verify "$c")")** | **${BARE_RATIO[$c]}** | $(bmean BCPU bare "$c") / $(bmean BCPU verify "$c") | |"
+            fi
+        done
+        echo
+        echo "Ratios of the mean rps over the rounds. Server CPU per request is the server's own CPU time (/proc) over the requests wrk counted: bare / verify is the rps ratio a server-bound machine would show."
+    fi
     echo
     echo "### Targets"
     echo
@@ -502,6 +685,11 @@ verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "**NOT met
     fi
     if [[ " $PHASES " == *" latency "* ]]; then
         echo "| verify p99 under pair ≤ 2 × idle p99 (medians over rounds) | $LAT_RATIO × | $(verdict "$LAT_RATIO <= 2.0") ($met_rounds of $ROUNDS rounds) |"
+    fi
+    if [[ " $PHASES " == *" bare "* ]]; then
+        for c in $BARE_CONNECTIONS; do
+            echo "| verify rps ≥ 0.9 × bare rps, $c connections | ${BARE_RATIO[$c]} ×${BASE_BIN:+ (base: ${BASE_RATIO[$c]} ×)} | $(verdict "${BARE_RATIO[$c]} >= 0.9") |"
+        done
     fi
 } | tee "$OUT/summary.md"
 

@@ -84,7 +84,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         _ => None,
     };
     let settings = Settings::load_for(cli.config.as_deref(), mode)?;
-    telemetry::init(&settings.log_format);
+    // Held until the command ends: dropping it writes out the queued lines.
+    let _log_writer = telemetry::init(&settings.log_format);
     match cli.command {
         Command::Serve => {
             let pool = pool(&settings).await?;

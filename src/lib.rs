@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod demo;
+mod log_format;
 pub mod settings;
 pub mod startup;
 pub mod telemetry;

@@ -1,6 +1,8 @@
 //! Logging, initialised once per process: readable text, or JSON lines
 //! (`SERVICE_LOG_FORMAT=json`) where every line written while a request is
-//! handled carries `"request_id"` at the top level.
+//! handled carries `"request_id"` at the top level. Lines are formatted on
+//! the thread that logs them and written to standard output by a thread of
+//! their own ([`init`]), so a request never waits for the output.
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
@@ -8,10 +10,10 @@ use std::sync::Arc;
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
-use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::filter::Targets;
-use tracing_subscriber::fmt::format::{FmtSpan, Writer};
-use tracing_subscriber::fmt::{self, FmtContext, FormatEvent, FormatFields, MakeWriter};
+use tracing::{Level, Metadata, Subscriber};
+use tracing_appender::non_blocking::{NonBlocking, NonBlockingBuilder, WorkerGuard};
+use tracing_subscriber::filter::{filter_fn, FilterExt, Targets};
+use tracing_subscriber::fmt::{self, MakeWriter};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -19,19 +21,79 @@ use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 use credencial_app_actix::telemetry::REQUEST_SPAN_TARGET;
 
+use crate::log_format::{JsonLine, TextLine};
+
 /// The span field that holds a request's id (set by the HTTP layer's root span).
 pub const REQUEST_ID_FIELD: &str = "request_id";
 
-/// The filter when `RUST_LOG` is not set.
+/// The filter when `RUST_LOG` is not set: INFO, which includes one line per
+/// finished request (`credencial::request`).
 const DEFAULT_FILTER: &str = "info,sqlx=warn,actix_server=warn";
 
 /// Installs the global subscriber: `RUST_LOG` (default `info`) filters,
 /// `json` picks JSON lines (for production), anything else readable text;
-/// lines go to standard output.
-pub fn init(format: &str) {
+/// lines go to standard output through [`off_thread`]. Keep the guard for
+/// as long as the process logs: dropping it (at the end of a graceful stop)
+/// writes out the lines still queued.
+#[must_use = "dropping the guard stops the log writer"]
+pub fn init(format: &str) -> WorkerGuard {
     let colours = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let (writer, guard) = off_thread(std::io::stdout());
     // A second call (tests) keeps the first subscriber.
-    drop(build(format, default_filter(), std::io::stdout, colours).try_init());
+    drop(build(format, default_filter(), writer, colours).try_init());
+    guard
+}
+
+/// How many formatted lines may wait for the writer thread before a thread
+/// that logs waits for it (tracing-appender's default).
+pub const QUEUED_LINES: usize = 128_000;
+
+/// How long the writer thread rests after writing out what had queued up.
+/// Meanwhile the threads that log queue their lines without waking it, and
+/// it writes them with one system call: a line costs neither a wake-up nor
+/// a write of its own (at 4 connections, a wake-up and a write per line
+/// cost more CPU than formatting it). A line reaches the output at most
+/// this late.
+pub const WRITE_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// A writer that hands every formatted line to a thread of its own, which
+/// writes it to `sink` in batches ([`WRITE_PAUSE`]); the guard, when
+/// dropped, writes out what is still queued and ends that thread.
+/// Back-pressure blocks, it never drops lines:
+/// when [`QUEUED_LINES`] lines are waiting (the output has been slower than
+/// the service for a while), a thread that logs waits until there is room,
+/// as it would have with a direct write; warnings and refusals are never
+/// lost (docs/decisions.md).
+pub fn off_thread<W: std::io::Write + Send + 'static>(sink: W) -> (NonBlocking, WorkerGuard) {
+    let batched = Batched { sink: std::io::BufWriter::with_capacity(64 * 1024, sink), written: false };
+    NonBlockingBuilder::default()
+        .lossy(false)
+        .buffered_lines_limit(QUEUED_LINES)
+        .thread_name("credencial-log")
+        .finish(batched)
+}
+
+/// The writer thread's output: lines are buffered, and written out when the
+/// queue is empty (tracing-appender's worker flushes then), after which the
+/// thread rests for [`WRITE_PAUSE`] if it wrote anything.
+struct Batched<W: std::io::Write> {
+    sink: std::io::BufWriter<W>,
+    written: bool,
+}
+
+impl<W: std::io::Write> std::io::Write for Batched<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.written = true;
+        self.sink.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.sink.flush()?;
+        if std::mem::take(&mut self.written) {
+            std::thread::sleep(WRITE_PAUSE);
+        }
+        Ok(())
+    }
 }
 
 /// `RUST_LOG`, or the service's default filter.
@@ -41,16 +103,21 @@ pub fn default_filter() -> EnvFilter {
 
 /// The subscriber the service logs with, writing to `sink` (tests capture
 /// the lines with their own sink): `filter` chooses what is logged, `format`
-/// how (`json` or text). One line per event, and one when a request ends
-/// (its span closes: status, `time.busy`, `time.idle`) where `filter` lets
-/// the request spans through (INFO for `credencial_app_actix::telemetry`).
-/// In JSON, every line written inside a request carries its id, whatever
-/// `filter` says (`RUST_LOG=warn` included). Text without colours.
+/// how (`json` or text). One line per event; a finished request writes one
+/// line (`credencial::request`, INFO: method, route, status, latency, id)
+/// where `filter` lets it through. Every line written inside a request
+/// carries its id, whatever `filter` says (`RUST_LOG=warn` included): in
+/// JSON as the first member, in text as the last field. Text without colours.
 pub fn subscriber<W>(format: &str, filter: EnvFilter, sink: W) -> impl Subscriber + Send + Sync
 where
     W: for<'writer> MakeWriter<'writer> + Send + Sync + 'static,
 {
     build(format, filter, sink, false)
+}
+
+/// Whether `meta` is a request span (which the formatter never sees).
+fn is_request_span(meta: &Metadata<'_>) -> bool {
+    meta.is_span() && meta.target() == REQUEST_SPAN_TARGET
 }
 
 /// [`subscriber`], with ANSI colours in text when `colours`.
@@ -59,19 +126,17 @@ where
     W: for<'writer> MakeWriter<'writer> + Send + Sync + 'static,
 {
     let lines: Box<dyn Layer<_> + Send + Sync> = if format == "json" {
-        let json = fmt::format().json().flatten_event(true).with_target(false).with_span_list(false);
-        Box::new(
-            fmt::layer().json().with_span_events(FmtSpan::CLOSE).event_format(WithRequestId(json)).with_writer(sink),
-        )
+        Box::new(fmt::layer().event_format(JsonLine).with_writer(sink))
     } else {
-        Box::new(fmt::layer().with_target(false).with_ansi(colours).with_span_events(FmtSpan::CLOSE).with_writer(sink))
+        Box::new(fmt::layer().with_ansi(colours).event_format(TextLine).with_writer(sink))
     };
-    // Two filters: `filter` decides what the lines show; the request spans
-    // exist whatever it says, for `RequestIds` alone, so that with
-    // `RUST_LOG=warn` the warnings of a request still carry its id while the
-    // formatter neither formats those spans nor writes their `close` lines.
+    // The request spans exist for `RequestIds` alone, whatever `filter`
+    // says, so that every line of a request can carry its id; the formatter
+    // never sees them, so it neither formats their fields nor times them
+    // (the request line carries what an operator needs).
     let request_spans = Targets::new().with_target(REQUEST_SPAN_TARGET, Level::INFO);
-    Registry::default().with(RequestIds.with_filter(request_spans)).with(lines.with_filter(filter))
+    let formatted = filter.and(filter_fn(|meta| !is_request_span(meta)));
+    Registry::default().with(RequestIds.with_filter(request_spans)).with(lines.with_filter(formatted))
 }
 
 thread_local! {
@@ -82,7 +147,7 @@ thread_local! {
 }
 
 /// The id of the request whose span is entered on this thread, if any.
-fn current_request_id() -> Option<Arc<str>> {
+pub(crate) fn current_request_id() -> Option<Arc<str>> {
     ENTERED_REQUEST_IDS.with(|ids| ids.borrow().last().cloned())
 }
 
@@ -106,7 +171,7 @@ where
         let mut visitor = RequestIdVisitor(None);
         attrs.record(&mut visitor);
         if let (Some(request_id), Some(span)) = (visitor.0, ctx.span(id)) {
-            span.extensions_mut().insert(SpanRequestId(request_id.into()));
+            span.extensions_mut().insert(SpanRequestId(request_id));
         }
     }
 
@@ -125,13 +190,13 @@ where
     }
 }
 
-/// Reads the `request_id` field (recorded with `%` or as a string).
-struct RequestIdVisitor(Option<String>);
+/// Reads the `request_id` field (recorded as a string, or with `%`).
+struct RequestIdVisitor(Option<Arc<str>>);
 
 impl Visit for RequestIdVisitor {
     fn record_str(&mut self, field: &Field, value: &str) {
         if field.name() == REQUEST_ID_FIELD && !value.is_empty() {
-            self.0 = Some(value.to_owned());
+            self.0 = Some(Arc::from(value));
         }
     }
 
@@ -139,42 +204,52 @@ impl Visit for RequestIdVisitor {
         if field.name() == REQUEST_ID_FIELD {
             let mut text = String::new();
             if write!(text, "{value:?}").is_ok() && !text.is_empty() {
-                self.0 = Some(text);
+                self.0 = Some(Arc::from(text));
             }
         }
     }
 }
 
-/// tracing-subscriber's JSON line, with the request id of the innermost
-/// enclosing span that has one as the object's first member
-/// (`{"request_id":"…",…}`); lines outside a request are left as they are.
-struct WithRequestId<F>(F);
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
 
-impl<S, N, F> FormatEvent<S, N> for WithRequestId<F>
-where
-    S: Subscriber + for<'lookup> LookupSpan<'lookup>,
-    N: for<'writer> FormatFields<'writer> + 'static,
-    F: FormatEvent<S, N>,
-{
-    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> std::fmt::Result {
-        // The enclosing request span, where this layer's filter lets it
-        // through (it also covers the `close` line, written after the span
-        // was last exited); else the request span entered on this thread.
-        let in_scope = ctx
-            .event_scope()
-            .and_then(|mut scope| scope.find_map(|span| span.extensions().get::<SpanRequestId>().cloned()));
-        let Some(request_id) = in_scope.map(|SpanRequestId(id)| id).or_else(current_request_id) else {
-            return self.0.format_event(ctx, writer, event);
-        };
-        let mut line = String::new();
-        self.0.format_event(ctx, Writer::new(&mut line), event)?;
-        // The JSON formatter writes one object per line, `{…}\n`, never `{}`.
-        match line.strip_prefix('{') {
-            Some(rest) => {
-                let id = serde_json::Value::String(request_id.to_string());
-                write!(writer, "{{\"{REQUEST_ID_FIELD}\":{id},{rest}")
-            }
-            None => writer.write_str(&line),
+    use super::*;
+
+    /// A sink that keeps what is written, and can be slow.
+    #[derive(Clone, Default)]
+    struct Kept(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Kept {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            // A slow output: the lines queue up behind it.
+            std::thread::sleep(std::time::Duration::from_micros(20));
+            self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
+            Ok(buf.len())
         }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_writer_thread_loses_no_line_and_writes_out_the_queue_when_its_guard_is_dropped() {
+        let kept = Kept::default();
+        let (writer, guard) = off_thread(kept.clone());
+        let subscriber = subscriber("json", EnvFilter::new("info"), writer);
+        tracing::subscriber::with_default(subscriber, || {
+            for n in 0..2_000 {
+                tracing::info!(n, "line");
+            }
+        });
+        drop(guard);
+        let text = String::from_utf8(kept.0.lock().expect("lock").clone()).expect("UTF-8");
+        let numbers: Vec<u64> = text
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON")["n"].as_u64().expect("n"))
+            .collect();
+        assert_eq!(numbers, (0..2_000).collect::<Vec<u64>>());
     }
 }

@@ -1,5 +1,6 @@
-//! What the service writes to its logs: request spans carry the path and
-//! route, never the query string (which can carry authorization codes), and
+//! What the service writes to its logs (text format): one line per finished
+//! request with its route template, never the path's query string (which
+//! can carry authorization codes); every line inside a request names it;
 //! a login never logs the password or the tokens. Its own test binary,
 //! because it installs a global subscriber that captures every line.
 
@@ -27,11 +28,27 @@ async fn logs_carry_paths_and_request_ids_but_no_query_strings_passwords_or_toke
     assert_eq!(r.status(), 200);
     let r = app.post_json("/api/token/verify/", &serde_json::json!({"token": access})).await;
     assert_eq!(r.status(), 200);
-    captured.wait_for_line(|l| l.contains("/api/token/verify/") && l.contains("close")).await;
+    let refused = app.post_json("/api/token/pair/", &serde_json::json!({"username": "nobody", "password": "x"})).await;
+    assert_eq!(refused.status(), 401);
+    let refused_id = refused.headers()["x-request-id"].to_str().expect("ascii").to_owned();
+    captured.wait_for_line(|l| l.contains(&refused_id) && l.contains("request finished")).await;
 
     let logs = captured.text();
-    assert!(logs.contains("/healthz"), "the path is logged");
-    assert!(logs.contains("request_id="), "every request has an id");
+    // One line per finished request: method, route template, status, latency, id.
+    let ends: Vec<&str> = logs.lines().filter(|l| l.contains(&refused_id) && l.contains("request finished")).collect();
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    for part in ["INFO", "http.method=POST", "http.route=/api/token/pair", "http.status_code=401", "latency_us="] {
+        assert!(ends[0].contains(part), "{part} missing: {}", ends[0]);
+    }
+    assert!(logs.lines().any(|l| l.contains("http.route=/healthz") && l.contains("http.status_code=200")));
+    assert!(logs.lines().any(|l| l.contains("http.route=/api/token/verify") && l.contains("http.status_code=200")));
+    // What the login logs inside the request (its database queries, at
+    // debug) names the request too.
+    let inside: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.contains(&format!("request_id={refused_id}")) && !l.contains("request finished"))
+        .collect();
+    assert!(inside.iter().any(|l| l.contains("DEBUG")), "{inside:?}");
     for secret in ["AUTHCODE-123456", "s3cret-pass-phrase", access.as_str(), refresh.as_str(), helpers::SECRET] {
         assert!(!logs.contains(secret), "the logs leak {secret:?}");
     }

@@ -55,7 +55,9 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
     // Quiet unless asked: TEST_LOG=1 cargo test …
     if std::env::var_os("TEST_LOG").is_some() {
-        credencial::telemetry::init("text");
+        // One writer for the whole test binary, kept to its end.
+        static LOG: std::sync::Once = std::sync::Once::new();
+        LOG.call_once(|| std::mem::forget(credencial::telemetry::init("text")));
     }
     let db = TestDatabase::new().await;
     let upstream = MockServer::start().await;

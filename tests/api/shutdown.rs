@@ -222,8 +222,10 @@ async fn sigterm_lets_the_in_flight_request_finish_refuses_new_connections_and_e
     let log = service.rest_of_the_log();
     assert!(log.iter().any(|l| l["message"] == "stopped"), "the stop is logged");
     assert!(
-        log.iter().any(|l| l["request_id"] == request_id.as_str() && l["span"]["http.status_code"] == 200),
-        "the request's line carries its id"
+        log.iter().any(|l| l["request_id"] == request_id.as_str()
+            && l["message"] == "request finished"
+            && l["http.status_code"] == 200),
+        "the request's line carries its id, and is written out before the process exits"
     );
     let idle = idle_closed_at.duration_since(sent);
     eprintln!(

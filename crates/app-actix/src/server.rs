@@ -4,13 +4,11 @@ use std::net::TcpListener;
 use std::sync::Arc;
 
 use actix_web::dev::Server;
-use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{ClientLoginService, OAuthService, ProfileService, TokenService};
 use credencial_ports::ReadinessProbe;
-use tracing_actix_web::TracingLogger;
 
-use crate::telemetry::{request_id_header, PathOnlySpan};
+use crate::telemetry::RequestLog;
 
 use crate::client_address::ClientAddressSource;
 use crate::client_login::ClientLoginApi;
@@ -105,9 +103,8 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let s = settings.clone();
     let mut server = HttpServer::new(move || {
         let mut app = App::new()
-            // Inner to the logger, which puts the request id in the extensions.
-            .wrap(from_fn(request_id_header))
-            .wrap(TracingLogger::<PathOnlySpan>::new())
+            // Outermost: every answer gets its id and its line.
+            .wrap(RequestLog)
             .app_data(data.clone())
             .app_data(client_address.clone())
             .app_data(readiness.clone())
