@@ -34,9 +34,11 @@ pub trait TaxIdValidationStore: Send + Sync + 'static {
     async fn record_attempt(&self, user: UserId, now: i64, since: i64, max: u32) -> Result<bool, RepositoryError>;
 
     /// Marks the user's registration as validated through the tax id
-    /// (`receita_federal` is answered from then on); `Ok(false)` when there
-    /// is no such user. Errors: `Unexpected`.
-    async fn set_validated(&self, user: UserId) -> Result<bool, RepositoryError>;
+    /// (`receita_federal` is answered from then on), provided the user's CPF
+    /// is still `checked`, the one whose record was compared; `Ok(false)`
+    /// when there is no such user or the CPF changed meanwhile (nothing
+    /// changed). Errors: `Unexpected`.
+    async fn set_validated(&self, user: UserId, checked: &Cpf) -> Result<bool, RepositoryError>;
 
     /// Sets the user's CPF unless the account is validated (then
     /// [`CpfChange::Validated`], nothing changed; the database refuses it
