@@ -15,6 +15,6 @@ pub use entries::{DegreeEntry, DegreeForm, EntryId, ExperienceEntry, ExperienceF
 pub use fields::{FieldError, FieldErrors};
 pub use grant::{covers, effective_scopes, widen};
 pub use tax_id::{
-    attempt_verdict, names_match, AttemptVerdict, TaxIdClaim, TaxIdMatch, MAX_VALIDATION_ATTEMPTS,
+    attempt_verdict, names_match, window_start, AttemptVerdict, TaxIdClaim, TaxIdMatch, MAX_VALIDATION_ATTEMPTS,
     VALIDATION_WINDOW_SECS,
 };
