@@ -131,12 +131,7 @@ impl OwnEntryRepository for PgOwnEntryRepository {
         Ok(EntryId(id))
     }
 
-    async fn update_experience(
-        &self,
-        user: UserId,
-        id: EntryId,
-        e: &ExperienceEntry,
-    ) -> Result<bool, RepositoryError> {
+    async fn update_experience(&self, user: UserId, id: EntryId, e: &ExperienceEntry) -> Result<bool, RepositoryError> {
         let done = sqlx::query(
             "UPDATE experiences SET estabelecimento = $3, profissao = $4, data_inicio = $5::date, \
                data_fim = $6::date, municipio = $7, descricao = $8 \

@@ -14,8 +14,7 @@ use crate::error::to_repository_error;
 /// id): one primary-key probe, written so that the profile read can fold it
 /// into its own statement (e.g. `SELECT …, <GRANT_EXISTS> AS granted FROM
 /// users u WHERE u.id = $1`).
-pub const GRANT_EXISTS: &str =
-    "EXISTS (SELECT 1 FROM oauth_grants g WHERE g.user_id = $1 AND g.client_id = $2)";
+pub const GRANT_EXISTS: &str = "EXISTS (SELECT 1 FROM oauth_grants g WHERE g.user_id = $1 AND g.client_id = $2)";
 
 /// One statement: a first grant is inserted; an existing one (also one
 /// inserted by a concurrent statement: ON CONFLICT waits for it and then

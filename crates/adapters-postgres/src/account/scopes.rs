@@ -13,8 +13,5 @@ pub(crate) fn to_names(set: ScopeSet) -> Vec<&'static str> {
 /// The set of stored names; an unknown name is a storage error (the
 /// columns' CHECK constraints keep them out).
 pub(crate) fn from_names(names: &[String]) -> Result<ScopeSet, RepositoryError> {
-    names
-        .iter()
-        .map(|n| n.parse::<Scope>().map_err(|e| RepositoryError::Unexpected(e.to_string())))
-        .collect()
+    names.iter().map(|n| n.parse::<Scope>().map_err(|e| RepositoryError::Unexpected(e.to_string()))).collect()
 }

@@ -117,9 +117,13 @@ async fn revoking_deletes_the_grant_and_the_client_s_refresh_families_of_that_pe
     assert!(!grants.is_granted(ana, &portal).await.expect("check"));
     assert!(grants.is_granted(ana, &other).await.expect("check"), "other clients keep their grant");
     assert!(grants.is_granted(bruno, &portal).await.expect("check"), "other people keep theirs");
-    for (jti, current) in
-        [("ana-portal", false), ("ana-portal-2", false), ("ana-other", true), ("ana-pair", true), ("bruno-portal", true)]
-    {
+    for (jti, current) in [
+        ("ana-portal", false),
+        ("ana-portal-2", false),
+        ("ana-other", true),
+        ("ana-pair", true),
+        ("bruno-portal", true),
+    ] {
         assert_eq!(tokens.is_current(jti).await.expect("read"), current, "{jti}");
     }
     assert!(!grants.revoke(ana, &portal).await.expect("revoke again"), "nothing left to revoke");
