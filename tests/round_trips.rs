@@ -103,7 +103,7 @@ async fn statements_per_request(list_len: usize) -> (f64, usize) {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
     let token = encode(
         &Header::new(Algorithm::HS256),
-        &json!({"token_type": "access", "iat": now, "exp": now + 300, "jti": "rt", "user_id": id, "scope": ALL, "client_id": "host"}),
+        &json!({"token_type": "access", "iat": now, "exp": now + 300, "jti": "rt", "user_id": id, "scope": ALL, "client_id": "host", "aud": "host"}),
         &EncodingKey::from_secret(helpers::SECRET.as_bytes()),
     )
     .expect("sign");
