@@ -3,6 +3,7 @@
 //! The schema lives in the workspace's top-level `migrations/` folder and is
 //! embedded into the binary by [`MIGRATOR`].
 
+pub mod account;
 mod database;
 mod error;
 mod expiry;

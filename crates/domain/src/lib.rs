@@ -96,6 +96,7 @@
 //! assert!(e.to_string().starts_with("the attribute map: key \"bonds\""));
 //! ```
 
+pub mod account;
 pub mod attr_map;
 pub mod client_login;
 pub mod cpf;
@@ -121,7 +122,7 @@ pub use endpoint::{EndpointAllowList, UpstreamPath};
 pub use error::{EndpointError, TokenError};
 pub use jwt::{JwtAlgorithm, JwtKeys, TokenCodec};
 pub use password::{DjangoPbkdf2, PasswordFormatError};
-pub use password_policy::{check_new_password, AccountIdentifiers, PasswordRuleError};
+pub use password_policy::{check_new_password, is_common_password, AccountIdentifiers, PasswordRuleError};
 pub use registries::{CdpCourse, Cnes, CnesVinculo, CursosCdp, ReceitaFederal};
 pub use scope::{Scope, ScopeSet, ScopeShape, ScopeSource, UnknownScope};
 pub use token::{Claims, TokenLifetimes, TokenType};

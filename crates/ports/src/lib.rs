@@ -4,6 +4,7 @@
 //! `mockall` fake (`Mock<Trait>`) with the `mocks` feature. No adapter type
 //! (sqlx, reqwest) crosses a port: errors are the enums below.
 
+pub mod account;
 pub mod clock;
 pub mod error;
 pub mod host_user_records;

@@ -1,0 +1,105 @@
+//! [`AccessLog`] on the append-only `access_log` table.
+
+use async_trait::async_trait;
+use credencial_domain::account::AccessLogPage;
+use credencial_domain::oauth::ClientId;
+use credencial_domain::UserId;
+use credencial_ports::account::{AccessLog, AccessLogEntry, AccessLogRow};
+use credencial_ports::RepositoryError;
+use sqlx::PgPool;
+
+use super::scopes::{from_names, to_names};
+use crate::error::to_repository_error;
+
+/// The append as one statement on `$1` user, `$2` client, `$3` scope names,
+/// `$4` Unix seconds, `$5` request id; the profile read can carry it as a
+/// data-modifying CTE of its own statement.
+pub const APPEND: &str = "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
+     VALUES ($1, $2, $3::TEXT[], to_timestamp($4), $5)";
+
+/// One round trip: the total, and the page (a total with no row when the
+/// page is past the end).
+const PAGE: &str = "WITH total AS (SELECT count(*) AS n FROM access_log WHERE user_id = $1) \
+     SELECT t.n, p.client_id, p.client_name, p.scopes, p.at, p.request_id \
+     FROM total t LEFT JOIN LATERAL ( \
+       SELECT a.client_id, COALESCE(c.name, a.client_id) AS client_name, a.scopes, \
+              floor(extract(epoch FROM a.accessed_at))::BIGINT AS at, a.request_id \
+       FROM access_log a LEFT JOIN oauth_clients c ON c.client_id = a.client_id \
+       WHERE a.user_id = $1 ORDER BY a.accessed_at DESC, a.id DESC LIMIT $2 OFFSET $3) p ON TRUE";
+
+/// The access log in PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgAccessLog {
+    pool: PgPool,
+}
+
+impl PgAccessLog {
+    /// A log on `pool`.
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+type PageRow = (i64, Option<String>, Option<String>, Option<Vec<String>>, Option<i64>, Option<String>);
+
+#[async_trait]
+impl AccessLog for PgAccessLog {
+    async fn append(&self, entry: AccessLogEntry) -> Result<(), RepositoryError> {
+        sqlx::query(APPEND)
+            .bind(entry.user.0)
+            .bind(entry.client.as_str())
+            .bind(to_names(entry.scopes))
+            .bind(entry.at)
+            .bind(&entry.request_id)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn list(&self, user: UserId, page: AccessLogPage) -> Result<(Vec<AccessLogRow>, u64), RepositoryError> {
+        let rows: Vec<PageRow> = sqlx::query_as(PAGE)
+            .bind(user.0)
+            .bind(i64::from(page.limit()))
+            .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        let total = rows.first().map_or(0, |r| u64::try_from(r.0).unwrap_or(0));
+        let entries = rows
+            .into_iter()
+            .filter_map(|(_, id, name, scopes, at, request_id)| Some((id?, name?, scopes?, at?, request_id?)))
+            .map(|(id, name, scopes, at, request_id)| {
+                Ok(AccessLogRow {
+                    client_id: ClientId::parse(&id)
+                        .map_err(|e| RepositoryError::Unexpected(format!("stored client id: {e}")))?,
+                    client_name: name,
+                    scopes: from_names(&scopes)?,
+                    at,
+                    request_id,
+                })
+            })
+            .collect::<Result<_, RepositoryError>>()?;
+        Ok((entries, total))
+    }
+
+    async fn purge_before(&self, before: i64, batch: u32) -> Result<u64, RepositoryError> {
+        let batch = i64::from(batch.max(1));
+        let mut purged = 0;
+        loop {
+            let done = sqlx::query(
+                "DELETE FROM access_log WHERE id IN \
+                   (SELECT id FROM access_log WHERE accessed_at < to_timestamp($1) LIMIT $2)",
+            )
+            .bind(before)
+            .bind(batch)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+            purged += done.rows_affected();
+            if i64::try_from(done.rows_affected()).unwrap_or(i64::MAX) < batch {
+                return Ok(purged);
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The access log: appends (also concurrent), pages with the client's name,
+//! append-only, batched purge.
+
+use std::sync::Arc;
+
+use credencial_adapters_postgres::account::PgAccessLog;
+use credencial_adapters_postgres::testing::TestDatabase;
+use credencial_domain::account::AccessLogPage;
+use credencial_domain::oauth::ClientId;
+use credencial_domain::UserId;
+use credencial_ports::account::{AccessLog, AccessLogEntry};
+
+use crate::support::{client, client_id, scopes, user, NOW};
+
+fn entry(user: UserId, client: &ClientId, at: i64, request_id: &str) -> AccessLogEntry {
+    AccessLogEntry {
+        user,
+        client: client.clone(),
+        scopes: scopes("dados_publicos cpf email receita_federal"),
+        at,
+        request_id: request_id.to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn entries_are_listed_newest_first_fifty_a_page_with_the_client_s_name_and_a_total() {
+    let db = TestDatabase::new().await;
+    let ana = user(&db, "ana", None).await;
+    let bruno = user(&db, "bruno", None).await;
+    let host = client(&db, "demo-host", "Aplicação de demonstração").await;
+    let log = PgAccessLog::new(db.pool.clone());
+    for i in 0..120 {
+        log.append(entry(ana, &host, NOW + i, &format!("req-{i}"))).await.expect("append");
+    }
+    log.append(entry(bruno, &host, NOW, "bruno")).await.expect("append");
+
+    let (first, total) = log.list(ana, AccessLogPage::FIRST).await.expect("page 1");
+    assert_eq!((first.len(), total), (50, 120));
+    assert_eq!(first[0].request_id, "req-119", "newest first");
+    assert_eq!(first[0].at, NOW + 119);
+    assert_eq!(first[0].client_name, "Aplicação de demonstração");
+    assert_eq!(first[0].client_id.as_str(), "demo-host");
+    assert_eq!(first[0].scopes, scopes("dados_publicos cpf email receita_federal"));
+    let (third, total) = log.list(ana, AccessLogPage::new(3)).await.expect("page 3");
+    assert_eq!((third.len(), total), (20, 120));
+    assert_eq!(third.last().map(|e| e.request_id.as_str()), Some("req-0"));
+    let (past_the_end, total) = log.list(ana, AccessLogPage::new(4)).await.expect("page 4");
+    assert_eq!((past_the_end.len(), total), (0, 120), "the total also past the end");
+    let (none, total) = log.list(user(&db, "carla", None).await, AccessLogPage::FIRST).await.expect("empty");
+    assert_eq!((none.len(), total), (0, 0));
+}
+
+#[tokio::test]
+async fn the_report_keeps_naming_a_client_deleted_since() {
+    let db = TestDatabase::new().await;
+    let ana = user(&db, "ana", None).await;
+    let gone = client(&db, "old-app", "App antigo").await;
+    let log = PgAccessLog::new(db.pool.clone());
+    log.append(entry(ana, &gone, NOW, "r1")).await.expect("append");
+    sqlx::query("DELETE FROM oauth_clients WHERE client_id = 'old-app'").execute(&db.pool).await.expect("delete");
+    let (rows, total) = log.list(ana, AccessLogPage::FIRST).await.expect("list");
+    assert_eq!(total, 1);
+    assert_eq!((rows[0].client_id.as_str(), rows[0].client_name.as_str()), ("old-app", "old-app"));
+}
+
+#[tokio::test]
+async fn entries_cannot_be_changed() {
+    let db = TestDatabase::new().await;
+    let ana = user(&db, "ana", None).await;
+    let log = PgAccessLog::new(db.pool.clone());
+    log.append(entry(ana, &client_id("any-client"), NOW, "r1")).await.expect("append");
+    let refused = sqlx::query("UPDATE access_log SET client_id = 'someone-else'").execute(&db.pool).await;
+    assert!(refused.expect_err("append-only").to_string().contains("append-only"));
+    let (rows, _) = log.list(ana, AccessLogPage::FIRST).await.expect("list");
+    assert_eq!(rows[0].client_id.as_str(), "any-client");
+}
+
+#[tokio::test]
+async fn the_purge_deletes_only_older_entries_in_batches_and_counts_them() {
+    let db = TestDatabase::new().await;
+    let ana = user(&db, "ana", None).await;
+    let host = client(&db, "demo-host", "Demo").await;
+    let log = PgAccessLog::new(db.pool.clone());
+    // 2,500 old entries in one statement, then 3 recent ones.
+    sqlx::query(
+        "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
+         SELECT $1, 'demo-host', '{cpf}', to_timestamp($2) - make_interval(secs => i), 'old-' || i \
+         FROM generate_series(1, 2500) AS i",
+    )
+    .bind(ana.0)
+    .bind(NOW as f64)
+    .execute(&db.pool)
+    .await
+    .expect("seed");
+    for i in 0..3 {
+        log.append(entry(ana, &host, NOW + i, &format!("new-{i}"))).await.expect("append");
+    }
+    assert_eq!(log.purge_before(NOW, 1_000).await.expect("purge"), 2_500, "three batches: 1,000 + 1,000 + 500");
+    let (rows, total) = log.list(ana, AccessLogPage::FIRST).await.expect("list");
+    assert_eq!(total, 3);
+    assert!(rows.iter().all(|r| r.request_id.starts_with("new-")));
+    assert_eq!(log.purge_before(NOW, 1_000).await.expect("purge again"), 0);
+    assert_eq!(log.purge_before(NOW + 10, 1).await.expect("batches of one"), 3);
+}
+
+#[tokio::test]
+async fn concurrent_appends_are_all_kept() {
+    let db = TestDatabase::new().await;
+    let ana = user(&db, "ana", None).await;
+    let host = client(&db, "demo-host", "Demo").await;
+    let log = Arc::new(PgAccessLog::new(db.pool.clone()));
+    let tasks: Vec<_> = (0..40)
+        .map(|i| {
+            let (log, host) = (Arc::clone(&log), host.clone());
+            tokio::spawn(async move { log.append(entry(ana, &host, NOW, &format!("r{i}"))).await.expect("append") })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("join");
+    }
+    let (rows, total) = log.list(ana, AccessLogPage::FIRST).await.expect("list");
+    assert_eq!((rows.len(), total), (40, 40));
+}
+
+#[tokio::test]
+async fn an_entry_for_a_user_that_does_not_exist_is_an_error() {
+    let db = TestDatabase::new().await;
+    let log = PgAccessLog::new(db.pool.clone());
+    assert!(log.append(entry(UserId(424_242), &client_id("x"), NOW, "r")).await.is_err());
+}

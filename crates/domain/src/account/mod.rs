@@ -1,0 +1,20 @@
+//! Rules of the citizen's own account ("Minha conta"): the entries a person
+//! registers, the tax-id validation, remembered consent (grants) and the
+//! access report.
+
+pub mod access_log;
+pub mod date;
+pub mod entries;
+pub mod fields;
+pub mod grant;
+pub mod tax_id;
+
+pub use access_log::{AccessLogPage, ACCESS_LOG_PAGE_SIZE, ACCESS_LOG_PURGE_BATCH, DEFAULT_ACCESS_LOG_RETENTION_DAYS};
+pub use date::IsoDate;
+pub use entries::{DegreeEntry, DegreeForm, EntryId, ExperienceEntry, ExperienceForm};
+pub use fields::{FieldError, FieldErrors};
+pub use grant::{covers, effective_scopes, widen};
+pub use tax_id::{
+    attempt_verdict, names_match, window_start, AttemptVerdict, TaxIdClaim, TaxIdMatch, MAX_VALIDATION_ATTEMPTS,
+    VALIDATION_WINDOW_SECS,
+};
