@@ -63,6 +63,26 @@ impl TestDatabase {
         Self { pool, url, name, admin_url }
     }
 
+    /// Creates an active user `name` (e-mail `<name>@example.gov.br`, name
+    /// `Full <name>`, an unusable password hash) with `cpf`, and returns its id.
+    pub async fn create_user(&self, name: &str, cpf: Option<&str>) -> credencial_domain::UserId {
+        use credencial_ports::UserRepository;
+        crate::PgUserRepository::new(self.pool.clone())
+            .create(credencial_ports::NewUser {
+                username: credencial_domain::Username::parse(name).expect("username"),
+                password_hash: "pbkdf2_sha256$1$s$h".into(),
+                is_active: true,
+                data: credencial_domain::UserData {
+                    email: format!("{name}@example.gov.br"),
+                    ..credencial_domain::UserData::default()
+                },
+                name: format!("Full {name}"),
+                cpf: cpf.map(str::to_owned),
+            })
+            .await
+            .expect("user")
+    }
+
     /// Records a migration this build does not know, as a newer release
     /// would have applied it.
     pub async fn record_newer_migration(&self) {

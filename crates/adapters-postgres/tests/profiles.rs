@@ -3,24 +3,14 @@
 use std::sync::Arc;
 
 use credencial_adapters_postgres::testing::TestDatabase;
-use credencial_adapters_postgres::{PgProfileRepository, PgSnapshotStore, PgUserRepository};
+use credencial_adapters_postgres::{PgProfileRepository, PgSnapshotStore};
 use credencial_domain::profile::{AcademicDegree, Experience};
-use credencial_domain::{Degree, Scope, UserData, UserId, Username};
-use credencial_ports::{NewUser, ProfileRepository, Snapshot, SnapshotStore, UserRepository};
+use credencial_domain::{Degree, Scope, UserId};
+use credencial_ports::{ProfileRepository, Snapshot, SnapshotStore};
 use serde_json::json;
 
 async fn user(db: &TestDatabase, name: &str) -> UserId {
-    PgUserRepository::new(db.pool.clone())
-        .create(NewUser {
-            username: Username::parse(name).expect("username"),
-            password_hash: "pbkdf2_sha256$1$s$h".into(),
-            is_active: true,
-            data: UserData { email: format!("{name}@example.gov.br"), ..UserData::default() },
-            name: format!("Full {name}"),
-            cpf: (name == "ana").then(|| "52998224725".to_owned()),
-        })
-        .await
-        .expect("user")
+    db.create_user(name, (name == "ana").then_some("52998224725")).await
 }
 
 fn experience(estabelecimento: &str, inicio: Option<&str>) -> Experience {

@@ -1,25 +1,15 @@
 //! Users and clients for the account tests.
 
 use credencial_adapters_postgres::testing::TestDatabase;
-use credencial_adapters_postgres::{PgOAuthClientRepository, PgUserRepository};
+use credencial_adapters_postgres::PgOAuthClientRepository;
 use credencial_domain::oauth::ClientId;
-use credencial_domain::{ScopeSet, UserData, UserId, Username};
-use credencial_ports::{NewUser, OAuthClient, OAuthClientRepository, UserRepository};
+use credencial_domain::{ScopeSet, UserId};
+use credencial_ports::{OAuthClient, OAuthClientRepository};
 
 pub const NOW: i64 = 1_900_000_000;
 
 pub async fn user(db: &TestDatabase, name: &str, cpf: Option<&str>) -> UserId {
-    PgUserRepository::new(db.pool.clone())
-        .create(NewUser {
-            username: Username::parse(name).expect("username"),
-            password_hash: "pbkdf2_sha256$1$s$h".into(),
-            is_active: true,
-            data: UserData { email: format!("{name}@example.gov.br"), ..UserData::default() },
-            name: format!("Full {name}"),
-            cpf: cpf.map(str::to_owned),
-        })
-        .await
-        .expect("user")
+    db.create_user(name, cpf).await
 }
 
 pub fn client_id(raw: &str) -> ClientId {
