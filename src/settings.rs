@@ -52,6 +52,9 @@ pub struct Settings {
     /// never, unset: when the request came over https (as the connection or
     /// a proxy's `Forwarded`/`X-Forwarded-Proto` says).
     pub cookie_secure: Option<bool>,
+    /// Whether anyone may create an account at `/conta/cadastro/`: unset,
+    /// on in `demo` and off in `serve`.
+    pub signup_enabled: Option<bool>,
     /// Where the JWT sub-application is mounted.
     pub token_prefix: String,
     /// Base URL of the upstream user-data resource (required by `serve`).
@@ -169,6 +172,7 @@ impl Default for Settings {
             refresh_token_lifetime_secs: 24 * 60 * 60,
             oauth_session_lifetime_secs: 10 * 60,
             cookie_secure: None,
+            signup_enabled: None,
             token_prefix: credencial_app_actix::jwt::DEFAULT_PREFIX.into(),
             upstream_base_url: None,
             upstream_timeout_ms: 5_000,

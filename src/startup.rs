@@ -14,10 +14,11 @@ use credencial_adapters_upstream::{
     http_client_with, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,
     HttpUserDataSource, ProviderSettings, RegistryEndpoint, UnconfiguredRegistry,
 };
+use credencial_app_actix::account::AccountSettings;
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::{
-    ClientLoginConfig, ClientLoginService, LoginThrottle, OAuthService, PasswordHasher, ProfileService, Registries,
-    ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
+    AccountService, ClientLoginConfig, ClientLoginService, LoginThrottle, OAuthService, PasswordHasher, ProfileService,
+    Registries, ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -147,11 +148,16 @@ impl Application {
             cookie_secure: settings.cookie_secure,
             client_address: settings.client_address_source()?,
             shutdown_timeout_secs: settings.shutdown_timeout_secs,
+            account: AccountSettings { signup_enabled: settings.signup_enabled.unwrap_or(mode == Mode::Demo) },
         };
         let oauth = Arc::new(oauth);
         let background = BackgroundTasks::start(Arc::clone(&oauth), Arc::clone(&tokens));
         let readiness = Arc::new(PgReadinessProbe::new(pool.clone()));
-        let services = Services { tokens, profiles, oauth, client_login, readiness };
+        let accounts = Arc::new(AccountService::new(
+            Arc::new(PgUserRepository::new(pool.clone())),
+            Arc::new(PgProfileRepository::new(pool.clone())),
+        ));
+        let services = Services { tokens, profiles, oauth, accounts, client_login, readiness };
         let server = build_server(listener, services, http)?;
         tracing::info!(address = %local, ?mode, "credencial is serving");
         Ok(Self { port: local.port(), server, shutdown_timeout_secs: settings.shutdown_timeout_secs, background, pool })

@@ -1,6 +1,7 @@
 //! End-to-end tests: the real server on a random port, a real PostgreSQL
 //! database per test, wiremock behind every upstream.
 
+mod account;
 mod cli;
 mod client_login;
 mod clients;

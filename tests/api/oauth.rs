@@ -134,7 +134,7 @@ pub(crate) async fn consent_page(browser: &mut Browser, path: &str, username: &s
         logged_in.set_cookies.iter().any(|c| c.starts_with("credencial_session=")
             && c.contains("HttpOnly")
             && c.contains("SameSite=Lax")
-            && c.contains("Path=/oauth")),
+            && c.contains("Path=/;")),
         "{:?}",
         logged_in.set_cookies
     );

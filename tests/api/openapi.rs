@@ -23,6 +23,8 @@ use crate::profile::{self, ALL, ANA_CPF, BRUNO_CPF};
 
 /// HTML routes the description leaves out on purpose (without their slash).
 const HTML_ROUTES: [&str; 5] = ["/oauth/authorize", "/auth/login", "/auth/callback", "/auth/logout", "/auth/me"];
+/// Every route under this prefix is an HTML page (the account pages).
+const HTML_PREFIX: &str = "/conta";
 /// The confidential client of these tests.
 const CLIENT: &str = "host";
 const CLIENT_SECRET: &str = "host-secret-0123456789";
@@ -286,6 +288,10 @@ async fn the_served_description_is_docs_openapi_yaml() {
     }
 }
 
+fn is_html_route(path: &str) -> bool {
+    HTML_ROUTES.contains(&path) || path == HTML_PREFIX || path.starts_with(&format!("{HTML_PREFIX}/"))
+}
+
 #[tokio::test]
 async fn every_mounted_route_is_documented_or_a_deliberate_html_route() {
     let app = spawn_app_with_every_route().await;
@@ -294,10 +300,10 @@ async fn every_mounted_route_is_documented_or_a_deliberate_html_route() {
     let mounted: BTreeSet<&str> =
         mounted.iter().map(|p| bare(p)).filter(|p| *p != credencial_app_actix::routes::INVENTORY_PATH).collect();
     assert!(mounted.contains("/api/token/pair") && mounted.contains("/auth/login"), "inventory works: {mounted:?}");
+    assert!(mounted.contains("/conta/entrar"), "the account pages are served: {mounted:?}");
     let doc = description();
     let documented: BTreeSet<&str> = doc["paths"].as_object().expect("paths").keys().map(|p| bare(p)).collect();
-    let undocumented: Vec<&&str> =
-        mounted.iter().filter(|p| !documented.contains(*p) && !HTML_ROUTES.contains(p)).collect();
+    let undocumented: Vec<&&str> = mounted.iter().filter(|p| !documented.contains(*p) && !is_html_route(p)).collect();
     assert!(undocumented.is_empty(), "routes served but not in docs/openapi.yaml: {undocumented:?}");
     let missing: Vec<&&str> = documented.iter().filter(|p| !mounted.contains(*p)).collect();
     assert!(missing.is_empty(), "documented but not served: {missing:?}");

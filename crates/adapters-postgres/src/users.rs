@@ -130,6 +130,15 @@ impl UserRepository for PgUserRepository {
         Ok(row.map(Into::into))
     }
 
+    async fn find_summary_by_id(&self, id: UserId) -> Result<Option<UserSummary>, RepositoryError> {
+        let row = sqlx::query_as::<_, SummaryRow>(&format!("SELECT {SUMMARY_COLUMNS} FROM users WHERE id = $1"))
+            .bind(id.0)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(row.map(Into::into))
+    }
+
     async fn list(&self, offset: u64, limit: u32) -> Result<(Vec<UserSummary>, u64), RepositoryError> {
         let offset = i64::try_from(offset).unwrap_or(i64::MAX);
         let rows = sqlx::query_as::<_, SummaryRow>(&format!(

@@ -79,6 +79,26 @@ pub fn posted_from_another_origin(req: &actix_web::HttpRequest) -> bool {
     })
 }
 
+/// A fault of ours or of storage, as a provider page: 503 (with
+/// `Retry-After`) or 500, and an error id whose details went to the log
+/// (the JSON routes' rule).
+pub fn failure_page(e: credencial_application::ServiceError) -> HttpResponse {
+    let api = crate::error::ApiError::from(e);
+    let error_id = api.body().get("error_id").and_then(|v| v.as_str()).unwrap_or("").to_owned();
+    let status = api.status();
+    let (title, reason) = if status == StatusCode::SERVICE_UNAVAILABLE {
+        ("Serviço indisponível", "O serviço está temporariamente indisponível.")
+    } else {
+        ("Erro interno", "Ocorreu um erro interno.")
+    };
+    let mut builder = response(status);
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        builder.insert_header((header::RETRY_AFTER, "5"));
+    }
+    let hint = format!("Tente novamente em instantes. Código do erro: {error_id}.");
+    html(builder, &ErrorPage { site: &PROVIDER, title, reason, hint: &hint, retry: None })
+}
+
 /// An error page of either site: a title, the reason (announced), what the
 /// user can do, and optionally a link to try again.
 #[derive(Debug, Template)]

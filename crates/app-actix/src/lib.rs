@@ -8,10 +8,13 @@
 //!   (HTML login and consent) and `/oauth/token/`.
 //! - [`client_login::ClientLoginApi`] serves the client component:
 //!   `/auth/login/`, `/auth/callback/`, `/auth/logout/`, `/auth/me/`.
+//! - [`account::AccountApi`] serves the person's own account: the pages
+//!   under `/conta/`.
 //! - [`server`] assembles the whole service for the binary.
 //!
 //! Knows the ports and use cases, never a concrete adapter.
 
+pub mod account;
 pub mod body;
 pub mod client_address;
 pub mod client_login;

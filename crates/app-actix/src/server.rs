@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
-use credencial_application::{ClientLoginService, OAuthService, ProfileService, TokenService};
+use credencial_application::{AccountService, ClientLoginService, OAuthService, ProfileService, TokenService};
 use credencial_ports::ReadinessProbe;
 
 use crate::telemetry::RequestLog;
 
+use crate::account::{AccountApi, AccountSettings};
 use crate::client_address::ClientAddressSource;
 use crate::client_login::ClientLoginApi;
 use crate::cookies::CookiePolicy;
@@ -39,6 +40,8 @@ pub struct HttpSettings {
     /// On a graceful stop, how long in-flight requests may take to finish
     /// before their connections are closed.
     pub shutdown_timeout_secs: u64,
+    /// The account pages' settings (`/conta/`).
+    pub account: AccountSettings,
 }
 
 impl Default for HttpSettings {
@@ -51,6 +54,7 @@ impl Default for HttpSettings {
             cookie_secure: None,
             client_address: ClientAddressSource::default(),
             shutdown_timeout_secs: DEFAULT_SHUTDOWN_TIMEOUT_SECS,
+            account: AccountSettings::default(),
         }
     }
 }
@@ -67,6 +71,8 @@ pub struct Services {
     pub profiles: Arc<ProfileService>,
     /// The OAuth2 provider (`/oauth/authorize/`, `/oauth/token/`).
     pub oauth: Arc<OAuthService>,
+    /// The person's own account (`/conta/`).
+    pub accounts: Arc<AccountService>,
     /// The client component (`/auth/login/`, `/auth/callback/`,
     /// `/auth/logout/`, `/auth/me/`), when enabled.
     pub client_login: Option<Arc<ClientLoginService>>,
@@ -96,6 +102,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let data = web::Data::from(Arc::clone(&service));
     let profiles = web::Data::from(services.profiles);
     let oauth = web::Data::from(services.oauth);
+    let accounts = web::Data::from(services.accounts);
     let cookies = CookiePolicy { secure: settings.cookie_secure };
     let client_login = services.client_login;
     let client_address = web::Data::new(settings.client_address.clone());
@@ -112,7 +119,8 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(resource("/readyz", "GET").route(web::get().to(health::readyz)))
             .service(resource(openapi::PATH, "GET").route(web::get().to(openapi::document)))
             .service(profile::resource_for(profiles.clone()))
-            .service(OAuthApi::new(oauth.clone(), cookies));
+            .service(OAuthApi::new(oauth.clone(), cookies))
+            .service(AccountApi::new(oauth.clone(), accounts.clone(), cookies, s.account));
         if let Some(prefix) = &s.token_prefix {
             app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
         }

@@ -1,6 +1,7 @@
 //! Use cases of credencial. They hold no state of their own beyond
 //! configuration: everything shared lives behind the ports.
 
+pub mod account;
 pub mod client_login;
 pub mod error;
 pub mod hashing;
@@ -11,6 +12,7 @@ pub mod throttle;
 pub mod tokens;
 pub mod user_admin;
 
+pub use account::{AccountOverview, AccountService};
 pub use client_login::{
     CallbackResult, ClientLoginConfig, ClientLoginError, ClientLoginService, HostLogin, LoginStart, PendingLogin,
     SealedValue,

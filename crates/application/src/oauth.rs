@@ -66,6 +66,21 @@ pub struct LoginSession {
     jti: String,
 }
 
+impl LoginSession {
+    /// The anti-forgery token of the account pages' forms (`/conta/`),
+    /// keyed by this session: a form rendered for one session never passes
+    /// in another, and a page of another site cannot read it.
+    pub fn account_form_token(&self) -> String {
+        form_token(&self.jti, FormPurpose::Account, &[])
+    }
+
+    /// Whether `presented` is this session's account form token (compared
+    /// in constant time).
+    pub fn account_form_token_matches(&self, presented: &str) -> bool {
+        form_token_matches(&self.jti, FormPurpose::Account, &[], presented)
+    }
+}
+
 impl fmt::Debug for LoginSession {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LoginSession").field("user_id", &self.user_id).finish_non_exhaustive()

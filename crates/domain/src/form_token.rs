@@ -5,8 +5,8 @@
 //! each part length-prefixed so that no two different inputs give the same
 //! message. The key is a secret the attacker cannot read from another
 //! origin: for the login form, a random value kept in an HttpOnly cookie
-//! (double submit); for the consent form, the `jti` of the login session
-//! (inside the HttpOnly session cookie); for the logout form, the host
+//! (double submit); for the consent form and the account pages' forms, the
+//! `jti` of the login session (inside the HttpOnly session cookie); for the logout form, the host
 //! session's HttpOnly cookie value. Bound values tie a token to the one
 //! authorization request the form was rendered for.
 
@@ -26,6 +26,9 @@ pub enum FormPurpose {
     Consent,
     /// The client component's logout form (`POST /auth/logout/`).
     Logout,
+    /// Every form of the account pages (`/conta/`), keyed by the login
+    /// session and bound to the form's path.
+    Account,
 }
 
 impl FormPurpose {
@@ -34,6 +37,7 @@ impl FormPurpose {
             FormPurpose::Login => "credencial/oauth/login",
             FormPurpose::Consent => "credencial/oauth/consent",
             FormPurpose::Logout => "credencial/auth/logout",
+            FormPurpose::Account => "credencial/conta",
         }
     }
 }

@@ -103,6 +103,10 @@ pub trait UserRepository: Send + Sync + 'static {
     /// Errors: `Unexpected`.
     async fn find_summary(&self, username: &Username) -> Result<Option<UserSummary>, RepositoryError>;
 
+    /// The user with id `id`, active or not; `Ok(None)` when there is none.
+    /// Errors: `Unexpected`.
+    async fn find_summary_by_id(&self, id: UserId) -> Result<Option<UserSummary>, RepositoryError>;
+
     /// Up to `limit` users after skipping `offset`, by id, and how many
     /// users there are in all. Errors: `Unexpected`.
     async fn list(&self, offset: u64, limit: u32) -> Result<(Vec<UserSummary>, u64), RepositoryError>;

@@ -46,14 +46,15 @@ pub const TOKEN_PATH: &str = "/oauth/token";
 pub const SESSION_COOKIE: &str = "credencial_session";
 /// Cookie holding the key of the login form's anti-forgery token.
 pub const LOGIN_COOKIE: &str = "credencial_login";
-/// Path of both cookies.
-const COOKIE_PATH: &str = "/oauth";
+/// Path of both cookies: the whole site, so that the account pages
+/// (`/conta/`) share the login session with the authorization endpoint.
+pub const COOKIE_PATH: &str = "/";
 /// How long the login form can be submitted after it was shown.
-const LOGIN_FORM_SECS: i64 = 60 * 60;
+pub(crate) const LOGIN_FORM_SECS: i64 = 60 * 60;
 
-const WRONG_CREDENTIALS: &str = "Usuário ou senha inválidos.";
-const MISSING_CREDENTIALS: &str = "Informe o usuário e a senha.";
-const FORM_EXPIRED: &str = "O formulário expirou. Entre novamente.";
+pub(crate) const WRONG_CREDENTIALS: &str = "Usuário ou senha inválidos.";
+pub(crate) const MISSING_CREDENTIALS: &str = "Informe o usuário e a senha.";
+pub(crate) const FORM_EXPIRED: &str = "O formulário expirou. Entre novamente.";
 const SESSION_EXPIRED: &str = "Sua sessão expirou. Entre novamente.";
 const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site. Entre pela página do credencial.";
 const BACK_TO_APP: &str = "Volte ao aplicativo de onde você veio e tente novamente.";
@@ -195,7 +196,7 @@ async fn log_in(
             page.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
             page
         }
-        Err(e) => failure_page(e),
+        Err(e) => html::failure_page(e),
     }
 }
 
@@ -251,8 +252,10 @@ fn step_response(step: Result<AuthorizationStep, ServiceError>, redirect_status:
             builder.finish()
         }
         Ok(AuthorizationStep::Refused(e)) => refused(&e),
-        Ok(AuthorizationStep::Consent(_)) => failure_page(ServiceError::Internal("unexpected consent step".into())),
-        Err(e) => failure_page(e),
+        Ok(AuthorizationStep::Consent(_)) => {
+            html::failure_page(ServiceError::Internal("unexpected consent step".into()))
+        }
+        Err(e) => html::failure_page(e),
     }
 }
 
@@ -306,28 +309,7 @@ fn bad_request(reason: &str) -> HttpResponse {
     html::html(html::response(StatusCode::BAD_REQUEST), &pages::error("Pedido inválido", reason, BACK_TO_APP))
 }
 
-/// A fault of ours or of storage, as a page; details go to the log under an
-/// id (the JSON routes' rule).
-fn failure_page(e: ServiceError) -> HttpResponse {
-    let api = ApiError::from(e);
-    let error_id = api.body().get("error_id").and_then(|v| v.as_str()).unwrap_or("").to_owned();
-    let status = api.status();
-    let (title, reason) = if status == StatusCode::SERVICE_UNAVAILABLE {
-        ("Serviço indisponível", "O serviço está temporariamente indisponível.")
-    } else {
-        ("Erro interno", "Ocorreu um erro interno.")
-    };
-    let mut builder = html::response(status);
-    if status == StatusCode::SERVICE_UNAVAILABLE {
-        builder.insert_header((header::RETRY_AFTER, "5"));
-    }
-    html::html(
-        builder,
-        &pages::error(title, reason, &format!("Tente novamente em instantes. Código do erro: {error_id}.")),
-    )
-}
-
-fn session_of(req: &HttpRequest, oauth: &OAuthService) -> Option<LoginSession> {
+pub(crate) fn session_of(req: &HttpRequest, oauth: &OAuthService) -> Option<LoginSession> {
     cookies::read(req, SESSION_COOKIE).and_then(|token| oauth.session(&token))
 }
 

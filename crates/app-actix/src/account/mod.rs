@@ -1,0 +1,357 @@
+//! The person's own account: the pages under `/conta/`.
+//!
+//! They use the login session of the authorization endpoint (the same
+//! HttpOnly cookie, on the whole site): a browser that logged in at
+//! `/oauth/authorize/` is logged in here, and the other way round. Without
+//! a session a page answers 303 to `/conta/entrar/?next=<its path>`; after
+//! the login the browser goes back to `next`, which must be an account
+//! page (never another site).
+//!
+//! Every POST carries `csrf_token`, the session's account form token
+//! (HMAC keyed by the session's id, which only the HttpOnly cookie holds),
+//! and is refused when the browser says it came from another origin
+//! (`Sec-Fetch-Site`); the login form's token is the authorization
+//! endpoint's double-submit token.
+
+// A page's early answer (to the login form, a refusal page) is the `Err` of
+// the helpers below: one per request, never on a hot path.
+#![allow(clippy::result_large_err)]
+
+pub mod pages;
+
+use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse, Resource};
+use credencial_application::{AccountService, LoginSession, OAuthService, ServiceError};
+use secrecy::SecretString;
+
+use crate::client_address::client_address;
+use crate::cookies::{self, CookiePolicy};
+use crate::html::{self, ErrorPage, PROVIDER};
+use crate::oauth::form::{read_form, FormError, FormFields};
+use crate::oauth::{
+    session_of, COOKIE_PATH, FORM_EXPIRED, LOGIN_COOKIE, LOGIN_FORM_SECS, MISSING_CREDENTIALS, SESSION_COOKIE,
+    WRONG_CREDENTIALS,
+};
+use crate::routes::resource;
+
+/// The overview's path (a trailing slash is optional on every account path).
+pub const HOME_PATH: &str = "/conta/";
+/// The login form's path.
+pub const LOGIN_PATH: &str = "/conta/entrar/";
+/// The logout page's path.
+pub const LOGOUT_PATH: &str = "/conta/sair/";
+/// The sign-up page's path.
+pub const SIGNUP_PATH: &str = "/conta/cadastro/";
+
+const FORGED: &str = "O formulário expirou ou não veio desta página. Volte à página, recarregue-a e tente de novo.";
+const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site e foi recusado.";
+
+/// What the account pages need from the configuration.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AccountSettings {
+    /// Whether anyone may create an account at `/conta/cadastro/`.
+    pub signup_enabled: bool,
+}
+
+/// The account pages as one service factory, with their application data.
+pub struct AccountApi {
+    oauth: web::Data<OAuthService>,
+    accounts: web::Data<AccountService>,
+    cookies: web::Data<CookiePolicy>,
+    settings: web::Data<AccountSettings>,
+}
+
+impl AccountApi {
+    /// The pages over these use cases, marking cookies as `cookies` says.
+    pub fn new(
+        oauth: web::Data<OAuthService>,
+        accounts: web::Data<AccountService>,
+        cookies: CookiePolicy,
+        settings: AccountSettings,
+    ) -> Self {
+        Self { oauth, accounts, cookies: web::Data::new(cookies), settings: web::Data::new(settings) }
+    }
+
+    fn with_data(&self, r: Resource) -> Resource {
+        r.app_data(self.oauth.clone())
+            .app_data(self.accounts.clone())
+            .app_data(self.cookies.clone())
+            .app_data(self.settings.clone())
+    }
+}
+
+impl HttpServiceFactory for AccountApi {
+    fn register(self, config: &mut AppService) {
+        self.with_data(resource(HOME_PATH, "GET")).route(web::get().to(overview)).register(config);
+        self.with_data(resource(LOGIN_PATH, "GET, POST"))
+            .route(web::get().to(login_get))
+            .route(web::post().to(login_post))
+            .register(config);
+        self.with_data(resource(LOGOUT_PATH, "GET, POST"))
+            .route(web::get().to(logout_get))
+            .route(web::post().to(logout_post))
+            .register(config);
+    }
+}
+
+// ------------------------------------------------------- shared by pages
+
+/// The session of a signed-in request, or the answer that sends the
+/// browser to the login form and back to this page afterwards.
+pub fn signed_in(req: &HttpRequest, oauth: &OAuthService) -> Result<LoginSession, HttpResponse> {
+    session_of(req, oauth).ok_or_else(|| to_login(req.path()))
+}
+
+/// A POST of an account page, read and fenced: a post the browser marks
+/// as from another origin (403 page), an unreadable form (400 or 413
+/// page), no session (303 to the login form), a missing or wrong
+/// `csrf_token` (403 page). Otherwise the session and the form's fields.
+pub async fn signed_post(
+    req: &HttpRequest,
+    payload: web::Payload,
+    oauth: &OAuthService,
+) -> Result<(LoginSession, FormFields), HttpResponse> {
+    if html::posted_from_another_origin(req) {
+        return Err(refused(StatusCode::FORBIDDEN, FROM_ANOTHER_SITE));
+    }
+    let fields = read_form(req, payload).await.map_err(form_refused)?;
+    let session = signed_in(req, oauth)?;
+    let presented = fields.get("csrf_token").ok().flatten().unwrap_or("");
+    if !session.account_form_token_matches(presented) {
+        return Err(refused(StatusCode::FORBIDDEN, FORGED));
+    }
+    Ok((session, fields))
+}
+
+/// The answer when a use case fails: an account that is gone or inactive
+/// ends the session (back to the login form); anything else is a failure
+/// page (503 or 500, details in the log).
+pub fn service_failure(req: &HttpRequest, cookies: &CookiePolicy, e: ServiceError) -> HttpResponse {
+    match e {
+        ServiceError::UnknownUser => {
+            let mut answer = to_login(HOME_PATH);
+            if let Ok(value) = HeaderValue::from_str(&cookies.clear(req, SESSION_COOKIE, COOKIE_PATH)) {
+                answer.headers_mut().append(header::SET_COOKIE, value);
+            }
+            answer
+        }
+        other => html::failure_page(other),
+    }
+}
+
+/// An error page of the account with `status`: the reason, and a link back
+/// to the overview.
+pub fn refused(status: StatusCode, reason: &str) -> HttpResponse {
+    let page = ErrorPage {
+        site: &PROVIDER,
+        title: "Não foi possível continuar",
+        reason,
+        hint: "Nada foi alterado.",
+        retry: Some(HOME_PATH),
+    };
+    html::html(html::response(status), &page)
+}
+
+/// The page for a form that could not be read.
+pub fn form_refused(e: FormError) -> HttpResponse {
+    let status = if e == FormError::TooLarge { StatusCode::PAYLOAD_TOO_LARGE } else { StatusCode::BAD_REQUEST };
+    refused(status, "O formulário enviado é inválido.")
+}
+
+/// 303 to `location` (after a POST: the browser GETs it).
+pub fn see_other(location: &str) -> HttpResponse {
+    let mut builder = html::response(StatusCode::SEE_OTHER);
+    builder.insert_header((header::LOCATION, location));
+    builder.finish()
+}
+
+fn to_login(next: &str) -> HttpResponse {
+    let query = serde_urlencoded::to_string([("next", next)]).unwrap_or_default();
+    see_other(&format!("{LOGIN_PATH}?{query}"))
+}
+
+/// `next` when it is an account page of this site, else the overview: a
+/// path under `/conta` with no `//` or `\` (which browsers read as another
+/// host) and no control characters.
+pub fn safe_next(next: Option<&str>) -> &str {
+    next.filter(|n| {
+        (*n == "/conta" || n.starts_with("/conta/"))
+            && !n.contains("//")
+            && !n.contains('\\')
+            && !n.chars().any(char::is_control)
+    })
+    .unwrap_or(HOME_PATH)
+}
+
+// ---------------------------------------------------------------- login
+
+/// `GET /conta/entrar/`: the login form, or straight to `next` when the
+/// browser has a session.
+async fn login_get(
+    req: HttpRequest,
+    oauth: web::Data<OAuthService>,
+    cookies: web::Data<CookiePolicy>,
+    settings: web::Data<AccountSettings>,
+) -> HttpResponse {
+    let fields = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
+    let next = safe_next(fields.get("next").ok().flatten());
+    if session_of(&req, &oauth).is_some() {
+        return see_other(next);
+    }
+    login_page(&req, &oauth, &cookies, &settings, next, "", None, StatusCode::OK)
+}
+
+/// `POST /conta/entrar/`: checks the form token, the username (or CPF) and
+/// the password (the authorization endpoint's rules and limits), opens the
+/// session and goes to `next`.
+async fn login_post(
+    req: HttpRequest,
+    payload: web::Payload,
+    oauth: web::Data<OAuthService>,
+    cookies: web::Data<CookiePolicy>,
+    settings: web::Data<AccountSettings>,
+) -> HttpResponse {
+    if html::posted_from_another_origin(&req) {
+        return refused(StatusCode::FORBIDDEN, FROM_ANOTHER_SITE);
+    }
+    let fields = match read_form(&req, payload).await {
+        Ok(f) => f,
+        Err(e) => return form_refused(e),
+    };
+    let field = |name| fields.get(name).ok().flatten().unwrap_or("");
+    let next = safe_next(fields.get("next").ok().flatten());
+    let username = field("username").trim();
+    let page = |message, status| login_page(&req, &oauth, &cookies, &settings, next, username, Some(message), status);
+    let key = cookies::read(&req, LOGIN_COOKIE);
+    if !key.as_deref().is_some_and(|k| oauth.login_form_token_matches(k, field("csrf_token"))) {
+        return page(FORM_EXPIRED, StatusCode::BAD_REQUEST);
+    }
+    let password = field("password");
+    if username.is_empty() || password.is_empty() {
+        return page(MISSING_CREDENTIALS, StatusCode::OK);
+    }
+    match oauth.log_in(username, SecretString::from(password.to_owned()), client_address(&req)).await {
+        Ok(signed) => {
+            let mut answer = see_other(next);
+            for cookie in [
+                cookies.set(&req, SESSION_COOKIE, COOKIE_PATH, &signed.token, signed.max_age_secs),
+                cookies.clear(&req, LOGIN_COOKIE, COOKIE_PATH),
+            ] {
+                if let Ok(value) = HeaderValue::from_str(&cookie) {
+                    answer.headers_mut().append(header::SET_COOKIE, value);
+                }
+            }
+            answer
+        }
+        Err(ServiceError::InvalidCredentials) => page(WRONG_CREDENTIALS, StatusCode::OK),
+        Err(ServiceError::Throttled { retry_after_secs }) => {
+            let message = format!("Muitas tentativas sem sucesso. Tente novamente em {retry_after_secs} segundos.");
+            let mut answer = page(&message, StatusCode::TOO_MANY_REQUESTS);
+            answer.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            answer
+        }
+        Err(e) => html::failure_page(e),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn login_page(
+    req: &HttpRequest,
+    oauth: &OAuthService,
+    cookies: &CookiePolicy,
+    settings: &AccountSettings,
+    next: &str,
+    username: &str,
+    message: Option<&str>,
+    status: StatusCode,
+) -> HttpResponse {
+    // Keep the browser's key if it has one, so that two open tabs both work.
+    let key = cookies::read(req, LOGIN_COOKIE).filter(|k| k.len() == 43).unwrap_or_else(|| oauth.new_form_key());
+    let token = oauth.login_form_token(&key);
+    let page = pages::Login {
+        site: &PROVIDER,
+        title: "Entrar",
+        action: LOGIN_PATH,
+        message,
+        hidden: vec![("csrf_token", &token), ("next", next)],
+        username,
+        signup: settings.signup_enabled,
+        signup_path: SIGNUP_PATH,
+    };
+    let mut builder = html::response(status);
+    builder.append_header((header::SET_COOKIE, cookies.set(req, LOGIN_COOKIE, COOKIE_PATH, &key, LOGIN_FORM_SECS)));
+    html::html(builder, &page)
+}
+
+// ------------------------------------------------------------- overview
+
+/// `GET /conta/`: the overview.
+async fn overview(
+    req: HttpRequest,
+    oauth: web::Data<OAuthService>,
+    accounts: web::Data<AccountService>,
+    cookies: web::Data<CookiePolicy>,
+) -> HttpResponse {
+    let session = match signed_in(&req, &oauth) {
+        Ok(s) => s,
+        Err(answer) => return answer,
+    };
+    match accounts.overview(session.user_id).await {
+        Ok(account) => html::html(html::response(StatusCode::OK), &pages::overview(&account, None)),
+        Err(e) => service_failure(&req, &cookies, e),
+    }
+}
+
+// --------------------------------------------------------------- logout
+
+/// `GET /conta/sair/`: the logout button.
+async fn logout_get(req: HttpRequest, oauth: web::Data<OAuthService>) -> HttpResponse {
+    match signed_in(&req, &oauth) {
+        Ok(session) => html::html(html::response(StatusCode::OK), &pages::logout(&session.account_form_token())),
+        Err(answer) => answer,
+    }
+}
+
+/// `POST /conta/sair/`: ends the session in this browser and shows the
+/// login form.
+async fn logout_post(
+    req: HttpRequest,
+    payload: web::Payload,
+    oauth: web::Data<OAuthService>,
+    cookies: web::Data<CookiePolicy>,
+) -> HttpResponse {
+    if let Err(answer) = signed_post(&req, payload, &oauth).await {
+        return answer;
+    }
+    let mut answer = see_other(LOGIN_PATH);
+    if let Ok(value) = HeaderValue::from_str(&cookies.clear(&req, SESSION_COOKIE, COOKIE_PATH)) {
+        answer.headers_mut().append(header::SET_COOKIE, value);
+    }
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_stays_on_the_account_pages() {
+        for ok in ["/conta/", "/conta", "/conta/experiencias/?x=1", "/conta/formacoes/3/"] {
+            assert_eq!(safe_next(Some(ok)), ok);
+        }
+        for bad in [
+            "//evil.example/",
+            "https://evil.example/conta/",
+            "/conta//evil.example",
+            "/conta/\\evil",
+            "/oauth/x",
+            "/contas",
+            "/conta/\n",
+        ] {
+            assert_eq!(safe_next(Some(bad)), HOME_PATH, "{bad:?}");
+        }
+        assert_eq!(safe_next(None), HOME_PATH);
+    }
+}

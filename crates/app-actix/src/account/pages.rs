@@ -1,0 +1,128 @@
+//! The account pages' templates (`templates/account/`): the frame every
+//! signed-in page shares, the login form, the overview and the logout page.
+
+use askama::Template;
+use credencial_application::AccountOverview;
+
+use crate::html::{Site, PROVIDER};
+
+/// The account's sections, as the navigation lists them: path and label.
+pub const NAV: [(&str, &str); 8] = [
+    ("/conta/", "Visão geral"),
+    ("/conta/experiencias/", "Experiências"),
+    ("/conta/formacoes/", "Formações"),
+    ("/conta/validacao/", "Validação"),
+    ("/conta/aplicativos/", "Aplicativos"),
+    ("/conta/acessos/", "Quem acessou meus dados"),
+    ("/conta/senha/", "Senha"),
+    ("/conta/sair/", "Sair"),
+];
+
+/// What the frame of a signed-in page needs: which section is shown.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame {
+    /// The path of the section shown (one of [`NAV`]'s), marked as current.
+    pub current: &'static str,
+}
+
+impl Frame {
+    /// The navigation's entries.
+    pub fn nav(&self) -> &'static [(&'static str, &'static str)] {
+        &NAV
+    }
+}
+
+/// The account's login form (`templates/account/login.html`).
+#[derive(Debug, Template)]
+#[template(path = "account/login.html")]
+pub struct Login<'a> {
+    /// Who the page speaks for.
+    pub site: &'static Site,
+    /// The page title.
+    pub title: &'a str,
+    /// Where the form posts.
+    pub action: &'a str,
+    /// A message (wrong password, expired form, …).
+    pub message: Option<&'a str>,
+    /// Hidden fields: the anti-forgery token and `next`.
+    pub hidden: Vec<(&'static str, &'a str)>,
+    /// The username typed before, shown again.
+    pub username: &'a str,
+    /// Whether to offer the sign-up page.
+    pub signup: bool,
+    /// The sign-up page's path.
+    pub signup_path: &'a str,
+}
+
+/// The overview (`templates/account/overview.html`).
+#[derive(Debug, Template)]
+#[template(path = "account/overview.html")]
+pub struct Overview<'a> {
+    /// Who the page speaks for.
+    pub site: &'static Site,
+    /// The page title.
+    pub title: &'a str,
+    /// The account frame.
+    pub frame: Frame,
+    /// A message to announce, if any.
+    pub message: Option<&'a str>,
+    /// The account.
+    pub account: &'a AccountOverview,
+}
+
+/// The logout page (`templates/account/logout.html`).
+#[derive(Debug, Template)]
+#[template(path = "account/logout.html")]
+pub struct Logout<'a> {
+    /// Who the page speaks for.
+    pub site: &'static Site,
+    /// The page title.
+    pub title: &'a str,
+    /// The account frame.
+    pub frame: Frame,
+    /// The anti-forgery token.
+    pub hidden: Vec<(&'static str, &'a str)>,
+}
+
+/// The overview of `account`.
+pub fn overview<'a>(account: &'a AccountOverview, message: Option<&'a str>) -> Overview<'a> {
+    Overview { site: &PROVIDER, title: "Minha conta", frame: Frame { current: "/conta/" }, message, account }
+}
+
+/// The logout page, its form carrying `form_token`.
+pub fn logout(form_token: &str) -> Logout<'_> {
+    Logout {
+        site: &PROVIDER,
+        title: "Sair",
+        frame: Frame { current: "/conta/sair/" },
+        hidden: vec![("csrf_token", form_token)],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn account() -> AccountOverview {
+        AccountOverview {
+            username: "bruno".into(),
+            name: "<b>Bruno</b>".into(),
+            email: "bruno@example.org".into(),
+            avatar: String::new(),
+            cpf_masked: Some("529.***.***-25".into()),
+            validated: false,
+        }
+    }
+
+    #[test]
+    fn the_overview_escapes_the_name_shows_the_masked_cpf_and_marks_its_section() {
+        let account = account();
+        let page = overview(&account, None).render().expect("renders");
+        assert!(!page.contains("<b>Bruno</b>") && page.contains("&#60;b&#62;Bruno"), "{page}");
+        assert!(page.contains("529.***.***-25"), "{page}");
+        assert!(page.contains("<a href=\"/conta/\" aria-current=\"page\">Visão geral</a>"), "{page}");
+        assert_eq!(page.matches("aria-current=\"page\"").count(), 1, "one current section");
+        assert!(page.contains("href=\"/conta/validacao/\">Validar meu cadastro"), "{page}");
+        assert!(page.contains("<nav class=\"account\" aria-label=\"Minha conta\">"), "{page}");
+    }
+}
