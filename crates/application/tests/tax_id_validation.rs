@@ -66,8 +66,11 @@ fn clock() -> Arc<MockClock> {
     Arc::new(clock)
 }
 
+/// What the fake tax authority answers.
+type Answer = fn() -> Result<ReceitaFederal, UpstreamError>;
+
 /// A tax authority answering `answer` exactly `times` times.
-fn registry(times: usize, answer: fn() -> Result<ReceitaFederal, UpstreamError>) -> MockTaxAuthority {
+fn registry(times: usize, answer: Answer) -> MockTaxAuthority {
     let mut tax = MockTaxAuthority::new();
     tax.expect_lookup().times(times).returning(move |cpf| {
         assert_eq!(cpf.as_str(), CPF, "the CPF on file is looked up");
@@ -215,7 +218,7 @@ async fn an_attempt_that_loses_the_race_for_the_last_slot_is_limited_and_compare
 
 #[tokio::test]
 async fn a_registry_that_is_down_or_does_not_know_the_cpf_changes_nothing_and_costs_no_attempt() {
-    let cases: [(fn() -> Result<ReceitaFederal, UpstreamError>, &str); 3] = [
+    let cases: [(Answer, &str); 3] = [
         (
             || Err(UpstreamError::BadResponse("status 500".into())),
             "O serviço da Receita Federal está indisponível no momento.",

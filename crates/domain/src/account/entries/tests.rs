@@ -28,6 +28,9 @@ fn refusals(kind: EntryKind, form: &EntryForm<'_>) -> Vec<(&'static str, String)
     }
 }
 
+/// A form of a kind and the refusals it should get.
+type Case<'a> = (EntryKind, EntryForm<'a>, Vec<(&'static str, &'a str)>);
+
 fn owned(want: Vec<(&'static str, &str)>) -> Vec<(&'static str, String)> {
     want.into_iter().map(|(f, m)| (f, m.to_owned())).collect()
 }
@@ -58,7 +61,7 @@ fn forms_of_both_kinds_are_refused_field_by_field_in_portuguese_under_the_contra
     let long = "x".repeat(MAX_TEXT_CHARS + 1);
     let long_descricao = "y".repeat(MAX_DESCRICAO_CHARS + 1);
     let (exp, deg) = (EntryKind::Experience, EntryKind::Degree);
-    let cases: Vec<(EntryKind, EntryForm<'_>, Vec<(&'static str, &str)>)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         (exp, EntryForm { data_fim: "2019-01-31", ..EXPERIENCE }, vec![("data_fim", MSG_FIM_ANTES_DO_INICIO)]),
         (exp, EntryForm { data_fim: "2019-02-01", ..EXPERIENCE }, vec![]),
         (exp, EntryForm { place: "   ", ..EXPERIENCE }, vec![("estabelecimento", "Informe o estabelecimento.")]),
