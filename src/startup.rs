@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Server;
+use credencial_adapters_postgres::account::{PgOwnEntryRepository, PgTaxIdValidationStore};
 use credencial_adapters_postgres::{
     known_versions, schema_status, PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore, PgLoginFailureLog,
     PgOAuthClientRepository, PgPool, PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore,
@@ -17,8 +18,9 @@ use credencial_adapters_upstream::{
 use credencial_app_actix::account::AccountSettings;
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::{
-    AccountService, ClientLoginConfig, ClientLoginService, LoginThrottle, OAuthService, PasswordHasher, ProfileService,
-    Registries, ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
+    AccountService, ClientLoginConfig, ClientLoginService, LoginThrottle, OAuthService, OwnEntryService,
+    PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, TaxIdValidationService, TokenService,
+    TokenServiceConfig,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -138,7 +140,7 @@ impl Application {
             Arc::new(PgAuthorizationCodeStore::new(pool.clone())),
             refresh_tokens,
             Arc::clone(&profiles),
-            clock,
+            Arc::clone(&clock),
         );
         let http = HttpSettings {
             token_prefix: Some(settings.token_prefix.clone()),
@@ -151,13 +153,25 @@ impl Application {
             account: AccountSettings { signup_enabled: settings.signup_enabled.unwrap_or(mode == Mode::Demo) },
         };
         let oauth = Arc::new(oauth);
-        let background = BackgroundTasks::start(Arc::clone(&oauth), Arc::clone(&tokens));
+        let own_entries = Arc::new(OwnEntryService::new(
+            Arc::new(PgUserRepository::new(pool.clone())),
+            Arc::new(PgOwnEntryRepository::new(pool.clone())),
+        ));
+        let tax_id_validation = Arc::new(TaxIdValidationService::new(
+            Arc::new(PgProfileRepository::new(pool.clone())),
+            Arc::new(PgTaxIdValidationStore::new(pool.clone())),
+            Arc::clone(&profiles),
+            clock,
+        ));
+        let background =
+            BackgroundTasks::start(Arc::clone(&oauth), Arc::clone(&tokens), Arc::clone(&tax_id_validation));
         let readiness = Arc::new(PgReadinessProbe::new(pool.clone()));
         let accounts = Arc::new(AccountService::new(
             Arc::new(PgUserRepository::new(pool.clone())),
             Arc::new(PgProfileRepository::new(pool.clone())),
         ));
-        let services = Services { tokens, profiles, oauth, accounts, client_login, readiness };
+        let services =
+            Services { tokens, profiles, oauth, accounts, own_entries, tax_id_validation, client_login, readiness };
         let server = build_server(listener, services, http)?;
         tracing::info!(address = %local, ?mode, "credencial is serving");
         Ok(Self { port: local.port(), server, shutdown_timeout_secs: settings.shutdown_timeout_secs, background, pool })
@@ -265,10 +279,11 @@ struct BackgroundTasks {
 
 impl BackgroundTasks {
     /// Starts the purge of expired authorization codes, expired refresh
-    /// tokens and ended failure windows.
-    fn start(oauth: Arc<OAuthService>, tokens: Arc<TokenService>) -> Self {
+    /// tokens, ended failure windows and validation attempts that no longer
+    /// count.
+    fn start(oauth: Arc<OAuthService>, tokens: Arc<TokenService>, validation: Arc<TaxIdValidationService>) -> Self {
         let (stop, stopped) = tokio::sync::watch::channel(());
-        let tasks = vec![tokio::spawn(purge_periodically(oauth, tokens, stopped))];
+        let tasks = vec![tokio::spawn(purge_periodically(oauth, tokens, validation, stopped))];
         Self { stop, tasks }
     }
 
@@ -418,16 +433,18 @@ fn cookie_key_material(settings: &Settings) -> Result<Vec<u8>, SettingsError> {
     Ok(material)
 }
 
-/// How often expired authorization codes and refresh tokens, and ended
-/// failure windows, are deleted.
+/// How often expired authorization codes and refresh tokens, ended failure
+/// windows and old validation attempts are deleted.
 const PURGE_INTERVAL: Duration = Duration::from_secs(10 * 60);
 
 /// Deletes expired authorization codes, expired refresh-token records and
-/// the brute-force limits' ended failure windows every [`PURGE_INTERVAL`] until `stop`'s sender goes away
+/// the brute-force limits' ended failure windows and the validation attempts
+/// out of their window every [`PURGE_INTERVAL`] until `stop`'s sender goes away
 /// (every instance does; the deletes are idempotent).
 async fn purge_periodically(
     oauth: Arc<OAuthService>,
     tokens: Arc<TokenService>,
+    validation: Arc<TaxIdValidationService>,
     mut stop: tokio::sync::watch::Receiver<()>,
 ) {
     let mut ticks = tokio::time::interval(PURGE_INTERVAL);
@@ -451,6 +468,11 @@ async fn purge_periodically(
             Ok(0) => {}
             Ok(n) => tracing::info!(deleted = n, "ended failure windows of the brute-force limits purged"),
             Err(e) => tracing::warn!(error = %e, "purging ended failure windows failed"),
+        }
+        match validation.purge_old_attempts().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deleted = n, "tax-id validation attempts out of their window purged"),
+            Err(e) => tracing::warn!(error = %e, "purging old tax-id validation attempts failed"),
         }
     }
 }

@@ -55,24 +55,24 @@ async fn at_the_provider(browser: &mut Browser, authorize: &str, user: &str, pas
 
 /// The whole login as `user`, starting with `next`; returns the callback's
 /// answer.
-async fn log_in(browser: &mut Browser, user: &str, password: &str, next: &str) -> Page {
+pub(crate) async fn log_in(browser: &mut Browser, user: &str, password: &str, next: &str) -> Page {
     let authorize = start_login(browser, next).await;
     let back = at_the_provider(browser, &authorize, user, password, "approve").await;
     browser.get(&back).await
 }
 
 #[derive(Debug, PartialEq)]
-struct HostRow {
-    username: String,
-    cpf: Option<String>,
-    email: Option<String>,
-    first_name: Option<String>,
-    last_name: Option<String>,
-    birth_date: Option<String>,
-    mother_name: Option<String>,
-    city: Option<String>,
-    state: Option<String>,
-    has_profile: bool,
+pub(crate) struct HostRow {
+    pub(crate) username: String,
+    pub(crate) cpf: Option<String>,
+    pub(crate) email: Option<String>,
+    pub(crate) first_name: Option<String>,
+    pub(crate) last_name: Option<String>,
+    pub(crate) birth_date: Option<String>,
+    pub(crate) mother_name: Option<String>,
+    pub(crate) city: Option<String>,
+    pub(crate) state: Option<String>,
+    pub(crate) has_profile: bool,
 }
 
 type Columns = (
@@ -88,7 +88,7 @@ type Columns = (
     bool,
 );
 
-async fn host_row(db: &TestDatabase, username: &str) -> HostRow {
+pub(crate) async fn host_row(db: &TestDatabase, username: &str) -> HostRow {
     let (username, cpf, email, first_name, last_name, birth_date, mother_name, city, state, has_profile): Columns =
         sqlx::query_as(
             "SELECT username::text, cpf::text, email::text, first_name::text, last_name::text, birth_date::text, \

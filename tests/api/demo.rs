@@ -97,3 +97,50 @@ async fn the_demo_registers_its_confidential_client_once_with_every_scope() {
     let stored = DjangoPbkdf2::parse(client.secret_hash.as_deref().expect("hashed")).expect("django format");
     assert!(stored.verify(demo::DEMO_CLIENT_SECRET));
 }
+
+#[tokio::test]
+async fn bruno_validates_himself_against_the_sandbox_adds_a_degree_and_his_record_gets_the_tax_columns() {
+    use crate::account::{form_token, log_in_at_account};
+    use crate::client_login::{host_row, log_in};
+    use crate::helpers::{spawn_demo, with};
+
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    let bruno = demo::DEMO_USERS.iter().find(|u| u.username == "bruno").expect("bruno");
+    let signed_in = log_in_at_account(&mut browser, "/conta/validacao/", bruno.username, bruno.password).await;
+    assert_eq!((signed_in.status, signed_in.location.as_deref()), (303, Some("/conta/validacao/")));
+    let page = browser.get("/conta/validacao/").await;
+    assert!(page.body.contains("Você tem 5 tentativas"), "{}", page.body);
+    // What the README tells him to type.
+    let typed = [("data_nascimento", "1991-07-21"), ("nome_mae", "Joana Pereira Lima")];
+    let done = browser.post("/conta/validacao/", &with(vec![("csrf_token".into(), form_token(&page))], &typed)).await;
+    assert_eq!((done.status, done.location.as_deref()), (303, Some("/conta/validacao/")), "{}", done.body);
+    assert!(browser.get("/conta/validacao/").await.body.contains("Seu cadastro está validado pela Receita Federal."));
+
+    let degree = [
+        ("instituicao", "Universidade Federal Rural do Semi-Árido"),
+        ("curso", "Ciência e Tecnologia"),
+        ("grau_formacao", "GRA"),
+        ("data_inicio", "2023-03-01"),
+        ("municipio", "Mossoró"),
+    ];
+    let token = form_token(&browser.get("/conta/formacoes/").await);
+    let added = browser.post("/conta/formacoes/", &with(vec![("csrf_token".into(), token)], &degree)).await;
+    assert_eq!(added.status, 303, "{}", added.body);
+
+    // The host application of the demo now gets the tax authority's columns.
+    let back = log_in(&mut browser, bruno.username, bruno.password, "/auth/me/").await;
+    assert_eq!(back.status, 303, "{}", back.body);
+    let row = host_row(&db, bruno.cpf).await;
+    assert_eq!(
+        (row.birth_date.as_deref(), row.mother_name.as_deref(), row.city.as_deref(), row.state.as_deref()),
+        (Some("1991-07-21"), Some("JOANA PEREIRA LIMA"), Some("MOSSORO"), Some("RN"))
+    );
+    let (profile,): (serde_json::Value,) = sqlx::query_as("SELECT profile FROM host_users WHERE username = $1")
+        .bind(bruno.cpf)
+        .fetch_one(&db.pool)
+        .await
+        .expect("row");
+    assert_eq!(profile["formacao_academica"][0]["curso"], "Ciência e Tecnologia");
+    assert_eq!(profile["formacao_academica"][0]["grau_formacao"], "Graduação");
+    assert_eq!(profile["receita_federal"]["dtNascimento"], "1991-07-21");
+}

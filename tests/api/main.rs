@@ -2,6 +2,8 @@
 //! database per test, wiremock behind every upstream.
 
 mod account;
+mod account_entries;
+mod account_validation;
 mod cli;
 mod client_login;
 mod clients;

@@ -5,12 +5,15 @@ use std::sync::Arc;
 
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
-use credencial_application::{AccountService, ClientLoginService, OAuthService, ProfileService, TokenService};
+use credencial_application::{
+    AccountService, ClientLoginService, OAuthService, OwnEntryService, ProfileService, TaxIdValidationService,
+    TokenService,
+};
 use credencial_ports::ReadinessProbe;
 
 use crate::telemetry::RequestLog;
 
-use crate::account::{AccountApi, AccountSettings};
+use crate::account::{AccountApi, AccountParts, AccountSettings};
 use crate::client_address::ClientAddressSource;
 use crate::client_login::ClientLoginApi;
 use crate::cookies::CookiePolicy;
@@ -73,6 +76,11 @@ pub struct Services {
     pub oauth: Arc<OAuthService>,
     /// The person's own account (`/conta/`).
     pub accounts: Arc<AccountService>,
+    /// The person's experiences and degrees (`/conta/experiencias/`,
+    /// `/conta/formacoes/`).
+    pub own_entries: Arc<OwnEntryService>,
+    /// The tax-id validation (`/conta/validacao/`).
+    pub tax_id_validation: Arc<TaxIdValidationService>,
     /// The client component (`/auth/login/`, `/auth/callback/`,
     /// `/auth/logout/`, `/auth/me/`), when enabled.
     pub client_login: Option<Arc<ClientLoginService>>,
@@ -103,6 +111,10 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let profiles = web::Data::from(services.profiles);
     let oauth = web::Data::from(services.oauth);
     let accounts = web::Data::from(services.accounts);
+    let account_parts = AccountParts {
+        entries: web::Data::from(services.own_entries),
+        validation: web::Data::from(services.tax_id_validation),
+    };
     let cookies = CookiePolicy { secure: settings.cookie_secure };
     let client_login = services.client_login;
     let client_address = web::Data::new(settings.client_address.clone());
@@ -120,7 +132,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(resource(openapi::PATH, "GET").route(web::get().to(openapi::document)))
             .service(profile::resource_for(profiles.clone()))
             .service(OAuthApi::new(oauth.clone(), cookies))
-            .service(AccountApi::new(oauth.clone(), accounts.clone(), cookies, s.account));
+            .service(AccountApi::new(oauth.clone(), accounts.clone(), account_parts.clone(), cookies, s.account));
         if let Some(prefix) = &s.token_prefix {
             app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
         }

@@ -6,8 +6,10 @@ pub mod client_login;
 pub mod error;
 pub mod hashing;
 pub mod oauth;
+pub mod own_entries;
 pub mod profile;
 pub mod scope_cache;
+pub mod tax_id_validation;
 pub mod throttle;
 pub mod tokens;
 pub mod user_admin;
@@ -22,8 +24,10 @@ pub use hashing::{HashSlot, PasswordHasher};
 pub use oauth::{
     AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, OAuthTokens, SignedSession, TokenRequest,
 };
+pub use own_entries::{EntrySave, OwnEntryService};
 pub use profile::{ProfileService, Registries};
 pub use scope_cache::{ScopeCache, ScopeTtls};
+pub use tax_id_validation::{TaxIdValidationService, ValidationOutcome, ValidationState};
 pub use throttle::LoginThrottle;
 pub use tokens::{AuthenticatedUser, RefreshedPair, TokenPair, TokenService, TokenServiceConfig};
 pub use user_admin::{NewAccount, UserAdminService, UserPage};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{assemble, Experience, UpstreamScopeData};
-use credencial_domain::{Claims, Cnes, Cpf, CursosCdp, Scope, ScopeSet, TokenError, UserId};
+use credencial_domain::{Claims, Cnes, Cpf, CursosCdp, ReceitaFederal, Scope, ScopeSet, TokenError, UserId};
 use credencial_ports::{
     CdpDirectory, CnesRegistry, OAuthClientRepository, ProfileRepository, TaxAuthority, UpstreamError,
 };
@@ -16,6 +16,9 @@ use crate::scope_cache::ScopeCache;
 
 /// `erro` text when a user has no (valid) CPF to look registries up by.
 pub const ERRO_SEM_CPF: &str = "O usuário não possui CPF válido cadastrado.";
+
+/// `erro` text when the tax authority's answer cannot be used.
+pub const ERRO_RECEITA_INDISPONIVEL: &str = "O serviço da Receita Federal está indisponível no momento.";
 
 /// The upstream registries the profile service reads.
 #[derive(Clone)]
@@ -128,6 +131,25 @@ impl ProfileService {
             tracing::info!(user = user.0, bonds = cnes.vinculos.len(), "experiences supplemented from CNES");
         }
         Ok(())
+    }
+
+    /// The tax authority's record of `cpf` (the CPF on file of `user`),
+    /// through the cache of `user`'s `receita_federal` answers: fresh, else
+    /// asked of the registry (and kept), else stale. For the tax-id
+    /// validation, which must compare with what `receita_federal` answers.
+    /// Errors: the `erro` text the scope would answer (in Portuguese, for
+    /// the person) when there is neither an answer nor a kept record.
+    pub async fn tax_record(&self, user: UserId, cpf: &Cpf) -> Result<ReceitaFederal, String> {
+        let answer = self.cache.get(user, &[Scope::ReceitaFederal], |scope| self.fetch(scope, cpf)).await;
+        match answer.into_iter().next() {
+            Some((_, UpstreamScopeData::Value(value))) => serde_json::from_value(value).map_err(|_| {
+                // The error text may quote the record's values: not logged.
+                tracing::warn!("a kept tax record does not have the contract's shape");
+                ERRO_RECEITA_INDISPONIVEL.to_owned()
+            }),
+            Some((_, UpstreamScopeData::Erro(erro))) => Err(erro),
+            None => Err(ERRO_RECEITA_INDISPONIVEL.to_owned()),
+        }
     }
 
     async fn fetch(&self, scope: Scope, cpf: &Cpf) -> Result<Value, UpstreamError> {

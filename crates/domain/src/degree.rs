@@ -39,6 +39,11 @@ const TABLE: [(Degree, &str, &str); 10] = [
 ];
 
 impl Degree {
+    /// The ten degrees, in the contract's order.
+    pub fn all() -> impl Iterator<Item = Self> {
+        TABLE.iter().map(|(d, _, _)| *d)
+    }
+
     /// The degree of a stored code (`GRA`…`ERM`).
     pub fn from_code(code: &str) -> Option<Self> {
         TABLE.iter().find(|(_, c, _)| *c == code).map(|(d, _, _)| *d)

@@ -1,11 +1,12 @@
-//! [`OwnEntryRepository`] on `experiences` and `degrees`: every statement
+//! [`OwnEntryRepository`] on `experiences` and `degrees`: one set of
+//! statements for both, from a description of each table. Every statement
 //! names both the entry id and the owner, so another person's id matches
 //! nothing.
 
 use async_trait::async_trait;
-use credencial_domain::account::{DegreeEntry, EntryId, ExperienceEntry};
+use credencial_domain::account::{Entry, EntryId, EntryKind};
 use credencial_domain::{Degree, UserId};
-use credencial_ports::account::{OwnDegree, OwnEntryRepository, OwnExperience};
+use credencial_ports::account::{OwnEntry, OwnEntryRepository};
 use credencial_ports::RepositoryError;
 use sqlx::PgPool;
 
@@ -24,11 +25,79 @@ impl PgOwnEntryRepository {
     }
 }
 
+/// The table of one kind of entry and the names of its columns.
+struct Table {
+    /// The table.
+    name: &'static str,
+    /// The column that says where (`estabelecimento`, `instituicao`).
+    place: &'static str,
+    /// The column that says what (`profissao`, `curso`).
+    subject: &'static str,
+    /// The degree code's column, for degrees.
+    grau: Option<&'static str>,
+    /// Whether rows have an `origin` ('user' or 'cnes').
+    has_origin: bool,
+}
+
+const EXPERIENCES: Table =
+    Table { name: "experiences", place: "estabelecimento", subject: "profissao", grau: None, has_origin: true };
+const DEGREES: Table =
+    Table { name: "degrees", place: "instituicao", subject: "curso", grau: Some("grau"), has_origin: false };
+
+impl Table {
+    fn of(kind: EntryKind) -> &'static Self {
+        match kind {
+            EntryKind::Experience => &EXPERIENCES,
+            EntryKind::Degree => &DEGREES,
+        }
+    }
+
+    /// The rows of the table matching `filter`, in the profile answer's
+    /// order, with the columns of [`EntryRow`].
+    fn select(&self, filter: &str) -> String {
+        let Self { name, place, subject, .. } = self;
+        let grau = self.grau.map_or_else(|| "NULL::text".to_owned(), |g| format!("{g}::text"));
+        let from_cnes = if self.has_origin { "origin = 'cnes'" } else { "FALSE" };
+        format!(
+            "SELECT id, {place} AS place, {subject} AS subject, {grau} AS grau, \
+               to_char(data_inicio, 'YYYY-MM-DD') AS data_inicio, to_char(data_fim, 'YYYY-MM-DD') AS data_fim, \
+               municipio, descricao, {from_cnes} AS from_cnes \
+             FROM {name} WHERE {filter} ORDER BY data_inicio NULLS LAST, id"
+        )
+    }
+
+    /// Inserts a row typed by the user: `$1` the owner, `$2`…`$7` the
+    /// fields, `$8` the degree code (degrees only).
+    fn insert(&self) -> String {
+        let Self { name, place, subject, .. } = self;
+        let (grau, value) = self.grau.map_or((String::new(), ""), |g| (format!(", {g}"), ", $8"));
+        format!(
+            "INSERT INTO {name} (user_id, {place}, {subject}, data_inicio, data_fim, municipio, descricao{grau}) \
+             VALUES ($1, $2, $3, $4::date, $5::date, $6, $7{value}) RETURNING id"
+        )
+    }
+
+    /// Replaces the fields of `$8`, owned by `$1`, with `$2`…`$7` and `$9`
+    /// (the degree code, degrees only); the row is the user's own from then
+    /// on. Returns the id of the row it changed.
+    fn update(&self) -> String {
+        let Self { name, place, subject, .. } = self;
+        let grau = self.grau.map_or_else(String::new, |g| format!(", {g} = $9"));
+        let origin = if self.has_origin { ", origin = 'user'" } else { "" };
+        format!(
+            "UPDATE {name} SET {place} = $2, {subject} = $3, data_inicio = $4::date, data_fim = $5::date, \
+               municipio = $6, descricao = $7{grau}{origin} \
+             WHERE user_id = $1 AND id = $8 RETURNING id"
+        )
+    }
+}
+
 #[derive(sqlx::FromRow)]
-struct ExperienceRow {
+struct EntryRow {
     id: i64,
-    estabelecimento: String,
-    profissao: String,
+    place: String,
+    subject: String,
+    grau: Option<String>,
     data_inicio: Option<String>,
     data_fim: Option<String>,
     municipio: String,
@@ -36,196 +105,89 @@ struct ExperienceRow {
     from_cnes: bool,
 }
 
-impl From<ExperienceRow> for OwnExperience {
-    fn from(r: ExperienceRow) -> Self {
-        Self {
-            id: EntryId(r.id),
-            estabelecimento: r.estabelecimento,
-            profissao: r.profissao,
-            data_inicio: r.data_inicio,
-            data_fim: r.data_fim,
-            municipio: r.municipio,
-            descricao: r.descricao,
-            from_cnes: r.from_cnes,
-        }
-    }
-}
-
-#[derive(sqlx::FromRow)]
-struct DegreeRow {
-    id: i64,
-    instituicao: String,
-    curso: String,
-    grau: String,
-    data_inicio: String,
-    data_fim: Option<String>,
-    municipio: String,
-    descricao: String,
-}
-
-impl TryFrom<DegreeRow> for OwnDegree {
-    type Error = RepositoryError;
-
-    fn try_from(r: DegreeRow) -> Result<Self, Self::Error> {
-        let grau = Degree::from_code(&r.grau)
-            .ok_or_else(|| RepositoryError::Unexpected(format!("degree code {:?}", r.grau)))?;
-        Ok(Self {
-            id: EntryId(r.id),
-            instituicao: r.instituicao,
-            curso: r.curso,
+impl EntryRow {
+    fn into_entry(self, kind: EntryKind) -> Result<OwnEntry, RepositoryError> {
+        let grau = match (kind, self.grau.as_deref()) {
+            (EntryKind::Experience, _) => None,
+            (EntryKind::Degree, code) => Some(
+                code.and_then(Degree::from_code)
+                    .ok_or_else(|| RepositoryError::Unexpected(format!("degree code {code:?}")))?,
+            ),
+        };
+        Ok(OwnEntry {
+            id: EntryId(self.id),
+            kind,
+            place: self.place,
+            subject: self.subject,
             grau,
-            data_inicio: r.data_inicio,
-            data_fim: r.data_fim,
-            municipio: r.municipio,
-            descricao: r.descricao,
+            data_inicio: self.data_inicio,
+            data_fim: self.data_fim,
+            municipio: self.municipio,
+            descricao: self.descricao,
+            from_cnes: self.from_cnes,
         })
     }
 }
 
-const EXPERIENCE_COLUMNS: &str = "id, estabelecimento, profissao, \
-     to_char(data_inicio, 'YYYY-MM-DD') AS data_inicio, to_char(data_fim, 'YYYY-MM-DD') AS data_fim, \
-     municipio, descricao, origin = 'cnes' AS from_cnes";
-
-const DEGREE_COLUMNS: &str = "id, instituicao, curso, grau, \
-     to_char(data_inicio, 'YYYY-MM-DD') AS data_inicio, to_char(data_fim, 'YYYY-MM-DD') AS data_fim, \
-     municipio, descricao";
+/// `entry`'s fields bound as `$2`…`$7` after the owner `$1`.
+fn bind_fields<'q>(
+    query: sqlx::query::QueryAs<'q, sqlx::Postgres, (i64,), sqlx::postgres::PgArguments>,
+    user: UserId,
+    entry: &'q Entry,
+) -> sqlx::query::QueryAs<'q, sqlx::Postgres, (i64,), sqlx::postgres::PgArguments> {
+    query
+        .bind(user.0)
+        .bind(entry.place())
+        .bind(entry.subject())
+        .bind(entry.data_inicio().as_str())
+        .bind(entry.data_fim().map(|d| d.as_str()))
+        .bind(entry.municipio())
+        .bind(entry.descricao())
+}
 
 #[async_trait]
 impl OwnEntryRepository for PgOwnEntryRepository {
-    async fn experiences(&self, user: UserId) -> Result<Vec<OwnExperience>, RepositoryError> {
-        let sql = format!(
-            "SELECT {EXPERIENCE_COLUMNS} FROM experiences WHERE user_id = $1 ORDER BY data_inicio NULLS LAST, id"
-        );
-        let rows: Vec<ExperienceRow> =
+    async fn list(&self, user: UserId, kind: EntryKind) -> Result<Vec<OwnEntry>, RepositoryError> {
+        let sql = Table::of(kind).select("user_id = $1");
+        let rows: Vec<EntryRow> =
             sqlx::query_as(&sql).bind(user.0).fetch_all(&self.pool).await.map_err(to_repository_error)?;
-        Ok(rows.into_iter().map(Into::into).collect())
+        rows.into_iter().map(|r| r.into_entry(kind)).collect()
     }
 
-    async fn experience(&self, user: UserId, id: EntryId) -> Result<Option<OwnExperience>, RepositoryError> {
-        let sql = format!("SELECT {EXPERIENCE_COLUMNS} FROM experiences WHERE id = $1 AND user_id = $2");
-        let row: Option<ExperienceRow> = sqlx::query_as(&sql)
-            .bind(id.0)
+    async fn find(&self, user: UserId, kind: EntryKind, id: EntryId) -> Result<Option<OwnEntry>, RepositoryError> {
+        let sql = Table::of(kind).select("user_id = $1 AND id = $2");
+        let row: Option<EntryRow> = sqlx::query_as(&sql)
             .bind(user.0)
+            .bind(id.0)
             .fetch_optional(&self.pool)
             .await
             .map_err(to_repository_error)?;
-        Ok(row.map(Into::into))
+        row.map(|r| r.into_entry(kind)).transpose()
     }
 
-    async fn add_experience(&self, user: UserId, e: &ExperienceEntry) -> Result<EntryId, RepositoryError> {
-        let (id,): (i64,) = sqlx::query_as(
-            "INSERT INTO experiences \
-               (user_id, estabelecimento, profissao, data_inicio, data_fim, municipio, descricao, origin) \
-             VALUES ($1, $2, $3, $4::date, $5::date, $6, $7, 'user') RETURNING id",
-        )
-        .bind(user.0)
-        .bind(e.estabelecimento())
-        .bind(e.profissao())
-        .bind(e.data_inicio().as_str())
-        .bind(e.data_fim().map(|d| d.as_str()))
-        .bind(e.municipio())
-        .bind(e.descricao())
-        .fetch_one(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
+    async fn add(&self, user: UserId, entry: &Entry) -> Result<EntryId, RepositoryError> {
+        let sql = Table::of(entry.kind()).insert();
+        let mut query = bind_fields(sqlx::query_as(&sql), user, entry);
+        if let Some(grau) = entry.grau() {
+            query = query.bind(grau.code());
+        }
+        let (id,) = query.fetch_one(&self.pool).await.map_err(to_repository_error)?;
         Ok(EntryId(id))
     }
 
-    async fn update_experience(&self, user: UserId, id: EntryId, e: &ExperienceEntry) -> Result<bool, RepositoryError> {
-        let done = sqlx::query(
-            "UPDATE experiences SET estabelecimento = $3, profissao = $4, data_inicio = $5::date, \
-               data_fim = $6::date, municipio = $7, descricao = $8 \
-             WHERE id = $1 AND user_id = $2",
-        )
-        .bind(id.0)
-        .bind(user.0)
-        .bind(e.estabelecimento())
-        .bind(e.profissao())
-        .bind(e.data_inicio().as_str())
-        .bind(e.data_fim().map(|d| d.as_str()))
-        .bind(e.municipio())
-        .bind(e.descricao())
-        .execute(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
-        Ok(done.rows_affected() == 1)
+    async fn update(&self, user: UserId, id: EntryId, entry: &Entry) -> Result<bool, RepositoryError> {
+        let sql = Table::of(entry.kind()).update();
+        let mut query = bind_fields(sqlx::query_as(&sql), user, entry).bind(id.0);
+        if let Some(grau) = entry.grau() {
+            query = query.bind(grau.code());
+        }
+        let row = query.fetch_optional(&self.pool).await.map_err(to_repository_error)?;
+        Ok(row.is_some())
     }
 
-    async fn delete_experience(&self, user: UserId, id: EntryId) -> Result<bool, RepositoryError> {
-        let done = sqlx::query("DELETE FROM experiences WHERE id = $1 AND user_id = $2")
-            .bind(id.0)
-            .bind(user.0)
-            .execute(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(done.rows_affected() == 1)
-    }
-
-    async fn degrees(&self, user: UserId) -> Result<Vec<OwnDegree>, RepositoryError> {
-        let sql = format!("SELECT {DEGREE_COLUMNS} FROM degrees WHERE user_id = $1 ORDER BY data_inicio, id");
-        let rows: Vec<DegreeRow> =
-            sqlx::query_as(&sql).bind(user.0).fetch_all(&self.pool).await.map_err(to_repository_error)?;
-        rows.into_iter().map(TryInto::try_into).collect()
-    }
-
-    async fn degree(&self, user: UserId, id: EntryId) -> Result<Option<OwnDegree>, RepositoryError> {
-        let sql = format!("SELECT {DEGREE_COLUMNS} FROM degrees WHERE id = $1 AND user_id = $2");
-        let row: Option<DegreeRow> = sqlx::query_as(&sql)
-            .bind(id.0)
-            .bind(user.0)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        row.map(TryInto::try_into).transpose()
-    }
-
-    async fn add_degree(&self, user: UserId, d: &DegreeEntry) -> Result<EntryId, RepositoryError> {
-        let (id,): (i64,) = sqlx::query_as(
-            "INSERT INTO degrees (user_id, instituicao, curso, grau, data_inicio, data_fim, municipio, descricao) \
-             VALUES ($1, $2, $3, $4, $5::date, $6::date, $7, $8) RETURNING id",
-        )
-        .bind(user.0)
-        .bind(d.instituicao())
-        .bind(d.curso())
-        .bind(d.grau().code())
-        .bind(d.data_inicio().as_str())
-        .bind(d.data_fim().map(|x| x.as_str()))
-        .bind(d.municipio())
-        .bind(d.descricao())
-        .fetch_one(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
-        Ok(EntryId(id))
-    }
-
-    async fn update_degree(&self, user: UserId, id: EntryId, d: &DegreeEntry) -> Result<bool, RepositoryError> {
-        let done = sqlx::query(
-            "UPDATE degrees SET instituicao = $3, curso = $4, grau = $5, data_inicio = $6::date, \
-               data_fim = $7::date, municipio = $8, descricao = $9 \
-             WHERE id = $1 AND user_id = $2",
-        )
-        .bind(id.0)
-        .bind(user.0)
-        .bind(d.instituicao())
-        .bind(d.curso())
-        .bind(d.grau().code())
-        .bind(d.data_inicio().as_str())
-        .bind(d.data_fim().map(|x| x.as_str()))
-        .bind(d.municipio())
-        .bind(d.descricao())
-        .execute(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
-        Ok(done.rows_affected() == 1)
-    }
-
-    async fn delete_degree(&self, user: UserId, id: EntryId) -> Result<bool, RepositoryError> {
-        let done = sqlx::query("DELETE FROM degrees WHERE id = $1 AND user_id = $2")
-            .bind(id.0)
-            .bind(user.0)
-            .execute(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
+    async fn delete(&self, user: UserId, kind: EntryKind, id: EntryId) -> Result<bool, RepositoryError> {
+        let sql = format!("DELETE FROM {} WHERE user_id = $1 AND id = $2", Table::of(kind).name);
+        let done = sqlx::query(&sql).bind(user.0).bind(id.0).execute(&self.pool).await.map_err(to_repository_error)?;
         Ok(done.rows_affected() == 1)
     }
 }

@@ -17,13 +17,17 @@
 // the helpers below: one per request, never on a hot path.
 #![allow(clippy::result_large_err)]
 
+pub mod entries;
 pub mod pages;
+pub mod validation;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
-use credencial_application::{AccountService, LoginSession, OAuthService, ServiceError};
+use credencial_application::{
+    AccountService, LoginSession, OAuthService, OwnEntryService, ServiceError, TaxIdValidationService,
+};
 use secrecy::SecretString;
 
 use crate::client_address::client_address;
@@ -61,6 +65,17 @@ pub struct AccountApi {
     accounts: web::Data<AccountService>,
     cookies: web::Data<CookiePolicy>,
     settings: web::Data<AccountSettings>,
+    entries: web::Data<OwnEntryService>,
+    validation: web::Data<TaxIdValidationService>,
+}
+
+/// The use cases of the account pages beyond the overview.
+#[derive(Clone)]
+pub struct AccountParts {
+    /// Experiences and degrees (`/conta/experiencias/`, `/conta/formacoes/`).
+    pub entries: web::Data<OwnEntryService>,
+    /// Tax-id validation (`/conta/validacao/`).
+    pub validation: web::Data<TaxIdValidationService>,
 }
 
 impl AccountApi {
@@ -68,10 +83,18 @@ impl AccountApi {
     pub fn new(
         oauth: web::Data<OAuthService>,
         accounts: web::Data<AccountService>,
+        parts: AccountParts,
         cookies: CookiePolicy,
         settings: AccountSettings,
     ) -> Self {
-        Self { oauth, accounts, cookies: web::Data::new(cookies), settings: web::Data::new(settings) }
+        Self {
+            oauth,
+            accounts,
+            cookies: web::Data::new(cookies),
+            settings: web::Data::new(settings),
+            entries: parts.entries,
+            validation: parts.validation,
+        }
     }
 
     fn with_data(&self, r: Resource) -> Resource {
@@ -79,6 +102,8 @@ impl AccountApi {
             .app_data(self.accounts.clone())
             .app_data(self.cookies.clone())
             .app_data(self.settings.clone())
+            .app_data(self.entries.clone())
+            .app_data(self.validation.clone())
     }
 }
 
@@ -93,6 +118,8 @@ impl HttpServiceFactory for AccountApi {
             .route(web::get().to(logout_get))
             .route(web::post().to(logout_post))
             .register(config);
+        entries::register(config, |r| self.with_data(r));
+        validation::register(config, |r| self.with_data(r));
     }
 }
 

@@ -1,11 +1,13 @@
 //! The entries a person registers: `experiencia_profissional` and
-//! `formacao_academica`. Forms come in as typed text; what passes the rules
-//! is an entry the storage can trust.
+//! `formacao_academica`. Both have one shape — where (an establishment or
+//! an institution), what (a profession or a course), a period, a
+//! municipality and a description — and a degree adds its level, so one set
+//! of rules serves both kinds. Forms come in as typed text; what passes the
+//! rules is an [`Entry`] the storage can trust.
 
 use crate::account::date::IsoDate;
 use crate::account::fields::FieldErrors;
 use crate::degree::Degree;
-use crate::profile::{AcademicDegree, Experience};
 
 /// Primary key of a stored entry (an experience or a degree).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,42 +23,55 @@ pub const MSG_DATA_INVALIDA: &str = "Informe uma data válida no formato AAAA-MM
 /// Message of an end before its start.
 pub const MSG_FIM_ANTES_DO_INICIO: &str = "A data de término não pode ser anterior à data de início.";
 
-/// The experience form as typed (field names are the contract's).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ExperienceForm<'a> {
-    /// Establishment (required).
-    pub estabelecimento: &'a str,
-    /// Profession (required).
-    pub profissao: &'a str,
-    /// Start, `YYYY-MM-DD` (required).
-    pub data_inicio: &'a str,
-    /// End, `YYYY-MM-DD`, empty while it goes on.
-    pub data_fim: &'a str,
-    /// Municipality (required).
-    pub municipio: &'a str,
-    /// Description (optional).
-    pub descricao: &'a str,
+/// Which of the person's two lists an entry belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EntryKind {
+    /// A professional experience (`experiencia_profissional`).
+    Experience,
+    /// An academic degree (`formacao_academica`).
+    Degree,
 }
 
-/// A professional experience that passed the rules.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExperienceEntry {
-    estabelecimento: String,
-    profissao: String,
-    data_inicio: IsoDate,
-    data_fim: Option<IsoDate>,
-    municipio: String,
-    descricao: String,
+const EXPERIENCE_FIELDS: [&str; 6] =
+    ["estabelecimento", "profissao", "data_inicio", "data_fim", "municipio", "descricao"];
+const DEGREE_FIELDS: [&str; 7] =
+    ["instituicao", "curso", "grau_formacao", "data_inicio", "data_fim", "municipio", "descricao"];
+
+impl EntryKind {
+    /// The field that says where: `estabelecimento` or `instituicao`.
+    pub fn place_field(self) -> &'static str {
+        match self {
+            Self::Experience => "estabelecimento",
+            Self::Degree => "instituicao",
+        }
+    }
+
+    /// The field that says what: `profissao` or `curso`.
+    pub fn subject_field(self) -> &'static str {
+        match self {
+            Self::Experience => "profissao",
+            Self::Degree => "curso",
+        }
+    }
+
+    /// The form's fields, named as the contract names them, in form order.
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Self::Experience => &EXPERIENCE_FIELDS,
+            Self::Degree => &DEGREE_FIELDS,
+        }
+    }
 }
 
-/// The degree form as typed (field names are the contract's).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DegreeForm<'a> {
-    /// Institution (required).
-    pub instituicao: &'a str,
-    /// Course (required).
-    pub curso: &'a str,
-    /// One of the contract's ten codes (`GRA` … `ERM`).
+/// An entry form as typed; which fields it has depends on the kind (a
+/// degree has `grau_formacao`, an experience ignores it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EntryForm<'a> {
+    /// `estabelecimento` or `instituicao` (required).
+    pub place: &'a str,
+    /// `profissao` or `curso` (required).
+    pub subject: &'a str,
+    /// Degrees only: one of the contract's ten codes (`GRA` … `ERM`).
     pub grau_formacao: &'a str,
     /// Start, `YYYY-MM-DD` (required).
     pub data_inicio: &'a str,
@@ -68,23 +83,68 @@ pub struct DegreeForm<'a> {
     pub descricao: &'a str,
 }
 
-/// An academic degree that passed the rules.
+impl<'a> EntryForm<'a> {
+    /// The form of `kind` read by the contract's field names through
+    /// `field` (an absent field is empty).
+    pub fn read(kind: EntryKind, field: impl Fn(&'static str) -> Option<&'a str>) -> Self {
+        let get = |name| field(name).unwrap_or("");
+        Self {
+            place: get(kind.place_field()),
+            subject: get(kind.subject_field()),
+            grau_formacao: if kind == EntryKind::Degree { get("grau_formacao") } else { "" },
+            data_inicio: get("data_inicio"),
+            data_fim: get("data_fim"),
+            municipio: get("municipio"),
+            descricao: get("descricao"),
+        }
+    }
+
+    /// What was typed in the field `name` (the contract's name) of a `kind`
+    /// form; empty for a field the kind does not have.
+    pub fn value(&self, kind: EntryKind, name: &str) -> &'a str {
+        match name {
+            _ if name == kind.place_field() => self.place,
+            _ if name == kind.subject_field() => self.subject,
+            "grau_formacao" if kind == EntryKind::Degree => self.grau_formacao,
+            "data_inicio" => self.data_inicio,
+            "data_fim" => self.data_fim,
+            "municipio" => self.municipio,
+            "descricao" => self.descricao,
+            _ => "",
+        }
+    }
+}
+
+/// An experience or a degree that passed the rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DegreeEntry {
-    instituicao: String,
-    curso: String,
-    grau: Degree,
+pub struct Entry {
+    kind: EntryKind,
+    place: String,
+    subject: String,
+    grau: Option<Degree>,
     data_inicio: IsoDate,
     data_fim: Option<IsoDate>,
     municipio: String,
     descricao: String,
 }
 
-/// A required text field: trimmed, not empty, at most `max` characters.
-fn required_text(errors: &mut FieldErrors, field: &'static str, raw: &str, label: &str) -> String {
+/// The message of a required text field left empty.
+fn missing(field: &str) -> &'static str {
+    match field {
+        "estabelecimento" => "Informe o estabelecimento.",
+        "profissao" => "Informe a profissão.",
+        "instituicao" => "Informe a instituição.",
+        "curso" => "Informe o curso.",
+        "municipio" => "Informe o município.",
+        _ => "Preencha este campo.",
+    }
+}
+
+/// A required text field: trimmed, not empty, at most [`MAX_TEXT_CHARS`].
+fn required_text(errors: &mut FieldErrors, field: &'static str, raw: &str) -> String {
     let text = raw.trim();
     if text.is_empty() {
-        errors.push(field, format!("Informe {label}."));
+        errors.push(field, missing(field));
     } else {
         limit(errors, field, text, MAX_TEXT_CHARS);
     }
@@ -136,103 +196,57 @@ fn period(errors: &mut FieldErrors, inicio: &str, fim: &str) -> (Option<IsoDate>
     (start, end)
 }
 
-impl ExperienceEntry {
-    /// Checks the typed form: required fields, real dates, an end not before
-    /// its start, lengths. Every refused field is reported at once.
-    pub fn parse(form: &ExperienceForm<'_>) -> Result<Self, FieldErrors> {
+/// A degree's level: required, one of the contract's codes.
+fn degree(errors: &mut FieldErrors, code: &str) -> Option<Degree> {
+    let code = code.trim();
+    if code.is_empty() {
+        errors.push("grau_formacao", "Escolha o grau de formação.");
+        return None;
+    }
+    let grau = Degree::from_code(code);
+    if grau.is_none() {
+        errors.push("grau_formacao", "Escolha um grau de formação da lista.");
+    }
+    grau
+}
+
+impl Entry {
+    /// Checks a typed form of `kind`: required fields, a degree code of the
+    /// contract (degrees), real dates, an end not before its start,
+    /// lengths. Every refused field is reported at once, in form order.
+    pub fn parse(kind: EntryKind, form: &EntryForm<'_>) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::new();
-        let estabelecimento = required_text(&mut errors, "estabelecimento", form.estabelecimento, "o estabelecimento");
-        let profissao = required_text(&mut errors, "profissao", form.profissao, "a profissão");
+        let place = required_text(&mut errors, kind.place_field(), form.place);
+        let subject = required_text(&mut errors, kind.subject_field(), form.subject);
+        let grau = match kind {
+            EntryKind::Degree => degree(&mut errors, form.grau_formacao),
+            EntryKind::Experience => None,
+        };
         let (data_inicio, data_fim) = period(&mut errors, form.data_inicio, form.data_fim);
-        let municipio = required_text(&mut errors, "municipio", form.municipio, "o município");
+        let municipio = required_text(&mut errors, "municipio", form.municipio);
         let descricao = optional_text(&mut errors, "descricao", form.descricao, MAX_DESCRICAO_CHARS);
         match data_inicio {
             Some(data_inicio) if errors.is_empty() => {
-                Ok(Self { estabelecimento, profissao, data_inicio, data_fim, municipio, descricao })
+                Ok(Self { kind, place, subject, grau, data_inicio, data_fim, municipio, descricao })
             }
             _ => Err(errors),
         }
     }
 
-    /// Establishment.
-    pub fn estabelecimento(&self) -> &str {
-        &self.estabelecimento
+    /// Which list it belongs to.
+    pub fn kind(&self) -> EntryKind {
+        self.kind
     }
-    /// Profession.
-    pub fn profissao(&self) -> &str {
-        &self.profissao
+    /// Establishment (experience) or institution (degree).
+    pub fn place(&self) -> &str {
+        &self.place
     }
-    /// Start date.
-    pub fn data_inicio(&self) -> &IsoDate {
-        &self.data_inicio
+    /// Profession (experience) or course (degree).
+    pub fn subject(&self) -> &str {
+        &self.subject
     }
-    /// End date, if it ended.
-    pub fn data_fim(&self) -> Option<&IsoDate> {
-        self.data_fim.as_ref()
-    }
-    /// Municipality.
-    pub fn municipio(&self) -> &str {
-        &self.municipio
-    }
-    /// Description (may be empty).
-    pub fn descricao(&self) -> &str {
-        &self.descricao
-    }
-
-    /// The profile answer's form (datetimes at midnight, as the contract
-    /// writes them: `2019-02-01T00:00:00`).
-    pub fn to_profile(&self) -> Experience {
-        let at_midnight = |d: &IsoDate| format!("{d}T00:00:00");
-        Experience {
-            estabelecimento: self.estabelecimento.clone(),
-            profissao: self.profissao.clone(),
-            data_inicio: Some(at_midnight(&self.data_inicio)),
-            data_fim: self.data_fim.as_ref().map(at_midnight),
-            municipio: self.municipio.clone(),
-            descricao: self.descricao.clone(),
-        }
-    }
-}
-
-impl DegreeEntry {
-    /// Checks the typed form: required fields, a degree code of the
-    /// contract, real dates, an end not before its start, lengths. Every
-    /// refused field is reported at once.
-    pub fn parse(form: &DegreeForm<'_>) -> Result<Self, FieldErrors> {
-        let mut errors = FieldErrors::new();
-        let instituicao = required_text(&mut errors, "instituicao", form.instituicao, "a instituição");
-        let curso = required_text(&mut errors, "curso", form.curso, "o curso");
-        let grau = if form.grau_formacao.trim().is_empty() {
-            errors.push("grau_formacao", "Escolha o grau de formação.");
-            None
-        } else {
-            let g = Degree::from_code(form.grau_formacao.trim());
-            if g.is_none() {
-                errors.push("grau_formacao", "Escolha um grau de formação da lista.");
-            }
-            g
-        };
-        let (data_inicio, data_fim) = period(&mut errors, form.data_inicio, form.data_fim);
-        let municipio = required_text(&mut errors, "municipio", form.municipio, "o município");
-        let descricao = optional_text(&mut errors, "descricao", form.descricao, MAX_DESCRICAO_CHARS);
-        match (grau, data_inicio) {
-            (Some(grau), Some(data_inicio)) if errors.is_empty() => {
-                Ok(Self { instituicao, curso, grau, data_inicio, data_fim, municipio, descricao })
-            }
-            _ => Err(errors),
-        }
-    }
-
-    /// Institution.
-    pub fn instituicao(&self) -> &str {
-        &self.instituicao
-    }
-    /// Course.
-    pub fn curso(&self) -> &str {
-        &self.curso
-    }
-    /// Degree level.
-    pub fn grau(&self) -> Degree {
+    /// The degree's level; `None` for an experience (and only then).
+    pub fn grau(&self) -> Option<Degree> {
         self.grau
     }
     /// Start date.
@@ -250,19 +264,6 @@ impl DegreeEntry {
     /// Description (may be empty).
     pub fn descricao(&self) -> &str {
         &self.descricao
-    }
-
-    /// The stored/profile form of the degree.
-    pub fn to_profile(&self) -> AcademicDegree {
-        AcademicDegree {
-            instituicao: self.instituicao.clone(),
-            curso: self.curso.clone(),
-            data_inicio: self.data_inicio.to_string(),
-            data_fim: self.data_fim.as_ref().map(ToString::to_string),
-            municipio: self.municipio.clone(),
-            descricao: self.descricao.clone(),
-            grau: self.grau,
-        }
     }
 }
 

@@ -11,7 +11,7 @@ pub mod tax_id;
 
 pub use access_log::{AccessLogPage, ACCESS_LOG_PAGE_SIZE, ACCESS_LOG_PURGE_BATCH, DEFAULT_ACCESS_LOG_RETENTION_DAYS};
 pub use date::IsoDate;
-pub use entries::{DegreeEntry, DegreeForm, EntryId, ExperienceEntry, ExperienceForm};
+pub use entries::{Entry, EntryForm, EntryId, EntryKind};
 pub use fields::{FieldError, FieldErrors};
 pub use grant::{covers, effective_scopes, widen};
 pub use tax_id::{

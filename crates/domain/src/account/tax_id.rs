@@ -14,11 +14,18 @@ pub const MAX_VALIDATION_ATTEMPTS: u32 = 5;
 /// The attempts window: 24 hours, sliding.
 pub const VALIDATION_WINDOW_SECS: i64 = 24 * 60 * 60;
 
-/// What the person typed, checked for form (not yet compared).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the person typed, checked for form (not yet compared). `Debug`
+/// shows neither value: both are personal data that must never be logged.
+#[derive(Clone, PartialEq, Eq)]
 pub struct TaxIdClaim {
     birth_date: IsoDate,
     mother_name: String,
+}
+
+impl std::fmt::Debug for TaxIdClaim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaxIdClaim").finish_non_exhaustive()
+    }
 }
 
 /// The comparison's outcome; deliberately without a reason.

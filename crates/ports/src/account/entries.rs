@@ -2,21 +2,25 @@
 //! its owner.
 
 use async_trait::async_trait;
-use credencial_domain::account::{DegreeEntry, EntryId, ExperienceEntry};
+use credencial_domain::account::{Entry, EntryForm, EntryId, EntryKind};
 use credencial_domain::{Degree, UserId};
 
 use crate::error::RepositoryError;
 
-/// A stored professional experience, as the account pages list it.
+/// A stored experience or degree, as the account pages list it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnExperience {
+pub struct OwnEntry {
     /// The entry's id (for edit and delete).
     pub id: EntryId,
-    /// Establishment.
-    pub estabelecimento: String,
-    /// Profession.
-    pub profissao: String,
-    /// Start, `YYYY-MM-DD` (none for some entries taken from CNES).
+    /// Which list it is in.
+    pub kind: EntryKind,
+    /// Establishment (experience) or institution (degree).
+    pub place: String,
+    /// Profession (experience) or course (degree).
+    pub subject: String,
+    /// The degree's level (stored by code); `None` for an experience.
+    pub grau: Option<Degree>,
+    /// Start, `YYYY-MM-DD` (none for experiences taken from CNES).
     pub data_inicio: Option<String>,
     /// End, `YYYY-MM-DD`, if it ended.
     pub data_fim: Option<String>,
@@ -24,80 +28,52 @@ pub struct OwnExperience {
     pub municipio: String,
     /// Description (may be empty).
     pub descricao: String,
-    /// Whether it was supplemented from CNES rather than typed by the person.
+    /// Whether it was supplemented from CNES rather than typed by the
+    /// person (experiences only).
     pub from_cnes: bool,
 }
 
-/// A stored academic degree, as the account pages list it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnDegree {
-    /// The entry's id (for edit and delete).
-    pub id: EntryId,
-    /// Institution.
-    pub instituicao: String,
-    /// Course.
-    pub curso: String,
-    /// Degree level (stored by code).
-    pub grau: Degree,
-    /// Start, `YYYY-MM-DD`.
-    pub data_inicio: String,
-    /// End, `YYYY-MM-DD`, if it ended.
-    pub data_fim: Option<String>,
-    /// Municipality.
-    pub municipio: String,
-    /// Description (may be empty).
-    pub descricao: String,
+impl OwnEntry {
+    /// The entry as its edit form shows it.
+    pub fn form(&self) -> EntryForm<'_> {
+        EntryForm {
+            place: &self.place,
+            subject: &self.subject,
+            grau_formacao: self.grau.map_or("", Degree::code),
+            data_inicio: self.data_inicio.as_deref().unwrap_or(""),
+            data_fim: self.data_fim.as_deref().unwrap_or(""),
+            municipio: &self.municipio,
+            descricao: &self.descricao,
+        }
+    }
 }
 
 /// A person's own `experiencia_profissional` and `formacao_academica`
-/// entries. Every method is scoped by the owner: an id of another person's
-/// entry behaves exactly like an id that does not exist (nothing is read or
-/// touched).
+/// entries, one kind at a time. Every method is scoped by the owner: an id
+/// of another person's entry, or of an entry of the other kind, behaves
+/// exactly like an id that does not exist (nothing is read or touched).
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait OwnEntryRepository: Send + Sync + 'static {
-    /// The user's experiences in the profile answer's order (start, then
-    /// id; undated last). Errors: `Unexpected`.
-    async fn experiences(&self, user: UserId) -> Result<Vec<OwnExperience>, RepositoryError>;
+    /// The user's entries of `kind` in the profile answer's order (start,
+    /// then id; undated last). Errors: `Unexpected`.
+    async fn list(&self, user: UserId, kind: EntryKind) -> Result<Vec<OwnEntry>, RepositoryError>;
 
-    /// One experience of the user; `Ok(None)` when `id` is not the user's.
+    /// One entry of `kind` of the user; `Ok(None)` when `id` is not one.
     /// Errors: `Unexpected`.
-    async fn experience(&self, user: UserId, id: EntryId) -> Result<Option<OwnExperience>, RepositoryError>;
+    async fn find(&self, user: UserId, kind: EntryKind, id: EntryId) -> Result<Option<OwnEntry>, RepositoryError>;
 
-    /// Adds an experience typed by the user and returns its id.
-    /// Errors: `Unexpected` (also when the user does not exist).
-    async fn add_experience(&self, user: UserId, entry: &ExperienceEntry) -> Result<EntryId, RepositoryError>;
+    /// Adds `entry` (to the list of its kind) as typed by the user and
+    /// returns its id. Errors: `Unexpected` (also when the user does not
+    /// exist).
+    async fn add(&self, user: UserId, entry: &Entry) -> Result<EntryId, RepositoryError>;
 
-    /// Replaces the fields of the user's experience `id`; `Ok(false)` when
-    /// `id` is not the user's (nothing changed). Errors: `Unexpected`.
-    async fn update_experience(
-        &self,
-        user: UserId,
-        id: EntryId,
-        entry: &ExperienceEntry,
-    ) -> Result<bool, RepositoryError>;
+    /// Replaces the fields of the user's entry `id` (of `entry`'s kind),
+    /// which from then on counts as typed by the user; `Ok(false)` when
+    /// `id` is not one (nothing changed). Errors: `Unexpected`.
+    async fn update(&self, user: UserId, id: EntryId, entry: &Entry) -> Result<bool, RepositoryError>;
 
-    /// Deletes the user's experience `id`; `Ok(false)` when `id` is not the
-    /// user's (nothing deleted). Errors: `Unexpected`.
-    async fn delete_experience(&self, user: UserId, id: EntryId) -> Result<bool, RepositoryError>;
-
-    /// The user's degrees in the profile answer's order (start, then id).
-    /// Errors: `Unexpected`.
-    async fn degrees(&self, user: UserId) -> Result<Vec<OwnDegree>, RepositoryError>;
-
-    /// One degree of the user; `Ok(None)` when `id` is not the user's.
-    /// Errors: `Unexpected`.
-    async fn degree(&self, user: UserId, id: EntryId) -> Result<Option<OwnDegree>, RepositoryError>;
-
-    /// Adds a degree and returns its id. Errors: `Unexpected` (also when
-    /// the user does not exist).
-    async fn add_degree(&self, user: UserId, entry: &DegreeEntry) -> Result<EntryId, RepositoryError>;
-
-    /// Replaces the fields of the user's degree `id`; `Ok(false)` when `id`
-    /// is not the user's (nothing changed). Errors: `Unexpected`.
-    async fn update_degree(&self, user: UserId, id: EntryId, entry: &DegreeEntry) -> Result<bool, RepositoryError>;
-
-    /// Deletes the user's degree `id`; `Ok(false)` when `id` is not the
-    /// user's (nothing deleted). Errors: `Unexpected`.
-    async fn delete_degree(&self, user: UserId, id: EntryId) -> Result<bool, RepositoryError>;
+    /// Deletes the user's entry `id` of `kind`; `Ok(false)` when `id` is not
+    /// one (nothing deleted). Errors: `Unexpected`.
+    async fn delete(&self, user: UserId, kind: EntryKind, id: EntryId) -> Result<bool, RepositoryError>;
 }

@@ -7,7 +7,7 @@ pub mod grants;
 pub mod tax_id;
 
 pub use access_log::{AccessLog, AccessLogEntry, AccessLogRow};
-pub use entries::{OwnDegree, OwnEntryRepository, OwnExperience};
+pub use entries::{OwnEntry, OwnEntryRepository};
 pub use grants::{GrantRepository, GrantSummary};
 pub use tax_id::{CpfChange, TaxIdValidationStore};
 

@@ -56,12 +56,21 @@ fn a_claim_that_is_not_well_formed_is_refused_before_any_comparison() {
         ("", "Joana", vec![("data_nascimento", "Informe a data de nascimento.")]),
         ("21/07/1991", "Joana", vec![("data_nascimento", crate::account::entries::MSG_DATA_INVALIDA)]),
         ("1991-07-21", "  ", vec![("nome_mae", "Informe o nome da mãe.")]),
+        ("", "", vec![("data_nascimento", "Informe a data de nascimento."), ("nome_mae", "Informe o nome da mãe.")]),
+        ("1991-07-21", &"J".repeat(201), vec![("nome_mae", "Use no máximo 200 caracteres.")]),
     ];
     for (date, mae, want) in cases {
         let errors = TaxIdClaim::parse(date, mae).expect_err("refused");
         let got: Vec<_> = errors.iter().map(|e| (e.field, e.message.as_str())).collect();
         assert_eq!(got, want, "{date:?} {mae:?}");
     }
+}
+
+#[test]
+fn a_claim_never_shows_what_was_typed_in_debug() {
+    let claim = TaxIdClaim::parse("1991-07-21", "Joana Pereira Lima").expect("well-formed");
+    let shown = format!("{claim:?}");
+    assert!(!shown.contains("1991") && !shown.contains("Joana"), "{shown}");
 }
 
 const NOW: i64 = 1_900_000_000;
