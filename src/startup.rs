@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Server;
+use credencial_adapters_postgres::account::{PgAccessLog, PgGrantRepository};
 use credencial_adapters_postgres::{
     known_versions, schema_status, PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore, PgLoginFailureLog,
     PgOAuthClientRepository, PgPool, PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore,
@@ -16,8 +17,8 @@ use credencial_adapters_upstream::{
 };
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::{
-    ClientLoginConfig, ClientLoginService, LoginThrottle, OAuthService, PasswordHasher, ProfileService, Registries,
-    ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
+    ClientLoginConfig, ClientLoginService, GrantService, LoginThrottle, OAuthService, PasswordHasher, ProfileService,
+    Registries, ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -131,14 +132,22 @@ impl Application {
             settings.throttle_policy(),
         ));
         let tokens = Arc::new(service);
+        let grant_store = Arc::new(PgGrantRepository::new(pool.clone()));
         let oauth = OAuthService::new(
             Arc::clone(&tokens),
             Arc::new(PgOAuthClientRepository::new(pool.clone())),
             Arc::new(PgAuthorizationCodeStore::new(pool.clone())),
             refresh_tokens,
+            grant_store.clone(),
             Arc::clone(&profiles),
-            clock,
+            Arc::clone(&clock),
         );
+        let grants = Arc::new(GrantService::new(
+            grant_store,
+            Arc::new(PgAccessLog::new(pool.clone())),
+            clock,
+            settings.access_log_retention_days,
+        ));
         let http = HttpSettings {
             token_prefix: Some(settings.token_prefix.clone()),
             sandbox: mode == Mode::Demo,
@@ -149,9 +158,9 @@ impl Application {
             shutdown_timeout_secs: settings.shutdown_timeout_secs,
         };
         let oauth = Arc::new(oauth);
-        let background = BackgroundTasks::start(Arc::clone(&oauth), Arc::clone(&tokens));
+        let background = BackgroundTasks::start(Arc::clone(&oauth), Arc::clone(&tokens), Arc::clone(&grants));
         let readiness = Arc::new(PgReadinessProbe::new(pool.clone()));
-        let services = Services { tokens, profiles, oauth, client_login, readiness };
+        let services = Services { tokens, profiles, oauth, grants, client_login, readiness };
         let server = build_server(listener, services, http)?;
         tracing::info!(address = %local, ?mode, "credencial is serving");
         Ok(Self { port: local.port(), server, shutdown_timeout_secs: settings.shutdown_timeout_secs, background, pool })
@@ -259,10 +268,11 @@ struct BackgroundTasks {
 
 impl BackgroundTasks {
     /// Starts the purge of expired authorization codes, expired refresh
-    /// tokens and ended failure windows.
-    fn start(oauth: Arc<OAuthService>, tokens: Arc<TokenService>) -> Self {
+    /// tokens, ended failure windows and access-log entries past their
+    /// retention.
+    fn start(oauth: Arc<OAuthService>, tokens: Arc<TokenService>, grants: Arc<GrantService>) -> Self {
         let (stop, stopped) = tokio::sync::watch::channel(());
-        let tasks = vec![tokio::spawn(purge_periodically(oauth, tokens, stopped))];
+        let tasks = vec![tokio::spawn(purge_periodically(oauth, tokens, grants, stopped))];
         Self { stop, tasks }
     }
 
@@ -412,16 +422,19 @@ fn cookie_key_material(settings: &Settings) -> Result<Vec<u8>, SettingsError> {
     Ok(material)
 }
 
-/// How often expired authorization codes and refresh tokens, and ended
-/// failure windows, are deleted.
+/// How often expired authorization codes and refresh tokens, ended failure
+/// windows and access-log entries past their retention are deleted.
 const PURGE_INTERVAL: Duration = Duration::from_secs(10 * 60);
 
-/// Deletes expired authorization codes, expired refresh-token records and
-/// the brute-force limits' ended failure windows every [`PURGE_INTERVAL`] until `stop`'s sender goes away
-/// (every instance does; the deletes are idempotent).
+/// Deletes expired authorization codes, expired refresh-token records, the
+/// brute-force limits' ended failure windows and the access-log entries
+/// older than `access_log_retention_days` (in batches) every
+/// [`PURGE_INTERVAL`] until `stop`'s sender goes away (every instance does;
+/// the deletes are idempotent).
 async fn purge_periodically(
     oauth: Arc<OAuthService>,
     tokens: Arc<TokenService>,
+    grants: Arc<GrantService>,
     mut stop: tokio::sync::watch::Receiver<()>,
 ) {
     let mut ticks = tokio::time::interval(PURGE_INTERVAL);
@@ -445,6 +458,11 @@ async fn purge_periodically(
             Ok(0) => {}
             Ok(n) => tracing::info!(deleted = n, "ended failure windows of the brute-force limits purged"),
             Err(e) => tracing::warn!(error = %e, "purging ended failure windows failed"),
+        }
+        match grants.purge_access_log().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deleted = n, "access-log entries past their retention purged"),
+            Err(e) => tracing::warn!(error = %e, "purging the access log failed"),
         }
     }
 }
@@ -556,13 +574,18 @@ fn profile_service(
     };
     let ttls =
         ScopeTtls { receita_federal: s.receita_cache_secs, cnes: s.cnes_cache_secs, cursos_cdp: s.cdp_cache_secs };
-    let cache =
-        ScopeCache::new(Arc::new(PgSnapshotStore::new(pool.clone())), clock, ttls, s.scope_cache_memory_entries);
+    let cache = ScopeCache::new(
+        Arc::new(PgSnapshotStore::new(pool.clone())),
+        Arc::clone(&clock),
+        ttls,
+        s.scope_cache_memory_entries,
+    );
     Ok(ProfileService::new(
         Arc::new(PgOAuthClientRepository::new(pool.clone())),
         Arc::new(PgProfileRepository::new(pool.clone())),
         registries,
         cache,
+        clock,
     ))
 }
 

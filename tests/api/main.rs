@@ -4,11 +4,13 @@
 mod cli;
 mod client_login;
 mod clients;
+mod consent;
 mod consume;
 mod demo;
 mod errors;
 mod fault_server;
 mod faults;
+mod grants;
 mod helpers;
 mod oauth;
 mod openapi;

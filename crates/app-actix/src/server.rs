@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
-use credencial_application::{ClientLoginService, OAuthService, ProfileService, TokenService};
+use credencial_application::{ClientLoginService, GrantService, OAuthService, ProfileService, TokenService};
 use credencial_ports::ReadinessProbe;
 
 use crate::telemetry::RequestLog;
@@ -67,6 +67,9 @@ pub struct Services {
     pub profiles: Arc<ProfileService>,
     /// The OAuth2 provider (`/oauth/authorize/`, `/oauth/token/`).
     pub oauth: Arc<OAuthService>,
+    /// The person's authorized applications and access report (the
+    /// `/conta/` pages; application data of every route).
+    pub grants: Arc<GrantService>,
     /// The client component (`/auth/login/`, `/auth/callback/`,
     /// `/auth/logout/`, `/auth/me/`), when enabled.
     pub client_login: Option<Arc<ClientLoginService>>,
@@ -80,6 +83,7 @@ impl std::fmt::Debug for Services {
             .field("tokens", &self.tokens)
             .field("profiles", &self.profiles)
             .field("oauth", &self.oauth)
+            .field("grants", &self.grants)
             .field("client_login", &self.client_login)
             .finish_non_exhaustive()
     }
@@ -96,6 +100,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let data = web::Data::from(Arc::clone(&service));
     let profiles = web::Data::from(services.profiles);
     let oauth = web::Data::from(services.oauth);
+    let grants = web::Data::from(services.grants);
     let cookies = CookiePolicy { secure: settings.cookie_secure };
     let client_login = services.client_login;
     let client_address = web::Data::new(settings.client_address.clone());
@@ -108,6 +113,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .app_data(data.clone())
             .app_data(client_address.clone())
             .app_data(readiness.clone())
+            .app_data(grants.clone())
             .service(resource("/healthz", "GET").route(web::get().to(health::healthz)))
             .service(resource("/readyz", "GET").route(web::get().to(health::readyz)))
             .service(resource(openapi::PATH, "GET").route(web::get().to(openapi::document)))

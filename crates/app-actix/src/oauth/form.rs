@@ -46,8 +46,16 @@ impl FormError {
 }
 
 /// The names of the authorization request's parameters.
-const AUTHORIZATION_PARAMS: [&str; 7] =
-    ["response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method"];
+const AUTHORIZATION_PARAMS: [&str; 8] = [
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+    "prompt",
+];
 
 impl FormFields {
     /// Decodes form-encoded `bytes` (a body or a query string).
@@ -72,7 +80,7 @@ impl FormFields {
 
     /// The authorization request's parameters (`response_type`,
     /// `client_id`, `redirect_uri`, `scope`, `state`, `code_challenge`,
-    /// `code_challenge_method`). Errors: `Repeated`.
+    /// `code_challenge_method`, `prompt`). Errors: `Repeated`.
     pub fn authorization_params(&self) -> Result<AuthorizationParams, FormError> {
         Ok(AuthorizationParams {
             response_type: self.owned("response_type")?,
@@ -82,6 +90,7 @@ impl FormFields {
             state: self.owned("state")?,
             code_challenge: self.owned("code_challenge")?,
             code_challenge_method: self.owned("code_challenge_method")?,
+            prompt: self.owned("prompt")?,
         })
     }
 }
@@ -98,6 +107,7 @@ pub fn authorization_pairs(params: &AuthorizationParams) -> Vec<(&'static str, &
         &params.state,
         &params.code_challenge,
         &params.code_challenge_method,
+        &params.prompt,
     ];
     AUTHORIZATION_PARAMS.iter().zip(values).filter_map(|(name, value)| value.as_deref().map(|v| (*name, v))).collect()
 }
