@@ -156,14 +156,23 @@ mod tests {
 
     #[test]
     fn authorization_params_round_trip_through_their_pairs() {
-        let f =
-            FormFields::parse(b"client_id=portal&scope=cpf+cnes&state=a%26b&response_type=code&other=1").expect("form");
+        let f = FormFields::parse(
+            b"prompt=login+consent&client_id=portal&scope=cpf+cnes&state=a%26b&response_type=code&other=1",
+        )
+        .expect("form");
         let p = f.authorization_params().expect("params");
         assert_eq!(p.scope.as_deref(), Some("cpf cnes"));
         assert_eq!(p.state.as_deref(), Some("a&b"));
+        assert_eq!(p.prompt.as_deref(), Some("login consent"));
         assert_eq!(
             authorization_pairs(&p),
-            [("response_type", "code"), ("client_id", "portal"), ("scope", "cpf cnes"), ("state", "a&b")]
+            [
+                ("response_type", "code"),
+                ("client_id", "portal"),
+                ("scope", "cpf cnes"),
+                ("state", "a&b"),
+                ("prompt", "login consent")
+            ]
         );
         let twice = FormFields::parse(b"client_id=a&client_id=b").expect("form");
         assert_eq!(twice.authorization_params(), Err(FormError::Repeated("client_id".into())));
