@@ -22,7 +22,8 @@
 # Knobs: BENCH_PORT (18100; the base binary on +2), BENCH_ROUNDS (2),
 #        BENCH_DURATION (8), BENCH_CONNECTIONS (32),
 #        BENCH_SKIP_BUILD (set: reuse the release binary),
-#        BENCH_BASE_BIN (a second binary, measured as "before")
+#        BENCH_BASE_BIN (a second binary, measured as "before"),
+#        BENCH_DB_CONNECTIONS (the servers' database pool; default: theirs, 10)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=bench/lib.sh
@@ -60,8 +61,8 @@ trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/
 # start BIN URL DATABASE LOG: `credencial demo` in the background.
 start() {
     local port=${2##*:}
-    DATABASE_URL=$(db_url "$3") SERVICE_JWT_SECRET=$SECRET SERVICE_BIND=127.0.0.1:${port} RUST_LOG=warn \
-        "$1" demo >"$4" 2>&1 &
+    env DATABASE_URL="$(db_url "$3")" SERVICE_JWT_SECRET="$SECRET" SERVICE_BIND="127.0.0.1:${port}" RUST_LOG=warn \
+        ${BENCH_DB_CONNECTIONS:+SERVICE_DATABASE_MAX_CONNECTIONS=$BENCH_DB_CONNECTIONS} "$1" demo >"$4" 2>&1 &
     PIDS+=($!)
     wait_until_serving "$2" "$!" "$4" 60 || exit 1
 }
@@ -145,7 +146,7 @@ logged=$(psql -h 127.0.0.1 -U postgres -d "$DB" -Atc "SELECT count(*) FROM acces
     echo "## Profile endpoint vs verify — $(date -u +%FT%TZ)"
     echo
     echo "- Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); client and server share the cores; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
-    echo "- wrk -t1 -c$CONNECTIONS, ${DURATION} s per phase, alternating; profile = all eight scopes of ana, warm cache."
+    echo "- wrk -t1 -c$CONNECTIONS, ${DURATION} s per phase, alternating; profile = all eight scopes of ana, warm cache; database pool: ${BENCH_DB_CONNECTIONS:-10} connections per server."
     [[ -z $BASE_BIN ]] || echo "- Base (\"before\") binary: $BASE_BIN, served at the same time on its own database."
     echo
     if [[ -n $BASE_BIN ]]; then
