@@ -161,7 +161,7 @@ async fn ana_logs_in_and_her_record_gets_every_mapped_column() {
         (Some("no-store"), Some("no-cache"))
     );
     let out = browser.post("/auth/logout/", &hidden_fields(&page.body)).await;
-    assert_eq!((out.status, out.location.as_deref()), (303, Some("/auth/login/")));
+    assert_eq!((out.status, out.location.as_deref()), (303, Some("/auth/logout/")));
     assert_eq!(browser.get("/auth/me/").await.status, 303, "the session is gone");
 }
 
@@ -207,12 +207,22 @@ async fn logout_takes_a_post_with_the_pages_token_and_a_forged_one_ends_nothing(
         .header("sec-fetch-site", "same-origin")
         .form(&fields);
     let out = browser.send(request).await;
-    assert_eq!((out.status, out.location.as_deref()), (303, Some("/auth/login/")));
+    assert_eq!((out.status, out.location.as_deref()), (303, Some("/auth/logout/")));
     assert!(out.set_cookies.iter().any(|c| c.starts_with("credencial_host_session=;") && c.contains("Max-Age=0")));
     assert_eq!(browser.get("/auth/me/").await.status, 303, "the session is gone");
-    // Without a session, GET and POST have nothing to end.
-    assert_eq!(browser.get("/auth/logout/").await.location.as_deref(), Some("/auth/login/"));
-    assert_eq!(browser.post("/auth/logout/", &fields).await.location.as_deref(), Some("/auth/login/"));
+    // Without a session, GET and POST have nothing to end: the page after
+    // leaving, with a link to log in again (not a redirect into the login,
+    // which the remembered consent would turn into a new session at once).
+    let left = browser.get("/auth/logout/").await;
+    assert_eq!((left.status, left.location.as_deref()), (200, None));
+    assert!(
+        left.body.contains("Você saiu desta aplicação") && left.body.contains("href=\"/auth/login/\""),
+        "{}",
+        left.body
+    );
+    assert!(left.set_cookies.is_empty(), "{:?}", left.set_cookies);
+    assert_eq!(browser.post("/auth/logout/", &fields).await.location.as_deref(), Some("/auth/logout/"));
+    assert_eq!(browser.get("/auth/me/").await.status, 303, "and nothing logged the person back in");
     // Bruno's session, in his own browser, was never touched.
     assert_eq!(other.get("/auth/me/").await.status, 200);
 }

@@ -283,8 +283,12 @@ test('ana: login, consent, /auth/me/ shows and host_users holds every mapped col
         await checkPage(logoutPage, 'auth-logout');
         await logoutPage.close();
 
-        // Sair ends the host session: /auth/me/ sends back to the login.
-        await Promise.all([page.waitForURL(/\/auth\/login\/$|\/oauth\/authorize\//), page.click('button:has-text("Sair")')]);
+        // Sair ends the host session and lands on the page after leaving
+        // (not on the login, which the remembered consent would turn into
+        // a new session at once).
+        await Promise.all([page.waitForURL(`${base}/auth/logout/`), page.click('button:has-text("Sair")')]);
+        assert.equal(await page.locator('h1').textContent(), 'Você saiu desta aplicação');
+        await checkPage(page, 'auth-logged-out');
         const cookies = (await context.cookies()).map((c) => c.name);
         assert.ok(!cookies.includes('credencial_host_session'), `host session gone: ${cookies}`);
     } finally {
