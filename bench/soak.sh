@@ -177,6 +177,11 @@ for i in $(seq -w 1 "$USERS"); do
 done
 ANA_ID=$(psql_db -d "$DB" -c "SELECT id FROM users WHERE username = 'ana'")
 [[ -n $ANA_ID ]] || die "no user ana in $DB"
+# Her consent to demo-host, as the consent page stores it: the profile
+# endpoint answers a client's tokens only while the grant exists.
+psql_db -d "$DB" -c "INSERT INTO oauth_grants (user_id, client_id, scopes, first_granted_at, last_used_at)
+    VALUES ($ANA_ID, 'demo-host', ARRAY['cnes', 'cursos_cdp', 'experiencia_profissional', 'formacao_academica',
+    'receita_federal'], now(), now()) ON CONFLICT DO NOTHING"
 log "seeded $USERS users; the profile requests read ana's (id $ANA_ID) with every scope"
 
 # --- load --------------------------------------------------------------------

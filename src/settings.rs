@@ -18,6 +18,9 @@ pub const MAX_THROTTLE_WINDOW_SECS: u32 = 24 * 60 * 60;
 /// Default database of the service.
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/credencial";
 
+/// Largest `access_log_retention_days` (100 years): times stay in range.
+pub const MAX_ACCESS_LOG_RETENTION_DAYS: u32 = 36_500;
+
 /// Largest `shutdown_timeout_secs` (one hour): a stop must end.
 pub const MAX_SHUTDOWN_TIMEOUT_SECS: u64 = 60 * 60;
 
@@ -103,6 +106,9 @@ pub struct Settings {
     pub cdp_cache_secs: u64,
     /// Fresh scope entries kept in process in front of PostgreSQL.
     pub scope_cache_memory_entries: usize,
+    /// Days an entry of the access report (who read a person's data) is
+    /// kept before the periodic purge deletes it (default 1,825: 5 years).
+    pub access_log_retention_days: u32,
     /// PBKDF2 iterations for new password hashes.
     pub password_iterations: u32,
     /// Passwords hashed at once (default: cores − 1, at least 1).
@@ -194,6 +200,7 @@ impl Default for Settings {
             cnes_cache_secs: cache_default(credencial_domain::Scope::Cnes),
             cdp_cache_secs: cache_default(credencial_domain::Scope::CursosCdp),
             scope_cache_memory_entries: 10_000,
+            access_log_retention_days: credencial_domain::account::DEFAULT_ACCESS_LOG_RETENTION_DAYS,
             password_iterations: credencial_domain::password::DEFAULT_ITERATIONS,
             hashing_threads: None,
             login_throttle_username_failures: 5,

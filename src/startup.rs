@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Server;
-use credencial_adapters_postgres::account::{PgOwnEntryRepository, PgTaxIdValidationStore};
+use credencial_adapters_postgres::account::{
+    PgAccessLog, PgGrantRepository, PgOwnEntryRepository, PgTaxIdValidationStore,
+};
 use credencial_adapters_postgres::{
     known_versions, schema_status, PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore, PgLoginFailureLog,
     PgOAuthClientRepository, PgPool, PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore,
@@ -18,7 +20,7 @@ use credencial_adapters_upstream::{
 use credencial_app_actix::account::AccountSettings;
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::{
-    AccountService, ClientLoginConfig, ClientLoginService, LoginThrottle, OAuthService, OwnEntryService,
+    AccountService, ClientLoginConfig, ClientLoginService, GrantService, LoginThrottle, OAuthService, OwnEntryService,
     PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, TaxIdValidationService, TokenService,
     TokenServiceConfig,
 };
@@ -134,14 +136,22 @@ impl Application {
             settings.throttle_policy(),
         ));
         let tokens = Arc::new(service);
+        let grant_store = Arc::new(PgGrantRepository::new(pool.clone()));
         let oauth = OAuthService::new(
             Arc::clone(&tokens),
             Arc::new(PgOAuthClientRepository::new(pool.clone())),
             Arc::new(PgAuthorizationCodeStore::new(pool.clone())),
             refresh_tokens,
+            grant_store.clone(),
             Arc::clone(&profiles),
             Arc::clone(&clock),
         );
+        let grants = Arc::new(GrantService::new(
+            grant_store,
+            Arc::new(PgAccessLog::new(pool.clone())),
+            Arc::clone(&clock),
+            settings.access_log_retention_days,
+        ));
         let http = HttpSettings {
             token_prefix: Some(settings.token_prefix.clone()),
             sandbox: mode == Mode::Demo,
@@ -163,15 +173,28 @@ impl Application {
             Arc::clone(&profiles),
             clock,
         ));
-        let background =
-            BackgroundTasks::start(Arc::clone(&oauth), Arc::clone(&tokens), Arc::clone(&tax_id_validation));
+        let background = BackgroundTasks::start(
+            Arc::clone(&oauth),
+            Arc::clone(&tokens),
+            Arc::clone(&tax_id_validation),
+            Arc::clone(&grants),
+        );
         let readiness = Arc::new(PgReadinessProbe::new(pool.clone()));
         let accounts = Arc::new(AccountService::new(
             Arc::new(PgUserRepository::new(pool.clone())),
             Arc::new(PgProfileRepository::new(pool.clone())),
         ));
-        let services =
-            Services { tokens, profiles, oauth, accounts, own_entries, tax_id_validation, client_login, readiness };
+        let services = Services {
+            tokens,
+            profiles,
+            oauth,
+            accounts,
+            own_entries,
+            tax_id_validation,
+            grants,
+            client_login,
+            readiness,
+        };
         let server = build_server(listener, services, http)?;
         tracing::info!(address = %local, ?mode, "credencial is serving");
         Ok(Self { port: local.port(), server, shutdown_timeout_secs: settings.shutdown_timeout_secs, background, pool })
@@ -279,11 +302,16 @@ struct BackgroundTasks {
 
 impl BackgroundTasks {
     /// Starts the purge of expired authorization codes, expired refresh
-    /// tokens, ended failure windows and validation attempts that no longer
-    /// count.
-    fn start(oauth: Arc<OAuthService>, tokens: Arc<TokenService>, validation: Arc<TaxIdValidationService>) -> Self {
+    /// tokens, ended failure windows, validation attempts that no longer
+    /// count and access-log entries past their retention.
+    fn start(
+        oauth: Arc<OAuthService>,
+        tokens: Arc<TokenService>,
+        validation: Arc<TaxIdValidationService>,
+        grants: Arc<GrantService>,
+    ) -> Self {
         let (stop, stopped) = tokio::sync::watch::channel(());
-        let tasks = vec![tokio::spawn(purge_periodically(oauth, tokens, validation, stopped))];
+        let tasks = vec![tokio::spawn(purge_periodically(oauth, tokens, validation, grants, stopped))];
         Self { stop, tasks }
     }
 
@@ -434,17 +462,21 @@ fn cookie_key_material(settings: &Settings) -> Result<Vec<u8>, SettingsError> {
 }
 
 /// How often expired authorization codes and refresh tokens, ended failure
-/// windows and old validation attempts are deleted.
+/// windows, old validation attempts and access-log entries past their
+/// retention are deleted.
 const PURGE_INTERVAL: Duration = Duration::from_secs(10 * 60);
 
-/// Deletes expired authorization codes, expired refresh-token records and
-/// the brute-force limits' ended failure windows and the validation attempts
-/// out of their window every [`PURGE_INTERVAL`] until `stop`'s sender goes away
-/// (every instance does; the deletes are idempotent).
+/// Deletes expired authorization codes, expired refresh-token records, the
+/// brute-force limits' ended failure windows, the validation attempts out
+/// of their window and the access-log entries older than
+/// `access_log_retention_days` (in batches) every [`PURGE_INTERVAL`] until
+/// `stop`'s sender goes away (every instance does; the deletes are
+/// idempotent).
 async fn purge_periodically(
     oauth: Arc<OAuthService>,
     tokens: Arc<TokenService>,
     validation: Arc<TaxIdValidationService>,
+    grants: Arc<GrantService>,
     mut stop: tokio::sync::watch::Receiver<()>,
 ) {
     let mut ticks = tokio::time::interval(PURGE_INTERVAL);
@@ -473,6 +505,11 @@ async fn purge_periodically(
             Ok(0) => {}
             Ok(n) => tracing::info!(deleted = n, "tax-id validation attempts out of their window purged"),
             Err(e) => tracing::warn!(error = %e, "purging old tax-id validation attempts failed"),
+        }
+        match grants.purge_access_log().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deleted = n, "access-log entries past their retention purged"),
+            Err(e) => tracing::warn!(error = %e, "purging the access log failed"),
         }
     }
 }
@@ -584,13 +621,18 @@ fn profile_service(
     };
     let ttls =
         ScopeTtls { receita_federal: s.receita_cache_secs, cnes: s.cnes_cache_secs, cursos_cdp: s.cdp_cache_secs };
-    let cache =
-        ScopeCache::new(Arc::new(PgSnapshotStore::new(pool.clone())), clock, ttls, s.scope_cache_memory_entries);
+    let cache = ScopeCache::new(
+        Arc::new(PgSnapshotStore::new(pool.clone())),
+        Arc::clone(&clock),
+        ttls,
+        s.scope_cache_memory_entries,
+    );
     Ok(ProfileService::new(
         Arc::new(PgOAuthClientRepository::new(pool.clone())),
         Arc::new(PgProfileRepository::new(pool.clone())),
         registries,
         cache,
+        clock,
     ))
 }
 

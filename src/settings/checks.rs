@@ -5,7 +5,10 @@
 use credencial_adapters_upstream::{check_client_id, check_redirect_uri};
 use secrecy::ExposeSecret;
 
-use super::{outbound_error, Settings, SettingsError, MAX_SHUTDOWN_TIMEOUT_SECS, MAX_THROTTLE_WINDOW_SECS};
+use super::{
+    outbound_error, Settings, SettingsError, MAX_ACCESS_LOG_RETENTION_DAYS, MAX_SHUTDOWN_TIMEOUT_SECS,
+    MAX_THROTTLE_WINDOW_SECS,
+};
 use crate::startup::Mode;
 
 impl Settings {
@@ -71,6 +74,12 @@ impl Settings {
             problems.push(SettingsError::about(
                 "shutdown_timeout_secs",
                 format!("must be at most {MAX_SHUTDOWN_TIMEOUT_SECS} seconds"),
+            ));
+        }
+        if !(1..=MAX_ACCESS_LOG_RETENTION_DAYS).contains(&self.access_log_retention_days) {
+            problems.push(SettingsError::about(
+                "access_log_retention_days",
+                format!("must be between 1 and {MAX_ACCESS_LOG_RETENTION_DAYS} days"),
             ));
         }
         if self.scope_cache_memory_entries == 0 {

@@ -6,9 +6,11 @@
 use std::collections::HashMap;
 
 use credencial::settings::Settings;
+use credencial_adapters_postgres::account::PgGrantRepository;
 use credencial_adapters_postgres::{PgAuthorizationCodeStore, PgOAuthClientRepository};
 use credencial_domain::oauth::{ClientId, CodeGrant, CodeHash};
 use credencial_domain::{DjangoPbkdf2, ScopeSet, UserId};
+use credencial_ports::account::GrantRepository;
 use credencial_ports::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository};
 use reqwest::header::{CACHE_CONTROL, PRAGMA, WWW_AUTHENTICATE};
 use serde_json::Value;
@@ -73,8 +75,13 @@ pub(crate) async fn register_clients(app: &TestApp) -> i64 {
 }
 
 /// Stores the code `code` for `user` at `portal` (required scopes, no
-/// PKCE), expiring at `expires_at` (Unix seconds).
+/// PKCE), expiring at `expires_at` (Unix seconds), and the consent it
+/// stands for (as the consent page's approval stores both).
 pub(crate) async fn store_portal_code(app: &TestApp, user: i64, code: &str, expires_at: i64) {
+    PgGrantRepository::new(app.db.pool.clone())
+        .widen(UserId(user), &ClientId::parse("portal").expect("id"), ScopeSet::required(), expires_at - 60)
+        .await
+        .expect("grant");
     PgAuthorizationCodeStore::new(app.db.pool.clone())
         .store(NewAuthorizationCode {
             code_hash: CodeHash::of(code),
@@ -122,6 +129,16 @@ fn spa_request(state: &str) -> String {
 
 /// Opens `path`, logs in on the form and lands on the consent page.
 pub(crate) async fn consent_page(browser: &mut Browser, path: &str, username: &str, password: &str) -> Page {
+    let consent = after_login(browser, path, username, password).await;
+    assert_eq!(consent.status, 200, "{}", consent.body);
+    assert!(consent.body.contains("Autorizar acesso"), "consent page expected: {}", consent.body);
+    consent
+}
+
+/// Opens `path`, logs in on the form and follows the way back to the
+/// authorization request: the consent page, or (consent remembered) the
+/// redirect to the client.
+pub(crate) async fn after_login(browser: &mut Browser, path: &str, username: &str, password: &str) -> Page {
     let login = browser.get(path).await;
     assert_eq!(login.status, 200, "{}", login.body);
     assert!(login.body.contains("Entrar"), "login form expected: {}", login.body);
@@ -138,10 +155,7 @@ pub(crate) async fn consent_page(browser: &mut Browser, path: &str, username: &s
         "{:?}",
         logged_in.set_cookies
     );
-    let consent = browser.get(&back).await;
-    assert_eq!(consent.status, 200, "{}", consent.body);
-    assert!(consent.body.contains("Autorizar acesso"), "consent page expected: {}", consent.body);
-    consent
+    browser.get(&back).await
 }
 
 /// Approves or denies on `consent`; returns the redirect's `Location`.
@@ -157,11 +171,18 @@ pub(crate) fn callback(location: &str, redirect_uri: &str) -> HashMap<String, St
     Url::parse(location).expect("url").query_pairs().into_owned().collect()
 }
 
-/// Runs the whole browser part for `path` as ana and returns the code.
+/// Runs the whole browser part for `path` as ana (approving on the consent
+/// page, unless her consent is remembered) and returns the code.
 async fn code_for(app: &TestApp, path: &str, redirect_uri: &str) -> String {
     let mut browser = Browser::new(app);
-    let consent = consent_page(&mut browser, path, "ana", "ana-password").await;
-    let location = decide(&mut browser, &consent, "approve").await;
+    let page = after_login(&mut browser, path, "ana", "ana-password").await;
+    let location = match page.status {
+        302 => page.location.expect("Location"),
+        _ => {
+            assert!(page.body.contains("Autorizar acesso"), "consent page expected: {}", page.body);
+            decide(&mut browser, &page, "approve").await
+        }
+    };
     callback(&location, redirect_uri).remove("code").expect("code")
 }
 

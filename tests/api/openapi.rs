@@ -445,6 +445,9 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
     register_confidential_client(&app).await;
     let ana = profile::person(&app, "ana_profile", ANA_CPF, true).await;
     let bruno = profile::person(&app, "bruno_profile", BRUNO_CPF, false).await;
+    // Carla revoked the client.
+    let carla = profile::person(&app, "carla_profile", "11144477735", false).await;
+    sqlx::query("DELETE FROM oauth_grants WHERE user_id = $1").bind(carla).execute(&app.db.pool).await.expect("revoke");
     profile::mount_registries(&app, ANA_CPF, 1).await;
     let pd = "/api/perfil/dados/";
     let bearer = |token: &str| app.client.post(url(pd)).bearer_auth(token.to_owned());
@@ -462,6 +465,7 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
         (bearer("not-a-token"), 401),
         (bearer(&access_token(ana)), 401),
         (bearer(&profile::token(999_999, ALL, CLIENT, 300)), 401),
+        (bearer(&profile::token(carla, ALL, CLIENT, 300)), 401),
         (bearer(&profile::token(ana, ALL, CLIENT, 300)).json(&json!({"scope": true})), 400),
         (bearer(&profile::token(ana, ALL, CLIENT, 300)).json(&json!([])), 400),
         (bearer(&profile::token(ana, ALL, CLIENT, 300)).header("content-type", "application/json").body("{"), 400),

@@ -5,10 +5,12 @@
 
 use std::time::Duration;
 
+use credencial_adapters_postgres::account::PgGrantRepository;
 use credencial_adapters_postgres::{PgOAuthClientRepository, PgProfileRepository, PgUserRepository};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{AcademicDegree, Experience, ERRO_NAO_VALIDADO, ERRO_SEM_EXPERIENCIA};
-use credencial_domain::{Degree, ScopeSet, UserData, Username};
+use credencial_domain::{Degree, ScopeSet, UserData, UserId, Username};
+use credencial_ports::account::GrantRepository;
 use credencial_ports::{NewUser, OAuthClient, OAuthClientRepository, ProfileRepository, UserRepository};
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
@@ -51,6 +53,10 @@ pub(crate) async fn register_client(app: &TestApp, id: &str, enabled: &str) {
         .expect("client");
 }
 
+/// Creates `username` with `cpf` (`full`: validated, with an experience and
+/// a degree) who has consented to every client registered so far, with
+/// every scope (as if through the consent page), so that tokens signed for
+/// them are answered; returns the id.
 pub(crate) async fn person(app: &TestApp, username: &str, cpf: &str, full: bool) -> i64 {
     let id = PgUserRepository::new(app.db.pool.clone())
         .create(NewUser {
@@ -96,7 +102,24 @@ pub(crate) async fn person(app: &TestApp, username: &str, cpf: &str, full: bool)
             .await
             .expect("degree");
     }
+    consent_to_every_client(app, id.0).await;
     id.0
+}
+
+/// Stores `user`'s consent to every registered client, with every scope.
+pub(crate) async fn consent_to_every_client(app: &TestApp, user: i64) {
+    let grants = PgGrantRepository::new(app.db.pool.clone());
+    let clients: Vec<(String,)> =
+        sqlx::query_as("SELECT client_id FROM oauth_clients").fetch_all(&app.db.pool).await.expect("clients");
+    for (client,) in clients {
+        let client = ClientId::parse(&client).expect("id");
+        grants.widen(UserId(user), &client, ScopeSet::all(), now()).await.expect("grant");
+    }
+}
+
+/// The time now, in Unix seconds.
+pub(crate) fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64
 }
 
 pub(crate) fn token(user_id: i64, scope: &str, client: &str, exp_in: i64) -> String {

@@ -116,8 +116,10 @@ fn form_fields(html: &str, extra: &[(&str, &str)]) -> Vec<(String, String)> {
     fields
 }
 
-/// Opens `authorize_url` as ana, logs in, approves, and returns the query
-/// of the redirect back to the client.
+/// Opens `authorize_url` as ana, logs in, approves (unless her consent to
+/// the client is remembered from an earlier approval: then the provider
+/// answers at once), and returns the query of the redirect back to the
+/// client.
 async fn approve_as_ana(app: &TestApp, authorize_url: &str) -> HashMap<String, String> {
     let mut browser = Browser { origin: app.address.clone(), client: app.client.clone(), jar: HashMap::new() };
     let (status, _, login) = browser.get(authorize_url).await;
@@ -126,13 +128,17 @@ async fn approve_as_ana(app: &TestApp, authorize_url: &str) -> HashMap<String, S
     let fields = form_fields(&login, &[("username", "ana"), ("password", "ana-password")]);
     let (status, back, body) = browser.post("/oauth/authorize/", &fields).await;
     assert_eq!(status, 303, "{body}");
-    let (status, _, consent) = browser.get(&back.expect("back to the authorization request")).await;
-    assert_eq!(status, 200, "{consent}");
-    assert!(consent.contains("Sistema de RH"), "consent page expected: {consent}");
-    let (status, location, body) =
-        browser.post("/oauth/authorize/", &form_fields(&consent, &[("action", "approve")])).await;
-    assert_eq!(status, 303, "{body}");
-    let location = location.expect("Location");
+    let (status, remembered, consent) = browser.get(&back.expect("back to the authorization request")).await;
+    let location = if status == 302 {
+        remembered.expect("Location")
+    } else {
+        assert_eq!(status, 200, "{consent}");
+        assert!(consent.contains("Sistema de RH"), "consent page expected: {consent}");
+        let (status, location, body) =
+            browser.post("/oauth/authorize/", &form_fields(&consent, &[("action", "approve")])).await;
+        assert_eq!(status, 303, "{body}");
+        location.expect("Location")
+    };
     assert!(location.starts_with(REDIRECT_URI), "{location}");
     Url::parse(&location).expect("URL").query_pairs().into_owned().collect()
 }

@@ -65,8 +65,10 @@ async fn a_missing_or_bad_upstream_url_stops_a_production_start() {
 #[test]
 fn settings_validation_names_the_setting() {
     type Adjust = fn(&mut Settings);
-    let cases: [(&str, Adjust); 7] = [
+    let cases: [(&str, Adjust); 9] = [
         ("SERVICE_UPSTREAM_ENDPOINTS", |s| s.upstream_endpoints = vec!["//evil/".into()]),
+        ("SERVICE_ACCESS_LOG_RETENTION_DAYS", |s| s.access_log_retention_days = 0),
+        ("SERVICE_ACCESS_LOG_RETENTION_DAYS", |s| s.access_log_retention_days = 36_501),
         ("SERVICE_ACCESS_TOKEN_LIFETIME_SECS", |s| s.access_token_lifetime_secs = 0),
         ("SERVICE_LOG_FORMAT", |s| s.log_format = "xml".into()),
         ("SERVICE_PASSWORD_ITERATIONS", |s| s.password_iterations = 0),
@@ -80,6 +82,7 @@ fn settings_validation_names_the_setting() {
         let e = s.validate().expect_err("invalid").to_string();
         assert!(e.contains(name), "{e}");
     }
+    assert_eq!(Settings::default().access_log_retention_days, 1825, "5 years");
 }
 
 #[test]

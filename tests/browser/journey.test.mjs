@@ -283,8 +283,12 @@ test('ana: login, consent, /auth/me/ shows and host_users holds every mapped col
         await checkPage(logoutPage, 'auth-logout');
         await logoutPage.close();
 
-        // Sair ends the host session: /auth/me/ sends back to the login.
-        await Promise.all([page.waitForURL(/\/auth\/login\/$|\/oauth\/authorize\//), page.click('button:has-text("Sair")')]);
+        // Sair ends the host session and lands on the page after leaving
+        // (not on the login, which the remembered consent would turn into
+        // a new session at once).
+        await Promise.all([page.waitForURL(`${base}/auth/logout/`), page.click('button:has-text("Sair")')]);
+        assert.equal(await page.locator('h1').textContent(), 'Você saiu desta aplicação');
+        await checkPage(page, 'auth-logged-out');
         const cookies = (await context.cookies()).map((c) => c.name);
         assert.ok(!cookies.includes('credencial_host_session'), `host session gone: ${cookies}`);
     } finally {
@@ -314,7 +318,29 @@ test('bruno: his row is created without the tax authority columns', { timeout: T
     }
 });
 
+test('ana again: her consent is remembered, no consent page the second time', { timeout: TEST_MS }, async () => {
+    const { context, page } = await freshPage();
+    try {
+        await page.goto(`${base}/auth/login/`);
+        assert.equal(await page.locator('h1').textContent(), 'Entrar');
+        await page.fill('input[name="username"]', 'ana');
+        await page.fill('input[name="password"]', 'ana-demo-2026');
+        await Promise.all([page.waitForURL(`${base}/auth/me/`), page.click('button[type="submit"]')]);
+        await page.locator('main table').waitFor();
+        const shown = await recordOnPage(page);
+        assert.equal(shown.username?.text, '52998224725');
+        const reads = await psql(DB, "SELECT count(*) FROM access_log WHERE client_id = 'demo-host'");
+        assert.ok(Number(reads.trim()) >= 2, `each login's profile read is in the access report: ${reads}`);
+    } finally {
+        await context.close();
+    }
+});
+
 test('denied consent ends on the 403 error page, without a host session', { timeout: TEST_MS }, async () => {
+    // Ana's consent from the tests above is remembered; withdraw it (as her
+    // account's page of authorized applications does) so that the provider
+    // asks again.
+    await psql(DB, "DELETE FROM oauth_grants WHERE client_id = 'demo-host'");
     const { context, page } = await freshPage();
     try {
         const callback = await throughTheProvider(page, 'ana', 'ana-demo-2026', 'deny');

@@ -1,11 +1,16 @@
 //! [`ProfileRepository`] on `users`, `experiences` and `degrees`.
 
+use std::sync::LazyLock;
+
 use async_trait::async_trait;
 use credencial_domain::profile::{AcademicDegree, Experience, OwnProfile};
 use credencial_domain::{Degree, UserId};
-use credencial_ports::{ProfileRepository, RepositoryError};
+use credencial_ports::account::AccessLogEntry;
+use credencial_ports::{ClientRead, ProfileRepository, RepositoryError};
 use sqlx::PgPool;
 
+use crate::account::scopes::to_names;
+use crate::account::{ACCESS_LOG_APPEND, GRANT_EXISTS};
 use crate::error::to_repository_error;
 
 /// Own profile data in PostgreSQL.
@@ -43,9 +48,10 @@ struct DegreeRow {
     grau: String,
 }
 
-/// One statement: the user row and both lists, aggregated as JSON text.
-const OWN_PROFILE: &str = r#"
-SELECT u.name, u.avatar, u.cpf, u.email, u.receita_validated,
+/// The user row and both lists, aggregated as JSON text: the select list
+/// of the profile reads, on `users u`.
+const OWN_PROFILE_COLUMNS: &str = r#"
+  u.name, u.avatar, u.cpf, u.email, u.receita_validated,
   COALESCE((SELECT json_agg(json_build_object(
        'estabelecimento', e.estabelecimento,
        'profissao', e.profissao,
@@ -63,27 +69,48 @@ SELECT u.name, u.avatar, u.cpf, u.email, u.receita_validated,
        'descricao', d.descricao,
        'grau', d.grau) ORDER BY d.data_inicio, d.id)
      FROM degrees d WHERE d.user_id = u.id), '[]')::text AS degrees
-FROM users u
-WHERE u.id = $1 AND u.is_active
 "#;
+
+/// One statement: the own profile of `$1`, if active.
+static OWN_PROFILE: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {OWN_PROFILE_COLUMNS} FROM users u WHERE u.id = $1 AND u.is_active"));
+
+/// One statement, the client's profile read: on `$1` user, `$2` client and
+/// the access-log entry's `$3` scopes, `$4` time, `$5` request id. The grant
+/// check ([`GRANT_EXISTS`]) is a column; the log row is a data-modifying
+/// CTE ([`ACCESS_LOG_APPEND`]) that inserts only when the grant exists and
+/// the user is active — the statement's one snapshot decides both, so the
+/// row is written exactly when the profile is answered. A failing insert
+/// fails the whole statement.
+static READ_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH logged AS ( \
+           {ACCESS_LOG_APPEND} \
+           WHERE {GRANT_EXISTS} AND EXISTS (SELECT 1 FROM users a WHERE a.id = $1 AND a.is_active) \
+           RETURNING 1) \
+         SELECT {OWN_PROFILE_COLUMNS}, {GRANT_EXISTS} AS granted, EXISTS (SELECT 1 FROM logged) AS logged \
+         FROM users u WHERE u.id = $1 AND u.is_active"
+    )
+});
+
+/// The profile row of [`READ_FOR_CLIENT`].
+#[derive(sqlx::FromRow)]
+struct ClientReadRow {
+    #[sqlx(flatten)]
+    profile: ProfileRow,
+    granted: bool,
+    logged: bool,
+}
 
 fn unexpected(e: impl std::fmt::Display) -> RepositoryError {
     RepositoryError::Unexpected(e.to_string())
 }
 
-#[async_trait]
-impl ProfileRepository for PgProfileRepository {
-    async fn own_profile(&self, user: UserId) -> Result<Option<OwnProfile>, RepositoryError> {
-        let Some(row) = sqlx::query_as::<_, ProfileRow>(OWN_PROFILE)
-            .bind(user.0)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(to_repository_error)?
-        else {
-            return Ok(None);
-        };
-        let experiences: Vec<Experience> = serde_json::from_str(&row.experiences).map_err(unexpected)?;
-        let degrees: Vec<DegreeRow> = serde_json::from_str(&row.degrees).map_err(unexpected)?;
+impl ProfileRow {
+    /// The domain's form of the row (the lists decoded from their JSON).
+    fn into_profile(self) -> Result<OwnProfile, RepositoryError> {
+        let experiences: Vec<Experience> = serde_json::from_str(&self.experiences).map_err(unexpected)?;
+        let degrees: Vec<DegreeRow> = serde_json::from_str(&self.degrees).map_err(unexpected)?;
         let degrees = degrees
             .into_iter()
             .map(|d| {
@@ -99,15 +126,47 @@ impl ProfileRepository for PgProfileRepository {
                 })
             })
             .collect::<Result<_, RepositoryError>>()?;
-        Ok(Some(OwnProfile {
-            name: row.name,
-            avatar: row.avatar,
-            cpf: row.cpf,
-            email: row.email,
-            receita_validated: row.receita_validated,
+        Ok(OwnProfile {
+            name: self.name,
+            avatar: self.avatar,
+            cpf: self.cpf,
+            email: self.email,
+            receita_validated: self.receita_validated,
             experiences,
             degrees,
-        }))
+        })
+    }
+}
+
+#[async_trait]
+impl ProfileRepository for PgProfileRepository {
+    async fn own_profile(&self, user: UserId) -> Result<Option<OwnProfile>, RepositoryError> {
+        let row = sqlx::query_as::<_, ProfileRow>(&OWN_PROFILE)
+            .bind(user.0)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        row.map(ProfileRow::into_profile).transpose()
+    }
+
+    async fn read_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead, RepositoryError> {
+        let row = sqlx::query_as::<_, ClientReadRow>(&READ_FOR_CLIENT)
+            .bind(entry.user.0)
+            .bind(entry.client.as_str())
+            .bind(to_names(entry.scopes))
+            .bind(entry.at)
+            .bind(&entry.request_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        match row {
+            None => Ok(ClientRead::UnknownUser),
+            Some(ClientReadRow { granted: false, .. }) => Ok(ClientRead::NotGranted),
+            Some(ClientReadRow { logged: false, .. }) => {
+                Err(unexpected("the access-log entry of a granted read was not written"))
+            }
+            Some(ClientReadRow { profile, .. }) => Ok(ClientRead::Answered(profile.into_profile()?)),
+        }
     }
 
     async fn set_profile(&self, user: UserId, avatar: &str, receita_validated: bool) -> Result<(), RepositoryError> {

@@ -71,6 +71,18 @@ impl ApiError {
             .with_header(header::WWW_AUTHENTICATE, r#"Bearer realm="api""#)
     }
 
+    /// The same error as an OAuth2 resource answers it (RFC 6750 §3.1): a
+    /// 401 for a token that is not acceptable (bad, expired, revoked, or
+    /// its user gone) says `WWW-Authenticate: Bearer realm="api",
+    /// error="invalid_token"`; the body and every other error are kept.
+    pub fn invalid_bearer_token(mut self) -> Self {
+        if self.status == StatusCode::UNAUTHORIZED {
+            self.headers.retain(|(name, _)| name != header::WWW_AUTHENTICATE);
+            self = self.with_header(header::WWW_AUTHENTICATE, r#"Bearer realm="api", error="invalid_token""#);
+        }
+        self
+    }
+
     /// 405 naming the allowed methods in `Allow`.
     pub fn method_not_allowed(method: &str, allow: &str) -> Self {
         Self::detail(StatusCode::METHOD_NOT_ALLOWED, &format!("Method \"{method}\" not allowed."), "method_not_allowed")

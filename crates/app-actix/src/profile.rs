@@ -1,7 +1,7 @@
 //! `POST /api/perfil/dados/`: the profile data of the holder of an OAuth2
 //! access token, keyed by scope.
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
 use credencial_application::{ProfileService, TokenService};
 
 use crate::body::FormOrJsonBody;
@@ -9,13 +9,18 @@ use crate::consume::bearer_token;
 use crate::error::ApiError;
 use crate::private::private_json;
 use crate::routes::resource;
+use crate::telemetry::RequestIdText;
 
 /// The route's path.
 pub const PATH: &str = "/api/perfil/dados";
 
 /// The handler: bearer token → the granted scopes still enabled for the
 /// client, narrowed by an optional body field `scope` (form or JSON,
-/// space-separated).
+/// space-separated). The answer is written to the person's access log under
+/// the request's id (the `X-Request-Id` header) before it is sent; a token
+/// whose grant the person revoked is refused like a bad one (401,
+/// `WWW-Authenticate: Bearer … error="invalid_token"`), and a read that
+/// cannot be logged is a 503.
 pub async fn perfil_dados(
     req: HttpRequest,
     tokens: web::Data<TokenService>,
@@ -23,10 +28,19 @@ pub async fn perfil_dados(
     body: FormOrJsonBody,
 ) -> Result<HttpResponse, ApiError> {
     let token = bearer_token(&req)?.ok_or_else(ApiError::not_authenticated)?;
-    let claims = tokens.authenticate_client_token(&token)?;
+    let claims = tokens.authenticate_client_token(&token).map_err(|e| ApiError::from(e).invalid_bearer_token())?;
     let narrow = body.0.optional("scope")?;
-    let answer = profiles.answer(&claims, narrow.as_deref()).await?;
+    let answer = profiles
+        .answer(&claims, narrow.as_deref(), request_id(&req).as_str())
+        .await
+        .map_err(|e| ApiError::from(e).invalid_bearer_token())?;
     Ok(private_json(answer))
+}
+
+/// The request's id, as the request log middleware set it (a fresh one if
+/// the route is served without it).
+fn request_id(req: &HttpRequest) -> RequestIdText {
+    req.extensions().get::<RequestIdText>().copied().unwrap_or_else(RequestIdText::generate)
 }
 
 /// The profile endpoint's resource (POST only; other methods get a 405).

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
-    AccountService, ClientLoginService, OAuthService, OwnEntryService, ProfileService, TaxIdValidationService,
-    TokenService,
+    AccountService, ClientLoginService, GrantService, OAuthService, OwnEntryService, ProfileService,
+    TaxIdValidationService, TokenService,
 };
 use credencial_ports::ReadinessProbe;
 
@@ -81,6 +81,9 @@ pub struct Services {
     pub own_entries: Arc<OwnEntryService>,
     /// The tax-id validation (`/conta/validacao/`).
     pub tax_id_validation: Arc<TaxIdValidationService>,
+    /// The person's authorized applications and access report (the
+    /// `/conta/` pages; application data of every route).
+    pub grants: Arc<GrantService>,
     /// The client component (`/auth/login/`, `/auth/callback/`,
     /// `/auth/logout/`, `/auth/me/`), when enabled.
     pub client_login: Option<Arc<ClientLoginService>>,
@@ -94,6 +97,7 @@ impl std::fmt::Debug for Services {
             .field("tokens", &self.tokens)
             .field("profiles", &self.profiles)
             .field("oauth", &self.oauth)
+            .field("grants", &self.grants)
             .field("client_login", &self.client_login)
             .finish_non_exhaustive()
     }
@@ -115,6 +119,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         entries: web::Data::from(services.own_entries),
         validation: web::Data::from(services.tax_id_validation),
     };
+    let grants = web::Data::from(services.grants);
     let cookies = CookiePolicy { secure: settings.cookie_secure };
     let client_login = services.client_login;
     let client_address = web::Data::new(settings.client_address.clone());
@@ -127,6 +132,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .app_data(data.clone())
             .app_data(client_address.clone())
             .app_data(readiness.clone())
+            .app_data(grants.clone())
             .service(resource("/healthz", "GET").route(web::get().to(health::healthz)))
             .service(resource("/readyz", "GET").route(web::get().to(health::readyz)))
             .service(resource(openapi::PATH, "GET").route(web::get().to(openapi::document)))

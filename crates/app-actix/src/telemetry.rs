@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::http::header::{HeaderName, HeaderValue};
-use actix_web::Error;
+use actix_web::{Error, HttpMessage};
 use uuid::Uuid;
 
 /// The target of the request spans (INFO level). A log filter must enable
@@ -30,20 +30,22 @@ pub const REQUEST_LOG_TARGET: &str = "credencial::request";
 pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
 
 /// A request id as text (a hyphenated UUID v4), formatted once per request
-/// for the span, the response header and the request line.
+/// for the span, the response header and the request line; handlers read
+/// it from the request's extensions (the profile read logs it).
 #[derive(Debug, Clone, Copy)]
-struct RequestIdText([u8; 36]);
+pub struct RequestIdText([u8; 36]);
 
 impl RequestIdText {
     /// A new random id (the thread's CSPRNG: no system call per request).
-    fn generate() -> Self {
+    pub fn generate() -> Self {
         let id: Uuid = uuid::Builder::from_random_bytes(rand::random()).into_uuid();
         let mut text = [0; 36];
         id.hyphenated().encode_lower(&mut text);
         Self(text)
     }
 
-    fn as_str(&self) -> &str {
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.0).unwrap_or_default()
     }
 }
@@ -93,6 +95,7 @@ where
     fn call(&self, request: ServiceRequest) -> Self::Future {
         let started = Instant::now();
         let id = RequestIdText::generate();
+        request.extensions_mut().insert(id);
         // The id only: the span exists so that the lines written inside the
         // request carry it (the binary's subscriber keeps the id of the
         // entered request per thread); the request line holds the rest.

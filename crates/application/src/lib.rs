@@ -4,6 +4,7 @@
 pub mod account;
 pub mod client_login;
 pub mod error;
+pub mod grants;
 pub mod hashing;
 pub mod oauth;
 pub mod own_entries;
@@ -20,6 +21,7 @@ pub use client_login::{
     SealedValue,
 };
 pub use error::ServiceError;
+pub use grants::{AccessReport, GrantService};
 pub use hashing::{HashSlot, PasswordHasher};
 pub use oauth::{
     AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, OAuthTokens, SignedSession, TokenRequest,

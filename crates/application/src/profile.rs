@@ -4,10 +4,12 @@
 use std::sync::Arc;
 
 use credencial_domain::oauth::ClientId;
-use credencial_domain::profile::{assemble, Experience, UpstreamScopeData};
+use credencial_domain::profile::{assemble, Experience, OwnProfile, UpstreamScopeData};
 use credencial_domain::{Claims, Cnes, Cpf, CursosCdp, ReceitaFederal, Scope, ScopeSet, TokenError, UserId};
+use credencial_ports::account::AccessLogEntry;
 use credencial_ports::{
-    CdpDirectory, CnesRegistry, OAuthClientRepository, ProfileRepository, TaxAuthority, UpstreamError,
+    CdpDirectory, ClientRead, Clock, CnesRegistry, OAuthClientRepository, ProfileRepository, TaxAuthority,
+    UpstreamError,
 };
 use serde_json::{Map, Value};
 
@@ -37,6 +39,7 @@ pub struct ProfileService {
     profiles: Arc<dyn ProfileRepository>,
     registries: Registries,
     cache: ScopeCache,
+    clock: Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for ProfileService {
@@ -46,25 +49,41 @@ impl std::fmt::Debug for ProfileService {
 }
 
 impl ProfileService {
-    /// A service over the client registry, the profile repository, the
-    /// registries and the cache.
+    /// A service over the client registry, the profile repository (which
+    /// also checks grants and writes the access log on a client's read),
+    /// the registries, the cache and the clock (the access log's times).
     pub fn new(
         clients: Arc<dyn OAuthClientRepository>,
         profiles: Arc<dyn ProfileRepository>,
         registries: Registries,
         cache: ScopeCache,
+        clock: Arc<dyn Clock>,
     ) -> Self {
-        Self { clients, profiles, registries, cache }
+        Self { clients, profiles, registries, cache, clock }
     }
 
-    /// The answer for the holder of an OAuth2 access token with `claims`:
-    /// the token's scopes, reduced to those still enabled for its client and,
+    /// The answer for the holder of an OAuth2 access token with `claims`
+    /// (`POST /api/perfil/dados/`), in the HTTP request `request_id`: the
+    /// token's scopes, reduced to those still enabled for its client and,
     /// when `narrow` is given (space-separated), to those named there. A
-    /// scope not granted or not enabled is omitted, never an error. Errors:
-    /// `InvalidToken` for a token without OAuth2 claims (an audience that
-    /// names its client, and scopes) or whose client is no longer
-    /// registered; see [`profile`](Self::profile) for the rest.
-    pub async fn answer(&self, claims: &Claims, narrow: Option<&str>) -> Result<Map<String, Value>, ServiceError> {
+    /// scope not granted or not enabled is omitted, never an error.
+    ///
+    /// The person must still grant the client access (a revocation takes
+    /// effect at once, before the token expires), and every answer is
+    /// first written to the access log with the scopes it carries, the time
+    /// and `request_id`; the grant check and the log row ride on the one
+    /// statement that reads the own profile. Errors: `InvalidToken` for a
+    /// token without OAuth2 claims (an audience that names its client, and
+    /// scopes), whose client is no longer registered (`Invalid`) or whose
+    /// grant was revoked (`Revoked`); `UnknownUser` when the user no longer
+    /// exists or is inactive; `Storage` when the database is unavailable or
+    /// the log row cannot be written (then nothing is answered).
+    pub async fn answer(
+        &self,
+        claims: &Claims,
+        narrow: Option<&str>,
+        request_id: &str,
+    ) -> Result<Map<String, Value>, ServiceError> {
         let (Some(client_id), Some(scope)) = (claims.client_audience(), &claims.scope) else {
             return Err(TokenError::WrongType.into());
         };
@@ -74,17 +93,37 @@ impl ProfileService {
         if let Some(narrow) = narrow {
             scopes = scopes.intersection(ScopeSet::parse_lenient(narrow));
         }
-        self.profile(UserId(claims.user_id), scopes).await
+        let user = UserId(claims.user_id);
+        let entry = AccessLogEntry {
+            user,
+            client: client_id,
+            // What the answer carries a key for (the required scopes always).
+            scopes: scopes.union(ScopeSet::required()),
+            at: self.clock.now(),
+            request_id: request_id.to_owned(),
+        };
+        let own = match self.profiles.read_for_client(&entry).await? {
+            ClientRead::Answered(own) => own,
+            ClientRead::NotGranted => return Err(TokenError::Revoked.into()),
+            ClientRead::UnknownUser => return Err(ServiceError::UnknownUser),
+        };
+        Ok(self.assemble(user, &own, scopes).await)
     }
 
     /// The profile answer of `user` for `scopes` (the caller has already
     /// reduced them to what was granted and is enabled for the client; the
-    /// required scopes are added here). Upstream failures never fail the
-    /// answer: they become stale data or `erro` objects. Errors:
-    /// `UnknownUser` when the user no longer exists or is inactive,
-    /// `Storage` when the database is unavailable.
+    /// required scopes are added here), without grant check or access log.
+    /// Upstream failures never fail the answer: they become stale data or
+    /// `erro` objects. Errors: `UnknownUser` when the user no longer exists
+    /// or is inactive, `Storage` when the database is unavailable.
     pub async fn profile(&self, user: UserId, scopes: ScopeSet) -> Result<Map<String, Value>, ServiceError> {
         let own = self.profiles.own_profile(user).await?.ok_or(ServiceError::UnknownUser)?;
+        Ok(self.assemble(user, &own, scopes).await)
+    }
+
+    /// The answer for `scopes` from the own data `own` and the registries
+    /// (through the cache).
+    async fn assemble(&self, user: UserId, own: &OwnProfile, scopes: ScopeSet) -> Map<String, Value> {
         let cpf = own.cpf.as_deref().and_then(|c| Cpf::parse(c).ok());
         let mut upstream = Vec::new();
         let mut to_read = Vec::new();
@@ -102,7 +141,7 @@ impl ProfileService {
         if let Some(cpf) = &cpf {
             upstream.extend(self.cache.get(user, &to_read, |scope| self.fetch(scope, cpf)).await);
         }
-        Ok(assemble(scopes, &own, &upstream))
+        assemble(scopes, own, &upstream)
     }
 
     /// Called when `user` authorizes `scopes`: on the first authorization

@@ -13,13 +13,14 @@ use std::sync::{Arc, Mutex};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use credencial_application::{
-    AuthorizationStep, LoginThrottle, OAuthService, OAuthTokens, PasswordHasher, ProfileService, Registries,
-    ScopeCache, ScopeTtls, ServiceError, TokenRequest, TokenService, TokenServiceConfig,
+    AuthorizationStep, LoginSession, LoginThrottle, OAuthService, OAuthTokens, PasswordHasher, ProfileService,
+    Registries, ScopeCache, ScopeTtls, ServiceError, TokenRequest, TokenService, TokenServiceConfig,
 };
 use credencial_domain::oauth::{AuthorizationParams, ClientId, CodeGrant, CodeHash, OAuthError};
 use credencial_domain::profile::OwnProfile;
 use credencial_domain::throttle::{ClientAddress, ThrottlePolicy};
 use credencial_domain::{Claims, DjangoPbkdf2, JwtKeys, ScopeSet, TokenCodec, TokenType, UserData, UserId};
+use credencial_ports::account::MockGrantRepository;
 use credencial_ports::{
     MockAuthorizationCodeStore, MockCdpDirectory, MockClock, MockCnesRegistry, MockOAuthClientRepository,
     MockProfileRepository, MockRefreshTokenStore, MockSnapshotStore, MockTaxAuthority, MockUserDataSource,
@@ -71,6 +72,8 @@ fn clients() -> HashMap<String, OAuthClient> {
 }
 
 type Codes = Arc<Mutex<HashMap<CodeHash, (CodeGrant, bool)>>>;
+/// Stored grants by (user, client).
+type Grants = Arc<Mutex<HashMap<(i64, String), ScopeSet>>>;
 /// Refresh tokens by `jti`: whether current, and the family.
 type Refreshes = Arc<Mutex<HashMap<String, (bool, String)>>>;
 
@@ -80,6 +83,7 @@ struct World {
     clients: Arc<Mutex<HashMap<String, OAuthClient>>>,
     codes: Codes,
     refreshes: Refreshes,
+    grants: Grants,
     now: Arc<AtomicI64>,
     active: bool,
     /// Whether reading the profile (for the CNES supplementation) fails.
@@ -94,6 +98,7 @@ impl World {
             clients: Arc::new(Mutex::new(clients())),
             codes: Arc::default(),
             refreshes: Arc::default(),
+            grants: Arc::default(),
             now: Arc::new(AtomicI64::new(NOW)),
             active: true,
             profile_fails: false,
@@ -105,6 +110,8 @@ impl World {
         let handles = Handles {
             codes: Arc::clone(&self.codes),
             refreshes: Arc::clone(&self.refreshes),
+            grants: Arc::clone(&self.grants),
+            grant_uses: Arc::default(),
             now: Arc::clone(&self.now),
             profile_reads: Arc::default(),
         };
@@ -202,6 +209,29 @@ impl World {
             Ok(revoked)
         });
 
+        let mut grants = MockGrantRepository::new();
+        let store = Arc::clone(&self.grants);
+        grants.expect_widen().returning(move |user, client, approved, _| {
+            let mut all = store.lock().expect("lock");
+            let grant = all.entry((user.0, client.as_str().to_owned())).or_insert_with(ScopeSet::empty);
+            *grant = grant.union(approved);
+            Ok(*grant)
+        });
+        let store = Arc::clone(&self.grants);
+        grants.expect_granted_scopes().returning(move |user, client| {
+            Ok(store.lock().expect("lock").get(&(user.0, client.as_str().to_owned())).copied())
+        });
+        let store = Arc::clone(&self.grants);
+        grants.expect_is_granted().returning(move |user, client| {
+            Ok(store.lock().expect("lock").contains_key(&(user.0, client.as_str().to_owned())))
+        });
+        let store = Arc::clone(&self.grants);
+        let uses = Arc::clone(&handles.grant_uses);
+        grants.expect_mark_used().returning(move |user, client, now| {
+            uses.lock().expect("lock").push((client.as_str().to_owned(), now));
+            Ok(store.lock().expect("lock").contains_key(&(user.0, client.as_str().to_owned())))
+        });
+
         let mut own = MockProfileRepository::new();
         let fails = self.profile_fails;
         let reads = Arc::clone(&handles.profile_reads);
@@ -233,8 +263,17 @@ impl World {
                 cdp: Arc::new(MockCdpDirectory::new()),
             },
             ScopeCache::new(Arc::new(snapshots), clock.clone(), ScopeTtls::default(), 10),
+            clock.clone(),
         ));
-        let service = OAuthService::new(tokens, Arc::new(repo), Arc::new(codes), Arc::new(refresh), profiles, clock);
+        let service = OAuthService::new(
+            tokens,
+            Arc::new(repo),
+            Arc::new(codes),
+            Arc::new(refresh),
+            Arc::new(grants),
+            profiles,
+            clock,
+        );
         (service, handles)
     }
 }
@@ -243,6 +282,10 @@ impl World {
 struct Handles {
     codes: Codes,
     refreshes: Refreshes,
+    /// The stored grants.
+    grants: Grants,
+    /// Each recorded use of a grant: the client and the time.
+    grant_uses: Arc<Mutex<Vec<(String, i64)>>>,
     now: Arc<AtomicI64>,
     /// How often the profile was read (the CNES supplementation does).
     profile_reads: Arc<AtomicUsize>,
@@ -257,6 +300,7 @@ fn params(client: &str, redirect: &str, scope: &str) -> AuthorizationParams {
         state: Some("st&te 1".into()),
         code_challenge: None,
         code_challenge_method: None,
+        prompt: None,
     }
 }
 
@@ -441,6 +485,173 @@ async fn denying_redirects_access_denied_with_state_and_issues_no_code() {
     let q = query(&location);
     assert_eq!((q["error"].as_str(), q["state"].as_str()), ("access_denied", "st&te 1"));
     assert!(handles.codes.lock().expect("lock").is_empty());
+}
+
+// ------------------------------------------------------ remembered consent
+
+/// Logs ana in; the session.
+async fn ana_session(service: &OAuthService) -> LoginSession {
+    service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").session
+}
+
+fn with_prompt(mut p: AuthorizationParams, prompt: &str) -> AuthorizationParams {
+    p.prompt = Some(prompt.into());
+    p
+}
+
+/// The redirect's query, or a panic naming the step.
+fn redirected(step: AuthorizationStep) -> HashMap<String, String> {
+    match step {
+        AuthorizationStep::Redirect(location) => {
+            assert!(location.starts_with(PORTAL_URI), "{location}");
+            query(&location)
+        }
+        other => panic!("expected a redirect, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn approving_stores_the_consent_and_the_next_authorization_skips_the_page() {
+    let (service, handles) = World::new().service();
+    let session = ana_session(&service).await;
+    let step = service.authorize(Some(&session), &portal_params("cnes")).await.expect("answer");
+    assert!(matches!(step, AuthorizationStep::Consent(_)), "nothing stored yet: {step:?}");
+    let _ = code_for(&service, &portal_params("cnes")).await;
+    let stored = handles.grants.lock().expect("lock").get(&(USER.0, "portal".to_owned())).copied();
+    assert_eq!(stored.map(|s| s.to_scope_string()).as_deref(), Some("dados_publicos cpf email cnes"));
+
+    handles.now.store(NOW + 100, Ordering::SeqCst);
+    let q = redirected(service.authorize(Some(&session), &portal_params("cnes")).await.expect("answer"));
+    assert_eq!(q["state"], "st&te 1");
+    let code = &q["code"];
+    let scopes = handles.codes.lock().expect("lock").get(&CodeHash::of(code)).map(|(grant, _)| grant.scopes);
+    assert_eq!(
+        scopes.map(|s| s.to_scope_string()).as_deref(),
+        Some("dados_publicos cpf email cnes"),
+        "a code, no page"
+    );
+    assert_eq!(*handles.grant_uses.lock().expect("lock"), [("portal".to_owned(), NOW + 100)], "the use is recorded");
+    // A narrower request is covered too; so are the required scopes alone.
+    for scope in ["", "cpf email"] {
+        let q = redirected(service.authorize(Some(&session), &portal_params(scope)).await.expect("answer"));
+        assert!(q.contains_key("code"), "{scope:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_wider_request_asks_again_and_approving_widens_the_grant() {
+    let (service, handles) = World::new().service();
+    let session = ana_session(&service).await;
+    let _ = code_for(&service, &portal_params("cnes")).await;
+    let step = service.authorize(Some(&session), &portal_params("cnes receita_federal")).await.expect("answer");
+    let AuthorizationStep::Consent(prompt) = step else { panic!("expected the consent page, got {step:?}") };
+    assert_eq!(prompt.authorization.scopes.to_scope_string(), "dados_publicos cpf email receita_federal cnes");
+    let _ = code_for(&service, &portal_params("receita_federal")).await;
+    let stored = handles.grants.lock().expect("lock").get(&(USER.0, "portal".to_owned())).copied().expect("grant");
+    assert_eq!(stored.to_scope_string(), "dados_publicos cpf email receita_federal cnes", "the union, not the last");
+    let q = redirected(service.authorize(Some(&session), &portal_params("cnes receita_federal")).await.expect("ok"));
+    assert!(q.contains_key("code"));
+    // A scope the client may not have is dropped before the comparison.
+    let q = redirected(service.authorize(Some(&session), &portal_params("cnes cursos_cdp")).await.expect("ok"));
+    assert!(q.contains_key("code"), "cursos_cdp is not enabled for portal: nothing new to consent to");
+}
+
+#[tokio::test]
+async fn consent_is_per_client_and_denying_stores_nothing() {
+    let (service, handles) = World::new().service();
+    let session = ana_session(&service).await;
+    let _ = service.deny(&portal_params("cnes")).await.expect("deny");
+    assert!(handles.grants.lock().expect("lock").is_empty());
+    let _ = code_for(&service, &spa_params()).await;
+    let step = service.authorize(Some(&session), &portal_params("cnes")).await.expect("answer");
+    assert!(matches!(step, AuthorizationStep::Consent(_)), "spa's consent is not portal's: {step:?}");
+}
+
+#[tokio::test]
+async fn without_a_session_or_with_prompt_login_the_login_form_comes_first() {
+    let (service, _) = World::new().service();
+    let step = service.authorize(None, &portal_params("cnes")).await.expect("answer");
+    assert_eq!(step, AuthorizationStep::LogIn { client_name: "Portal <do> Servidor".into() });
+    let session = ana_session(&service).await;
+    let _ = code_for(&service, &portal_params("cnes")).await;
+    for prompt in ["login", "select_account", "login consent"] {
+        let step = service.authorize(Some(&session), &with_prompt(portal_params("cnes"), prompt)).await.expect("ok");
+        assert!(matches!(step, AuthorizationStep::LogIn { .. }), "{prompt}: {step:?}");
+    }
+}
+
+#[tokio::test]
+async fn prompt_consent_shows_the_page_even_when_the_consent_is_stored() {
+    let (service, handles) = World::new().service();
+    let session = ana_session(&service).await;
+    let _ = code_for(&service, &portal_params("cnes")).await;
+    let codes_before = handles.codes.lock().expect("lock").len();
+    let step = service.authorize(Some(&session), &with_prompt(portal_params("cnes"), "consent")).await.expect("ok");
+    assert!(matches!(step, AuthorizationStep::Consent(_)), "{step:?}");
+    assert_eq!(handles.codes.lock().expect("lock").len(), codes_before, "no code without the page");
+}
+
+#[tokio::test]
+async fn prompt_none_answers_the_client_instead_of_showing_a_page() {
+    let (service, _) = World::new().service();
+    let none = || with_prompt(portal_params("cnes"), "none");
+    let q = redirected(service.authorize(None, &none()).await.expect("answer"));
+    assert_eq!((q["error"].as_str(), q["state"].as_str()), ("login_required", "st&te 1"));
+    assert!(!q.contains_key("code"));
+    let session = ana_session(&service).await;
+    let q = redirected(service.authorize(Some(&session), &none()).await.expect("answer"));
+    assert_eq!((q["error"].as_str(), q["state"].as_str()), ("consent_required", "st&te 1"));
+    let _ = code_for(&service, &portal_params("cnes")).await;
+    let q = redirected(service.authorize(Some(&session), &none()).await.expect("answer"));
+    assert!(q.contains_key("code") && !q.contains_key("error"), "covered: a code, silently");
+    let wider = with_prompt(portal_params("cnes receita_federal"), "none");
+    let q = redirected(service.authorize(Some(&session), &wider).await.expect("answer"));
+    assert_eq!(q["error"], "consent_required");
+}
+
+#[tokio::test]
+async fn an_unknown_prompt_or_none_with_another_value_is_an_invalid_request_redirect() {
+    let (service, handles) = World::new().service();
+    let session = ana_session(&service).await;
+    for prompt in ["always", "none login"] {
+        let q =
+            redirected(service.authorize(Some(&session), &with_prompt(portal_params(""), prompt)).await.expect("ok"));
+        assert_eq!((q["error"].as_str(), q["state"].as_str()), ("invalid_request", "st&te 1"), "{prompt}");
+        let q = redirected(service.approve(&session, &with_prompt(portal_params(""), prompt)).await.expect("ok"));
+        assert_eq!(q["error"], "invalid_request", "approve validates again: {prompt}");
+    }
+    assert!(handles.codes.lock().expect("lock").is_empty() && handles.grants.lock().expect("lock").is_empty());
+}
+
+#[tokio::test]
+async fn a_stored_consent_issues_no_code_for_a_user_who_is_no_longer_active() {
+    let mut world = World::new();
+    world.active = false;
+    world
+        .grants
+        .lock()
+        .expect("lock")
+        .insert((USER.0, "portal".into()), ScopeSet::parse_strict("cnes").expect("known"));
+    let (service, handles) = world.service();
+    let session = ana_session(&service).await;
+    let err = service.authorize(Some(&session), &portal_params("cnes")).await.expect_err("refused");
+    assert!(matches!(err, ServiceError::UnknownUser), "{err:?}");
+    let q =
+        redirected(service.authorize(Some(&session), &with_prompt(portal_params("cnes"), "none")).await.expect("ok"));
+    assert_eq!(q["error"], "login_required");
+    assert!(handles.codes.lock().expect("lock").is_empty());
+}
+
+#[tokio::test]
+async fn a_code_redeemed_after_the_person_revoked_the_client_buys_nothing() {
+    let (service, handles) = World::new().service();
+    let code = code_for(&service, &portal_params("cnes")).await;
+    handles.grants.lock().expect("lock").clear();
+    let e = oauth_error(service.token(code_request(&code)).await);
+    assert_eq!(e.error_code(), "invalid_grant");
+    let refreshes = handles.refreshes.lock().expect("lock");
+    assert_eq!(refreshes.len(), 1, "the family was recorded");
+    assert!(refreshes.values().all(|(current, _)| !current), "and revoked at once");
 }
 
 // ------------------------------------------------------------------ login

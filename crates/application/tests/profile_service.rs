@@ -1,15 +1,16 @@
 //! The profile service against fakes of every port.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use credencial_application::{ProfileService, Registries, ScopeCache, ScopeTtls, ServiceError};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{OwnProfile, ERRO_NAO_VALIDADO, ERRO_SEM_EXPERIENCIA};
 use credencial_domain::{Claims, TokenError, TokenType};
 use credencial_domain::{Cnes, CnesVinculo, CursosCdp, ReceitaFederal, ScopeSet, UserId};
+use credencial_ports::account::AccessLogEntry;
 use credencial_ports::{
-    MockCdpDirectory, MockCnesRegistry, MockOAuthClientRepository, MockProfileRepository, MockSnapshotStore,
-    MockTaxAuthority, OAuthClient, SystemClock, UpstreamError,
+    ClientRead, MockCdpDirectory, MockClock, MockCnesRegistry, MockOAuthClientRepository, MockProfileRepository,
+    MockSnapshotStore, MockTaxAuthority, OAuthClient, RepositoryError, SystemClock, UpstreamError,
 };
 use serde_json::json;
 
@@ -77,14 +78,44 @@ fn service_with_clients(
         Arc::new(profiles),
         Registries { tax_authority: Arc::new(tax), cnes: Arc::new(cnes), cdp: Arc::new(cdp) },
         ScopeCache::new(Arc::new(empty_store()), Arc::new(SystemClock), ScopeTtls::default(), 100),
+        Arc::new(fixed_clock()),
     )
 }
 
+/// A clock at [`NOW`].
+fn fixed_clock() -> MockClock {
+    let mut clock = MockClock::new();
+    clock.expect_now().return_const(NOW);
+    clock.expect_now_millis().return_const(NOW * 1000);
+    clock
+}
+
+const NOW: i64 = 1_700_000_000;
+
+/// Own data `p`, for the service's own reads and for clients' reads (the
+/// grant exists, the log row is written).
 fn profiles_returning(p: OwnProfile) -> MockProfileRepository {
     let mut profiles = MockProfileRepository::new();
-    profiles.expect_own_profile().returning(move |_| Ok(Some(p.clone())));
+    let own = p.clone();
+    profiles.expect_own_profile().returning(move |_| Ok(Some(own.clone())));
+    profiles.expect_read_for_client().returning(move |_| Ok(ClientRead::Answered(p.clone())));
     profiles
 }
+
+/// A client's read as the repository sees it: what it answers, and the
+/// access-log entries it was handed.
+fn client_reads(result: fn() -> Result<ClientRead, RepositoryError>) -> (MockProfileRepository, Entries) {
+    let entries: Entries = Arc::default();
+    let seen = Arc::clone(&entries);
+    let mut profiles = MockProfileRepository::new();
+    profiles.expect_read_for_client().returning(move |entry| {
+        seen.lock().expect("lock").push(entry.clone());
+        result()
+    });
+    (profiles, entries)
+}
+
+type Entries = Arc<Mutex<Vec<AccessLogEntry>>>;
 
 #[tokio::test]
 async fn every_scope_of_a_validated_user_has_the_contract_shape() {
@@ -223,8 +254,10 @@ async fn a_granted_scope_no_longer_enabled_for_the_client_is_omitted() {
         cnes,
         cdp,
     );
-    let out =
-        svc.answer(&oauth_claims("dados_publicos cpf email cnes cursos_cdp", "host-app"), None).await.expect("answer");
+    let out = svc
+        .answer(&oauth_claims("dados_publicos cpf email cnes cursos_cdp", "host-app"), None, "req-1")
+        .await
+        .expect("answer");
     assert!(out.contains_key("cursos_cdp"));
     assert!(!out.contains_key("cnes"), "granted but not enabled: omitted");
 }
@@ -241,7 +274,7 @@ async fn the_narrowing_scope_only_takes_away_and_required_scopes_stay() {
         MockCdpDirectory::new(),
     );
     let claims = oauth_claims("dados_publicos cpf email receita_federal formacao_academica", "host-app");
-    let out = svc.answer(&claims, Some("formacao_academica cnes nonsense")).await.expect("answer");
+    let out = svc.answer(&claims, Some("formacao_academica cnes nonsense"), "req-1").await.expect("answer");
     let keys: Vec<_> = out.keys().cloned().collect();
     assert_eq!(keys, ["avatar", "cpf", "email", "formacao_academica", "name"], "cnes was never granted");
 }
@@ -256,17 +289,23 @@ async fn a_token_without_oauth2_claims_or_of_an_unknown_client_is_refused() {
         MockCdpDirectory::new(),
     );
     let plain = Claims::new(TokenType::Access, ANA.0, 0, 300);
-    assert!(matches!(svc.answer(&plain, None).await, Err(ServiceError::InvalidToken(TokenError::WrongType))));
+    assert!(matches!(svc.answer(&plain, None, "req-1").await, Err(ServiceError::InvalidToken(TokenError::WrongType))));
     let gone = oauth_claims("cpf", "deleted-app");
-    assert!(matches!(svc.answer(&gone, None).await, Err(ServiceError::InvalidToken(TokenError::Invalid))));
+    assert!(matches!(svc.answer(&gone, None, "req-1").await, Err(ServiceError::InvalidToken(TokenError::Invalid))));
     // A token that names a client but no audience (or another one) is no
     // client application's token.
     let mut no_audience = oauth_claims("cpf", "host-app");
     no_audience.aud = None;
-    assert!(matches!(svc.answer(&no_audience, None).await, Err(ServiceError::InvalidToken(TokenError::WrongType))));
+    assert!(matches!(
+        svc.answer(&no_audience, None, "req-1").await,
+        Err(ServiceError::InvalidToken(TokenError::WrongType))
+    ));
     let mut other_audience = oauth_claims("cpf", "host-app");
     other_audience.aud = Some("other-app".into());
-    assert!(matches!(svc.answer(&other_audience, None).await, Err(ServiceError::InvalidToken(TokenError::WrongType))));
+    assert!(matches!(
+        svc.answer(&other_audience, None, "req-1").await,
+        Err(ServiceError::InvalidToken(TokenError::WrongType))
+    ));
 }
 
 #[tokio::test]
@@ -282,4 +321,79 @@ async fn a_cpf_unknown_to_the_registries_gives_empty_lists_and_a_receita_erro() 
     assert_eq!(out["receita_federal"], json!({"erro": "CPF não encontrado na base da Receita Federal."}));
     assert_eq!(out["cnes"], json!({"vinculos": []}));
     assert_eq!(out["cursos_cdp"], json!({"total": 0, "data": []}));
+}
+
+#[tokio::test]
+async fn every_answer_is_logged_with_the_scopes_it_carries_the_time_and_the_request_id() {
+    let (profiles, entries) = client_reads(|| Ok(ClientRead::Answered(own(true))));
+    let svc = service_with_clients(
+        client_enabling("dados_publicos cpf email receita_federal formacao_academica"),
+        profiles,
+        MockTaxAuthority::new(),
+        MockCnesRegistry::new(),
+        MockCdpDirectory::new(),
+    );
+    let claims = oauth_claims("cpf formacao_academica receita_federal cnes", "host-app");
+    let out = svc.answer(&claims, Some("formacao_academica cnes"), "4f1c-req").await.expect("answer");
+    let entries = entries.lock().expect("lock").clone();
+    assert_eq!(entries.len(), 1, "one read, one entry");
+    let entry = &entries[0];
+    assert_eq!(
+        (entry.user, entry.client.as_str(), entry.at, entry.request_id.as_str()),
+        (ANA, "host-app", NOW, "4f1c-req")
+    );
+    // Exactly the scopes whose keys the answer carries: not the narrowed-away
+    // receita_federal, not cnes (not enabled for the client).
+    assert_eq!(entry.scopes.to_scope_string(), "dados_publicos cpf email formacao_academica");
+    assert!(
+        out.contains_key("formacao_academica") && !out.contains_key("receita_federal") && !out.contains_key("cnes")
+    );
+}
+
+#[tokio::test]
+async fn a_revoked_grant_is_a_revoked_token_and_nothing_is_answered() {
+    let (profiles, entries) = client_reads(|| Ok(ClientRead::NotGranted));
+    let mut tax = MockTaxAuthority::new();
+    tax.expect_lookup().times(0);
+    let svc = service_with_clients(
+        client_enabling("cpf receita_federal"),
+        profiles,
+        tax,
+        MockCnesRegistry::new(),
+        MockCdpDirectory::new(),
+    );
+    let result = svc.answer(&oauth_claims("cpf receita_federal", "host-app"), None, "r").await;
+    assert!(matches!(result, Err(ServiceError::InvalidToken(TokenError::Revoked))), "{result:?}");
+    assert_eq!(entries.lock().expect("lock").len(), 1, "asked once, in the one statement");
+}
+
+#[tokio::test]
+async fn a_user_gone_since_the_token_was_issued_is_unknown() {
+    let (profiles, _) = client_reads(|| Ok(ClientRead::UnknownUser));
+    let svc = service_with_clients(
+        client_enabling("cpf"),
+        profiles,
+        MockTaxAuthority::new(),
+        MockCnesRegistry::new(),
+        MockCdpDirectory::new(),
+    );
+    let result = svc.answer(&oauth_claims("cpf", "host-app"), None, "r").await;
+    assert!(matches!(result, Err(ServiceError::UnknownUser)), "{result:?}");
+}
+
+#[tokio::test]
+async fn a_read_whose_log_row_cannot_be_written_is_a_storage_error_never_an_answer() {
+    let (profiles, _) =
+        client_reads(|| Err(RepositoryError::Unexpected("permission denied for table access_log".into())));
+    let mut tax = MockTaxAuthority::new();
+    tax.expect_lookup().times(0);
+    let svc = service_with_clients(
+        client_enabling("cpf receita_federal"),
+        profiles,
+        tax,
+        MockCnesRegistry::new(),
+        MockCdpDirectory::new(),
+    );
+    let result = svc.answer(&oauth_claims("cpf receita_federal", "host-app"), None, "r").await;
+    assert!(matches!(result, Err(ServiceError::Storage(_))), "{result:?}");
 }

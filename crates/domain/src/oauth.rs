@@ -23,6 +23,10 @@ use url::{Host, Url};
 use crate::scope::{ScopeSet, UnknownScope};
 use crate::user::UserId;
 
+mod prompt;
+
+pub use prompt::{prompt_after_login, Prompt};
+
 /// How long an authorization code can be redeemed after it is issued, in
 /// seconds (RFC 6749 §4.1.2 recommends at most 10 minutes; we take 60 s).
 pub const CODE_LIFETIME_SECS: i64 = 60;
@@ -85,6 +89,13 @@ pub enum OAuthError {
     /// The resource owner refused consent.
     #[error("the resource owner denied the request")]
     AccessDenied,
+    /// `prompt=none` and nobody is logged in (OpenID Connect Core §3.1.2.6).
+    #[error("the user is not logged in and prompt=none forbids showing the login form")]
+    LoginRequired,
+    /// `prompt=none` and the stored consent does not cover the request
+    /// (OpenID Connect Core §3.1.2.6).
+    #[error("the request needs the user's consent and prompt=none forbids asking for it")]
+    ConsentRequired,
 }
 
 impl OAuthError {
@@ -99,6 +110,8 @@ impl OAuthError {
             OAuthError::InvalidScope(_) => "invalid_scope",
             OAuthError::UnsupportedResponseType => "unsupported_response_type",
             OAuthError::AccessDenied => "access_denied",
+            OAuthError::LoginRequired => "login_required",
+            OAuthError::ConsentRequired => "consent_required",
         }
     }
 
@@ -432,6 +445,9 @@ pub struct AuthorizationParams {
     pub code_challenge: Option<String>,
     /// `code_challenge_method` (must be `S256`).
     pub code_challenge_method: Option<String>,
+    /// `prompt` (OpenID Connect), space-separated: `none`, `login`,
+    /// `consent`, `select_account` (see [`Prompt`]).
+    pub prompt: Option<String>,
 }
 
 /// Why an authorization request is refused, and where the answer goes.
@@ -471,6 +487,8 @@ pub struct ValidAuthorization {
     pub state: Option<String>,
     /// The PKCE challenge, if the client sent one.
     pub code_challenge: Option<CodeChallenge>,
+    /// What the request lets the authorization endpoint show.
+    pub prompt: Prompt,
 }
 
 /// Validates an authorization request against the client it names.
@@ -506,6 +524,7 @@ pub fn validate_authorization_request(
         Some(RESPONSE_TYPE_CODE) => {}
         Some(_) => return Err(refuse(OAuthError::UnsupportedResponseType)),
     }
+    let prompt = Prompt::parse(params.prompt.as_deref()).map_err(refuse)?;
     let requested = parse_requested_scope(params.scope.as_deref()).map_err(refuse)?;
     let challenge = present(params.code_challenge.as_deref());
     let method = present(params.code_challenge_method.as_deref());
@@ -526,6 +545,7 @@ pub fn validate_authorization_request(
         scopes: granted_scopes(requested, client.enabled_scopes),
         state,
         code_challenge,
+        prompt,
     })
 }
 
@@ -878,6 +898,7 @@ mod tests {
             state: Some("xyz".into()),
             code_challenge: None,
             code_challenge_method: None,
+            prompt: None,
         }
     }
 
@@ -926,6 +947,8 @@ mod tests {
             (OAuthError::InvalidScope("x".into()), "invalid_scope"),
             (OAuthError::UnsupportedResponseType, "unsupported_response_type"),
             (OAuthError::AccessDenied, "access_denied"),
+            (OAuthError::LoginRequired, "login_required"),
+            (OAuthError::ConsentRequired, "consent_required"),
         ];
         for (error, code) in cases {
             assert_eq!(error.error_code(), code);
@@ -1248,8 +1271,10 @@ mod tests {
         let cid = id("portal");
         let list = uris(&["https://app.example.gov.br/callback"]);
         let client = Some(policy(&cid, &list, true));
-        let cases: [(Spoil, &str); 6] = [
+        let cases: [(Spoil, &str); 8] = [
             (|p| p.response_type = None, "invalid_request"),
+            (|p| p.prompt = Some("always".into()), "invalid_request"),
+            (|p| p.prompt = Some("none consent".into()), "invalid_request"),
             (|p| p.response_type = Some("token".into()), "unsupported_response_type"),
             (|p| p.scope = Some("cpf openid".into()), "invalid_scope"),
             (|p| p.code_challenge_method = Some("plain".into()), "invalid_request"),

@@ -25,7 +25,7 @@ pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostUserError, HostUserStore, UpsertOutcome};
 pub use login_failures::LoginFailureLog;
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
-pub use profile::{ProfileRepository, Snapshot, SnapshotStore};
+pub use profile::{ClientRead, ProfileRepository, Snapshot, SnapshotStore};
 pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens};
 pub use readiness::{NotReady, ReadinessProbe};
 pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore, Rotation};

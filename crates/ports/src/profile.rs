@@ -4,7 +4,21 @@ use async_trait::async_trait;
 use credencial_domain::profile::{AcademicDegree, Experience, OwnProfile};
 use credencial_domain::{Scope, UserId};
 
+use crate::account::AccessLogEntry;
 use crate::error::RepositoryError;
+
+/// What a client's profile read found ([`ProfileRepository::read_for_client`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientRead {
+    /// The person still grants the client access: their own data, and the
+    /// access-log entry is written.
+    Answered(OwnProfile),
+    /// The person revoked the client's access (or never granted it):
+    /// nothing was read or logged.
+    NotGranted,
+    /// The user does not exist or is inactive: nothing was logged.
+    UnknownUser,
+}
 
 /// The user's own profile data in the service's database.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -14,6 +28,16 @@ pub trait ProfileRepository: Send + Sync + 'static {
     /// round trip whatever the lengths of the lists; `Ok(None)` when the
     /// user does not exist or is inactive. Errors: `Unexpected`.
     async fn own_profile(&self, user: UserId) -> Result<Option<OwnProfile>, RepositoryError>;
+
+    /// The profile read of a client (`POST /api/perfil/dados/`), in one
+    /// round trip: checks that `entry.user` still has a grant for
+    /// `entry.client`, reads what [`own_profile`](Self::own_profile) reads,
+    /// and appends `entry` to the access log — the entry is written exactly
+    /// when the profile is returned (`Answered`), in the same statement, so
+    /// a concurrent revocation either comes first (`NotGranted`) or after
+    /// both. Errors: `Unexpected` (also when the entry cannot be written;
+    /// then nothing is returned and the read must not be answered).
+    async fn read_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead, RepositoryError>;
 
     /// Sets the public avatar URL and whether the tax-id validation was
     /// done. Errors: `Unexpected`.

@@ -12,10 +12,11 @@ use super::scopes::{from_names, to_names};
 use crate::error::to_repository_error;
 
 /// The append as one statement on `$1` user, `$2` client, `$3` scope names,
-/// `$4` Unix seconds, `$5` request id; the profile read can carry it as a
-/// data-modifying CTE of its own statement.
+/// `$4` Unix seconds, `$5` request id. An `INSERT … SELECT` without `FROM`,
+/// so that the profile read can carry it as a data-modifying CTE of its own
+/// statement with a `WHERE` of its own (the grant still exists).
 pub const APPEND: &str = "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
-     VALUES ($1, $2, $3::TEXT[], to_timestamp($4), $5)";
+     SELECT $1::BIGINT, $2::TEXT, $3::TEXT[], to_timestamp($4::BIGINT), $5::TEXT";
 
 /// One round trip: the total, and the page (a total with no row when the
 /// page is past the end).

@@ -3,6 +3,7 @@
 //! migrated database. Where two writers can meet, they are run at once.
 
 mod access_log;
+mod client_read;
 mod entries;
 mod grants;
 mod support;

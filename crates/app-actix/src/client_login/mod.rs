@@ -11,8 +11,9 @@
 //! - `GET /auth/logout/`: a page with the logout button; `POST
 //!   /auth/logout/` with the page's `csrf_token` (an HMAC keyed by the
 //!   HttpOnly session cookie) and not from another origin clears the
-//!   session, 303 to `/auth/login/` (a forged post gets a 403 page and ends
-//!   nothing);
+//!   session, 303 to `GET /auth/logout/`, which without a session is the
+//!   page "Você saiu" with a link to `/auth/login/` (a forged post gets a
+//!   403 page and ends nothing);
 //! - `GET /auth/me/`: the host user's record, column by column; without a
 //!   session, 303 to `/auth/login/?next=/auth/me/`.
 //!
@@ -178,18 +179,21 @@ fn logout_token(session: &str) -> String {
 }
 
 /// `GET /auth/logout/`: the logout button (ending a session takes a POST
-/// from this site); without a session, 303 to `/auth/login/`.
+/// from this site); without a session, the page after leaving, with a
+/// link to the login (not a redirect to it: the provider's session and the
+/// remembered consent would log the person straight back in).
 async fn logout_page(req: HttpRequest, service: web::Data<ClientLoginService>) -> HttpResponse {
     match session_cookie(&req, &service) {
         Some(session) => html(response(StatusCode::OK), &pages::logout(LOGOUT_PATH, &logout_token(&session), ME_PATH)),
-        None => see_other(LOGIN_PATH).finish(),
+        None => html(response(StatusCode::OK), &pages::logged_out(LOGIN_PATH)),
     }
 }
 
 /// `POST /auth/logout/`: ends the host session when the post carries the
 /// session's `csrf_token` and does not come from another origin; a forged
-/// post gets a 403 page and the session goes on. Without a session there
-/// is nothing to end: 303 to `/auth/login/`.
+/// post gets a 403 page and the session goes on; then, or without a
+/// session (nothing to end), 303 to `GET /auth/logout/`: the page after
+/// leaving.
 async fn logout(
     req: HttpRequest,
     payload: web::Payload,
@@ -200,14 +204,14 @@ async fn logout(
         return forged_logout();
     }
     let Some(session) = session_cookie(&req, &service) else {
-        return see_other(LOGIN_PATH).finish();
+        return see_other(LOGOUT_PATH).finish();
     };
     let form = read_form(&req, payload).await.ok();
     let presented = form.as_ref().and_then(|f| f.get("csrf_token").ok().flatten()).unwrap_or("");
     if !form_token_matches(&session, FormPurpose::Logout, &[], presented) {
         return forged_logout();
     }
-    see_other(LOGIN_PATH).append_header((header::SET_COOKIE, cookies.session(&req, "", 0))).finish()
+    see_other(LOGOUT_PATH).append_header((header::SET_COOKIE, cookies.session(&req, "", 0))).finish()
 }
 
 /// The 403 page of a logout post that did not come from our own page.

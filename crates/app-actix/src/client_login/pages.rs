@@ -57,6 +57,15 @@ pub struct Logout<'a> {
     back_path: &'a str,
 }
 
+/// The page after leaving (`templates/client/logged_out.html`).
+#[derive(Debug, Template)]
+#[template(path = "client/logged_out.html")]
+pub struct LoggedOut<'a> {
+    site: &'static Site,
+    title: &'a str,
+    login_path: &'a str,
+}
+
 /// The host user's record, column by column, with a logout button that
 /// posts `csrf_token` to `logout_path`.
 pub fn record<'a>(
@@ -87,6 +96,14 @@ pub fn logout<'a>(logout_path: &'a str, csrf_token: &'a str, back_path: &'a str)
         leaving: true,
         back_path,
     }
+}
+
+/// The page after leaving: the session here ended, the provider's did not,
+/// and a link to `login_path`. A page, not a redirect to the login: with
+/// the provider's session and the consent remembered, the login would
+/// bring the person straight back in.
+pub fn logged_out(login_path: &str) -> LoggedOut<'_> {
+    LoggedOut { site: &HOST_APP, title: "Você saiu", login_path }
 }
 
 /// A login error: a title, the reason, and a link to try again.
@@ -129,6 +146,14 @@ mod tests {
         assert!(page.contains("<input type=\"hidden\" name=\"csrf_token\" value=\"tok\">"), "{page}");
         assert!(page.contains("<button type=\"submit\">Sair</button>"), "{page}");
         assert!(page.contains("<a href=\"/auth/me/\">Voltar ao seu cadastro</a>"), "{page}");
+    }
+
+    #[test]
+    fn the_page_after_leaving_links_to_the_login() {
+        let page = render(&logged_out("/auth/login/"));
+        assert!(page.contains("<h1>Você saiu desta aplicação</h1>"), "{page}");
+        assert!(page.contains("<a class=\"button\" href=\"/auth/login/\">Entrar novamente</a>"), "{page}");
+        assert!(!page.contains("<form"), "nothing to post: {page}");
     }
 
     #[test]

@@ -46,8 +46,16 @@ impl FormError {
 }
 
 /// The names of the authorization request's parameters.
-const AUTHORIZATION_PARAMS: [&str; 7] =
-    ["response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method"];
+const AUTHORIZATION_PARAMS: [&str; 8] = [
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+    "prompt",
+];
 
 impl FormFields {
     /// Decodes form-encoded `bytes` (a body or a query string).
@@ -72,7 +80,7 @@ impl FormFields {
 
     /// The authorization request's parameters (`response_type`,
     /// `client_id`, `redirect_uri`, `scope`, `state`, `code_challenge`,
-    /// `code_challenge_method`). Errors: `Repeated`.
+    /// `code_challenge_method`, `prompt`). Errors: `Repeated`.
     pub fn authorization_params(&self) -> Result<AuthorizationParams, FormError> {
         Ok(AuthorizationParams {
             response_type: self.owned("response_type")?,
@@ -82,6 +90,7 @@ impl FormFields {
             state: self.owned("state")?,
             code_challenge: self.owned("code_challenge")?,
             code_challenge_method: self.owned("code_challenge_method")?,
+            prompt: self.owned("prompt")?,
         })
     }
 }
@@ -98,6 +107,7 @@ pub fn authorization_pairs(params: &AuthorizationParams) -> Vec<(&'static str, &
         &params.state,
         &params.code_challenge,
         &params.code_challenge_method,
+        &params.prompt,
     ];
     AUTHORIZATION_PARAMS.iter().zip(values).filter_map(|(name, value)| value.as_deref().map(|v| (*name, v))).collect()
 }
@@ -146,14 +156,23 @@ mod tests {
 
     #[test]
     fn authorization_params_round_trip_through_their_pairs() {
-        let f =
-            FormFields::parse(b"client_id=portal&scope=cpf+cnes&state=a%26b&response_type=code&other=1").expect("form");
+        let f = FormFields::parse(
+            b"prompt=login+consent&client_id=portal&scope=cpf+cnes&state=a%26b&response_type=code&other=1",
+        )
+        .expect("form");
         let p = f.authorization_params().expect("params");
         assert_eq!(p.scope.as_deref(), Some("cpf cnes"));
         assert_eq!(p.state.as_deref(), Some("a&b"));
+        assert_eq!(p.prompt.as_deref(), Some("login consent"));
         assert_eq!(
             authorization_pairs(&p),
-            [("response_type", "code"), ("client_id", "portal"), ("scope", "cpf cnes"), ("state", "a&b")]
+            [
+                ("response_type", "code"),
+                ("client_id", "portal"),
+                ("scope", "cpf cnes"),
+                ("state", "a&b"),
+                ("prompt", "login consent")
+            ]
         );
         let twice = FormFields::parse(b"client_id=a&client_id=b").expect("form");
         assert_eq!(twice.authorization_params(), Err(FormError::Repeated("client_id".into())));

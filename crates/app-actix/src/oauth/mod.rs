@@ -1,9 +1,13 @@
 //! The OAuth2 provider's endpoints.
 //!
 //! - `GET /oauth/authorize/`: validates the request; shows the login form
-//!   when the browser has no valid session, else the consent page. An
-//!   unknown client or a redirect URI that is not the client's gets an HTML
-//!   400 page and is never redirected; other errors go back to the client.
+//!   when the browser has no valid session (or `prompt=login`), answers the
+//!   redirect with a code at once when the person's stored consent covers
+//!   the request (unless `prompt=consent`), else shows the consent page;
+//!   with `prompt=none` a page becomes `error=login_required` or
+//!   `error=consent_required` at the redirect URI. An unknown client or a
+//!   redirect URI that is not the client's gets an HTML 400 page and is
+//!   never redirected; other errors go back to the client.
 //! - `POST /oauth/authorize/`: the login form (`action=login`: opens the
 //!   session, then 303 back to the GET with the same parameters) and the
 //!   consent form (`action=approve` or `action=deny`: 303 to the client's
@@ -27,7 +31,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use credencial_application::{
     AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, ServiceError, TokenRequest,
 };
-use credencial_domain::oauth::{AuthorizationParams, OAuthError};
+use credencial_domain::oauth::{prompt_after_login, AuthorizationParams, OAuthError};
 use secrecy::SecretString;
 
 use crate::client_address::client_address;
@@ -96,13 +100,17 @@ pub async fn authorize_get(
         Ok(p) => p,
         Err(e) => return bad_request(&e.message()),
     };
-    let prompt = match oauth.start(&params).await {
-        Ok(AuthorizationStep::Consent(prompt)) => prompt,
-        other => return step_response(other, StatusCode::FOUND),
-    };
-    match session_of(&req, &oauth) {
-        Some(session) => consent_page(&oauth, &session, &params, &prompt),
-        None => login_page(&req, &oauth, &cookies, &params, &prompt.client_name, "", None, StatusCode::OK),
+    let session = session_of(&req, &oauth);
+    match oauth.authorize(session.as_ref(), &params).await {
+        Ok(AuthorizationStep::LogIn { client_name }) => {
+            login_page(&req, &oauth, &cookies, &params, &client_name, "", None, StatusCode::OK)
+        }
+        Ok(AuthorizationStep::Consent(prompt)) => match &session {
+            Some(session) => consent_page(&oauth, session, &params, &prompt),
+            None => html::failure_page(ServiceError::Internal("consent step without a session".into())),
+        },
+        Err(ServiceError::UnknownUser) => session_expired(&req, &oauth, &cookies, &params).await,
+        other => step_response(other, StatusCode::FOUND),
     }
 }
 
@@ -172,7 +180,10 @@ async fn log_in(
     }
     match oauth.log_in(username, SecretString::from(password.to_owned()), client_address(req)).await {
         Ok(signed) => {
-            let query = serde_urlencoded::to_string(form::authorization_pairs(params)).unwrap_or_default();
+            // Back to the GET, where the new session goes on; `prompt=login`
+            // is satisfied now and must not show the form again.
+            let params = AuthorizationParams { prompt: prompt_after_login(params.prompt.as_deref()), ..params.clone() };
+            let query = serde_urlencoded::to_string(form::authorization_pairs(&params)).unwrap_or_default();
             let location = format!("{}?{query}", req.path());
             let mut builder = html::response(StatusCode::SEE_OTHER);
             builder
@@ -252,8 +263,8 @@ fn step_response(step: Result<AuthorizationStep, ServiceError>, redirect_status:
             builder.finish()
         }
         Ok(AuthorizationStep::Refused(e)) => refused(&e),
-        Ok(AuthorizationStep::Consent(_)) => {
-            html::failure_page(ServiceError::Internal("unexpected consent step".into()))
+        Ok(AuthorizationStep::Consent(_) | AuthorizationStep::LogIn { .. }) => {
+            html::failure_page(ServiceError::Internal("unexpected page step".into()))
         }
         Err(e) => html::failure_page(e),
     }

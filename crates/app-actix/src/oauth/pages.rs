@@ -101,6 +101,7 @@ mod tests {
             state: Some("<script>alert(1)</script>".into()),
             code_challenge: None,
             code_challenge_method: None,
+            prompt: None,
         }
     }
 

@@ -1,26 +1,31 @@
 //! The OAuth2 provider's use cases: the authorization endpoint (validate the
-//! request, log the user in, ask for consent, issue a code) and the token
-//! endpoint (`authorization_code` and `refresh_token` grants).
+//! request, log the user in, ask for consent or remember it, issue a code;
+//! in [`authorize`]) and the token endpoint (`authorization_code` and
+//! `refresh_token` grants).
 //!
 //! The grant rules are the domain's ([`credencial_domain::oauth`]); this
 //! module drives them through the ports: the client registry, the code
-//! store, the refresh-token store, the hashing threads (client secrets are
-//! PBKDF2 hashes, verified off the async workers) and the token codec.
+//! store, the refresh-token store, the stored grants (remembered consent),
+//! the hashing threads (client secrets are PBKDF2 hashes, verified off the
+//! async workers) and the token codec.
+
+mod authorize;
+
+pub use authorize::{AuthorizationStep, ConsentPrompt};
 
 use std::fmt;
 use std::sync::Arc;
 
 use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
 use credencial_domain::oauth::{
-    authorization_error_uri, authorization_response_uri, check_code_exchange, client_authentication, presented_client,
-    random_token_text, refreshed_scopes, validate_authorization_request, AuthorizationParams, AuthorizationRefusal,
-    ClientAuthentication, ClientId, CodeHash, GrantType, OAuthError, ValidAuthorization, BAD_CLIENT,
+    check_code_exchange, client_authentication, presented_client, random_token_text, refreshed_scopes,
+    AuthorizationParams, ClientAuthentication, ClientId, CodeHash, GrantType, OAuthError, BAD_CLIENT,
 };
 use credencial_domain::throttle::ClientAddress;
 use credencial_domain::{Claims, ScopeSet, TokenType, UserId};
+use credencial_ports::account::GrantRepository;
 use credencial_ports::{
-    AuthorizationCodeStore, Clock, NewAuthorizationCode, NewRefreshToken, OAuthClient, OAuthClientRepository,
-    RefreshTokenStore,
+    AuthorizationCodeStore, Clock, NewRefreshToken, OAuthClient, OAuthClientRepository, RefreshTokenStore,
 };
 use rand::RngCore;
 use secrecy::SecretString;
@@ -32,29 +37,6 @@ use crate::tokens::{rotated_or_revoked, TokenService};
 
 /// The `token_type` of every OAuth2 token response.
 pub const BEARER: &str = "Bearer";
-
-/// Where an authorization request goes next.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AuthorizationStep {
-    /// Show this error on our own page (HTTP 400) and never redirect: the
-    /// client is unknown or the redirect URI is not one of its own.
-    Refused(OAuthError),
-    /// Send the browser to this URI: the client's redirect URI with a code,
-    /// or with an error and the request's `state`.
-    Redirect(String),
-    /// A valid request: ask the (logged-in) user for consent.
-    Consent(ConsentPrompt),
-}
-
-/// What the consent page shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConsentPrompt {
-    /// The client's registered name.
-    pub client_name: String,
-    /// The validated request: client, redirect URI and the scopes the grant
-    /// will carry (requested ∩ enabled for the client, ∪ the required ones).
-    pub authorization: ValidAuthorization,
-}
 
 /// A user's login session at the authorization endpoint (read from the
 /// session cookie). `Debug` does not show the session id.
@@ -184,6 +166,7 @@ pub struct OAuthService {
     clients: Arc<dyn OAuthClientRepository>,
     codes: Arc<dyn AuthorizationCodeStore>,
     refresh_tokens: Arc<dyn RefreshTokenStore>,
+    grants: Arc<dyn GrantRepository>,
     profiles: Arc<ProfileService>,
     clock: Arc<dyn Clock>,
 }
@@ -194,105 +177,23 @@ impl fmt::Debug for OAuthService {
     }
 }
 
-/// Either the next step is already decided, or the request is valid.
-enum Checked {
-    Done(AuthorizationStep),
-    Valid(ValidAuthorization, OAuthClient),
-}
-
 impl OAuthService {
     /// A service over the token service (credential checks, codec and
     /// lifetimes), the client registry, the code store, the refresh-token
-    /// store (the one the token service uses), the profile service (CNES
-    /// supplementation on authorization) and the clock. Client secrets are
-    /// checked through the token service, on its hashing threads.
+    /// store (the one the token service uses), the stored grants, the
+    /// profile service (CNES supplementation on authorization) and the
+    /// clock. Client secrets are checked through the token service, on its
+    /// hashing threads.
     pub fn new(
         tokens: Arc<TokenService>,
         clients: Arc<dyn OAuthClientRepository>,
         codes: Arc<dyn AuthorizationCodeStore>,
         refresh_tokens: Arc<dyn RefreshTokenStore>,
+        grants: Arc<dyn GrantRepository>,
         profiles: Arc<ProfileService>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        Self { tokens, clients, codes, refresh_tokens, profiles, clock }
-    }
-
-    // ---------------------------------------------------- authorization
-
-    /// Validates an authorization request for the client it names: an error
-    /// shown to the user (unknown client, bad redirect URI), an error
-    /// redirect, or the consent prompt. Errors: `Storage`, `Internal`.
-    pub async fn start(&self, params: &AuthorizationParams) -> Result<AuthorizationStep, ServiceError> {
-        Ok(match self.check(params).await? {
-            Checked::Done(step) => step,
-            Checked::Valid(authorization, client) => {
-                AuthorizationStep::Consent(ConsentPrompt { client_name: client.name, authorization })
-            }
-        })
-    }
-
-    /// The user of `session` approves the request: validates it again (the
-    /// client may have changed since the page was shown), issues a code
-    /// (256 random bits; only its SHA-256 is stored, with the grant, for
-    /// 60 s), runs the CNES supplementation (best effort) and answers the
-    /// redirect with `code` and `state`. Errors: `UnknownUser` when the
-    /// session's user is gone or inactive; `Storage`, `Internal`.
-    pub async fn approve(
-        &self,
-        session: &LoginSession,
-        params: &AuthorizationParams,
-    ) -> Result<AuthorizationStep, ServiceError> {
-        let (authorization, client) = match self.check(params).await? {
-            Checked::Done(step) => return Ok(step),
-            Checked::Valid(authorization, client) => (authorization, client),
-        };
-        let user = session.user_id;
-        if !self.tokens.is_active_user(user).await? {
-            return Err(ServiceError::UnknownUser);
-        }
-        let mut bytes = [0u8; 32];
-        rand::thread_rng().fill_bytes(&mut bytes);
-        let code = random_token_text(&bytes);
-        let scopes = authorization.scopes;
-        let redirect_uri = authorization.redirect_uri.clone();
-        let state = authorization.state.clone();
-        let grant = authorization.into_grant(user, self.clock.now());
-        self.codes.store(NewAuthorizationCode { code_hash: CodeHash::of(&code), grant }).await?;
-        tracing::info!(client_id = %client.client_id, user = user.0, scope = %scopes.to_scope_string(), "authorization code issued");
-        if let Err(e) = self.profiles.on_authorized(user, scopes).await {
-            tracing::warn!(user = user.0, error = %e, "profile supplementation on authorization failed; the authorization goes on");
-        }
-        let location = authorization_response_uri(&redirect_uri, &code, state.as_deref())
-            .ok_or_else(|| ServiceError::Internal("registered redirect URI is not a URL".into()))?;
-        Ok(AuthorizationStep::Redirect(location))
-    }
-
-    /// The user refuses the request: after validating it again, the redirect
-    /// carries `error=access_denied` and `state`. Errors: `Storage`, `Internal`.
-    pub async fn deny(&self, params: &AuthorizationParams) -> Result<AuthorizationStep, ServiceError> {
-        match self.check(params).await? {
-            Checked::Done(step) => Ok(step),
-            Checked::Valid(authorization, _) => {
-                error_redirect(&authorization.redirect_uri, &OAuthError::AccessDenied, authorization.state.as_deref())
-            }
-        }
-    }
-
-    async fn check(&self, params: &AuthorizationParams) -> Result<Checked, ServiceError> {
-        let client = match params.client_id.as_deref().map(ClientId::parse) {
-            Some(Ok(id)) => self.clients.find(&id).await?,
-            _ => None,
-        };
-        match validate_authorization_request(params, client.as_ref().map(OAuthClient::policy)) {
-            Ok(valid) => match client {
-                Some(client) => Ok(Checked::Valid(valid, client)),
-                None => Err(ServiceError::Internal("a request without client validated".into())),
-            },
-            Err(AuthorizationRefusal::ShowToUser(e)) => Ok(Checked::Done(AuthorizationStep::Refused(e))),
-            Err(AuthorizationRefusal::Redirect { redirect_uri, state, error }) => {
-                Ok(Checked::Done(error_redirect(&redirect_uri, &error, state.as_deref())?))
-            }
-        }
+        Self { tokens, clients, codes, refresh_tokens, grants, profiles, clock }
     }
 
     // ------------------------------------------------------------ login
@@ -450,7 +351,16 @@ impl OAuthService {
             request.redirect_uri.as_deref(),
             request.code_verifier.as_deref(),
         )?;
-        self.issue(grant.user_id, &client.client_id, scopes, scopes, now, Issue::Start { family: &family }).await
+        let tokens =
+            self.issue(grant.user_id, &client.client_id, scopes, scopes, now, Issue::Start { family: &family }).await?;
+        // The person may have revoked the client since the code was issued.
+        // Checked after the family is recorded: a revocation that comes
+        // later revokes it with the others, one that came first is seen here.
+        if !self.grants.is_granted(grant.user_id, &client.client_id).await? {
+            self.refresh_tokens.revoke_family(&family).await?;
+            return Err(OAuthError::InvalidGrant("the user revoked this client's access".into()).into());
+        }
+        Ok(tokens)
     }
 
     async fn refresh(&self, client: &OAuthClient, request: &TokenRequest) -> Result<OAuthTokens, ServiceError> {
@@ -546,16 +456,6 @@ fn code_family(client_id: &ClientId, code_hash: &CodeHash) -> String {
 
 fn present(value: &Option<String>) -> Option<&str> {
     value.as_deref().filter(|v| !v.is_empty())
-}
-
-fn error_redirect(
-    redirect_uri: &str,
-    error: &OAuthError,
-    state: Option<&str>,
-) -> Result<AuthorizationStep, ServiceError> {
-    authorization_error_uri(redirect_uri, error, state)
-        .map(AuthorizationStep::Redirect)
-        .ok_or_else(|| ServiceError::Internal("registered redirect URI is not a URL".into()))
 }
 
 /// The request values a consent token is bound to, in a fixed order.

@@ -1,0 +1,209 @@
+//! The authorization endpoint's use cases: validate a request, decide
+//! whether to show the login form, the consent page or nothing (remembered
+//! consent, `prompt`), and issue codes.
+
+use credencial_domain::account::covers;
+use credencial_domain::oauth::{
+    authorization_error_uri, authorization_response_uri, random_token_text, validate_authorization_request,
+    AuthorizationParams, AuthorizationRefusal, ClientId, CodeHash, OAuthError, ValidAuthorization,
+};
+use credencial_domain::UserId;
+use credencial_ports::{NewAuthorizationCode, OAuthClient};
+use rand::RngCore;
+
+use super::{LoginSession, OAuthService};
+use crate::error::ServiceError;
+
+/// Where an authorization request goes next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthorizationStep {
+    /// Show this error on our own page (HTTP 400) and never redirect: the
+    /// client is unknown or the redirect URI is not one of its own.
+    Refused(OAuthError),
+    /// Send the browser to this URI: the client's redirect URI with a code,
+    /// or with an error and the request's `state`.
+    Redirect(String),
+    /// A valid request that needs a login first: show the login form.
+    LogIn {
+        /// The client's registered name.
+        client_name: String,
+    },
+    /// A valid request: ask the (logged-in) user for consent.
+    Consent(ConsentPrompt),
+}
+
+/// What the consent page shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsentPrompt {
+    /// The client's registered name.
+    pub client_name: String,
+    /// The validated request: client, redirect URI and the scopes the grant
+    /// will carry (requested ∩ enabled for the client, ∪ the required ones).
+    pub authorization: ValidAuthorization,
+}
+
+/// Either the next step is already decided, or the request is valid.
+enum Checked {
+    Done(AuthorizationStep),
+    Valid(ValidAuthorization, OAuthClient),
+}
+
+impl OAuthService {
+    /// Validates an authorization request for the client it names: an error
+    /// shown to the user (unknown client, bad redirect URI), an error
+    /// redirect, or the consent prompt (whatever the session and the stored
+    /// consent; see [`authorize`](Self::authorize) for those). Errors:
+    /// `Storage`, `Internal`.
+    pub async fn start(&self, params: &AuthorizationParams) -> Result<AuthorizationStep, ServiceError> {
+        Ok(match self.check(params).await? {
+            Checked::Done(step) => step,
+            Checked::Valid(authorization, client) => {
+                AuthorizationStep::Consent(ConsentPrompt { client_name: client.name, authorization })
+            }
+        })
+    }
+
+    /// The authorization request `params` as the browser of `session` (if
+    /// any) sends it: after validation ([`start`](Self::start)'s errors),
+    /// - without a session, or with `prompt=login`: the login form;
+    /// - when the person's stored consent for the client covers every scope
+    ///   the request would grant (and no `prompt=consent`): no page — a code
+    ///   is issued at once, as [`approve`](Self::approve) does, and the
+    ///   grant's last use is recorded;
+    /// - otherwise the consent page;
+    /// - with `prompt=none`, instead of a page, `error=login_required` or
+    ///   `error=consent_required` goes to the redirect URI with `state`.
+    ///
+    /// Errors: `UnknownUser` when a code would be issued but the session's
+    /// user is gone or inactive (`prompt=none`: `login_required` instead);
+    /// `Storage`, `Internal`.
+    pub async fn authorize(
+        &self,
+        session: Option<&LoginSession>,
+        params: &AuthorizationParams,
+    ) -> Result<AuthorizationStep, ServiceError> {
+        let (authorization, client) = match self.check(params).await? {
+            Checked::Done(step) => return Ok(step),
+            Checked::Valid(authorization, client) => (authorization, client),
+        };
+        let prompt = authorization.prompt;
+        let refuse =
+            |error: OAuthError| error_redirect(&authorization.redirect_uri, &error, authorization.state.as_deref());
+        let session = session.filter(|_| !prompt.forces_login());
+        let Some(session) = session else {
+            if prompt.forbids_pages() {
+                return refuse(OAuthError::LoginRequired);
+            }
+            return Ok(AuthorizationStep::LogIn { client_name: client.name });
+        };
+        let user = session.user_id;
+        if !prompt.forces_consent() {
+            let granted = self.grants.granted_scopes(user, &client.client_id).await?;
+            if granted.is_some_and(|granted| covers(granted, authorization.scopes)) {
+                if !self.tokens.is_active_user(user).await? {
+                    return if prompt.forbids_pages() {
+                        refuse(OAuthError::LoginRequired)
+                    } else {
+                        Err(ServiceError::UnknownUser)
+                    };
+                }
+                self.grants.mark_used(user, &client.client_id, self.clock.now()).await?;
+                tracing::info!(client_id = %client.client_id, user = user.0, "consent remembered: no consent page");
+                return self.issue_code(user, authorization).await;
+            }
+        }
+        if prompt.forbids_pages() {
+            return refuse(OAuthError::ConsentRequired);
+        }
+        Ok(AuthorizationStep::Consent(ConsentPrompt { client_name: client.name, authorization }))
+    }
+
+    /// The user of `session` approves the request: validates it again (the
+    /// client may have changed since the page was shown), stores the
+    /// consent (a first grant, or the old one widened to the union), issues
+    /// a code (256 random bits; only its SHA-256 is stored, with the grant,
+    /// for 60 s), runs the CNES supplementation (best effort) and answers
+    /// the redirect with `code` and `state`. Errors: `UnknownUser` when the
+    /// session's user is gone or inactive; `Storage`, `Internal`.
+    pub async fn approve(
+        &self,
+        session: &LoginSession,
+        params: &AuthorizationParams,
+    ) -> Result<AuthorizationStep, ServiceError> {
+        let (authorization, client) = match self.check(params).await? {
+            Checked::Done(step) => return Ok(step),
+            Checked::Valid(authorization, client) => (authorization, client),
+        };
+        let user = session.user_id;
+        if !self.tokens.is_active_user(user).await? {
+            return Err(ServiceError::UnknownUser);
+        }
+        let granted = self.grants.widen(user, &client.client_id, authorization.scopes, self.clock.now()).await?;
+        tracing::info!(client_id = %client.client_id, user = user.0, scope = %granted.to_scope_string(), "consent stored");
+        self.issue_code(user, authorization).await
+    }
+
+    /// The user refuses the request: after validating it again, the redirect
+    /// carries `error=access_denied` and `state`. The stored consent, if
+    /// any, stays as it was. Errors: `Storage`, `Internal`.
+    pub async fn deny(&self, params: &AuthorizationParams) -> Result<AuthorizationStep, ServiceError> {
+        match self.check(params).await? {
+            Checked::Done(step) => Ok(step),
+            Checked::Valid(authorization, _) => {
+                error_redirect(&authorization.redirect_uri, &OAuthError::AccessDenied, authorization.state.as_deref())
+            }
+        }
+    }
+
+    /// Issues a code for `user` and the validated request, runs the CNES
+    /// supplementation and answers the redirect with `code` and `state`.
+    async fn issue_code(
+        &self,
+        user: UserId,
+        authorization: ValidAuthorization,
+    ) -> Result<AuthorizationStep, ServiceError> {
+        let mut bytes = [0u8; 32];
+        rand::thread_rng().fill_bytes(&mut bytes);
+        let code = random_token_text(&bytes);
+        let scopes = authorization.scopes;
+        let client_id: ClientId = authorization.client_id.clone();
+        let redirect_uri = authorization.redirect_uri.clone();
+        let state = authorization.state.clone();
+        let grant = authorization.into_grant(user, self.clock.now());
+        self.codes.store(NewAuthorizationCode { code_hash: CodeHash::of(&code), grant }).await?;
+        tracing::info!(client_id = %client_id, user = user.0, scope = %scopes.to_scope_string(), "authorization code issued");
+        if let Err(e) = self.profiles.on_authorized(user, scopes).await {
+            tracing::warn!(user = user.0, error = %e, "profile supplementation on authorization failed; the authorization goes on");
+        }
+        let location = authorization_response_uri(&redirect_uri, &code, state.as_deref())
+            .ok_or_else(|| ServiceError::Internal("registered redirect URI is not a URL".into()))?;
+        Ok(AuthorizationStep::Redirect(location))
+    }
+
+    async fn check(&self, params: &AuthorizationParams) -> Result<Checked, ServiceError> {
+        let client = match params.client_id.as_deref().map(ClientId::parse) {
+            Some(Ok(id)) => self.clients.find(&id).await?,
+            _ => None,
+        };
+        match validate_authorization_request(params, client.as_ref().map(OAuthClient::policy)) {
+            Ok(valid) => match client {
+                Some(client) => Ok(Checked::Valid(valid, client)),
+                None => Err(ServiceError::Internal("a request without client validated".into())),
+            },
+            Err(AuthorizationRefusal::ShowToUser(e)) => Ok(Checked::Done(AuthorizationStep::Refused(e))),
+            Err(AuthorizationRefusal::Redirect { redirect_uri, state, error }) => {
+                Ok(Checked::Done(error_redirect(&redirect_uri, &error, state.as_deref())?))
+            }
+        }
+    }
+}
+
+fn error_redirect(
+    redirect_uri: &str,
+    error: &OAuthError,
+    state: Option<&str>,
+) -> Result<AuthorizationStep, ServiceError> {
+    authorization_error_uri(redirect_uri, error, state)
+        .map(AuthorizationStep::Redirect)
+        .ok_or_else(|| ServiceError::Internal("registered redirect URI is not a URL".into()))
+}
