@@ -99,6 +99,7 @@ fn profile_service(tax: MockTaxAuthority, store: MockSnapshotStore) -> Arc<Profi
         Arc::new(MockProfileRepository::new()),
         registries,
         cache,
+        clock(),
     ))
 }
 
