@@ -57,6 +57,11 @@ impl GrantService {
         Self { grants, log, clock, retention_days }
     }
 
+    /// How many days access-log entries are kept (`access_log_retention_days`).
+    pub fn retention_days(&self) -> u32 {
+        self.retention_days
+    }
+
     /// The applications `user` authorized, most recently used first: each
     /// client's id and name, the scopes it may read (the required ones
     /// included), when the person first consented and when the grant was

@@ -17,6 +17,7 @@
 // the helpers below: one per request, never on a hot path.
 #![allow(clippy::result_large_err)]
 
+pub mod applications;
 pub mod entries;
 pub mod pages;
 pub mod validation;
@@ -120,6 +121,7 @@ impl HttpServiceFactory for AccountApi {
             .register(config);
         entries::register(config, |r| self.with_data(r));
         validation::register(config, |r| self.with_data(r));
+        applications::register(config, |r| self.with_data(r));
     }
 }
 
