@@ -5,5 +5,6 @@
 mod access_log;
 mod entries;
 mod grants;
+mod registration;
 mod support;
 mod tax_id;

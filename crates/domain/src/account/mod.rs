@@ -15,9 +15,7 @@ pub use date::IsoDate;
 pub use entries::{DegreeEntry, DegreeForm, EntryId, ExperienceEntry, ExperienceForm};
 pub use fields::{FieldError, FieldErrors};
 pub use grant::{covers, effective_scopes, widen};
-pub use registration::{
-    AccountDetails, DetailsForm, EmailAddress, Registration, SignupForm, UniqueField,
-};
+pub use registration::{AccountDetails, DetailsForm, EmailAddress, Registration, SignupForm, UniqueField};
 pub use tax_id::{
     attempt_verdict, names_match, window_start, AttemptVerdict, TaxIdClaim, TaxIdMatch, MAX_VALIDATION_ATTEMPTS,
     VALIDATION_WINDOW_SECS,
