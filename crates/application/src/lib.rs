@@ -2,17 +2,20 @@
 //! configuration: everything shared lives behind the ports.
 
 pub mod account;
+pub mod account_edit;
 pub mod client_login;
 pub mod error;
 pub mod hashing;
 pub mod oauth;
 pub mod profile;
 pub mod scope_cache;
+pub mod signup;
 pub mod throttle;
 pub mod tokens;
 pub mod user_admin;
 
 pub use account::{AccountOverview, AccountService};
+pub use account_edit::{AccountEditService, DetailsOutcome, PasswordOutcome};
 pub use client_login::{
     CallbackResult, ClientLoginConfig, ClientLoginError, ClientLoginService, HostLogin, LoginStart, PendingLogin,
     SealedValue,
@@ -24,6 +27,7 @@ pub use oauth::{
 };
 pub use profile::{ProfileService, Registries};
 pub use scope_cache::{ScopeCache, ScopeTtls};
+pub use signup::{SignupOutcome, SignupService};
 pub use throttle::LoginThrottle;
 pub use tokens::{AuthenticatedUser, RefreshedPair, TokenPair, TokenService, TokenServiceConfig};
 pub use user_admin::{NewAccount, UserAdminService, UserPage};
