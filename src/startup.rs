@@ -17,8 +17,8 @@ use credencial_adapters_upstream::{
 use credencial_app_actix::account::AccountSettings;
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::{
-    AccountService, ClientLoginConfig, ClientLoginService, LoginThrottle, OAuthService, PasswordHasher, ProfileService,
-    Registries, ScopeCache, ScopeTtls, TokenService, TokenServiceConfig,
+    AccountEditService, AccountService, ClientLoginConfig, ClientLoginService, LoginThrottle, OAuthService,
+    PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, SignupService, TokenService, TokenServiceConfig,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -136,7 +136,7 @@ impl Application {
             Arc::clone(&tokens),
             Arc::new(PgOAuthClientRepository::new(pool.clone())),
             Arc::new(PgAuthorizationCodeStore::new(pool.clone())),
-            refresh_tokens,
+            Arc::clone(&refresh_tokens),
             Arc::clone(&profiles),
             clock,
         );
@@ -157,7 +157,12 @@ impl Application {
             Arc::new(PgUserRepository::new(pool.clone())),
             Arc::new(PgProfileRepository::new(pool.clone())),
         ));
-        let services = Services { tokens, profiles, oauth, accounts, client_login, readiness };
+        let users: Arc<dyn credencial_ports::UserRepository> = Arc::new(PgUserRepository::new(pool.clone()));
+        let signup = Arc::new(SignupService::new(Arc::clone(&users), Arc::clone(&tokens), Arc::clone(&oauth)));
+        let account_edits =
+            Arc::new(AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&oauth)));
+        let services =
+            Services { tokens, profiles, oauth, accounts, signup, account_edits, client_login, readiness };
         let server = build_server(listener, services, http)?;
         tracing::info!(address = %local, ?mode, "credencial is serving");
         Ok(Self { port: local.port(), server, shutdown_timeout_secs: settings.shutdown_timeout_secs, background, pool })

@@ -5,12 +5,14 @@ use std::sync::Arc;
 
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
-use credencial_application::{AccountService, ClientLoginService, OAuthService, ProfileService, TokenService};
+use credencial_application::{
+    AccountEditService, AccountService, ClientLoginService, OAuthService, ProfileService, SignupService, TokenService,
+};
 use credencial_ports::ReadinessProbe;
 
 use crate::telemetry::RequestLog;
 
-use crate::account::{AccountApi, AccountSettings};
+use crate::account::{AccountApi, AccountServices, AccountSettings};
 use crate::client_address::ClientAddressSource;
 use crate::client_login::ClientLoginApi;
 use crate::cookies::CookiePolicy;
@@ -73,6 +75,10 @@ pub struct Services {
     pub oauth: Arc<OAuthService>,
     /// The person's own account (`/conta/`).
     pub accounts: Arc<AccountService>,
+    /// Sign-up (`/conta/cadastro/`).
+    pub signup: Arc<SignupService>,
+    /// The account's details form and password page.
+    pub account_edits: Arc<AccountEditService>,
     /// The client component (`/auth/login/`, `/auth/callback/`,
     /// `/auth/logout/`, `/auth/me/`), when enabled.
     pub client_login: Option<Arc<ClientLoginService>>,
@@ -102,7 +108,12 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let data = web::Data::from(Arc::clone(&service));
     let profiles = web::Data::from(services.profiles);
     let oauth = web::Data::from(services.oauth);
-    let accounts = web::Data::from(services.accounts);
+    let account_services = AccountServices {
+        oauth: oauth.clone(),
+        accounts: web::Data::from(services.accounts),
+        signup: web::Data::from(services.signup),
+        edits: web::Data::from(services.account_edits),
+    };
     let cookies = CookiePolicy { secure: settings.cookie_secure };
     let client_login = services.client_login;
     let client_address = web::Data::new(settings.client_address.clone());
@@ -120,7 +131,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(resource(openapi::PATH, "GET").route(web::get().to(openapi::document)))
             .service(profile::resource_for(profiles.clone()))
             .service(OAuthApi::new(oauth.clone(), cookies))
-            .service(AccountApi::new(oauth.clone(), accounts.clone(), cookies, s.account));
+            .service(AccountApi::new(account_services.clone(), cookies, s.account));
         if let Some(prefix) = &s.token_prefix {
             app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
         }

@@ -100,9 +100,10 @@ pub async fn authorize_get(
         Ok(AuthorizationStep::Consent(prompt)) => prompt,
         other => return step_response(other, StatusCode::FOUND),
     };
-    match session_of(&req, &oauth) {
-        Some(session) => consent_page(&oauth, &session, &params, &prompt),
-        None => login_page(&req, &oauth, &cookies, &params, &prompt.client_name, "", None, StatusCode::OK),
+    match session_of(&req, &oauth).await {
+        Ok(Some(session)) => consent_page(&oauth, &session, &params, &prompt),
+        Ok(None) => login_page(&req, &oauth, &cookies, &params, &prompt.client_name, "", None, StatusCode::OK),
+        Err(e) => html::failure_page(e),
     }
 }
 
@@ -208,8 +209,10 @@ async fn decide(
     params: &AuthorizationParams,
     approve: bool,
 ) -> HttpResponse {
-    let Some(session) = session_of(req, oauth) else {
-        return session_expired(req, oauth, cookies, params).await;
+    let session = match session_of(req, oauth).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return session_expired(req, oauth, cookies, params).await,
+        Err(e) => return html::failure_page(e),
     };
     let presented = fields.get("csrf_token").ok().flatten().unwrap_or("");
     if !oauth.consent_form_token_matches(&session, params, presented) {
@@ -309,8 +312,14 @@ fn bad_request(reason: &str) -> HttpResponse {
     html::html(html::response(StatusCode::BAD_REQUEST), &pages::error("Pedido inválido", reason, BACK_TO_APP))
 }
 
-pub(crate) fn session_of(req: &HttpRequest, oauth: &OAuthService) -> Option<LoginSession> {
-    cookies::read(req, SESSION_COOKIE).and_then(|token| oauth.session(&token))
+/// The browser's login session: its cookie holds a session token of an
+/// active account whose password has not changed since (one read of the
+/// account). `Ok(None)` for none. Errors: `Storage`.
+pub(crate) async fn session_of(req: &HttpRequest, oauth: &OAuthService) -> Result<Option<LoginSession>, ServiceError> {
+    match cookies::read(req, SESSION_COOKIE) {
+        Some(token) => oauth.session(&token).await,
+        None => Ok(None),
+    }
 }
 
 // ----------------------------------------------------------------- token
