@@ -161,8 +161,7 @@ impl Application {
         let signup = Arc::new(SignupService::new(Arc::clone(&users), Arc::clone(&tokens), Arc::clone(&oauth)));
         let account_edits =
             Arc::new(AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&oauth)));
-        let services =
-            Services { tokens, profiles, oauth, accounts, signup, account_edits, client_login, readiness };
+        let services = Services { tokens, profiles, oauth, accounts, signup, account_edits, client_login, readiness };
         let server = build_server(listener, services, http)?;
         tracing::info!(address = %local, ?mode, "credencial is serving");
         Ok(Self { port: local.port(), server, shutdown_timeout_secs: settings.shutdown_timeout_secs, background, pool })

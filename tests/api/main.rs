@@ -2,6 +2,8 @@
 //! database per test, wiremock behind every upstream.
 
 mod account;
+mod account_edit;
+mod account_signup;
 mod cli;
 mod client_login;
 mod clients;

@@ -9,9 +9,7 @@ use credencial_application::{AccountEditService, AccountService, DetailsOutcome,
 use credencial_domain::account::{AccountDetails, DetailsForm, FieldErrors};
 
 use super::pages::{self, DetailsValues};
-use super::{
-    form_refused, see_other, service_failure, signed_post, text_fields, throttled_text, with_retry_after,
-};
+use super::{form_refused, see_other, service_failure, signed_post, text_fields, throttled_text, with_retry_after};
 use crate::client_address::client_address;
 use crate::cookies::CookiePolicy;
 use crate::html;

@@ -77,11 +77,11 @@ pub async fn change(
         Ok(v) => v,
         Err(answer) => return answer,
     };
-    let [current, new, confirmation] = match text_fields(&fields, ["password_atual", "password", "password_confirmacao"])
-    {
-        Ok(values) => values,
-        Err(e) => return form_refused(e),
-    };
+    let [current, new, confirmation] =
+        match text_fields(&fields, ["password_atual", "password", "password_confirmacao"]) {
+            Ok(values) => values,
+            Err(e) => return form_refused(e),
+        };
     let token = session.account_form_token();
     let mut errors = FieldErrors::new();
     if current.is_empty() {
