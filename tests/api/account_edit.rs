@@ -176,6 +176,7 @@ async fn a_password_change_ends_the_other_browsers_session_and_every_refresh_tok
 
     let gone = there.get("/conta/").await;
     assert_eq!((gone.status, gone.location.as_deref()), (303, Some("/conta/entrar/?next=%2Fconta%2F")));
+    assert!(gone.set_cookies.iter().any(|c| c.starts_with("credencial_session=;")), "its cookie is cleared");
     let login = there.get(&portal_request("cpf", "s")).await;
     assert!(login.body.contains("name=\"password\"") && !login.body.contains("Autorizar acesso"), "{}", login.body);
 

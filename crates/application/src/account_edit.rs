@@ -140,12 +140,16 @@ impl AccountEditService {
             return Ok(PasswordOutcome::Refused(errors));
         }
         let hash = hasher.hash(new).await?;
+        // Refresh tokens are revoked before the new hash is stored (should
+        // storing it fail, the person only logs in to their applications
+        // again, and may simply retry) and again after it (a login with the
+        // old password in between issued tokens the first pass missed).
+        let before = self.refresh_tokens.revoke_user(user).await?;
         if !self.users.set_password_hash(user, &hash).await? {
             return Err(ServiceError::UnknownUser);
         }
-        // From here the old password and the sessions opened with it are
-        // over; the refresh tokens issued with it are revoked next.
-        let revoked = self.refresh_tokens.revoke_user(user).await?;
+        // From here the old password and the sessions opened with it are over.
+        let revoked = before + self.refresh_tokens.revoke_user(user).await?;
         tracing::info!(user = user.0, revoked, "password changed by its owner; other sessions ended");
         let session = self.oauth.open_session(user, &PasswordStamp::of(&hash))?;
         Ok(PasswordOutcome::Changed { session, revoked })

@@ -374,8 +374,8 @@ async fn a_password_change_revokes_refresh_tokens_and_ends_every_other_session()
     let other = w.oauth.log_in("carla", secret(PASSWORD), None).await.expect("a second browser");
     let outcome = w.edit.change_password(id, secret(PASSWORD), secret("um novo caminho de pedras"), here()).await;
     let Ok(PasswordOutcome::Changed { session, revoked }) = outcome else { panic!("not changed: {outcome:?}") };
-    assert_eq!(revoked, 2);
-    assert_eq!(*w.revoked_for.lock().expect("lock"), [id]);
+    assert_eq!(revoked, 4, "what both passes revoked");
+    assert_eq!(*w.revoked_for.lock().expect("lock"), [id, id], "before and after the new hash is stored");
     assert_eq!(w.session_user(&first).await, None, "the session that changed it is replaced");
     assert_eq!(w.session_user(&other.token).await, None, "the other browser's session is over");
     assert_eq!(w.session_user(&session.token).await, Some(id), "the new session is accepted");

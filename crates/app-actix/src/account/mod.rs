@@ -136,7 +136,18 @@ impl HttpServiceFactory for AccountApi {
 pub async fn signed_in(req: &HttpRequest, oauth: &OAuthService) -> Result<LoginSession, HttpResponse> {
     match session_of(req, oauth).await {
         Ok(Some(session)) => Ok(session),
-        Ok(None) => Err(to_login(req.path())),
+        Ok(None) => {
+            let mut answer = to_login(req.path());
+            // A cookie whose session is over (expired, password changed,
+            // account deactivated) is cleared.
+            let policy = req.app_data::<web::Data<CookiePolicy>>();
+            if let (Some(_), Some(policy)) = (cookies::read(req, SESSION_COOKIE), policy) {
+                if let Ok(value) = HeaderValue::from_str(&policy.clear(req, SESSION_COOKIE, COOKIE_PATH)) {
+                    answer.headers_mut().append(header::SET_COOKIE, value);
+                }
+            }
+            Err(answer)
+        }
         Err(e) => Err(html::failure_page(e)),
     }
 }
