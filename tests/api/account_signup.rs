@@ -16,13 +16,17 @@ use crate::oauth::{consent_page, portal_request, register_clients};
 const CPF: &str = "529.982.247-25";
 const PASSWORD: &str = "ipê amarelo no cerrado";
 
+/// Changes to carla's sign-up fields: a field and its new value (`None`
+/// leaves the field out).
+type Changes<'a> = &'a [(&'a str, Option<&'a str>)];
+
 async fn signup_app() -> TestApp {
     spawn_app_with(|s: &mut Settings| s.signup_enabled = Some(true)).await
 }
 
 /// The sign-up fields of carla, with `changes` applied (a field set to
 /// `None` is left out).
-fn carla(changes: &[(&str, Option<&str>)]) -> Vec<(&'static str, String)> {
+fn carla(changes: Changes<'_>) -> Vec<(&'static str, String)> {
     let mut fields: Vec<(&'static str, String)> = [
         ("cpf", CPF),
         ("nome", "Carla Dias Moreira"),
@@ -113,7 +117,7 @@ async fn a_person_signs_up_is_signed_in_and_logs_in_with_the_cpf_or_the_username
 #[tokio::test]
 async fn every_refused_field_is_named_and_the_form_keeps_what_was_typed() {
     let app = signup_app().await;
-    let cases: [(&[(&str, Option<&str>)], &str, &str); 10] = [
+    let cases: [(Changes, &str, &str); 10] = [
         (&[("cpf", Some("529.982.247-24"))], "cpf", "dígitos verificadores não conferem"),
         (&[("cpf", Some("123"))], "cpf", "O CPF tem 11 dígitos"),
         (&[("cpf", None)], "cpf", "Informe o CPF."),
