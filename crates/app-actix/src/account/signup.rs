@@ -192,7 +192,7 @@ mod tests {
         );
         assert!(!page.contains("\"><b>") && page.contains("value=\"&#34;&#62;&#60;b&#62;\""), "{page}");
         assert!(page.contains("<label for=\"password_confirmacao\">Confirme a senha</label>"), "{page}");
-        assert_eq!(page.matches("aria-invalid").count(), 1, "only the refused field: {page}");
+        assert_eq!(page.matches("aria-invalid=\"true\"").count(), 1, "only the refused field: {page}");
         assert!(page.contains("name=\"password\" value=\"\""), "passwords are never shown again: {page}");
     }
 }
