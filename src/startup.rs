@@ -20,9 +20,9 @@ use credencial_adapters_upstream::{
 use credencial_app_actix::account::AccountSettings;
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::{
-    AccountService, ClientLoginConfig, ClientLoginService, GrantService, LoginThrottle, OAuthService, OwnEntryService,
-    PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, TaxIdValidationService, TokenService,
-    TokenServiceConfig,
+    AccountEditService, AccountService, ClientLoginConfig, ClientLoginService, GrantService, LoginThrottle,
+    OAuthService, OwnEntryService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, SignupService,
+    TaxIdValidationService, TokenService, TokenServiceConfig,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -141,7 +141,7 @@ impl Application {
             Arc::clone(&tokens),
             Arc::new(PgOAuthClientRepository::new(pool.clone())),
             Arc::new(PgAuthorizationCodeStore::new(pool.clone())),
-            refresh_tokens,
+            Arc::clone(&refresh_tokens),
             grant_store.clone(),
             Arc::clone(&profiles),
             Arc::clone(&clock),
@@ -184,11 +184,17 @@ impl Application {
             Arc::new(PgUserRepository::new(pool.clone())),
             Arc::new(PgProfileRepository::new(pool.clone())),
         ));
+        let users: Arc<dyn credencial_ports::UserRepository> = Arc::new(PgUserRepository::new(pool.clone()));
+        let signup = Arc::new(SignupService::new(Arc::clone(&users), Arc::clone(&tokens), Arc::clone(&oauth)));
+        let account_edits =
+            Arc::new(AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&oauth)));
         let services = Services {
             tokens,
             profiles,
             oauth,
             accounts,
+            signup,
+            account_edits,
             own_entries,
             tax_id_validation,
             grants,

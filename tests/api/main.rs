@@ -2,7 +2,9 @@
 //! database per test, wiremock behind every upstream.
 
 mod account;
+mod account_edit;
 mod account_entries;
+mod account_signup;
 mod account_validation;
 mod cli;
 mod client_login;

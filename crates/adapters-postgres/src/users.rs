@@ -1,8 +1,11 @@
 //! [`UserRepository`] on the `users` table.
 
 use async_trait::async_trait;
-use credencial_domain::{UserData, UserId, Username};
-use credencial_ports::{NewUser, RepositoryError, UserCredentials, UserRepository, UserSummary};
+use credencial_domain::account::{AccountDetails, Registration, UniqueField};
+use credencial_domain::{Cpf, UserData, UserId, Username};
+use credencial_ports::{
+    DetailsUpdate, NewUser, Registered, RepositoryError, UserCredentials, UserRepository, UserSummary,
+};
 use sqlx::PgPool;
 
 use crate::error::to_repository_error;
@@ -27,6 +30,15 @@ struct CredentialsRow {
     password: String,
     is_active: bool,
 }
+
+impl From<CredentialsRow> for UserCredentials {
+    fn from(r: CredentialsRow) -> Self {
+        Self { id: UserId(r.id), username: r.username, password_hash: r.password, is_active: r.is_active }
+    }
+}
+
+/// The columns of a [`CredentialsRow`].
+const CREDENTIALS_COLUMNS: &str = "id, username, password, is_active";
 
 #[derive(sqlx::FromRow)]
 struct SummaryRow {
@@ -66,19 +78,14 @@ struct UserDataRow {
 #[async_trait]
 impl UserRepository for PgUserRepository {
     async fn find_credentials(&self, username: &str) -> Result<Option<UserCredentials>, RepositoryError> {
-        let row = sqlx::query_as::<_, CredentialsRow>(
-            "SELECT id, username, password, is_active FROM users WHERE username = $1",
-        )
+        let row = sqlx::query_as::<_, CredentialsRow>(&format!(
+            "SELECT {CREDENTIALS_COLUMNS} FROM users WHERE username = $1"
+        ))
         .bind(username)
         .fetch_optional(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        Ok(row.map(|r| UserCredentials {
-            id: UserId(r.id),
-            username: r.username,
-            password_hash: r.password,
-            is_active: r.is_active,
-        }))
+        Ok(row.map(Into::into))
     }
 
     async fn find_active_user_data(&self, id: UserId) -> Result<Option<UserData>, RepositoryError> {
@@ -174,5 +181,93 @@ impl UserRepository for PgUserRepository {
             .await
             .map_err(to_repository_error)?;
         Ok(done.rows_affected() == 1)
+    }
+
+    async fn find_credentials_for_cpf(
+        &self,
+        cpf: &Cpf,
+        as_typed: &str,
+    ) -> Result<Option<UserCredentials>, RepositoryError> {
+        // Both lookups are unique-index scans; a username equal to the typed
+        // text wins over a CPF.
+        let row = sqlx::query_as::<_, CredentialsRow>(&format!(
+            "SELECT {CREDENTIALS_COLUMNS} FROM users WHERE username = $1 OR cpf = $2 \
+             ORDER BY (username = $1) DESC LIMIT 1"
+        ))
+        .bind(as_typed)
+        .bind(cpf.as_str())
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn find_credentials_by_id(&self, id: UserId) -> Result<Option<UserCredentials>, RepositoryError> {
+        let row =
+            sqlx::query_as::<_, CredentialsRow>(&format!("SELECT {CREDENTIALS_COLUMNS} FROM users WHERE id = $1"))
+                .bind(id.0)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(to_repository_error)?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn register(&self, registration: &Registration, password_hash: &str) -> Result<Registered, RepositoryError> {
+        // ON CONFLICT DO NOTHING covers every unique index (username, cpf,
+        // lower(email)): a concurrent registration with one of the values
+        // waits for the other's commit, then inserts nothing.
+        let created: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO users (username, password, is_active, nome_usual, email, name, cpf) \
+             VALUES ($1, $2, TRUE, $3, $4, $3, $5) ON CONFLICT DO NOTHING RETURNING id",
+        )
+        .bind(registration.username.as_str())
+        .bind(password_hash)
+        .bind(&registration.name)
+        .bind(registration.email.as_str())
+        .bind(registration.cpf.as_str())
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        if let Some(id) = created {
+            return Ok(Registered::Created(UserId(id)));
+        }
+        let (username, cpf, email): (bool, bool, bool) = sqlx::query_as(
+            "SELECT coalesce(bool_or(username = $1), FALSE), coalesce(bool_or(cpf = $2), FALSE), \
+                    coalesce(bool_or(lower(email) = lower($3)), FALSE) \
+             FROM users WHERE username = $1 OR cpf = $2 OR (email <> '' AND lower(email) = lower($3))",
+        )
+        .bind(registration.username.as_str())
+        .bind(registration.cpf.as_str())
+        .bind(registration.email.as_str())
+        .fetch_one(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        let taken: Vec<UniqueField> =
+            [(cpf, UniqueField::Cpf), (email, UniqueField::Email), (username, UniqueField::Username)]
+                .into_iter()
+                .filter_map(|(is_taken, field)| is_taken.then_some(field))
+                .collect();
+        if taken.is_empty() {
+            // The other account went away between the two statements.
+            return Err(RepositoryError::Conflict("a unique value was taken, then freed".into()));
+        }
+        Ok(Registered::Taken(taken))
+    }
+
+    async fn update_details(&self, id: UserId, details: &AccountDetails) -> Result<DetailsUpdate, RepositoryError> {
+        let done = sqlx::query("UPDATE users SET name = $2, email = $3, avatar = $4 WHERE id = $1 AND is_active")
+            .bind(id.0)
+            .bind(&details.name)
+            .bind(details.email.as_str())
+            .bind(&details.avatar)
+            .execute(&self.pool)
+            .await;
+        match done {
+            Ok(done) if done.rows_affected() == 1 => Ok(DetailsUpdate::Updated),
+            Ok(_) => Ok(DetailsUpdate::NotFound),
+            // The e-mail index is the only unique one these columns have.
+            Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(DetailsUpdate::EmailTaken),
+            Err(e) => Err(to_repository_error(e)),
+        }
     }
 }

@@ -131,8 +131,11 @@ async fn usernames_match_exactly_and_case_sensitively() {
     let found = users.find_credentials("Ana").await.expect("query").expect("exact match");
     assert_eq!(found.id, upper);
 
-    // Being case-sensitive, "ana" is a different username that can coexist.
-    let lower = users.create(new_user("ana")).await.expect("create ana");
+    // Being case-sensitive, "ana" is a different username that can coexist
+    // (with an e-mail address of its own: addresses are unique ignoring case).
+    let mut ana = new_user("ana");
+    ana.data.email = "ana.lower@example.gov.br".into();
+    let lower = users.create(ana).await.expect("create ana");
     assert_ne!(lower, upper);
     assert_eq!(users.find_credentials("ana").await.expect("query").expect("ana").id, lower);
     assert_eq!(users.find_credentials("Ana").await.expect("query").expect("Ana").id, upper);

@@ -6,14 +6,14 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
-    AccountService, ClientLoginService, GrantService, OAuthService, OwnEntryService, ProfileService,
-    TaxIdValidationService, TokenService,
+    AccountEditService, AccountService, ClientLoginService, GrantService, OAuthService, OwnEntryService,
+    ProfileService, SignupService, TaxIdValidationService, TokenService,
 };
 use credencial_ports::ReadinessProbe;
 
 use crate::telemetry::RequestLog;
 
-use crate::account::{AccountApi, AccountParts, AccountSettings};
+use crate::account::{AccountApi, AccountServices, AccountSettings};
 use crate::client_address::ClientAddressSource;
 use crate::client_login::ClientLoginApi;
 use crate::cookies::CookiePolicy;
@@ -84,6 +84,10 @@ pub struct Services {
     /// The person's authorized applications and access report (the
     /// `/conta/` pages; application data of every route).
     pub grants: Arc<GrantService>,
+    /// Sign-up (`/conta/cadastro/`).
+    pub signup: Arc<SignupService>,
+    /// The account's details form and password page.
+    pub account_edits: Arc<AccountEditService>,
     /// The client component (`/auth/login/`, `/auth/callback/`,
     /// `/auth/logout/`, `/auth/me/`), when enabled.
     pub client_login: Option<Arc<ClientLoginService>>,
@@ -114,8 +118,11 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let data = web::Data::from(Arc::clone(&service));
     let profiles = web::Data::from(services.profiles);
     let oauth = web::Data::from(services.oauth);
-    let accounts = web::Data::from(services.accounts);
-    let account_parts = AccountParts {
+    let account_services = AccountServices {
+        oauth: oauth.clone(),
+        accounts: web::Data::from(services.accounts),
+        signup: web::Data::from(services.signup),
+        edits: web::Data::from(services.account_edits),
         entries: web::Data::from(services.own_entries),
         validation: web::Data::from(services.tax_id_validation),
     };
@@ -138,7 +145,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(resource(openapi::PATH, "GET").route(web::get().to(openapi::document)))
             .service(profile::resource_for(profiles.clone()))
             .service(OAuthApi::new(oauth.clone(), cookies))
-            .service(AccountApi::new(oauth.clone(), accounts.clone(), account_parts.clone(), cookies, s.account));
+            .service(AccountApi::new(account_services.clone(), cookies, s.account));
         if let Some(prefix) = &s.token_prefix {
             app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
         }

@@ -88,8 +88,13 @@ impl PasswordHasher {
 
     /// A new Django-format hash of `password` with a random salt.
     pub async fn hash(&self, password: SecretString) -> Result<String, ServiceError> {
+        let slot = self.slot().await?;
+        self.hash_in(&slot, password).await
+    }
+
+    /// [`hash`](Self::hash) in a slot the caller already holds.
+    pub async fn hash_in(&self, _slot: &HashSlot, password: SecretString) -> Result<String, ServiceError> {
         let iterations = self.iterations;
-        let _slot = self.slot().await?;
         Self::run_in_slot(move || {
             let salt = Alphanumeric.sample_string(&mut rand::thread_rng(), SALT_LEN);
             DjangoPbkdf2::derive(password.expose_secret(), &salt, iterations)

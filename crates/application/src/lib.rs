@@ -2,6 +2,7 @@
 //! configuration: everything shared lives behind the ports.
 
 pub mod account;
+pub mod account_edit;
 pub mod client_login;
 pub mod error;
 pub mod grants;
@@ -10,12 +11,14 @@ pub mod oauth;
 pub mod own_entries;
 pub mod profile;
 pub mod scope_cache;
+pub mod signup;
 pub mod tax_id_validation;
 pub mod throttle;
 pub mod tokens;
 pub mod user_admin;
 
 pub use account::{AccountOverview, AccountService};
+pub use account_edit::{AccountEditService, DetailsOutcome, PasswordOutcome};
 pub use client_login::{
     CallbackResult, ClientLoginConfig, ClientLoginError, ClientLoginService, HostLogin, LoginStart, PendingLogin,
     SealedValue,
@@ -29,6 +32,7 @@ pub use oauth::{
 pub use own_entries::{EntrySave, OwnEntryService};
 pub use profile::{ProfileService, Registries};
 pub use scope_cache::{ScopeCache, ScopeTtls};
+pub use signup::{SignupOutcome, SignupService};
 pub use tax_id_validation::{TaxIdValidationService, ValidationOutcome, ValidationState};
 pub use throttle::LoginThrottle;
 pub use tokens::{AuthenticatedUser, RefreshedPair, TokenPair, TokenService, TokenServiceConfig};

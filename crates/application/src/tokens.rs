@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use credencial_domain::throttle::{ClientAddress, Subject};
 use credencial_domain::{
-    Claims, EndpointAllowList, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId, Username,
+    Claims, Cpf, EndpointAllowList, PasswordStamp, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId,
+    Username,
 };
 use credencial_ports::{Clock, NewRefreshToken, RefreshTokenStore, Rotation, UserDataSource, UserRepository};
 use secrecy::SecretString;
@@ -134,36 +135,72 @@ impl TokenService {
         self.config.lifetimes
     }
 
-    /// Checks a username and password (on the hashing threads) sent from
-    /// `from`. Unknown usernames, wrong passwords and inactive accounts all
-    /// answer `InvalidCredentials` after the same hashing work, and count as
-    /// failures against the username and the address; while either is
-    /// limited, every attempt answers `Throttled` without hashing. Used by
-    /// `pair` and by the login form of `/oauth/authorize/`.
+    /// Checks a username (or a CPF, with or without punctuation) and a
+    /// password (on the hashing threads) sent from `from`. Unknown users,
+    /// wrong passwords and inactive accounts all answer
+    /// `InvalidCredentials` after the same hashing work (one look-up either
+    /// way), and count as failures against the login typed (a CPF by its
+    /// digits) and the address; while either is limited, every attempt
+    /// answers `Throttled` without hashing. Used by `pair`, the login form
+    /// of `/oauth/authorize/` and the account's login form.
     pub async fn check_credentials(
         &self,
         username: &str,
         password: SecretString,
         from: Option<ClientAddress>,
     ) -> Result<AuthenticatedUser, ServiceError> {
-        // A username that cannot exist (empty, too long, control characters
-        // such as NUL, which PostgreSQL refuses in text) is never looked up,
-        // but costs the same hashing work as any other miss.
-        let found = match Username::parse(username) {
-            Ok(valid) => self.users.find_credentials(valid.as_str()).await?,
-            Err(_) => None,
+        Ok(self.check_login(username, password, from).await?.0)
+    }
+
+    /// [`check_credentials`](Self::check_credentials), with the stamp of
+    /// the password hash the check passed against (what a login session
+    /// carries).
+    pub(crate) async fn check_login(
+        &self,
+        username: &str,
+        password: SecretString,
+        from: Option<ClientAddress>,
+    ) -> Result<(AuthenticatedUser, PasswordStamp), ServiceError> {
+        // Text that is a CPF finds the account by CPF (unless a username is
+        // exactly that text). A username that cannot exist (empty, too
+        // long, control characters such as NUL, which PostgreSQL refuses in
+        // text) is never looked up, but costs the same hashing work as any
+        // other miss.
+        let cpf = Cpf::parse(username).ok();
+        let found = match (&cpf, Username::parse(username)) {
+            (Some(cpf), _) => self.users.find_credentials_for_cpf(cpf, username).await?,
+            (None, Ok(valid)) => self.users.find_credentials(valid.as_str()).await?,
+            (None, Err(_)) => None,
         };
+        // The failures of a CPF count under its digits, however it was
+        // punctuated.
+        let subject = Subject::Username(cpf.as_ref().map_or(username, Cpf::as_str));
         let (hash, account) = match found {
             Some(c) => (Some(c.password_hash.clone()), Some(c)),
             None => (None, None),
         };
         let eligible = account.as_ref().is_some_and(|a| a.is_active);
-        let valid =
-            self.throttle.verify(&self.hasher, Subject::Username(username), from, hash, password, eligible).await?;
+        let valid = self.throttle.verify(&self.hasher, subject, from, hash, password, eligible).await?;
         match account {
-            Some(a) if valid => Ok(AuthenticatedUser { id: a.id, username: a.username }),
+            Some(a) if valid => {
+                let stamp = PasswordStamp::of(&a.password_hash);
+                Ok((AuthenticatedUser { id: a.id, username: a.username }, stamp))
+            }
             _ => Err(ServiceError::InvalidCredentials),
         }
+    }
+
+    /// Whether the account `user` exists, is active, and still has the
+    /// password whose stamp a login session carries (`stamp`): a session
+    /// opened before the password changed is over. Errors: `Storage`.
+    pub(crate) async fn session_is_current(&self, user: UserId, stamp: &str) -> Result<bool, ServiceError> {
+        let found = self.users.find_credentials_by_id(user).await?;
+        Ok(found.is_some_and(|c| c.is_active && PasswordStamp::of(&c.password_hash).matches(stamp)))
+    }
+
+    /// The hashing threads (for the account's use cases that set passwords).
+    pub(crate) fn hasher(&self) -> &PasswordHasher {
+        &self.hasher
     }
 
     /// Whether the user with `id` exists and is active. Errors: `Storage`.

@@ -69,7 +69,7 @@ impl UserAdminService {
     }
 
     /// Creates an account. Errors: `Invalid` for a password that breaks
-    /// the rules or a username or CPF already taken; `Storage`.
+    /// the rules or a username, CPF or e-mail already taken; `Storage`.
     pub async fn create(&self, account: NewAccount) -> Result<UserId, ServiceError> {
         let ids = AccountIdentifiers {
             username: account.username.as_str(),
@@ -90,7 +90,7 @@ impl UserAdminService {
         match self.users.create(new).await {
             Ok(id) => Ok(id),
             Err(RepositoryError::Conflict(_)) => {
-                Err(ServiceError::Invalid("a user with this username or CPF already exists".into()))
+                Err(ServiceError::Invalid("a user with this username, CPF or e-mail already exists".into()))
             }
             Err(e) => Err(e.into()),
         }

@@ -131,6 +131,14 @@ impl World {
                 is_active: true,
             }))
         });
+        users.expect_find_credentials_by_id().returning(|id| {
+            Ok((id == USER).then(|| UserCredentials {
+                id: USER,
+                username: "ana".into(),
+                password_hash: hash("ana-pw"),
+                is_active: true,
+            }))
+        });
         let active = self.active;
         users.expect_find_active_user_data().returning(move |_| Ok(active.then(UserData::default)));
         let mut tokens = TokenService::new(
@@ -663,9 +671,9 @@ async fn a_login_opens_a_session_token_that_is_nothing_else() {
     assert_eq!(signed.max_age_secs, 600);
     let claims = decode(&signed.token);
     assert_eq!((claims.token_type, claims.user_id, claims.exp), (TokenType::Session, USER.0, NOW + 600));
-    assert_eq!(service.session(&signed.token).map(|s| s.user_id), Some(USER));
+    assert_eq!(service.session(&signed.token).await.expect("read").map(|s| s.user_id), Some(USER));
     let access = codec().encode(&Claims::new(TokenType::Access, USER.0, NOW, 300)).expect("encode");
-    assert!(service.session(&access).is_none(), "an access token is not a session");
+    assert!(service.session(&access).await.expect("read").is_none(), "an access token is not a session");
     assert!(!format!("{signed:?}").contains(&signed.token), "Debug hides the token");
 }
 
@@ -674,7 +682,7 @@ async fn a_session_ends_after_its_lifetime() {
     let (service, handles) = World::new().service();
     let signed = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login");
     handles.now.store(NOW + 600, Ordering::SeqCst);
-    assert!(service.session(&signed.token).is_none());
+    assert!(service.session(&signed.token).await.expect("read").is_none());
 }
 
 #[tokio::test]

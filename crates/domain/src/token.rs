@@ -46,6 +46,11 @@ pub struct Claims {
     /// has no spaces), so such a token is in no lane we accept.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "audience")]
     pub aud: Option<String>,
+    /// The [`PasswordStamp`](crate::PasswordStamp) of the password a login
+    /// session was opened with (session tokens only): the session ends
+    /// when the account's password changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_stamp: Option<String>,
 }
 
 impl Claims {
@@ -62,6 +67,7 @@ impl Claims {
             scope: None,
             client_id: None,
             aud: None,
+            password_stamp: None,
         }
     }
 

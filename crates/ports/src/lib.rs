@@ -31,7 +31,7 @@ pub use readiness::{NotReady, ReadinessProbe};
 pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore, Rotation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use user_data::{UpstreamError, UserDataSource};
-pub use users::{NewUser, UserCredentials, UserRepository, UserSummary};
+pub use users::{DetailsUpdate, NewUser, Registered, UserCredentials, UserRepository, UserSummary};
 
 #[cfg(any(test, feature = "mocks"))]
 pub use clock::MockClock;

@@ -1,7 +1,8 @@
 //! User accounts and their credentials.
 
 use async_trait::async_trait;
-use credencial_domain::{UserData, UserId, Username};
+use credencial_domain::account::{AccountDetails, Registration, UniqueField};
+use credencial_domain::{Cpf, UserData, UserId, Username};
 
 use crate::error::RepositoryError;
 
@@ -83,6 +84,27 @@ impl std::fmt::Debug for UserSummary {
     }
 }
 
+/// What [`UserRepository::register`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Registered {
+    /// The account was created with this id.
+    Created(UserId),
+    /// Nothing was created: another account has these values (at least one;
+    /// every one that is taken, as far as the storage saw).
+    Taken(Vec<UniqueField>),
+}
+
+/// What [`UserRepository::update_details`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DetailsUpdate {
+    /// The details were stored.
+    Updated,
+    /// Nothing was stored: another account has this e-mail address.
+    EmailTaken,
+    /// There is no such active account.
+    NotFound,
+}
+
 /// Storage of user accounts.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
@@ -118,4 +140,33 @@ pub trait UserRepository: Send + Sync + 'static {
     /// Replaces the password hash of the user `id`; `Ok(false)` when there
     /// is no such user. Errors: `Unexpected`.
     async fn set_password_hash(&self, id: UserId, password_hash: &str) -> Result<bool, RepositoryError>;
+
+    /// Credentials for a login typed as a CPF (`as_typed`, the text the
+    /// person typed, trimmed): those of the user named exactly `as_typed`
+    /// if there is one (a username wins), else those of the user whose CPF
+    /// is `cpf`; `Ok(None)` when neither exists. One round trip.
+    /// Errors: `Unexpected`.
+    async fn find_credentials_for_cpf(
+        &self,
+        cpf: &Cpf,
+        as_typed: &str,
+    ) -> Result<Option<UserCredentials>, RepositoryError>;
+
+    /// Credentials of the user with id `id`, active or not; `Ok(None)`
+    /// when there is none. Errors: `Unexpected`.
+    async fn find_credentials_by_id(&self, id: UserId) -> Result<Option<UserCredentials>, RepositoryError>;
+
+    /// Creates the active account of a sign-up with `password_hash`,
+    /// unless another account has its username, CPF or e-mail address
+    /// (ignoring case): then nothing is created and the taken values are
+    /// answered. Of concurrent registrations with one value (on any
+    /// instance) exactly one is created. Errors: `Conflict` when a value
+    /// was taken and freed again between the insert and the look-up (the
+    /// caller may retry); `Unexpected`.
+    async fn register(&self, registration: &Registration, password_hash: &str) -> Result<Registered, RepositoryError>;
+
+    /// Replaces the name, e-mail address and avatar of the active user
+    /// `id`, unless another account has the e-mail address (ignoring case).
+    /// Errors: `Unexpected`.
+    async fn update_details(&self, id: UserId, details: &AccountDetails) -> Result<DetailsUpdate, RepositoryError>;
 }

@@ -6,5 +6,6 @@ mod access_log;
 mod client_read;
 mod entries;
 mod grants;
+mod registration;
 mod support;
 mod tax_id;

@@ -106,7 +106,7 @@ async fn applications(
     grants: web::Data<GrantService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth) {
+    let session = match signed_in(&req, &oauth).await {
         Ok(s) => s,
         Err(answer) => return answer,
     };
@@ -170,7 +170,7 @@ async fn accesses(
     grants: web::Data<GrantService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth) {
+    let session = match signed_in(&req, &oauth).await {
         Ok(s) => s,
         Err(answer) => return answer,
     };

@@ -18,8 +18,11 @@
 #![allow(clippy::result_large_err)]
 
 pub mod applications;
+pub mod details;
 pub mod entries;
 pub mod pages;
+pub mod password;
+pub mod signup;
 pub mod validation;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
@@ -27,7 +30,8 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use credencial_application::{
-    AccountService, LoginSession, OAuthService, OwnEntryService, ServiceError, TaxIdValidationService,
+    AccountEditService, AccountService, LoginSession, OAuthService, OwnEntryService, ServiceError, SignedSession,
+    SignupService, TaxIdValidationService,
 };
 use secrecy::SecretString;
 
@@ -49,6 +53,8 @@ pub const LOGIN_PATH: &str = "/conta/entrar/";
 pub const LOGOUT_PATH: &str = "/conta/sair/";
 /// The sign-up page's path.
 pub const SIGNUP_PATH: &str = "/conta/cadastro/";
+/// The password page's path.
+pub const PASSWORD_PATH: &str = "/conta/senha/";
 
 const FORGED: &str = "O formulário expirou ou não veio desta página. Volte à página, recarregue-a e tente de novo.";
 const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site e foi recusado.";
@@ -64,15 +70,25 @@ pub struct AccountSettings {
 pub struct AccountApi {
     oauth: web::Data<OAuthService>,
     accounts: web::Data<AccountService>,
+    signup: web::Data<SignupService>,
+    edits: web::Data<AccountEditService>,
     cookies: web::Data<CookiePolicy>,
     settings: web::Data<AccountSettings>,
     entries: web::Data<OwnEntryService>,
     validation: web::Data<TaxIdValidationService>,
 }
 
-/// The use cases of the account pages beyond the overview.
-#[derive(Clone)]
-pub struct AccountParts {
+/// The use cases behind the account pages.
+#[derive(Debug, Clone)]
+pub struct AccountServices {
+    /// Sessions (the login form, the session cookie).
+    pub oauth: web::Data<OAuthService>,
+    /// The overview.
+    pub accounts: web::Data<AccountService>,
+    /// The sign-up page.
+    pub signup: web::Data<SignupService>,
+    /// The details form and the password page.
+    pub edits: web::Data<AccountEditService>,
     /// Experiences and degrees (`/conta/experiencias/`, `/conta/formacoes/`).
     pub entries: web::Data<OwnEntryService>,
     /// Tax-id validation (`/conta/validacao/`).
@@ -81,26 +97,25 @@ pub struct AccountParts {
 
 impl AccountApi {
     /// The pages over these use cases, marking cookies as `cookies` says.
-    pub fn new(
-        oauth: web::Data<OAuthService>,
-        accounts: web::Data<AccountService>,
-        parts: AccountParts,
-        cookies: CookiePolicy,
-        settings: AccountSettings,
-    ) -> Self {
+    pub fn new(services: AccountServices, cookies: CookiePolicy, settings: AccountSettings) -> Self {
+        let AccountServices { oauth, accounts, signup, edits, entries, validation } = services;
         Self {
             oauth,
             accounts,
+            signup,
+            edits,
             cookies: web::Data::new(cookies),
             settings: web::Data::new(settings),
-            entries: parts.entries,
-            validation: parts.validation,
+            entries,
+            validation,
         }
     }
 
     fn with_data(&self, r: Resource) -> Resource {
         r.app_data(self.oauth.clone())
             .app_data(self.accounts.clone())
+            .app_data(self.signup.clone())
+            .app_data(self.edits.clone())
             .app_data(self.cookies.clone())
             .app_data(self.settings.clone())
             .app_data(self.entries.clone())
@@ -110,7 +125,10 @@ impl AccountApi {
 
 impl HttpServiceFactory for AccountApi {
     fn register(self, config: &mut AppService) {
-        self.with_data(resource(HOME_PATH, "GET")).route(web::get().to(overview)).register(config);
+        self.with_data(resource(HOME_PATH, "GET, POST"))
+            .route(web::get().to(overview))
+            .route(web::post().to(details::update))
+            .register(config);
         self.with_data(resource(LOGIN_PATH, "GET, POST"))
             .route(web::get().to(login_get))
             .route(web::post().to(login_post))
@@ -118,6 +136,14 @@ impl HttpServiceFactory for AccountApi {
         self.with_data(resource(LOGOUT_PATH, "GET, POST"))
             .route(web::get().to(logout_get))
             .route(web::post().to(logout_post))
+            .register(config);
+        self.with_data(resource(SIGNUP_PATH, "GET, POST"))
+            .route(web::get().to(signup::form))
+            .route(web::post().to(signup::create))
+            .register(config);
+        self.with_data(resource(PASSWORD_PATH, "GET, POST"))
+            .route(web::get().to(password::form))
+            .route(web::post().to(password::change))
             .register(config);
         entries::register(config, |r| self.with_data(r));
         validation::register(config, |r| self.with_data(r));
@@ -128,9 +154,26 @@ impl HttpServiceFactory for AccountApi {
 // ------------------------------------------------------- shared by pages
 
 /// The session of a signed-in request, or the answer that sends the
-/// browser to the login form and back to this page afterwards.
-pub fn signed_in(req: &HttpRequest, oauth: &OAuthService) -> Result<LoginSession, HttpResponse> {
-    session_of(req, oauth).ok_or_else(|| to_login(req.path()))
+/// browser to the login form and back to this page afterwards (also when
+/// the session ended because the password changed), or a failure page when
+/// the account cannot be read.
+pub async fn signed_in(req: &HttpRequest, oauth: &OAuthService) -> Result<LoginSession, HttpResponse> {
+    match session_of(req, oauth).await {
+        Ok(Some(session)) => Ok(session),
+        Ok(None) => {
+            let mut answer = to_login(req.path());
+            // A cookie whose session is over (expired, password changed,
+            // account deactivated) is cleared.
+            let policy = req.app_data::<web::Data<CookiePolicy>>();
+            if let (Some(_), Some(policy)) = (cookies::read(req, SESSION_COOKIE), policy) {
+                if let Ok(value) = HeaderValue::from_str(&policy.clear(req, SESSION_COOKIE, COOKIE_PATH)) {
+                    answer.headers_mut().append(header::SET_COOKIE, value);
+                }
+            }
+            Err(answer)
+        }
+        Err(e) => Err(html::failure_page(e)),
+    }
 }
 
 /// A POST of an account page, read and fenced: a post the browser marks
@@ -146,7 +189,7 @@ pub async fn signed_post(
         return Err(refused(StatusCode::FORBIDDEN, FROM_ANOTHER_SITE));
     }
     let fields = read_form(req, payload).await.map_err(form_refused)?;
-    let session = signed_in(req, oauth)?;
+    let session = signed_in(req, oauth).await?;
     let presented = fields.get("csrf_token").ok().flatten().unwrap_or("");
     if !session.account_form_token_matches(presented) {
         return Err(refused(StatusCode::FORBIDDEN, FORGED));
@@ -189,6 +232,58 @@ pub fn form_refused(e: FormError) -> HttpResponse {
     refused(status, "O formulário enviado é inválido.")
 }
 
+/// The text values of `names` in `fields` (an absent or empty field is
+/// `""`); a field sent twice makes the form unreadable.
+pub fn text_fields<'a, const N: usize>(fields: &'a FormFields, names: [&str; N]) -> Result<[&'a str; N], FormError> {
+    let mut values = [""; N];
+    for (value, name) in values.iter_mut().zip(names) {
+        *value = fields.get(name)?.unwrap_or("");
+    }
+    Ok(values)
+}
+
+/// `answer` with the cookie of the new session `signed`, and the login
+/// form's key cleared: after a login, a sign-up or a password change.
+pub fn with_session(
+    req: &HttpRequest,
+    cookies: &CookiePolicy,
+    mut answer: HttpResponse,
+    signed: &SignedSession,
+) -> HttpResponse {
+    for cookie in [
+        cookies.set(req, SESSION_COOKIE, COOKIE_PATH, &signed.token, signed.max_age_secs),
+        cookies.clear(req, LOGIN_COOKIE, COOKIE_PATH),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            answer.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
+    answer
+}
+
+/// What a page says while the brute-force limits refuse its form.
+pub fn throttled_text(retry_after_secs: u64) -> String {
+    format!("Muitas tentativas sem sucesso. Tente novamente em {retry_after_secs} segundos.")
+}
+
+/// `answer` with `Retry-After: retry_after_secs`.
+pub fn with_retry_after(mut answer: HttpResponse, retry_after_secs: u64) -> HttpResponse {
+    answer.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+    answer
+}
+
+/// The account's 404 page (a page that is not offered here).
+pub fn not_offered(reason: &str) -> HttpResponse {
+    let page = ErrorPage {
+        site: &PROVIDER,
+        title: "Página não encontrada",
+        reason,
+        hint: "Se você já tem uma conta, entre com o seu CPF ou nome de usuário.",
+        retry: Some(LOGIN_PATH),
+    };
+    html::html(html::response(StatusCode::NOT_FOUND), &page)
+}
+
 /// 303 to `location` (after a POST: the browser GETs it).
 pub fn see_other(location: &str) -> HttpResponse {
     let mut builder = html::response(StatusCode::SEE_OTHER);
@@ -226,8 +321,10 @@ async fn login_get(
 ) -> HttpResponse {
     let fields = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     let next = safe_next(fields.get("next").ok().flatten());
-    if session_of(&req, &oauth).is_some() {
-        return see_other(next);
+    match session_of(&req, &oauth).await {
+        Ok(Some(_)) => return see_other(next),
+        Ok(None) => {}
+        Err(e) => return html::failure_page(e),
     }
     login_page(&req, &oauth, &cookies, &settings, next, "", None, StatusCode::OK)
 }
@@ -262,24 +359,11 @@ async fn login_post(
         return page(MISSING_CREDENTIALS, StatusCode::OK);
     }
     match oauth.log_in(username, SecretString::from(password.to_owned()), client_address(&req)).await {
-        Ok(signed) => {
-            let mut answer = see_other(next);
-            for cookie in [
-                cookies.set(&req, SESSION_COOKIE, COOKIE_PATH, &signed.token, signed.max_age_secs),
-                cookies.clear(&req, LOGIN_COOKIE, COOKIE_PATH),
-            ] {
-                if let Ok(value) = HeaderValue::from_str(&cookie) {
-                    answer.headers_mut().append(header::SET_COOKIE, value);
-                }
-            }
-            answer
-        }
+        Ok(signed) => with_session(&req, &cookies, see_other(next), &signed),
         Err(ServiceError::InvalidCredentials) => page(WRONG_CREDENTIALS, StatusCode::OK),
         Err(ServiceError::Throttled { retry_after_secs }) => {
-            let message = format!("Muitas tentativas sem sucesso. Tente novamente em {retry_after_secs} segundos.");
-            let mut answer = page(&message, StatusCode::TOO_MANY_REQUESTS);
-            answer.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
-            answer
+            let answer = page(&throttled_text(retry_after_secs), StatusCode::TOO_MANY_REQUESTS);
+            with_retry_after(answer, retry_after_secs)
         }
         Err(e) => html::failure_page(e),
     }
@@ -323,12 +407,17 @@ async fn overview(
     accounts: web::Data<AccountService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth) {
+    let session = match signed_in(&req, &oauth).await {
         Ok(s) => s,
         Err(answer) => return answer,
     };
     match accounts.overview(session.user_id).await {
-        Ok(account) => html::html(html::response(StatusCode::OK), &pages::overview(&account, None)),
+        Ok(account) => {
+            let notice = details::notice(&req);
+            let token = session.account_form_token();
+            let page = pages::overview(&account, &token, notice);
+            html::html(html::response(StatusCode::OK), &page)
+        }
         Err(e) => service_failure(&req, &cookies, e),
     }
 }
@@ -337,7 +426,7 @@ async fn overview(
 
 /// `GET /conta/sair/`: the logout button.
 async fn logout_get(req: HttpRequest, oauth: web::Data<OAuthService>) -> HttpResponse {
-    match signed_in(&req, &oauth) {
+    match signed_in(&req, &oauth).await {
         Ok(session) => html::html(html::response(StatusCode::OK), &pages::logout(&session.account_form_token())),
         Err(answer) => answer,
     }

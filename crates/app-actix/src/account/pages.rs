@@ -1,8 +1,10 @@
 //! The account pages' templates (`templates/account/`): the frame every
-//! signed-in page shares, the login form, the overview and the logout page.
+//! signed-in page shares, the login form, the overview (with its details
+//! form) and the logout page.
 
 use askama::Template;
 use credencial_application::AccountOverview;
+use credencial_domain::account::FieldErrors;
 
 use crate::html::{Site, PROVIDER};
 
@@ -66,8 +68,28 @@ pub struct Overview<'a> {
     pub frame: Frame,
     /// A message to announce, if any.
     pub message: Option<&'a str>,
+    /// A success to announce (after a change), if any.
+    pub notice: Option<&'a str>,
     /// The account.
     pub account: &'a AccountOverview,
+    /// The details form's anti-forgery token.
+    pub hidden: Vec<(&'static str, &'a str)>,
+    /// What the details form shows: the account's values, or what was
+    /// typed when it was refused.
+    pub form: DetailsValues<'a>,
+    /// The details form's refused fields.
+    pub errors: FieldErrors,
+}
+
+/// The values of the overview's details form.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DetailsValues<'a> {
+    /// Full name.
+    pub nome: &'a str,
+    /// E-mail address.
+    pub email: &'a str,
+    /// Avatar URL.
+    pub avatar: &'a str,
 }
 
 /// The logout page (`templates/account/logout.html`).
@@ -84,9 +106,20 @@ pub struct Logout<'a> {
     pub hidden: Vec<(&'static str, &'a str)>,
 }
 
-/// The overview of `account`.
-pub fn overview<'a>(account: &'a AccountOverview, message: Option<&'a str>) -> Overview<'a> {
-    Overview { site: &PROVIDER, title: "Minha conta", frame: Frame { current: "/conta/" }, message, account }
+/// The overview of `account`, its details form carrying `form_token` and
+/// showing the account's values, and `notice` announced.
+pub fn overview<'a>(account: &'a AccountOverview, form_token: &'a str, notice: Option<&'a str>) -> Overview<'a> {
+    Overview {
+        site: &PROVIDER,
+        title: "Minha conta",
+        frame: Frame { current: "/conta/" },
+        message: None,
+        notice,
+        account,
+        hidden: vec![("csrf_token", form_token)],
+        form: DetailsValues { nome: &account.name, email: &account.email, avatar: &account.avatar },
+        errors: FieldErrors::new(),
+    }
 }
 
 /// The logout page, its form carrying `form_token`.
@@ -117,7 +150,7 @@ mod tests {
     #[test]
     fn the_overview_escapes_the_name_shows_the_masked_cpf_and_marks_its_section() {
         let account = account();
-        let page = overview(&account, None).render().expect("renders");
+        let page = overview(&account, "tok", None).render().expect("renders");
         assert!(!page.contains("<b>Bruno</b>") && page.contains("&#60;b&#62;Bruno"), "{page}");
         assert!(page.contains("529.***.***-25"), "{page}");
         assert!(page.contains("<a href=\"/conta/\" aria-current=\"page\">Visão geral</a>"), "{page}");

@@ -100,7 +100,10 @@ pub async fn authorize_get(
         Ok(p) => p,
         Err(e) => return bad_request(&e.message()),
     };
-    let session = session_of(&req, &oauth);
+    let session = match session_of(&req, &oauth).await {
+        Ok(session) => session,
+        Err(e) => return html::failure_page(e),
+    };
     match oauth.authorize(session.as_ref(), &params).await {
         Ok(AuthorizationStep::LogIn { client_name }) => {
             login_page(&req, &oauth, &cookies, &params, &client_name, "", None, StatusCode::OK)
@@ -219,8 +222,10 @@ async fn decide(
     params: &AuthorizationParams,
     approve: bool,
 ) -> HttpResponse {
-    let Some(session) = session_of(req, oauth) else {
-        return session_expired(req, oauth, cookies, params).await;
+    let session = match session_of(req, oauth).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return session_expired(req, oauth, cookies, params).await,
+        Err(e) => return html::failure_page(e),
     };
     let presented = fields.get("csrf_token").ok().flatten().unwrap_or("");
     if !oauth.consent_form_token_matches(&session, params, presented) {
@@ -320,8 +325,14 @@ fn bad_request(reason: &str) -> HttpResponse {
     html::html(html::response(StatusCode::BAD_REQUEST), &pages::error("Pedido inválido", reason, BACK_TO_APP))
 }
 
-pub(crate) fn session_of(req: &HttpRequest, oauth: &OAuthService) -> Option<LoginSession> {
-    cookies::read(req, SESSION_COOKIE).and_then(|token| oauth.session(&token))
+/// The browser's login session: its cookie holds a session token of an
+/// active account whose password has not changed since (one read of the
+/// account). `Ok(None)` for none. Errors: `Storage`.
+pub(crate) async fn session_of(req: &HttpRequest, oauth: &OAuthService) -> Result<Option<LoginSession>, ServiceError> {
+    match cookies::read(req, SESSION_COOKIE) {
+        Some(token) => oauth.session(&token).await,
+        None => Ok(None),
+    }
 }
 
 // ----------------------------------------------------------------- token

@@ -22,7 +22,7 @@ use credencial_domain::oauth::{
     AuthorizationParams, ClientAuthentication, ClientId, CodeHash, GrantType, OAuthError, BAD_CLIENT,
 };
 use credencial_domain::throttle::ClientAddress;
-use credencial_domain::{Claims, ScopeSet, TokenType, UserId};
+use credencial_domain::{Claims, PasswordStamp, ScopeSet, TokenType, UserId};
 use credencial_ports::account::GrantRepository;
 use credencial_ports::{
     AuthorizationCodeStore, Clock, NewRefreshToken, OAuthClient, OAuthClientRepository, RefreshTokenStore,
@@ -198,29 +198,53 @@ impl OAuthService {
 
     // ------------------------------------------------------------ login
 
-    /// Checks the login form's username and password sent from `from` (the
-    /// token service's rule: unknown user, wrong password and inactive
-    /// account cost the same and answer `InvalidCredentials`; the same
-    /// brute-force limits as `pair`, `Throttled`) and opens a session.
+    /// Checks the login form's username (or CPF) and password sent from
+    /// `from` (the token service's rule: unknown user, wrong password and
+    /// inactive account cost the same and answer `InvalidCredentials`; the
+    /// same brute-force limits as `pair`, `Throttled`) and opens a session.
     pub async fn log_in(
         &self,
         username: &str,
         password: SecretString,
         from: Option<ClientAddress>,
     ) -> Result<SignedSession, ServiceError> {
-        let user = self.tokens.check_credentials(username, password, from).await?;
-        let lifetime = self.tokens.lifetimes().session_secs;
-        let claims = Claims::new(TokenType::Session, user.id.0, self.clock.now(), lifetime);
-        let token = self.tokens.codec().encode(&claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        let (user, stamp) = self.tokens.check_login(username, password, from).await?;
+        let signed = self.open_session(user.id, &stamp)?;
         tracing::info!(user = user.id.0, "login session opened at the authorization endpoint");
-        Ok(SignedSession { session: LoginSession { user_id: user.id, jti: claims.jti }, token, max_age_secs: lifetime })
+        Ok(signed)
     }
 
-    /// The session a session cookie holds, if it is a valid, unexpired
-    /// session token (an access or refresh token is not a session).
-    pub fn session(&self, token: &str) -> Option<LoginSession> {
-        let claims = self.tokens.codec().decode_typed(token, TokenType::Session, self.clock.now()).ok()?;
-        Some(LoginSession { user_id: UserId(claims.user_id), jti: claims.jti })
+    /// A new login session of `user`, tied to the password whose stamp is
+    /// `stamp` (after a login, a sign-up or a password change). Errors:
+    /// `Internal` when signing fails.
+    pub(crate) fn open_session(&self, user: UserId, stamp: &PasswordStamp) -> Result<SignedSession, ServiceError> {
+        let lifetime = self.tokens.lifetimes().session_secs;
+        let claims = Claims {
+            password_stamp: Some(stamp.as_str().to_owned()),
+            ..Claims::new(TokenType::Session, user.0, self.clock.now(), lifetime)
+        };
+        let token = self.tokens.codec().encode(&claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        Ok(SignedSession { session: LoginSession { user_id: user, jti: claims.jti }, token, max_age_secs: lifetime })
+    }
+
+    /// The session a session cookie holds: a valid, unexpired session
+    /// token (an access or refresh token is not a session) of an active
+    /// account whose password is still the one the session was opened
+    /// with (a password change ends every other session; a session token
+    /// without a password stamp, from before stamps existed, is over).
+    /// `Ok(None)` for no session. Errors: `Storage`.
+    pub async fn session(&self, token: &str) -> Result<Option<LoginSession>, ServiceError> {
+        let Ok(claims) = self.tokens.codec().decode_typed(token, TokenType::Session, self.clock.now()) else {
+            return Ok(None);
+        };
+        let Some(stamp) = claims.password_stamp.as_deref() else {
+            return Ok(None);
+        };
+        let user = UserId(claims.user_id);
+        if !self.tokens.session_is_current(user, stamp).await? {
+            return Ok(None);
+        }
+        Ok(Some(LoginSession { user_id: user, jti: claims.jti }))
     }
 
     /// A fresh random key for the login form's anti-forgery token (kept by

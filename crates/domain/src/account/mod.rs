@@ -7,6 +7,7 @@ pub mod date;
 pub mod entries;
 pub mod fields;
 pub mod grant;
+pub mod registration;
 pub mod tax_id;
 
 pub use access_log::{AccessLogPage, ACCESS_LOG_PAGE_SIZE, ACCESS_LOG_PURGE_BATCH, DEFAULT_ACCESS_LOG_RETENTION_DAYS};
@@ -14,6 +15,7 @@ pub use date::IsoDate;
 pub use entries::{Entry, EntryForm, EntryId, EntryKind};
 pub use fields::{FieldError, FieldErrors};
 pub use grant::{covers, effective_scopes, widen};
+pub use registration::{AccountDetails, DetailsForm, EmailAddress, Registration, SignupForm, UniqueField};
 pub use tax_id::{
     attempt_verdict, names_match, window_start, AttemptVerdict, TaxIdClaim, TaxIdMatch, MAX_VALIDATION_ATTEMPTS,
     VALIDATION_WINDOW_SECS,

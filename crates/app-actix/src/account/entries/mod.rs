@@ -125,7 +125,7 @@ async fn list(
     cookies: web::Data<CookiePolicy>,
     section: Kind,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth) {
+    let session = match signed_in(&req, &oauth).await {
         Ok(s) => s,
         Err(answer) => return answer,
     };
@@ -167,7 +167,7 @@ async fn edit_form(
     cookies: web::Data<CookiePolicy>,
     section: Kind,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth) {
+    let session = match signed_in(&req, &oauth).await {
         Ok(s) => s,
         Err(answer) => return answer,
     };
@@ -228,7 +228,7 @@ async fn confirm_delete(
     cookies: web::Data<CookiePolicy>,
     section: Kind,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth) {
+    let session = match signed_in(&req, &oauth).await {
         Ok(s) => s,
         Err(answer) => return answer,
     };

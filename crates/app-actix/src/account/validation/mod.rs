@@ -70,7 +70,7 @@ async fn show(
     validation: web::Data<TaxIdValidationService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth) {
+    let session = match signed_in(&req, &oauth).await {
         Ok(s) => s,
         Err(answer) => return answer,
     };

@@ -1,0 +1,198 @@
+//! The sign-up page (`/conta/cadastro/`), offered only when the setting
+//! `signup_enabled` is on (otherwise a 404 page).
+//!
+//! The form has no session yet, so its anti-forgery token is the login
+//! form's double-submit token (a random key in an HttpOnly cookie); a post
+//! the browser marks as from another origin is refused. A refused form is
+//! shown again (422) with every field's message and what was typed, except
+//! the passwords. A new account is signed in (the session cookie, as the
+//! login form sets it) and lands on the overview.
+
+use actix_web::http::header;
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
+use credencial_application::{OAuthService, ServiceError, SignupOutcome, SignupService};
+use credencial_domain::account::{FieldErrors, Registration, SignupForm};
+use secrecy::SecretString;
+
+use super::{
+    form_refused, not_offered, refused, see_other, text_fields, throttled_text, with_retry_after, with_session,
+    AccountSettings, FROM_ANOTHER_SITE, HOME_PATH, LOGIN_PATH, SIGNUP_PATH,
+};
+use crate::client_address::client_address;
+use crate::cookies::{self, CookiePolicy};
+use crate::html::{self, Site, PROVIDER};
+use crate::oauth::form::read_form;
+use crate::oauth::{session_of, COOKIE_PATH, FORM_EXPIRED, LOGIN_COOKIE, LOGIN_FORM_SECS};
+
+/// What the 404 page says when sign-up is off.
+const SIGNUP_OFF: &str = "O cadastro de novas contas não está aberto neste serviço.";
+/// What a refused form says above its fields.
+const CHECK_FIELDS: &str = "Não foi possível criar a conta. Confira os campos indicados abaixo.";
+
+/// The sign-up form (`templates/account/signup.html`).
+#[derive(Debug, Template)]
+#[template(path = "account/signup.html")]
+pub struct Signup<'a> {
+    /// Who the page speaks for.
+    pub site: &'static Site,
+    /// The page title.
+    pub title: &'a str,
+    /// Where the form posts.
+    pub action: &'a str,
+    /// A message above the form (refused fields, expired form, limits).
+    pub message: Option<&'a str>,
+    /// Hidden fields: the anti-forgery token.
+    pub hidden: Vec<(&'static str, &'a str)>,
+    /// What was typed (never the passwords).
+    pub form: SignupValues<'a>,
+    /// The refused fields.
+    pub errors: &'a FieldErrors,
+    /// The login form's path.
+    pub login_path: &'a str,
+}
+
+/// The values the sign-up form shows again.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SignupValues<'a> {
+    /// CPF as typed.
+    pub cpf: &'a str,
+    /// Name as typed.
+    pub nome: &'a str,
+    /// E-mail as typed.
+    pub email: &'a str,
+    /// Username as typed.
+    pub username: &'a str,
+}
+
+/// `GET /conta/cadastro/`: the form; a signed-in browser goes to the
+/// overview.
+pub async fn form(
+    req: HttpRequest,
+    oauth: web::Data<OAuthService>,
+    cookies: web::Data<CookiePolicy>,
+    settings: web::Data<AccountSettings>,
+) -> HttpResponse {
+    if !settings.signup_enabled {
+        return not_offered(SIGNUP_OFF);
+    }
+    match session_of(&req, &oauth).await {
+        Ok(Some(_)) => see_other(HOME_PATH),
+        Ok(None) => page(&req, &oauth, &cookies, SignupValues::default(), &FieldErrors::new(), None, StatusCode::OK),
+        Err(e) => html::failure_page(e),
+    }
+}
+
+/// `POST /conta/cadastro/`: checks the fences and the fields, creates the
+/// account and signs it in (303 to the overview).
+pub async fn create(
+    req: HttpRequest,
+    payload: web::Payload,
+    oauth: web::Data<OAuthService>,
+    signup: web::Data<SignupService>,
+    cookies: web::Data<CookiePolicy>,
+    settings: web::Data<AccountSettings>,
+) -> HttpResponse {
+    if !settings.signup_enabled {
+        return not_offered(SIGNUP_OFF);
+    }
+    if html::posted_from_another_origin(&req) {
+        return refused(StatusCode::FORBIDDEN, FROM_ANOTHER_SITE);
+    }
+    let fields = match read_form(&req, payload).await {
+        Ok(f) => f,
+        Err(e) => return form_refused(e),
+    };
+    let names = ["csrf_token", "cpf", "nome", "email", "username", "password", "password_confirmacao"];
+    let [csrf_token, cpf, nome, email, username, password, password_confirmacao] = match text_fields(&fields, names) {
+        Ok(values) => values,
+        Err(e) => return form_refused(e),
+    };
+    let typed = SignupValues { cpf, nome, email, username };
+    let none = FieldErrors::new();
+    let key = cookies::read(&req, LOGIN_COOKIE);
+    if !key.as_deref().is_some_and(|k| oauth.login_form_token_matches(k, csrf_token)) {
+        return page(&req, &oauth, &cookies, typed, &none, Some(FORM_EXPIRED), StatusCode::BAD_REQUEST);
+    }
+    let form = SignupForm { cpf, nome, email, username, password, password_confirmacao };
+    let registration = match Registration::parse(form) {
+        Ok(r) => r,
+        Err(errors) => {
+            return page(&req, &oauth, &cookies, typed, &errors, Some(CHECK_FIELDS), StatusCode::UNPROCESSABLE_ENTITY)
+        }
+    };
+    let password = SecretString::from(password.to_owned());
+    match signup.sign_up(registration, password, client_address(&req)).await {
+        Ok(SignupOutcome::SignedIn(signed)) => with_session(&req, &cookies, see_other(HOME_PATH), &signed),
+        Ok(SignupOutcome::Taken(errors)) => {
+            page(&req, &oauth, &cookies, typed, &errors, Some(CHECK_FIELDS), StatusCode::UNPROCESSABLE_ENTITY)
+        }
+        Err(ServiceError::Throttled { retry_after_secs }) => {
+            let text = throttled_text(retry_after_secs);
+            let answer = page(&req, &oauth, &cookies, typed, &none, Some(&text), StatusCode::TOO_MANY_REQUESTS);
+            with_retry_after(answer, retry_after_secs)
+        }
+        Err(e) => html::failure_page(e),
+    }
+}
+
+/// The form with `typed` values, `errors` and `message`, and a fresh
+/// anti-forgery token (keeping the browser's key when it has one).
+fn page(
+    req: &HttpRequest,
+    oauth: &OAuthService,
+    cookies: &CookiePolicy,
+    typed: SignupValues<'_>,
+    errors: &FieldErrors,
+    message: Option<&str>,
+    status: StatusCode,
+) -> HttpResponse {
+    let key = cookies::read(req, LOGIN_COOKIE).filter(|k| k.len() == 43).unwrap_or_else(|| oauth.new_form_key());
+    let token = oauth.login_form_token(&key);
+    let page = Signup {
+        site: &PROVIDER,
+        title: "Criar conta",
+        action: SIGNUP_PATH,
+        message,
+        hidden: vec![("csrf_token", &token)],
+        form: typed,
+        errors,
+        login_path: LOGIN_PATH,
+    };
+    let mut builder = html::response(status);
+    builder.append_header((header::SET_COOKIE, cookies.set(req, LOGIN_COOKIE, COOKIE_PATH, &key, LOGIN_FORM_SECS)));
+    html::html(builder, &page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_field_is_announced_tied_to_its_input_and_typed_values_are_escaped() {
+        let mut errors = FieldErrors::new();
+        errors.push("cpf", "CPF inválido.");
+        let page = Signup {
+            site: &PROVIDER,
+            title: "Criar conta",
+            action: SIGNUP_PATH,
+            message: Some(CHECK_FIELDS),
+            hidden: vec![("csrf_token", "tok")],
+            form: SignupValues { cpf: "\"><b>", nome: "Carla", email: "", username: "" },
+            errors: &errors,
+            login_path: LOGIN_PATH,
+        }
+        .render()
+        .expect("renders");
+        assert!(page.contains("<p class=\"field-error\" id=\"cpf-erro\">CPF inválido.</p>"), "{page}");
+        assert!(
+            page.contains("aria-invalid=\"true\" aria-describedby=\"cpf-dica cpf-erro\" required>"),
+            "the input names its hint and its error: {page}"
+        );
+        assert!(!page.contains("\"><b>") && page.contains("value=\"&#34;&#62;&#60;b&#62;\""), "{page}");
+        assert!(page.contains("<label for=\"password_confirmacao\">Confirme a senha</label>"), "{page}");
+        assert_eq!(page.matches("aria-invalid=\"true\"").count(), 1, "only the refused field: {page}");
+        assert!(page.contains("name=\"password\" value=\"\""), "passwords are never shown again: {page}");
+    }
+}

@@ -1,0 +1,157 @@
+//! The person changes their own account: the overview's details (name,
+//! e-mail, avatar) and the password (`/conta/senha/`).
+//!
+//! An e-mail change answers whether an address is taken, so, like the
+//! sign-up, it runs under the per-address limit and a taken address counts
+//! as a failure of the address. A wrong current password counts against
+//! the account's username and the address, as a wrong password at the login
+//! form does. A password change revokes every refresh token of the account
+//! and, by changing the password stamp, ends every login session opened
+//! before it; the browser that changed it gets a new session.
+
+use std::sync::Arc;
+
+use credencial_domain::account::{AccountDetails, FieldErrors, UniqueField};
+use credencial_domain::throttle::{ClientAddress, Subject};
+use credencial_domain::{check_new_password, AccountIdentifiers, PasswordStamp, UserId};
+use credencial_ports::{DetailsUpdate, RefreshTokenStore, UserRepository};
+use secrecy::{ExposeSecret, SecretString};
+
+use crate::error::ServiceError;
+use crate::oauth::{OAuthService, SignedSession};
+use crate::tokens::TokenService;
+
+/// Message of a wrong current password.
+pub const MSG_SENHA_ATUAL: &str = "A senha atual não confere.";
+
+/// How a details change ended (its failures are `Err`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DetailsOutcome {
+    /// The details were stored.
+    Saved,
+    /// Nothing was stored: these fields were refused.
+    Refused(FieldErrors),
+}
+
+/// How a password change ended (its failures are `Err`).
+#[derive(Debug)]
+pub enum PasswordOutcome {
+    /// The password was changed: every refresh token of the account was
+    /// revoked (`revoked` of them) and this new session replaces the
+    /// browser's.
+    Changed {
+        /// The browser's new session.
+        session: SignedSession,
+        /// How many refresh tokens were revoked.
+        revoked: u64,
+    },
+    /// Nothing was changed: these fields were refused (`password_atual`,
+    /// `password`).
+    Refused(FieldErrors),
+}
+
+/// The account's own changes.
+pub struct AccountEditService {
+    users: Arc<dyn UserRepository>,
+    refresh_tokens: Arc<dyn RefreshTokenStore>,
+    tokens: Arc<TokenService>,
+    oauth: Arc<OAuthService>,
+}
+
+impl std::fmt::Debug for AccountEditService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccountEditService").finish_non_exhaustive()
+    }
+}
+
+impl AccountEditService {
+    /// A service over the user and refresh-token stores, hashing and
+    /// limiting through `tokens` and opening sessions through `oauth`.
+    pub fn new(
+        users: Arc<dyn UserRepository>,
+        refresh_tokens: Arc<dyn RefreshTokenStore>,
+        tokens: Arc<TokenService>,
+        oauth: Arc<OAuthService>,
+    ) -> Self {
+        Self { users, refresh_tokens, tokens, oauth }
+    }
+
+    /// Stores the details of `user` (checked at the edge), sent from
+    /// `from`. Errors: `Throttled` while the address is limited (nothing
+    /// is stored); `UnknownUser` when the account is gone or inactive;
+    /// `Storage`.
+    pub async fn update_details(
+        &self,
+        user: UserId,
+        details: &AccountDetails,
+        from: Option<ClientAddress>,
+    ) -> Result<DetailsOutcome, ServiceError> {
+        let throttle = self.tokens.throttle();
+        throttle.check_address(from).await?;
+        match self.users.update_details(user, details).await? {
+            DetailsUpdate::Updated => {
+                tracing::info!(user = user.0, "account details changed");
+                Ok(DetailsOutcome::Saved)
+            }
+            DetailsUpdate::EmailTaken => {
+                throttle.record_address_failure(from).await?;
+                Ok(DetailsOutcome::Refused(UniqueField::errors(&[UniqueField::Email])))
+            }
+            DetailsUpdate::NotFound => Err(ServiceError::UnknownUser),
+        }
+    }
+
+    /// Replaces the password of `user` with `new` (which must pass the
+    /// password rules for the account's identifiers) after checking
+    /// `current`, sent from `from`; then revokes every refresh token of the
+    /// account and opens a new session. Errors: `Throttled` while the
+    /// account's username or the address is limited (before any hashing);
+    /// `UnknownUser` when the account is gone or inactive; `Storage`,
+    /// `Internal`.
+    pub async fn change_password(
+        &self,
+        user: UserId,
+        current: SecretString,
+        new: SecretString,
+        from: Option<ClientAddress>,
+    ) -> Result<PasswordOutcome, ServiceError> {
+        let account = self.users.find_summary_by_id(user).await?.filter(|a| a.is_active);
+        let credentials = self.users.find_credentials_by_id(user).await?.filter(|c| c.is_active);
+        let (Some(account), Some(credentials)) = (account, credentials) else {
+            return Err(ServiceError::UnknownUser);
+        };
+        let ids = AccountIdentifiers {
+            username: &account.username,
+            cpf: account.cpf.as_deref().unwrap_or(""),
+            email: &account.email,
+            name: &account.name,
+        };
+        let mut errors = FieldErrors::new();
+        if let Err(e) = check_new_password(new.expose_secret(), ids) {
+            errors.push("password", e.mensagem());
+            return Ok(PasswordOutcome::Refused(errors));
+        }
+        let throttle = self.tokens.throttle();
+        let hasher = self.tokens.hasher();
+        let subject = Subject::Username(&credentials.username);
+        let stored = Some(credentials.password_hash);
+        if !throttle.verify(hasher, subject, from, stored, current, true).await? {
+            errors.push("password_atual", MSG_SENHA_ATUAL);
+            return Ok(PasswordOutcome::Refused(errors));
+        }
+        let hash = hasher.hash(new).await?;
+        // Refresh tokens are revoked before the new hash is stored (should
+        // storing it fail, the person only logs in to their applications
+        // again, and may simply retry) and again after it (a login with the
+        // old password in between issued tokens the first pass missed).
+        let before = self.refresh_tokens.revoke_user(user).await?;
+        if !self.users.set_password_hash(user, &hash).await? {
+            return Err(ServiceError::UnknownUser);
+        }
+        // From here the old password and the sessions opened with it are over.
+        let revoked = before + self.refresh_tokens.revoke_user(user).await?;
+        tracing::info!(user = user.0, revoked, "password changed by its owner; other sessions ended");
+        let session = self.oauth.open_session(user, &PasswordStamp::of(&hash))?;
+        Ok(PasswordOutcome::Changed { session, revoked })
+    }
+}
