@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::account::{form_token, log_in_at_account, signed_in_browser};
 use crate::helpers::{status_and_json, unescape_html, with, Browser, Page, TestApp};
-use crate::profile::{app, register_client, token};
+use crate::profile::{app, consent_to_every_client, register_client, token};
 
 const LIA_PASSWORD: &str = "senha-da-lia-1";
 const SCOPES: &str = "dados_publicos experiencia_profissional formacao_academica";
@@ -18,6 +18,7 @@ async fn lia() -> (TestApp, i64, Browser) {
     let app = app().await;
     register_client(&app, "host", SCOPES).await;
     let id = app.add_user("lia", LIA_PASSWORD, true).await;
+    consent_to_every_client(&app, id).await;
     let browser = signed_in_browser(&app, "lia", LIA_PASSWORD).await;
     (app, id, browser)
 }

@@ -10,7 +10,7 @@ use wiremock::{Mock, ResponseTemplate};
 
 use crate::account::{form_token, signed_in_browser};
 use crate::helpers::{spawn_app_with, status_and_json, with, Browser, Page, TestApp};
-use crate::profile::{app, register_client, token, BRUNO_CPF};
+use crate::profile::{app, consent_to_every_client, register_client, token, BRUNO_CPF};
 
 const PASSWORD: &str = "senha-do-bruno-1";
 const SCOPES: &str = "dados_publicos cpf receita_federal";
@@ -26,6 +26,7 @@ async fn bruno_on(app: &TestApp, cpf: Option<&str>) -> (i64, Browser) {
     register_client(app, "host", SCOPES).await;
     let id = app.add_user("bruno", PASSWORD, true).await;
     sqlx::query("UPDATE users SET cpf = $1 WHERE id = $2").bind(cpf).bind(id).execute(&app.db.pool).await.expect("cpf");
+    consent_to_every_client(app, id).await;
     (id, signed_in_browser(app, "bruno", PASSWORD).await)
 }
 

@@ -4,6 +4,7 @@
 mod account;
 mod account_edit;
 mod account_entries;
+mod account_grants;
 mod account_signup;
 mod account_validation;
 mod cli;

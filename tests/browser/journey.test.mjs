@@ -1,10 +1,17 @@
-// The client component's journey in a real browser: headless Chromium
-// (Debian's /usr/bin/chromium, driven by playwright-core) opens the demo's
-// /auth/login/, signs in at the provider, approves (or denies) on the
-// consent page and lands on /auth/me/; the page and the host_users row are
-// checked for ana (every mapped column) and bruno (no tax-authority data).
-// Every kind of page it reaches (login, login with an error, consent,
-// record, logout, the provider's and the client's error pages) is
+// The journeys of the demo in a real browser: headless Chromium (Debian's
+// /usr/bin/chromium, driven by playwright-core).
+// - ana opens the demo's /auth/login/, signs in at the provider, approves
+//   on the consent page and lands on /auth/me/ (every mapped column, in the
+//   page and in host_users); her second login skips the consent page.
+// - bruno signs in at his account (/conta/), adds an experience and a
+//   degree, validates his tax id, authorizes demo-host, sees the tax
+//   authority's columns filled, logs in again without a consent page, finds
+//   demo-host in /conta/acessos/, revokes it in /conta/aplicativos/, and the
+//   next login asks consent again.
+// - carla signs up at /conta/cadastro/; her host row has no tax data.
+// Every kind of page they reach (login, login with an error, consent,
+// record, logout, every account page, the provider's and the client's
+// error pages) is
 // photographed at 1280 px and at 360 px into target/browser/<page>-<width>.png,
 // must not scroll sideways at 360 px, and is scanned with axe-core: any
 // violation of impact "serious" or "critical" fails the test.
@@ -296,23 +303,193 @@ test('ana: login, consent, /auth/me/ shows and host_users holds every mapped col
     }
 });
 
-test('bruno: his row is created without the tax authority columns', { timeout: TEST_MS }, async () => {
-    const { context, shown } = await logInAndReadRecord('bruno', 'bruno-demo-2026');
+/** Every /oauth/authorize/ answer the page gets, to tell a consent page (200) from a redirect. */
+function watchAuthorize(page) {
+    const statuses = [];
+    page.on('response', (r) => {
+        if (new URL(r.url()).pathname === '/oauth/authorize/' && r.request().method() === 'GET') statuses.push(r.status());
+    });
+    return statuses;
+}
+
+/** Submits the form holding `button` and waits for the page it leads to. */
+async function submit(page, button = 'main form button[type="submit"]') {
+    await Promise.all([page.waitForNavigation(), page.click(button)]);
+}
+
+/** Ends the host application's session (the *Sair* of /auth/logout/). */
+async function leaveHost(page) {
+    await page.goto(`${base}/auth/logout/`);
+    await Promise.all([page.waitForURL(`${base}/auth/logout/`), page.click('button:has-text("Sair")')]);
+}
+
+test('bruno: his account, his entries, his validation, consent remembered and revoked', { timeout: 3 * TEST_MS }, async () => {
+    const { context, page } = await freshPage();
     try {
+        // Sign in at the account pages (the login form, then back to /conta/).
+        await page.goto(`${base}/conta/`);
+        assert.equal(new URL(page.url()).pathname, '/conta/entrar/');
+        await checkPage(page, 'conta-entrar');
+        await page.fill('input[name="username"]', 'bruno');
+        await page.fill('input[name="password"]', 'bruno-demo-2026');
+        await submit(page);
+        assert.equal(page.url(), `${base}/conta/`);
+        assert.equal(await page.locator('h1').textContent(), 'Minha conta');
+        assert.match(await page.locator('main').textContent(), /123\.\*\*\*\.\*\*\*-09/, 'the CPF, masked');
+        await checkPage(page, 'conta-visao-geral');
+
+        // An experience: first with the end before the start (refused, kept as typed).
+        await page.goto(`${base}/conta/experiencias/`);
+        await page.fill('#estabelecimento', 'Hospital Universitário Onofre Lopes');
+        await page.fill('#profissao', 'Enfermeiro');
+        await page.fill('#data_inicio', '2020-03-01');
+        await page.fill('#data_fim', '2019-01-01');
+        await page.fill('#municipio', 'Natal');
+        await submit(page);
+        assert.match(await page.locator('.field-error').first().textContent(), /término não pode ser anterior/);
+        assert.equal(await page.inputValue('#estabelecimento'), 'Hospital Universitário Onofre Lopes', 'kept as typed');
+        await checkPage(page, 'conta-experiencias-erro');
+        await page.fill('#data_fim', '');
+        await submit(page);
+        assert.ok((await page.locator('ul.entries li').count()) >= 1, 'the experience is listed');
+        assert.match(await page.locator('ul.entries').textContent(), /Hospital Universitário Onofre Lopes/);
+        await checkPage(page, 'conta-experiencias');
+        await page.click('ul.entries li a:has-text("Editar")');
+        await page.locator('main form').waitFor();
+        await checkPage(page, 'conta-experiencia-editar');
+        await page.goto(`${base}/conta/experiencias/`);
+        await page.click('ul.entries li a:has-text("Excluir")');
+        await page.locator('main form').waitFor();
+        await checkPage(page, 'conta-experiencia-excluir');
+
+        // A degree, its level chosen by description.
+        await page.goto(`${base}/conta/formacoes/`);
+        await page.fill('#instituicao', 'Universidade Federal do Rio Grande do Norte');
+        await page.fill('#curso', 'Enfermagem');
+        await page.selectOption('#grau_formacao', { label: 'Graduação' });
+        await page.fill('#data_inicio', '2010-02-01');
+        await page.fill('#data_fim', '2014-12-15');
+        await page.fill('#municipio', 'Natal');
+        await submit(page);
+        assert.match(await page.locator('ul.entries').textContent(), /Enfermagem/);
+        await checkPage(page, 'conta-formacoes');
+
+        // The tax-id validation: a wrong mother's name, then the right data.
+        await page.goto(`${base}/conta/validacao/`);
+        await checkPage(page, 'conta-validacao');
+        await page.fill('#data_nascimento', '1991-07-21');
+        await page.fill('#nome_mae', 'Maria Pereira Lima');
+        await submit(page);
+        assert.ok(await page.locator('.message[role="alert"]').isVisible(), 'the mismatch is announced');
+        await checkPage(page, 'conta-validacao-erro');
+        await page.fill('#data_nascimento', '1991-07-21');
+        await page.fill('#nome_mae', 'joana  pereira LIMA');
+        await submit(page);
+        assert.match(await page.locator('.notice[role="status"]').textContent(), /validado/);
+        await checkPage(page, 'conta-validacao-feita');
+
+        // The host application: the provider session is there, so straight to consent.
+        const authorize = watchAuthorize(page);
+        await page.goto(`${base}/auth/login/`);
+        await page.locator('h1', { hasText: 'Autorizar acesso' }).waitFor();
+        await Promise.all([page.waitForURL(`${base}/auth/me/`), page.click('button[name="action"][value="approve"]')]);
+        await page.locator('main table').waitFor();
+        const shown = await recordOnPage(page);
         assert.equal(shown.username?.text, '12345678909');
-        assert.equal(shown.first_name?.text, 'Bruno');
-        assert.equal(shown.last_name?.text, 'Carvalho Lima');
-        for (const column of ['birth_date', 'mother_name', 'city', 'state']) {
-            assert.ok(!shown[column] || shown[column].empty, `${column} is empty on the page: ${JSON.stringify(shown[column])}`);
+        assert.equal(shown.birth_date?.text, '1991-07-21', 'the tax authority answers now');
+        for (const column of ['mother_name', 'city', 'state']) {
+            assert.ok(shown[column] && !shown[column].empty, `${column} is filled: ${JSON.stringify(shown[column])}`);
         }
+        assert.match(shown.profile?.text ?? '', /Enfermagem/, 'his degree is in the answer');
         const row = await hostRow('12345678909');
-        assert.equal(row.first_name, 'Bruno');
-        assert.equal(row.last_name, 'Carvalho Lima');
+        assert.equal(row.birth_date, '1991-07-21');
+
+        // A second login: no consent page.
+        await leaveHost(page);
+        authorize.length = 0;
+        await page.goto(`${base}/auth/login/`);
+        await page.waitForURL(`${base}/auth/me/`);
+        assert.ok(!authorize.includes(200), `no consent page the second time: ${authorize}`);
+
+        // Who read his data.
+        await page.goto(`${base}/conta/acessos/`);
+        const report = await page.locator('table.accesses tbody').textContent();
+        assert.match(report, /Aplicação de demonstração/);
+        assert.ok((await page.locator('table.accesses tbody tr').count()) >= 2, 'one row per profile read');
+        await checkPage(page, 'conta-acessos');
+
+        // Revoke it; the next login asks for consent again.
+        await page.goto(`${base}/conta/aplicativos/`);
+        assert.match(await page.locator('ul.apps').textContent(), /Aplicação de demonstração/);
+        await checkPage(page, 'conta-aplicativos');
+        await submit(page, 'ul.apps button:has-text("Revogar")');
+        assert.ok(await page.locator('.notice[role="status"]').isVisible(), 'the revocation is confirmed');
+        assert.equal(await page.locator('ul.apps').count(), 0, 'nothing left to revoke');
+        await checkPage(page, 'conta-aplicativos-revogado');
+        await leaveHost(page);
+        await page.goto(`${base}/auth/login/`);
+        await page.locator('h1', { hasText: 'Autorizar acesso' }).waitFor();
+
+        // The remaining pages of the account.
+        await page.goto(`${base}/conta/senha/`);
+        assert.equal(await page.locator('h1').textContent(), 'Alterar senha');
+        await checkPage(page, 'conta-senha');
+        await page.goto(`${base}/conta/sair/`);
+        await checkPage(page, 'conta-sair');
+        await submit(page);
+        assert.equal(new URL(page.url()).pathname, '/conta/entrar/');
+    } catch (e) {
+        await page.screenshot({ path: path.join(OUT, 'failure-bruno.png'), fullPage: true }).catch(() => {});
+        throw e;
+    } finally {
+        await context.close();
+    }
+});
+
+test('carla signs up, and her host row is created without the tax authority columns', { timeout: TEST_MS }, async () => {
+    const { context, page } = await freshPage();
+    try {
+        await page.goto(`${base}/conta/entrar/`);
+        await Promise.all([page.waitForURL(`${base}/conta/cadastro/`), page.click('a:has-text("Criar conta")')]);
+        await checkPage(page, 'conta-cadastro');
+        await page.fill('#cpf', '111.444.777-35');
+        await page.fill('#nome', 'Carla Dias Nunes');
+        await page.fill('#email', 'carla@example.org');
+        await page.fill('#username', 'carla');
+        await page.fill('#password', '11144477735');
+        await page.fill('#password_confirmacao', '11144477735');
+        await submit(page);
+        assert.ok((await page.locator('.field-error').count()) >= 1, 'a password equal to the CPF is refused');
+        assert.equal(await page.inputValue('#nome'), 'Carla Dias Nunes', 'kept as typed');
+        await checkPage(page, 'conta-cadastro-erro');
+        await page.fill('#password', 'girassol-de-outono-7');
+        await page.fill('#password_confirmacao', 'girassol-de-outono-7');
+        await submit(page);
+        assert.equal(page.url(), `${base}/conta/`);
+        assert.match(await page.locator('main').textContent(), /111\.\*\*\*\.\*\*\*-35/);
+
+        await page.goto(`${base}/auth/login/`);
+        await page.locator('h1', { hasText: 'Autorizar acesso' }).waitFor();
+        await Promise.all([page.waitForURL(`${base}/auth/me/`), page.click('button[name="action"][value="approve"]')]);
+        await page.locator('main table').waitFor();
+        const shown = await recordOnPage(page);
+        assert.equal(shown.first_name?.text, 'Carla');
+        assert.equal(shown.last_name?.text, 'Dias Nunes');
+        for (const column of ['birth_date', 'mother_name', 'city', 'state']) {
+            assert.ok(!shown[column] || shown[column].empty, `${column} is empty: ${JSON.stringify(shown[column])}`);
+        }
+        const row = await hostRow('11144477735');
         for (const column of ['birth_date', 'mother_name', 'city', 'state']) {
             assert.equal(row[column], null, `${column} is NULL`);
         }
-        assert.equal(row.has_profile, true, 'fulljson keeps the answer, erro included');
-        assert.equal(await psql(DB, 'SELECT count(*) FROM host_users').then((s) => s.trim()), '2', 'ana and bruno');
+        assert.equal(await psql(DB, 'SELECT count(*) FROM host_users').then((s) => s.trim()), '3', 'ana, bruno and carla');
+        // Logging in with her CPF works as well as with her username.
+        await page.goto(`${base}/conta/sair/`);
+        await submit(page);
+        await page.fill('input[name="username"]', '11144477735');
+        await page.fill('input[name="password"]', 'girassol-de-outono-7');
+        await submit(page);
+        assert.equal(page.url(), `${base}/conta/`);
     } finally {
         await context.close();
     }
