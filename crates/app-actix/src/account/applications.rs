@@ -106,10 +106,7 @@ async fn applications(
     grants: web::Data<GrantService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth).await {
-        Ok(s) => s,
-        Err(answer) => return answer,
-    };
+    let session = or_answer!(signed_in(&req, &oauth).await);
     let list = match grants.authorized_applications(session.user_id).await {
         Ok(list) => list,
         Err(e) => return service_failure(&req, &cookies, e),
@@ -144,10 +141,7 @@ async fn revoke(
     grants: web::Data<GrantService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let (session, fields) = match signed_post(&req, payload, &oauth).await {
-        Ok(posted) => posted,
-        Err(answer) => return answer,
-    };
+    let (session, fields) = or_answer!(signed_post(&req, payload, &oauth).await);
     let client = match fields.get("client_id") {
         Ok(Some(raw)) => match ClientId::parse(raw) {
             Ok(client) => client,
@@ -170,10 +164,7 @@ async fn accesses(
     grants: web::Data<GrantService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth).await {
-        Ok(s) => s,
-        Err(answer) => return answer,
-    };
+    let session = or_answer!(signed_in(&req, &oauth).await);
     let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     // Junk or a number past the end shows a page, never an error.
     let number = query.get("pagina").ok().flatten().and_then(|n| n.parse::<u32>().ok()).unwrap_or(1);

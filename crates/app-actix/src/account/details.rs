@@ -37,10 +37,7 @@ pub async fn update(
     edits: web::Data<AccountEditService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let (session, fields) = match signed_post(&req, payload, &oauth).await {
-        Ok(v) => v,
-        Err(answer) => return answer,
-    };
+    let (session, fields) = or_answer!(signed_post(&req, payload, &oauth).await);
     let [nome, email, avatar] = match text_fields(&fields, ["nome", "email", "avatar"]) {
         Ok(values) => values,
         Err(e) => return form_refused(e),

@@ -17,6 +17,18 @@
 // the helpers below: one per request, never on a hot path.
 #![allow(clippy::result_large_err)]
 
+/// The value of an account helper's `Ok`, or return from the handler with
+/// its early answer (`Err`: the login redirect, a refusal page). Defined
+/// before the page modules, so that they all see it.
+macro_rules! or_answer {
+    ($result:expr) => {
+        match $result {
+            Ok(value) => value,
+            Err(answer) => return answer,
+        }
+    };
+}
+
 pub mod applications;
 pub mod details;
 pub mod entries;
@@ -407,10 +419,7 @@ async fn overview(
     accounts: web::Data<AccountService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth).await {
-        Ok(s) => s,
-        Err(answer) => return answer,
-    };
+    let session = or_answer!(signed_in(&req, &oauth).await);
     match accounts.overview(session.user_id).await {
         Ok(account) => {
             let notice = details::notice(&req);

@@ -54,10 +54,7 @@ pub struct PasswordPage<'a> {
 
 /// `GET /conta/senha/`: the form.
 pub async fn form(req: HttpRequest, oauth: web::Data<OAuthService>) -> HttpResponse {
-    let session = match signed_in(&req, &oauth).await {
-        Ok(s) => s,
-        Err(answer) => return answer,
-    };
+    let session = or_answer!(signed_in(&req, &oauth).await);
     let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     let notice = (query.get("alterada").ok().flatten() == Some("1")).then_some(CHANGED);
     let token = session.account_form_token();
@@ -73,10 +70,7 @@ pub async fn change(
     edits: web::Data<AccountEditService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let (session, fields) = match signed_post(&req, payload, &oauth).await {
-        Ok(v) => v,
-        Err(answer) => return answer,
-    };
+    let (session, fields) = or_answer!(signed_post(&req, payload, &oauth).await);
     let [current, new, confirmation] =
         match text_fields(&fields, ["password_atual", "password", "password_confirmacao"]) {
             Ok(values) => values,

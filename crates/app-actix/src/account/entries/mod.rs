@@ -125,10 +125,7 @@ async fn list(
     cookies: web::Data<CookiePolicy>,
     section: Kind,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth).await {
-        Ok(s) => s,
-        Err(answer) => return answer,
-    };
+    let session = or_answer!(signed_in(&req, &oauth).await);
     list_page(&req, &entries, &cookies, &section, &session, &EntryForm::default(), None).await
 }
 
@@ -141,14 +138,8 @@ async fn add(
     cookies: web::Data<CookiePolicy>,
     section: Kind,
 ) -> HttpResponse {
-    let (session, fields) = match signed_post(&req, payload, &oauth).await {
-        Ok(posted) => posted,
-        Err(answer) => return answer,
-    };
-    let form = match typed(&fields, &section) {
-        Ok(form) => form,
-        Err(answer) => return answer,
-    };
+    let (session, fields) = or_answer!(signed_post(&req, payload, &oauth).await);
+    let form = or_answer!(typed(&fields, &section));
     match entries.add(session.user_id, section.kind, &form).await {
         Ok(EntrySave::Saved(_)) => see_other(&format!("{}?ok=adicionada", section.path)),
         Ok(EntrySave::Refused(errors)) => {
@@ -167,14 +158,8 @@ async fn edit_form(
     cookies: web::Data<CookiePolicy>,
     section: Kind,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth).await {
-        Ok(s) => s,
-        Err(answer) => return answer,
-    };
-    let id = match entry_id(&req, &section) {
-        Ok(id) => id,
-        Err(answer) => return answer,
-    };
+    let session = or_answer!(signed_in(&req, &oauth).await);
+    let id = or_answer!(entry_id(&req, &section));
     match entries.find(session.user_id, section.kind, id).await {
         Ok(Some(entry)) => {
             let token = session.account_form_token();
@@ -195,18 +180,9 @@ async fn save(
     cookies: web::Data<CookiePolicy>,
     section: Kind,
 ) -> HttpResponse {
-    let (session, fields) = match signed_post(&req, payload, &oauth).await {
-        Ok(posted) => posted,
-        Err(answer) => return answer,
-    };
-    let id = match entry_id(&req, &section) {
-        Ok(id) => id,
-        Err(answer) => return answer,
-    };
-    let form = match typed(&fields, &section) {
-        Ok(form) => form,
-        Err(answer) => return answer,
-    };
+    let (session, fields) = or_answer!(signed_post(&req, payload, &oauth).await);
+    let id = or_answer!(entry_id(&req, &section));
+    let form = or_answer!(typed(&fields, &section));
     match entries.update(session.user_id, section.kind, id, &form).await {
         Ok(EntrySave::Saved(_)) => see_other(&format!("{}?ok=salva", section.path)),
         Ok(EntrySave::Refused(errors)) => {
@@ -228,14 +204,8 @@ async fn confirm_delete(
     cookies: web::Data<CookiePolicy>,
     section: Kind,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth).await {
-        Ok(s) => s,
-        Err(answer) => return answer,
-    };
-    let id = match entry_id(&req, &section) {
-        Ok(id) => id,
-        Err(answer) => return answer,
-    };
+    let session = or_answer!(signed_in(&req, &oauth).await);
+    let id = or_answer!(entry_id(&req, &section));
     match entries.find(session.user_id, section.kind, id).await {
         Ok(Some(entry)) => {
             let token = session.account_form_token();
@@ -255,14 +225,8 @@ async fn delete(
     cookies: web::Data<CookiePolicy>,
     section: Kind,
 ) -> HttpResponse {
-    let session = match signed_post(&req, payload, &oauth).await {
-        Ok((session, _)) => session,
-        Err(answer) => return answer,
-    };
-    let id = match entry_id(&req, &section) {
-        Ok(id) => id,
-        Err(answer) => return answer,
-    };
+    let (session, _) = or_answer!(signed_post(&req, payload, &oauth).await);
+    let id = or_answer!(entry_id(&req, &section));
     match entries.delete(session.user_id, section.kind, id).await {
         Ok(true) => see_other(&format!("{}?ok=excluida", section.path)),
         Ok(false) => not_found(&section),

@@ -70,10 +70,7 @@ async fn show(
     validation: web::Data<TaxIdValidationService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let session = match signed_in(&req, &oauth).await {
-        Ok(s) => s,
-        Err(answer) => return answer,
-    };
+    let session = or_answer!(signed_in(&req, &oauth).await);
     current_page(&req, &validation, &cookies, &session, None, ("", ""), None, StatusCode::OK).await
 }
 
@@ -85,10 +82,7 @@ async fn attempt(
     validation: web::Data<TaxIdValidationService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let (session, fields) = match signed_post(&req, payload, &oauth).await {
-        Ok(posted) => posted,
-        Err(answer) => return answer,
-    };
+    let (session, fields) = or_answer!(signed_post(&req, payload, &oauth).await);
     let (data_nascimento, nome_mae) = match (fields.get("data_nascimento"), fields.get("nome_mae")) {
         (Ok(date), Ok(name)) => (date.unwrap_or(""), name.unwrap_or("")),
         (Err(e), _) | (_, Err(e)) => return form_refused(e),
