@@ -6,6 +6,7 @@ pub mod error;
 pub mod hashing;
 pub mod oauth;
 pub mod profile;
+pub mod request_context;
 pub mod scope_cache;
 pub mod throttle;
 pub mod tokens;
@@ -21,6 +22,7 @@ pub use oauth::{
     AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, OAuthTokens, SignedSession, TokenRequest,
 };
 pub use profile::{ProfileService, Registries};
+pub use request_context::RequestId;
 pub use scope_cache::{ScopeCache, ScopeTtls};
 pub use throttle::LoginThrottle;
 pub use tokens::{AuthenticatedUser, RefreshedPair, TokenPair, TokenService, TokenServiceConfig};
