@@ -50,9 +50,10 @@ where
         if let Some(request_id) = context_request_id(event) {
             writer.write_char('"')?;
             writer.write_str(REQUEST_ID_FIELD)?;
-            writer.write_str("\":")?;
-            json_string(&mut writer, request_id.as_str())?;
-            writer.write_char(',')?;
+            // Hexadecimal digits and hyphens: nothing to escape.
+            writer.write_str("\":\"")?;
+            writer.write_str(request_id.as_str())?;
+            writer.write_str("\",")?;
         }
         writer.write_str("\"timestamp\":\"")?;
         write_timestamp(&mut writer, std::time::SystemTime::now())?;
@@ -210,7 +211,8 @@ where
             writer.write_char(' ')?;
             writer.write_str(REQUEST_ID_FIELD)?;
             writer.write_char('=')?;
-            TextEscaped(&mut writer).write_str(request_id.as_str())?;
+            // Hexadecimal digits and hyphens: nothing to escape.
+            writer.write_str(request_id.as_str())?;
         }
         writer.write_char('\n')
     }
@@ -264,7 +266,9 @@ fn write_text_field(
 
 impl Visit for TextFields<'_, '_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" || is_bare_word(value) {
+        if is_bare_word(value) {
+            self.field(field, |w| w.verbatim(value));
+        } else if field.name() == "message" {
             self.field(field, |w| w.write_str(value));
         } else {
             self.field(field, |w| write!(w, "{value:?}"));
@@ -272,11 +276,11 @@ impl Visit for TextFields<'_, '_> {
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.field(field, |w| w.write_str(itoa::Buffer::new().format(value)));
+        self.field(field, |w| w.verbatim(itoa::Buffer::new().format(value)));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.field(field, |w| w.write_str(itoa::Buffer::new().format(value)));
+        self.field(field, |w| w.verbatim(itoa::Buffer::new().format(value)));
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
@@ -293,7 +297,8 @@ impl Visit for TextFields<'_, '_> {
 }
 
 /// Whether a text value reads unambiguously without quotes: not empty, and
-/// no space, quote, backslash, `=` or control character.
+/// no space, quote, backslash, `=` or control character (so nothing that
+/// [`TextEscaped`] escapes either).
 fn is_bare_word(value: &str) -> bool {
     !value.is_empty() && value.bytes().all(|b| b > b' ' && b != b'"' && b != b'\\' && b != b'=' && b != 0x7f)
 }
@@ -301,6 +306,14 @@ fn is_bare_word(value: &str) -> bool {
 /// Passes text on with line breaks and the escape character escaped, so
 /// that a value cannot start a line of its own or drive a terminal.
 struct TextEscaped<'a, 'w>(&'a mut Writer<'w>);
+
+impl TextEscaped<'_, '_> {
+    /// Passes on text that holds nothing to escape (a bare word, digits)
+    /// without looking at it again.
+    fn verbatim(&mut self, text: &str) -> fmt::Result {
+        self.0.write_str(text)
+    }
+}
 
 impl fmt::Write for TextEscaped<'_, '_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
