@@ -18,20 +18,22 @@ use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::telemetry::{current_request_id, REQUEST_ID_FIELD};
+use credencial_application::request_context::{self, RequestId};
+
+use crate::telemetry::REQUEST_ID_FIELD;
 
 /// Whether an event carries a request id of its own (the request line).
 fn has_own_request_id(event: &Event<'_>) -> bool {
     event.metadata().fields().field(REQUEST_ID_FIELD).is_some()
 }
 
-/// The request id to add to a line: the one of the request handled on this
-/// thread, unless the event has its own.
-fn context_request_id(event: &Event<'_>) -> Option<std::sync::Arc<str>> {
+/// The request id to add to a line: the one of the request whose work is
+/// running (the request context), unless the event has its own.
+fn context_request_id(event: &Event<'_>) -> Option<RequestId> {
     if has_own_request_id(event) {
         None
     } else {
-        current_request_id()
+        request_context::current()
     }
 }
 
@@ -48,9 +50,10 @@ where
         if let Some(request_id) = context_request_id(event) {
             writer.write_char('"')?;
             writer.write_str(REQUEST_ID_FIELD)?;
-            writer.write_str("\":")?;
-            json_string(&mut writer, &request_id)?;
-            writer.write_char(',')?;
+            // Hexadecimal digits and hyphens: nothing to escape.
+            writer.write_str("\":\"")?;
+            writer.write_str(request_id.as_str())?;
+            writer.write_str("\",")?;
         }
         writer.write_str("\"timestamp\":\"")?;
         write_timestamp(&mut writer, std::time::SystemTime::now())?;
@@ -190,7 +193,7 @@ where
             writer.write_str(padded(level))?;
             writer.write_char(' ')?;
         }
-        // Spans the formatter sees: none of ours, perhaps a dependency's.
+        // Spans: none of ours, perhaps a dependency's.
         if let Some(scope) = ctx.event_scope() {
             for span in scope.from_root() {
                 writer.write_str(span.name())?;
@@ -208,7 +211,8 @@ where
             writer.write_char(' ')?;
             writer.write_str(REQUEST_ID_FIELD)?;
             writer.write_char('=')?;
-            TextEscaped(&mut writer).write_str(&request_id)?;
+            // Hexadecimal digits and hyphens: nothing to escape.
+            writer.write_str(request_id.as_str())?;
         }
         writer.write_char('\n')
     }
@@ -262,7 +266,9 @@ fn write_text_field(
 
 impl Visit for TextFields<'_, '_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" || is_bare_word(value) {
+        if is_bare_word(value) {
+            self.field(field, |w| w.verbatim(value));
+        } else if field.name() == "message" {
             self.field(field, |w| w.write_str(value));
         } else {
             self.field(field, |w| write!(w, "{value:?}"));
@@ -270,11 +276,11 @@ impl Visit for TextFields<'_, '_> {
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.field(field, |w| w.write_str(itoa::Buffer::new().format(value)));
+        self.field(field, |w| w.verbatim(itoa::Buffer::new().format(value)));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.field(field, |w| w.write_str(itoa::Buffer::new().format(value)));
+        self.field(field, |w| w.verbatim(itoa::Buffer::new().format(value)));
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
@@ -291,7 +297,8 @@ impl Visit for TextFields<'_, '_> {
 }
 
 /// Whether a text value reads unambiguously without quotes: not empty, and
-/// no space, quote, backslash, `=` or control character.
+/// no space, quote, backslash, `=` or control character (so nothing that
+/// [`TextEscaped`] escapes either).
 fn is_bare_word(value: &str) -> bool {
     !value.is_empty() && value.bytes().all(|b| b > b' ' && b != b'"' && b != b'\\' && b != b'=' && b != 0x7f)
 }
@@ -299,6 +306,14 @@ fn is_bare_word(value: &str) -> bool {
 /// Passes text on with line breaks and the escape character escaped, so
 /// that a value cannot start a line of its own or drive a terminal.
 struct TextEscaped<'a, 'w>(&'a mut Writer<'w>);
+
+impl TextEscaped<'_, '_> {
+    /// Passes on text that holds nothing to escape (a bare word, digits)
+    /// without looking at it again.
+    fn verbatim(&mut self, text: &str) -> fmt::Result {
+        self.0.write_str(text)
+    }
+}
 
 impl fmt::Write for TextEscaped<'_, '_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
@@ -415,6 +430,31 @@ mod tests {
         );
         assert!(line["timestamp"].as_str().is_some_and(|t| t.len() == 27 && t.ends_with('Z')), "{line}");
         assert!(line.get("request_id").is_none(), "outside a request: {line}");
+    }
+
+    #[test]
+    fn a_line_written_inside_a_request_names_it_once() {
+        let id = RequestId::from_uuid(uuid::Uuid::from_u128(0x5eed));
+        let inside = || {
+            request_context::sync_scope(Some(id), || {
+                tracing::warn!(scope = "cnes", "inside");
+                // The request line names its request itself.
+                tracing::info!(request_id = id.as_str(), "own id");
+            });
+            tracing::warn!("outside");
+        };
+        let raw = lines_of("json", inside);
+        assert_eq!(raw.len(), 3, "{raw:?}");
+        assert_eq!(raw[1].matches(r#""request_id":"#).count(), 1, "{}", raw[1]);
+        let json: Vec<serde_json::Value> = raw.iter().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+        assert_eq!((&json[0]["message"], &json[0]["request_id"]), (&"inside".into(), &id.as_str().into()));
+        assert_eq!((&json[1]["message"], &json[1]["request_id"]), (&"own id".into(), &id.as_str().into()));
+        assert!(json[2].get("request_id").is_none(), "{}", json[2]);
+        let text = lines_of("text", inside);
+        assert_eq!(text.len(), 3, "{text:?}");
+        assert!(text[0].ends_with(&format!(" WARN inside scope=cnes request_id={id}")), "{}", text[0]);
+        assert_eq!(text[1].matches("request_id=").count(), 1, "{}", text[1]);
+        assert!(!text[2].contains("request_id"), "{}", text[2]);
     }
 
     #[test]

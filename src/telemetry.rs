@@ -4,26 +4,19 @@
 //! the thread that logs them and written to standard output by a thread of
 //! their own ([`init`]), so a request never waits for the output.
 
-use std::cell::RefCell;
-use std::fmt::Write as _;
-use std::sync::Arc;
-
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id};
-use tracing::{Level, Metadata, Subscriber};
+use tracing::Subscriber;
 use tracing_appender::non_blocking::{NonBlocking, NonBlockingBuilder, WorkerGuard};
-use tracing_subscriber::filter::{filter_fn, FilterExt, Targets};
 use tracing_subscriber::fmt::{self, MakeWriter};
-use tracing_subscriber::layer::{Context, SubscriberExt};
-use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry};
 
-use credencial_app_actix::telemetry::REQUEST_SPAN_TARGET;
-
 use crate::log_format::{JsonLine, TextLine};
 
-/// The span field that holds a request's id (set by the HTTP layer's root span).
+/// The field that holds a request's id: added to every line written inside
+/// a request (the id the HTTP layer set as the current request,
+/// `credencial_application::request_context`), unless the event has its
+/// own (the request line).
 pub const REQUEST_ID_FIELD: &str = "request_id";
 
 /// The filter when `RUST_LOG` is not set: INFO, which includes one line per
@@ -115,11 +108,6 @@ where
     build(format, filter, sink, false)
 }
 
-/// Whether `meta` is a request span (which the formatter never sees).
-fn is_request_span(meta: &Metadata<'_>) -> bool {
-    meta.is_span() && meta.target() == REQUEST_SPAN_TARGET
-}
-
 /// [`subscriber`], with ANSI colours in text when `colours`.
 fn build<W>(format: &str, filter: EnvFilter, sink: W, colours: bool) -> impl Subscriber + Send + Sync
 where
@@ -130,84 +118,9 @@ where
     } else {
         Box::new(fmt::layer().with_ansi(colours).event_format(TextLine).with_writer(sink))
     };
-    // The request spans exist for `RequestIds` alone, whatever `filter`
-    // says, so that every line of a request can carry its id; the formatter
-    // never sees them, so it neither formats their fields nor times them
-    // (the request line carries what an operator needs).
-    let request_spans = Targets::new().with_target(REQUEST_SPAN_TARGET, Level::INFO);
-    let formatted = filter.and(filter_fn(|meta| !is_request_span(meta)));
-    Registry::default().with(RequestIds.with_filter(request_spans)).with(lines.with_filter(formatted))
-}
-
-thread_local! {
-    /// The ids of the request spans entered on this thread, innermost last
-    /// (a request's future enters its span each time it is polled, and the
-    /// hashing threads enter it around their work).
-    static ENTERED_REQUEST_IDS: RefCell<Vec<Arc<str>>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The id of the request whose span is entered on this thread, if any.
-pub(crate) fn current_request_id() -> Option<Arc<str>> {
-    ENTERED_REQUEST_IDS.with(|ids| ids.borrow().last().cloned())
-}
-
-/// The request id of a span, kept in its extensions by [`RequestIds`].
-#[derive(Debug, Clone)]
-struct SpanRequestId(Arc<str>);
-
-/// Keeps the `request_id` field of the request spans, and which of them are
-/// entered on each thread, so that the JSON formatter can put the id on
-/// every line written inside a request.
-struct RequestIds;
-
-impl<S> Layer<S> for RequestIds
-where
-    S: Subscriber + for<'lookup> LookupSpan<'lookup>,
-{
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        if attrs.metadata().fields().field(REQUEST_ID_FIELD).is_none() {
-            return;
-        }
-        let mut visitor = RequestIdVisitor(None);
-        attrs.record(&mut visitor);
-        if let (Some(request_id), Some(span)) = (visitor.0, ctx.span(id)) {
-            span.extensions_mut().insert(SpanRequestId(request_id));
-        }
-    }
-
-    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
-        if let Some(SpanRequestId(request_id)) =
-            ctx.span(id).and_then(|s| s.extensions().get::<SpanRequestId>().cloned())
-        {
-            ENTERED_REQUEST_IDS.with(|ids| ids.borrow_mut().push(request_id));
-        }
-    }
-
-    fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
-        if ctx.span(id).is_some_and(|s| s.extensions().get::<SpanRequestId>().is_some()) {
-            ENTERED_REQUEST_IDS.with(|ids| ids.borrow_mut().pop());
-        }
-    }
-}
-
-/// Reads the `request_id` field (recorded as a string, or with `%`).
-struct RequestIdVisitor(Option<Arc<str>>);
-
-impl Visit for RequestIdVisitor {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == REQUEST_ID_FIELD && !value.is_empty() {
-            self.0 = Some(Arc::from(value));
-        }
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == REQUEST_ID_FIELD {
-            let mut text = String::new();
-            if write!(text, "{value:?}").is_ok() && !text.is_empty() {
-                self.0 = Some(Arc::from(text));
-            }
-        }
-    }
+    // No span carries the request id (the formatters read it from the
+    // request context), so one filter for everything suffices.
+    Registry::default().with(filter).with(lines)
 }
 
 #[cfg(test)]

@@ -18,8 +18,7 @@ impl LogCapture {
         String::from_utf8(self.0.lock().expect("lock").clone()).expect("UTF-8 logs")
     }
 
-    /// Waits until a line satisfies `found` (log lines of a request are
-    /// written when its span closes, just after the answer has gone out).
+    /// Waits (at most 10 s) until a line satisfies `found`.
     pub async fn wait_for_line(&self, found: impl Fn(&str) -> bool) {
         let deadline = Instant::now() + Duration::from_secs(10);
         while !self.text().lines().any(&found) {

@@ -1,7 +1,8 @@
 //! `POST /api/perfil/dados/`: the profile data of the holder of an OAuth2
 //! access token, keyed by scope.
 
-use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use credencial_application::request_context::{self, RequestId};
 use credencial_application::{ProfileService, TokenService};
 
 use crate::body::FormOrJsonBody;
@@ -9,7 +10,6 @@ use crate::consume::bearer_token;
 use crate::error::ApiError;
 use crate::private::private_json;
 use crate::routes::resource;
-use crate::telemetry::RequestIdText;
 
 /// The route's path.
 pub const PATH: &str = "/api/perfil/dados";
@@ -31,16 +31,16 @@ pub async fn perfil_dados(
     let claims = tokens.authenticate_client_token(&token).map_err(|e| ApiError::from(e).invalid_bearer_token())?;
     let narrow = body.0.optional("scope")?;
     let answer = profiles
-        .answer(&claims, narrow.as_deref(), request_id(&req).as_str())
+        .answer(&claims, narrow.as_deref(), request_id().as_str())
         .await
         .map_err(|e| ApiError::from(e).invalid_bearer_token())?;
     Ok(private_json(answer))
 }
 
-/// The request's id, as the request log middleware set it (a fresh one if
-/// the route is served without it).
-fn request_id(req: &HttpRequest) -> RequestIdText {
-    req.extensions().get::<RequestIdText>().copied().unwrap_or_else(RequestIdText::generate)
+/// The request's id, as the request log middleware made it current (a
+/// fresh one if the route is served without the middleware).
+fn request_id() -> RequestId {
+    request_context::current().unwrap_or_else(|| RequestId::from_uuid(uuid::Uuid::new_v4()))
 }
 
 /// The profile endpoint's resource (POST only; other methods get a 405).

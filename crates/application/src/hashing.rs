@@ -12,9 +12,9 @@ use credencial_domain::DjangoPbkdf2;
 use rand::distributions::{Alphanumeric, DistString};
 use secrecy::{ExposeSecret, SecretString};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tracing::Instrument;
 
 use crate::error::ServiceError;
+use crate::request_context;
 
 /// Length of generated salts (Django uses 22 alphanumerics).
 const SALT_LEN: usize = 22;
@@ -104,10 +104,10 @@ impl PasswordHasher {
         .await?
     }
 
+    /// Runs `work` on the blocking pool, as part of the current request (so
+    /// that what it logs carries the request's id).
     async fn run_in_slot<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, ServiceError> {
-        let span = tracing::Span::current();
-        tokio::task::spawn_blocking(move || span.in_scope(work))
-            .instrument(tracing::Span::current())
+        tokio::task::spawn_blocking(request_context::carried_fn(work))
             .await
             .map_err(|e| ServiceError::Internal(format!("hashing task failed: {e}")))
     }

@@ -10,6 +10,7 @@ pub mod hashing;
 pub mod oauth;
 pub mod own_entries;
 pub mod profile;
+pub mod request_context;
 pub mod scope_cache;
 pub mod signup;
 pub mod tax_id_validation;
@@ -31,6 +32,7 @@ pub use oauth::{
 };
 pub use own_entries::{EntrySave, OwnEntryService};
 pub use profile::{ProfileService, Registries};
+pub use request_context::RequestId;
 pub use scope_cache::{ScopeCache, ScopeTtls};
 pub use signup::{SignupOutcome, SignupService};
 pub use tax_id_validation::{TaxIdValidationService, ValidationOutcome, ValidationState};

@@ -20,7 +20,8 @@ use cached::{Cached, LruCache};
 use credencial_domain::profile::UpstreamScopeData;
 use credencial_domain::{Scope, UserId};
 use credencial_ports::{Clock, Snapshot, SnapshotStore, UpstreamError};
-use tracing::Instrument;
+
+use crate::request_context;
 
 /// How long fresh data of each upstream scope is kept, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -282,12 +283,12 @@ impl ScopeCache {
 
     /// Writes `snapshot` to the store from a task of its own, which a
     /// cancelled request does not stop; a failure is logged, never returned.
-    /// The task runs in the caller's span, so that its log lines carry the
-    /// request's id.
+    /// The task carries the caller's request, so that its log lines carry
+    /// the request's id.
     async fn store_snapshot(&self, user: UserId, snapshot: Snapshot) {
         let store = Arc::clone(&self.store);
         let scope = snapshot.scope;
-        let write = async move { store.put(user, snapshot).await }.instrument(tracing::Span::current());
+        let write = request_context::carried(async move { store.put(user, snapshot).await });
         match tokio::spawn(write).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::warn!(error = %e, scope = scope.name(), "could not store snapshot"),
