@@ -24,7 +24,9 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The tax authority's registration data of a person (`receita_federal`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `Debug` shows none of it (name, birth date and mother's name are
+/// personal data and must stay out of logs).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReceitaFederal {
     /// Full name (`nome`).
     pub nome: String,
@@ -40,6 +42,12 @@ pub struct ReceitaFederal {
     pub no_municipio: String,
     /// Federative unit, e.g. `RN` (`uf`).
     pub uf: String,
+}
+
+impl std::fmt::Debug for ReceitaFederal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReceitaFederal").field("uf", &self.uf).finish_non_exhaustive()
+    }
 }
 
 /// One professional bond in the health-establishment registry.
@@ -289,6 +297,22 @@ mod tests {
             "١٩٨٨-03-14",
         ] {
             assert!(!is_iso_date(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_tax_record_shows_no_personal_data_when_debugged() {
+        let record = ReceitaFederal {
+            nome: "BRUNO CARVALHO LIMA".into(),
+            dt_nascimento: "1991-07-21".into(),
+            sexo: "M".into(),
+            mae: "JOANA PEREIRA LIMA".into(),
+            no_municipio: "MOSSORO".into(),
+            uf: "RN".into(),
+        };
+        let shown = format!("{record:?}");
+        for personal in ["BRUNO", "1991", "JOANA", "MOSSORO"] {
+            assert!(!shown.contains(personal), "{personal} in {shown}");
         }
     }
 }
