@@ -51,7 +51,7 @@ pub struct Settings {
     pub refresh_token_lifetime_secs: i64,
     /// Lifetime of the login session at `/oauth/authorize/`, in seconds.
     pub oauth_session_lifetime_secs: i64,
-    /// `Secure` attribute of the `/oauth` cookies: `true` always, `false`
+    /// `Secure` attribute of the provider's cookies: `true` always, `false`
     /// never, unset: when the request came over https (as the connection or
     /// a proxy's `Forwarded`/`X-Forwarded-Proto` says).
     pub cookie_secure: Option<bool>,

@@ -35,7 +35,7 @@ pub struct HttpSettings {
     pub noop_route: bool,
     /// Number of request workers (default: actix's, one per core).
     pub workers: Option<usize>,
-    /// `Secure` attribute of the `/oauth` cookies (`None`: when the request
+    /// `Secure` attribute of the provider's cookies (`None`: when the request
     /// came over https).
     pub cookie_secure: Option<bool>,
     /// Where the brute-force limits read the client address from.

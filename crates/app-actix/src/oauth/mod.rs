@@ -16,7 +16,7 @@
 //!   and `refresh_token` grants); JSON answers with `Cache-Control: no-store`.
 //!
 //! The login session is a JWT of type `session` in an HttpOnly,
-//! `SameSite=Lax`, `Path=/oauth` cookie. Both forms carry an anti-forgery
+//! `SameSite=Lax`, `Path=/` cookie (the account pages share it). Both forms carry an anti-forgery
 //! token: the login form's is keyed by a random value in a second cookie
 //! (double submit), the consent form's by the session and bound to the
 //! request it was rendered for.
