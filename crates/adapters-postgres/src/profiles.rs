@@ -4,13 +4,13 @@ use std::sync::LazyLock;
 
 use async_trait::async_trait;
 use credencial_domain::profile::{AcademicDegree, Experience, OwnProfile};
-use credencial_domain::{Degree, UserId};
+use credencial_domain::{Degree, ScopeSet, UserId};
 use credencial_ports::account::AccessLogEntry;
 use credencial_ports::{ClientRead, ProfileRepository, RepositoryError};
 use sqlx::PgPool;
 
 use crate::account::scopes::to_names;
-use crate::account::{ACCESS_LOG_APPEND, GRANT_EXISTS};
+use crate::account::ACCESS_LOG_APPEND;
 use crate::error::to_repository_error;
 
 /// Own profile data in PostgreSQL.
@@ -77,18 +77,28 @@ static OWN_PROFILE: LazyLock<String> =
 
 /// One statement, the client's profile read: on `$1` user, `$2` client and
 /// the access-log entry's `$3` scopes, `$4` time, `$5` request id. The grant
-/// check ([`GRANT_EXISTS`]) is a column; the log row is a data-modifying
-/// CTE ([`ACCESS_LOG_APPEND`]) that inserts only when the grant exists and
-/// the user is active — the statement's one snapshot decides both, so the
+/// check (the grant exists and covers `$3`) is a column; the log row is a
+/// data-modifying CTE ([`ACCESS_LOG_APPEND`]) that inserts only when the
+/// grant covers the read and the user is active — the statement's one snapshot decides both, so the
 /// row is written exactly when the profile is answered. A failing insert
 /// fails the whole statement.
 static READ_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| {
+    // The grant must still cover every scope the read answers ($3): a
+    // person who revoked the client and then granted it less sees the
+    // client's older, wider tokens refused, not answered until they expire.
+    // The required scopes count as granted whether or not they are stored.
+    let required: Vec<String> = ScopeSet::required().iter().map(|s| format!("'{}'", s.name())).collect();
+    let grant_covers = format!(
+        "EXISTS (SELECT 1 FROM oauth_grants g WHERE g.user_id = $1 AND g.client_id = $2 \
+           AND $3::TEXT[] <@ (g.scopes || ARRAY[{}]::TEXT[]))",
+        required.join(", ")
+    );
     format!(
         "WITH logged AS ( \
            {ACCESS_LOG_APPEND} \
-           WHERE {GRANT_EXISTS} AND EXISTS (SELECT 1 FROM users a WHERE a.id = $1 AND a.is_active) \
+           WHERE {grant_covers} AND EXISTS (SELECT 1 FROM users a WHERE a.id = $1 AND a.is_active) \
            RETURNING 1) \
-         SELECT {OWN_PROFILE_COLUMNS}, {GRANT_EXISTS} AS granted, EXISTS (SELECT 1 FROM logged) AS logged \
+         SELECT {OWN_PROFILE_COLUMNS}, {grant_covers} AS granted, EXISTS (SELECT 1 FROM logged) AS logged \
          FROM users u WHERE u.id = $1 AND u.is_active"
     )
 });

@@ -49,6 +49,27 @@ async fn a_granted_read_answers_the_own_profile_and_writes_its_entry() {
 }
 
 #[tokio::test]
+async fn a_grant_narrowed_below_the_read_answers_nothing_and_writes_nothing() {
+    let db = TestDatabase::new().await;
+    let ana = user(&db, "ana", None).await;
+    let host = client(&db, "demo-host", "Demo").await;
+    let grants = PgGrantRepository::new(db.pool.clone());
+    let profiles = PgProfileRepository::new(db.pool.clone());
+    // Revoked, then granted again without `cnes`: a token that still
+    // carries `cnes` is refused, not answered until it expires.
+    grants.widen(ana, &host, scopes("cnes"), NOW).await.expect("grant");
+    grants.revoke(ana, &host).await.expect("revoke");
+    grants.widen(ana, &host, scopes("formacao_academica"), NOW).await.expect("narrower grant");
+    assert_eq!(profiles.read_for_client(&entry(ana, &host, "r")).await.expect("read"), ClientRead::NotGranted);
+    assert_eq!(logged(&db, ana).await, 0);
+    // The required scopes count as granted even when none is stored.
+    let mut required_only = entry(ana, &host, "r2");
+    required_only.scopes = scopes("dados_publicos cpf email");
+    assert!(matches!(profiles.read_for_client(&required_only).await.expect("read"), ClientRead::Answered(_)));
+    assert_eq!(logged(&db, ana).await, 1);
+}
+
+#[tokio::test]
 async fn without_a_grant_or_an_active_user_nothing_is_answered_or_written() {
     let db = TestDatabase::new().await;
     let ana = user(&db, "ana", None).await;
@@ -74,7 +95,7 @@ async fn a_log_that_cannot_be_written_fails_the_read() {
     let db = TestDatabase::new().await;
     let ana = user(&db, "ana", None).await;
     let host = client(&db, "demo-host", "Demo").await;
-    PgGrantRepository::new(db.pool.clone()).widen(ana, &host, scopes(""), NOW).await.expect("grant");
+    PgGrantRepository::new(db.pool.clone()).widen(ana, &host, scopes("cnes"), NOW).await.expect("grant");
     let profiles = PgProfileRepository::new(db.pool.clone());
     let too_long = "x".repeat(201);
     assert!(profiles.read_for_client(&entry(ana, &host, &too_long)).await.is_err(), "the CHECK refuses the row");
