@@ -269,7 +269,11 @@ async fn consume_under(fault: Fault) {
                 within(timeout, async { status_and_json(request.send().await.expect("sent")).await }).await;
             assert_eq!((status, body["code"].as_str()), (expected_status, Some(expected_code)), "{route}: {body}");
             assert!(body["error_id"].is_string() && body["detail"].is_string(), "{body}");
-            assert!(!body.to_string().contains("ANA") && !body.to_string().contains("aaaa"), "{body}");
+            // Nothing of the upstream's answer; the error id is random hex and
+            // may itself hold "aaaa" (it once did), so it is left out here.
+            let mut shown = body.clone();
+            shown.as_object_mut().map(|o| o.remove("error_id"));
+            assert!(!shown.to_string().contains("ANA") && !shown.to_string().contains("aaaa"), "{body}");
             measured(&format!("user-data resource (`{route}`)"), name_of(&fault), &status.to_string(), elapsed);
         }
     }
