@@ -7,8 +7,8 @@
 use serde_json::{json, Value};
 
 use crate::account::{form_token, log_in_at_account, signed_in_browser};
-use crate::helpers::{status_and_json, unescape_html, with, Browser, Page, TestApp};
-use crate::profile::{app, consent_to_every_client, register_client, token};
+use crate::helpers::{unescape_html, with, Browser, Page, TestApp};
+use crate::profile::{answered_profile, app, consent_to_every_client, register_client};
 
 const LIA_PASSWORD: &str = "senha-da-lia-1";
 const SCOPES: &str = "dados_publicos experiencia_profissional formacao_academica";
@@ -25,16 +25,7 @@ async fn lia() -> (TestApp, i64, Browser) {
 
 /// `POST /api/perfil/dados/` for `user` through the client `host`.
 async fn profile_of(app: &TestApp, user: i64) -> Value {
-    let r = app
-        .client
-        .post(format!("{}/api/perfil/dados/", app.address))
-        .bearer_auth(token(user, SCOPES, "host", 300))
-        .send()
-        .await
-        .expect("sent");
-    let (status, body) = status_and_json(r).await;
-    assert_eq!(status, 200, "{body}");
-    body
+    answered_profile(app, user, SCOPES, "host").await
 }
 
 fn fields(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

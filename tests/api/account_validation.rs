@@ -9,8 +9,8 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, ResponseTemplate};
 
 use crate::account::{form_token, signed_in_browser};
-use crate::helpers::{spawn_app_with, status_and_json, with, Browser, Page, TestApp};
-use crate::profile::{app, consent_to_every_client, register_client, token, BRUNO_CPF};
+use crate::helpers::{spawn_app_with, with, Browser, Page, TestApp};
+use crate::profile::{answered_profile, app, consent_to_every_client, register_client, BRUNO_CPF};
 
 const PASSWORD: &str = "senha-do-bruno-1";
 const SCOPES: &str = "dados_publicos cpf receita_federal";
@@ -72,16 +72,7 @@ async fn attempts(app: &TestApp, user: i64) -> i64 {
 }
 
 async fn receita_federal(app: &TestApp, user: i64) -> Value {
-    let r = app
-        .client
-        .post(format!("{}/api/perfil/dados/", app.address))
-        .bearer_auth(token(user, SCOPES, "host", 300))
-        .send()
-        .await
-        .expect("sent");
-    let (status, body) = status_and_json(r).await;
-    assert_eq!(status, 200, "{body}");
-    body["receita_federal"].clone()
+    answered_profile(app, user, SCOPES, "host").await["receita_federal"].clone()
 }
 
 #[tokio::test]

@@ -122,6 +122,21 @@ pub(crate) fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64
 }
 
+/// `POST /api/perfil/dados/` for `user` through `client`'s fresh token with
+/// `scope`; asserts a 200 and returns the answer.
+pub(crate) async fn answered_profile(app: &TestApp, user: i64, scope: &str, client: &str) -> Value {
+    let r = app
+        .client
+        .post(format!("{}/api/perfil/dados/", app.address))
+        .bearer_auth(token(user, scope, client, 300))
+        .send()
+        .await
+        .expect("sent");
+    let (status, body) = crate::helpers::status_and_json(r).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
 pub(crate) fn token(user_id: i64, scope: &str, client: &str, exp_in: i64) -> String {
     token_with(user_id, scope, client, Some(client), exp_in)
 }
