@@ -102,7 +102,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             migrate(&pool).await?;
             let hasher = hasher(&settings)?;
             let seeded = demo::seed(&pool, &hasher).await?;
-            tracing::info!(seeded, "demo users ready: ana / ana-demo-2026, bruno / bruno-demo-2026");
+            tracing::info!(seeded, "demo users ready: ana / ana-demo-2026, bruno / bruno-demo-2026; staff (/admin/): admin / admin-demo-2026");
             let redirect_uri = demo::demo_redirect_uri(&settings.bind);
             demo::seed_client(&pool, &hasher, &redirect_uri).await?;
             tracing::info!(client_id = demo::DEMO_CLIENT_ID, %redirect_uri, "demo OAuth2 client ready");

@@ -1,9 +1,12 @@
-//! The demo's seed data: two users with plausible data.
+//! The demo's seed data: two users with plausible data, and a staff user
+//! for the administration panel.
 
 use std::sync::Arc;
 
 use credencial_adapters_postgres::{PgOAuthClientRepository, PgPool, PgProfileRepository, PgUserRepository};
+use credencial_application::admin::audit_entry;
 use credencial_application::PasswordHasher;
+use credencial_domain::admin::{Actor, AuditAction, AuditTarget};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{AcademicDegree, Experience};
 use credencial_domain::{Degree, ScopeSet, UserData, UserId, Username};
@@ -58,12 +61,14 @@ pub struct DemoUser {
     pub data: fn() -> UserData,
     /// Public name.
     pub name: &'static str,
-    /// CPF with valid check digits.
-    pub cpf: &'static str,
+    /// CPF with valid check digits, if the account has one.
+    pub cpf: Option<&'static str>,
+    /// Whether the account may use the administration panel.
+    pub staff: bool,
 }
 
-/// The demo's users.
-pub const DEMO_USERS: [DemoUser; 2] = [
+/// The demo's users (`admin` is staff).
+pub const DEMO_USERS: [DemoUser; 3] = [
     DemoUser {
         username: "ana",
         password: "ana-demo-2026",
@@ -75,7 +80,8 @@ pub const DEMO_USERS: [DemoUser; 2] = [
             tipo_usuario: "Servidor".into(),
         },
         name: "Ana Beatriz Souza",
-        cpf: "52998224725",
+        cpf: Some("52998224725"),
+        staff: false,
     },
     DemoUser {
         username: "bruno",
@@ -88,7 +94,22 @@ pub const DEMO_USERS: [DemoUser; 2] = [
             tipo_usuario: "Aluno".into(),
         },
         name: "Bruno Carvalho Lima",
-        cpf: "12345678909",
+        cpf: Some("12345678909"),
+        staff: false,
+    },
+    DemoUser {
+        username: "admin",
+        password: "admin-demo-2026",
+        data: || UserData {
+            identificacao: String::new(),
+            nome_usual: "Administração".into(),
+            email: "admin@demo.credencial.gov.br".into(),
+            campus: String::new(),
+            tipo_usuario: String::new(),
+        },
+        name: "Equipe de administração",
+        cpf: None,
+        staff: true,
     },
 ];
 
@@ -108,11 +129,17 @@ pub async fn seed(pool: &PgPool, hasher: &PasswordHasher) -> anyhow::Result<usiz
             is_active: true,
             data: (user.data)(),
             name: user.name.into(),
-            cpf: Some(user.cpf.into()),
+            cpf: user.cpf.map(str::to_owned),
         };
         match repo.create(new).await {
             Ok(id) => {
                 seed_profile(pool, user.username, id).await?;
+                if user.staff {
+                    let actor = Actor::Cli { os_user: "demo".into() };
+                    let entry = audit_entry(&actor, AuditAction::UserStaff, AuditTarget::User(user.username.into()))
+                        .with("is_staff", "true");
+                    repo.set_staff(id, true, &entry).await?;
+                }
                 created += 1;
             }
             // Another instance seeded it meanwhile.

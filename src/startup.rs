@@ -9,9 +9,9 @@ use credencial_adapters_postgres::account::{
     PgAccessLog, PgGrantRepository, PgOwnEntryRepository, PgTaxIdValidationStore,
 };
 use credencial_adapters_postgres::{
-    known_versions, schema_status, PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore, PgLoginFailureLog,
-    PgOAuthClientRepository, PgPool, PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore,
-    PgUserRepository,
+    known_versions, schema_status, PgAuditTrail, PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore,
+    PgLoginFailureLog, PgOAuthClientRepository, PgPool, PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore,
+    PgSnapshotStore, PgUserRepository,
 };
 use credencial_adapters_upstream::{
     http_client_with, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,
@@ -22,7 +22,7 @@ use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettin
 use credencial_application::{
     AccountEditService, AccountService, ClientLoginConfig, ClientLoginService, GrantService, LoginThrottle,
     OAuthService, OwnEntryService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, SignupService,
-    TaxIdValidationService, TokenService, TokenServiceConfig,
+    StaffService, TaxIdValidationService, TokenService, TokenServiceConfig,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -188,6 +188,10 @@ impl Application {
         let signup = Arc::new(SignupService::new(Arc::clone(&users), Arc::clone(&tokens), Arc::clone(&oauth)));
         let account_edits =
             Arc::new(AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&oauth)));
+        let staff = Arc::new(StaffService::new(
+            Arc::new(PgUserRepository::new(pool.clone())),
+            Arc::new(PgAuditTrail::new(pool.clone())),
+        ));
         let services = Services {
             tokens,
             profiles,
@@ -199,6 +203,7 @@ impl Application {
             tax_id_validation,
             grants,
             client_login,
+            staff,
             readiness,
         };
         let server = build_server(listener, services, http)?;

@@ -15,7 +15,7 @@ async fn demo_users_log_in_and_read_their_data_from_the_sandbox() {
     let mut settings = test_settings(&db, &unused);
     settings.upstream_base_url = None;
     settings.jwt_secret = None;
-    assert_eq!(demo::seed(&db.pool, &hasher(&settings).expect("hasher")).await.expect("seed"), 2);
+    assert_eq!(demo::seed(&db.pool, &hasher(&settings).expect("hasher")).await.expect("seed"), 3);
     assert_eq!(
         demo::seed(&db.pool, &hasher(&settings).expect("hasher")).await.expect("seed again"),
         0,
@@ -47,7 +47,7 @@ async fn demo_users_log_in_and_read_their_data_from_the_sandbox() {
 }
 
 #[tokio::test]
-async fn the_demo_seeds_ana_with_a_full_profile_and_bruno_with_none() {
+async fn the_demo_seeds_ana_with_a_full_profile_bruno_with_none_and_admin_as_staff() {
     use credencial_adapters_postgres::PgProfileRepository;
     use credencial_domain::UserId;
     use credencial_ports::ProfileRepository;
@@ -56,10 +56,14 @@ async fn the_demo_seeds_ana_with_a_full_profile_and_bruno_with_none() {
     let unused = MockServer::start().await;
     let settings = test_settings(&db, &unused);
     demo::seed(&db.pool, &hasher(&settings).expect("hasher")).await.expect("seed");
-    let ids: Vec<(String, i64)> = sqlx::query_as("SELECT username::text, id FROM users ORDER BY username")
-        .fetch_all(&db.pool)
-        .await
-        .expect("users");
+    let users: Vec<(String, i64, bool)> =
+        sqlx::query_as("SELECT username::text, id, is_staff FROM users ORDER BY username")
+            .fetch_all(&db.pool)
+            .await
+            .expect("users");
+    let staff: Vec<&str> = users.iter().filter(|u| u.2).map(|u| u.0.as_str()).collect();
+    assert_eq!(staff, ["admin"], "only admin is staff");
+    let ids: Vec<(String, i64)> = users.into_iter().filter(|u| u.0 != "admin").map(|u| (u.0, u.1)).collect();
     let profiles = PgProfileRepository::new(db.pool.clone());
     let ana = profiles.own_profile(UserId(ids[0].1)).await.expect("read").expect("ana");
     assert_eq!(ids[0].0, "ana");
@@ -130,13 +134,13 @@ async fn bruno_validates_himself_against_the_sandbox_adds_a_degree_and_his_recor
     // The host application of the demo now gets the tax authority's columns.
     let back = log_in(&mut browser, bruno.username, bruno.password, "/auth/me/").await;
     assert_eq!(back.status, 303, "{}", back.body);
-    let row = host_row(&db, bruno.cpf).await;
+    let row = host_row(&db, bruno.cpf.expect("a CPF")).await;
     assert_eq!(
         (row.birth_date.as_deref(), row.mother_name.as_deref(), row.city.as_deref(), row.state.as_deref()),
         (Some("1991-07-21"), Some("JOANA PEREIRA LIMA"), Some("MOSSORO"), Some("RN"))
     );
     let (profile,): (serde_json::Value,) = sqlx::query_as("SELECT profile FROM host_users WHERE username = $1")
-        .bind(bruno.cpf)
+        .bind(bruno.cpf.expect("a CPF"))
         .fetch_one(&db.pool)
         .await
         .expect("row");

@@ -7,6 +7,7 @@ mod account_entries;
 mod account_grants;
 mod account_signup;
 mod account_validation;
+mod admin;
 mod cli;
 mod client_login;
 mod clients;

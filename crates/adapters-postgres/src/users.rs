@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use credencial_domain::account::{AccountDetails, Registration, UniqueField};
+use credencial_domain::admin::NewAuditEntry;
 use credencial_domain::{Cpf, UserData, UserId, Username};
 use credencial_ports::{
     DetailsUpdate, NewUser, Registered, RepositoryError, UserCredentials, UserRepository, UserSummary,
@@ -269,5 +270,29 @@ impl UserRepository for PgUserRepository {
             Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(DetailsUpdate::EmailTaken),
             Err(e) => Err(to_repository_error(e)),
         }
+    }
+
+    async fn find_active_staff(&self, id: UserId) -> Result<Option<String>, RepositoryError> {
+        sqlx::query_scalar("SELECT username FROM users WHERE id = $1 AND is_active AND is_staff")
+            .bind(id.0)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(to_repository_error)
+    }
+
+    async fn set_staff(&self, id: UserId, staff: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        let done = sqlx::query("UPDATE users SET is_staff = $2 WHERE id = $1")
+            .bind(id.0)
+            .bind(staff)
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        if done.rows_affected() != 1 {
+            return Ok(false);
+        }
+        crate::audit::append_on(&mut tx, audit).await?;
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(true)
     }
 }

@@ -10,11 +10,26 @@
 //!   `/auth/login/`, `/auth/callback/`, `/auth/logout/`, `/auth/me/`.
 //! - [`account::AccountApi`] serves the person's own account: the pages
 //!   under `/conta/`.
+//! - [`admin::AdminApi`] serves the administration panel: the pages under
+//!   `/admin/`.
 //! - [`server`] assembles the whole service for the binary.
 //!
 //! Knows the ports and use cases, never a concrete adapter.
 
+/// The value of a page helper's `Ok`, or return from the handler with
+/// its early answer (`Err`: the login redirect, a refusal page). Defined
+/// before the page modules, so that they all see it.
+macro_rules! or_answer {
+    ($result:expr) => {
+        match $result {
+            Ok(value) => value,
+            Err(answer) => return answer,
+        }
+    };
+}
+
 pub mod account;
+pub mod admin;
 pub mod body;
 pub mod client_address;
 pub mod client_login;

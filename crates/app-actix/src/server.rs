@@ -7,13 +7,14 @@ use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
     AccountEditService, AccountService, ClientLoginService, GrantService, OAuthService, OwnEntryService,
-    ProfileService, SignupService, TaxIdValidationService, TokenService,
+    ProfileService, SignupService, StaffService, TaxIdValidationService, TokenService,
 };
 use credencial_ports::ReadinessProbe;
 
 use crate::telemetry::RequestLog;
 
 use crate::account::{AccountApi, AccountServices, AccountSettings};
+use crate::admin::{AdminApi, AdminServices};
 use crate::client_address::ClientAddressSource;
 use crate::client_login::ClientLoginApi;
 use crate::cookies::CookiePolicy;
@@ -91,6 +92,8 @@ pub struct Services {
     /// The client component (`/auth/login/`, `/auth/callback/`,
     /// `/auth/logout/`, `/auth/me/`), when enabled.
     pub client_login: Option<Arc<ClientLoginService>>,
+    /// Staff membership and the audit trail (`/admin/`).
+    pub staff: Arc<StaffService>,
     /// Whether the database answers (`/readyz`).
     pub readiness: Arc<dyn ReadinessProbe>,
 }
@@ -126,6 +129,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         entries: web::Data::from(services.own_entries),
         validation: web::Data::from(services.tax_id_validation),
     };
+    let admin_services = AdminServices { oauth: oauth.clone(), staff: web::Data::from(services.staff) };
     let grants = web::Data::from(services.grants);
     let cookies = CookiePolicy { secure: settings.cookie_secure };
     let client_login = services.client_login;
@@ -145,7 +149,8 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(resource(openapi::PATH, "GET").route(web::get().to(openapi::document)))
             .service(profile::resource_for(profiles.clone()))
             .service(OAuthApi::new(oauth.clone(), cookies))
-            .service(AccountApi::new(account_services.clone(), cookies, s.account));
+            .service(AccountApi::new(account_services.clone(), cookies, s.account))
+            .service(AdminApi::new(admin_services.clone(), cookies));
         if let Some(prefix) = &s.token_prefix {
             app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
         }

@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod account_edit;
+pub mod admin;
 pub mod client_login;
 pub mod error;
 pub mod grants;
@@ -20,6 +21,7 @@ pub mod user_admin;
 
 pub use account::{AccountOverview, AccountService};
 pub use account_edit::{AccountEditService, DetailsOutcome, PasswordOutcome};
+pub use admin::{AuditPage, StaffService};
 pub use client_login::{
     CallbackResult, ClientLoginConfig, ClientLoginError, ClientLoginService, HostLogin, LoginStart, PendingLogin,
     SealedValue,

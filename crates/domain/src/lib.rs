@@ -97,6 +97,7 @@
 //! ```
 
 pub mod account;
+pub mod admin;
 pub mod attr_map;
 pub mod client_login;
 pub mod cpf;

@@ -5,6 +5,7 @@
 //! (sqlx, reqwest) crosses a port: errors are the enums below.
 
 pub mod account;
+pub mod audit;
 pub mod clock;
 pub mod error;
 pub mod host_user_records;
@@ -19,6 +20,7 @@ pub mod registries;
 pub mod user_data;
 pub mod users;
 
+pub use audit::AuditTrail;
 pub use clock::{Clock, SystemClock};
 pub use error::RepositoryError;
 pub use host_user_records::{HostUserRecords, RecordColumn};
@@ -33,6 +35,8 @@ pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use user_data::{UpstreamError, UserDataSource};
 pub use users::{DetailsUpdate, NewUser, Registered, UserCredentials, UserRepository, UserSummary};
 
+#[cfg(any(test, feature = "mocks"))]
+pub use audit::MockAuditTrail;
 #[cfg(any(test, feature = "mocks"))]
 pub use clock::MockClock;
 #[cfg(any(test, feature = "mocks"))]

@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use credencial_domain::account::{AccountDetails, Registration, UniqueField};
+use credencial_domain::admin::NewAuditEntry;
 use credencial_domain::{Cpf, UserData, UserId, Username};
 
 use crate::error::RepositoryError;
@@ -169,4 +170,14 @@ pub trait UserRepository: Send + Sync + 'static {
     /// `id`, unless another account has the e-mail address (ignoring case).
     /// Errors: `Unexpected`.
     async fn update_details(&self, id: UserId, details: &AccountDetails) -> Result<DetailsUpdate, RepositoryError>;
+
+    /// The username of the user `id` when it is active and staff (may use
+    /// the administration panel); `Ok(None)` otherwise. Errors:
+    /// `Unexpected`.
+    async fn find_active_staff(&self, id: UserId) -> Result<Option<String>, RepositoryError>;
+
+    /// Makes the user `id` staff or not and appends `audit`, in one
+    /// transaction; `Ok(false)` (and nothing appended) when there is no
+    /// such user. Errors: `Unexpected`.
+    async fn set_staff(&self, id: UserId, staff: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError>;
 }

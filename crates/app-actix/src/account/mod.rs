@@ -17,18 +17,6 @@
 // the helpers below: one per request, never on a hot path.
 #![allow(clippy::result_large_err)]
 
-/// The value of an account helper's `Ok`, or return from the handler with
-/// its early answer (`Err`: the login redirect, a refusal page). Defined
-/// before the page modules, so that they all see it.
-macro_rules! or_answer {
-    ($result:expr) => {
-        match $result {
-            Ok(value) => value,
-            Err(answer) => return answer,
-        }
-    };
-}
-
 pub mod applications;
 pub mod details;
 pub mod entries;
@@ -308,12 +296,12 @@ fn to_login(next: &str) -> HttpResponse {
     see_other(&format!("{LOGIN_PATH}?{query}"))
 }
 
-/// `next` when it is an account page of this site, else the overview: a
-/// path under `/conta` with no `//` or `\` (which browsers read as another
-/// host) and no control characters.
+/// `next` when it is an account or administration page of this site,
+/// else the overview: a path under `/conta` or `/admin` with no `//` or `\`
+/// (which browsers read as another host) and no control characters.
 pub fn safe_next(next: Option<&str>) -> &str {
     next.filter(|n| {
-        (*n == "/conta" || n.starts_with("/conta/"))
+        ["/conta", "/admin"].iter().any(|root| n == root || n.strip_prefix(root).is_some_and(|r| r.starts_with('/')))
             && !n.contains("//")
             && !n.contains('\\')
             && !n.chars().any(char::is_control)

@@ -1,0 +1,131 @@
+//! The administration panel: the pages under `/admin/`.
+//!
+//! They use the login session of `/conta/` (the same cookie and login
+//! form): without a session a page answers 303 to
+//! `/conta/entrar/?next=<its path>`; a signed-in user who is not staff (or
+//! no longer is: the flag is read on every request) gets a 403 page. Every
+//! POST keeps the account pages' fences: a post the browser marks as from
+//! another origin is refused, and `csrf_token` must be the session's form
+//! token.
+//!
+//! Each section registers its own routes (`register`), with the panel's
+//! application data.
+
+// A page's early answer (the login redirect, a refusal page) is the `Err`
+// of the helpers below: one per request, never on a hot path.
+#![allow(clippy::result_large_err)]
+
+pub mod audit;
+pub mod pages;
+
+use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse, Resource};
+use credencial_application::{LoginSession, OAuthService, StaffService};
+use credencial_domain::admin::Actor;
+
+use crate::account::{signed_in, signed_post};
+use crate::cookies::CookiePolicy;
+use crate::html::{self, ErrorPage, PROVIDER};
+use crate::oauth::form::FormFields;
+use crate::routes::resource;
+
+/// The panel's home.
+pub const HOME_PATH: &str = "/admin/";
+
+const NOT_STAFF: &str = "Esta área é da equipe que administra o serviço. A sua conta não tem acesso a ela.";
+
+/// The panel as one service factory, with its application data.
+pub struct AdminApi {
+    services: AdminServices,
+    cookies: web::Data<CookiePolicy>,
+}
+
+/// The use cases behind the panel.
+#[derive(Debug, Clone)]
+pub struct AdminServices {
+    /// Sessions (the login session of `/conta/`).
+    pub oauth: web::Data<OAuthService>,
+    /// Staff membership and the audit trail.
+    pub staff: web::Data<StaffService>,
+}
+
+impl AdminApi {
+    /// The panel over these use cases, marking cookies as `cookies` says.
+    pub fn new(services: AdminServices, cookies: CookiePolicy) -> Self {
+        Self { services, cookies: web::Data::new(cookies) }
+    }
+
+    fn with_data(&self, r: Resource) -> Resource {
+        let AdminServices { oauth, staff } = &self.services;
+        r.app_data(oauth.clone()).app_data(staff.clone()).app_data(self.cookies.clone())
+    }
+}
+
+impl HttpServiceFactory for AdminApi {
+    fn register(self, config: &mut AppService) {
+        self.with_data(resource(HOME_PATH, "GET")).route(web::get().to(home)).register(config);
+        audit::register(config, |r| self.with_data(r));
+    }
+}
+
+// ------------------------------------------------------- shared by pages
+
+/// The session and actor of a staff user's request; or the login redirect
+/// (no session), a 403 page (not staff), a failure page (storage down).
+pub async fn staff_signed_in(
+    req: &HttpRequest,
+    oauth: &OAuthService,
+    staff: &StaffService,
+) -> Result<(LoginSession, Actor), HttpResponse> {
+    let session = signed_in(req, oauth).await?;
+    let actor = member(staff, &session).await?;
+    Ok((session, actor))
+}
+
+/// A staff user's POST, read and fenced like an account page's (another
+/// origin, unreadable form, no session, wrong `csrf_token`), then checked
+/// for staff: the session, the actor and the form's fields.
+pub async fn staff_post(
+    req: &HttpRequest,
+    payload: web::Payload,
+    oauth: &OAuthService,
+    staff: &StaffService,
+) -> Result<(LoginSession, Actor, FormFields), HttpResponse> {
+    let (session, fields) = signed_post(req, payload, oauth).await?;
+    let actor = member(staff, &session).await?;
+    Ok((session, actor, fields))
+}
+
+async fn member(staff: &StaffService, session: &LoginSession) -> Result<Actor, HttpResponse> {
+    match staff.member(session.user_id).await {
+        Ok(Some(actor)) => Ok(actor),
+        Ok(None) => Err(refused(StatusCode::FORBIDDEN, NOT_STAFF)),
+        Err(e) => Err(html::failure_page(e)),
+    }
+}
+
+/// An error page of the panel with `status`: the reason, and a link back
+/// to the panel's home.
+pub fn refused(status: StatusCode, reason: &str) -> HttpResponse {
+    let page = ErrorPage {
+        site: &PROVIDER,
+        title: "Não foi possível continuar",
+        reason,
+        hint: "Nada foi alterado.",
+        retry: Some(HOME_PATH),
+    };
+    html::html(html::response(status), &page)
+}
+
+/// `GET /admin/`: what the panel offers.
+async fn home(req: HttpRequest, oauth: web::Data<OAuthService>, staff: web::Data<StaffService>) -> HttpResponse {
+    let (_, actor) = or_answer!(staff_signed_in(&req, &oauth, &staff).await);
+    let page = pages::Home {
+        site: &PROVIDER,
+        title: "Administração",
+        frame: pages::Frame { current: HOME_PATH },
+        staff: actor.name(),
+    };
+    html::html(html::response(StatusCode::OK), &page)
+}

@@ -1,0 +1,161 @@
+//! Who may administer (staff users), and the audit trail's pages.
+
+use std::sync::Arc;
+
+use credencial_domain::admin::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, Page};
+use credencial_domain::{UserId, Username};
+use credencial_ports::{AuditTrail, UserRepository};
+
+use super::audit_entry;
+use crate::error::ServiceError;
+
+/// Entries on a page of the audit trail.
+pub const AUDIT_PAGE_SIZE: u32 = 50;
+
+/// One page of the audit trail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditPage {
+    /// The entries, newest first.
+    pub entries: Vec<AuditEntry>,
+    /// This page's number (from 1).
+    pub page: u32,
+    /// How many pages the filter selects (at least 1).
+    pub pages: u64,
+    /// How many entries the filter selects.
+    pub total: u64,
+}
+
+/// Staff membership and the audit trail.
+pub struct StaffService {
+    users: Arc<dyn UserRepository>,
+    trail: Arc<dyn AuditTrail>,
+}
+
+impl std::fmt::Debug for StaffService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StaffService").finish_non_exhaustive()
+    }
+}
+
+impl StaffService {
+    /// A service over the users and the audit trail.
+    pub fn new(users: Arc<dyn UserRepository>, trail: Arc<dyn AuditTrail>) -> Self {
+        Self { users, trail }
+    }
+
+    /// The actor the signed-in user `user` is in the panel, when the
+    /// account is active and staff; `Ok(None)` otherwise (read on every
+    /// request, so that taking the flag away takes effect at once).
+    /// Errors: `Storage`.
+    pub async fn member(&self, user: UserId) -> Result<Option<Actor>, ServiceError> {
+        let username = self.users.find_active_staff(user).await?;
+        Ok(username.map(|username| Actor::Staff { id: user, username }))
+    }
+
+    /// Makes `username` staff (`true`) or not, as `actor`. Errors:
+    /// `UnknownUser`; `Storage` (nothing changed).
+    pub async fn set_staff(&self, actor: &Actor, username: &Username, staff: bool) -> Result<(), ServiceError> {
+        let user = self.users.find_summary(username).await?.ok_or(ServiceError::UnknownUser)?;
+        let entry = audit_entry(actor, AuditAction::UserStaff, AuditTarget::User(user.username))
+            .with("is_staff", staff.to_string());
+        if !self.users.set_staff(user.id, staff, &entry).await? {
+            return Err(ServiceError::UnknownUser);
+        }
+        Ok(())
+    }
+
+    /// Page `page` (from 1; 0 is the first) of the entries `filter`
+    /// selects, newest first. Errors: `Storage`.
+    pub async fn trail(&self, filter: &AuditFilter, page: u32) -> Result<AuditPage, ServiceError> {
+        let page = Page::new(page, AUDIT_PAGE_SIZE);
+        let (entries, total) = self.trail.list(filter, page).await?;
+        Ok(AuditPage { entries, page: page.number(), pages: page.count(total), total })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use credencial_ports::{MockAuditTrail, MockUserRepository, RepositoryError, UserSummary};
+
+    use super::*;
+
+    fn summary(id: i64, username: &str) -> UserSummary {
+        UserSummary {
+            id: UserId(id),
+            username: username.into(),
+            name: String::new(),
+            email: String::new(),
+            cpf: None,
+            is_active: true,
+        }
+    }
+
+    fn service(users: MockUserRepository) -> StaffService {
+        StaffService::new(Arc::new(users), Arc::new(MockAuditTrail::new()))
+    }
+
+    #[tokio::test]
+    async fn only_an_active_staff_user_is_a_member() {
+        let mut users = MockUserRepository::new();
+        users.expect_find_active_staff().returning(|id| Ok((id == UserId(1)).then(|| "admin".to_owned())));
+        let service = service(users);
+        assert_eq!(
+            service.member(UserId(1)).await.expect("ok"),
+            Some(Actor::Staff { id: UserId(1), username: "admin".into() })
+        );
+        assert_eq!(service.member(UserId(2)).await.expect("ok"), None);
+    }
+
+    #[tokio::test]
+    async fn setting_staff_records_who_and_the_new_value() {
+        let mut users = MockUserRepository::new();
+        users.expect_find_summary().returning(|_| Ok(Some(summary(5, "bruno"))));
+        users
+            .expect_set_staff()
+            .withf(|id, staff, entry| {
+                *id == UserId(5)
+                    && *staff
+                    && entry.action == AuditAction::UserStaff
+                    && entry.target == AuditTarget::User("bruno".into())
+                    && entry.actor == Actor::Cli { os_user: "root".into() }
+                    && entry.changes == vec![("is_staff".to_owned(), "true".to_owned())]
+            })
+            .times(1)
+            .returning(|_, _, _| Ok(true));
+        let username = Username::parse("bruno").expect("valid");
+        service(users).set_staff(&Actor::Cli { os_user: "root".into() }, &username, true).await.expect("set");
+    }
+
+    #[tokio::test]
+    async fn an_unknown_user_is_refused_and_nothing_is_written() {
+        let mut users = MockUserRepository::new();
+        users.expect_find_summary().returning(|_| Ok(None));
+        users.expect_set_staff().never();
+        let username = Username::parse("nobody").expect("valid");
+        let e = service(users).set_staff(&Actor::Cli { os_user: "root".into() }, &username, true).await;
+        assert!(matches!(e, Err(ServiceError::UnknownUser)));
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_fails_the_change() {
+        let mut users = MockUserRepository::new();
+        users.expect_find_summary().returning(|_| Ok(Some(summary(5, "bruno"))));
+        users.expect_set_staff().returning(|_, _, _| Err(RepositoryError::Unexpected("down".into())));
+        let username = Username::parse("bruno").expect("valid");
+        let e = service(users).set_staff(&Actor::Cli { os_user: "root".into() }, &username, false).await;
+        assert!(matches!(e, Err(ServiceError::Storage(_))));
+    }
+
+    #[tokio::test]
+    async fn trail_pages_count_from_one() {
+        let mut trail = MockAuditTrail::new();
+        trail
+            .expect_list()
+            .withf(|filter, page| filter.actor.as_deref() == Some("admin") && page.number() == 2)
+            .returning(|_, _| Ok((vec![], 120)));
+        let service = StaffService::new(Arc::new(MockUserRepository::new()), Arc::new(trail));
+        let filter = AuditFilter { actor: Some("admin".into()), target: None };
+        let page = service.trail(&filter, 2).await.expect("listed");
+        assert_eq!((page.page, page.pages, page.total), (2, 3, 120));
+    }
+}
