@@ -227,15 +227,20 @@ fn access_token(user_id: i64) -> String {
 async fn register_confidential_client(app: &TestApp) {
     let secret_hash = DjangoPbkdf2::derive(CLIENT_SECRET, "clientsalt", ITERATIONS).expect("hash").encode();
     PgOAuthClientRepository::new(app.db.pool.clone())
-        .create(OAuthClient {
-            client_id: ClientId::parse(CLIENT).expect("id"),
-            name: "Host".into(),
-            secret_hash: Some(secret_hash),
-            redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
-            confidential: true,
-            require_pkce: false,
-            enabled_scopes: ScopeSet::parse_strict(ALL).expect("known scopes"),
-        })
+        .create(
+            OAuthClient {
+                client_id: ClientId::parse(CLIENT).expect("id"),
+                name: "Host".into(),
+                secret_hash: Some(secret_hash),
+                redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+                confidential: true,
+                require_pkce: false,
+                enabled_scopes: ScopeSet::parse_strict(ALL).expect("known scopes"),
+                is_active: true,
+                created_at: 0,
+            },
+            &credencial_adapters_postgres::testing::setup_audit(),
+        )
         .await
         .expect("client");
 }
