@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use credencial_adapters_postgres::testing::{setup_audit, TestDatabase};
 use credencial_adapters_postgres::{PgAuthorizationCodeStore, PgOAuthClientRepository, PgUserRepository};
+use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
 use credencial_domain::oauth::{ClientId, CodeChallenge, CodeGrant, CodeHash};
 use credencial_domain::{ScopeSet, UserData, UserId, Username};
 use credencial_ports::{
@@ -390,4 +391,85 @@ async fn of_sixteen_concurrent_redemptions_on_two_instances_exactly_one_wins() {
         .expect("count");
     assert_eq!(used, 1);
     other_pool.close().await;
+}
+
+// ------------------------------------------------- writes and their audit
+
+/// An entry the trail refuses (an actor name over 200 characters).
+fn refused_entry() -> NewAuditEntry {
+    NewAuditEntry::new(Actor::Cli { os_user: "x".repeat(201) }, AuditAction::ClientUpdate, AuditTarget::None)
+}
+
+async fn audit_rows(s: &Setup) -> Vec<(String, String, String, serde_json::Value)> {
+    sqlx::query_as("SELECT actor, action, target, changes FROM audit_log ORDER BY id")
+        .fetch_all(&s.db.pool)
+        .await
+        .expect("trail")
+}
+
+#[tokio::test]
+async fn a_write_and_its_audit_entry_are_stored_together() {
+    let s = setup().await;
+    let before = audit_rows(&s).await.len();
+    let entry = NewAuditEntry::new(
+        Actor::Cli { os_user: "root".into() },
+        AuditAction::ClientDeactivate,
+        AuditTarget::Client(client_id("portal")),
+    )
+    .with("is_active", "false");
+    let off = OAuthClientUpdate { is_active: Some(false), ..OAuthClientUpdate::default() };
+    let updated = s.clients.update(&client_id("portal"), off, &entry).await.expect("update").expect("portal");
+    assert!(!updated.is_active);
+    assert!(updated.created_at > 0, "the registration time is read");
+    let rows = audit_rows(&s).await;
+    assert_eq!(rows.len(), before + 1);
+    let last = rows.last().expect("entry");
+    assert_eq!((last.0.as_str(), last.1.as_str(), last.2.as_str()), ("root", "client.deactivate", "portal"));
+    assert_eq!(last.3, serde_json::json!([["is_active", "false"]]));
+
+    // No such client: nothing changed, nothing recorded.
+    let none = s
+        .clients
+        .update(
+            &client_id("nobody"),
+            OAuthClientUpdate { is_active: Some(true), ..OAuthClientUpdate::default() },
+            &entry,
+        )
+        .await
+        .expect("update");
+    assert!(none.is_none());
+    assert_eq!(audit_rows(&s).await.len(), before + 1);
+}
+
+#[tokio::test]
+async fn a_refused_audit_entry_leaves_the_client_unchanged() {
+    let s = setup().await;
+    let before = audit_rows(&s).await.len();
+    let changes = OAuthClientUpdate {
+        name: Some("Renomeado".into()),
+        is_active: Some(false),
+        enabled_scopes: Some(ScopeSet::empty()),
+        ..OAuthClientUpdate::default()
+    };
+    let e = s.clients.update(&client_id("portal"), changes, &refused_entry()).await.expect_err("refused");
+    assert!(matches!(e, RepositoryError::Unexpected(_)), "{e:?}");
+    let portal = s.clients.find(&client_id("portal")).await.expect("query").map(untimed);
+    assert_eq!(portal, Some(confidential("portal")), "nothing changed");
+
+    let e = s.clients.create(confidential("novo"), &refused_entry()).await.expect_err("refused");
+    assert!(matches!(e, RepositoryError::Unexpected(_)), "{e:?}");
+    assert!(s.clients.find(&client_id("novo")).await.expect("query").is_none(), "nothing stored");
+    assert_eq!(audit_rows(&s).await.len(), before, "nor recorded");
+}
+
+#[tokio::test]
+async fn a_deactivated_client_is_still_found_and_listed_with_its_flag() {
+    let s = setup().await;
+    let mut off = public("off");
+    off.is_active = false;
+    s.clients.create(off, &setup_audit()).await.expect("create");
+    let found = s.clients.find(&client_id("off")).await.expect("query").expect("found");
+    assert!(!found.is_active);
+    let listed = s.clients.list().await.expect("list");
+    assert!(listed.iter().any(|c| c.client_id.as_str() == "off" && !c.is_active));
 }
