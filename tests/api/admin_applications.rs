@@ -199,7 +199,7 @@ async fn a_deactivated_application_is_refused_everywhere_at_once_and_works_again
     let (status, body) = refresh(&app, PORTAL_SECRET, &tokens["refresh_token"]).await;
     assert_eq!((status, body["error"].as_str()), (401, Some("invalid_client")), "{body}");
     let (status, body) = profile(&app, &tokens["access_token"]).await;
-    assert_eq!(status, 401, "a token issued before is refused at once: {body}");
+    assert_eq!((status, body["code"].as_str()), (401, Some("token_not_valid")), "a token issued before: {body}");
 
     let on = staff_post(&mut staff, "/admin/aplicativos/portal/ativacao/", &[("ativo", "1")]).await;
     assert_eq!(on.status, 303, "{}", on.body);

@@ -23,8 +23,9 @@ use crate::profile::{self, ALL, ANA_CPF, BRUNO_CPF};
 
 /// HTML routes the description leaves out on purpose (without their slash).
 const HTML_ROUTES: [&str; 5] = ["/oauth/authorize", "/auth/login", "/auth/callback", "/auth/logout", "/auth/me"];
-/// Every route under this prefix is an HTML page (the account pages).
-const HTML_PREFIX: &str = "/conta";
+/// Every route under these prefixes is an HTML page (the account pages,
+/// the administration panel).
+const HTML_PREFIXES: [&str; 2] = ["/conta", "/admin"];
 /// The confidential client of these tests.
 const CLIENT: &str = "host";
 const CLIENT_SECRET: &str = "host-secret-0123456789";
@@ -294,7 +295,8 @@ async fn the_served_description_is_docs_openapi_yaml() {
 }
 
 fn is_html_route(path: &str) -> bool {
-    HTML_ROUTES.contains(&path) || path == HTML_PREFIX || path.starts_with(&format!("{HTML_PREFIX}/"))
+    HTML_ROUTES.contains(&path)
+        || HTML_PREFIXES.iter().any(|prefix| path == *prefix || path.starts_with(&format!("{prefix}/")))
 }
 
 #[tokio::test]
