@@ -369,3 +369,19 @@ async fn the_pages_refuse_non_staff_foreign_posts_wrong_tokens_and_unknown_appli
     let anonymous = Browser::new(&app).get("/admin/aplicativos/").await;
     assert_eq!(anonymous.status, 303);
 }
+
+#[tokio::test]
+async fn a_database_failure_is_a_503_page_and_never_a_500() {
+    let (app, _, mut staff) = panel().await;
+    let token = form_token(&staff.get(PORTAL_PAGE).await);
+    app.db.drop_now().await;
+    let off = vec![("csrf_token".to_owned(), token), ("ativo".to_owned(), "0".to_owned())];
+    for answer in [
+        staff.get("/admin/aplicativos/").await,
+        staff.get(PORTAL_PAGE).await,
+        staff.post("/admin/aplicativos/portal/ativacao/", &off).await,
+    ] {
+        assert_eq!(answer.status, 503, "{}", answer.body);
+        assert!(answer.body.contains("Serviço indisponível"), "{}", answer.body);
+    }
+}
