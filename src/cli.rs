@@ -1,5 +1,5 @@
 //! The command line: `serve`, `demo`, `migrate`,
-//! `user create|list|set-active|set-password`, `client create|update|list`,
+//! `user create|list|set-active|set-password`, `client create|update|list|set-active`,
 //! `completions`, `man`.
 
 mod clients;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use credencial_adapters_postgres::{PgOAuthClientRepository, PgPool, PgProfileRepository, PgUserRepository};
 use credencial_application::admin::audit_entry;
 use credencial_application::PasswordHasher;
+use credencial_domain::admin::audit::SECRET_SET;
 use credencial_domain::admin::{Actor, AuditAction, AuditTarget};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{AcademicDegree, Experience};
@@ -43,8 +44,17 @@ pub async fn seed_client(pool: &PgPool, hasher: &PasswordHasher, redirect_uri: &
         confidential: true,
         require_pkce: false,
         enabled_scopes: ScopeSet::all(),
+        is_active: true,
+        created_at: 0,
     };
-    match clients.create(client).await {
+    let actor = Actor::Cli { os_user: "demo".into() };
+    let entry = audit_entry(&actor, AuditAction::ClientCreate, AuditTarget::Client(client.client_id.clone()))
+        .with("name", &client.name)
+        .with("confidential", "true")
+        .with("redirect_uris", client.redirect_uris.join(" "))
+        .with("enabled_scopes", client.enabled_scopes.to_scope_string())
+        .with("secret", SECRET_SET);
+    match clients.create(client, &entry).await {
         Ok(()) => Ok(true),
         Err(RepositoryError::Conflict(_)) => Ok(false),
         Err(e) => Err(e.into()),

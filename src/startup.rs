@@ -20,9 +20,9 @@ use credencial_adapters_upstream::{
 use credencial_app_actix::account::AccountSettings;
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::{
-    AccountEditService, AccountService, ClientLoginConfig, ClientLoginService, GrantService, LoginThrottle,
-    OAuthService, OwnEntryService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, SignupService,
-    StaffService, TaxIdValidationService, TokenService, TokenServiceConfig,
+    AccountEditService, AccountService, ClientAdminService, ClientLoginConfig, ClientLoginService, GrantService,
+    LoginThrottle, OAuthService, OwnEntryService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls,
+    SignupService, StaffService, TaxIdValidationService, TokenService, TokenServiceConfig,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -120,7 +120,7 @@ impl Application {
             Arc::clone(&refresh_tokens),
             Arc::new(user_data),
             Arc::clone(&clock),
-            hasher,
+            hasher.clone(),
             TokenServiceConfig {
                 lifetimes: TokenLifetimes {
                     access_secs: settings.access_token_lifetime_secs,
@@ -192,6 +192,7 @@ impl Application {
             Arc::new(PgUserRepository::new(pool.clone())),
             Arc::new(PgAuditTrail::new(pool.clone())),
         ));
+        let clients = Arc::new(ClientAdminService::new(Arc::new(PgOAuthClientRepository::new(pool.clone())), hasher));
         let services = Services {
             tokens,
             profiles,
@@ -204,6 +205,7 @@ impl Application {
             grants,
             client_login,
             staff,
+            clients,
             readiness,
         };
         let server = build_server(listener, services, http)?;

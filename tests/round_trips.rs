@@ -64,15 +64,20 @@ async fn statements_per_request(list_len: usize) -> (f64, usize) {
         .mount(&app.upstream)
         .await;
     PgOAuthClientRepository::new(app.db.pool.clone())
-        .create(OAuthClient {
-            client_id: ClientId::parse("host").expect("id"),
-            name: "host".into(),
-            secret_hash: None,
-            redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
-            confidential: false,
-            require_pkce: true,
-            enabled_scopes: ScopeSet::all(),
-        })
+        .create(
+            OAuthClient {
+                client_id: ClientId::parse("host").expect("id"),
+                name: "host".into(),
+                secret_hash: None,
+                redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+                confidential: false,
+                require_pkce: true,
+                enabled_scopes: ScopeSet::all(),
+                is_active: true,
+                created_at: 0,
+            },
+            &credencial_adapters_postgres::testing::setup_audit(),
+        )
         .await
         .expect("client");
     let id = app.add_user("ana", "pw-ana-123", true).await;

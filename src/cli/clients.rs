@@ -1,14 +1,20 @@
 //! `credencial client …`: the OAuth2 clients (the administration panel's
-//! twin).
+//! twin: both call [`ClientAdminService`], which records every change in
+//! the audit trail as done by the operating-system user at the CLI).
+
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use credencial_adapters_postgres::PgOAuthClientRepository;
-use credencial_domain::oauth::{random_token_text, validate_redirect_uri, ClientId};
+use credencial_application::admin::{ClientChanges, CreateOutcome, NewClient};
+use credencial_application::{ClientAdminService, ServiceError};
+use credencial_domain::admin::client::optional_scopes;
+use credencial_domain::admin::{Actor, ClientName, RedirectUris};
+use credencial_domain::oauth::ClientId;
 use credencial_domain::ScopeSet;
-use credencial_ports::{OAuthClient, OAuthClientRepository, OAuthClientUpdate, RepositoryError};
-use rand::RngCore;
-use secrecy::SecretString;
+use credencial_ports::OAuthClient;
+use secrecy::{ExposeSecret, SecretString};
 
 use super::pool;
 use crate::settings::Settings;
@@ -24,6 +30,21 @@ pub enum ClientCommand {
     Update(UpdateClient),
     /// List the registered clients (never their secrets).
     List,
+    /// Deactivate (false) or reactivate (true) a client: a deactivated one
+    /// can neither start an authorization, nor redeem a code, nor refresh,
+    /// and its access tokens are refused at the profile read.
+    SetActive(SetActive),
+}
+
+/// Which client to (de)activate.
+#[derive(Debug, Args)]
+pub struct SetActive {
+    /// The client to change.
+    #[arg(long)]
+    pub client_id: String,
+    /// Whether the client may use the provider.
+    #[arg(value_name = "true|false", action = clap::ArgAction::Set)]
+    pub active: bool,
 }
 
 /// Fields of a new OAuth2 client.
@@ -79,108 +100,108 @@ pub struct UpdateClient {
     pub allow_insecure_http: bool,
 }
 
-/// Longest client name accepted.
-const MAX_CLIENT_NAME_CHARS: usize = 200;
-
 /// Runs a `client` command.
 pub(super) async fn run(settings: &Settings, command: ClientCommand) -> anyhow::Result<()> {
     match command {
         ClientCommand::Create(args) => create_client(settings, args).await,
         ClientCommand::Update(args) => update_client(settings, args).await,
         ClientCommand::List => list_clients(settings).await,
+        ClientCommand::SetActive(args) => set_active(settings, args).await,
     }
 }
 
-async fn create_client(settings: &Settings, args: CreateClient) -> anyhow::Result<()> {
-    let client_id = ClientId::parse(&args.client_id).context("--client-id")?;
-    let name = client_name(&args.name)?;
-    let redirect_uris = redirect_uris(&args.redirect_uris, args.allow_insecure_http)?;
-    let enabled_scopes = optional_scopes(&args.scopes)?;
+/// The use cases, over the configured database.
+async fn service(settings: &Settings) -> anyhow::Result<ClientAdminService> {
     let pool = pool(settings).await?;
-    let secret = (!args.public).then(generate_client_secret);
-    let secret_hash = match &secret {
-        Some(secret) => Some(hasher(settings)?.hash(SecretString::from(secret.clone())).await?),
-        None => None,
-    };
-    let client = OAuthClient {
-        client_id,
-        name,
-        secret_hash,
-        redirect_uris,
+    Ok(ClientAdminService::new(Arc::new(PgOAuthClientRepository::new(pool)), hasher(settings)?))
+}
+
+/// Who the audit trail records: the operating-system user (`$USER`, or
+/// `?` when unknown).
+fn actor() -> Actor {
+    let os_user = std::env::var("USER").ok().filter(|u| !u.trim().is_empty()).unwrap_or_else(|| "?".to_owned());
+    Actor::Cli { os_user }
+}
+
+async fn create_client(settings: &Settings, args: CreateClient) -> anyhow::Result<()> {
+    let new = NewClient {
+        client_id: ClientId::parse(&args.client_id).context("--client-id")?,
+        name: client_name(&args.name)?,
+        redirect_uris: redirect_uris(&args.redirect_uris, args.allow_insecure_http)?,
         confidential: !args.public,
         require_pkce: args.require_pkce,
-        enabled_scopes,
+        scopes: optional_scopes(&args.scopes).context("--scopes")?,
     };
-    let summary = client_summary(&client);
-    match PgOAuthClientRepository::new(pool).create(client).await {
-        Ok(()) => {}
-        Err(RepositoryError::Conflict(_)) => {
-            anyhow::bail!("a client with id {:?} already exists", args.client_id)
+    match service(settings).await?.create(&actor(), new).await.map_err(service_error)? {
+        CreateOutcome::Created { client, secret } => {
+            println!("created {}", client_summary(&client));
+            if let Some(secret) = secret {
+                print_secret_once(&secret);
+            }
+            Ok(())
         }
-        Err(e) => return Err(e.into()),
+        CreateOutcome::IdTaken => anyhow::bail!("a client with id {:?} already exists", args.client_id),
     }
-    println!("created {summary}");
-    if let Some(secret) = secret {
-        print_secret_once(&secret);
-    }
-    Ok(())
 }
 
 async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Result<()> {
     let client_id = ClientId::parse(&args.client_id).context("--client-id")?;
-    let mut changes = OAuthClientUpdate {
+    let mut changes = ClientChanges {
         name: args.name.as_deref().map(client_name).transpose()?,
         redirect_uris: None,
-        enabled_scopes: args.scopes.as_deref().map(optional_scopes).transpose()?,
+        scopes: args.scopes.as_deref().map(|s| optional_scopes(s).context("--scopes")).transpose()?,
         require_pkce: args.require_pkce,
-        secret_hash: None,
+        rotate_secret: args.rotate_secret,
+        active: None,
     };
     if !args.redirect_uris.is_empty() {
         changes.redirect_uris = Some(redirect_uris(&args.redirect_uris, args.allow_insecure_http)?);
     }
     anyhow::ensure!(
-        changes != OAuthClientUpdate::default() || args.rotate_secret,
+        !changes.is_empty(),
         "nothing to update: give --name, --redirect-uri, --scopes, --require-pkce or --rotate-secret"
     );
-    let repo = PgOAuthClientRepository::new(pool(settings).await?);
-    let unknown = || anyhow::anyhow!("no client with id {:?}", args.client_id);
-    let mut secret = None;
-    if args.rotate_secret {
-        let current = repo.find(&client_id).await?.ok_or_else(unknown)?;
-        anyhow::ensure!(current.confidential, "client {client_id} is public: it has no secret to rotate");
-        let new_secret = generate_client_secret();
-        changes.secret_hash = Some(hasher(settings)?.hash(SecretString::from(new_secret.clone())).await?);
-        secret = Some(new_secret);
-    }
-    let updated = repo.update(&client_id, changes).await?.ok_or_else(unknown)?;
-    println!("updated {}", client_summary(&updated));
-    if let Some(secret) = secret {
+    let changed = service(settings).await?.change(&actor(), &client_id, changes).await.map_err(service_error)?;
+    let changed = changed.ok_or_else(|| anyhow::anyhow!("no client with id {:?}", args.client_id))?;
+    println!("updated {}", client_summary(&changed.client));
+    if let Some(secret) = changed.secret {
         print_secret_once(&secret);
     }
     Ok(())
 }
 
+async fn set_active(settings: &Settings, args: SetActive) -> anyhow::Result<()> {
+    let client_id = ClientId::parse(&args.client_id).context("--client-id")?;
+    let changes = ClientChanges { active: Some(args.active), ..ClientChanges::default() };
+    let changed = service(settings).await?.change(&actor(), &client_id, changes).await.map_err(service_error)?;
+    let changed = changed.ok_or_else(|| anyhow::anyhow!("no client with id {:?}", args.client_id))?;
+    let state = if changed.client.is_active { "active" } else { "inactive" };
+    println!("client {} is now {state}", changed.client.client_id);
+    Ok(())
+}
+
 async fn list_clients(settings: &Settings) -> anyhow::Result<()> {
-    let clients = PgOAuthClientRepository::new(pool(settings).await?).list().await?;
+    let clients = service(settings).await?.list().await.map_err(service_error)?;
     if clients.is_empty() {
         println!("no OAuth2 clients registered");
         return Ok(());
     }
-    let header = ["CLIENT ID", "TYPE", "PKCE", "NAME", "SCOPES", "REDIRECT URIS"].map(str::to_owned);
-    let rows: Vec<[String; 6]> = clients
+    let header = ["CLIENT ID", "TYPE", "PKCE", "ACTIVE", "NAME", "SCOPES", "REDIRECT URIS"].map(str::to_owned);
+    let rows: Vec<[String; 7]> = clients
         .iter()
         .map(|c| {
             [
                 c.client_id.to_string(),
                 client_type(c).to_owned(),
                 pkce_rule(c).to_owned(),
+                if c.is_active { "yes" } else { "no" }.to_owned(),
                 c.name.clone(),
                 granted_scope_names(c),
                 c.redirect_uris.join(" "),
             ]
         })
         .collect();
-    let mut widths = [0usize; 6];
+    let mut widths = [0usize; 7];
     for row in std::iter::once(&header).chain(&rows) {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
@@ -200,45 +221,22 @@ async fn list_clients(settings: &Settings) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn client_name(raw: &str) -> anyhow::Result<String> {
-    let name = raw.trim();
-    anyhow::ensure!(!name.is_empty(), "--name must not be empty");
-    anyhow::ensure!(
-        name.chars().count() <= MAX_CLIENT_NAME_CHARS,
-        "--name must have at most {MAX_CLIENT_NAME_CHARS} characters"
-    );
-    anyhow::ensure!(!name.chars().any(char::is_control), "--name must not contain control characters");
-    Ok(name.to_owned())
+fn client_name(raw: &str) -> anyhow::Result<ClientName> {
+    ClientName::parse(raw).map_err(|e| anyhow::anyhow!("--name {e}"))
 }
 
-/// Validates each URI for registration, keeping the first of duplicates.
-fn redirect_uris(raw: &[String], allow_insecure_http: bool) -> anyhow::Result<Vec<String>> {
-    let mut uris: Vec<String> = Vec::with_capacity(raw.len());
-    for uri in raw {
-        let uri = validate_redirect_uri(uri, allow_insecure_http).with_context(|| format!("--redirect-uri {uri:?}"))?;
-        if !uris.contains(&uri) {
-            uris.push(uri);
-        }
-    }
-    Ok(uris)
+fn redirect_uris(raw: &[String], allow_insecure_http: bool) -> anyhow::Result<RedirectUris> {
+    RedirectUris::parse(raw.iter().map(String::as_str), allow_insecure_http)
+        .map_err(|e| anyhow::anyhow!("--redirect-uri {e}"))
 }
 
-/// Parses scope names strictly (an unknown name is an error naming it) and
-/// keeps the optional ones: the required scopes are always granted anyway.
-fn optional_scopes(raw: &str) -> anyhow::Result<ScopeSet> {
-    let scopes = ScopeSet::parse_strict(&raw.replace(',', " ")).context("--scopes")?;
-    Ok(scopes.iter().filter(|s| !s.is_required()).collect())
+/// A use case's refusal as the CLI reports it.
+fn service_error(e: ServiceError) -> anyhow::Error {
+    anyhow::anyhow!(e)
 }
 
-/// 32 bytes from the thread-local CSPRNG, base64url: 256 bits.
-fn generate_client_secret() -> String {
-    let mut bytes = [0u8; 32];
-    rand::thread_rng().fill_bytes(&mut bytes);
-    random_token_text(&bytes)
-}
-
-fn print_secret_once(secret: &str) {
-    println!("client_secret: {secret}");
+fn print_secret_once(secret: &SecretString) {
+    println!("client_secret: {}", secret.expose_secret());
     println!("Store this secret now: it is shown only once and only its hash is kept.");
 }
 

@@ -338,3 +338,35 @@ async fn list_shows_a_table_of_clients_without_secrets() {
     assert!(!listed.contains(&secret));
     assert!(!listed.contains("pbkdf2"));
 }
+
+#[tokio::test]
+async fn set_active_deactivates_and_reactivates_and_every_change_is_audited_as_the_cli() {
+    let db = TestDatabase::new().await;
+    ok(
+        &db.url,
+        &["client", "create", "--client-id", "portal", "--name", "Portal", "--redirect-uri", "https://a.example/cb"],
+    );
+    let off = ok(&db.url, &["client", "set-active", "--client-id", "portal", "false"]);
+    assert!(off.contains("client portal is now inactive"), "{off}");
+    assert!(!stored(&db, "portal").await.expect("stored").is_active);
+    let listed = ok(&db.url, &["client", "list"]);
+    assert!(listed.lines().nth(1).is_some_and(|l| l.contains(" no ")), "{listed}");
+    let on = ok(&db.url, &["client", "set-active", "--client-id", "portal", "true"]);
+    assert!(on.contains("client portal is now active"), "{on}");
+    assert!(stored(&db, "portal").await.expect("stored").is_active);
+    let rotated = ok(&db.url, &["client", "update", "--client-id", "portal", "--rotate-secret", "--scopes", "cnes"]);
+    let secret = printed_secret(&rotated);
+    let err = fails(&db.url, &["client", "set-active", "--client-id", "nobody", "false"]);
+    assert!(err.contains("no client"), "{err}");
+
+    let rows: Vec<(String, String, String, String, serde_json::Value)> =
+        sqlx::query_as("SELECT actor_kind, actor, action, target, changes FROM audit_log ORDER BY id")
+            .fetch_all(&db.pool)
+            .await
+            .expect("trail");
+    let actions: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
+    assert_eq!(actions, ["client.create", "client.deactivate", "client.reactivate", "client.update"]);
+    assert!(rows.iter().all(|r| r.0 == "cli" && r.3 == "portal"), "{rows:?}");
+    let text = serde_json::to_string(&rows.iter().map(|r| &r.4).collect::<Vec<_>>()).expect("json");
+    assert!(text.contains("[definido]") && !text.contains(&secret), "{text}");
+}

@@ -48,27 +48,37 @@ pub(crate) async fn register_clients(app: &TestApp) -> i64 {
     let clients = PgOAuthClientRepository::new(app.db.pool.clone());
     let secret_hash = DjangoPbkdf2::derive(PORTAL_SECRET, "clientsalt", ITERATIONS).expect("hash").encode();
     clients
-        .create(OAuthClient {
-            client_id: ClientId::parse("portal").expect("id"),
-            name: "Portal do Servidor".into(),
-            secret_hash: Some(secret_hash),
-            redirect_uris: vec![PORTAL_URI.into()],
-            confidential: true,
-            require_pkce: false,
-            enabled_scopes: ScopeSet::parse_strict("cnes formacao_academica").expect("known"),
-        })
+        .create(
+            OAuthClient {
+                client_id: ClientId::parse("portal").expect("id"),
+                name: "Portal do Servidor".into(),
+                secret_hash: Some(secret_hash),
+                redirect_uris: vec![PORTAL_URI.into()],
+                confidential: true,
+                require_pkce: false,
+                enabled_scopes: ScopeSet::parse_strict("cnes formacao_academica").expect("known"),
+                is_active: true,
+                created_at: 0,
+            },
+            &credencial_adapters_postgres::testing::setup_audit(),
+        )
         .await
         .expect("portal");
     clients
-        .create(OAuthClient {
-            client_id: ClientId::parse("spa").expect("id"),
-            name: "Painel <SPA>".into(),
-            secret_hash: None,
-            redirect_uris: vec![SPA_URI.into()],
-            confidential: false,
-            require_pkce: true,
-            enabled_scopes: ScopeSet::parse_strict("cnes").expect("known"),
-        })
+        .create(
+            OAuthClient {
+                client_id: ClientId::parse("spa").expect("id"),
+                name: "Painel <SPA>".into(),
+                secret_hash: None,
+                redirect_uris: vec![SPA_URI.into()],
+                confidential: false,
+                require_pkce: true,
+                enabled_scopes: ScopeSet::parse_strict("cnes").expect("known"),
+                is_active: true,
+                created_at: 0,
+            },
+            &credencial_adapters_postgres::testing::setup_audit(),
+        )
         .await
         .expect("spa");
     app.add_user("ana", "ana-password", true).await

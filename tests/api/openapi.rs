@@ -23,8 +23,9 @@ use crate::profile::{self, ALL, ANA_CPF, BRUNO_CPF};
 
 /// HTML routes the description leaves out on purpose (without their slash).
 const HTML_ROUTES: [&str; 5] = ["/oauth/authorize", "/auth/login", "/auth/callback", "/auth/logout", "/auth/me"];
-/// Every route under this prefix is an HTML page (the account pages).
-const HTML_PREFIX: &str = "/conta";
+/// Every route under these prefixes is an HTML page (the account pages,
+/// the administration panel).
+const HTML_PREFIXES: [&str; 2] = ["/conta", "/admin"];
 /// The confidential client of these tests.
 const CLIENT: &str = "host";
 const CLIENT_SECRET: &str = "host-secret-0123456789";
@@ -227,15 +228,20 @@ fn access_token(user_id: i64) -> String {
 async fn register_confidential_client(app: &TestApp) {
     let secret_hash = DjangoPbkdf2::derive(CLIENT_SECRET, "clientsalt", ITERATIONS).expect("hash").encode();
     PgOAuthClientRepository::new(app.db.pool.clone())
-        .create(OAuthClient {
-            client_id: ClientId::parse(CLIENT).expect("id"),
-            name: "Host".into(),
-            secret_hash: Some(secret_hash),
-            redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
-            confidential: true,
-            require_pkce: false,
-            enabled_scopes: ScopeSet::parse_strict(ALL).expect("known scopes"),
-        })
+        .create(
+            OAuthClient {
+                client_id: ClientId::parse(CLIENT).expect("id"),
+                name: "Host".into(),
+                secret_hash: Some(secret_hash),
+                redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+                confidential: true,
+                require_pkce: false,
+                enabled_scopes: ScopeSet::parse_strict(ALL).expect("known scopes"),
+                is_active: true,
+                created_at: 0,
+            },
+            &credencial_adapters_postgres::testing::setup_audit(),
+        )
         .await
         .expect("client");
 }
@@ -289,7 +295,8 @@ async fn the_served_description_is_docs_openapi_yaml() {
 }
 
 fn is_html_route(path: &str) -> bool {
-    HTML_ROUTES.contains(&path) || path == HTML_PREFIX || path.starts_with(&format!("{HTML_PREFIX}/"))
+    HTML_ROUTES.contains(&path)
+        || HTML_PREFIXES.iter().any(|prefix| path == *prefix || path.starts_with(&format!("{prefix}/")))
 }
 
 #[tokio::test]

@@ -40,15 +40,20 @@ pub(crate) async fn app() -> TestApp {
 
 pub(crate) async fn register_client(app: &TestApp, id: &str, enabled: &str) {
     PgOAuthClientRepository::new(app.db.pool.clone())
-        .create(OAuthClient {
-            client_id: ClientId::parse(id).expect("id"),
-            name: id.into(),
-            secret_hash: None,
-            redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
-            confidential: false,
-            require_pkce: true,
-            enabled_scopes: ScopeSet::parse_strict(enabled).expect("known scopes"),
-        })
+        .create(
+            OAuthClient {
+                client_id: ClientId::parse(id).expect("id"),
+                name: id.into(),
+                secret_hash: None,
+                redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+                confidential: false,
+                require_pkce: true,
+                enabled_scopes: ScopeSet::parse_strict(enabled).expect("known scopes"),
+                is_active: true,
+                created_at: 0,
+            },
+            &credencial_adapters_postgres::testing::setup_audit(),
+        )
         .await
         .expect("client");
 }

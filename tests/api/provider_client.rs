@@ -27,15 +27,20 @@ async fn provider_app() -> TestApp {
     let app = spawn_app_with(|_| {}).await;
     let secret_hash = DjangoPbkdf2::derive(CLIENT_SECRET, "clientsalt", ITERATIONS).expect("hash").encode();
     PgOAuthClientRepository::new(app.db.pool.clone())
-        .create(OAuthClient {
-            client_id: ClientId::parse(CLIENT_ID).expect("id"),
-            name: "Sistema de RH".into(),
-            secret_hash: Some(secret_hash),
-            redirect_uris: vec![REDIRECT_URI.into()],
-            confidential: true,
-            require_pkce: true,
-            enabled_scopes: ScopeSet::parse_strict("formacao_academica experiencia_profissional").expect("known"),
-        })
+        .create(
+            OAuthClient {
+                client_id: ClientId::parse(CLIENT_ID).expect("id"),
+                name: "Sistema de RH".into(),
+                secret_hash: Some(secret_hash),
+                redirect_uris: vec![REDIRECT_URI.into()],
+                confidential: true,
+                require_pkce: true,
+                enabled_scopes: ScopeSet::parse_strict("formacao_academica experiencia_profissional").expect("known"),
+                is_active: true,
+                created_at: 0,
+            },
+            &credencial_adapters_postgres::testing::setup_audit(),
+        )
         .await
         .expect("client registered");
     app.add_user("ana", "ana-password", true).await;

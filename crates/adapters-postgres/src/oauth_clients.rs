@@ -1,6 +1,8 @@
-//! [`OAuthClientRepository`] on the `oauth_clients` table.
+//! [`OAuthClientRepository`] on the `oauth_clients` table. Each write runs
+//! in a transaction with its audit entry ([`crate::audit::append_on`]).
 
 use async_trait::async_trait;
+use credencial_domain::admin::NewAuditEntry;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::ScopeSet;
 use credencial_ports::{OAuthClient, OAuthClientRepository, OAuthClientUpdate, RepositoryError};
@@ -21,7 +23,8 @@ impl PgOAuthClientRepository {
     }
 }
 
-const COLUMNS: &str = "client_id, name, secret_hash, confidential, redirect_uris, require_pkce, enabled_scopes";
+const COLUMNS: &str = "client_id, name, secret_hash, confidential, redirect_uris, require_pkce, enabled_scopes, \
+     is_active, floor(extract(epoch FROM created_at))::BIGINT AS created_at";
 
 #[derive(sqlx::FromRow)]
 struct ClientRow {
@@ -32,6 +35,8 @@ struct ClientRow {
     redirect_uris: Vec<String>,
     require_pkce: bool,
     enabled_scopes: Vec<String>,
+    is_active: bool,
+    created_at: i64,
 }
 
 impl TryFrom<ClientRow> for OAuthClient {
@@ -54,6 +59,8 @@ impl TryFrom<ClientRow> for OAuthClient {
             confidential: row.confidential,
             require_pkce: row.require_pkce,
             enabled_scopes,
+            is_active: row.is_active,
+            created_at: row.created_at,
         })
     }
 }
@@ -64,11 +71,12 @@ fn scope_names(scopes: ScopeSet) -> Vec<String> {
 
 #[async_trait]
 impl OAuthClientRepository for PgOAuthClientRepository {
-    async fn create(&self, client: OAuthClient) -> Result<(), RepositoryError> {
+    async fn create(&self, client: OAuthClient, audit: &NewAuditEntry) -> Result<(), RepositoryError> {
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         sqlx::query(
             "INSERT INTO oauth_clients (client_id, name, secret_hash, confidential, \
-             redirect_uris, require_pkce, enabled_scopes) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+             redirect_uris, require_pkce, enabled_scopes, is_active) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(client.client_id.as_str())
         .bind(&client.name)
@@ -77,9 +85,12 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         .bind(&client.redirect_uris)
         .bind(client.require_pkce)
         .bind(scope_names(client.enabled_scopes))
-        .execute(&self.pool)
+        .bind(client.is_active)
+        .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
+        crate::audit::append_on(&mut tx, audit).await?;
+        tx.commit().await.map_err(to_repository_error)?;
         Ok(())
     }
 
@@ -87,7 +98,9 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         &self,
         client_id: &ClientId,
         changes: OAuthClientUpdate,
+        audit: &NewAuditEntry,
     ) -> Result<Option<OAuthClient>, RepositoryError> {
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         let row = sqlx::query_as::<_, ClientRow>(&format!(
             "UPDATE oauth_clients SET \
                  name = COALESCE($2, name), \
@@ -95,6 +108,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
                  enabled_scopes = COALESCE($4, enabled_scopes), \
                  require_pkce = COALESCE($5, require_pkce), \
                  secret_hash = COALESCE($6, secret_hash), \
+                 is_active = COALESCE($7, is_active), \
                  updated_at = now() \
              WHERE client_id = $1 \
              RETURNING {COLUMNS}"
@@ -105,10 +119,18 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         .bind(changes.enabled_scopes.map(scope_names))
         .bind(changes.require_pkce)
         .bind(changes.secret_hash)
-        .fetch_optional(&self.pool)
+        .bind(changes.is_active)
+        .fetch_optional(&mut *tx)
         .await
         .map_err(to_repository_error)?;
-        row.map(OAuthClient::try_from).transpose()
+        let Some(row) = row else {
+            // No such client: nothing changed, nothing to record.
+            return Ok(None);
+        };
+        let client = OAuthClient::try_from(row)?;
+        crate::audit::append_on(&mut tx, audit).await?;
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(Some(client))
     }
 
     async fn find(&self, client_id: &ClientId) -> Result<Option<OAuthClient>, RepositoryError> {

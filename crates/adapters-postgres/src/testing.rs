@@ -132,6 +132,13 @@ impl Drop for TestDatabase {
     }
 }
 
+/// The audit entry tests pass with a write they set up (an operator
+/// `test` at the CLI).
+pub fn setup_audit() -> credencial_domain::admin::NewAuditEntry {
+    use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
+    NewAuditEntry::new(Actor::Cli { os_user: "test".into() }, AuditAction::ClientCreate, AuditTarget::None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::with_database;

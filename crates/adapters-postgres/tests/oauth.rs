@@ -5,8 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use credencial_adapters_postgres::testing::TestDatabase;
+use credencial_adapters_postgres::testing::{setup_audit, TestDatabase};
 use credencial_adapters_postgres::{PgAuthorizationCodeStore, PgOAuthClientRepository, PgUserRepository};
+use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
 use credencial_domain::oauth::{ClientId, CodeChallenge, CodeGrant, CodeHash};
 use credencial_domain::{ScopeSet, UserData, UserId, Username};
 use credencial_ports::{
@@ -36,7 +37,15 @@ fn confidential(id: &str) -> OAuthClient {
         confidential: true,
         require_pkce: false,
         enabled_scopes: scopes("receita_federal cnes"),
+        is_active: true,
+        created_at: 0,
     }
+}
+
+/// `client` with the registration time the fixtures carry (0), for
+/// comparing with them.
+fn untimed(client: OAuthClient) -> OAuthClient {
+    OAuthClient { created_at: 0, ..client }
 }
 
 fn public(id: &str) -> OAuthClient {
@@ -48,6 +57,8 @@ fn public(id: &str) -> OAuthClient {
         confidential: false,
         require_pkce: true,
         enabled_scopes: ScopeSet::empty(),
+        is_active: true,
+        created_at: 0,
     }
 }
 
@@ -97,8 +108,8 @@ async fn setup() -> Setup {
         .await
         .expect("create ana");
     let clients = PgOAuthClientRepository::new(db.pool.clone());
-    clients.create(confidential("portal")).await.expect("create portal");
-    clients.create(public("spa")).await.expect("create spa");
+    clients.create(confidential("portal"), &setup_audit()).await.expect("create portal");
+    clients.create(public("spa"), &setup_audit()).await.expect("create spa");
     let codes = PgAuthorizationCodeStore::new(db.pool.clone());
     Setup { db, clients, codes, ana }
 }
@@ -109,14 +120,16 @@ async fn setup() -> Setup {
 async fn created_clients_are_found_and_listed_as_stored() {
     let s = setup().await;
     let portal = s.clients.find(&client_id("portal")).await.expect("query").expect("portal exists");
+    let portal = untimed(portal);
     assert_eq!(portal, confidential("portal"));
     let spa = s.clients.find(&client_id("spa")).await.expect("query").expect("spa exists");
+    let spa = untimed(spa);
     assert_eq!(spa, public("spa"));
     assert!(s.clients.find(&client_id("nobody")).await.expect("query").is_none());
     assert!(s.clients.find(&client_id("PORTAL")).await.expect("query").is_none(), "ids match exactly");
 
-    s.clients.create(confidential("Zeta")).await.expect("create Zeta");
-    s.clients.create(confidential("a-first")).await.expect("create a-first");
+    s.clients.create(confidential("Zeta"), &setup_audit()).await.expect("create Zeta");
+    s.clients.create(confidential("a-first"), &setup_audit()).await.expect("create a-first");
     let ids: Vec<String> = s.clients.list().await.expect("list").into_iter().map(|c| c.client_id.to_string()).collect();
     assert_eq!(ids, ["Zeta", "a-first", "portal", "spa"], "ordered by id, bytewise");
 }
@@ -126,9 +139,10 @@ async fn a_duplicate_client_id_is_a_conflict_and_leaves_the_first_untouched() {
     let s = setup().await;
     let mut again = public("portal");
     again.name = "Impostor".to_owned();
-    let err = s.clients.create(again).await.expect_err("duplicate id");
+    let err = s.clients.create(again, &setup_audit()).await.expect_err("duplicate id");
     assert!(matches!(err, RepositoryError::Conflict(_)), "{err:?}");
     let portal = s.clients.find(&client_id("portal")).await.expect("query").expect("exists");
+    let portal = untimed(portal);
     assert_eq!(portal, confidential("portal"));
 }
 
@@ -143,7 +157,7 @@ async fn the_schema_refuses_inconsistent_clients() {
     no_redirect.redirect_uris.clear();
     for bad in [public_with_secret, confidential_without, no_redirect] {
         let id = bad.client_id.clone();
-        let err = s.clients.create(bad).await.expect_err("refused");
+        let err = s.clients.create(bad, &setup_audit()).await.expect_err("refused");
         assert!(matches!(err, RepositoryError::Unexpected(_)), "{id}: {err:?}");
         assert!(s.clients.find(&id).await.expect("query").is_none(), "{id}");
     }
@@ -162,16 +176,18 @@ async fn updates_change_only_the_given_fields_and_round_trip() {
                 require_pkce: Some(true),
                 ..OAuthClientUpdate::default()
             },
+            &setup_audit(),
         )
         .await
         .expect("update")
         .expect("portal exists");
+    let updated = untimed(updated);
     let mut want = confidential("portal");
     want.redirect_uris = vec!["https://new.example.gov.br/cb".to_owned()];
     want.enabled_scopes = scopes("formacao_academica cursos_cdp");
     want.require_pkce = true;
     assert_eq!(updated, want);
-    assert_eq!(s.clients.find(&client_id("portal")).await.expect("query").as_ref(), Some(&want));
+    assert_eq!(s.clients.find(&client_id("portal")).await.expect("query").map(untimed).as_ref(), Some(&want));
 
     let rotated = s
         .clients
@@ -183,17 +199,24 @@ async fn updates_change_only_the_given_fields_and_round_trip() {
                 enabled_scopes: Some(ScopeSet::empty()),
                 ..OAuthClientUpdate::default()
             },
+            &setup_audit(),
         )
         .await
         .expect("update")
         .expect("portal exists");
+    let rotated = untimed(rotated);
     want.name = "Portal renomeado".to_owned();
     want.secret_hash = Some("pbkdf2_sha256$1$new$hash=".to_owned());
     want.enabled_scopes = ScopeSet::empty();
     assert_eq!(rotated, want);
 
-    let unchanged =
-        s.clients.update(&client_id("spa"), OAuthClientUpdate::default()).await.expect("update").expect("spa exists");
+    let unchanged = s
+        .clients
+        .update(&client_id("spa"), OAuthClientUpdate::default(), &setup_audit())
+        .await
+        .expect("update")
+        .expect("spa exists");
+    let unchanged = untimed(unchanged);
     assert_eq!(unchanged, public("spa"), "an empty update changes nothing");
 }
 
@@ -202,7 +225,11 @@ async fn updating_an_unknown_client_is_none_and_bad_updates_are_refused() {
     let s = setup().await;
     let none = s
         .clients
-        .update(&client_id("nobody"), OAuthClientUpdate { require_pkce: Some(true), ..OAuthClientUpdate::default() })
+        .update(
+            &client_id("nobody"),
+            OAuthClientUpdate { require_pkce: Some(true), ..OAuthClientUpdate::default() },
+            &setup_audit(),
+        )
         .await
         .expect("update");
     assert!(none.is_none());
@@ -210,10 +237,10 @@ async fn updating_an_unknown_client_is_none_and_bad_updates_are_refused() {
     let secret_for_public = OAuthClientUpdate { secret_hash: Some(HASH.to_owned()), ..OAuthClientUpdate::default() };
     let no_redirects = OAuthClientUpdate { redirect_uris: Some(Vec::new()), ..OAuthClientUpdate::default() };
     for (id, bad) in [("spa", secret_for_public), ("portal", no_redirects)] {
-        let err = s.clients.update(&client_id(id), bad).await.expect_err("refused");
+        let err = s.clients.update(&client_id(id), bad, &setup_audit()).await.expect_err("refused");
         assert!(matches!(err, RepositoryError::Unexpected(_)), "{err:?}");
     }
-    assert_eq!(s.clients.find(&client_id("spa")).await.expect("query").expect("spa"), public("spa"));
+    assert_eq!(s.clients.find(&client_id("spa")).await.expect("query").map(untimed), Some(public("spa")));
 }
 
 #[test]
@@ -364,4 +391,85 @@ async fn of_sixteen_concurrent_redemptions_on_two_instances_exactly_one_wins() {
         .expect("count");
     assert_eq!(used, 1);
     other_pool.close().await;
+}
+
+// ------------------------------------------------- writes and their audit
+
+/// An entry the trail refuses (an actor name over 200 characters).
+fn refused_entry() -> NewAuditEntry {
+    NewAuditEntry::new(Actor::Cli { os_user: "x".repeat(201) }, AuditAction::ClientUpdate, AuditTarget::None)
+}
+
+async fn audit_rows(s: &Setup) -> Vec<(String, String, String, serde_json::Value)> {
+    sqlx::query_as("SELECT actor, action, target, changes FROM audit_log ORDER BY id")
+        .fetch_all(&s.db.pool)
+        .await
+        .expect("trail")
+}
+
+#[tokio::test]
+async fn a_write_and_its_audit_entry_are_stored_together() {
+    let s = setup().await;
+    let before = audit_rows(&s).await.len();
+    let entry = NewAuditEntry::new(
+        Actor::Cli { os_user: "root".into() },
+        AuditAction::ClientDeactivate,
+        AuditTarget::Client(client_id("portal")),
+    )
+    .with("is_active", "false");
+    let off = OAuthClientUpdate { is_active: Some(false), ..OAuthClientUpdate::default() };
+    let updated = s.clients.update(&client_id("portal"), off, &entry).await.expect("update").expect("portal");
+    assert!(!updated.is_active);
+    assert!(updated.created_at > 0, "the registration time is read");
+    let rows = audit_rows(&s).await;
+    assert_eq!(rows.len(), before + 1);
+    let last = rows.last().expect("entry");
+    assert_eq!((last.0.as_str(), last.1.as_str(), last.2.as_str()), ("root", "client.deactivate", "portal"));
+    assert_eq!(last.3, serde_json::json!([["is_active", "false"]]));
+
+    // No such client: nothing changed, nothing recorded.
+    let none = s
+        .clients
+        .update(
+            &client_id("nobody"),
+            OAuthClientUpdate { is_active: Some(true), ..OAuthClientUpdate::default() },
+            &entry,
+        )
+        .await
+        .expect("update");
+    assert!(none.is_none());
+    assert_eq!(audit_rows(&s).await.len(), before + 1);
+}
+
+#[tokio::test]
+async fn a_refused_audit_entry_leaves_the_client_unchanged() {
+    let s = setup().await;
+    let before = audit_rows(&s).await.len();
+    let changes = OAuthClientUpdate {
+        name: Some("Renomeado".into()),
+        is_active: Some(false),
+        enabled_scopes: Some(ScopeSet::empty()),
+        ..OAuthClientUpdate::default()
+    };
+    let e = s.clients.update(&client_id("portal"), changes, &refused_entry()).await.expect_err("refused");
+    assert!(matches!(e, RepositoryError::Unexpected(_)), "{e:?}");
+    let portal = s.clients.find(&client_id("portal")).await.expect("query").map(untimed);
+    assert_eq!(portal, Some(confidential("portal")), "nothing changed");
+
+    let e = s.clients.create(confidential("novo"), &refused_entry()).await.expect_err("refused");
+    assert!(matches!(e, RepositoryError::Unexpected(_)), "{e:?}");
+    assert!(s.clients.find(&client_id("novo")).await.expect("query").is_none(), "nothing stored");
+    assert_eq!(audit_rows(&s).await.len(), before, "nor recorded");
+}
+
+#[tokio::test]
+async fn a_deactivated_client_is_still_found_and_listed_with_its_flag() {
+    let s = setup().await;
+    let mut off = public("off");
+    off.is_active = false;
+    s.clients.create(off, &setup_audit()).await.expect("create");
+    let found = s.clients.find(&client_id("off")).await.expect("query").expect("found");
+    assert!(!found.is_active);
+    let listed = s.clients.list().await.expect("list");
+    assert!(listed.iter().any(|c| c.client_id.as_str() == "off" && !c.is_active));
 }

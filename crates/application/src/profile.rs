@@ -74,7 +74,8 @@ impl ProfileService {
     /// and `request_id`; the grant check and the log row ride on the one
     /// statement that reads the own profile. Errors: `InvalidToken` for a
     /// token without OAuth2 claims (an audience that names its client, and
-    /// scopes), whose client is no longer registered (`Invalid`) or whose
+    /// scopes), whose client is no longer registered or is deactivated
+    /// (`Invalid`) or whose
     /// grant was revoked (`Revoked`); `UnknownUser` when the user no longer
     /// exists or is inactive; `Storage` when the database is unavailable or
     /// the log row cannot be written (then nothing is answered).
@@ -88,7 +89,10 @@ impl ProfileService {
             return Err(TokenError::WrongType.into());
         };
         let client_id = ClientId::parse(client_id).map_err(|_| TokenError::Invalid)?;
-        let client = self.clients.find(&client_id).await?.ok_or(TokenError::Invalid)?;
+        // A deactivated client's tokens are refused at once, as those of a
+        // client that is no longer registered (the active flag comes with
+        // the client's record: no extra round trip).
+        let client = self.clients.find(&client_id).await?.filter(|c| c.is_active).ok_or(TokenError::Invalid)?;
         let mut scopes = ScopeSet::parse_lenient(scope).intersection(client.enabled_scopes);
         if let Some(narrow) = narrow {
             scopes = scopes.intersection(ScopeSet::parse_lenient(narrow));

@@ -58,6 +58,8 @@ fn clients() -> HashMap<String, OAuthClient> {
         confidential: true,
         require_pkce: false,
         enabled_scopes: ScopeSet::parse_strict("cnes receita_federal").expect("known"),
+        is_active: true,
+        created_at: 0,
     };
     let spa = OAuthClient {
         client_id: ClientId::parse("spa").expect("id"),
@@ -67,6 +69,8 @@ fn clients() -> HashMap<String, OAuthClient> {
         confidential: false,
         require_pkce: true,
         enabled_scopes: ScopeSet::parse_strict("cnes").expect("known"),
+        is_active: true,
+        created_at: 0,
     };
     HashMap::from([("portal".to_owned(), portal), ("spa".to_owned(), spa)])
 }

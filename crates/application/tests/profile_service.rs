@@ -228,6 +228,8 @@ fn client_enabling(scopes: &'static str) -> MockOAuthClientRepository {
             confidential: false,
             require_pkce: true,
             enabled_scopes: ScopeSet::parse_strict(scopes).expect("known"),
+            is_active: true,
+            created_at: 0,
         }))
     });
     clients

@@ -1,6 +1,7 @@
 //! The OAuth2 provider's storage: registered clients and authorization codes.
 
 use async_trait::async_trait;
+use credencial_domain::admin::NewAuditEntry;
 use credencial_domain::oauth::{ClientId, ClientPolicy, CodeGrant, CodeHash};
 use credencial_domain::ScopeSet;
 
@@ -26,6 +27,13 @@ pub struct OAuthClient {
     /// Optional scopes enabled for the client; the required ones are always
     /// granted whatever this holds.
     pub enabled_scopes: ScopeSet,
+    /// Whether the client may use the provider: a deactivated one can
+    /// neither start an authorization, nor redeem a code, nor refresh, and
+    /// its access tokens are refused at the profile read.
+    pub is_active: bool,
+    /// When it was registered (Unix seconds; ignored by
+    /// [`OAuthClientRepository::create`], which stores the current time).
+    pub created_at: i64,
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -38,6 +46,8 @@ impl std::fmt::Debug for OAuthClient {
             .field("confidential", &self.confidential)
             .field("require_pkce", &self.require_pkce)
             .field("enabled_scopes", &self.enabled_scopes)
+            .field("is_active", &self.is_active)
+            .field("created_at", &self.created_at)
             .finish()
     }
 }
@@ -69,6 +79,8 @@ pub struct OAuthClientUpdate {
     pub require_pkce: Option<bool>,
     /// Hash of a new secret (confidential clients only).
     pub secret_hash: Option<String>,
+    /// Deactivate (`false`) or reactivate (`true`).
+    pub is_active: Option<bool>,
 }
 
 impl std::fmt::Debug for OAuthClientUpdate {
@@ -79,35 +91,44 @@ impl std::fmt::Debug for OAuthClientUpdate {
             .field("enabled_scopes", &self.enabled_scopes)
             .field("require_pkce", &self.require_pkce)
             .field("secret_hash", &self.secret_hash.as_ref().map(|_| "[redacted]"))
+            .field("is_active", &self.is_active)
             .finish()
     }
 }
 
-/// The registry of OAuth2 clients (managed with `credencial client …`).
+/// The registry of OAuth2 clients (managed in the panel's
+/// `/admin/aplicativos/` and with `credencial client …`, both through
+/// `ClientAdminService`). Every write appends its audit entry in the same
+/// transaction: the change and its entry are stored together or not at all.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait OAuthClientRepository: Send + Sync + 'static {
-    /// Registers `client`. Errors: `Conflict` when the client id is taken;
+    /// Registers `client` (active or not, as it says) and appends `audit`,
+    /// in one transaction. Errors: `Conflict` when the client id is taken;
     /// `Unexpected` otherwise, including a record the schema refuses (a
     /// public client with a secret hash, a confidential one without, no
-    /// redirect URI).
-    async fn create(&self, client: OAuthClient) -> Result<(), RepositoryError>;
+    /// redirect URI) and an entry the trail refuses (nothing is stored).
+    async fn create(&self, client: OAuthClient, audit: &NewAuditEntry) -> Result<(), RepositoryError>;
 
-    /// Applies `changes` to the client in one statement and returns the
-    /// updated record; `Ok(None)` when no client has this id. Errors:
-    /// `Unexpected` (also for a change the schema refuses, e.g. a secret
-    /// hash for a public client or an empty redirect list).
+    /// Applies `changes` to the client and appends `audit`, in one
+    /// transaction, and returns the updated record; `Ok(None)` (and nothing
+    /// appended) when no client has this id. Errors: `Unexpected` (also
+    /// for a change the schema refuses, e.g. a secret hash for a public
+    /// client or an empty redirect list, and for an entry the trail
+    /// refuses: then nothing changed).
     async fn update(
         &self,
         client_id: &ClientId,
         changes: OAuthClientUpdate,
+        audit: &NewAuditEntry,
     ) -> Result<Option<OAuthClient>, RepositoryError>;
 
-    /// The client with exactly this id; `Ok(None)` when there is none.
-    /// Errors: `Unexpected`.
+    /// The client with exactly this id, active or not; `Ok(None)` when
+    /// there is none. Errors: `Unexpected`.
     async fn find(&self, client_id: &ClientId) -> Result<Option<OAuthClient>, RepositoryError>;
 
-    /// Every client, ordered by client id. Errors: `Unexpected`.
+    /// Every client, active or not, ordered by client id. Errors:
+    /// `Unexpected`.
     async fn list(&self) -> Result<Vec<OAuthClient>, RepositoryError>;
 }
 

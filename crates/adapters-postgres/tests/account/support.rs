@@ -18,15 +18,20 @@ pub fn client_id(raw: &str) -> ClientId {
 
 pub async fn client(db: &TestDatabase, id: &str, name: &str) -> ClientId {
     PgOAuthClientRepository::new(db.pool.clone())
-        .create(OAuthClient {
-            client_id: client_id(id),
-            name: name.to_owned(),
-            secret_hash: None,
-            redirect_uris: vec!["https://app.example.gov.br/cb".to_owned()],
-            confidential: false,
-            require_pkce: true,
-            enabled_scopes: ScopeSet::all(),
-        })
+        .create(
+            OAuthClient {
+                client_id: client_id(id),
+                name: name.to_owned(),
+                secret_hash: None,
+                redirect_uris: vec!["https://app.example.gov.br/cb".to_owned()],
+                confidential: false,
+                require_pkce: true,
+                enabled_scopes: ScopeSet::all(),
+                is_active: true,
+                created_at: 0,
+            },
+            &credencial_adapters_postgres::testing::setup_audit(),
+        )
         .await
         .expect("client");
     client_id(id)

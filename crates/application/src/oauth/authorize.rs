@@ -182,7 +182,9 @@ impl OAuthService {
 
     async fn check(&self, params: &AuthorizationParams) -> Result<Checked, ServiceError> {
         let client = match params.client_id.as_deref().map(ClientId::parse) {
-            Some(Ok(id)) => self.clients.find(&id).await?,
+            // A deactivated client is refused as an unknown one: the error
+            // page, never a redirect.
+            Some(Ok(id)) => self.clients.find(&id).await?.filter(|c| c.is_active),
             _ => None,
         };
         match validate_authorization_request(params, client.as_ref().map(OAuthClient::policy)) {

@@ -321,7 +321,9 @@ impl OAuthService {
             request.client_secret.as_deref(),
         )?;
         let found = match ClientId::parse(&presented.client_id) {
-            Ok(id) => self.clients.find(&id).await?,
+            // A deactivated client is `invalid_client`, as an unknown one
+            // (so it can neither redeem a code nor refresh).
+            Ok(id) => self.clients.find(&id).await?.filter(|c| c.is_active),
             Err(_) => None,
         };
         let Some(secret) = presented.secret else {

@@ -3,7 +3,9 @@
 //! entries, and the pages of administrative lists.
 
 pub mod audit;
+pub mod client;
 pub mod page;
 
 pub use audit::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry};
+pub use client::{ClientName, ClientNameError, RedirectUris, RedirectUrisError};
 pub use page::Page;

@@ -1,0 +1,181 @@
+//! The templates of the applications pages (`templates/admin/application*.html`).
+
+use askama::Template;
+use credencial_domain::{Scope, ScopeSet};
+use credencial_ports::OAuthClient;
+
+use crate::admin::pages::Frame;
+use crate::html::{self, Site};
+
+/// A client as the pages show it.
+#[derive(Debug)]
+pub struct ClientView {
+    /// The client id.
+    pub client_id: String,
+    /// The name shown on the consent page.
+    pub name: String,
+    /// `Confidencial` or `Pública`.
+    pub kind: &'static str,
+    /// Whether it has a secret.
+    pub confidential: bool,
+    /// Whether PKCE is required (always for a public client).
+    pub pkce_required: bool,
+    /// Whether a confidential client was registered to require PKCE.
+    pub require_pkce: bool,
+    /// The scopes a grant can carry (the enabled ones and the required ones).
+    pub scopes: String,
+    /// Whether it may use the provider.
+    pub active: bool,
+    /// When it was registered, in Brasília time.
+    pub created: String,
+    /// The redirect URIs, one a line.
+    pub redirect_uris: String,
+}
+
+impl ClientView {
+    /// The view of `client`.
+    pub fn of(client: &OAuthClient) -> Self {
+        Self {
+            client_id: client.client_id.to_string(),
+            name: client.name.clone(),
+            kind: if client.confidential { "Confidencial" } else { "Pública" },
+            confidential: client.confidential,
+            pkce_required: client.policy().pkce_required(),
+            require_pkce: client.require_pkce,
+            scopes: client.enabled_scopes.union(ScopeSet::required()).to_scope_string(),
+            active: client.is_active,
+            created: html::brasilia_time(client.created_at),
+            redirect_uris: client.redirect_uris.join("\n"),
+        }
+    }
+}
+
+/// One scope's checkbox.
+#[derive(Debug)]
+pub struct ScopeBox {
+    /// The scope's name (the field is `escopo_<name>`).
+    pub name: &'static str,
+    /// What it gives, in Portuguese.
+    pub description: &'static str,
+    /// Whether it is checked.
+    pub checked: bool,
+    /// Whether it is required (always granted: checked and disabled).
+    pub required: bool,
+}
+
+/// The eight scopes' checkboxes, `enabled` checked (the required ones always).
+pub fn scope_boxes(enabled: ScopeSet) -> Vec<ScopeBox> {
+    Scope::ALL
+        .into_iter()
+        .map(|scope| ScopeBox {
+            name: scope.name(),
+            description: scope.description(),
+            checked: scope.is_required() || enabled.contains(scope),
+            required: scope.is_required(),
+        })
+        .collect()
+}
+
+/// The list (`templates/admin/applications.html`).
+#[derive(Debug, Template)]
+#[template(path = "admin/applications.html")]
+pub struct ListPage<'a> {
+    /// Who the page speaks for.
+    pub site: &'static Site,
+    /// The page title.
+    pub title: &'a str,
+    /// The panel frame.
+    pub frame: Frame,
+    /// Every application.
+    pub clients: Vec<ClientView>,
+}
+
+/// What was typed in the new-application form, and its errors.
+#[derive(Debug, Default)]
+pub struct NewForm {
+    /// The client id.
+    pub client_id: String,
+    /// The name.
+    pub name: String,
+    /// The redirect URIs, one a line.
+    pub redirect_uris: String,
+    /// Whether it is public.
+    pub public: bool,
+    /// Whether a confidential one requires PKCE.
+    pub require_pkce: bool,
+    /// The client id's error.
+    pub client_id_error: Option<String>,
+    /// The name's error.
+    pub name_error: Option<String>,
+    /// The redirect URIs' error.
+    pub uris_error: Option<String>,
+}
+
+/// The new-application form (`templates/admin/application_new.html`).
+#[derive(Debug, Template)]
+#[template(path = "admin/application_new.html")]
+pub struct NewPage<'a> {
+    /// Who the page speaks for.
+    pub site: &'static Site,
+    /// The page title.
+    pub title: &'a str,
+    /// The panel frame.
+    pub frame: Frame,
+    /// The session's form token.
+    pub csrf_token: &'a str,
+    /// What a refused form says above it.
+    pub message: Option<&'a str>,
+    /// What was typed, and the errors.
+    pub form: NewForm,
+    /// The scopes' checkboxes.
+    pub scopes: Vec<ScopeBox>,
+}
+
+/// The detail page with its forms (`templates/admin/application.html`).
+#[derive(Debug, Template)]
+#[template(path = "admin/application.html")]
+pub struct DetailPage<'a> {
+    /// Who the page speaks for.
+    pub site: &'static Site,
+    /// The page title.
+    pub title: &'a str,
+    /// The panel frame.
+    pub frame: Frame,
+    /// The session's form token.
+    pub csrf_token: &'a str,
+    /// What the last change did.
+    pub notice: Option<&'a str>,
+    /// What a refused form says above the page.
+    pub message: Option<&'a str>,
+    /// The application.
+    pub client: ClientView,
+    /// The name field's value (as typed after a refusal).
+    pub name: String,
+    /// The redirect URIs field's value (as typed after a refusal).
+    pub redirect_uris: String,
+    /// The name's error.
+    pub name_error: Option<String>,
+    /// The redirect URIs' error.
+    pub uris_error: Option<String>,
+    /// The scopes' checkboxes.
+    pub scopes: Vec<ScopeBox>,
+}
+
+/// A secret shown once, after a registration or a rotation
+/// (`templates/admin/application_secret.html`).
+#[derive(Debug, Template)]
+#[template(path = "admin/application_secret.html")]
+pub struct SecretPage<'a> {
+    /// Who the page speaks for.
+    pub site: &'static Site,
+    /// The page title.
+    pub title: &'a str,
+    /// The panel frame.
+    pub frame: Frame,
+    /// What happened.
+    pub heading: &'a str,
+    /// The application.
+    pub client: ClientView,
+    /// The secret.
+    pub secret: &'a str,
+}
