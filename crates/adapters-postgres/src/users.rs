@@ -30,16 +30,23 @@ struct CredentialsRow {
     username: String,
     password: String,
     is_active: bool,
+    must_change_password: bool,
 }
 
 impl From<CredentialsRow> for UserCredentials {
     fn from(r: CredentialsRow) -> Self {
-        Self { id: UserId(r.id), username: r.username, password_hash: r.password, is_active: r.is_active }
+        Self {
+            id: UserId(r.id),
+            username: r.username,
+            password_hash: r.password,
+            is_active: r.is_active,
+            must_change_password: r.must_change_password,
+        }
     }
 }
 
 /// The columns of a [`CredentialsRow`].
-const CREDENTIALS_COLUMNS: &str = "id, username, password, is_active";
+const CREDENTIALS_COLUMNS: &str = "id, username, password, is_active, must_change_password";
 
 #[derive(sqlx::FromRow)]
 struct SummaryRow {
@@ -175,7 +182,7 @@ impl UserRepository for PgUserRepository {
     }
 
     async fn set_password_hash(&self, id: UserId, password_hash: &str) -> Result<bool, RepositoryError> {
-        let done = sqlx::query("UPDATE users SET password = $2 WHERE id = $1")
+        let done = sqlx::query("UPDATE users SET password = $2, must_change_password = FALSE WHERE id = $1")
             .bind(id.0)
             .bind(password_hash)
             .execute(&self.pool)

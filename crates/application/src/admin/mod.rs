@@ -6,12 +6,16 @@
 //! Every change appends an audit entry made by [`audit_entry`], stored by
 //! the port in the same transaction as the change.
 
+pub mod accounts;
 pub mod staff;
 
 use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
 
 use crate::request_context;
 
+pub use accounts::{
+    AccountAdminPorts, AccountAdminService, AccountPage, AccountView, NewAccount, TemporaryPassword,
+};
 pub use staff::{AuditPage, StaffService, AUDIT_PAGE_SIZE};
 
 /// An audit entry of `actor` doing `action` to `target`, in the current
