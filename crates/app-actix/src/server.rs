@@ -6,7 +6,7 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
-    AccountEditService, AccountService, ClientLoginService, GrantService, OAuthService, OwnEntryService,
+    AccountAdminService, AccountEditService, AccountService, ClientLoginService, GrantService, OAuthService, OwnEntryService,
     ProfileService, SignupService, StaffService, TaxIdValidationService, TokenService,
 };
 use credencial_ports::ReadinessProbe;
@@ -94,6 +94,8 @@ pub struct Services {
     pub client_login: Option<Arc<ClientLoginService>>,
     /// Staff membership and the audit trail (`/admin/`).
     pub staff: Arc<StaffService>,
+    /// Account administration (`/admin/usuarios/`).
+    pub account_admin: Arc<AccountAdminService>,
     /// Whether the database answers (`/readyz`).
     pub readiness: Arc<dyn ReadinessProbe>,
 }
@@ -129,7 +131,11 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         entries: web::Data::from(services.own_entries),
         validation: web::Data::from(services.tax_id_validation),
     };
-    let admin_services = AdminServices { oauth: oauth.clone(), staff: web::Data::from(services.staff) };
+    let admin_services = AdminServices {
+        oauth: oauth.clone(),
+        staff: web::Data::from(services.staff),
+        accounts: web::Data::from(services.account_admin),
+    };
     let grants = web::Data::from(services.grants);
     let cookies = CookiePolicy { secure: settings.cookie_secure };
     let client_login = services.client_login;

@@ -31,10 +31,12 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use credencial_application::{
     AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, ServiceError, TokenRequest,
 };
+use credencial_domain::admin::LoginVia;
 use credencial_domain::oauth::{prompt_after_login, AuthorizationParams, OAuthError};
 use secrecy::SecretString;
 
 use crate::client_address::client_address;
+use crate::account::MUST_CHANGE_LOCATION;
 use crate::cookies::{self, CookiePolicy};
 use crate::error::ApiError;
 use crate::html;
@@ -101,6 +103,7 @@ pub async fn authorize_get(
         Err(e) => return bad_request(&e.message()),
     };
     let session = match session_of(&req, &oauth).await {
+        Ok(Some(session)) if session.must_change_password => return must_change_password(),
         Ok(session) => session,
         Err(e) => return html::failure_page(e),
     };
@@ -181,7 +184,21 @@ async fn log_in(
             status,
         );
     }
-    match oauth.log_in(username, SecretString::from(password.to_owned()), client_address(req)).await {
+    let password = SecretString::from(password.to_owned());
+    match oauth.log_in_via(LoginVia::OAuth, username, password, client_address(req)).await {
+        Ok(signed) if signed.session.must_change_password => {
+            // The password an administrator set is changed first; the
+            // application is started again afterwards.
+            let mut builder = html::response(StatusCode::SEE_OTHER);
+            builder
+                .insert_header((header::LOCATION, MUST_CHANGE_LOCATION))
+                .append_header((
+                    header::SET_COOKIE,
+                    cookies.set(req, SESSION_COOKIE, COOKIE_PATH, &signed.token, signed.max_age_secs),
+                ))
+                .append_header((header::SET_COOKIE, cookies.clear(req, LOGIN_COOKIE, COOKIE_PATH)));
+            builder.finish()
+        }
         Ok(signed) => {
             // Back to the GET, where the new session goes on; `prompt=login`
             // is satisfied now and must not show the form again.
@@ -223,6 +240,7 @@ async fn decide(
     approve: bool,
 ) -> HttpResponse {
     let session = match session_of(req, oauth).await {
+        Ok(Some(session)) if session.must_change_password => return must_change_password(),
         Ok(Some(session)) => session,
         Ok(None) => return session_expired(req, oauth, cookies, params).await,
         Err(e) => return html::failure_page(e),
@@ -236,6 +254,14 @@ async fn decide(
         Err(ServiceError::UnknownUser) => session_expired(req, oauth, cookies, params).await,
         other => step_response(other, StatusCode::SEE_OTHER),
     }
+}
+
+/// 303 to the password page: the account's password was set by an
+/// administrator and is changed before any consent.
+fn must_change_password() -> HttpResponse {
+    let mut builder = html::response(StatusCode::SEE_OTHER);
+    builder.insert_header((header::LOCATION, MUST_CHANGE_LOCATION));
+    builder.finish()
 }
 
 /// The login form again, with a message, after the session ended.

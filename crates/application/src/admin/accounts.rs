@@ -9,13 +9,15 @@
 
 use std::sync::Arc;
 
-use credencial_domain::admin::accounts::{temporary_password, RECENT_LOGINS};
+use credencial_domain::admin::accounts::{temporary_password, LOGIN_HISTORY_DAYS, LOGIN_HISTORY_KEEP, RECENT_LOGINS};
 use credencial_domain::admin::audit::SECRET_SET;
 use credencial_domain::admin::{AccountQuery, Actor, AuditAction, AuditTarget, LoginRecord, NewAuditEntry, Page};
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{check_new_password, AccountIdentifiers, Cpf, UserData, UserId, Username};
 use credencial_ports::account::{GrantRepository, GrantSummary};
-use credencial_ports::{AccountAdminStore, AccountRecord, LoginHistory, NewUser, RefreshTokenStore, RepositoryError};
+use credencial_ports::{
+    AccountAdminStore, AccountRecord, Clock, LoginHistory, NewUser, RefreshTokenStore, RepositoryError,
+};
 use rand::RngCore;
 use secrecy::{ExposeSecret, SecretString};
 
@@ -101,6 +103,8 @@ pub struct AccountAdminPorts {
     pub grants: Arc<dyn GrantRepository>,
     /// Refresh tokens (revoked on deactivation and on a new password).
     pub refresh_tokens: Arc<dyn RefreshTokenStore>,
+    /// The time (the login history's purge).
+    pub clock: Arc<dyn Clock>,
 }
 
 /// Administration of accounts, for the panel and the CLI.
@@ -111,6 +115,7 @@ pub struct AccountAdminService {
     refresh_tokens: Arc<dyn RefreshTokenStore>,
     staff: Arc<StaffService>,
     hasher: PasswordHasher,
+    clock: Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for AccountAdminService {
@@ -123,8 +128,8 @@ impl AccountAdminService {
     /// A service over `ports`, making staff through `staff`, hashing on
     /// `hasher`.
     pub fn new(ports: AccountAdminPorts, staff: Arc<StaffService>, hasher: PasswordHasher) -> Self {
-        let AccountAdminPorts { store, logins, grants, refresh_tokens } = ports;
-        Self { store, logins, grants, refresh_tokens, staff, hasher }
+        let AccountAdminPorts { store, logins, grants, refresh_tokens, clock } = ports;
+        Self { store, logins, grants, refresh_tokens, staff, hasher, clock }
     }
 
     /// Page `page` (from 1; 0 is the first) of the accounts `query`
@@ -301,6 +306,14 @@ impl AccountAdminService {
         let account = self.find(id).await?;
         let username = Username::parse(&account.username).map_err(|_| ServiceError::UnknownUser)?;
         self.staff.set_staff(actor, &username, staff).await
+    }
+
+    /// Deletes the logins older than [`LOGIN_HISTORY_DAYS`] and those beyond
+    /// the [`LOGIN_HISTORY_KEEP`] newest of each account, and returns how
+    /// many; the binary runs it periodically. Errors: `Storage`.
+    pub async fn purge_login_history(&self) -> Result<u64, ServiceError> {
+        let before = self.clock.now().saturating_sub(LOGIN_HISTORY_DAYS * 86_400);
+        Ok(self.logins.purge(before, LOGIN_HISTORY_KEEP).await?)
     }
 
     async fn store_password(

@@ -10,6 +10,12 @@ pub const ACCOUNT_PAGE_SIZE: u32 = 20;
 /// per account, at least).
 pub const RECENT_LOGINS: u32 = 10;
 
+/// Days a login stays in the history.
+pub const LOGIN_HISTORY_DAYS: i64 = 180;
+
+/// Logins of one account the history keeps at most (the newest).
+pub const LOGIN_HISTORY_KEEP: u32 = 20;
+
 /// Longest search text kept (longer text cannot match a stored value).
 const MAX_QUERY_CHARS: usize = 200;
 
