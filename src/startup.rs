@@ -9,9 +9,9 @@ use credencial_adapters_postgres::account::{
     PgAccessLog, PgGrantRepository, PgOwnEntryRepository, PgTaxIdValidationStore,
 };
 use credencial_adapters_postgres::{
-    known_versions, schema_status, PgAccountAdminStore, PgAuditTrail, PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore,
-    PgLoginFailureLog, PgOAuthClientRepository, PgPool, PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore,
-    PgLoginHistory, PgSnapshotStore, PgUserRepository,
+    known_versions, schema_status, PgAccountAdminStore, PgAuditTrail, PgAuthorizationCodeStore, PgHostUserRecords,
+    PgHostUserStore, PgLoginFailureLog, PgLoginHistory, PgOAuthClientRepository, PgPool, PgProfileRepository,
+    PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore, PgUserRepository,
 };
 use credencial_adapters_upstream::{
     http_client_with, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,
@@ -21,9 +21,9 @@ use credencial_app_actix::account::AccountSettings;
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::admin::AccountAdminPorts;
 use credencial_application::{
-    AccountAdminService, AccountEditService, AccountService, ClientLoginConfig, ClientLoginService, GrantService, LoginThrottle,
-    OAuthService, OwnEntryService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, SignupService,
-    StaffService, TaxIdValidationService, TokenService, TokenServiceConfig,
+    AccountAdminService, AccountEditService, AccountService, ClientLoginConfig, ClientLoginService, GrantService,
+    LoginThrottle, OAuthService, OwnEntryService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls,
+    SignupService, StaffService, TaxIdValidationService, TokenService, TokenServiceConfig,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;

@@ -143,7 +143,8 @@ pub struct CreateUser {
 /// The account administration service on the configured database.
 async fn accounts(settings: &Settings) -> anyhow::Result<AccountAdminService> {
     let pool = pool(settings).await?;
-    let staff = StaffService::new(Arc::new(PgUserRepository::new(pool.clone())), Arc::new(PgAuditTrail::new(pool.clone())));
+    let staff =
+        StaffService::new(Arc::new(PgUserRepository::new(pool.clone())), Arc::new(PgAuditTrail::new(pool.clone())));
     let ports = AccountAdminPorts {
         store: Arc::new(PgAccountAdminStore::new(pool.clone())),
         logins: Arc::new(PgLoginHistory::new(pool.clone())),

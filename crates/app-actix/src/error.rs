@@ -258,11 +258,9 @@ impl From<ServiceError> for ApiError {
                 "authentication_failed",
             ),
             ServiceError::Throttled { retry_after_secs } => Self::throttled(retry_after_secs),
-            ServiceError::PasswordChangeRequired => Self::detail(
-                StatusCode::UNAUTHORIZED,
-                PASSWORD_CHANGE_REQUIRED,
-                "password_change_required",
-            ),
+            ServiceError::PasswordChangeRequired => {
+                Self::detail(StatusCode::UNAUTHORIZED, PASSWORD_CHANGE_REQUIRED, "password_change_required")
+            }
             ServiceError::InvalidToken(t) => Self::token(&t),
             ServiceError::OAuth(e) => Self::oauth(&e),
             ServiceError::UnknownUser => Self::detail(StatusCode::UNAUTHORIZED, "User not found", "user_not_found")

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
-    AccountAdminService, AccountEditService, AccountService, ClientLoginService, GrantService, OAuthService, OwnEntryService,
-    ProfileService, SignupService, StaffService, TaxIdValidationService, TokenService,
+    AccountAdminService, AccountEditService, AccountService, ClientLoginService, GrantService, OAuthService,
+    OwnEntryService, ProfileService, SignupService, StaffService, TaxIdValidationService, TokenService,
 };
 use credencial_ports::ReadinessProbe;
 

@@ -321,7 +321,11 @@ fn new_account() -> NewAccount {
 #[tokio::test]
 async fn a_taken_username_or_cpf_is_a_clear_refusal_not_a_storage_error() {
     let mut fakes = Fakes::new();
-    fakes.store.expect_create().times(1).returning(|_, _, _| Err(RepositoryError::Conflict("users_username_key".into())));
+    fakes
+        .store
+        .expect_create()
+        .times(1)
+        .returning(|_, _, _| Err(RepositoryError::Conflict("users_username_key".into())));
     let e = fakes.service().create(&cli(), new_account()).await.expect_err("taken");
     assert!(matches!(&e, ServiceError::Invalid(m) if m.contains("already exists")), "{e:?}");
 }

@@ -35,8 +35,8 @@ use credencial_domain::admin::LoginVia;
 use credencial_domain::oauth::{prompt_after_login, AuthorizationParams, OAuthError};
 use secrecy::SecretString;
 
-use crate::client_address::client_address;
 use crate::account::MUST_CHANGE_LOCATION;
+use crate::client_address::client_address;
 use crate::cookies::{self, CookiePolicy};
 use crate::error::ApiError;
 use crate::html;

@@ -13,9 +13,7 @@ use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
 
 use crate::request_context;
 
-pub use accounts::{
-    AccountAdminPorts, AccountAdminService, AccountPage, AccountView, NewAccount, TemporaryPassword,
-};
+pub use accounts::{AccountAdminPorts, AccountAdminService, AccountPage, AccountView, NewAccount, TemporaryPassword};
 pub use staff::{AuditPage, StaffService, AUDIT_PAGE_SIZE};
 
 /// An audit entry of `actor` doing `action` to `target`, in the current

@@ -26,8 +26,7 @@ use credencial_domain::throttle::ClientAddress;
 use credencial_domain::{Claims, PasswordStamp, ScopeSet, TokenType, UserId};
 use credencial_ports::account::GrantRepository;
 use credencial_ports::{
-    AuthorizationCodeStore, Clock, LoginHistory, NewRefreshToken, OAuthClient, OAuthClientRepository,
-    RefreshTokenStore,
+    AuthorizationCodeStore, Clock, LoginHistory, NewRefreshToken, OAuthClient, OAuthClientRepository, RefreshTokenStore,
 };
 use rand::RngCore;
 use secrecy::SecretString;
