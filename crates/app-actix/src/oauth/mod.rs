@@ -58,7 +58,10 @@ pub const COOKIE_PATH: &str = "/";
 /// How long the login form can be submitted after it was shown.
 pub(crate) const LOGIN_FORM_SECS: i64 = 60 * 60;
 
-pub(crate) const WRONG_CREDENTIALS: &str = "Usuário ou senha inválidos.";
+/// Also what a deactivated account hears with its right password: the
+/// form never tells a right password from a wrong one (docs/decisions.md).
+pub(crate) const WRONG_CREDENTIALS: &str =
+    "Usuário ou senha inválidos. Se a sua conta foi desativada, procure a equipe que administra o serviço.";
 pub(crate) const MISSING_CREDENTIALS: &str = "Informe o usuário e a senha.";
 pub(crate) const FORM_EXPIRED: &str = "O formulário expirou. Entre novamente.";
 const SESSION_EXPIRED: &str = "Sua sessão expirou. Entre novamente.";
