@@ -8,6 +8,7 @@ mod account_grants;
 mod account_signup;
 mod account_validation;
 mod admin;
+mod admin_users;
 mod cli;
 mod client_login;
 mod clients;
