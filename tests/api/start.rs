@@ -142,7 +142,7 @@ async fn the_demo_migrates_an_empty_database_by_itself() {
     let bind = format!("127.0.0.1:{port}");
     let _demo = start_serving(&["demo"], &[("DATABASE_URL", &db.url), ("SERVICE_BIND", &bind)], port).await;
     let users: i64 = sqlx::query_scalar("SELECT count(*) FROM users").fetch_one(&db.pool).await.expect("users");
-    assert_eq!(users, 2);
+    assert_eq!(users, 3, "ana, bruno and the staff user admin");
 }
 
 #[tokio::test]
