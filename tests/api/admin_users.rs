@@ -222,6 +222,9 @@ async fn a_temporary_password_is_shown_once_and_must_be_changed_at_the_next_logi
         let page = browser.get(path).await;
         assert_eq!((page.status, page.location.as_deref()), (303, Some("/conta/senha/?trocar=1")), "{path}");
     }
+    let silent = browser.get(&format!("{}&prompt=none", crate::oauth::portal_request("cpf", "s"))).await;
+    assert_eq!(silent.status, 302, "prompt=none answers the client: {}", silent.body);
+    assert!(silent.location.as_deref().is_some_and(|l| l.contains("error=login_required")), "{:?}", silent.location);
     let form = browser.get("/conta/senha/?trocar=1").await;
     assert_eq!(form.status, 200, "{}", form.body);
     assert!(unescape_html(&form.body).contains("é temporária"), "{}", form.body);

@@ -106,7 +106,12 @@ pub async fn authorize_get(
         Err(e) => return bad_request(&e.message()),
     };
     let session = match session_of(&req, &oauth).await {
-        Ok(Some(session)) if session.must_change_password => return must_change_password(),
+        // `prompt=none` cannot be sent to the password page: it goes on as
+        // without a session (the client hears `login_required`).
+        Ok(Some(session)) if session.must_change_password => match wants_no_prompt(&params) {
+            true => None,
+            false => return must_change_password(),
+        },
         Ok(session) => session,
         Err(e) => return html::failure_page(e),
     };
@@ -257,6 +262,11 @@ async fn decide(
         Err(ServiceError::UnknownUser) => session_expired(req, oauth, cookies, params).await,
         other => step_response(other, StatusCode::SEE_OTHER),
     }
+}
+
+/// Whether the request says `prompt=none` (no page may be shown).
+fn wants_no_prompt(params: &AuthorizationParams) -> bool {
+    params.prompt.as_deref().is_some_and(|p| p.split_ascii_whitespace().any(|v| v == "none"))
 }
 
 /// 303 to the password page: the account's password was set by an
