@@ -134,14 +134,6 @@ pub trait UserRepository: Send + Sync + 'static {
     /// Errors: `Unexpected`.
     async fn find_summary_by_id(&self, id: UserId) -> Result<Option<UserSummary>, RepositoryError>;
 
-    /// Up to `limit` users after skipping `offset`, by id, and how many
-    /// users there are in all. Errors: `Unexpected`.
-    async fn list(&self, offset: u64, limit: u32) -> Result<(Vec<UserSummary>, u64), RepositoryError>;
-
-    /// Sets whether the user `id` may log in; `Ok(false)` when there is no
-    /// such user. Errors: `Unexpected`.
-    async fn set_active(&self, id: UserId, active: bool) -> Result<bool, RepositoryError>;
-
     /// Replaces the password hash of the user `id` (the owner's change: it
     /// no longer has to be changed); `Ok(false)` when there is no such
     /// user. Errors: `Unexpected`.
