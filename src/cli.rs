@@ -1,5 +1,5 @@
 //! The command line: `serve`, `demo`, `migrate`,
-//! `user create|list|set-active|set-password`, `client create|update|list|set-active`,
+//! `user create|list|search|show|set-active|set-password|set-staff|…`, `client create|update|list|set-active`,
 //! `completions`, `man`.
 
 mod clients;

@@ -9,9 +9,9 @@ use credencial_adapters_postgres::account::{
     PgAccessLog, PgGrantRepository, PgOwnEntryRepository, PgTaxIdValidationStore,
 };
 use credencial_adapters_postgres::{
-    known_versions, schema_status, PgAuditTrail, PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore,
-    PgLoginFailureLog, PgOAuthClientRepository, PgPool, PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore,
-    PgSnapshotStore, PgUserRepository,
+    known_versions, schema_status, PgAccountAdminStore, PgAuditTrail, PgAuthorizationCodeStore, PgHostUserRecords,
+    PgHostUserStore, PgLoginFailureLog, PgLoginHistory, PgOAuthClientRepository, PgPool, PgProfileRepository,
+    PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore, PgUserRepository,
 };
 use credencial_adapters_upstream::{
     http_client_with, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,
@@ -19,8 +19,10 @@ use credencial_adapters_upstream::{
 };
 use credencial_app_actix::account::AccountSettings;
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
+use credencial_application::admin::AccountAdminPorts;
 use credencial_application::{
-    AccountEditService, AccountService, ClientAdminService, ClientLoginConfig, ClientLoginService, GrantService,
+    AccountAdminService, AccountEditService, AccountService, ClientAdminService, ClientLoginConfig, ClientLoginService,
+    GrantService,
     LoginThrottle, OAuthService, OwnEntryService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls,
     SignupService, StaffService, TaxIdValidationService, TokenService, TokenServiceConfig,
 };
@@ -112,6 +114,8 @@ impl Application {
         let profiles = Arc::new(profile_service(settings, mode, local, &client, &pool, Arc::clone(&clock))?);
         let refresh_tokens: Arc<dyn RefreshTokenStore> = Arc::new(PgRefreshTokenStore::new(pool.clone()));
         let hasher = hasher(settings)?;
+        // The same hashing threads for the operators' passwords.
+        let hasher_for_admin = hasher.clone();
         let user_data = HttpUserDataSource::new(client, base, Duration::from_millis(settings.upstream_timeout_ms))
             .with_max_body_bytes(settings.upstream_max_body_bytes);
         let service = TokenService::new(
@@ -137,6 +141,7 @@ impl Application {
         ));
         let tokens = Arc::new(service);
         let grant_store = Arc::new(PgGrantRepository::new(pool.clone()));
+        let login_history = Arc::new(PgLoginHistory::new(pool.clone()));
         let oauth = OAuthService::new(
             Arc::clone(&tokens),
             Arc::new(PgOAuthClientRepository::new(pool.clone())),
@@ -145,7 +150,8 @@ impl Application {
             grant_store.clone(),
             Arc::clone(&profiles),
             Arc::clone(&clock),
-        );
+        )
+        .with_login_history(login_history.clone());
         let grants = Arc::new(GrantService::new(
             grant_store,
             Arc::new(PgAccessLog::new(pool.clone())),
@@ -171,13 +177,29 @@ impl Application {
             Arc::new(PgProfileRepository::new(pool.clone())),
             Arc::new(PgTaxIdValidationStore::new(pool.clone())),
             Arc::clone(&profiles),
-            clock,
+            Arc::clone(&clock),
+        ));
+        let staff = Arc::new(StaffService::new(
+            Arc::new(PgUserRepository::new(pool.clone())),
+            Arc::new(PgAuditTrail::new(pool.clone())),
+        ));
+        let account_admin = Arc::new(AccountAdminService::new(
+            AccountAdminPorts {
+                store: Arc::new(PgAccountAdminStore::new(pool.clone())),
+                logins: login_history,
+                grants: Arc::new(PgGrantRepository::new(pool.clone())),
+                refresh_tokens: Arc::clone(&refresh_tokens),
+                clock,
+            },
+            Arc::clone(&staff),
+            hasher_for_admin,
         ));
         let background = BackgroundTasks::start(
             Arc::clone(&oauth),
             Arc::clone(&tokens),
             Arc::clone(&tax_id_validation),
             Arc::clone(&grants),
+            Arc::clone(&account_admin),
         );
         let readiness = Arc::new(PgReadinessProbe::new(pool.clone()));
         let accounts = Arc::new(AccountService::new(
@@ -188,10 +210,6 @@ impl Application {
         let signup = Arc::new(SignupService::new(Arc::clone(&users), Arc::clone(&tokens), Arc::clone(&oauth)));
         let account_edits =
             Arc::new(AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&oauth)));
-        let staff = Arc::new(StaffService::new(
-            Arc::new(PgUserRepository::new(pool.clone())),
-            Arc::new(PgAuditTrail::new(pool.clone())),
-        ));
         let clients = Arc::new(ClientAdminService::new(Arc::new(PgOAuthClientRepository::new(pool.clone())), hasher));
         let services = Services {
             tokens,
@@ -206,6 +224,7 @@ impl Application {
             client_login,
             staff,
             clients,
+            account_admin,
             readiness,
         };
         let server = build_server(listener, services, http)?;
@@ -316,15 +335,16 @@ struct BackgroundTasks {
 impl BackgroundTasks {
     /// Starts the purge of expired authorization codes, expired refresh
     /// tokens, ended failure windows, validation attempts that no longer
-    /// count and access-log entries past their retention.
+    /// count, access-log entries past their retention and old logins.
     fn start(
         oauth: Arc<OAuthService>,
         tokens: Arc<TokenService>,
         validation: Arc<TaxIdValidationService>,
         grants: Arc<GrantService>,
+        accounts: Arc<AccountAdminService>,
     ) -> Self {
         let (stop, stopped) = tokio::sync::watch::channel(());
-        let tasks = vec![tokio::spawn(purge_periodically(oauth, tokens, validation, grants, stopped))];
+        let tasks = vec![tokio::spawn(purge_periodically(oauth, tokens, validation, grants, accounts, stopped))];
         Self { stop, tasks }
     }
 
@@ -490,6 +510,7 @@ async fn purge_periodically(
     tokens: Arc<TokenService>,
     validation: Arc<TaxIdValidationService>,
     grants: Arc<GrantService>,
+    accounts: Arc<AccountAdminService>,
     mut stop: tokio::sync::watch::Receiver<()>,
 ) {
     let mut ticks = tokio::time::interval(PURGE_INTERVAL);
@@ -513,6 +534,11 @@ async fn purge_periodically(
             Ok(0) => {}
             Ok(n) => tracing::info!(deleted = n, "ended failure windows of the brute-force limits purged"),
             Err(e) => tracing::warn!(error = %e, "purging ended failure windows failed"),
+        }
+        match accounts.purge_login_history().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deleted = n, "old entries of the login history purged"),
+            Err(e) => tracing::warn!(error = %e, "purging the login history failed"),
         }
         match validation.purge_old_attempts().await {
             Ok(0) => {}

@@ -1,14 +1,24 @@
-//! `credencial user …`: account administration through [`UserAdminService`].
+//! `credencial user …`: account administration through
+//! [`AccountAdminService`], the panel's use cases, as the operator
+//! (`$USER`) the audit trail names.
 
 use std::io::{BufRead, IsTerminal};
 use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use credencial_adapters_postgres::{PgRefreshTokenStore, PgUserRepository};
-use credencial_application::{NewAccount, ServiceError, UserAdminService};
-use credencial_domain::{Cpf, UserData, Username};
-use secrecy::SecretString;
+use credencial_adapters_postgres::account::PgGrantRepository;
+use credencial_adapters_postgres::{
+    PgAccountAdminStore, PgAuditTrail, PgLoginHistory, PgRefreshTokenStore, PgUserRepository,
+};
+use credencial_application::admin::accounts::{masked, MAX_PAGE_SIZE};
+use credencial_application::admin::{AccountAdminPorts, AccountView};
+use credencial_application::{AccountAdminService, NewAccount, ServiceError, StaffService};
+use credencial_domain::admin::accounts::ACCOUNT_PAGE_SIZE;
+use credencial_domain::admin::{AccountQuery, Actor};
+use credencial_domain::{Cpf, UserData, UserId, Username};
+use credencial_ports::SystemClock;
+use secrecy::{ExposeSecret, SecretString};
 
 use super::pool;
 use crate::settings::Settings;
@@ -28,6 +38,22 @@ pub enum UserCommand {
         #[arg(long, default_value_t = 50)]
         per_page: u32,
     },
+    /// Search users by name, username, CPF (digits or formatted) or e-mail,
+    /// a page of 20 at a time (CPFs masked), as the panel does.
+    Search {
+        /// What to look for (part of a name, username or e-mail; a whole CPF).
+        query: String,
+        /// Page number, from 1.
+        #[arg(long, default_value_t = 1)]
+        page: u32,
+    },
+    /// Show one user: own data (CPF masked), validation, staff, authorized
+    /// applications, last logins.
+    Show {
+        /// The user's username.
+        #[arg(long)]
+        username: String,
+    },
     /// Let a user log in (`true`) or not (`false`: every refresh token of the
     /// user is revoked too).
     SetActive {
@@ -41,6 +67,38 @@ pub enum UserCommand {
     /// Set a user's password, read from standard input (never echoed); every
     /// refresh token of the user is revoked.
     SetPassword {
+        /// The user's username.
+        #[arg(long)]
+        username: String,
+    },
+    /// Give a user access to the administration panel (`true`) or take it
+    /// away (`false`).
+    SetStaff {
+        /// The user's username.
+        #[arg(long)]
+        username: String,
+        /// `true` or `false`.
+        #[arg(action = clap::ArgAction::Set, value_parser = clap::value_parser!(bool))]
+        staff: bool,
+    },
+    /// Clear a user's tax-id validation (`receita_federal` is no longer
+    /// answered until the person validates again).
+    ClearValidation {
+        /// The user's username.
+        #[arg(long)]
+        username: String,
+    },
+    /// Forget the failed logins counted against a user's username (and
+    /// CPF), so that it may log in again at once.
+    LiftThrottle {
+        /// The user's username.
+        #[arg(long)]
+        username: String,
+    },
+    /// Set a generated temporary password, printed once as the last line;
+    /// the user must change it at the next login. Every refresh token of
+    /// the user is revoked.
+    TemporaryPassword {
         /// The user's username.
         #[arg(long)]
         username: String,
@@ -77,36 +135,108 @@ pub struct CreateUser {
     /// Create the account inactive (it cannot log in).
     #[arg(long)]
     pub inactive: bool,
+    /// Give the account access to the administration panel (`/admin/`).
+    #[arg(long)]
+    pub staff: bool,
 }
 
 /// The account administration service on the configured database.
-async fn user_admin(settings: &Settings) -> anyhow::Result<UserAdminService> {
+async fn accounts(settings: &Settings) -> anyhow::Result<AccountAdminService> {
     let pool = pool(settings).await?;
-    Ok(UserAdminService::new(
-        Arc::new(PgUserRepository::new(pool.clone())),
-        Arc::new(PgRefreshTokenStore::new(pool)),
-        hasher(settings)?,
-    ))
+    let staff =
+        StaffService::new(Arc::new(PgUserRepository::new(pool.clone())), Arc::new(PgAuditTrail::new(pool.clone())));
+    let ports = AccountAdminPorts {
+        store: Arc::new(PgAccountAdminStore::new(pool.clone())),
+        logins: Arc::new(PgLoginHistory::new(pool.clone())),
+        grants: Arc::new(PgGrantRepository::new(pool.clone())),
+        refresh_tokens: Arc::new(PgRefreshTokenStore::new(pool)),
+        clock: Arc::new(SystemClock),
+    };
+    Ok(AccountAdminService::new(ports, Arc::new(staff), hasher(settings)?))
+}
+
+/// Who the audit trail names for a change made here: the operating-system
+/// user (`$USER`), or `?`.
+fn actor() -> Actor {
+    let os_user = std::env::var("USER").ok().filter(|u| !u.trim().is_empty()).unwrap_or_else(|| "?".to_owned());
+    Actor::Cli { os_user }
+}
+
+/// The account named `--username` and the service.
+async fn target(settings: &Settings, username: &str) -> anyhow::Result<(AccountAdminService, Username, UserId)> {
+    let username = Username::parse(username).context("--username")?;
+    let service = accounts(settings).await?;
+    let id = service.id_of(&username).await.map_err(user_error)?;
+    Ok((service, username, id))
 }
 
 /// Runs a `user` command.
 pub(super) async fn run(settings: &Settings, command: UserCommand) -> anyhow::Result<()> {
+    let actor = actor();
     match command {
-        UserCommand::Create(args) => create_user(settings, args).await,
-        UserCommand::List { page, per_page } => list_users(settings, page, per_page).await,
+        UserCommand::Create(args) => create_user(settings, &actor, args).await,
+        UserCommand::List { page, per_page } => {
+            anyhow::ensure!(
+                page >= 1 && (1..=MAX_PAGE_SIZE).contains(&per_page),
+                "pages start at 1 and hold 1 to {MAX_PAGE_SIZE} users"
+            );
+            list_users(settings, &AccountQuery::default(), page, per_page).await
+        }
+        UserCommand::Search { query, page } => {
+            anyhow::ensure!(page >= 1, "pages start at 1");
+            list_users(settings, &AccountQuery::parse(&query), page, ACCOUNT_PAGE_SIZE).await
+        }
+        UserCommand::Show { username } => {
+            let (service, _, id) = target(settings, &username).await?;
+            show_user(&service.view(id).await.map_err(user_error)?);
+            Ok(())
+        }
         UserCommand::SetActive { username, active } => {
-            let username = Username::parse(&username).context("--username")?;
-            let revoked = user_admin(settings).await?.set_active(&username, active).await.map_err(user_error)?;
+            let (service, username, id) = target(settings, &username).await?;
+            let revoked = service.set_active(&actor, id, active).await.map_err(user_error)?;
             let state = if active { "active" } else { "inactive" };
-            println!("user {} is now {state}; {revoked} refresh token(s) revoked", username.as_str());
+            println!("user {username} is now {state}; {revoked} refresh token(s) revoked");
             Ok(())
         }
         UserCommand::SetPassword { username } => {
-            let username = Username::parse(&username).context("--username")?;
+            let (service, username, id) = target(settings, &username).await?;
             let password = read_password()?;
-            let service = user_admin(settings).await?;
-            let revoked = service.set_password(&username, SecretString::from(password)).await.map_err(user_error)?;
-            println!("password of {} changed; {revoked} refresh token(s) revoked", username.as_str());
+            let revoked = service.set_password(&actor, id, SecretString::from(password)).await.map_err(user_error)?;
+            println!("password of {username} changed; {revoked} refresh token(s) revoked");
+            Ok(())
+        }
+        UserCommand::SetStaff { username, staff } => {
+            let (service, username, id) = target(settings, &username).await?;
+            service.set_staff(&actor, id, staff).await.map_err(user_error)?;
+            let state = if staff { "is now staff (may use /admin/)" } else { "is no longer staff" };
+            println!("user {username} {state}");
+            Ok(())
+        }
+        UserCommand::ClearValidation { username } => {
+            let (service, username, id) = target(settings, &username).await?;
+            service.clear_validation(&actor, id).await.map_err(user_error)?;
+            println!("tax-id validation of {username} cleared");
+            Ok(())
+        }
+        UserCommand::LiftThrottle { username } => {
+            let (service, username, id) = target(settings, &username).await?;
+            let lifted = service.lift_throttle(&actor, id).await.map_err(user_error)?;
+            if lifted {
+                println!("failed logins of {username} forgotten: it may log in again");
+            } else {
+                println!("{username} had no failed logins counted");
+            }
+            Ok(())
+        }
+        UserCommand::TemporaryPassword { username } => {
+            let (service, username, id) = target(settings, &username).await?;
+            let set = service.temporary_password(&actor, id).await.map_err(user_error)?;
+            println!(
+                "temporary password of {username} set; {} refresh token(s) revoked; it must be changed at the next \
+                 login. The password (shown only now):",
+                set.revoked
+            );
+            println!("{}", set.password.expose_secret());
             Ok(())
         }
     }
@@ -120,7 +250,7 @@ fn user_error(e: ServiceError) -> anyhow::Error {
     }
 }
 
-async fn create_user(settings: &Settings, args: CreateUser) -> anyhow::Result<()> {
+async fn create_user(settings: &Settings, actor: &Actor, args: CreateUser) -> anyhow::Result<()> {
     let username = Username::parse(&args.username).context("--username")?;
     let cpf = args.cpf.as_deref().map(Cpf::parse).transpose().context("--cpf")?;
     let password = read_password()?;
@@ -137,22 +267,53 @@ async fn create_user(settings: &Settings, args: CreateUser) -> anyhow::Result<()
             tipo_usuario: args.tipo_usuario,
         },
         is_active: !args.inactive,
+        is_staff: args.staff,
     };
-    let id = user_admin(settings).await?.create(account).await.map_err(user_error)?;
+    let id = accounts(settings).await?.create(actor, account).await.map_err(user_error)?;
     println!("created user {} with id {}", args.username, id.0);
     Ok(())
 }
 
-async fn list_users(settings: &Settings, page: u32, per_page: u32) -> anyhow::Result<()> {
-    let listed = user_admin(settings).await?.list(page, per_page).await.map_err(user_error)?;
-    println!("{:>8}  {:<24} {:<8} {:<16} {:<32} NAME", "ID", "USERNAME", "ACTIVE", "CPF", "E-MAIL");
-    for u in &listed.users {
-        let cpf = u.cpf.as_deref().and_then(|c| Cpf::parse(c).ok()).map(|c| c.masked()).unwrap_or_else(|| "-".into());
+async fn list_users(settings: &Settings, query: &AccountQuery, page: u32, per_page: u32) -> anyhow::Result<()> {
+    let listed = accounts(settings).await?.search(query, page, per_page).await.map_err(user_error)?;
+    println!("{:>8}  {:<24} {:<8} {:<6} {:<16} {:<32} NAME", "ID", "USERNAME", "ACTIVE", "STAFF", "CPF", "E-MAIL");
+    for u in &listed.accounts {
+        let cpf = masked(u.cpf.as_deref()).unwrap_or_else(|| "-".into());
         let active = if u.is_active { "yes" } else { "no" };
-        println!("{:>8}  {:<24} {active:<8} {cpf:<16} {:<32} {}", u.id.0, u.username, u.email, u.name);
+        let staff = if u.is_staff { "yes" } else { "no" };
+        println!("{:>8}  {:<24} {active:<8} {staff:<6} {cpf:<16} {:<32} {}", u.id.0, u.username, u.email, u.name);
     }
     println!("page {} of {} ({} users)", listed.page, listed.pages, listed.total);
     Ok(())
+}
+
+fn show_user(view: &AccountView) {
+    let a = &view.account;
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    println!("id:                   {}", a.id.0);
+    println!("username:             {}", a.username);
+    println!("name:                 {}", a.name);
+    println!("e-mail:               {}", a.email);
+    println!("cpf:                  {}", view.masked_cpf.as_deref().unwrap_or("-"));
+    println!("active:               {}", yes_no(a.is_active));
+    println!("staff:                {}", yes_no(a.is_staff));
+    println!("tax-id validated:     {}", yes_no(a.tax_id_validated));
+    println!("must change password: {}", yes_no(a.must_change_password));
+    println!("authorized applications:");
+    if view.grants.is_empty() {
+        println!("  (none)");
+    }
+    for g in &view.grants {
+        let scopes: Vec<&str> = g.scopes.iter().map(|s| s.name()).collect();
+        println!("  {} ({}): {}", g.client_name, g.client_id, scopes.join(" "));
+    }
+    println!("last logins (Unix time, via):");
+    if view.logins.is_empty() {
+        println!("  (none)");
+    }
+    for l in &view.logins {
+        println!("  {} {}", l.at, l.via.code());
+    }
 }
 
 /// The password from the terminal without echo, or the first line of

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::helpers::{spawn_app_with, status_and_json};
 
-fn credencial(db_url: &str, args: &[&str], stdin: &str) -> std::process::Output {
+pub(crate) fn credencial(db_url: &str, args: &[&str], stdin: &str) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_credencial"))
         .args(args)
         .env("DATABASE_URL", db_url)
@@ -87,11 +87,11 @@ async fn an_unknown_service_setting_stops_the_start_naming_it() {
     assert!(stderr.contains("SERVICE_RECEITA_BASE_UR"), "{stderr}");
 }
 
-fn stderr(out: &std::process::Output) -> String {
+pub(crate) fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn stdout(out: &std::process::Output) -> String {
+pub(crate) fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

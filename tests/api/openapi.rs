@@ -394,8 +394,13 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
     c.bad_bodies(&app, v, "application/xml").await;
 
     // ----------------------------------------------------------- consume
+    // The consume routes read the token's account: ids 2 to 5 active, 6 not.
+    for (name, active) in [("u2", true), ("u3", true), ("u4", true), ("u5", true), ("u6", false)] {
+        app.add_user(name, "some-password", active).await;
+    }
     let ok = access_token(1);
     let (refused, denied, failing, slow) = (access_token(2), access_token(3), access_token(4), access_token(5));
+    let inactive = access_token(6);
     let user_data =
         json!({"identificacao": "1", "nome_usual": "Ana", "email": "a@x", "campus": "C", "tipo_usuario": "S"});
     mount_user_data(&app, &ok, ResponseTemplate::new(200).set_body_json(&user_data)).await;
@@ -414,6 +419,7 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
             (Some(&slow), 504),
             (None, 401),
             (Some(&oauth_access), 401),
+            (Some(&inactive), 401),
         ] {
             let mut get = app.client.get(url(route));
             if let Some(t) = token {

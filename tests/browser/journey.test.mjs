@@ -543,7 +543,10 @@ test('the other pages: a wrong password, an unknown client, a callback nobody st
         await page.fill('input[name="password"]', 'not-her-password');
         await Promise.all([page.waitForURL(/\/oauth\/authorize\//), page.click('button[type="submit"]')]);
         await page.locator('.message[role="alert"]').waitFor();
-        assert.equal(await page.locator('.message[role="alert"]').textContent(), 'Usuário ou senha inválidos.');
+        assert.equal(
+            await page.locator('.message[role="alert"]').textContent(),
+            'Usuário ou senha inválidos. Se a sua conta foi desativada, procure a equipe que administra o serviço.',
+        );
         assert.equal(await page.inputValue('input[name="username"]'), 'ana', 'the username is kept');
         await checkPage(page, 'oauth-login-error');
 

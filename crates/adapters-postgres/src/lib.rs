@@ -4,6 +4,7 @@
 //! embedded into the binary by [`MIGRATOR`].
 
 pub mod account;
+mod account_admin;
 mod audit;
 mod database;
 mod error;
@@ -21,6 +22,7 @@ mod snapshots;
 pub mod testing;
 mod users;
 
+pub use account_admin::{PgAccountAdminStore, PgLoginHistory};
 pub use audit::PgAuditTrail;
 pub use database::{
     connect, connect_once, ensure_database_exists, known_versions, migrate, parse_url, schema_status, DatabaseError,

@@ -1,6 +1,7 @@
 //! [`RefreshTokenStore`] on the `refresh_tokens` table.
 
 use async_trait::async_trait;
+use credencial_domain::admin::LoginVia;
 use credencial_domain::UserId;
 use credencial_ports::{NewRefreshToken, RefreshTokenStore, RepositoryError, Rotation};
 use sqlx::PgPool;
@@ -31,6 +32,24 @@ impl RefreshTokenStore for PgRefreshTokenStore {
         .bind(token.user_id.0)
         .bind(token.expires_at as f64)
         .bind(family)
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn record_login(&self, token: NewRefreshToken, family: &str, via: LoginVia) -> Result<(), RepositoryError> {
+        // One statement (one round trip, one implicit transaction): the
+        // token and the login are stored together or not at all.
+        sqlx::query(
+            "WITH login AS (INSERT INTO user_logins (user_id, via) VALUES ($2, $5)) \
+             INSERT INTO refresh_tokens (jti, user_id, expires_at, family) VALUES ($1, $2, to_timestamp($3), $4)",
+        )
+        .bind(&token.jti)
+        .bind(token.user_id.0)
+        .bind(token.expires_at as f64)
+        .bind(family)
+        .bind(via.code())
         .execute(&self.pool)
         .await
         .map_err(to_repository_error)?;

@@ -30,16 +30,23 @@ struct CredentialsRow {
     username: String,
     password: String,
     is_active: bool,
+    must_change_password: bool,
 }
 
 impl From<CredentialsRow> for UserCredentials {
     fn from(r: CredentialsRow) -> Self {
-        Self { id: UserId(r.id), username: r.username, password_hash: r.password, is_active: r.is_active }
+        Self {
+            id: UserId(r.id),
+            username: r.username,
+            password_hash: r.password,
+            is_active: r.is_active,
+            must_change_password: r.must_change_password,
+        }
     }
 }
 
 /// The columns of a [`CredentialsRow`].
-const CREDENTIALS_COLUMNS: &str = "id, username, password, is_active";
+const CREDENTIALS_COLUMNS: &str = "id, username, password, is_active, must_change_password";
 
 #[derive(sqlx::FromRow)]
 struct SummaryRow {
@@ -147,35 +154,8 @@ impl UserRepository for PgUserRepository {
         Ok(row.map(Into::into))
     }
 
-    async fn list(&self, offset: u64, limit: u32) -> Result<(Vec<UserSummary>, u64), RepositoryError> {
-        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
-        let rows = sqlx::query_as::<_, SummaryRow>(&format!(
-            "SELECT {SUMMARY_COLUMNS} FROM users ORDER BY id LIMIT $1 OFFSET $2"
-        ))
-        .bind(i64::from(limit))
-        .bind(offset)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
-        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM users")
-            .fetch_one(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok((rows.into_iter().map(Into::into).collect(), u64::try_from(total).unwrap_or(0)))
-    }
-
-    async fn set_active(&self, id: UserId, active: bool) -> Result<bool, RepositoryError> {
-        let done = sqlx::query("UPDATE users SET is_active = $2 WHERE id = $1")
-            .bind(id.0)
-            .bind(active)
-            .execute(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(done.rows_affected() == 1)
-    }
-
     async fn set_password_hash(&self, id: UserId, password_hash: &str) -> Result<bool, RepositoryError> {
-        let done = sqlx::query("UPDATE users SET password = $2 WHERE id = $1")
+        let done = sqlx::query("UPDATE users SET password = $2, must_change_password = FALSE WHERE id = $1")
             .bind(id.0)
             .bind(password_hash)
             .execute(&self.pool)

@@ -9,6 +9,12 @@ use credencial_domain::{EndpointError, TokenError};
 use credencial_ports::UpstreamError;
 use serde_json::{json, Map, Value};
 
+/// The `detail` of a token pair refused because an administrator set the
+/// account's password (a temporary one): the person sets their own first.
+pub const PASSWORD_CHANGE_REQUIRED: &str =
+    "A senha desta conta foi definida pela administração e precisa ser trocada. Defina uma nova senha em \
+     /conta/senha/ e tente de novo.";
+
 /// A JSON error response: `{"detail": …, "code": …}` or, for validation,
 /// `{"<field>": ["<message>"]}`, with optional headers.
 #[derive(Debug)]
@@ -252,6 +258,9 @@ impl From<ServiceError> for ApiError {
                 "authentication_failed",
             ),
             ServiceError::Throttled { retry_after_secs } => Self::throttled(retry_after_secs),
+            ServiceError::PasswordChangeRequired => {
+                Self::detail(StatusCode::UNAUTHORIZED, PASSWORD_CHANGE_REQUIRED, "password_change_required")
+            }
             ServiceError::InvalidToken(t) => Self::token(&t),
             ServiceError::OAuth(e) => Self::oauth(&e),
             ServiceError::UnknownUser => Self::detail(StatusCode::UNAUTHORIZED, "User not found", "user_not_found")

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
-    AccountEditService, AccountService, ClientAdminService, ClientLoginService, GrantService, OAuthService,
+    AccountAdminService, AccountEditService, AccountService, ClientAdminService, ClientLoginService, GrantService,
+    OAuthService,
     OwnEntryService, ProfileService, SignupService, StaffService, TaxIdValidationService, TokenService,
 };
 use credencial_ports::ReadinessProbe;
@@ -96,6 +97,8 @@ pub struct Services {
     pub staff: Arc<StaffService>,
     /// The registered applications (`/admin/aplicativos/`).
     pub clients: Arc<ClientAdminService>,
+    /// Account administration (`/admin/usuarios/`).
+    pub account_admin: Arc<AccountAdminService>,
     /// Whether the database answers (`/readyz`).
     pub readiness: Arc<dyn ReadinessProbe>,
 }
@@ -135,6 +138,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         oauth: oauth.clone(),
         staff: web::Data::from(services.staff),
         clients: web::Data::from(services.clients),
+        accounts: web::Data::from(services.account_admin),
     };
     let grants = web::Data::from(services.grants);
     let cookies = CookiePolicy { secure: settings.cookie_secure };

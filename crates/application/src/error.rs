@@ -18,6 +18,10 @@ pub enum ServiceError {
         /// Seconds until the limit lifts (at least 1).
         retry_after_secs: u64,
     },
+    /// The credentials are right, but the password was set by an
+    /// administrator and must be changed first (at `/conta/senha/`).
+    #[error("the password must be changed before the account is used")]
+    PasswordChangeRequired,
     /// The token is valid but its user no longer exists or is inactive.
     #[error("user not found or inactive")]
     UnknownUser,

@@ -17,11 +17,10 @@ pub mod signup;
 pub mod tax_id_validation;
 pub mod throttle;
 pub mod tokens;
-pub mod user_admin;
 
 pub use account::{AccountOverview, AccountService};
 pub use account_edit::{AccountEditService, DetailsOutcome, PasswordOutcome};
-pub use admin::{AuditPage, ClientAdminService, StaffService};
+pub use admin::{AccountAdminService, AuditPage, ClientAdminService, NewAccount, StaffService};
 pub use client_login::{
     CallbackResult, ClientLoginConfig, ClientLoginError, ClientLoginService, HostLogin, LoginStart, PendingLogin,
     SealedValue,
@@ -40,4 +39,3 @@ pub use signup::{SignupOutcome, SignupService};
 pub use tax_id_validation::{TaxIdValidationService, ValidationOutcome, ValidationState};
 pub use throttle::LoginThrottle;
 pub use tokens::{AuthenticatedUser, RefreshedPair, TokenPair, TokenService, TokenServiceConfig};
-pub use user_admin::{NewAccount, UserAdminService, UserPage};

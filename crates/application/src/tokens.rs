@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use credencial_domain::admin::LoginVia;
 use credencial_domain::throttle::{ClientAddress, Subject};
 use credencial_domain::{
     Claims, Cpf, EndpointAllowList, PasswordStamp, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId,
@@ -43,6 +44,9 @@ pub struct AuthenticatedUser {
     pub id: UserId,
     /// The username as stored.
     pub username: String,
+    /// The password was set by an administrator and must be changed
+    /// before the account is used.
+    pub must_change_password: bool,
 }
 
 impl std::fmt::Debug for TokenPair {
@@ -184,7 +188,9 @@ impl TokenService {
         match account {
             Some(a) if valid => {
                 let stamp = PasswordStamp::of(&a.password_hash);
-                Ok((AuthenticatedUser { id: a.id, username: a.username }, stamp))
+                let user =
+                    AuthenticatedUser { id: a.id, username: a.username, must_change_password: a.must_change_password };
+                Ok((user, stamp))
             }
             _ => Err(ServiceError::InvalidCredentials),
         }
@@ -192,10 +198,13 @@ impl TokenService {
 
     /// Whether the account `user` exists, is active, and still has the
     /// password whose stamp a login session carries (`stamp`): a session
-    /// opened before the password changed is over. Errors: `Storage`.
-    pub(crate) async fn session_is_current(&self, user: UserId, stamp: &str) -> Result<bool, ServiceError> {
+    /// opened before the password changed is over. `Some(must change the
+    /// password)` when it is current. Errors: `Storage`.
+    pub(crate) async fn session_is_current(&self, user: UserId, stamp: &str) -> Result<Option<bool>, ServiceError> {
         let found = self.users.find_credentials_by_id(user).await?;
-        Ok(found.is_some_and(|c| c.is_active && PasswordStamp::of(&c.password_hash).matches(stamp)))
+        Ok(found
+            .filter(|c| c.is_active && PasswordStamp::of(&c.password_hash).matches(stamp))
+            .map(|c| c.must_change_password))
     }
 
     /// The hashing threads (for the account's use cases that set passwords).
@@ -211,7 +220,11 @@ impl TokenService {
     /// Logs a user in from `from`. Unknown usernames, wrong passwords and
     /// inactive accounts all answer `InvalidCredentials` after the same
     /// hashing work; `Throttled` while the username or address is limited
-    /// (see [`check_credentials`](Self::check_credentials)).
+    /// (see [`check_credentials`](Self::check_credentials));
+    /// `PasswordChangeRequired` for right credentials of an account whose
+    /// password an administrator set (it is changed at `/conta/senha/`
+    /// first). The login is recorded in the history with the refresh
+    /// token, in the same statement.
     pub async fn pair(
         &self,
         username: &str,
@@ -219,13 +232,16 @@ impl TokenService {
         from: Option<ClientAddress>,
     ) -> Result<TokenPair, ServiceError> {
         let account = self.check_credentials(username, password, from).await?;
+        if account.must_change_password {
+            return Err(ServiceError::PasswordChangeRequired);
+        }
         let now = self.clock.now();
         let access =
             self.sign(&Claims::new(TokenType::Access, account.id.0, now, self.config.lifetimes.access_secs))?;
         let refresh_claims = Claims::new(TokenType::Refresh, account.id.0, now, self.config.lifetimes.refresh_secs);
         let refresh = self.sign(&refresh_claims)?;
         // A login starts a family of its own, named after its first token.
-        self.refresh_tokens.record(new_refresh(&refresh_claims), &refresh_claims.jti).await?;
+        self.refresh_tokens.record_login(new_refresh(&refresh_claims), &refresh_claims.jti, LoginVia::Pair).await?;
         Ok(TokenPair { access, refresh, username: account.username })
     }
 
@@ -301,9 +317,16 @@ impl TokenService {
     /// or a `client_id`) are refused as of the wrong type: a client
     /// application reads what its scopes grant at `/api/perfil/dados/`, not
     /// the user's whole record, and its token is never forwarded upstream.
+    ///
+    /// The token's account must still be active (one primary-key read): a
+    /// deactivated account's token is refused at once (`UnknownUser`), not
+    /// when it expires.
     pub async fn consume(&self, access_token: &str, endpoint: Option<&str>) -> Result<serde_json::Value, ServiceError> {
-        self.authenticate(access_token)?;
+        let claims = self.authenticate(access_token)?;
         let path = self.config.endpoints.resolve(endpoint)?;
+        if !self.is_active_user(UserId(claims.user_id)).await? {
+            return Err(ServiceError::UnknownUser);
+        }
         Ok(self.user_data.fetch(&path, access_token).await?)
     }
 

@@ -62,6 +62,7 @@ impl Account {
             username: self.username.clone(),
             password_hash: self.password_hash.clone(),
             is_active: self.active,
+            must_change_password: false,
         }
     }
 }

@@ -66,10 +66,11 @@ fn setup(policy: ThrottlePolicy, log: MockLoginFailureLog, hashing_threads: usiz
             username: username.to_owned(),
             password_hash: hash,
             is_active: active,
+            must_change_password: false,
         }))
     });
     let mut store = MockRefreshTokenStore::new();
-    store.expect_record().returning(|_, _| Ok(()));
+    store.expect_record_login().returning(|_, _, _| Ok(()));
     let hasher = PasswordHasher::new(hashing_threads, ITERATIONS).expect("hasher");
     let service = TokenService::new(
         Arc::new(TokenCodec::new(JwtKeys::hmac(&[7u8; 32]).expect("secret"), 0).expect("codec")),

@@ -133,6 +133,7 @@ impl World {
                 username: "ana".into(),
                 password_hash: hash("ana-pw"),
                 is_active: true,
+                must_change_password: false,
             }))
         });
         users.expect_find_credentials_by_id().returning(|id| {
@@ -141,6 +142,7 @@ impl World {
                 username: "ana".into(),
                 password_hash: hash("ana-pw"),
                 is_active: true,
+                must_change_password: false,
             }))
         });
         let active = self.active;

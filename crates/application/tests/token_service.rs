@@ -5,7 +5,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use credencial_application::{PasswordHasher, ServiceError, TokenService, TokenServiceConfig};
-use credencial_domain::{Claims, DjangoPbkdf2, EndpointError, JwtKeys, TokenCodec, TokenError, TokenType, UserId};
+use credencial_domain::admin::LoginVia;
+use credencial_domain::{
+    Claims, DjangoPbkdf2, EndpointError, JwtKeys, TokenCodec, TokenError, TokenType, UserData, UserId,
+};
 use credencial_ports::{
     MockClock, MockRefreshTokenStore, MockUserDataSource, MockUserRepository, NewRefreshToken, RepositoryError,
     Rotation, UpstreamError, UserCredentials,
@@ -31,7 +34,13 @@ fn secret(s: &str) -> SecretString {
 }
 
 fn credentials(is_active: bool) -> UserCredentials {
-    UserCredentials { id: UserId(USER), username: "ana".into(), password_hash: hash("s3cret"), is_active }
+    UserCredentials {
+        id: UserId(USER),
+        username: "ana".into(),
+        password_hash: hash("s3cret"),
+        is_active,
+        must_change_password: false,
+    }
 }
 
 fn clock_at(now: i64) -> MockClock {
@@ -109,7 +118,8 @@ async fn pair_with_right_password_issues_access_and_recorded_refresh_token() {
         .times(1)
         .returning(|_| Ok(Some(credentials(true))));
     let sink = Arc::clone(&recorded);
-    fakes.store.expect_record().times(1).returning(move |t, family| {
+    fakes.store.expect_record_login().times(1).returning(move |t, family, via| {
+        assert_eq!(via, LoginVia::Pair, "the pair records its login with the token");
         sink.lock().expect("lock").push((t, family.to_owned()));
         Ok(())
     });
@@ -142,7 +152,7 @@ async fn pair_with_right_password_issues_access_and_recorded_refresh_token() {
 async fn pair_refused(found: Option<UserCredentials>, password: &str) -> ServiceError {
     let mut fakes = Fakes::new();
     fakes.users.expect_find_credentials().times(1).returning(move |_| Ok(found.clone()));
-    fakes.store.expect_record().times(0);
+    fakes.store.expect_record_login().times(0);
     fakes.service().pair("ana", secret(password), None).await.expect_err("pair must fail")
 }
 
@@ -172,7 +182,7 @@ async fn pair_when_storage_fails_is_a_storage_error() {
         .expect_find_credentials()
         .times(1)
         .returning(|_| Err(RepositoryError::Unexpected("connection refused".into())));
-    fakes.store.expect_record().times(0);
+    fakes.store.expect_record_login().times(0);
     let err = fakes.service().pair("ana", secret("s3cret"), None).await.expect_err("pair must fail");
     assert!(matches!(err, ServiceError::Storage(_)), "{err:?}");
 }
@@ -292,7 +302,7 @@ async fn refresh_with_an_expired_refresh_token_is_expired_and_never_rotates() {
         }
     });
     fakes.users.expect_find_credentials().returning(|_| Ok(Some(credentials(true))));
-    fakes.store.expect_record().times(1).returning(|_, _| Ok(()));
+    fakes.store.expect_record_login().times(1).returning(|_, _, _| Ok(()));
     fakes.store.expect_rotate().times(0);
     let service = fakes.service();
 
@@ -499,6 +509,7 @@ async fn consume_without_endpoint_fetches_the_default_path_with_the_same_bearer(
     let mut fakes = Fakes::new();
     let expected_bearer = access.clone();
     let answer = body.clone();
+    fakes.users.expect_find_active_user_data().returning(|_| Ok(Some(UserData::default())));
     fakes
         .data
         .expect_fetch()
@@ -513,7 +524,30 @@ async fn consume_without_endpoint_fetches_the_default_path_with_the_same_bearer(
 async fn consume_reports_an_upstream_timeout_as_upstream_timeout() {
     let (access, _) = token(TokenType::Access, NOW);
     let mut fakes = Fakes::new();
+    fakes.users.expect_find_active_user_data().returning(|_| Ok(Some(UserData::default())));
     fakes.data.expect_fetch().times(1).returning(|_, _| Err(UpstreamError::Timeout));
     let err = fakes.service().consume(&access, None).await.expect_err("consume must fail");
     assert!(matches!(err, ServiceError::Upstream(UpstreamError::Timeout)), "{err:?}");
+}
+
+#[tokio::test]
+async fn consume_with_the_token_of_a_deactivated_account_is_refused_before_upstream() {
+    let (access, _) = token(TokenType::Access, NOW);
+    let mut fakes = Fakes::new();
+    fakes.users.expect_find_active_user_data().times(1).returning(|_| Ok(None));
+    fakes.data.expect_fetch().times(0);
+    let err = fakes.service().consume(&access, None).await.expect_err("refused");
+    assert!(matches!(err, ServiceError::UnknownUser), "{err:?}");
+}
+
+#[tokio::test]
+async fn pair_of_an_account_with_a_temporary_password_is_refused_and_issues_nothing() {
+    let mut fakes = Fakes::new();
+    fakes
+        .users
+        .expect_find_credentials()
+        .returning(|_| Ok(Some(UserCredentials { must_change_password: true, ..credentials(true) })));
+    fakes.store.expect_record_login().times(0);
+    let err = fakes.service().pair("ana", secret("s3cret"), None).await.expect_err("refused");
+    assert!(matches!(err, ServiceError::PasswordChangeRequired), "{err:?}");
 }

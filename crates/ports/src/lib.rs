@@ -5,6 +5,7 @@
 //! (sqlx, reqwest) crosses a port: errors are the enums below.
 
 pub mod account;
+pub mod account_admin;
 pub mod audit;
 pub mod clock;
 pub mod error;
@@ -20,6 +21,7 @@ pub mod registries;
 pub mod user_data;
 pub mod users;
 
+pub use account_admin::{AccountAdminStore, AccountRecord, LoginHistory};
 pub use audit::AuditTrail;
 pub use clock::{Clock, SystemClock};
 pub use error::RepositoryError;
@@ -35,6 +37,8 @@ pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use user_data::{UpstreamError, UserDataSource};
 pub use users::{DetailsUpdate, NewUser, Registered, UserCredentials, UserRepository, UserSummary};
 
+#[cfg(any(test, feature = "mocks"))]
+pub use account_admin::{MockAccountAdminStore, MockLoginHistory};
 #[cfg(any(test, feature = "mocks"))]
 pub use audit::MockAuditTrail;
 #[cfg(any(test, feature = "mocks"))]

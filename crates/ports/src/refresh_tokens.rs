@@ -1,6 +1,7 @@
 //! State of issued refresh tokens, so that rotation holds across instances.
 
 use async_trait::async_trait;
+use credencial_domain::admin::LoginVia;
 use credencial_domain::UserId;
 
 use crate::error::RepositoryError;
@@ -46,6 +47,12 @@ pub trait RefreshTokenStore: Send + Sync + 'static {
     /// Records a newly issued refresh token as current, as the first of
     /// `family`. Errors: `Unexpected`.
     async fn record(&self, token: NewRefreshToken, family: &str) -> Result<(), RepositoryError>;
+
+    /// [`record`](Self::record), and in the same statement a successful
+    /// login of the token's user through `via` in the login history (what
+    /// a login that issues a refresh token records, at no extra round
+    /// trip). Errors: `Unexpected` (nothing stored).
+    async fn record_login(&self, token: NewRefreshToken, family: &str, via: LoginVia) -> Result<(), RepositoryError>;
 
     /// In one atomic step: marks `old_jti` (issued to `user_id`) as rotated
     /// and records `new` as current in the old token's family, provided

@@ -18,6 +18,9 @@ pub struct UserCredentials {
     pub password_hash: String,
     /// Inactive users cannot log in.
     pub is_active: bool,
+    /// The password was set by an administrator (temporary): it must be
+    /// changed before the account is used.
+    pub must_change_password: bool,
 }
 
 impl std::fmt::Debug for UserCredentials {
@@ -27,6 +30,7 @@ impl std::fmt::Debug for UserCredentials {
             .field("username", &self.username)
             .field("password_hash", &"[redacted]")
             .field("is_active", &self.is_active)
+            .field("must_change_password", &self.must_change_password)
             .finish()
     }
 }
@@ -130,16 +134,9 @@ pub trait UserRepository: Send + Sync + 'static {
     /// Errors: `Unexpected`.
     async fn find_summary_by_id(&self, id: UserId) -> Result<Option<UserSummary>, RepositoryError>;
 
-    /// Up to `limit` users after skipping `offset`, by id, and how many
-    /// users there are in all. Errors: `Unexpected`.
-    async fn list(&self, offset: u64, limit: u32) -> Result<(Vec<UserSummary>, u64), RepositoryError>;
-
-    /// Sets whether the user `id` may log in; `Ok(false)` when there is no
-    /// such user. Errors: `Unexpected`.
-    async fn set_active(&self, id: UserId, active: bool) -> Result<bool, RepositoryError>;
-
-    /// Replaces the password hash of the user `id`; `Ok(false)` when there
-    /// is no such user. Errors: `Unexpected`.
+    /// Replaces the password hash of the user `id` (the owner's change: it
+    /// no longer has to be changed); `Ok(false)` when there is no such
+    /// user. Errors: `Unexpected`.
     async fn set_password_hash(&self, id: UserId, password_hash: &str) -> Result<bool, RepositoryError>;
 
     /// Credentials for a login typed as a CPF (`as_typed`, the text the

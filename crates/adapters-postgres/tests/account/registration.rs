@@ -142,7 +142,11 @@ async fn details_are_stored_unless_another_account_has_the_e_mail() {
     let own = profiles.own_profile(bia).await.expect("read").expect("profile");
     assert_eq!((own.name.as_str(), own.email.as_str()), ("Full bia", "bia@example.gov.br"), "nothing changed");
     assert_eq!(users.update_details(UserId(ana.0 + 100), &theirs).await.expect("ok"), DetailsUpdate::NotFound);
-    users.set_active(bia, false).await.expect("deactivate");
+    sqlx::query("UPDATE users SET is_active = FALSE WHERE id = $1")
+        .bind(bia.0)
+        .execute(&db.pool)
+        .await
+        .expect("deactivate");
     assert_eq!(
         users.update_details(bia, &details("Bia", "b@x.gov.br", "")).await.expect("ok"),
         DetailsUpdate::NotFound

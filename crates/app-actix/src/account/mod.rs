@@ -33,6 +33,7 @@ use credencial_application::{
     AccountEditService, AccountService, LoginSession, OAuthService, OwnEntryService, ServiceError, SignedSession,
     SignupService, TaxIdValidationService,
 };
+use credencial_domain::admin::LoginVia;
 use secrecy::SecretString;
 
 use crate::client_address::client_address;
@@ -55,6 +56,16 @@ pub const LOGOUT_PATH: &str = "/conta/sair/";
 pub const SIGNUP_PATH: &str = "/conta/cadastro/";
 /// The password page's path.
 pub const PASSWORD_PATH: &str = "/conta/senha/";
+
+/// Where an account that must change its password is sent: the password
+/// page, told to say why.
+pub const MUST_CHANGE_LOCATION: &str = "/conta/senha/?trocar=1";
+
+/// Whether the page at `path` is one an account that must change its
+/// password may use before it does: the password page and the logout page.
+fn may_wait_for_new_password(path: &str) -> bool {
+    [PASSWORD_PATH, LOGOUT_PATH].iter().any(|p| path == *p || p.strip_suffix('/') == Some(path))
+}
 
 const FORGED: &str = "O formulário expirou ou não veio desta página. Volte à página, recarregue-a e tente de novo.";
 const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site e foi recusado.";
@@ -157,8 +168,15 @@ impl HttpServiceFactory for AccountApi {
 /// browser to the login form and back to this page afterwards (also when
 /// the session ended because the password changed), or a failure page when
 /// the account cannot be read.
+///
+/// An account whose password an administrator set (a temporary one) is
+/// sent to the password page, with a notice, from every page but that one
+/// and the logout page, until it changes the password.
 pub async fn signed_in(req: &HttpRequest, oauth: &OAuthService) -> Result<LoginSession, HttpResponse> {
     match session_of(req, oauth).await {
+        Ok(Some(session)) if session.must_change_password && !may_wait_for_new_password(req.path()) => {
+            Err(see_other(MUST_CHANGE_LOCATION))
+        }
         Ok(Some(session)) => Ok(session),
         Ok(None) => {
             let mut answer = to_login(req.path());
@@ -358,7 +376,11 @@ async fn login_post(
     if username.is_empty() || password.is_empty() {
         return page(MISSING_CREDENTIALS, StatusCode::OK);
     }
-    match oauth.log_in(username, SecretString::from(password.to_owned()), client_address(&req)).await {
+    let password = SecretString::from(password.to_owned());
+    match oauth.log_in_via(LoginVia::Account, username, password, client_address(&req)).await {
+        Ok(signed) if signed.session.must_change_password => {
+            with_session(&req, &cookies, see_other(MUST_CHANGE_LOCATION), &signed)
+        }
         Ok(signed) => with_session(&req, &cookies, see_other(next), &signed),
         Err(ServiceError::InvalidCredentials) => page(WRONG_CREDENTIALS, StatusCode::OK),
         Err(ServiceError::Throttled { retry_after_secs }) => {

@@ -27,6 +27,9 @@ const CHANGED_LOCATION: &str = "/conta/senha/?alterada=1";
 const CHANGED: &str =
     "Senha alterada. As sessões abertas em outros navegadores foram encerradas e os aplicativos precisarão que você \
      entre de novo.";
+/// What the page says to an account whose password an administrator set.
+const MUST_CHANGE: &str = "A sua senha foi definida pela administração do serviço e é temporária. Escolha uma senha \
+     nova para continuar: até lá, as outras páginas e os aplicativos não aceitam a sua conta.";
 /// What a refused form says above its fields.
 const CHECK_FIELDS: &str = "A senha não foi alterada. Confira os campos indicados abaixo.";
 
@@ -57,8 +60,10 @@ pub async fn form(req: HttpRequest, oauth: web::Data<OAuthService>) -> HttpRespo
     let session = or_answer!(signed_in(&req, &oauth).await);
     let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     let notice = (query.get("alterada").ok().flatten() == Some("1")).then_some(CHANGED);
+    // Said whenever the flag stands, however the browser got here.
+    let message = session.must_change_password.then_some(MUST_CHANGE);
     let token = session.account_form_token();
-    page(&token, &FieldErrors::new(), None, notice, StatusCode::OK)
+    page(&token, &FieldErrors::new(), message, notice, StatusCode::OK)
 }
 
 /// `POST /conta/senha/`: checks the fences, the fields and the current

@@ -18,11 +18,12 @@
 pub mod applications;
 pub mod audit;
 pub mod pages;
+pub mod users;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
-use credencial_application::{ClientAdminService, LoginSession, OAuthService, StaffService};
+use credencial_application::{AccountAdminService, ClientAdminService, LoginSession, OAuthService, StaffService};
 use credencial_domain::admin::Actor;
 
 use crate::account::{signed_in, signed_post};
@@ -51,6 +52,8 @@ pub struct AdminServices {
     pub staff: web::Data<StaffService>,
     /// The registered applications (`/admin/aplicativos/`).
     pub clients: web::Data<ClientAdminService>,
+    /// Account administration (`/admin/usuarios/`).
+    pub accounts: web::Data<AccountAdminService>,
 }
 
 impl AdminApi {
@@ -60,8 +63,12 @@ impl AdminApi {
     }
 
     fn with_data(&self, r: Resource) -> Resource {
-        let AdminServices { oauth, staff, clients } = &self.services;
-        r.app_data(oauth.clone()).app_data(staff.clone()).app_data(clients.clone()).app_data(self.cookies.clone())
+        let AdminServices { oauth, staff, clients, accounts } = &self.services;
+        r.app_data(oauth.clone())
+            .app_data(staff.clone())
+            .app_data(clients.clone())
+            .app_data(accounts.clone())
+            .app_data(self.cookies.clone())
     }
 }
 
@@ -70,6 +77,7 @@ impl HttpServiceFactory for AdminApi {
         self.with_data(resource(HOME_PATH, "GET")).route(web::get().to(home)).register(config);
         audit::register(config, |r| self.with_data(r));
         applications::register(config, |r| self.with_data(r));
+        users::register(config, |r| self.with_data(r));
     }
 }
 

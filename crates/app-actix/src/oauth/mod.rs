@@ -31,9 +31,11 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use credencial_application::{
     AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, ServiceError, TokenRequest,
 };
+use credencial_domain::admin::LoginVia;
 use credencial_domain::oauth::{prompt_after_login, AuthorizationParams, OAuthError};
 use secrecy::SecretString;
 
+use crate::account::MUST_CHANGE_LOCATION;
 use crate::client_address::client_address;
 use crate::cookies::{self, CookiePolicy};
 use crate::error::ApiError;
@@ -56,7 +58,10 @@ pub const COOKIE_PATH: &str = "/";
 /// How long the login form can be submitted after it was shown.
 pub(crate) const LOGIN_FORM_SECS: i64 = 60 * 60;
 
-pub(crate) const WRONG_CREDENTIALS: &str = "Usuário ou senha inválidos.";
+/// Also what a deactivated account hears with its right password: the
+/// form never tells a right password from a wrong one (docs/decisions.md).
+pub(crate) const WRONG_CREDENTIALS: &str =
+    "Usuário ou senha inválidos. Se a sua conta foi desativada, procure a equipe que administra o serviço.";
 pub(crate) const MISSING_CREDENTIALS: &str = "Informe o usuário e a senha.";
 pub(crate) const FORM_EXPIRED: &str = "O formulário expirou. Entre novamente.";
 const SESSION_EXPIRED: &str = "Sua sessão expirou. Entre novamente.";
@@ -101,6 +106,12 @@ pub async fn authorize_get(
         Err(e) => return bad_request(&e.message()),
     };
     let session = match session_of(&req, &oauth).await {
+        // `prompt=none` cannot be sent to the password page: it goes on as
+        // without a session (the client hears `login_required`).
+        Ok(Some(session)) if session.must_change_password => match wants_no_prompt(&params) {
+            true => None,
+            false => return must_change_password(),
+        },
         Ok(session) => session,
         Err(e) => return html::failure_page(e),
     };
@@ -181,7 +192,21 @@ async fn log_in(
             status,
         );
     }
-    match oauth.log_in(username, SecretString::from(password.to_owned()), client_address(req)).await {
+    let password = SecretString::from(password.to_owned());
+    match oauth.log_in_via(LoginVia::OAuth, username, password, client_address(req)).await {
+        Ok(signed) if signed.session.must_change_password => {
+            // The password an administrator set is changed first; the
+            // application is started again afterwards.
+            let mut builder = html::response(StatusCode::SEE_OTHER);
+            builder
+                .insert_header((header::LOCATION, MUST_CHANGE_LOCATION))
+                .append_header((
+                    header::SET_COOKIE,
+                    cookies.set(req, SESSION_COOKIE, COOKIE_PATH, &signed.token, signed.max_age_secs),
+                ))
+                .append_header((header::SET_COOKIE, cookies.clear(req, LOGIN_COOKIE, COOKIE_PATH)));
+            builder.finish()
+        }
         Ok(signed) => {
             // Back to the GET, where the new session goes on; `prompt=login`
             // is satisfied now and must not show the form again.
@@ -223,6 +248,7 @@ async fn decide(
     approve: bool,
 ) -> HttpResponse {
     let session = match session_of(req, oauth).await {
+        Ok(Some(session)) if session.must_change_password => return must_change_password(),
         Ok(Some(session)) => session,
         Ok(None) => return session_expired(req, oauth, cookies, params).await,
         Err(e) => return html::failure_page(e),
@@ -236,6 +262,19 @@ async fn decide(
         Err(ServiceError::UnknownUser) => session_expired(req, oauth, cookies, params).await,
         other => step_response(other, StatusCode::SEE_OTHER),
     }
+}
+
+/// Whether the request says `prompt=none` (no page may be shown).
+fn wants_no_prompt(params: &AuthorizationParams) -> bool {
+    params.prompt.as_deref().is_some_and(|p| p.split_ascii_whitespace().any(|v| v == "none"))
+}
+
+/// 303 to the password page: the account's password was set by an
+/// administrator and is changed before any consent.
+fn must_change_password() -> HttpResponse {
+    let mut builder = html::response(StatusCode::SEE_OTHER);
+    builder.insert_header((header::LOCATION, MUST_CHANGE_LOCATION));
+    builder.finish()
 }
 
 /// The login form again, with a message, after the session ended.

@@ -7,6 +7,7 @@
 //! the port in the same transaction as the change.
 
 pub mod clients;
+pub mod accounts;
 pub mod staff;
 
 use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
@@ -14,6 +15,7 @@ use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
 use crate::request_context;
 
 pub use clients::{Changed, ClientAdminService, ClientChanges, CreateOutcome, NewClient};
+pub use accounts::{AccountAdminPorts, AccountAdminService, AccountPage, AccountView, NewAccount, TemporaryPassword};
 pub use staff::{AuditPage, StaffService, AUDIT_PAGE_SIZE};
 
 /// An audit entry of `actor` doing `action` to `target`, in the current

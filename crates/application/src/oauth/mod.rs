@@ -16,6 +16,7 @@ pub use authorize::{AuthorizationStep, ConsentPrompt};
 use std::fmt;
 use std::sync::Arc;
 
+use credencial_domain::admin::LoginVia;
 use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
 use credencial_domain::oauth::{
     check_code_exchange, client_authentication, presented_client, random_token_text, refreshed_scopes,
@@ -25,7 +26,7 @@ use credencial_domain::throttle::ClientAddress;
 use credencial_domain::{Claims, PasswordStamp, ScopeSet, TokenType, UserId};
 use credencial_ports::account::GrantRepository;
 use credencial_ports::{
-    AuthorizationCodeStore, Clock, NewRefreshToken, OAuthClient, OAuthClientRepository, RefreshTokenStore,
+    AuthorizationCodeStore, Clock, LoginHistory, NewRefreshToken, OAuthClient, OAuthClientRepository, RefreshTokenStore,
 };
 use rand::RngCore;
 use secrecy::SecretString;
@@ -46,6 +47,9 @@ pub struct LoginSession {
     pub user_id: UserId,
     /// The session token's `jti`: the key of the consent form's token.
     jti: String,
+    /// The account's password was set by an administrator: until it is
+    /// changed, the pages send the person to `/conta/senha/`.
+    pub must_change_password: bool,
 }
 
 impl LoginSession {
@@ -65,7 +69,10 @@ impl LoginSession {
 
 impl fmt::Debug for LoginSession {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LoginSession").field("user_id", &self.user_id).finish_non_exhaustive()
+        f.debug_struct("LoginSession")
+            .field("user_id", &self.user_id)
+            .field("must_change_password", &self.must_change_password)
+            .finish_non_exhaustive()
     }
 }
 
@@ -169,6 +176,7 @@ pub struct OAuthService {
     grants: Arc<dyn GrantRepository>,
     profiles: Arc<ProfileService>,
     clock: Arc<dyn Clock>,
+    logins: Option<Arc<dyn LoginHistory>>,
 }
 
 impl fmt::Debug for OAuthService {
@@ -193,7 +201,14 @@ impl OAuthService {
         profiles: Arc<ProfileService>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        Self { tokens, clients, codes, refresh_tokens, grants, profiles, clock }
+        Self { tokens, clients, codes, refresh_tokens, grants, profiles, clock, logins: None }
+    }
+
+    /// The same service, recording every login of its login forms in
+    /// `logins`.
+    pub fn with_login_history(mut self, logins: Arc<dyn LoginHistory>) -> Self {
+        self.logins = Some(logins);
+        self
     }
 
     // ------------------------------------------------------------ login
@@ -208,9 +223,29 @@ impl OAuthService {
         password: SecretString,
         from: Option<ClientAddress>,
     ) -> Result<SignedSession, ServiceError> {
+        self.log_in_via(LoginVia::OAuth, username, password, from).await
+    }
+
+    /// [`log_in`](Self::log_in) at the login form `via` (recorded in the
+    /// login history, when the service has one: a failure to record it is
+    /// logged and does not fail the login). The session says whether the
+    /// password must be changed first.
+    pub async fn log_in_via(
+        &self,
+        via: LoginVia,
+        username: &str,
+        password: SecretString,
+        from: Option<ClientAddress>,
+    ) -> Result<SignedSession, ServiceError> {
         let (user, stamp) = self.tokens.check_login(username, password, from).await?;
-        let signed = self.open_session(user.id, &stamp)?;
-        tracing::info!(user = user.id.0, "login session opened at the authorization endpoint");
+        let mut signed = self.open_session(user.id, &stamp)?;
+        signed.session.must_change_password = user.must_change_password;
+        if let Some(logins) = &self.logins {
+            if let Err(e) = logins.record(user.id, via).await {
+                tracing::warn!(error = %e, user = user.id.0, "recording a login in the history failed");
+            }
+        }
+        tracing::info!(user = user.id.0, via = via.code(), "login session opened");
         Ok(signed)
     }
 
@@ -224,7 +259,8 @@ impl OAuthService {
             ..Claims::new(TokenType::Session, user.0, self.clock.now(), lifetime)
         };
         let token = self.tokens.codec().encode(&claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
-        Ok(SignedSession { session: LoginSession { user_id: user, jti: claims.jti }, token, max_age_secs: lifetime })
+        let session = LoginSession { user_id: user, jti: claims.jti, must_change_password: false };
+        Ok(SignedSession { session, token, max_age_secs: lifetime })
     }
 
     /// The session a session cookie holds: a valid, unexpired session
@@ -241,10 +277,10 @@ impl OAuthService {
             return Ok(None);
         };
         let user = UserId(claims.user_id);
-        if !self.tokens.session_is_current(user, stamp).await? {
+        let Some(must_change_password) = self.tokens.session_is_current(user, stamp).await? else {
             return Ok(None);
-        }
-        Ok(Some(LoginSession { user_id: user, jti: claims.jti }))
+        };
+        Ok(Some(LoginSession { user_id: user, jti: claims.jti, must_change_password }))
     }
 
     /// A fresh random key for the login form's anti-forgery token (kept by

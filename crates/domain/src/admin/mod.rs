@@ -1,11 +1,13 @@
 //! Rules of the administration: who may change what (staff, the CLI, a
 //! host application through the user-management API), the audit trail's
-//! entries, and the pages of administrative lists.
+//! entries, the pages of administrative lists, and the account search.
 
+pub mod accounts;
 pub mod audit;
 pub mod client;
 pub mod page;
 
+pub use accounts::{AccountQuery, LoginRecord, LoginVia};
 pub use audit::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry};
 pub use client::{ClientName, ClientNameError, RedirectUris, RedirectUrisError};
 pub use page::Page;

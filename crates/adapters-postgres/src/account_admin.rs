@@ -1,0 +1,254 @@
+//! [`AccountAdminStore`] and [`LoginHistory`] on `users`, `login_failures`
+//! and `user_logins`; every change appends its audit entry in its own
+//! transaction.
+
+use async_trait::async_trait;
+use credencial_domain::admin::{AccountQuery, LoginRecord, LoginVia, NewAuditEntry, Page};
+use credencial_domain::throttle::ThrottleKey;
+use credencial_domain::{UserId, Username};
+use credencial_ports::{AccountAdminStore, AccountRecord, LoginHistory, NewUser, RepositoryError};
+use sqlx::{PgPool, Postgres, Transaction};
+
+use crate::audit::append_on;
+use crate::error::to_repository_error;
+
+/// Account administration in PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgAccountAdminStore {
+    pool: PgPool,
+}
+
+impl PgAccountAdminStore {
+    /// A store on `pool`.
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// Runs `change` (one statement returning how many rows it changed) and,
+    /// when it changed one, appends `audit`, in one transaction; `Ok(false)`
+    /// and nothing stored otherwise.
+    async fn audited(
+        &self,
+        change: sqlx::query::Query<'_, Postgres, sqlx::postgres::PgArguments>,
+        audit: &NewAuditEntry,
+    ) -> Result<bool, RepositoryError> {
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        let done = change.execute(&mut *tx).await.map_err(to_repository_error)?;
+        if done.rows_affected() != 1 {
+            return Ok(false);
+        }
+        commit_with(tx, audit).await?;
+        Ok(true)
+    }
+}
+
+async fn commit_with(mut tx: Transaction<'_, Postgres>, audit: &NewAuditEntry) -> Result<(), RepositoryError> {
+    append_on(&mut tx, audit).await?;
+    tx.commit().await.map_err(to_repository_error)
+}
+
+#[derive(sqlx::FromRow)]
+struct RecordRow {
+    id: i64,
+    username: String,
+    name: String,
+    email: String,
+    cpf: Option<String>,
+    is_active: bool,
+    is_staff: bool,
+    receita_validated: bool,
+    must_change_password: bool,
+    created_at: i64,
+}
+
+impl From<RecordRow> for AccountRecord {
+    fn from(r: RecordRow) -> Self {
+        Self {
+            id: UserId(r.id),
+            username: r.username,
+            name: r.name,
+            email: r.email,
+            cpf: r.cpf,
+            is_active: r.is_active,
+            is_staff: r.is_staff,
+            tax_id_validated: r.receita_validated,
+            must_change_password: r.must_change_password,
+            created_at: r.created_at,
+        }
+    }
+}
+
+/// The columns of a [`RecordRow`].
+const RECORD_COLUMNS: &str = "id, username, name, email, cpf, is_active, is_staff, receita_validated, \
+     must_change_password, floor(extract(epoch FROM created_at))::BIGINT AS created_at";
+
+/// What a search selects: `$1` the text (`''`: everything), `$2` its
+/// `LIKE` pattern, `$3` the CPF it is (NULL when none).
+const SEARCH_WHERE: &str = "$1 = '' OR username ILIKE $2 ESCAPE '\\' OR name ILIKE $2 ESCAPE '\\' \
+     OR email ILIKE $2 ESCAPE '\\' OR cpf = $3";
+
+#[async_trait]
+impl AccountAdminStore for PgAccountAdminStore {
+    async fn search(&self, query: &AccountQuery, page: Page) -> Result<(Vec<AccountRecord>, u64), RepositoryError> {
+        let pattern = query.like_pattern();
+        let cpf = query.cpf().map(|c| c.as_str().to_owned());
+        let rows = sqlx::query_as::<_, RecordRow>(&format!(
+            "SELECT {RECORD_COLUMNS} FROM users WHERE {SEARCH_WHERE} ORDER BY username LIMIT $4 OFFSET $5"
+        ))
+        .bind(query.text())
+        .bind(&pattern)
+        .bind(&cpf)
+        .bind(i64::from(page.limit()))
+        .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM users WHERE {SEARCH_WHERE}"))
+            .bind(query.text())
+            .bind(&pattern)
+            .bind(&cpf)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok((rows.into_iter().map(Into::into).collect(), u64::try_from(total).unwrap_or(0)))
+    }
+
+    async fn find(&self, id: UserId) -> Result<Option<AccountRecord>, RepositoryError> {
+        let row = sqlx::query_as::<_, RecordRow>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE id = $1"))
+            .bind(id.0)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn find_by_username(&self, username: &Username) -> Result<Option<AccountRecord>, RepositoryError> {
+        let row = sqlx::query_as::<_, RecordRow>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE username = $1"))
+            .bind(username.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn create(&self, user: NewUser, staff: bool, audit: &NewAuditEntry) -> Result<UserId, RepositoryError> {
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO users (username, password, is_active, identificacao, nome_usual, \
+             email, campus, tipo_usuario, name, cpf, is_staff) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+        )
+        .bind(user.username.as_str())
+        .bind(&user.password_hash)
+        .bind(user.is_active)
+        .bind(&user.data.identificacao)
+        .bind(&user.data.nome_usual)
+        .bind(&user.data.email)
+        .bind(&user.data.campus)
+        .bind(&user.data.tipo_usuario)
+        .bind(&user.name)
+        .bind(&user.cpf)
+        .bind(staff)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        commit_with(tx, audit).await?;
+        Ok(UserId(id))
+    }
+
+    async fn set_active(&self, id: UserId, active: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
+        self.audited(sqlx::query("UPDATE users SET is_active = $2 WHERE id = $1").bind(id.0).bind(active), audit).await
+    }
+
+    async fn set_password(
+        &self,
+        id: UserId,
+        password_hash: &str,
+        temporary: bool,
+        audit: &NewAuditEntry,
+    ) -> Result<bool, RepositoryError> {
+        let change = sqlx::query("UPDATE users SET password = $2, must_change_password = $3 WHERE id = $1")
+            .bind(id.0)
+            .bind(password_hash)
+            .bind(temporary);
+        self.audited(change, audit).await
+    }
+
+    async fn clear_validation(&self, id: UserId, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
+        self.audited(sqlx::query("UPDATE users SET receita_validated = FALSE WHERE id = $1").bind(id.0), audit).await
+    }
+
+    async fn lift_throttle(&self, keys: &[ThrottleKey], audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
+        let keys: Vec<&str> = keys.iter().map(ThrottleKey::as_str).collect();
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        let done = sqlx::query("DELETE FROM login_failures WHERE key = ANY($1)")
+            .bind(&keys)
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        commit_with(tx, audit).await?;
+        Ok(done.rows_affected() > 0)
+    }
+}
+
+/// The login history in PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgLoginHistory {
+    pool: PgPool,
+}
+
+impl PgLoginHistory {
+    /// A history on `pool`.
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+#[async_trait]
+impl LoginHistory for PgLoginHistory {
+    async fn record(&self, user: UserId, via: LoginVia) -> Result<(), RepositoryError> {
+        sqlx::query("INSERT INTO user_logins (user_id, via) VALUES ($1, $2)")
+            .bind(user.0)
+            .bind(via.code())
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn recent(&self, user: UserId, limit: u32) -> Result<Vec<LoginRecord>, RepositoryError> {
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT floor(extract(epoch FROM at))::BIGINT, via FROM user_logins \
+             WHERE user_id = $1 ORDER BY id DESC LIMIT $2",
+        )
+        .bind(user.0)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(rows.into_iter().filter_map(|(at, via)| Some(LoginRecord { at, via: LoginVia::from_code(&via)? })).collect())
+    }
+
+    async fn purge(&self, before: i64, keep: u32) -> Result<u64, RepositoryError> {
+        // Old rows by age; then, for each account, what lies beyond its
+        // `keep` newest (an index probe per account with that many).
+        let old = sqlx::query("DELETE FROM user_logins WHERE at < to_timestamp($1)")
+            .bind(before as f64)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        let surplus = sqlx::query(
+            "DELETE FROM user_logins l USING ( \
+               SELECT u.user_id, ( \
+                 SELECT id FROM user_logins x WHERE x.user_id = u.user_id \
+                 ORDER BY id DESC OFFSET $1 LIMIT 1) AS last_dropped \
+               FROM (SELECT user_id FROM user_logins GROUP BY user_id HAVING count(*) > $1) u) c \
+             WHERE l.user_id = c.user_id AND l.id <= c.last_dropped",
+        )
+        .bind(i64::from(keep))
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(old.rows_affected() + surplus.rows_affected())
+    }
+}

@@ -1,0 +1,341 @@
+//! Account administration: search and view accounts, create them, let them
+//! log in or not, set a password (the operator's, or a temporary one the
+//! person must change), clear a tax-id validation, lift a login throttle,
+//! and make an account staff. The panel (`/admin/usuarios/`) and the CLI
+//! (`credencial user …`) both call this service.
+//!
+//! Every change appends an audit entry (never a password; a CPF masked),
+//! stored in the same transaction as the change.
+
+use std::sync::Arc;
+
+use credencial_domain::admin::accounts::{temporary_password, LOGIN_HISTORY_DAYS, LOGIN_HISTORY_KEEP, RECENT_LOGINS};
+use credencial_domain::admin::audit::SECRET_SET;
+use credencial_domain::admin::{AccountQuery, Actor, AuditAction, AuditTarget, LoginRecord, NewAuditEntry, Page};
+use credencial_domain::throttle::ThrottleKey;
+use credencial_domain::{check_new_password, AccountIdentifiers, Cpf, UserData, UserId, Username};
+use credencial_ports::account::{GrantRepository, GrantSummary};
+use credencial_ports::{
+    AccountAdminStore, AccountRecord, Clock, LoginHistory, NewUser, RefreshTokenStore, RepositoryError,
+};
+use rand::RngCore;
+use secrecy::{ExposeSecret, SecretString};
+
+use super::{audit_entry, StaffService};
+use crate::error::ServiceError;
+use crate::hashing::PasswordHasher;
+
+/// Largest page of [`AccountAdminService::search`].
+pub const MAX_PAGE_SIZE: u32 = 500;
+
+/// A new account, its fields already validated at the edge where they are
+/// domain types.
+pub struct NewAccount {
+    /// Unique login name.
+    pub username: Username,
+    /// The password, checked against the password rules here.
+    pub password: SecretString,
+    /// CPF with valid check digits, if known.
+    pub cpf: Option<Cpf>,
+    /// Public name.
+    pub name: String,
+    /// What the user-data resource returns for this user (its `email` is
+    /// the account's e-mail).
+    pub data: UserData,
+    /// Whether the account may log in.
+    pub is_active: bool,
+    /// Whether the account may use the administration panel.
+    pub is_staff: bool,
+}
+
+/// One page of a search.
+#[derive(Debug)]
+pub struct AccountPage {
+    /// The accounts on this page, by username.
+    pub accounts: Vec<AccountRecord>,
+    /// This page's number (from 1).
+    pub page: u32,
+    /// How many pages there are (at least 1).
+    pub pages: u64,
+    /// How many accounts the search selects in all.
+    pub total: u64,
+}
+
+/// One account as its administration page shows it.
+#[derive(Debug)]
+pub struct AccountView {
+    /// The account.
+    pub account: AccountRecord,
+    /// Its CPF, masked (`529.***.***-25`), if it has one.
+    pub masked_cpf: Option<String>,
+    /// The applications it authorized, most recently used first.
+    pub grants: Vec<GrantSummary>,
+    /// Its most recent logins, newest first.
+    pub logins: Vec<LoginRecord>,
+}
+
+/// A temporary password just set: shown once to whoever set it.
+pub struct TemporaryPassword {
+    /// The password (never logged, never stored in clear).
+    pub password: SecretString,
+    /// The account's username.
+    pub username: String,
+    /// How many refresh tokens were revoked.
+    pub revoked: u64,
+}
+
+impl std::fmt::Debug for TemporaryPassword {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TemporaryPassword")
+            .field("username", &self.username)
+            .field("revoked", &self.revoked)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The ports behind [`AccountAdminService`].
+pub struct AccountAdminPorts {
+    /// Accounts and their audited changes.
+    pub store: Arc<dyn AccountAdminStore>,
+    /// Recent logins.
+    pub logins: Arc<dyn LoginHistory>,
+    /// Authorized applications.
+    pub grants: Arc<dyn GrantRepository>,
+    /// Refresh tokens (revoked on deactivation and on a new password).
+    pub refresh_tokens: Arc<dyn RefreshTokenStore>,
+    /// The time (the login history's purge).
+    pub clock: Arc<dyn Clock>,
+}
+
+/// Administration of accounts, for the panel and the CLI.
+pub struct AccountAdminService {
+    store: Arc<dyn AccountAdminStore>,
+    logins: Arc<dyn LoginHistory>,
+    grants: Arc<dyn GrantRepository>,
+    refresh_tokens: Arc<dyn RefreshTokenStore>,
+    staff: Arc<StaffService>,
+    hasher: PasswordHasher,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for AccountAdminService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccountAdminService").finish_non_exhaustive()
+    }
+}
+
+impl AccountAdminService {
+    /// A service over `ports`, making staff through `staff`, hashing on
+    /// `hasher`.
+    pub fn new(ports: AccountAdminPorts, staff: Arc<StaffService>, hasher: PasswordHasher) -> Self {
+        let AccountAdminPorts { store, logins, grants, refresh_tokens, clock } = ports;
+        Self { store, logins, grants, refresh_tokens, staff, hasher, clock }
+    }
+
+    /// Page `page` (from 1; 0 is the first) of the accounts `query`
+    /// selects, `per_page` (1 to [`MAX_PAGE_SIZE`]) a page. Errors:
+    /// `Invalid` for a page size out of range; `Storage`.
+    pub async fn search(&self, query: &AccountQuery, page: u32, per_page: u32) -> Result<AccountPage, ServiceError> {
+        if per_page == 0 || per_page > MAX_PAGE_SIZE {
+            return Err(ServiceError::Invalid(format!("a page holds 1 to {MAX_PAGE_SIZE} accounts")));
+        }
+        let page = Page::new(page, per_page);
+        let (accounts, total) = self.store.search(query, page).await?;
+        Ok(AccountPage { accounts, page: page.number(), pages: page.count(total), total })
+    }
+
+    /// The id of the account named `username`. Errors: `UnknownUser`;
+    /// `Storage`.
+    pub async fn id_of(&self, username: &Username) -> Result<UserId, ServiceError> {
+        Ok(self.store.find_by_username(username).await?.ok_or(ServiceError::UnknownUser)?.id)
+    }
+
+    /// The account `id` with its authorized applications and recent logins.
+    /// Errors: `UnknownUser`; `Storage`.
+    pub async fn view(&self, id: UserId) -> Result<AccountView, ServiceError> {
+        let account = self.find(id).await?;
+        let (grants, logins) =
+            futures_util::future::try_join(self.grants.list(id), self.logins.recent(id, RECENT_LOGINS)).await?;
+        let masked_cpf = masked(account.cpf.as_deref());
+        Ok(AccountView { account, masked_cpf, grants, logins })
+    }
+
+    /// Creates an account as `actor`. Errors: `Invalid` for a password
+    /// that breaks the rules or a username, CPF or e-mail already taken;
+    /// `Storage`.
+    pub async fn create(&self, actor: &Actor, account: NewAccount) -> Result<UserId, ServiceError> {
+        let ids = AccountIdentifiers {
+            username: account.username.as_str(),
+            cpf: account.cpf.as_ref().map(Cpf::as_str).unwrap_or(""),
+            email: &account.data.email,
+            name: &account.name,
+        };
+        check_new_password(account.password.expose_secret(), ids).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+        let password_hash = self.hasher.hash(account.password).await?;
+        let entry = audit_entry(actor, AuditAction::UserCreate, AuditTarget::User(account.username.to_string()))
+            .with("name", account.name.as_str())
+            .with("email", account.data.email.as_str())
+            .with("cpf", account.cpf.as_ref().map(Cpf::masked).unwrap_or_default())
+            .with("is_active", account.is_active.to_string())
+            .with("is_staff", account.is_staff.to_string())
+            .with("password", SECRET_SET);
+        let new = NewUser {
+            username: account.username,
+            password_hash,
+            is_active: account.is_active,
+            data: account.data,
+            name: account.name,
+            cpf: account.cpf.map(|c| c.as_str().to_owned()),
+        };
+        match self.store.create(new, account.is_staff, &entry).await {
+            Ok(id) => Ok(id),
+            Err(RepositoryError::Conflict(_)) => {
+                Err(ServiceError::Invalid("a user with this username, CPF or e-mail already exists".into()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Lets the account `id` log in (`true`) or not, as `actor`.
+    /// Deactivating also revokes every refresh token it holds (every
+    /// family): its access tokens are refused at once by the routes that
+    /// read the account, and no refresh outlives it. Returns how many
+    /// refresh tokens were revoked. Errors: `Invalid` when a staff user
+    /// deactivates their own account; `UnknownUser`; `Storage`.
+    pub async fn set_active(&self, actor: &Actor, id: UserId, active: bool) -> Result<u64, ServiceError> {
+        if !active && actor.user_id() == Some(id) {
+            return Err(ServiceError::Invalid("você não pode desativar a sua própria conta".into()));
+        }
+        let account = self.find(id).await?;
+        let action = if active { AuditAction::UserReactivate } else { AuditAction::UserDeactivate };
+        let entry = audit_entry(actor, action, AuditTarget::User(account.username.clone()))
+            .with("is_active", active.to_string());
+        if !self.store.set_active(id, active, &entry).await? {
+            return Err(ServiceError::UnknownUser);
+        }
+        if active {
+            return Ok(0);
+        }
+        let revoked = self.refresh_tokens.revoke_user(id).await?;
+        tracing::info!(user = id.0, revoked, "account deactivated by an administrator");
+        Ok(revoked)
+    }
+
+    /// Sets a password chosen by `actor` (an operator at the CLI), checked
+    /// against the rules and hashed off the async workers, and revokes
+    /// every refresh token of the account. Returns how many were revoked.
+    /// Errors: `Invalid` for a password that breaks the rules;
+    /// `UnknownUser`; `Storage`.
+    pub async fn set_password(&self, actor: &Actor, id: UserId, password: SecretString) -> Result<u64, ServiceError> {
+        let account = self.find(id).await?;
+        let ids = AccountIdentifiers {
+            username: &account.username,
+            cpf: account.cpf.as_deref().unwrap_or(""),
+            email: &account.email,
+            name: &account.name,
+        };
+        check_new_password(password.expose_secret(), ids).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+        let hash = self.hasher.hash(password).await?;
+        let entry = audit_entry(actor, AuditAction::UserPassword, AuditTarget::User(account.username))
+            .with("password", SECRET_SET);
+        self.store_password(id, &hash, false, &entry).await
+    }
+
+    /// Sets a generated temporary password, as `actor`: the account must
+    /// change it at its next login (the web pages send it to
+    /// `/conta/senha/`, the token pair is refused until then), and every
+    /// refresh token it holds is revoked. The password is answered once,
+    /// to be handed to the person; only its hash is stored. Errors:
+    /// `UnknownUser`; `Storage`.
+    pub async fn temporary_password(&self, actor: &Actor, id: UserId) -> Result<TemporaryPassword, ServiceError> {
+        let account = self.find(id).await?;
+        let password = {
+            let mut rng = rand::thread_rng();
+            temporary_password(|| {
+                let mut byte = [0u8; 1];
+                rng.fill_bytes(&mut byte);
+                byte[0]
+            })
+        };
+        let hash = self.hasher.hash(SecretString::from(password.clone())).await?;
+        let entry = audit_entry(actor, AuditAction::UserTemporaryPassword, AuditTarget::User(account.username.clone()))
+            .with("password", SECRET_SET)
+            .with("must_change_password", "true");
+        let revoked = self.store_password(id, &hash, true, &entry).await?;
+        Ok(TemporaryPassword { password: SecretString::from(password), username: account.username, revoked })
+    }
+
+    /// Clears the tax-id validation of `id`, as `actor`: the profile read
+    /// answers `receita_federal` as for an account never validated, and
+    /// the person may change the CPF and validate again. Errors:
+    /// `UnknownUser`; `Storage`.
+    pub async fn clear_validation(&self, actor: &Actor, id: UserId) -> Result<(), ServiceError> {
+        let account = self.find(id).await?;
+        let entry = audit_entry(actor, AuditAction::UserClearValidation, AuditTarget::User(account.username))
+            .with("receita_validated", "false");
+        if !self.store.clear_validation(id, &entry).await? {
+            return Err(ServiceError::UnknownUser);
+        }
+        Ok(())
+    }
+
+    /// Forgets the failed logins counted against the account's username
+    /// (and its CPF, under which a login typed as a CPF counts), as
+    /// `actor`, so that it may log in again at once. The limits of the
+    /// addresses the failures came from stay. Returns whether a count was
+    /// forgotten. Errors: `UnknownUser`; `Storage`.
+    pub async fn lift_throttle(&self, actor: &Actor, id: UserId) -> Result<bool, ServiceError> {
+        let account = self.find(id).await?;
+        let keys: Vec<ThrottleKey> = [Some(account.username.as_str()), account.cpf.as_deref()]
+            .into_iter()
+            .flatten()
+            .filter_map(|name| Username::parse(name).ok())
+            .map(|name| ThrottleKey::username(&name))
+            .collect();
+        let entry = audit_entry(actor, AuditAction::UserLiftThrottle, AuditTarget::User(account.username));
+        Ok(self.store.lift_throttle(&keys, &entry).await?)
+    }
+
+    /// Makes the account `id` staff or not, as `actor`. Errors: `Invalid`
+    /// when a staff user takes the flag from their own account;
+    /// `UnknownUser`; `Storage`.
+    pub async fn set_staff(&self, actor: &Actor, id: UserId, staff: bool) -> Result<(), ServiceError> {
+        if !staff && actor.user_id() == Some(id) {
+            return Err(ServiceError::Invalid("você não pode retirar o seu próprio acesso à administração".into()));
+        }
+        let account = self.find(id).await?;
+        let username = Username::parse(&account.username).map_err(|_| ServiceError::UnknownUser)?;
+        self.staff.set_staff(actor, &username, staff).await
+    }
+
+    /// Deletes the logins older than [`LOGIN_HISTORY_DAYS`] and those beyond
+    /// the [`LOGIN_HISTORY_KEEP`] newest of each account, and returns how
+    /// many; the binary runs it periodically. Errors: `Storage`.
+    pub async fn purge_login_history(&self) -> Result<u64, ServiceError> {
+        let before = self.clock.now().saturating_sub(LOGIN_HISTORY_DAYS * 86_400);
+        Ok(self.logins.purge(before, LOGIN_HISTORY_KEEP).await?)
+    }
+
+    async fn store_password(
+        &self,
+        id: UserId,
+        hash: &str,
+        temporary: bool,
+        entry: &NewAuditEntry,
+    ) -> Result<u64, ServiceError> {
+        if !self.store.set_password(id, hash, temporary, entry).await? {
+            return Err(ServiceError::UnknownUser);
+        }
+        // From here the old password is over; so is every refresh token.
+        Ok(self.refresh_tokens.revoke_user(id).await?)
+    }
+
+    async fn find(&self, id: UserId) -> Result<AccountRecord, ServiceError> {
+        self.store.find(id).await?.ok_or(ServiceError::UnknownUser)
+    }
+}
+
+/// A stored CPF, masked; `None` when there is none (or it is not a valid one).
+pub fn masked(cpf: Option<&str>) -> Option<String> {
+    cpf.and_then(|c| Cpf::parse(c).ok()).map(|c| c.masked())
+}

@@ -1,0 +1,376 @@
+//! Tests of `AccountAdminService` over mockall fakes: which rules refuse
+//! before anything is hashed or written, what each change records in the
+//! audit trail (never a password; a CPF masked), and what (de)activation
+//! and a new or temporary password do to the account's refresh tokens.
+
+use std::sync::Arc;
+
+use credencial_application::admin::{AccountAdminPorts, NewAccount};
+use credencial_application::{AccountAdminService, PasswordHasher, ServiceError, StaffService};
+use credencial_domain::admin::audit::SECRET_SET;
+use credencial_domain::admin::{AccountQuery, Actor, AuditAction, AuditTarget, LoginRecord, LoginVia, NewAuditEntry};
+use credencial_domain::{Cpf, UserData, UserId, Username};
+use credencial_ports::account::MockGrantRepository;
+use credencial_ports::{
+    AccountRecord, MockAccountAdminStore, MockAuditTrail, MockClock, MockLoginHistory, MockRefreshTokenStore,
+    MockUserRepository, RepositoryError, UserSummary,
+};
+use secrecy::{ExposeSecret, SecretString};
+
+const LIA: UserId = UserId(7);
+
+fn admin() -> Actor {
+    Actor::Staff { id: UserId(1), username: "admin".into() }
+}
+
+fn cli() -> Actor {
+    Actor::Cli { os_user: "root".into() }
+}
+
+fn lia() -> AccountRecord {
+    AccountRecord {
+        id: LIA,
+        username: "lia".into(),
+        name: "Lia Costa".into(),
+        email: "lia@example.gov.br".into(),
+        cpf: Some("52998224725".into()),
+        is_active: true,
+        is_staff: false,
+        tax_id_validated: true,
+        must_change_password: false,
+        created_at: 1_800_000_000,
+    }
+}
+
+/// The fakes of one test; `service()` builds the service over them.
+struct Fakes {
+    store: MockAccountAdminStore,
+    logins: MockLoginHistory,
+    grants: MockGrantRepository,
+    tokens: MockRefreshTokenStore,
+    users: MockUserRepository,
+    clock: MockClock,
+}
+
+impl Fakes {
+    fn new() -> Self {
+        Self {
+            store: MockAccountAdminStore::new(),
+            logins: MockLoginHistory::new(),
+            grants: MockGrantRepository::new(),
+            tokens: MockRefreshTokenStore::new(),
+            users: MockUserRepository::new(),
+            clock: MockClock::new(),
+        }
+    }
+
+    /// Fakes whose store finds Lia by id (and no one else).
+    fn finding_lia() -> Self {
+        let mut fakes = Self::new();
+        fakes.store.expect_find().returning(|id| Ok((id == LIA).then(lia)));
+        fakes
+    }
+
+    fn service(self) -> AccountAdminService {
+        let staff = StaffService::new(Arc::new(self.users), Arc::new(MockAuditTrail::new()));
+        AccountAdminService::new(
+            AccountAdminPorts {
+                store: Arc::new(self.store),
+                logins: Arc::new(self.logins),
+                grants: Arc::new(self.grants),
+                refresh_tokens: Arc::new(self.tokens),
+                clock: Arc::new(self.clock),
+            },
+            Arc::new(staff),
+            PasswordHasher::new(1, 1000).expect("hasher"),
+        )
+    }
+}
+
+fn recorded(entry: &NewAuditEntry, actor: &Actor, action: AuditAction, changes: &[(&str, &str)]) -> bool {
+    let changes: Vec<(String, String)> = changes.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    entry.actor == *actor
+        && entry.action == action
+        && entry.target == AuditTarget::User("lia".into())
+        && entry.changes == changes
+}
+
+#[tokio::test]
+async fn deactivating_records_who_in_the_same_write_and_revokes_every_refresh_token() {
+    let mut fakes = Fakes::finding_lia();
+    fakes
+        .store
+        .expect_set_active()
+        .withf(|id, active, entry| {
+            *id == LIA && !*active && recorded(entry, &admin(), AuditAction::UserDeactivate, &[("is_active", "false")])
+        })
+        .times(1)
+        .returning(|_, _, _| Ok(true));
+    fakes
+        .store
+        .expect_set_active()
+        .withf(|_, active, entry| *active && entry.action == AuditAction::UserReactivate)
+        .times(1)
+        .returning(|_, _, _| Ok(true));
+    fakes.tokens.expect_revoke_user().withf(|u| *u == LIA).times(1).returning(|_| Ok(3));
+    let svc = fakes.service();
+    assert_eq!(svc.set_active(&admin(), LIA, false).await.expect("off"), 3);
+    assert_eq!(svc.set_active(&admin(), LIA, true).await.expect("on"), 0, "reactivating revokes nothing");
+}
+
+#[tokio::test]
+async fn a_failed_deactivation_revokes_nothing() {
+    let mut fakes = Fakes::finding_lia();
+    fakes.store.expect_set_active().returning(|_, _, _| Err(RepositoryError::Unexpected("down".into())));
+    fakes.tokens.expect_revoke_user().times(0);
+    let e = fakes.service().set_active(&admin(), LIA, false).await;
+    assert!(matches!(e, Err(ServiceError::Storage(_))), "{e:?}");
+}
+
+#[tokio::test]
+async fn a_staff_user_cannot_deactivate_or_unstaff_themselves() {
+    let mut fakes = Fakes::new();
+    fakes.store.expect_find().times(0);
+    fakes.store.expect_set_active().times(0);
+    let svc = fakes.service();
+    let me = UserId(1);
+    assert!(matches!(svc.set_active(&admin(), me, false).await, Err(ServiceError::Invalid(_))));
+    assert!(matches!(svc.set_staff(&admin(), me, false).await, Err(ServiceError::Invalid(_))));
+}
+
+#[tokio::test]
+async fn an_unknown_account_is_unknown_and_nothing_is_written() {
+    let mut fakes = Fakes::finding_lia();
+    fakes.store.expect_set_active().times(0);
+    fakes.store.expect_set_password().times(0);
+    fakes.store.expect_clear_validation().times(0);
+    fakes.store.expect_lift_throttle().times(0);
+    fakes.store.expect_find_by_username().returning(|_| Ok(None));
+    let svc = fakes.service();
+    let nobody = UserId(99);
+    assert!(matches!(svc.set_active(&admin(), nobody, false).await, Err(ServiceError::UnknownUser)));
+    let pw = SecretString::from("a-good-password".to_owned());
+    assert!(matches!(svc.set_password(&cli(), nobody, pw).await, Err(ServiceError::UnknownUser)));
+    assert!(matches!(svc.temporary_password(&admin(), nobody).await, Err(ServiceError::UnknownUser)));
+    assert!(matches!(svc.clear_validation(&admin(), nobody).await, Err(ServiceError::UnknownUser)));
+    assert!(matches!(svc.lift_throttle(&admin(), nobody).await, Err(ServiceError::UnknownUser)));
+    assert!(matches!(svc.view(nobody).await, Err(ServiceError::UnknownUser)));
+    let username = Username::parse("nobody").expect("valid");
+    assert!(matches!(svc.id_of(&username).await, Err(ServiceError::UnknownUser)));
+}
+
+#[tokio::test]
+async fn a_new_password_that_breaks_the_rules_is_refused_before_any_write() {
+    let mut fakes = Fakes::finding_lia();
+    fakes.store.expect_set_password().times(0);
+    fakes.tokens.expect_revoke_user().times(0);
+    let svc = fakes.service();
+    for weak in ["short", "529.982.247-25", "LIA@example.gov.br", "lia costa"] {
+        let e = svc.set_password(&cli(), LIA, SecretString::from(weak.to_owned())).await.expect_err(weak);
+        assert!(matches!(e, ServiceError::Invalid(_)), "{weak}: {e:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_new_password_is_stored_hashed_never_recorded_and_revokes_every_refresh_token() {
+    let mut fakes = Fakes::finding_lia();
+    fakes
+        .store
+        .expect_set_password()
+        .withf(|id, hash, temporary, entry| {
+            *id == LIA
+                && hash.starts_with("pbkdf2_sha256$1000$")
+                && !hash.contains("new-pass")
+                && !*temporary
+                && recorded(entry, &cli(), AuditAction::UserPassword, &[("password", SECRET_SET)])
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(true));
+    fakes.tokens.expect_revoke_user().times(1).returning(|_| Ok(2));
+    let revoked = fakes.service().set_password(&cli(), LIA, SecretString::from("new-pass-2026".to_owned())).await;
+    assert_eq!(revoked.expect("changed"), 2);
+}
+
+#[tokio::test]
+async fn a_temporary_password_is_shown_once_stored_hashed_and_must_be_changed() {
+    let mut fakes = Fakes::finding_lia();
+    let seen = Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = Arc::clone(&seen);
+    fakes
+        .store
+        .expect_set_password()
+        .withf(|id, _, temporary, entry| {
+            *id == LIA
+                && *temporary
+                && recorded(
+                    entry,
+                    &admin(),
+                    AuditAction::UserTemporaryPassword,
+                    &[("password", SECRET_SET), ("must_change_password", "true")],
+                )
+        })
+        .times(1)
+        .returning(move |_, hash, _, _| {
+            *sink.lock().expect("lock") = hash.to_owned();
+            Ok(true)
+        });
+    fakes.tokens.expect_revoke_user().times(1).returning(|_| Ok(1));
+    let set = fakes.service().temporary_password(&admin(), LIA).await.expect("set");
+    let password = set.password.expose_secret();
+    assert_eq!((set.username.as_str(), set.revoked, password.len()), ("lia", 1, 19));
+    let hash = seen.lock().expect("lock").clone();
+    assert!(hash.starts_with("pbkdf2_sha256$") && !hash.contains(password), "only the hash is stored");
+    assert!(!format!("{set:?}").contains(password), "Debug hides the password");
+}
+
+#[tokio::test]
+async fn two_temporary_passwords_differ() {
+    let mut fakes = Fakes::finding_lia();
+    fakes.store.expect_set_password().returning(|_, _, _, _| Ok(true));
+    fakes.tokens.expect_revoke_user().returning(|_| Ok(0));
+    let svc = fakes.service();
+    let a = svc.temporary_password(&admin(), LIA).await.expect("a");
+    let b = svc.temporary_password(&admin(), LIA).await.expect("b");
+    assert_ne!(a.password.expose_secret(), b.password.expose_secret());
+}
+
+#[tokio::test]
+async fn clearing_a_validation_is_recorded_with_the_change() {
+    let mut fakes = Fakes::finding_lia();
+    fakes
+        .store
+        .expect_clear_validation()
+        .withf(|id, entry| {
+            *id == LIA && recorded(entry, &admin(), AuditAction::UserClearValidation, &[("receita_validated", "false")])
+        })
+        .times(1)
+        .returning(|_, _| Ok(true));
+    fakes.service().clear_validation(&admin(), LIA).await.expect("cleared");
+}
+
+#[tokio::test]
+async fn lifting_a_throttle_forgets_the_username_and_the_cpf_keys() {
+    let mut fakes = Fakes::finding_lia();
+    fakes
+        .store
+        .expect_lift_throttle()
+        .withf(|keys, entry| {
+            let keys: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
+            keys == ["username:lia", "username:52998224725"]
+                && recorded(entry, &admin(), AuditAction::UserLiftThrottle, &[])
+        })
+        .times(1)
+        .returning(|_, _| Ok(true));
+    assert!(fakes.service().lift_throttle(&admin(), LIA).await.expect("lifted"));
+}
+
+#[tokio::test]
+async fn making_staff_goes_through_the_staff_service_by_username() {
+    let mut fakes = Fakes::finding_lia();
+    fakes.users.expect_find_summary().returning(|_| {
+        Ok(Some(UserSummary {
+            id: LIA,
+            username: "lia".into(),
+            name: String::new(),
+            email: String::new(),
+            cpf: None,
+            is_active: true,
+        }))
+    });
+    fakes
+        .users
+        .expect_set_staff()
+        .withf(|id, staff, entry| *id == LIA && *staff && entry.action == AuditAction::UserStaff)
+        .times(1)
+        .returning(|_, _, _| Ok(true));
+    fakes.service().set_staff(&admin(), LIA, true).await.expect("staff");
+}
+
+#[tokio::test]
+async fn a_new_account_is_recorded_with_its_cpf_masked_and_no_password() {
+    let mut fakes = Fakes::new();
+    fakes
+        .store
+        .expect_create()
+        .withf(|user, staff, entry| {
+            user.password_hash.starts_with("pbkdf2_sha256$")
+                && *staff
+                && entry.action == AuditAction::UserCreate
+                && entry.changes.iter().any(|(k, v)| k == "cpf" && v == "529.***.***-25")
+                && entry.changes.iter().any(|(k, v)| k == "password" && v == SECRET_SET)
+                && !entry.changes.iter().any(|(_, v)| v.contains("52998224725") || v.contains("a-good-password"))
+        })
+        .times(1)
+        .returning(|_, _, _| Ok(LIA));
+    let id = fakes.service().create(&cli(), new_account()).await.expect("created");
+    assert_eq!(id, LIA);
+}
+
+fn new_account() -> NewAccount {
+    NewAccount {
+        username: Username::parse("lia").expect("username"),
+        password: SecretString::from("a-good-password".to_owned()),
+        cpf: Some(Cpf::parse("52998224725").expect("cpf")),
+        name: String::new(),
+        data: UserData::default(),
+        is_active: true,
+        is_staff: true,
+    }
+}
+
+#[tokio::test]
+async fn a_taken_username_or_cpf_is_a_clear_refusal_not_a_storage_error() {
+    let mut fakes = Fakes::new();
+    fakes
+        .store
+        .expect_create()
+        .times(1)
+        .returning(|_, _, _| Err(RepositoryError::Conflict("users_username_key".into())));
+    let e = fakes.service().create(&cli(), new_account()).await.expect_err("taken");
+    assert!(matches!(&e, ServiceError::Invalid(m) if m.contains("already exists")), "{e:?}");
+}
+
+#[tokio::test]
+async fn search_pages_start_at_one_and_hold_at_most_five_hundred() {
+    let mut fakes = Fakes::new();
+    fakes
+        .store
+        .expect_search()
+        .withf(|query, page| query.cpf().is_some() && page.offset() == 20 && page.limit() == 10)
+        .times(1)
+        .returning(|_, _| Ok((vec![lia()], 21)));
+    let svc = fakes.service();
+    let query = AccountQuery::parse("529.982.247-25");
+    let page = svc.search(&query, 3, 10).await.expect("page");
+    assert_eq!((page.page, page.pages, page.total, page.accounts.len()), (3, 3, 21, 1));
+    for per_page in [0, 501] {
+        assert!(matches!(svc.search(&query, 1, per_page).await, Err(ServiceError::Invalid(_))), "{per_page}");
+    }
+}
+
+#[tokio::test]
+async fn the_view_masks_the_cpf_and_lists_grants_and_recent_logins() {
+    let mut fakes = Fakes::finding_lia();
+    fakes.grants.expect_list().returning(|_| Ok(vec![]));
+    fakes
+        .logins
+        .expect_recent()
+        .withf(|id, limit| *id == LIA && *limit == 10)
+        .returning(|_, _| Ok(vec![LoginRecord { at: 1_800_000_100, via: LoginVia::Pair }]));
+    let view = fakes.service().view(LIA).await.expect("view");
+    assert_eq!(view.masked_cpf.as_deref(), Some("529.***.***-25"));
+    assert_eq!(view.logins.len(), 1);
+}
+
+#[tokio::test]
+async fn the_login_history_keeps_180_days_and_20_a_person() {
+    let mut fakes = Fakes::new();
+    fakes.clock.expect_now().return_const(1_800_000_000_i64);
+    fakes
+        .logins
+        .expect_purge()
+        .withf(|before, keep| *before == 1_800_000_000 - 180 * 86_400 && *keep == 20)
+        .times(1)
+        .returning(|_, _| Ok(4));
+    assert_eq!(fakes.service().purge_login_history().await.expect("purged"), 4);
+}

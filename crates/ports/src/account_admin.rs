@@ -1,0 +1,119 @@
+//! Account administration's storage: the search, one account's record, the
+//! audited changes a staff user or an operator makes, and the login
+//! history.
+//!
+//! Every change takes the [`NewAuditEntry`] that records it and appends it
+//! in the same transaction: no change is stored without its entry.
+
+use async_trait::async_trait;
+use credencial_domain::admin::{AccountQuery, LoginRecord, LoginVia, NewAuditEntry, Page};
+use credencial_domain::throttle::ThrottleKey;
+use credencial_domain::{UserId, Username};
+
+use crate::error::RepositoryError;
+use crate::users::NewUser;
+
+/// One account as the administration sees it (no password hash).
+#[derive(Clone, PartialEq, Eq)]
+pub struct AccountRecord {
+    /// Primary key.
+    pub id: UserId,
+    /// The username as stored.
+    pub username: String,
+    /// Public name.
+    pub name: String,
+    /// E-mail address.
+    pub email: String,
+    /// CPF, 11 digits, if known (personal data: shown masked).
+    pub cpf: Option<String>,
+    /// Whether the account may log in.
+    pub is_active: bool,
+    /// Whether the account may use the administration panel.
+    pub is_staff: bool,
+    /// Whether the registration was validated through the tax id.
+    pub tax_id_validated: bool,
+    /// Whether the password must be changed at the next login.
+    pub must_change_password: bool,
+    /// When the account was created (Unix seconds).
+    pub created_at: i64,
+}
+
+/// Shows no personal data: name, e-mail and CPF are left out.
+impl std::fmt::Debug for AccountRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccountRecord")
+            .field("id", &self.id)
+            .field("username", &self.username)
+            .field("is_active", &self.is_active)
+            .field("is_staff", &self.is_staff)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Storage of the account administration.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait AccountAdminStore: Send + Sync + 'static {
+    /// One page of the accounts `query` selects (by username), and how
+    /// many it selects in all. Errors: `Unexpected`.
+    async fn search(&self, query: &AccountQuery, page: Page) -> Result<(Vec<AccountRecord>, u64), RepositoryError>;
+
+    /// The account `id`, active or not; `Ok(None)` when there is none.
+    /// Errors: `Unexpected`.
+    async fn find(&self, id: UserId) -> Result<Option<AccountRecord>, RepositoryError>;
+
+    /// The account named exactly `username`; `Ok(None)` when there is none.
+    /// Errors: `Unexpected`.
+    async fn find_by_username(&self, username: &Username) -> Result<Option<AccountRecord>, RepositoryError>;
+
+    /// Creates an account (staff when `staff`) and appends `audit`, in one
+    /// transaction. Errors: `Conflict` when the username, CPF or e-mail is
+    /// taken (nothing stored); `Unexpected`.
+    async fn create(&self, user: NewUser, staff: bool, audit: &NewAuditEntry) -> Result<UserId, RepositoryError>;
+
+    /// Lets the account `id` log in or not and appends `audit`, in one
+    /// transaction; `Ok(false)` (nothing stored) when there is no such
+    /// account. Errors: `Unexpected`.
+    async fn set_active(&self, id: UserId, active: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError>;
+
+    /// Replaces the password hash of `id`, marks whether it must be changed
+    /// at the next login (`temporary`), and appends `audit`, in one
+    /// transaction; `Ok(false)` (nothing stored) when there is no such
+    /// account. Errors: `Unexpected`.
+    async fn set_password(
+        &self,
+        id: UserId,
+        password_hash: &str,
+        temporary: bool,
+        audit: &NewAuditEntry,
+    ) -> Result<bool, RepositoryError>;
+
+    /// Clears the tax-id validation of `id` (its `receita_federal` scope is
+    /// answered as for a registration never validated; the CPF may change
+    /// again) and appends `audit`, in one transaction; `Ok(false)` (nothing
+    /// stored) when there is no such account. Errors: `Unexpected`.
+    async fn clear_validation(&self, id: UserId, audit: &NewAuditEntry) -> Result<bool, RepositoryError>;
+
+    /// Forgets the failed logins counted against `keys` (an account's
+    /// username keys) and appends `audit`, in one transaction; returns
+    /// whether a count was forgotten. Errors: `Unexpected`.
+    async fn lift_throttle(&self, keys: &[ThrottleKey], audit: &NewAuditEntry) -> Result<bool, RepositoryError>;
+}
+
+/// The history of successful logins (the pair records its own as part of
+/// the refresh token it stores: [`crate::RefreshTokenStore::record_login`]).
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait LoginHistory: Send + Sync + 'static {
+    /// Records a login of `user` through `via`, now. Errors: `Unexpected`.
+    async fn record(&self, user: UserId, via: LoginVia) -> Result<(), RepositoryError>;
+
+    /// The `limit` most recent logins of `user`, newest first.
+    /// Errors: `Unexpected`.
+    async fn recent(&self, user: UserId, limit: u32) -> Result<Vec<LoginRecord>, RepositoryError>;
+
+    /// Deletes the logins before `before` (Unix seconds) and those beyond
+    /// the `keep` newest of each account, and returns how many.
+    /// Errors: `Unexpected`.
+    async fn purge(&self, before: i64, keep: u32) -> Result<u64, RepositoryError>;
+}
