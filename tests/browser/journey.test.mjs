@@ -9,6 +9,12 @@
 //   demo-host in /conta/acessos/, revokes it in /conta/aplicativos/, and the
 //   next login asks consent again.
 // - carla signs up at /conta/cadastro/; her host row has no tax data.
+// - admin (staff) opens the administration panel (/admin/), registers an
+//   application, disables the scope cnes for demo-host and deactivates
+//   bruno; bruno's login at /auth/login/ is then refused with a clear
+//   message, ana's profile read through demo-host no longer holds cnes, and
+//   the audit page shows the three actions. Runs last: it changes what the
+//   other journeys rely on.
 // Every kind of page they reach (login, login with an error, consent,
 // record, logout, every account page, the provider's and the client's
 // error pages) is
@@ -578,5 +584,117 @@ test('the other pages: a wrong password, an unknown client, a callback nobody st
         await checkPage(page, 'auth-error-state');
     } finally {
         await context.close();
+    }
+});
+
+test('admin: registers an application, disables cnes for demo-host, deactivates bruno', { timeout: 2 * TEST_MS }, async () => {
+    const { context, page } = await freshPage();
+    try {
+        // The panel sends a browser without a session to the account's login, and back.
+        await page.goto(`${base}/admin/`);
+        assert.equal(new URL(page.url()).pathname, '/conta/entrar/');
+        await page.fill('input[name="username"]', 'admin');
+        await page.fill('input[name="password"]', 'admin-demo-2026');
+        await submit(page);
+        assert.equal(page.url(), `${base}/admin/`);
+        assert.equal(await page.locator('h1').textContent(), 'Administração');
+        await checkPage(page, 'admin-inicio');
+
+        // A new application; its secret is shown once.
+        await page.goto(`${base}/admin/aplicativos/`);
+        assert.match(await page.locator('table.apps-admin').textContent(), /demo-host/);
+        await checkPage(page, 'admin-aplicativos');
+        await page.click('a:has-text("Cadastrar aplicação")');
+        await page.locator('h1', { hasText: 'Nova aplicação' }).waitFor();
+        await page.fill('#client_id', 'portal-da-prefeitura');
+        await page.fill('#nome', 'Portal da Prefeitura');
+        await page.fill('#redirect_uris', 'ftp://portal.example.gov.br/retorno');
+        await submit(page);
+        assert.ok((await page.locator('.field-error').count()) >= 1, 'a bad redirect URI is refused');
+        assert.equal(await page.inputValue('#nome'), 'Portal da Prefeitura', 'kept as typed');
+        await checkPage(page, 'admin-aplicativo-novo-erro');
+        await page.fill('#redirect_uris', 'https://portal.example.gov.br/retorno');
+        await page.check('#escopo_cnes');
+        await submit(page);
+        const secret = await page.inputValue('#segredo');
+        assert.ok(secret.length >= 32, `the secret is shown once: ${secret.length} characters`);
+        await checkPage(page, 'admin-aplicativo-segredo');
+        const stored = await psql(DB, "SELECT secret_hash FROM oauth_clients WHERE client_id = 'portal-da-prefeitura'");
+        assert.ok(stored.trim().startsWith('pbkdf2_sha256$') && !stored.includes(secret), 'only a hash is stored');
+
+        // demo-host without cnes.
+        await page.goto(`${base}/admin/aplicativos/demo-host/`);
+        await checkPage(page, 'admin-aplicativo');
+        assert.equal(await page.isChecked('#escopo_cnes'), true);
+        await page.uncheck('#escopo_cnes');
+        await submit(page, 'form[action$="/escopos/"] button[type="submit"]');
+        assert.ok(await page.locator('.notice[role="status"]').isVisible(), 'the change is confirmed');
+        assert.equal(await page.isChecked('#escopo_cnes'), false);
+
+        // bruno, found by his CPF, deactivated.
+        await page.goto(`${base}/admin/usuarios/`);
+        await page.fill('#q', '123.456.789-09');
+        await submit(page);
+        assert.match(await page.locator('table.accounts tbody').textContent(), /bruno/);
+        assert.doesNotMatch(await page.locator('main').textContent(), /123\.456\.789-09|12345678909/, 'the CPF is masked');
+        await checkPage(page, 'admin-usuarios');
+        await Promise.all([page.waitForURL(/\/admin\/usuarios\/\d+\/$/), page.click('table.accounts a:has-text("bruno")')]);
+        await checkPage(page, 'admin-usuario');
+        await submit(page, 'button:has-text("Desativar a conta")');
+        assert.ok(await page.locator('.notice[role="status"]').isVisible(), 'the deactivation is confirmed');
+        assert.match(await page.locator('dl.facts').textContent(), /Desativada/);
+
+        // The audit trail holds the three actions, by admin.
+        await page.goto(`${base}/admin/auditoria/?ator=admin`);
+        const trail = await page.locator('table.audit tbody').textContent();
+        for (const action of ['Aplicação criada', 'Escopos da aplicação alterados', 'Conta desativada']) {
+            assert.match(trail, new RegExp(action), `${action} in the audit trail`);
+        }
+        assert.ok(!trail.includes(secret), 'never the secret');
+        await checkPage(page, 'admin-auditoria');
+    } catch (e) {
+        await page.screenshot({ path: path.join(OUT, 'failure-admin.png'), fullPage: true }).catch(() => {});
+        throw e;
+    } finally {
+        await context.close();
+    }
+
+    // bruno cannot log in at the host application any more.
+    {
+        const { context, page } = await freshPage();
+        try {
+            await page.goto(`${base}/auth/login/`);
+            await page.fill('input[name="username"]', 'bruno');
+            await page.fill('input[name="password"]', 'bruno-demo-2026');
+            await Promise.all([page.waitForURL(/\/oauth\/authorize\//), page.click('button[type="submit"]')]);
+            const message = await page.locator('.message[role="alert"]').textContent();
+            assert.match(message, /desativada/, `a clear message: ${message}`);
+            await checkPage(page, 'oauth-login-desativada');
+        } finally {
+            await context.close();
+        }
+    }
+
+    // ana's next profile read through demo-host has no cnes.
+    {
+        const { context, page } = await freshPage();
+        try {
+            await page.goto(`${base}/auth/login/`);
+            await page.fill('input[name="username"]', 'ana');
+            await page.fill('input[name="password"]', 'ana-demo-2026');
+            await submit(page, 'button[type="submit"]');
+            // Her consent was withdrawn by the test before: approve again if asked.
+            if (new URL(page.url()).pathname === '/oauth/authorize/') {
+                const scopes = await page.locator('main li').allTextContents();
+                assert.ok(!scopes.some((s) => /cnes/i.test(s)), `cnes is not asked for: ${scopes}`);
+                await Promise.all([page.waitForURL(`${base}/auth/me/`), page.click('button[name="action"][value="approve"]')]);
+            }
+            await page.locator('main table').waitFor();
+            const shown = await recordOnPage(page);
+            assert.match(shown.profile?.text ?? '', /formacao_academica/, 'the profile is there');
+            assert.doesNotMatch(shown.profile?.text ?? '', /"cnes"/, 'without cnes');
+        } finally {
+            await context.close();
+        }
     }
 });
