@@ -7,6 +7,7 @@
 pub mod account;
 pub mod audit;
 pub mod clock;
+pub mod directory;
 pub mod error;
 pub mod host_user_records;
 pub mod host_users;
@@ -22,6 +23,7 @@ pub mod users;
 
 pub use audit::AuditTrail;
 pub use clock::{Clock, SystemClock};
+pub use directory::{ApiClientAccess, ApiTokenState, PreRegistered, UserDirectory};
 pub use error::RepositoryError;
 pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostUserError, HostUserStore, UpsertOutcome};
@@ -39,6 +41,8 @@ pub use users::{DetailsUpdate, NewUser, Registered, UserCredentials, UserReposit
 pub use audit::MockAuditTrail;
 #[cfg(any(test, feature = "mocks"))]
 pub use clock::MockClock;
+#[cfg(any(test, feature = "mocks"))]
+pub use directory::MockUserDirectory;
 #[cfg(any(test, feature = "mocks"))]
 pub use host_user_records::MockHostUserRecords;
 #[cfg(any(test, feature = "mocks"))]

@@ -1,9 +1,14 @@
 //! Rules of the administration: who may change what (staff, the CLI, a
 //! host application through the user-management API), the audit trail's
-//! entries, and the pages of administrative lists.
+//! entries, the pages of administrative lists, and the user-management
+//! API's tokens and user rules.
 
+pub mod api_token;
 pub mod audit;
+pub mod directory;
 pub mod page;
 
+pub use api_token::{ApiPermission, ApiPermissions, ApiTokenDigest, IssuedApiToken, PresentedApiToken};
 pub use audit::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry};
+pub use directory::{DirectoryKey, DirectoryUser, PreRegistration, PreRegistrationForm};
 pub use page::Page;
