@@ -3,8 +3,7 @@
 use async_trait::async_trait;
 use credencial_domain::account::UniqueField;
 use credencial_domain::admin::{
-    ApiPermission, ApiPermissions, ApiTokenDigest, DirectoryKey, DirectoryUser, NewAuditEntry, Page,
-    PreRegistration,
+    ApiPermission, ApiPermissions, ApiTokenDigest, DirectoryKey, DirectoryUser, NewAuditEntry, Page, PreRegistration,
 };
 use credencial_domain::oauth::ClientId;
 use credencial_domain::Cpf;
@@ -78,8 +77,8 @@ impl UserDirectory for PgUserDirectory {
         let Some((client_id, hash, names)) = row else {
             return Ok(None);
         };
-        let client_id = ClientId::parse(&client_id)
-            .map_err(|e| RepositoryError::Unexpected(format!("stored client id: {e}")))?;
+        let client_id =
+            ClientId::parse(&client_id).map_err(|e| RepositoryError::Unexpected(format!("stored client id: {e}")))?;
         let digest: [u8; 32] =
             hash.try_into().map_err(|_| RepositoryError::Unexpected("stored API token hash length".into()))?;
         Ok(Some(ApiClientAccess { client_id, digest: ApiTokenDigest(digest), permissions: permissions(&names)? }))

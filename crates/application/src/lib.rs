@@ -21,7 +21,7 @@ pub mod user_admin;
 
 pub use account::{AccountOverview, AccountService};
 pub use account_edit::{AccountEditService, DetailsOutcome, PasswordOutcome};
-pub use admin::{AuditPage, StaffService};
+pub use admin::{ApiCaller, ApiTokenService, AuditPage, PreRegistrationOutcome, StaffService, UserDirectoryService};
 pub use client_login::{
     CallbackResult, ClientLoginConfig, ClientLoginError, ClientLoginService, HostLogin, LoginStart, PendingLogin,
     SealedValue,

@@ -162,8 +162,8 @@ impl PresentedApiToken {
     pub fn parse(text: &str) -> Option<Self> {
         let (lookup, secret) = text.trim().split_once('.')?;
         let lookup_ok = lookup.len() == LOOKUP_CHARS && lookup.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-        let secret_ok = secret.len() == SECRET_CHARS
-            && secret.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        let secret_ok =
+            secret.len() == SECRET_CHARS && secret.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         (lookup_ok && secret_ok).then(|| Self { lookup: lookup.to_owned(), secret: secret.to_owned() })
     }
 
@@ -251,7 +251,13 @@ mod tests {
 
     #[test]
     fn text_that_cannot_be_a_token_is_refused() {
-        for text in ["", "abc", "abababababababab", "ABABABABABABABAB.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "abababababababab.short"] {
+        for text in [
+            "",
+            "abc",
+            "abababababababab",
+            "ABABABABABABABAB.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "abababababababab.short",
+        ] {
             assert!(PresentedApiToken::parse(text).is_none(), "{text:?}");
         }
     }
