@@ -11,7 +11,7 @@ use credencial_adapters_postgres::account::{
 use credencial_adapters_postgres::{
     known_versions, schema_status, PgAuditTrail, PgAuthorizationCodeStore, PgHostUserRecords, PgHostUserStore,
     PgLoginFailureLog, PgOAuthClientRepository, PgPool, PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore,
-    PgSnapshotStore, PgUserRepository,
+    PgSnapshotStore, PgUserDirectory, PgUserRepository,
 };
 use credencial_adapters_upstream::{
     http_client_with, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,
@@ -20,9 +20,9 @@ use credencial_adapters_upstream::{
 use credencial_app_actix::account::AccountSettings;
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::{
-    AccountEditService, AccountService, ClientLoginConfig, ClientLoginService, GrantService, LoginThrottle,
-    OAuthService, OwnEntryService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls, SignupService,
-    StaffService, TaxIdValidationService, TokenService, TokenServiceConfig,
+    AccountEditService, AccountService, ApiTokenService, ClientLoginConfig, ClientLoginService, GrantService,
+    LoginThrottle, OAuthService, OwnEntryService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls,
+    SignupService, StaffService, TaxIdValidationService, TokenService, TokenServiceConfig, UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -192,6 +192,15 @@ impl Application {
             Arc::new(PgUserRepository::new(pool.clone())),
             Arc::new(PgAuditTrail::new(pool.clone())),
         ));
+        // The user-management API: wrong tokens count under the login
+        // form's per-address limit.
+        let directory: Arc<dyn credencial_ports::UserDirectory> = Arc::new(PgUserDirectory::new(pool.clone()));
+        let user_directory = Arc::new(UserDirectoryService::new(
+            Arc::clone(&directory),
+            Arc::new(PgAuditTrail::new(pool.clone())),
+            tokens.throttle().clone(),
+        ));
+        let api_tokens = Arc::new(ApiTokenService::new(directory));
         let services = Services {
             tokens,
             profiles,
@@ -204,6 +213,8 @@ impl Application {
             grants,
             client_login,
             staff,
+            user_directory,
+            api_tokens,
             readiness,
         };
         let server = build_server(listener, services, http)?;

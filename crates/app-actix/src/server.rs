@@ -6,8 +6,9 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
-    AccountEditService, AccountService, ClientLoginService, GrantService, OAuthService, OwnEntryService,
-    ProfileService, SignupService, StaffService, TaxIdValidationService, TokenService,
+    AccountEditService, AccountService, ApiTokenService, ClientLoginService, GrantService, OAuthService,
+    OwnEntryService, ProfileService, SignupService, StaffService, TaxIdValidationService, TokenService,
+    UserDirectoryService,
 };
 use credencial_ports::ReadinessProbe;
 
@@ -22,7 +23,7 @@ use crate::health;
 use crate::jwt::JwtApi;
 use crate::oauth::OAuthApi;
 use crate::routes::{not_found, resource};
-use crate::{openapi, profile, sandbox, sandbox_registries};
+use crate::{openapi, profile, sandbox, sandbox_registries, user_directory};
 
 /// What the HTTP layer needs to know from the configuration.
 #[derive(Debug, Clone)]
@@ -94,6 +95,10 @@ pub struct Services {
     pub client_login: Option<Arc<ClientLoginService>>,
     /// Staff membership and the audit trail (`/admin/`).
     pub staff: Arc<StaffService>,
+    /// The user-management API (`/usuarios/`).
+    pub user_directory: Arc<UserDirectoryService>,
+    /// The user-management API's tokens (`/admin/aplicativos/{id}/api/`).
+    pub api_tokens: Arc<ApiTokenService>,
     /// Whether the database answers (`/readyz`).
     pub readiness: Arc<dyn ReadinessProbe>,
 }
@@ -129,7 +134,12 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         entries: web::Data::from(services.own_entries),
         validation: web::Data::from(services.tax_id_validation),
     };
-    let admin_services = AdminServices { oauth: oauth.clone(), staff: web::Data::from(services.staff) };
+    let admin_services = AdminServices {
+        oauth: oauth.clone(),
+        staff: web::Data::from(services.staff),
+        api_tokens: web::Data::from(services.api_tokens),
+    };
+    let user_directory = web::Data::from(services.user_directory);
     let grants = web::Data::from(services.grants);
     let cookies = CookiePolicy { secure: settings.cookie_secure };
     let client_login = services.client_login;
@@ -150,7 +160,8 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(profile::resource_for(profiles.clone()))
             .service(OAuthApi::new(oauth.clone(), cookies))
             .service(AccountApi::new(account_services.clone(), cookies, s.account))
-            .service(AdminApi::new(admin_services.clone(), cookies));
+            .service(AdminApi::new(admin_services.clone(), cookies))
+            .service(user_directory::resources(user_directory.clone()));
         if let Some(prefix) = &s.token_prefix {
             app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
         }

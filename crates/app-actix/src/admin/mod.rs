@@ -15,13 +15,14 @@
 // of the helpers below: one per request, never on a hot path.
 #![allow(clippy::result_large_err)]
 
+pub mod api_tokens;
 pub mod audit;
 pub mod pages;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
-use credencial_application::{LoginSession, OAuthService, StaffService};
+use credencial_application::{ApiTokenService, LoginSession, OAuthService, StaffService};
 use credencial_domain::admin::Actor;
 
 use crate::account::{signed_in, signed_post};
@@ -48,6 +49,8 @@ pub struct AdminServices {
     pub oauth: web::Data<OAuthService>,
     /// Staff membership and the audit trail.
     pub staff: web::Data<StaffService>,
+    /// The user-management API's tokens.
+    pub api_tokens: web::Data<ApiTokenService>,
 }
 
 impl AdminApi {
@@ -57,8 +60,8 @@ impl AdminApi {
     }
 
     fn with_data(&self, r: Resource) -> Resource {
-        let AdminServices { oauth, staff } = &self.services;
-        r.app_data(oauth.clone()).app_data(staff.clone()).app_data(self.cookies.clone())
+        let AdminServices { oauth, staff, api_tokens } = &self.services;
+        r.app_data(oauth.clone()).app_data(staff.clone()).app_data(api_tokens.clone()).app_data(self.cookies.clone())
     }
 }
 
@@ -66,6 +69,7 @@ impl HttpServiceFactory for AdminApi {
     fn register(self, config: &mut AppService) {
         self.with_data(resource(HOME_PATH, "GET")).route(web::get().to(home)).register(config);
         audit::register(config, |r| self.with_data(r));
+        api_tokens::register(config, |r| self.with_data(r));
     }
 }
 
