@@ -3,12 +3,14 @@
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use credencial_adapters_postgres::PgOAuthClientRepository;
+use credencial_adapters_postgres::{PgOAuthClientRepository, PgUserDirectory};
+use credencial_application::ApiTokenService;
+use credencial_domain::admin::{Actor, ApiPermissions};
 use credencial_domain::oauth::{random_token_text, validate_redirect_uri, ClientId};
 use credencial_domain::ScopeSet;
 use credencial_ports::{OAuthClient, OAuthClientRepository, OAuthClientUpdate, RepositoryError};
 use rand::RngCore;
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 
 use super::pool;
 use crate::settings::Settings;
@@ -77,6 +79,14 @@ pub struct UpdateClient {
     /// Accept http:// redirect URIs on hosts other than loopback (testing only).
     #[arg(long)]
     pub allow_insecure_http: bool,
+    /// Issue a new token for the user-management API (`/usuarios/`),
+    /// printed once as the last line (the old one stops working).
+    #[arg(long)]
+    pub rotate_api_token: bool,
+    /// The new API token's permissions, comma-separated
+    /// (`users:read,users:create`; "" for none); default: the current ones.
+    #[arg(long, value_name = "LIST", requires = "rotate_api_token")]
+    pub api_permissions: Option<String>,
 }
 
 /// Longest client name accepted.
@@ -139,10 +149,13 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
         changes.redirect_uris = Some(redirect_uris(&args.redirect_uris, args.allow_insecure_http)?);
     }
     anyhow::ensure!(
-        changes != OAuthClientUpdate::default() || args.rotate_secret,
-        "nothing to update: give --name, --redirect-uri, --scopes, --require-pkce or --rotate-secret"
+        changes != OAuthClientUpdate::default() || args.rotate_secret || args.rotate_api_token,
+        "nothing to update: give --name, --redirect-uri, --scopes, --require-pkce, --rotate-secret or \
+         --rotate-api-token"
     );
-    let repo = PgOAuthClientRepository::new(pool(settings).await?);
+    let api_permissions = args.api_permissions.as_deref().map(ApiPermissions::parse).transpose()?;
+    let pool = pool(settings).await?;
+    let repo = PgOAuthClientRepository::new(pool.clone());
     let unknown = || anyhow::anyhow!("no client with id {:?}", args.client_id);
     let mut secret = None;
     if args.rotate_secret {
@@ -152,11 +165,41 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
         changes.secret_hash = Some(hasher(settings)?.hash(SecretString::from(new_secret.clone())).await?);
         secret = Some(new_secret);
     }
-    let updated = repo.update(&client_id, changes).await?.ok_or_else(unknown)?;
+    let updated = if changes == OAuthClientUpdate::default() {
+        repo.find(&client_id).await?
+    } else {
+        repo.update(&client_id, changes).await?
+    };
+    let updated = updated.ok_or_else(unknown)?;
     println!("updated {}", client_summary(&updated));
     if let Some(secret) = secret {
         print_secret_once(&secret);
     }
+    if args.rotate_api_token {
+        rotate_api_token(pool, &client_id, api_permissions).await?;
+    }
+    Ok(())
+}
+
+/// Issues a new user-management API token for `client_id` with
+/// `permissions` (default: the current ones) through the panel's service,
+/// as the operator at the command line; prints it as the last line.
+async fn rotate_api_token(
+    pool: credencial_adapters_postgres::PgPool,
+    client_id: &ClientId,
+    permissions: Option<ApiPermissions>,
+) -> anyhow::Result<()> {
+    let service = ApiTokenService::new(std::sync::Arc::new(PgUserDirectory::new(pool)));
+    let unknown = || anyhow::anyhow!("no client with id {:?}", client_id.as_str());
+    let permissions = match permissions {
+        Some(permissions) => permissions,
+        None => service.state(client_id).await?.ok_or_else(unknown)?.permissions,
+    };
+    let actor = Actor::Cli { os_user: std::env::var("USER").unwrap_or_else(|_| "?".into()) };
+    let token = service.issue(&actor, client_id, permissions).await?.ok_or_else(unknown)?;
+    println!("api_permissions: {permissions}");
+    println!("Store this API token now: it is shown only once and only its hash is kept. It is the next line:");
+    println!("{}", token.expose_secret());
     Ok(())
 }
 
