@@ -32,3 +32,4 @@ mod shutdown;
 mod start;
 mod throttle;
 mod tokens;
+mod user_directory;
