@@ -33,7 +33,7 @@ const INVALID_TOKEN: &str = "Invalid token.";
 pub fn resources(service: web::Data<UserDirectoryService>) -> (actix_web::Resource, actix_web::Resource) {
     (
         resource(PATH, "GET, POST").app_data(service.clone()).route(web::get().to(list)).route(web::post().to(create)),
-        resource(&format!("{PATH}/{{key}}"), "GET").app_data(service).route(web::get().to(read)),
+        resource(&format!("{PATH}/{{cpf_ou_email}}"), "GET").app_data(service).route(web::get().to(read)),
     )
 }
 
