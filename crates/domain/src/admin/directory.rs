@@ -130,6 +130,10 @@ impl PreRegistration {
             parsed
         });
         let nome = present(&mut errors, "nome", form.nome).and_then(|raw| {
+            if raw.chars().any(char::is_control) {
+                errors.push("nome", "O nome não pode ter caracteres de controle.");
+                return None;
+            }
             if raw.chars().count() > MAX_NOME_CHARS {
                 errors.push("nome", format!("O nome tem no máximo {MAX_NOME_CHARS} caracteres."));
                 return None;
@@ -138,7 +142,10 @@ impl PreRegistration {
         });
         let genero = present(&mut errors, "genero", form.genero).and_then(|raw| {
             if raw.chars().count() > MAX_GENERO_CHARS || raw.chars().any(char::is_control) {
-                errors.push("genero", format!("O gênero tem no máximo {MAX_GENERO_CHARS} caracteres."));
+                errors.push(
+                    "genero",
+                    format!("O gênero tem no máximo {MAX_GENERO_CHARS} caracteres, sem caracteres de controle."),
+                );
                 return None;
             }
             Some(raw.to_owned())
@@ -220,6 +227,17 @@ mod tests {
         })
         .expect_err("refused");
         assert_eq!(errors.fields(), vec!["cpf", "data_de_nascimento"]);
+    }
+
+    #[test]
+    fn control_characters_are_refused_before_they_reach_the_storage() {
+        let errors = PreRegistration::parse(PreRegistrationForm {
+            nome: Some("Jo\u{0}ana"),
+            genero: Some("F\u{7}"),
+            ..form()
+        })
+        .expect_err("refused");
+        assert_eq!(errors.fields(), vec!["nome", "genero"]);
     }
 
     #[test]
