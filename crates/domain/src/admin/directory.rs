@@ -231,12 +231,9 @@ mod tests {
 
     #[test]
     fn control_characters_are_refused_before_they_reach_the_storage() {
-        let errors = PreRegistration::parse(PreRegistrationForm {
-            nome: Some("Jo\u{0}ana"),
-            genero: Some("F\u{7}"),
-            ..form()
-        })
-        .expect_err("refused");
+        let errors =
+            PreRegistration::parse(PreRegistrationForm { nome: Some("Jo\u{0}ana"), genero: Some("F\u{7}"), ..form() })
+                .expect_err("refused");
         assert_eq!(errors.fields(), vec!["nome", "genero"]);
     }
 
