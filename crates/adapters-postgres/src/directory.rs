@@ -67,6 +67,9 @@ fn permissions(names: &[String]) -> Result<ApiPermissions, RepositoryError> {
 #[async_trait]
 impl UserDirectory for PgUserDirectory {
     async fn find_api_client(&self, lookup: &str) -> Result<Option<ApiClientAccess>, RepositoryError> {
+        // TODO(issue 13, applications): `AND is_active` once the
+        // applications part's `oauth_clients.is_active` is merged, so that a
+        // deactivated application's token is refused.
         let row: Option<(String, Vec<u8>, Vec<String>)> = sqlx::query_as(
             "SELECT client_id, api_token_hash, api_permissions FROM oauth_clients WHERE api_token_lookup = $1",
         )

@@ -5,15 +5,15 @@
 //! at sign-up.
 
 use credencial_adapters_postgres::testing::TestDatabase;
-use credencial_adapters_postgres::{PgOAuthClientRepository, PgUserDirectory, PgUserRepository};
+use credencial_adapters_postgres::{PgUserDirectory, PgUserRepository};
 use credencial_domain::account::{Registration, SignupForm, UniqueField};
 use credencial_domain::admin::{
     Actor, ApiPermission, ApiPermissions, AuditAction, AuditTarget, DirectoryKey, IssuedApiToken, NewAuditEntry, Page,
     PreRegistration, PreRegistrationForm, PresentedApiToken,
 };
 use credencial_domain::oauth::ClientId;
-use credencial_domain::{Cpf, ScopeSet};
-use credencial_ports::{OAuthClient, OAuthClientRepository, PreRegistered, Registered, UserDirectory, UserRepository};
+use credencial_domain::Cpf;
+use credencial_ports::{PreRegistered, Registered, UserDirectory, UserRepository};
 
 const CPF: &str = "52998224725";
 
@@ -22,18 +22,14 @@ fn client_id() -> ClientId {
 }
 
 async fn register_client(db: &TestDatabase) {
-    PgOAuthClientRepository::new(db.pool.clone())
-        .create(OAuthClient {
-            client_id: client_id(),
-            name: "Portal".into(),
-            secret_hash: None,
-            redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
-            confidential: false,
-            require_pkce: true,
-            enabled_scopes: ScopeSet::default(),
-        })
-        .await
-        .expect("client");
+    // Plain SQL: the test needs a row, not the client registry's rules.
+    sqlx::query(
+        "INSERT INTO oauth_clients (client_id, name, confidential, redirect_uris) \
+         VALUES ('portal', 'Portal', FALSE, '{http://127.0.0.1:9/cb}')",
+    )
+    .execute(&db.pool)
+    .await
+    .expect("client");
 }
 
 fn entry(action: AuditAction, target: AuditTarget) -> NewAuditEntry {
