@@ -431,7 +431,7 @@ async fn the_panel_issues_a_token_with_the_checked_permissions_and_shows_it_once
     assert_eq!(answer.status, 200, "{}", answer.body);
     assert_eq!(answer.headers["cache-control"], "no-store");
     let shown =
-        answer.body.split("<code class=\"secret\">").nth(1).and_then(|r| r.split('<').next()).expect("token shown");
+        answer.body.split("<code class=\"api-token\">").nth(1).and_then(|r| r.split('<').next()).expect("token shown");
     assert_eq!(get(&app, "/usuarios/11144477735/", Some(shown)).await.status(), 404);
     assert_eq!(post(&app, "/usuarios/", shown, &joana()).await.status(), 403);
     let again = chefe.get("/admin/aplicativos/demo-host/api/").await;
