@@ -445,6 +445,12 @@ async fn the_panel_issues_a_token_with_the_checked_permissions_and_shows_it_once
     assert_eq!(chefe.get("/admin/aplicativos/nenhum/api/").await.status, 404);
     let post_unknown = chefe.post("/admin/aplicativos/nenhum/api/", &[("csrf_token".into(), token.clone())]).await;
     assert_eq!(post_unknown.status, 404);
+    let twice = [
+        ("csrf_token".to_owned(), token.clone()),
+        ("users_read".to_owned(), "1".to_owned()),
+        ("users_read".to_owned(), "1".to_owned()),
+    ];
+    assert_eq!(chefe.post("/admin/aplicativos/demo-host/api/", &twice).await.status, 400);
     let forged = chefe.post("/admin/aplicativos/demo-host/api/", &[("csrf_token".into(), "forjado".into())]).await;
     assert_eq!(forged.status, 403);
     let request = chefe
