@@ -11,7 +11,7 @@ use credencial_adapters_postgres::account::{
 use credencial_adapters_postgres::{
     known_versions, schema_status, PgAccountAdminStore, PgAuditTrail, PgAuthorizationCodeStore, PgHostUserRecords,
     PgHostUserStore, PgLoginFailureLog, PgLoginHistory, PgOAuthClientRepository, PgPool, PgProfileRepository,
-    PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore, PgUserRepository,
+    PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore, PgUserDirectory, PgUserRepository,
 };
 use credencial_adapters_upstream::{
     http_client_with, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,
@@ -21,10 +21,10 @@ use credencial_app_actix::account::AccountSettings;
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
 use credencial_application::admin::AccountAdminPorts;
 use credencial_application::{
-    AccountAdminService, AccountEditService, AccountService, ClientAdminService, ClientLoginConfig, ClientLoginService,
-    GrantService,
-    LoginThrottle, OAuthService, OwnEntryService, PasswordHasher, ProfileService, Registries, ScopeCache, ScopeTtls,
-    SignupService, StaffService, TaxIdValidationService, TokenService, TokenServiceConfig,
+    AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
+    ClientLoginService, GrantService, LoginThrottle, OAuthService, OwnEntryService, PasswordHasher, ProfileService,
+    Registries, ScopeCache, ScopeTtls, SignupService, StaffService, TaxIdValidationService, TokenService,
+    TokenServiceConfig, UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -211,6 +211,15 @@ impl Application {
         let account_edits =
             Arc::new(AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&oauth)));
         let clients = Arc::new(ClientAdminService::new(Arc::new(PgOAuthClientRepository::new(pool.clone())), hasher));
+        // The user-management API: wrong tokens count under the login
+        // form's per-address limit.
+        let directory: Arc<dyn credencial_ports::UserDirectory> = Arc::new(PgUserDirectory::new(pool.clone()));
+        let user_directory = Arc::new(UserDirectoryService::new(
+            Arc::clone(&directory),
+            Arc::new(PgAuditTrail::new(pool.clone())),
+            tokens.throttle().clone(),
+        ));
+        let api_tokens = Arc::new(ApiTokenService::new(directory));
         let services = Services {
             tokens,
             profiles,
@@ -225,6 +234,8 @@ impl Application {
             staff,
             clients,
             account_admin,
+            user_directory,
+            api_tokens,
             readiness,
         };
         let server = build_server(listener, services, http)?;

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use credencial_adapters_postgres::PgOAuthClientRepository;
+use credencial_adapters_postgres::{PgOAuthClientRepository, PgPool, PgUserDirectory};
 use credencial_application::admin::{ClientChanges, CreateOutcome, NewClient};
-use credencial_application::{ClientAdminService, ServiceError};
+use credencial_application::{ApiTokenService, ClientAdminService, ServiceError};
 use credencial_domain::admin::client::optional_scopes;
-use credencial_domain::admin::{Actor, ClientName, RedirectUris};
+use credencial_domain::admin::{Actor, ApiPermissions, ClientName, RedirectUris};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::ScopeSet;
 use credencial_ports::OAuthClient;
@@ -98,6 +98,14 @@ pub struct UpdateClient {
     /// Accept http:// redirect URIs on hosts other than loopback (testing only).
     #[arg(long)]
     pub allow_insecure_http: bool,
+    /// Issue a new token for the user-management API (`/usuarios/`),
+    /// printed once as the last line (the old one stops working).
+    #[arg(long)]
+    pub rotate_api_token: bool,
+    /// The new API token's permissions, comma-separated
+    /// (`users:read,users:create`; "" for none); default: the current ones.
+    #[arg(long, value_name = "LIST", requires = "rotate_api_token")]
+    pub api_permissions: Option<String>,
 }
 
 /// Runs a `client` command.
@@ -112,7 +120,10 @@ pub(super) async fn run(settings: &Settings, command: ClientCommand) -> anyhow::
 
 /// The use cases, over the configured database.
 async fn service(settings: &Settings) -> anyhow::Result<ClientAdminService> {
-    let pool = pool(settings).await?;
+    service_on(settings, pool(settings).await?)
+}
+
+fn service_on(settings: &Settings, pool: PgPool) -> anyhow::Result<ClientAdminService> {
     Ok(ClientAdminService::new(Arc::new(PgOAuthClientRepository::new(pool)), hasher(settings)?))
 }
 
@@ -158,15 +169,45 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
         changes.redirect_uris = Some(redirect_uris(&args.redirect_uris, args.allow_insecure_http)?);
     }
     anyhow::ensure!(
-        !changes.is_empty(),
-        "nothing to update: give --name, --redirect-uri, --scopes, --require-pkce or --rotate-secret"
+        !changes.is_empty() || args.rotate_api_token,
+        "nothing to update: give --name, --redirect-uri, --scopes, --require-pkce, --rotate-secret or \
+         --rotate-api-token"
     );
-    let changed = service(settings).await?.change(&actor(), &client_id, changes).await.map_err(service_error)?;
-    let changed = changed.ok_or_else(|| anyhow::anyhow!("no client with id {:?}", args.client_id))?;
-    println!("updated {}", client_summary(&changed.client));
-    if let Some(secret) = changed.secret {
-        print_secret_once(&secret);
+    let api_permissions = args.api_permissions.as_deref().map(ApiPermissions::parse).transpose()?;
+    let pool = pool(settings).await?;
+    if !changes.is_empty() {
+        let service = service_on(settings, pool.clone())?;
+        let changed = service.change(&actor(), &client_id, changes).await.map_err(service_error)?;
+        let changed = changed.ok_or_else(|| anyhow::anyhow!("no client with id {:?}", args.client_id))?;
+        println!("updated {}", client_summary(&changed.client));
+        if let Some(secret) = changed.secret {
+            print_secret_once(&secret);
+        }
     }
+    if args.rotate_api_token {
+        rotate_api_token(pool, &client_id, api_permissions).await?;
+    }
+    Ok(())
+}
+
+/// Issues a new user-management API token for `client_id` with
+/// `permissions` (default: the current ones) through the panel's service,
+/// as the operator at the command line; prints it as the last line.
+async fn rotate_api_token(
+    pool: PgPool,
+    client_id: &ClientId,
+    permissions: Option<ApiPermissions>,
+) -> anyhow::Result<()> {
+    let service = ApiTokenService::new(Arc::new(PgUserDirectory::new(pool)));
+    let unknown = || anyhow::anyhow!("no client with id {:?}", client_id.as_str());
+    let permissions = match permissions {
+        Some(permissions) => permissions,
+        None => service.state(client_id).await?.ok_or_else(unknown)?.permissions,
+    };
+    let token = service.issue(&actor(), client_id, permissions).await?.ok_or_else(unknown)?;
+    println!("api_permissions: {permissions}");
+    println!("Store this API token now: it is shown only once and only its hash is kept. It is the next line:");
+    println!("{}", token.expose_secret());
     Ok(())
 }
 

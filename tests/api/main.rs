@@ -34,3 +34,4 @@ mod shutdown;
 mod start;
 mod throttle;
 mod tokens;
+mod user_directory;

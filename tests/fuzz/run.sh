@@ -7,7 +7,9 @@
 #      with a known JWT secret, on its own port;
 #   3. credentials: ana's access token (pair), an OAuth2 access token with
 #      every scope (the real authorization-code flow of the demo client
-#      demo-host, played with curl), demo-host's secret for /oauth/token/;
+#      demo-host, played with curl), demo-host's secret for /oauth/token/,
+#      and demo-host's user-management API token (`credencial client update
+#      --rotate-api-token`, its last line) for /usuarios/;
 #   4. schemathesis reads the description the server serves
 #      (/api/openapi.json) and runs every phase (examples, coverage, fuzzing,
 #      stateful) with the checks not_a_server_error, status_code_conformance,
@@ -104,7 +106,12 @@ curl -fsS -X POST "${BASE}/api/perfil/dados/" -H "Authorization: Bearer ${OAUTH}
 import json, sys
 p = json.load(sys.stdin)
 assert "receita_federal" in p and "cursos_cdp" in p, sorted(p)'
-log "credentials ready: pair access token, OAuth2 access token with every scope, demo-host secret"
+# An API token of demo-host for the user-management API, as the README gives
+# it (the CLI prints it as its last line).
+API_TOKEN=$(RUST_LOG=warn "${TARGET}/release/credencial" client update --client-id demo-host --rotate-api-token \
+    --api-permissions users:read,users:create | tail -n 1)
+curl -fsS -o /dev/null -H "Authorization: Token ${API_TOKEN}" "${BASE}/usuarios/?cpfs=52998224725"
+log "credentials ready: pair access token, OAuth2 access token with every scope, demo-host secret, API token"
 
 # 4. schemathesis, with the credentials per security scheme of the description
 cat >"${OUT}/schemathesis.toml" <<EOF
@@ -112,6 +119,8 @@ cat >"${OUT}/schemathesis.toml" <<EOF
 bearer = "${ACCESS}"
 [auth.openapi.oauth2]
 bearer = "${OAUTH}"
+[auth.openapi.apiToken]
+api_key = "Token ${API_TOKEN}"
 [auth.openapi.clientSecretBasic]
 username = "demo-host"
 password = "demo-host-secret"

@@ -7,6 +7,7 @@ pub mod account;
 mod account_admin;
 mod audit;
 mod database;
+mod directory;
 mod error;
 mod expiry;
 mod host_user_records;
@@ -28,6 +29,7 @@ pub use database::{
     connect, connect_once, ensure_database_exists, known_versions, migrate, parse_url, schema_status, DatabaseError,
     SchemaStatus, MIGRATOR, SCHEMES,
 };
+pub use directory::PgUserDirectory;
 pub use host_user_records::PgHostUserRecords;
 pub use host_users::PgHostUserStore;
 pub use login_failures::PgLoginFailureLog;

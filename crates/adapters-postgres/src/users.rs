@@ -194,6 +194,33 @@ impl UserRepository for PgUserRepository {
     }
 
     async fn register(&self, registration: &Registration, password_hash: &str) -> Result<Registered, RepositoryError> {
+        // A pre-registered account (user-management API: unusable password
+        // '!…', still active) with this CPF and e-mail is claimed: it takes
+        // the chosen username, name and password, never a second account.
+        // One statement; of concurrent claims the row lock lets one win,
+        // the others see a usable password and fall through to the insert,
+        // which finds the CPF taken.
+        let claimed = sqlx::query_scalar::<_, i64>(
+            "UPDATE users SET username = $1, password = $2, nome_usual = $3, name = $3 \
+             WHERE cpf = $5 AND email <> '' AND lower(email) = lower($4) AND password LIKE '!%' AND is_active \
+             RETURNING id",
+        )
+        .bind(registration.username.as_str())
+        .bind(password_hash)
+        .bind(&registration.name)
+        .bind(registration.email.as_str())
+        .bind(registration.cpf.as_str())
+        .fetch_optional(&self.pool)
+        .await;
+        match claimed {
+            Ok(Some(id)) => return Ok(Registered::Created(UserId(id))),
+            Ok(None) => {}
+            // The chosen username is another account's.
+            Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+                return Ok(Registered::Taken(vec![UniqueField::Username]));
+            }
+            Err(e) => return Err(to_repository_error(e)),
+        }
         // ON CONFLICT DO NOTHING covers every unique index (username, cpf,
         // lower(email)): a concurrent registration with one of the values
         // waits for the other's commit, then inserts nothing.

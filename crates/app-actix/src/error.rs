@@ -302,6 +302,7 @@ impl From<ServiceError> for ApiError {
             },
             ServiceError::ClientLogin(e) => Self::client_login(e),
             ServiceError::Invalid(why) => Self::detail(StatusCode::BAD_REQUEST, &why, "invalid"),
+            ServiceError::Forbidden(why) => Self::detail(StatusCode::FORBIDDEN, &why, "permission_denied"),
             ServiceError::Storage(why) => Self::server_fault(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "The service is temporarily unavailable.",

@@ -12,6 +12,8 @@
 //!   under `/conta/`.
 //! - [`admin::AdminApi`] serves the administration panel: the pages under
 //!   `/admin/`.
+//! - [`user_directory`] serves the user-management API (compatible with
+//!   the Sabiá API): `/usuarios/`.
 //! - [`server`] assembles the whole service for the binary.
 //!
 //! Knows the ports and use cases, never a concrete adapter.
@@ -48,6 +50,7 @@ pub mod sandbox;
 pub mod sandbox_registries;
 pub mod server;
 pub mod telemetry;
+pub mod user_directory;
 
 pub use client_address::ClientAddressSource;
 pub use error::ApiError;

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
-    AccountAdminService, AccountEditService, AccountService, ClientAdminService, ClientLoginService, GrantService,
-    OAuthService,
-    OwnEntryService, ProfileService, SignupService, StaffService, TaxIdValidationService, TokenService,
+    AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginService,
+    GrantService, OAuthService, OwnEntryService, ProfileService, SignupService, StaffService, TaxIdValidationService,
+    TokenService, UserDirectoryService,
 };
 use credencial_ports::ReadinessProbe;
 
@@ -23,7 +23,7 @@ use crate::health;
 use crate::jwt::JwtApi;
 use crate::oauth::OAuthApi;
 use crate::routes::{not_found, resource};
-use crate::{openapi, profile, sandbox, sandbox_registries};
+use crate::{openapi, profile, sandbox, sandbox_registries, user_directory};
 
 /// What the HTTP layer needs to know from the configuration.
 #[derive(Debug, Clone)]
@@ -99,6 +99,10 @@ pub struct Services {
     pub clients: Arc<ClientAdminService>,
     /// Account administration (`/admin/usuarios/`).
     pub account_admin: Arc<AccountAdminService>,
+    /// The user-management API (`/usuarios/`).
+    pub user_directory: Arc<UserDirectoryService>,
+    /// The user-management API's tokens (`/admin/aplicativos/{id}/api/`).
+    pub api_tokens: Arc<ApiTokenService>,
     /// Whether the database answers (`/readyz`).
     pub readiness: Arc<dyn ReadinessProbe>,
 }
@@ -139,7 +143,9 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         staff: web::Data::from(services.staff),
         clients: web::Data::from(services.clients),
         accounts: web::Data::from(services.account_admin),
+        api_tokens: web::Data::from(services.api_tokens),
     };
+    let user_directory = web::Data::from(services.user_directory);
     let grants = web::Data::from(services.grants);
     let cookies = CookiePolicy { secure: settings.cookie_secure };
     let client_login = services.client_login;
@@ -160,7 +166,8 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(profile::resource_for(profiles.clone()))
             .service(OAuthApi::new(oauth.clone(), cookies))
             .service(AccountApi::new(account_services.clone(), cookies, s.account))
-            .service(AdminApi::new(admin_services.clone(), cookies));
+            .service(AdminApi::new(admin_services.clone(), cookies))
+            .service(user_directory::resources(user_directory.clone()));
         if let Some(prefix) = &s.token_prefix {
             app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
         }

@@ -44,6 +44,10 @@ pub enum ServiceError {
     /// username or CPF); the text says which, for the person who asked.
     #[error("{0}")]
     Invalid(String),
+    /// The caller is known but may not do this (e.g. an API token without
+    /// the permission); the text says what is missing.
+    #[error("forbidden: {0}")]
+    Forbidden(String),
     /// Storage is unavailable; details are for the log only.
     #[error("storage unavailable: {0}")]
     Storage(String),

@@ -8,6 +8,7 @@ pub mod account;
 pub mod account_admin;
 pub mod audit;
 pub mod clock;
+pub mod directory;
 pub mod error;
 pub mod host_user_records;
 pub mod host_users;
@@ -24,6 +25,7 @@ pub mod users;
 pub use account_admin::{AccountAdminStore, AccountRecord, LoginHistory};
 pub use audit::AuditTrail;
 pub use clock::{Clock, SystemClock};
+pub use directory::{ApiClientAccess, ApiTokenState, PreRegistered, UserDirectory};
 pub use error::RepositoryError;
 pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostUserError, HostUserStore, UpsertOutcome};
@@ -43,6 +45,8 @@ pub use account_admin::{MockAccountAdminStore, MockLoginHistory};
 pub use audit::MockAuditTrail;
 #[cfg(any(test, feature = "mocks"))]
 pub use clock::MockClock;
+#[cfg(any(test, feature = "mocks"))]
+pub use directory::MockUserDirectory;
 #[cfg(any(test, feature = "mocks"))]
 pub use host_user_records::MockHostUserRecords;
 #[cfg(any(test, feature = "mocks"))]

@@ -157,7 +157,10 @@ pub trait UserRepository: Send + Sync + 'static {
     /// Creates the active account of a sign-up with `password_hash`,
     /// unless another account has its username, CPF or e-mail address
     /// (ignoring case): then nothing is created and the taken values are
-    /// answered. Of concurrent registrations with one value (on any
+    /// answered. A pre-registered account (user-management API: an
+    /// unusable password, still active) with the same CPF and e-mail is
+    /// claimed instead: it takes the username, name and password, and its
+    /// id is answered as `Created`. Of concurrent registrations with one value (on any
     /// instance) exactly one is created. Errors: `Conflict` when a value
     /// was taken and freed again between the insert and the look-up (the
     /// caller may retry); `Unexpected`.

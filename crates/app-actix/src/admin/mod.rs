@@ -15,6 +15,7 @@
 // of the helpers below: one per request, never on a hot path.
 #![allow(clippy::result_large_err)]
 
+pub mod api_tokens;
 pub mod applications;
 pub mod audit;
 pub mod pages;
@@ -23,7 +24,9 @@ pub mod users;
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
-use credencial_application::{AccountAdminService, ClientAdminService, LoginSession, OAuthService, StaffService};
+use credencial_application::{
+    AccountAdminService, ApiTokenService, ClientAdminService, LoginSession, OAuthService, StaffService,
+};
 use credencial_domain::admin::Actor;
 
 use crate::account::{signed_in, signed_post};
@@ -54,6 +57,8 @@ pub struct AdminServices {
     pub clients: web::Data<ClientAdminService>,
     /// Account administration (`/admin/usuarios/`).
     pub accounts: web::Data<AccountAdminService>,
+    /// The user-management API's tokens.
+    pub api_tokens: web::Data<ApiTokenService>,
 }
 
 impl AdminApi {
@@ -63,11 +68,12 @@ impl AdminApi {
     }
 
     fn with_data(&self, r: Resource) -> Resource {
-        let AdminServices { oauth, staff, clients, accounts } = &self.services;
+        let AdminServices { oauth, staff, clients, accounts, api_tokens } = &self.services;
         r.app_data(oauth.clone())
             .app_data(staff.clone())
             .app_data(clients.clone())
             .app_data(accounts.clone())
+            .app_data(api_tokens.clone())
             .app_data(self.cookies.clone())
     }
 }
@@ -78,6 +84,7 @@ impl HttpServiceFactory for AdminApi {
         audit::register(config, |r| self.with_data(r));
         applications::register(config, |r| self.with_data(r));
         users::register(config, |r| self.with_data(r));
+        api_tokens::register(config, |r| self.with_data(r));
     }
 }
 

@@ -6,16 +6,20 @@
 //! Every change appends an audit entry made by [`audit_entry`], stored by
 //! the port in the same transaction as the change.
 
-pub mod clients;
 pub mod accounts;
+pub mod api_tokens;
+pub mod clients;
+pub mod directory;
 pub mod staff;
 
 use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
 
 use crate::request_context;
 
-pub use clients::{Changed, ClientAdminService, ClientChanges, CreateOutcome, NewClient};
 pub use accounts::{AccountAdminPorts, AccountAdminService, AccountPage, AccountView, NewAccount, TemporaryPassword};
+pub use api_tokens::ApiTokenService;
+pub use clients::{Changed, ClientAdminService, ClientChanges, CreateOutcome, NewClient};
+pub use directory::{ApiCaller, PreRegistrationOutcome, UserDirectoryService};
 pub use staff::{AuditPage, StaffService, AUDIT_PAGE_SIZE};
 
 /// An audit entry of `actor` doing `action` to `target`, in the current

@@ -1,0 +1,205 @@
+//! [`UserDirectory`] on the `oauth_clients` (API tokens) and `users` tables.
+
+use async_trait::async_trait;
+use credencial_domain::account::UniqueField;
+use credencial_domain::admin::{
+    ApiPermission, ApiPermissions, ApiTokenDigest, DirectoryKey, DirectoryUser, NewAuditEntry, Page, PreRegistration,
+};
+use credencial_domain::oauth::ClientId;
+use credencial_domain::Cpf;
+use credencial_ports::{ApiClientAccess, ApiTokenState, PreRegistered, RepositoryError, UserDirectory};
+use sqlx::PgPool;
+
+use crate::error::to_repository_error;
+
+/// The user-management API's storage in PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgUserDirectory {
+    pool: PgPool,
+}
+
+impl PgUserDirectory {
+    /// A directory on `pool`.
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+/// The columns of a [`UserRow`].
+const USER_COLUMNS: &str = "username, coalesce(cpf, '') AS cpf, email, name AS nome, genero, \
+     to_char(data_de_nascimento, 'YYYY-MM-DD') AS data_de_nascimento, receita_validated AS validado";
+
+#[derive(sqlx::FromRow)]
+struct UserRow {
+    username: String,
+    cpf: String,
+    email: String,
+    nome: String,
+    genero: String,
+    data_de_nascimento: Option<String>,
+    validado: bool,
+}
+
+impl From<UserRow> for DirectoryUser {
+    fn from(r: UserRow) -> Self {
+        Self {
+            username: r.username,
+            cpf: r.cpf,
+            email: r.email,
+            nome: r.nome,
+            genero: r.genero,
+            data_de_nascimento: r.data_de_nascimento,
+            validado: r.validado,
+        }
+    }
+}
+
+fn permissions(names: &[String]) -> Result<ApiPermissions, RepositoryError> {
+    names
+        .iter()
+        .map(|n| {
+            ApiPermission::from_name(n)
+                .ok_or_else(|| RepositoryError::Unexpected(format!("stored API permission {n:?}")))
+        })
+        .collect()
+}
+
+#[async_trait]
+impl UserDirectory for PgUserDirectory {
+    async fn find_api_client(&self, lookup: &str) -> Result<Option<ApiClientAccess>, RepositoryError> {
+        // A deactivated application's token is refused like an unknown one.
+        let row: Option<(String, Vec<u8>, Vec<String>)> = sqlx::query_as(
+            "SELECT client_id, api_token_hash, api_permissions FROM oauth_clients \
+             WHERE api_token_lookup = $1 AND is_active",
+        )
+        .bind(lookup)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        let Some((client_id, hash, names)) = row else {
+            return Ok(None);
+        };
+        let client_id =
+            ClientId::parse(&client_id).map_err(|e| RepositoryError::Unexpected(format!("stored client id: {e}")))?;
+        let digest: [u8; 32] =
+            hash.try_into().map_err(|_| RepositoryError::Unexpected("stored API token hash length".into()))?;
+        Ok(Some(ApiClientAccess { client_id, digest: ApiTokenDigest(digest), permissions: permissions(&names)? }))
+    }
+
+    async fn api_token_state(&self, client_id: &ClientId) -> Result<Option<ApiTokenState>, RepositoryError> {
+        let row: Option<(String, Vec<String>, bool)> = sqlx::query_as(
+            "SELECT name, api_permissions, api_token_hash IS NOT NULL FROM oauth_clients WHERE client_id = $1",
+        )
+        .bind(client_id.as_str())
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        row.map(|(name, names, has_token)| Ok(ApiTokenState { name, permissions: permissions(&names)?, has_token }))
+            .transpose()
+    }
+
+    async fn set_api_token(
+        &self,
+        client_id: &ClientId,
+        lookup: &str,
+        digest: &ApiTokenDigest,
+        permissions: ApiPermissions,
+        audit: &NewAuditEntry,
+    ) -> Result<bool, RepositoryError> {
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        let done = sqlx::query(
+            "UPDATE oauth_clients SET api_token_lookup = $2, api_token_hash = $3, api_permissions = $4, \
+             updated_at = now() WHERE client_id = $1",
+        )
+        .bind(client_id.as_str())
+        .bind(lookup)
+        .bind(&digest.0[..])
+        .bind(permissions.names())
+        .execute(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        if done.rows_affected() != 1 {
+            return Ok(false);
+        }
+        crate::audit::append_on(&mut tx, audit).await?;
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(true)
+    }
+
+    async fn find_user(&self, key: &DirectoryKey) -> Result<Option<DirectoryUser>, RepositoryError> {
+        let (condition, value) = match key {
+            DirectoryKey::Cpf(cpf) => ("cpf = $1", cpf.as_str()),
+            DirectoryKey::Email(email) => ("email <> '' AND lower(email) = lower($1)", email.as_str()),
+        };
+        let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE {condition}");
+        let query = sqlx::query_as::<_, UserRow>(&sql).bind(value);
+        let row = query.fetch_optional(&self.pool).await.map_err(to_repository_error)?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn list_by_cpfs(&self, cpfs: &[Cpf], page: Page) -> Result<Vec<DirectoryUser>, RepositoryError> {
+        let cpfs: Vec<&str> = cpfs.iter().map(Cpf::as_str).collect();
+        let rows = sqlx::query_as::<_, UserRow>(&format!(
+            "SELECT {USER_COLUMNS} FROM users WHERE cpf = ANY($1) ORDER BY cpf LIMIT $2 OFFSET $3"
+        ))
+        .bind(cpfs)
+        .bind(i64::from(page.limit()))
+        .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    async fn pre_register(
+        &self,
+        user: &PreRegistration,
+        unusable_password: &str,
+        audit: &NewAuditEntry,
+    ) -> Result<PreRegistered, RepositoryError> {
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        // ON CONFLICT DO NOTHING covers every unique index (username, cpf,
+        // lower(email)): a concurrent pre-registration of the CPF waits for
+        // the other's commit, then inserts nothing.
+        let created = sqlx::query_as::<_, UserRow>(&format!(
+            "INSERT INTO users (username, password, is_active, nome_usual, email, name, cpf, genero, \
+             data_de_nascimento) \
+             VALUES ($1, $2, TRUE, $3, $4, $3, $1, $5, $6::DATE) ON CONFLICT DO NOTHING RETURNING {USER_COLUMNS}"
+        ))
+        .bind(user.cpf.as_str())
+        .bind(unusable_password)
+        .bind(&user.nome)
+        .bind(user.email.as_str())
+        .bind(&user.genero)
+        .bind(user.data_de_nascimento.as_str())
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        if let Some(row) = created {
+            crate::audit::append_on(&mut tx, audit).await?;
+            tx.commit().await.map_err(to_repository_error)?;
+            return Ok(PreRegistered::Created(row.into()));
+        }
+        tx.rollback().await.map_err(to_repository_error)?;
+        if let Some(existing) = self.find_user(&DirectoryKey::Cpf(user.cpf.clone())).await? {
+            return Ok(PreRegistered::Existing(existing));
+        }
+        let (username, email): (bool, bool) = sqlx::query_as(
+            "SELECT coalesce(bool_or(username = $1), FALSE), coalesce(bool_or(lower(email) = lower($2)), FALSE) \
+             FROM users WHERE username = $1 OR (email <> '' AND lower(email) = lower($2))",
+        )
+        .bind(user.cpf.as_str())
+        .bind(user.email.as_str())
+        .fetch_one(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        let taken: Vec<UniqueField> = [(email, UniqueField::Email), (username, UniqueField::Username)]
+            .into_iter()
+            .filter_map(|(is_taken, field)| is_taken.then_some(field))
+            .collect();
+        if taken.is_empty() {
+            return Err(RepositoryError::Conflict("a unique value was taken, then freed".into()));
+        }
+        Ok(PreRegistered::Taken(taken))
+    }
+}
