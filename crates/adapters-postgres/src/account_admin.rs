@@ -7,10 +7,11 @@ use credencial_domain::admin::{AccountQuery, LoginRecord, LoginVia, NewAuditEntr
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserId, Username};
 use credencial_ports::{AccountAdminStore, AccountRecord, LoginHistory, NewUser, RepositoryError};
-use sqlx::{PgPool, Postgres, Transaction};
+use sqlx::PgPool;
 
-use crate::audit::append_on;
+use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
+use crate::users::insert_user;
 
 /// Account administration in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -23,28 +24,6 @@ impl PgAccountAdminStore {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
-
-    /// Runs `change` (one statement returning how many rows it changed) and,
-    /// when it changed one, appends `audit`, in one transaction; `Ok(false)`
-    /// and nothing stored otherwise.
-    async fn audited(
-        &self,
-        change: sqlx::query::Query<'_, Postgres, sqlx::postgres::PgArguments>,
-        audit: &NewAuditEntry,
-    ) -> Result<bool, RepositoryError> {
-        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
-        let done = change.execute(&mut *tx).await.map_err(to_repository_error)?;
-        if done.rows_affected() != 1 {
-            return Ok(false);
-        }
-        commit_with(tx, audit).await?;
-        Ok(true)
-    }
-}
-
-async fn commit_with(mut tx: Transaction<'_, Postgres>, audit: &NewAuditEntry) -> Result<(), RepositoryError> {
-    append_on(&mut tx, audit).await?;
-    tx.commit().await.map_err(to_repository_error)
 }
 
 #[derive(sqlx::FromRow)]
@@ -133,31 +112,18 @@ impl AccountAdminStore for PgAccountAdminStore {
 
     async fn create(&self, user: NewUser, staff: bool, audit: &NewAuditEntry) -> Result<UserId, RepositoryError> {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO users (username, password, is_active, identificacao, nome_usual, \
-             email, campus, tipo_usuario, name, cpf, is_staff) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
-        )
-        .bind(user.username.as_str())
-        .bind(&user.password_hash)
-        .bind(user.is_active)
-        .bind(&user.data.identificacao)
-        .bind(&user.data.nome_usual)
-        .bind(&user.data.email)
-        .bind(&user.data.campus)
-        .bind(&user.data.tipo_usuario)
-        .bind(&user.name)
-        .bind(&user.cpf)
-        .bind(staff)
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(to_repository_error)?;
+        let id = insert_user(&mut *tx, &user, staff).await?;
         commit_with(tx, audit).await?;
-        Ok(UserId(id))
+        Ok(id)
     }
 
     async fn set_active(&self, id: UserId, active: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
-        self.audited(sqlx::query("UPDATE users SET is_active = $2 WHERE id = $1").bind(id.0).bind(active), audit).await
+        audited_change(
+            &self.pool,
+            sqlx::query("UPDATE users SET is_active = $2 WHERE id = $1").bind(id.0).bind(active),
+            audit,
+        )
+        .await
     }
 
     async fn set_password(
@@ -171,11 +137,16 @@ impl AccountAdminStore for PgAccountAdminStore {
             .bind(id.0)
             .bind(password_hash)
             .bind(temporary);
-        self.audited(change, audit).await
+        audited_change(&self.pool, change, audit).await
     }
 
     async fn clear_validation(&self, id: UserId, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
-        self.audited(sqlx::query("UPDATE users SET receita_validated = FALSE WHERE id = $1").bind(id.0), audit).await
+        audited_change(
+            &self.pool,
+            sqlx::query("UPDATE users SET receita_validated = FALSE WHERE id = $1").bind(id.0),
+            audit,
+        )
+        .await
     }
 
     async fn lift_throttle(&self, keys: &[ThrottleKey], audit: &NewAuditEntry) -> Result<bool, RepositoryError> {

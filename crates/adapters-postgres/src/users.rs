@@ -7,8 +7,9 @@ use credencial_domain::{Cpf, UserData, UserId, Username};
 use credencial_ports::{
     DetailsUpdate, NewUser, Registered, RepositoryError, UserCredentials, UserRepository, UserSummary,
 };
-use sqlx::PgPool;
+use sqlx::{PgExecutor, PgPool};
 
+use crate::audit::audited_change;
 use crate::error::to_repository_error;
 
 /// Users in PostgreSQL.
@@ -22,6 +23,36 @@ impl PgUserRepository {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
+}
+
+/// Inserts `user` (staff when `staff`) on `on` and returns its id: the one
+/// insert of an account by an operator, a test or the panel. Errors:
+/// `Conflict` when the username, CPF or e-mail is taken; `Unexpected`.
+pub(crate) async fn insert_user(
+    on: impl PgExecutor<'_>,
+    user: &NewUser,
+    staff: bool,
+) -> Result<UserId, RepositoryError> {
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO users (username, password, is_active, identificacao, nome_usual, \
+         email, campus, tipo_usuario, name, cpf, is_staff) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+    )
+    .bind(user.username.as_str())
+    .bind(&user.password_hash)
+    .bind(user.is_active)
+    .bind(&user.data.identificacao)
+    .bind(&user.data.nome_usual)
+    .bind(&user.data.email)
+    .bind(&user.data.campus)
+    .bind(&user.data.tipo_usuario)
+    .bind(&user.name)
+    .bind(&user.cpf)
+    .bind(staff)
+    .fetch_one(on)
+    .await
+    .map_err(to_repository_error)?;
+    Ok(UserId(id))
 }
 
 #[derive(sqlx::FromRow)]
@@ -115,25 +146,7 @@ impl UserRepository for PgUserRepository {
     }
 
     async fn create(&self, user: NewUser) -> Result<UserId, RepositoryError> {
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO users (username, password, is_active, identificacao, nome_usual, \
-             email, campus, tipo_usuario, name, cpf) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
-        )
-        .bind(user.username.as_str())
-        .bind(&user.password_hash)
-        .bind(user.is_active)
-        .bind(&user.data.identificacao)
-        .bind(&user.data.nome_usual)
-        .bind(&user.data.email)
-        .bind(&user.data.campus)
-        .bind(&user.data.tipo_usuario)
-        .bind(&user.name)
-        .bind(&user.cpf)
-        .fetch_one(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
-        Ok(UserId(id))
+        insert_user(&self.pool, &user, false).await
     }
 
     async fn find_summary(&self, username: &Username) -> Result<Option<UserSummary>, RepositoryError> {
@@ -288,18 +301,7 @@ impl UserRepository for PgUserRepository {
     }
 
     async fn set_staff(&self, id: UserId, staff: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
-        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
-        let done = sqlx::query("UPDATE users SET is_staff = $2 WHERE id = $1")
-            .bind(id.0)
-            .bind(staff)
-            .execute(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
-        if done.rows_affected() != 1 {
-            return Ok(false);
-        }
-        crate::audit::append_on(&mut tx, audit).await?;
-        tx.commit().await.map_err(to_repository_error)?;
-        Ok(true)
+        let change = sqlx::query("UPDATE users SET is_staff = $2 WHERE id = $1").bind(id.0).bind(staff);
+        audited_change(&self.pool, change, audit).await
     }
 }
