@@ -11,7 +11,7 @@ use sqlx::PgPool;
 
 use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
-use crate::users::insert_user;
+use crate::users::{find_record_by_id, find_record_by_username, insert_user, RecordRow, RECORD_COLUMNS};
 
 /// Account administration in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -25,41 +25,6 @@ impl PgAccountAdminStore {
         Self { pool }
     }
 }
-
-#[derive(sqlx::FromRow)]
-struct RecordRow {
-    id: i64,
-    username: String,
-    name: String,
-    email: String,
-    cpf: Option<String>,
-    is_active: bool,
-    is_staff: bool,
-    receita_validated: bool,
-    must_change_password: bool,
-    created_at: i64,
-}
-
-impl From<RecordRow> for AccountRecord {
-    fn from(r: RecordRow) -> Self {
-        Self {
-            id: UserId(r.id),
-            username: r.username,
-            name: r.name,
-            email: r.email,
-            cpf: r.cpf,
-            is_active: r.is_active,
-            is_staff: r.is_staff,
-            tax_id_validated: r.receita_validated,
-            must_change_password: r.must_change_password,
-            created_at: r.created_at,
-        }
-    }
-}
-
-/// The columns of a [`RecordRow`].
-const RECORD_COLUMNS: &str = "id, username, name, email, cpf, is_active, is_staff, receita_validated, \
-     must_change_password, floor(extract(epoch FROM created_at))::BIGINT AS created_at";
 
 /// What a search selects: `$1` the text (`''`: everything), `$2` its
 /// `LIKE` pattern, `$3` the CPF it is (NULL when none).
@@ -93,21 +58,11 @@ impl AccountAdminStore for PgAccountAdminStore {
     }
 
     async fn find(&self, id: UserId) -> Result<Option<AccountRecord>, RepositoryError> {
-        let row = sqlx::query_as::<_, RecordRow>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE id = $1"))
-            .bind(id.0)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(row.map(Into::into))
+        find_record_by_id(&self.pool, id).await
     }
 
     async fn find_by_username(&self, username: &Username) -> Result<Option<AccountRecord>, RepositoryError> {
-        let row = sqlx::query_as::<_, RecordRow>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE username = $1"))
-            .bind(username.as_str())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(row.map(Into::into))
+        find_record_by_username(&self.pool, username).await
     }
 
     async fn create(&self, user: NewUser, staff: bool, audit: &NewAuditEntry) -> Result<UserId, RepositoryError> {
