@@ -13,9 +13,9 @@ use credencial_domain::admin::{ApiPermission, ApiPermissions};
 use credencial_domain::oauth::ClientId;
 use secrecy::ExposeSecret;
 
-use super::pages::Frame;
 use super::{refused, staff_post, staff_signed_in};
 use crate::account::form_refused;
+use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
 use crate::routes::resource;
 
@@ -120,7 +120,7 @@ async fn show(
     let page = ApiTokenPage {
         site: &PROVIDER,
         title: "Token da API de usuários",
-        frame: Frame { current: SECTION },
+        frame: Frame::admin(SECTION),
         client_id: client.as_str(),
         name: &state.name,
         permissions: boxes(state.permissions),
@@ -168,7 +168,7 @@ async fn issue(
     let page = ApiTokenPage {
         site: &PROVIDER,
         title: "Token da API de usuários",
-        frame: Frame { current: SECTION },
+        frame: Frame::admin(SECTION),
         client_id: client.as_str(),
         name: &state.name,
         permissions: boxes(state.permissions),

@@ -1,9 +1,9 @@
-//! The panel's templates (`templates/admin/`): the frame every panel page
-//! shares and the home page.
+//! The panel's templates (`templates/admin/`): the panel's navigation (its
+//! [`Frame`]) and the home page.
 
 use askama::Template;
 
-use crate::html::Site;
+use crate::html::{Frame, Site};
 
 /// The panel's sections, as the navigation lists them: path and label.
 pub const NAV: [(&str, &str); 5] = [
@@ -14,17 +14,11 @@ pub const NAV: [(&str, &str); 5] = [
     ("/conta/", "Minha conta"),
 ];
 
-/// What the frame of a panel page needs: which section is shown.
-#[derive(Debug, Clone, Copy)]
-pub struct Frame {
-    /// The path of the section shown (one of [`NAV`]'s), marked as current.
-    pub current: &'static str,
-}
-
 impl Frame {
-    /// The navigation's entries.
-    pub fn nav(&self) -> &'static [(&'static str, &'static str)] {
-        &NAV
+    /// The frame of a panel page showing the section `current` (one of
+    /// [`NAV`]'s paths).
+    pub const fn admin(current: &'static str) -> Self {
+        Self { nav: &NAV, label: "Administração", class: "account admin", current }
     }
 }
 
