@@ -35,3 +35,25 @@ pub struct Home<'a> {
     /// The signed-in staff user's username.
     pub staff: &'a str,
 }
+
+#[cfg(test)]
+mod tests {
+    use askama::Template;
+
+    use super::*;
+    use crate::html::PROVIDER;
+
+    #[test]
+    fn each_area_s_frame_names_its_navigation_and_marks_the_section_shown() {
+        let admin = Home { site: &PROVIDER, title: "Administração", frame: Frame::admin("/admin/"), staff: "ana" }
+            .render()
+            .expect("render");
+        assert!(admin.contains(r#"<nav class="account admin" aria-label="Administração">"#), "{admin}");
+        assert!(admin.contains(r#"<li><a href="/admin/" aria-current="page">Início</a></li>"#), "{admin}");
+        assert!(admin.contains(r#"<li><a href="/conta/">Minha conta</a></li>"#), "{admin}");
+
+        let account = crate::account::pages::logout("t").render().expect("render");
+        assert!(account.contains(r#"<nav class="account" aria-label="Minha conta">"#), "{account}");
+        assert!(account.contains(r#"<li><a href="/conta/sair/" aria-current="page">Sair</a></li>"#), "{account}");
+    }
+}
