@@ -9,6 +9,7 @@ use sqlx::query::Query;
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
 use crate::error::to_repository_error;
+use crate::paging::split_page;
 
 const APPEND: &str = "INSERT INTO audit_log \
      (actor_kind, actor, actor_user_id, action, target_kind, target, changes, request_id) \
@@ -116,10 +117,10 @@ impl AuditTrail for PgAuditTrail {
             .fetch_all(&self.pool)
             .await
             .map_err(to_repository_error)?;
-        let total = rows.first().map_or(0, |r| u64::try_from(r.0).unwrap_or(0));
-        let entries = rows
-            .into_iter()
-            .filter_map(|(_, id, at, actor_kind, actor, action, target_kind, target, changes, request_id)| {
+        Ok(split_page(
+            rows,
+            |r| r.0,
+            |(_, id, at, actor_kind, actor, action, target_kind, target, changes, request_id)| {
                 Some(AuditEntry {
                     id: id?,
                     at: at?,
@@ -131,8 +132,7 @@ impl AuditTrail for PgAuditTrail {
                     changes: changes?.0,
                     request_id,
                 })
-            })
-            .collect();
-        Ok((entries, total))
+            },
+        ))
     }
 }
