@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use credencial_adapters_postgres::{connect, ensure_database_exists, migrate, PgPool};
+use credencial_domain::admin::Actor;
 
 use crate::settings::Settings;
 use crate::startup::{hasher, Application, Mode};
@@ -124,4 +125,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 /// and the driver's root cause.
 pub(crate) async fn pool(settings: &Settings) -> anyhow::Result<PgPool> {
     Ok(connect(settings.database_url(), settings.database_max_connections, Duration::from_secs(5)).await?)
+}
+
+/// Who the audit trail names for a change made from the command line
+/// (`Actor::Cli`): the operating-system user (`$USER`), or `?` when unknown.
+fn actor() -> Actor {
+    let os_user = std::env::var("USER").ok().filter(|u| !u.trim().is_empty()).unwrap_or_else(|| "?".to_owned());
+    Actor::Cli { os_user }
 }

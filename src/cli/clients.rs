@@ -10,13 +10,13 @@ use credencial_adapters_postgres::{PgOAuthClientRepository, PgPool, PgUserDirect
 use credencial_application::admin::{ClientChanges, CreateOutcome, NewClient};
 use credencial_application::{ApiTokenService, ClientAdminService, ServiceError};
 use credencial_domain::admin::client::optional_scopes;
-use credencial_domain::admin::{Actor, ApiPermissions, ClientName, RedirectUris};
+use credencial_domain::admin::{ApiPermissions, ClientName, RedirectUris};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::ScopeSet;
 use credencial_ports::OAuthClient;
 use secrecy::{ExposeSecret, SecretString};
 
-use super::pool;
+use super::{actor, pool};
 use crate::settings::Settings;
 use crate::startup::hasher;
 
@@ -125,13 +125,6 @@ async fn service(settings: &Settings) -> anyhow::Result<ClientAdminService> {
 
 fn service_on(settings: &Settings, pool: PgPool) -> anyhow::Result<ClientAdminService> {
     Ok(ClientAdminService::new(Arc::new(PgOAuthClientRepository::new(pool)), hasher(settings)?))
-}
-
-/// Who the audit trail records: the operating-system user (`$USER`, or
-/// `?` when unknown).
-fn actor() -> Actor {
-    let os_user = std::env::var("USER").ok().filter(|u| !u.trim().is_empty()).unwrap_or_else(|| "?".to_owned());
-    Actor::Cli { os_user }
 }
 
 async fn create_client(settings: &Settings, args: CreateClient) -> anyhow::Result<()> {

@@ -20,7 +20,7 @@ use credencial_domain::{Cpf, UserData, UserId, Username};
 use credencial_ports::SystemClock;
 use secrecy::{ExposeSecret, SecretString};
 
-use super::pool;
+use super::{actor, pool};
 use crate::settings::Settings;
 use crate::startup::hasher;
 
@@ -153,13 +153,6 @@ async fn accounts(settings: &Settings) -> anyhow::Result<AccountAdminService> {
         clock: Arc::new(SystemClock),
     };
     Ok(AccountAdminService::new(ports, Arc::new(staff), hasher(settings)?))
-}
-
-/// Who the audit trail names for a change made here: the operating-system
-/// user (`$USER`), or `?`.
-fn actor() -> Actor {
-    let os_user = std::env::var("USER").ok().filter(|u| !u.trim().is_empty()).unwrap_or_else(|| "?".to_owned());
-    Actor::Cli { os_user }
 }
 
 /// The account named `--username` and the service.

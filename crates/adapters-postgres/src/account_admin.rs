@@ -7,10 +7,11 @@ use credencial_domain::admin::{AccountQuery, LoginRecord, LoginVia, NewAuditEntr
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserId, Username};
 use credencial_ports::{AccountAdminStore, AccountRecord, LoginHistory, NewUser, RepositoryError};
-use sqlx::{PgPool, Postgres, Transaction};
+use sqlx::PgPool;
 
-use crate::audit::append_on;
+use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
+use crate::users::{find_record_by_id, find_record_by_username, insert_user, RecordRow, RECORD_COLUMNS};
 
 /// Account administration in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -23,64 +24,7 @@ impl PgAccountAdminStore {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
-
-    /// Runs `change` (one statement returning how many rows it changed) and,
-    /// when it changed one, appends `audit`, in one transaction; `Ok(false)`
-    /// and nothing stored otherwise.
-    async fn audited(
-        &self,
-        change: sqlx::query::Query<'_, Postgres, sqlx::postgres::PgArguments>,
-        audit: &NewAuditEntry,
-    ) -> Result<bool, RepositoryError> {
-        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
-        let done = change.execute(&mut *tx).await.map_err(to_repository_error)?;
-        if done.rows_affected() != 1 {
-            return Ok(false);
-        }
-        commit_with(tx, audit).await?;
-        Ok(true)
-    }
 }
-
-async fn commit_with(mut tx: Transaction<'_, Postgres>, audit: &NewAuditEntry) -> Result<(), RepositoryError> {
-    append_on(&mut tx, audit).await?;
-    tx.commit().await.map_err(to_repository_error)
-}
-
-#[derive(sqlx::FromRow)]
-struct RecordRow {
-    id: i64,
-    username: String,
-    name: String,
-    email: String,
-    cpf: Option<String>,
-    is_active: bool,
-    is_staff: bool,
-    receita_validated: bool,
-    must_change_password: bool,
-    created_at: i64,
-}
-
-impl From<RecordRow> for AccountRecord {
-    fn from(r: RecordRow) -> Self {
-        Self {
-            id: UserId(r.id),
-            username: r.username,
-            name: r.name,
-            email: r.email,
-            cpf: r.cpf,
-            is_active: r.is_active,
-            is_staff: r.is_staff,
-            tax_id_validated: r.receita_validated,
-            must_change_password: r.must_change_password,
-            created_at: r.created_at,
-        }
-    }
-}
-
-/// The columns of a [`RecordRow`].
-const RECORD_COLUMNS: &str = "id, username, name, email, cpf, is_active, is_staff, receita_validated, \
-     must_change_password, floor(extract(epoch FROM created_at))::BIGINT AS created_at";
 
 /// What a search selects: `$1` the text (`''`: everything), `$2` its
 /// `LIKE` pattern, `$3` the CPF it is (NULL when none).
@@ -114,50 +58,27 @@ impl AccountAdminStore for PgAccountAdminStore {
     }
 
     async fn find(&self, id: UserId) -> Result<Option<AccountRecord>, RepositoryError> {
-        let row = sqlx::query_as::<_, RecordRow>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE id = $1"))
-            .bind(id.0)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(row.map(Into::into))
+        find_record_by_id(&self.pool, id).await
     }
 
     async fn find_by_username(&self, username: &Username) -> Result<Option<AccountRecord>, RepositoryError> {
-        let row = sqlx::query_as::<_, RecordRow>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE username = $1"))
-            .bind(username.as_str())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(row.map(Into::into))
+        find_record_by_username(&self.pool, username).await
     }
 
     async fn create(&self, user: NewUser, staff: bool, audit: &NewAuditEntry) -> Result<UserId, RepositoryError> {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO users (username, password, is_active, identificacao, nome_usual, \
-             email, campus, tipo_usuario, name, cpf, is_staff) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
-        )
-        .bind(user.username.as_str())
-        .bind(&user.password_hash)
-        .bind(user.is_active)
-        .bind(&user.data.identificacao)
-        .bind(&user.data.nome_usual)
-        .bind(&user.data.email)
-        .bind(&user.data.campus)
-        .bind(&user.data.tipo_usuario)
-        .bind(&user.name)
-        .bind(&user.cpf)
-        .bind(staff)
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(to_repository_error)?;
+        let id = insert_user(&mut *tx, &user, staff).await?;
         commit_with(tx, audit).await?;
-        Ok(UserId(id))
+        Ok(id)
     }
 
     async fn set_active(&self, id: UserId, active: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
-        self.audited(sqlx::query("UPDATE users SET is_active = $2 WHERE id = $1").bind(id.0).bind(active), audit).await
+        audited_change(
+            &self.pool,
+            sqlx::query("UPDATE users SET is_active = $2 WHERE id = $1").bind(id.0).bind(active),
+            audit,
+        )
+        .await
     }
 
     async fn set_password(
@@ -171,11 +92,16 @@ impl AccountAdminStore for PgAccountAdminStore {
             .bind(id.0)
             .bind(password_hash)
             .bind(temporary);
-        self.audited(change, audit).await
+        audited_change(&self.pool, change, audit).await
     }
 
     async fn clear_validation(&self, id: UserId, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
-        self.audited(sqlx::query("UPDATE users SET receita_validated = FALSE WHERE id = $1").bind(id.0), audit).await
+        audited_change(
+            &self.pool,
+            sqlx::query("UPDATE users SET receita_validated = FALSE WHERE id = $1").bind(id.0),
+            audit,
+        )
+        .await
     }
 
     async fn lift_throttle(&self, keys: &[ThrottleKey], audit: &NewAuditEntry) -> Result<bool, RepositoryError> {

@@ -4,9 +4,12 @@
 use async_trait::async_trait;
 use credencial_domain::admin::{AuditEntry, AuditFilter, NewAuditEntry, Page};
 use credencial_ports::{AuditTrail, RepositoryError};
-use sqlx::{PgConnection, PgPool};
+use sqlx::postgres::PgArguments;
+use sqlx::query::Query;
+use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
 use crate::error::to_repository_error;
+use crate::paging::split_page;
 
 const APPEND: &str = "INSERT INTO audit_log \
      (actor_kind, actor, actor_user_id, action, target_kind, target, changes, request_id) \
@@ -43,6 +46,33 @@ pub(crate) async fn append_on(conn: &mut PgConnection, entry: &NewAuditEntry) ->
         .await
         .map_err(to_repository_error)?;
     Ok(())
+}
+
+/// Appends `entry` inside `tx` and commits it: the change `tx` holds and
+/// its entry are stored together.
+pub(crate) async fn commit_with(
+    mut tx: Transaction<'_, Postgres>,
+    entry: &NewAuditEntry,
+) -> Result<(), RepositoryError> {
+    append_on(&mut tx, entry).await?;
+    tx.commit().await.map_err(to_repository_error)
+}
+
+/// Runs `change` (one statement that changes one row when its target
+/// exists) on `pool` and, when it changed one, appends `entry`, in one
+/// transaction; `Ok(false)` and nothing stored otherwise.
+pub(crate) async fn audited_change(
+    pool: &PgPool,
+    change: Query<'_, Postgres, PgArguments>,
+    entry: &NewAuditEntry,
+) -> Result<bool, RepositoryError> {
+    let mut tx = pool.begin().await.map_err(to_repository_error)?;
+    let done = change.execute(&mut *tx).await.map_err(to_repository_error)?;
+    if done.rows_affected() != 1 {
+        return Ok(false);
+    }
+    commit_with(tx, entry).await?;
+    Ok(true)
 }
 
 /// The audit trail in PostgreSQL.
@@ -87,10 +117,10 @@ impl AuditTrail for PgAuditTrail {
             .fetch_all(&self.pool)
             .await
             .map_err(to_repository_error)?;
-        let total = rows.first().map_or(0, |r| u64::try_from(r.0).unwrap_or(0));
-        let entries = rows
-            .into_iter()
-            .filter_map(|(_, id, at, actor_kind, actor, action, target_kind, target, changes, request_id)| {
+        Ok(split_page(
+            rows,
+            |r| r.0,
+            |(_, id, at, actor_kind, actor, action, target_kind, target, changes, request_id)| {
                 Some(AuditEntry {
                     id: id?,
                     at: at?,
@@ -102,8 +132,7 @@ impl AuditTrail for PgAuditTrail {
                     changes: changes?.0,
                     request_id,
                 })
-            })
-            .collect();
-        Ok((entries, total))
+            },
+        ))
     }
 }

@@ -10,6 +10,7 @@ use credencial_domain::Cpf;
 use credencial_ports::{ApiClientAccess, ApiTokenState, PreRegistered, RepositoryError, UserDirectory};
 use sqlx::PgPool;
 
+use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
 
 /// The user-management API's storage in PostgreSQL.
@@ -106,24 +107,15 @@ impl UserDirectory for PgUserDirectory {
         permissions: ApiPermissions,
         audit: &NewAuditEntry,
     ) -> Result<bool, RepositoryError> {
-        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
-        let done = sqlx::query(
+        let change = sqlx::query(
             "UPDATE oauth_clients SET api_token_lookup = $2, api_token_hash = $3, api_permissions = $4, \
              updated_at = now() WHERE client_id = $1",
         )
         .bind(client_id.as_str())
         .bind(lookup)
         .bind(&digest.0[..])
-        .bind(permissions.names())
-        .execute(&mut *tx)
-        .await
-        .map_err(to_repository_error)?;
-        if done.rows_affected() != 1 {
-            return Ok(false);
-        }
-        crate::audit::append_on(&mut tx, audit).await?;
-        tx.commit().await.map_err(to_repository_error)?;
-        Ok(true)
+        .bind(permissions.names());
+        audited_change(&self.pool, change, audit).await
     }
 
     async fn find_user(&self, key: &DirectoryKey) -> Result<Option<DirectoryUser>, RepositoryError> {
@@ -176,8 +168,7 @@ impl UserDirectory for PgUserDirectory {
         .await
         .map_err(to_repository_error)?;
         if let Some(row) = created {
-            crate::audit::append_on(&mut tx, audit).await?;
-            tx.commit().await.map_err(to_repository_error)?;
+            commit_with(tx, audit).await?;
             return Ok(PreRegistered::Created(row.into()));
         }
         tx.rollback().await.map_err(to_repository_error)?;

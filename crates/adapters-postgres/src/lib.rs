@@ -15,6 +15,7 @@ mod host_users;
 mod login_failures;
 mod oauth_clients;
 mod oauth_codes;
+mod paging;
 mod profiles;
 mod readiness;
 mod refresh_tokens;

@@ -1,5 +1,5 @@
 //! [`OAuthClientRepository`] on the `oauth_clients` table. Each write runs
-//! in a transaction with its audit entry ([`crate::audit::append_on`]).
+//! in a transaction with its audit entry ([`crate::audit::commit_with`]).
 
 use async_trait::async_trait;
 use credencial_domain::admin::NewAuditEntry;
@@ -89,8 +89,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
-        crate::audit::append_on(&mut tx, audit).await?;
-        tx.commit().await.map_err(to_repository_error)?;
+        crate::audit::commit_with(tx, audit).await?;
         Ok(())
     }
 
@@ -128,8 +127,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
             return Ok(None);
         };
         let client = OAuthClient::try_from(row)?;
-        crate::audit::append_on(&mut tx, audit).await?;
-        tx.commit().await.map_err(to_repository_error)?;
+        crate::audit::commit_with(tx, audit).await?;
         Ok(Some(client))
     }
 

@@ -5,10 +5,11 @@ use credencial_domain::account::{AccountDetails, Registration, UniqueField};
 use credencial_domain::admin::NewAuditEntry;
 use credencial_domain::{Cpf, UserData, UserId, Username};
 use credencial_ports::{
-    DetailsUpdate, NewUser, Registered, RepositoryError, UserCredentials, UserRepository, UserSummary,
+    AccountRecord, DetailsUpdate, NewUser, Registered, RepositoryError, UserCredentials, UserRepository,
 };
-use sqlx::PgPool;
+use sqlx::{PgExecutor, PgPool};
 
+use crate::audit::audited_change;
 use crate::error::to_repository_error;
 
 /// Users in PostgreSQL.
@@ -22,6 +23,36 @@ impl PgUserRepository {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
+}
+
+/// Inserts `user` (staff when `staff`) on `on` and returns its id: the one
+/// insert of an account by an operator, a test or the panel. Errors:
+/// `Conflict` when the username, CPF or e-mail is taken; `Unexpected`.
+pub(crate) async fn insert_user(
+    on: impl PgExecutor<'_>,
+    user: &NewUser,
+    staff: bool,
+) -> Result<UserId, RepositoryError> {
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO users (username, password, is_active, identificacao, nome_usual, \
+         email, campus, tipo_usuario, name, cpf, is_staff) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+    )
+    .bind(user.username.as_str())
+    .bind(&user.password_hash)
+    .bind(user.is_active)
+    .bind(&user.data.identificacao)
+    .bind(&user.data.nome_usual)
+    .bind(&user.data.email)
+    .bind(&user.data.campus)
+    .bind(&user.data.tipo_usuario)
+    .bind(&user.name)
+    .bind(&user.cpf)
+    .bind(staff)
+    .fetch_one(on)
+    .await
+    .map_err(to_repository_error)?;
+    Ok(UserId(id))
 }
 
 #[derive(sqlx::FromRow)]
@@ -48,18 +79,23 @@ impl From<CredentialsRow> for UserCredentials {
 /// The columns of a [`CredentialsRow`].
 const CREDENTIALS_COLUMNS: &str = "id, username, password, is_active, must_change_password";
 
+/// One row of `users` as an [`AccountRecord`].
 #[derive(sqlx::FromRow)]
-struct SummaryRow {
+pub(crate) struct RecordRow {
     id: i64,
     username: String,
     name: String,
     email: String,
     cpf: Option<String>,
     is_active: bool,
+    is_staff: bool,
+    receita_validated: bool,
+    must_change_password: bool,
+    created_at: i64,
 }
 
-impl From<SummaryRow> for UserSummary {
-    fn from(r: SummaryRow) -> Self {
+impl From<RecordRow> for AccountRecord {
+    fn from(r: RecordRow) -> Self {
         Self {
             id: UserId(r.id),
             username: r.username,
@@ -67,12 +103,41 @@ impl From<SummaryRow> for UserSummary {
             email: r.email,
             cpf: r.cpf,
             is_active: r.is_active,
+            is_staff: r.is_staff,
+            tax_id_validated: r.receita_validated,
+            must_change_password: r.must_change_password,
+            created_at: r.created_at,
         }
     }
 }
 
-/// The columns of a [`SummaryRow`].
-const SUMMARY_COLUMNS: &str = "id, username, name, email, cpf, is_active";
+/// The columns of a [`RecordRow`].
+pub(crate) const RECORD_COLUMNS: &str = "id, username, name, email, cpf, is_active, is_staff, receita_validated, \
+     must_change_password, floor(extract(epoch FROM created_at))::BIGINT AS created_at";
+
+/// The account `id`, active or not (the operator's and the
+/// administration's look-up).
+pub(crate) async fn find_record_by_id(pool: &PgPool, id: UserId) -> Result<Option<AccountRecord>, RepositoryError> {
+    let row = sqlx::query_as::<_, RecordRow>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE id = $1"))
+        .bind(id.0)
+        .fetch_optional(pool)
+        .await
+        .map_err(to_repository_error)?;
+    Ok(row.map(Into::into))
+}
+
+/// The account named exactly `username`, active or not.
+pub(crate) async fn find_record_by_username(
+    pool: &PgPool,
+    username: &Username,
+) -> Result<Option<AccountRecord>, RepositoryError> {
+    let row = sqlx::query_as::<_, RecordRow>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE username = $1"))
+        .bind(username.as_str())
+        .fetch_optional(pool)
+        .await
+        .map_err(to_repository_error)?;
+    Ok(row.map(Into::into))
+}
 
 #[derive(sqlx::FromRow)]
 struct UserDataRow {
@@ -115,43 +180,15 @@ impl UserRepository for PgUserRepository {
     }
 
     async fn create(&self, user: NewUser) -> Result<UserId, RepositoryError> {
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO users (username, password, is_active, identificacao, nome_usual, \
-             email, campus, tipo_usuario, name, cpf) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
-        )
-        .bind(user.username.as_str())
-        .bind(&user.password_hash)
-        .bind(user.is_active)
-        .bind(&user.data.identificacao)
-        .bind(&user.data.nome_usual)
-        .bind(&user.data.email)
-        .bind(&user.data.campus)
-        .bind(&user.data.tipo_usuario)
-        .bind(&user.name)
-        .bind(&user.cpf)
-        .fetch_one(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
-        Ok(UserId(id))
+        insert_user(&self.pool, &user, false).await
     }
 
-    async fn find_summary(&self, username: &Username) -> Result<Option<UserSummary>, RepositoryError> {
-        let row = sqlx::query_as::<_, SummaryRow>(&format!("SELECT {SUMMARY_COLUMNS} FROM users WHERE username = $1"))
-            .bind(username.as_str())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(row.map(Into::into))
+    async fn find_summary(&self, username: &Username) -> Result<Option<AccountRecord>, RepositoryError> {
+        find_record_by_username(&self.pool, username).await
     }
 
-    async fn find_summary_by_id(&self, id: UserId) -> Result<Option<UserSummary>, RepositoryError> {
-        let row = sqlx::query_as::<_, SummaryRow>(&format!("SELECT {SUMMARY_COLUMNS} FROM users WHERE id = $1"))
-            .bind(id.0)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(row.map(Into::into))
+    async fn find_summary_by_id(&self, id: UserId) -> Result<Option<AccountRecord>, RepositoryError> {
+        find_record_by_id(&self.pool, id).await
     }
 
     async fn set_password_hash(&self, id: UserId, password_hash: &str) -> Result<bool, RepositoryError> {
@@ -288,18 +325,7 @@ impl UserRepository for PgUserRepository {
     }
 
     async fn set_staff(&self, id: UserId, staff: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
-        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
-        let done = sqlx::query("UPDATE users SET is_staff = $2 WHERE id = $1")
-            .bind(id.0)
-            .bind(staff)
-            .execute(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
-        if done.rows_affected() != 1 {
-            return Ok(false);
-        }
-        crate::audit::append_on(&mut tx, audit).await?;
-        tx.commit().await.map_err(to_repository_error)?;
-        Ok(true)
+        let change = sqlx::query("UPDATE users SET is_staff = $2 WHERE id = $1").bind(id.0).bind(staff);
+        audited_change(&self.pool, change, audit).await
     }
 }

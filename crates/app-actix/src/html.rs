@@ -25,6 +25,29 @@ pub struct Site {
     pub footer: &'static str,
 }
 
+/// The frame of a signed-in page (`templates/frame.html`): the
+/// navigation of its area (the account's or the administration panel's)
+/// and which section is shown. Each area builds it with its own
+/// constructor ([`Frame::account`], [`Frame::admin`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Frame {
+    /// The area's sections: path and label.
+    pub(crate) nav: &'static [(&'static str, &'static str)],
+    /// The navigation's accessible name (`aria-label`).
+    pub(crate) label: &'static str,
+    /// The navigation's CSS classes.
+    pub(crate) class: &'static str,
+    /// The path of the section shown (one of `nav`'s), marked as current.
+    pub current: &'static str,
+}
+
+impl Frame {
+    /// The navigation's entries.
+    pub fn nav(&self) -> &'static [(&'static str, &'static str)] {
+        self.nav
+    }
+}
+
 /// The identity provider's pages (`/oauth/`).
 pub const PROVIDER: Site = Site {
     name: "credencial",

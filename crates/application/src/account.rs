@@ -73,18 +73,22 @@ impl AccountService {
 #[cfg(test)]
 mod tests {
     use credencial_domain::profile::OwnProfile;
-    use credencial_ports::{MockProfileRepository, MockUserRepository, UserSummary};
+    use credencial_ports::{AccountRecord, MockProfileRepository, MockUserRepository};
 
     use super::*;
 
-    fn summary(active: bool) -> UserSummary {
-        UserSummary {
+    fn summary(active: bool) -> AccountRecord {
+        AccountRecord {
             id: UserId(7),
             username: "bruno".into(),
             name: "Bruno".into(),
             email: "b@example.org".into(),
             cpf: Some("52998224725".into()),
             is_active: active,
+            is_staff: false,
+            tax_id_validated: false,
+            must_change_password: false,
+            created_at: 0,
         }
     }
 

@@ -13,7 +13,7 @@ use credencial_domain::{Cpf, UserData, UserId, Username};
 use credencial_ports::account::MockGrantRepository;
 use credencial_ports::{
     AccountRecord, MockAccountAdminStore, MockAuditTrail, MockClock, MockLoginHistory, MockRefreshTokenStore,
-    MockUserRepository, RepositoryError, UserSummary,
+    MockUserRepository, RepositoryError,
 };
 use secrecy::{ExposeSecret, SecretString};
 
@@ -267,16 +267,7 @@ async fn lifting_a_throttle_forgets_the_username_and_the_cpf_keys() {
 #[tokio::test]
 async fn making_staff_goes_through_the_staff_service_by_username() {
     let mut fakes = Fakes::finding_lia();
-    fakes.users.expect_find_summary().returning(|_| {
-        Ok(Some(UserSummary {
-            id: LIA,
-            username: "lia".into(),
-            name: String::new(),
-            email: String::new(),
-            cpf: None,
-            is_active: true,
-        }))
-    });
+    fakes.users.expect_find_summary().returning(|_| Ok(Some(lia())));
     fakes
         .users
         .expect_set_staff()

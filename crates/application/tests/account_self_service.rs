@@ -18,9 +18,9 @@ use credencial_domain::account::{AccountDetails, DetailsForm, Registration, Sign
 use credencial_domain::throttle::{ClientAddress, ThrottlePolicy};
 use credencial_domain::{Claims, DjangoPbkdf2, JwtKeys, TokenCodec, TokenType, UserId};
 use credencial_ports::{
-    DetailsUpdate, MockAuthorizationCodeStore, MockCdpDirectory, MockClock, MockCnesRegistry,
+    AccountRecord, DetailsUpdate, MockAuthorizationCodeStore, MockCdpDirectory, MockClock, MockCnesRegistry,
     MockOAuthClientRepository, MockProfileRepository, MockRefreshTokenStore, MockSnapshotStore, MockTaxAuthority,
-    MockUserDataSource, MockUserRepository, Registered, UserCredentials, UserSummary,
+    MockUserDataSource, MockUserRepository, Registered, UserCredentials,
 };
 use failure_log::Failures;
 use secrecy::SecretString;
@@ -101,13 +101,17 @@ fn users(accounts: &Accounts, registers: &Arc<AtomicUsize>) -> MockUserRepositor
         .returning(move |id| Ok(all.lock().expect("lock").iter().find(|a| a.id == id).map(Account::credentials)));
     let all = Arc::clone(accounts);
     users.expect_find_summary_by_id().returning(move |id| {
-        Ok(all.lock().expect("lock").iter().find(|a| a.id == id).map(|a| UserSummary {
+        Ok(all.lock().expect("lock").iter().find(|a| a.id == id).map(|a| AccountRecord {
             id: a.id,
             username: a.username.clone(),
             name: a.name.clone(),
             email: a.email.clone(),
             cpf: a.cpf.clone(),
             is_active: a.active,
+            is_staff: false,
+            tax_id_validated: false,
+            must_change_password: false,
+            created_at: 0,
         }))
     });
     let all = Arc::clone(accounts);

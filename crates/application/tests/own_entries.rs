@@ -9,7 +9,7 @@ use credencial_application::{EntrySave, OwnEntryService, ServiceError};
 use credencial_domain::account::{EntryForm, EntryId, EntryKind};
 use credencial_domain::{Degree, UserId};
 use credencial_ports::account::{MockOwnEntryRepository, OwnEntry};
-use credencial_ports::{MockUserRepository, RepositoryError, UserSummary};
+use credencial_ports::{AccountRecord, MockUserRepository, RepositoryError};
 use mockall::predicate::eq;
 
 const ANA: UserId = UserId(7);
@@ -29,13 +29,17 @@ const DEGREE: EntryForm<'static> = EntryForm {
 fn users(active: bool) -> MockUserRepository {
     let mut users = MockUserRepository::new();
     users.expect_find_summary_by_id().returning(move |id| {
-        Ok(Some(UserSummary {
+        Ok(Some(AccountRecord {
             id,
             username: "ana".into(),
             name: "Ana".into(),
             email: "ana@example.gov.br".into(),
             cpf: None,
             is_active: active,
+            is_staff: false,
+            tax_id_validated: false,
+            must_change_password: false,
+            created_at: 0,
         }))
     });
     users

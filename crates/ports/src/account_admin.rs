@@ -11,44 +11,7 @@ use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserId, Username};
 
 use crate::error::RepositoryError;
-use crate::users::NewUser;
-
-/// One account as the administration sees it (no password hash).
-#[derive(Clone, PartialEq, Eq)]
-pub struct AccountRecord {
-    /// Primary key.
-    pub id: UserId,
-    /// The username as stored.
-    pub username: String,
-    /// Public name.
-    pub name: String,
-    /// E-mail address.
-    pub email: String,
-    /// CPF, 11 digits, if known (personal data: shown masked).
-    pub cpf: Option<String>,
-    /// Whether the account may log in.
-    pub is_active: bool,
-    /// Whether the account may use the administration panel.
-    pub is_staff: bool,
-    /// Whether the registration was validated through the tax id.
-    pub tax_id_validated: bool,
-    /// Whether the password must be changed at the next login.
-    pub must_change_password: bool,
-    /// When the account was created (Unix seconds).
-    pub created_at: i64,
-}
-
-/// Shows no personal data: name, e-mail and CPF are left out.
-impl std::fmt::Debug for AccountRecord {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AccountRecord")
-            .field("id", &self.id)
-            .field("username", &self.username)
-            .field("is_active", &self.is_active)
-            .field("is_staff", &self.is_staff)
-            .finish_non_exhaustive()
-    }
-}
+use crate::users::{AccountRecord, NewUser};
 
 /// Storage of the account administration.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]

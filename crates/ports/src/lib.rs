@@ -22,7 +22,7 @@ pub mod registries;
 pub mod user_data;
 pub mod users;
 
-pub use account_admin::{AccountAdminStore, AccountRecord, LoginHistory};
+pub use account_admin::{AccountAdminStore, LoginHistory};
 pub use audit::AuditTrail;
 pub use clock::{Clock, SystemClock};
 pub use directory::{ApiClientAccess, ApiTokenState, PreRegistered, UserDirectory};
@@ -37,7 +37,7 @@ pub use readiness::{NotReady, ReadinessProbe};
 pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore, Rotation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use user_data::{UpstreamError, UserDataSource};
-pub use users::{DetailsUpdate, NewUser, Registered, UserCredentials, UserRepository, UserSummary};
+pub use users::{AccountRecord, DetailsUpdate, NewUser, Registered, UserCredentials, UserRepository};
 
 #[cfg(any(test, feature = "mocks"))]
 pub use account_admin::{MockAccountAdminStore, MockLoginHistory};

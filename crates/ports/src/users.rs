@@ -61,9 +61,10 @@ impl std::fmt::Debug for NewUser {
     }
 }
 
-/// One user as an operator's list shows it (no password hash).
+/// One account as an operator or the administration sees it (no
+/// password hash).
 #[derive(Clone, PartialEq, Eq)]
-pub struct UserSummary {
+pub struct AccountRecord {
     /// Primary key.
     pub id: UserId,
     /// The username as stored.
@@ -76,15 +77,24 @@ pub struct UserSummary {
     pub cpf: Option<String>,
     /// Whether the account may log in.
     pub is_active: bool,
+    /// Whether the account may use the administration panel.
+    pub is_staff: bool,
+    /// Whether the registration was validated through the tax id.
+    pub tax_id_validated: bool,
+    /// Whether the password must be changed at the next login.
+    pub must_change_password: bool,
+    /// When the account was created (Unix seconds).
+    pub created_at: i64,
 }
 
 /// Shows no personal data: name, e-mail and CPF are left out.
-impl std::fmt::Debug for UserSummary {
+impl std::fmt::Debug for AccountRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UserSummary")
+        f.debug_struct("AccountRecord")
             .field("id", &self.id)
             .field("username", &self.username)
             .field("is_active", &self.is_active)
+            .field("is_staff", &self.is_staff)
             .finish_non_exhaustive()
     }
 }
@@ -128,11 +138,11 @@ pub trait UserRepository: Send + Sync + 'static {
 
     /// The user named exactly `username`; `Ok(None)` when there is none.
     /// Errors: `Unexpected`.
-    async fn find_summary(&self, username: &Username) -> Result<Option<UserSummary>, RepositoryError>;
+    async fn find_summary(&self, username: &Username) -> Result<Option<AccountRecord>, RepositoryError>;
 
     /// The user with id `id`, active or not; `Ok(None)` when there is none.
     /// Errors: `Unexpected`.
-    async fn find_summary_by_id(&self, id: UserId) -> Result<Option<UserSummary>, RepositoryError>;
+    async fn find_summary_by_id(&self, id: UserId) -> Result<Option<AccountRecord>, RepositoryError>;
 
     /// Replaces the password hash of the user `id` (the owner's change: it
     /// no longer has to be changed); `Ok(false)` when there is no such

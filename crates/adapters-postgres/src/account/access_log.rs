@@ -10,6 +10,7 @@ use sqlx::PgPool;
 
 use super::scopes::{from_names, to_names};
 use crate::error::to_repository_error;
+use crate::paging::split_page;
 
 /// The append as one statement on `$1` user, `$2` client, `$3` scope names,
 /// `$4` Unix seconds, `$5` request id. An `INSERT … SELECT` without `FROM`,
@@ -66,10 +67,13 @@ impl AccessLog for PgAccessLog {
             .fetch_all(&self.pool)
             .await
             .map_err(to_repository_error)?;
-        let total = rows.first().map_or(0, |r| u64::try_from(r.0).unwrap_or(0));
-        let entries = rows
+        let (present, total) = split_page(
+            rows,
+            |r| r.0,
+            |(_, id, name, scopes, at, request_id)| Some((id?, name?, scopes?, at?, request_id?)),
+        );
+        let entries = present
             .into_iter()
-            .filter_map(|(_, id, name, scopes, at, request_id)| Some((id?, name?, scopes?, at?, request_id?)))
             .map(|(id, name, scopes, at, request_id)| {
                 Ok(AccessLogRow {
                     client_id: ClientId::parse(&id)

@@ -19,9 +19,9 @@ use credencial_domain::account::AccessLogPage;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::ScopeSet;
 
-use super::pages::Frame;
 use super::{form_refused, refused, see_other, service_failure, signed_in, signed_post};
 use crate::cookies::CookiePolicy;
+use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
 use crate::oauth::form::FormFields;
 use crate::routes::resource;
@@ -116,7 +116,7 @@ async fn applications(
     let page = ApplicationsPage {
         site: &PROVIDER,
         title: "Aplicativos autorizados",
-        frame: Frame { current: APPLICATIONS_PATH },
+        frame: Frame::account(APPLICATIONS_PATH),
         csrf_token: &token,
         apps: list
             .into_iter()
@@ -175,7 +175,7 @@ async fn accesses(
     let page = AccessesPage {
         site: &PROVIDER,
         title: "Quem acessou meus dados",
-        frame: Frame { current: ACCESSES_PATH },
+        frame: Frame::account(ACCESSES_PATH),
         rows: report
             .entries
             .into_iter()
@@ -221,7 +221,7 @@ mod tests {
         let page = AccessesPage {
             site: &PROVIDER,
             title: "t",
-            frame: Frame { current: ACCESSES_PATH },
+            frame: Frame::account(ACCESSES_PATH),
             rows: vec![AccessView {
                 at: "01/02/2026 10:00".into(),
                 client: "<b>App</b>".into(),

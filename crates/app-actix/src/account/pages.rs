@@ -1,12 +1,12 @@
-//! The account pages' templates (`templates/account/`): the frame every
-//! signed-in page shares, the login form, the overview (with its details
+//! The account pages' templates (`templates/account/`): the account's
+//! navigation (its [`Frame`]), the login form, the overview (with its details
 //! form) and the logout page.
 
 use askama::Template;
 use credencial_application::AccountOverview;
 use credencial_domain::account::FieldErrors;
 
-use crate::html::{Site, PROVIDER};
+use crate::html::{Frame, Site, PROVIDER};
 
 /// The account's sections, as the navigation lists them: path and label.
 pub const NAV: [(&str, &str); 8] = [
@@ -20,17 +20,11 @@ pub const NAV: [(&str, &str); 8] = [
     ("/conta/sair/", "Sair"),
 ];
 
-/// What the frame of a signed-in page needs: which section is shown.
-#[derive(Debug, Clone, Copy)]
-pub struct Frame {
-    /// The path of the section shown (one of [`NAV`]'s), marked as current.
-    pub current: &'static str,
-}
-
 impl Frame {
-    /// The navigation's entries.
-    pub fn nav(&self) -> &'static [(&'static str, &'static str)] {
-        &NAV
+    /// The frame of a signed-in account page showing the section `current` (one of
+    /// [`NAV`]'s paths).
+    pub const fn account(current: &'static str) -> Self {
+        Self { nav: &NAV, label: "Minha conta", class: "account", current }
     }
 }
 
@@ -112,7 +106,7 @@ pub fn overview<'a>(account: &'a AccountOverview, form_token: &'a str, notice: O
     Overview {
         site: &PROVIDER,
         title: "Minha conta",
-        frame: Frame { current: "/conta/" },
+        frame: Frame::account("/conta/"),
         message: None,
         notice,
         account,
@@ -127,7 +121,7 @@ pub fn logout(form_token: &str) -> Logout<'_> {
     Logout {
         site: &PROVIDER,
         title: "Sair",
-        frame: Frame { current: "/conta/sair/" },
+        frame: Frame::account("/conta/sair/"),
         hidden: vec![("csrf_token", form_token)],
     }
 }

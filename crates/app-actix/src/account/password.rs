@@ -11,13 +11,13 @@ use credencial_domain::account::registration::MSG_CONFIRMACAO;
 use credencial_domain::account::FieldErrors;
 use secrecy::SecretString;
 
-use super::pages::Frame;
 use super::{
     form_refused, see_other, service_failure, signed_in, signed_post, text_fields, throttled_text, with_retry_after,
     with_session, PASSWORD_PATH,
 };
 use crate::client_address::client_address;
 use crate::cookies::CookiePolicy;
+use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
 use crate::oauth::form::FormFields;
 
@@ -121,7 +121,7 @@ fn page(
     let page = PasswordPage {
         site: &PROVIDER,
         title: "Alterar senha",
-        frame: Frame { current: PASSWORD_PATH },
+        frame: Frame::account(PASSWORD_PATH),
         action: PASSWORD_PATH,
         message,
         notice,

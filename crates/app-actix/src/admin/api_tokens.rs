@@ -13,9 +13,9 @@ use credencial_domain::admin::{ApiPermission, ApiPermissions};
 use credencial_domain::oauth::ClientId;
 use secrecy::ExposeSecret;
 
-use super::pages::Frame;
 use super::{refused, staff_post, staff_signed_in};
 use crate::account::form_refused;
+use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
 use crate::routes::resource;
 
@@ -99,6 +99,34 @@ fn not_found() -> HttpResponse {
     refused(StatusCode::NOT_FOUND, UNKNOWN_CLIENT)
 }
 
+/// The token page of `client` as stored, with the token just `issued`
+/// (shown once) if any; the 404 page when there is no such application.
+async fn token_page(
+    api_tokens: &ApiTokenService,
+    client: &ClientId,
+    issued: Option<&str>,
+    csrf_token: &str,
+) -> HttpResponse {
+    let state = match api_tokens.state(client).await {
+        Ok(Some(state)) => state,
+        Ok(None) => return not_found(),
+        Err(e) => return html::failure_page(e),
+    };
+    let page = ApiTokenPage {
+        site: &PROVIDER,
+        title: "Token da API de usuários",
+        frame: Frame::admin(SECTION),
+        client_id: client.as_str(),
+        name: &state.name,
+        permissions: boxes(state.permissions),
+        has_token: state.has_token || issued.is_some(),
+        issued,
+        action: path_of(client.as_str()),
+        csrf_token,
+    };
+    html::html(html::response(StatusCode::OK), &page)
+}
+
 /// `GET /admin/aplicativos/{client_id}/api/`.
 async fn show(
     req: HttpRequest,
@@ -111,25 +139,7 @@ async fn show(
     let Ok(client) = ClientId::parse(&client_id) else {
         return not_found();
     };
-    let state = match api_tokens.state(&client).await {
-        Ok(Some(state)) => state,
-        Ok(None) => return not_found(),
-        Err(e) => return html::failure_page(e),
-    };
-    let token = session.account_form_token();
-    let page = ApiTokenPage {
-        site: &PROVIDER,
-        title: "Token da API de usuários",
-        frame: Frame { current: SECTION },
-        client_id: client.as_str(),
-        name: &state.name,
-        permissions: boxes(state.permissions),
-        has_token: state.has_token,
-        issued: None,
-        action: path_of(client.as_str()),
-        csrf_token: &token,
-    };
-    html::html(html::response(StatusCode::OK), &page)
+    token_page(&api_tokens, &client, None, &session.account_form_token()).await
 }
 
 /// `POST /admin/aplicativos/{client_id}/api/`: a new token with the
@@ -159,23 +169,5 @@ async fn issue(
         Ok(None) => return not_found(),
         Err(e) => return html::failure_page(e),
     };
-    let state = match api_tokens.state(&client).await {
-        Ok(Some(state)) => state,
-        Ok(None) => return not_found(),
-        Err(e) => return html::failure_page(e),
-    };
-    let token = session.account_form_token();
-    let page = ApiTokenPage {
-        site: &PROVIDER,
-        title: "Token da API de usuários",
-        frame: Frame { current: SECTION },
-        client_id: client.as_str(),
-        name: &state.name,
-        permissions: boxes(state.permissions),
-        has_token: true,
-        issued: Some(issued.expose_secret()),
-        action: path_of(client.as_str()),
-        csrf_token: &token,
-    };
-    html::html(html::response(StatusCode::OK), &page)
+    token_page(&api_tokens, &client, Some(issued.expose_secret()), &session.account_form_token()).await
 }

@@ -28,9 +28,9 @@ use credencial_ports::OAuthClient;
 use secrecy::{ExposeSecret, SecretString};
 
 use self::pages::{scope_boxes, ClientView, DetailPage, ListPage, NewForm, NewPage, SecretPage};
-use super::pages::Frame;
 use super::{refused, staff_post, staff_signed_in};
 use crate::account::{form_refused, see_other, text_fields};
+use crate::html::Frame;
 use crate::html::{self, ErrorPage, PROVIDER};
 use crate::oauth::form::FormFields;
 use crate::routes::resource;
@@ -101,7 +101,7 @@ async fn list(
     let page = ListPage {
         site: &PROVIDER,
         title: "Aplicativos",
-        frame: Frame { current: LIST_PATH },
+        frame: Frame::admin(LIST_PATH),
         clients: all.iter().map(ClientView::of).collect(),
     };
     html::html(html::response(StatusCode::OK), &page)
@@ -119,7 +119,7 @@ fn new_page<'a>(csrf_token: &'a str, message: Option<&'a str>, form: NewForm, sc
     NewPage {
         site: &PROVIDER,
         title: "Nova aplicação",
-        frame: Frame { current: LIST_PATH },
+        frame: Frame::admin(LIST_PATH),
         csrf_token,
         message,
         form,
@@ -206,7 +206,7 @@ fn secret_page(client: &OAuthClient, secret: &SecretString, heading: &str, statu
     let page = SecretPage {
         site: &PROVIDER,
         title: heading,
-        frame: Frame { current: LIST_PATH },
+        frame: Frame::admin(LIST_PATH),
         heading,
         client: ClientView::of(client),
         secret: secret.expose_secret(),
@@ -275,7 +275,7 @@ fn detail_page<'a>(
     DetailPage {
         site: &PROVIDER,
         title: "Aplicação",
-        frame: Frame { current: LIST_PATH },
+        frame: Frame::admin(LIST_PATH),
         csrf_token,
         notice,
         message,

@@ -9,8 +9,8 @@ use askama::Template;
 use credencial_application::{OAuthService, StaffService};
 use credencial_domain::admin::AuditFilter;
 
-use super::pages::Frame;
 use super::staff_signed_in;
+use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
 use crate::oauth::form::FormFields;
 use crate::routes::resource;
@@ -107,7 +107,7 @@ async fn trail(req: HttpRequest, oauth: web::Data<OAuthService>, staff: web::Dat
     let view = AuditPageView {
         site: &PROVIDER,
         title: "Auditoria",
-        frame: Frame { current: AUDIT_PATH },
+        frame: Frame::admin(AUDIT_PATH),
         actor: &actor,
         target: &target,
         rows,

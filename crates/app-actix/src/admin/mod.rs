@@ -143,7 +143,7 @@ async fn home(req: HttpRequest, oauth: web::Data<OAuthService>, staff: web::Data
     let page = pages::Home {
         site: &PROVIDER,
         title: "Administração",
-        frame: pages::Frame { current: HOME_PATH },
+        frame: crate::html::Frame::admin(HOME_PATH),
         staff: actor.name(),
     };
     html::html(html::response(StatusCode::OK), &page)

@@ -24,9 +24,9 @@ use credencial_domain::admin::AccountQuery;
 use credencial_domain::UserId;
 use secrecy::ExposeSecret;
 
-use super::pages::Frame;
 use super::{refused, staff_post, staff_signed_in};
 use crate::account::{form_refused, see_other};
+use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
 use crate::oauth::form::FormFields;
 use crate::routes::resource;
@@ -198,7 +198,7 @@ async fn search(
     let page = UsersPage {
         site: &PROVIDER,
         title: "Usuários",
-        frame: Frame { current: USERS_PATH },
+        frame: Frame::admin(USERS_PATH),
         query: query.text(),
         rows,
         page: u64::from(found.page),
@@ -260,7 +260,7 @@ async fn act(
                     let page = TemporaryPasswordPage {
                         site: &PROVIDER,
                         title: "Senha temporária",
-                        frame: Frame { current: USERS_PATH },
+                        frame: Frame::admin(USERS_PATH),
                         username: &set.username,
                         password: set.password.expose_secret(),
                         revoked: set.revoked,
@@ -372,7 +372,7 @@ fn account_page(view: &AccountView, csrf_token: &str, notice: Option<&str>) -> H
     let page = UserPage {
         site: &PROVIDER,
         title: &a.username,
-        frame: Frame { current: USERS_PATH },
+        frame: Frame::admin(USERS_PATH),
         notice,
         action: format!("{USERS_PATH}{}/", a.id.0),
         csrf_token,
@@ -426,7 +426,7 @@ mod tests {
         let page = TemporaryPasswordPage {
             site: &PROVIDER,
             title: "t",
-            frame: Frame { current: USERS_PATH },
+            frame: Frame::admin(USERS_PATH),
             username: "<b>x</b>",
             password: "abcd-efgh-jkmn-pqrs",
             revoked: 2,

@@ -75,18 +75,22 @@ impl StaffService {
 
 #[cfg(test)]
 mod tests {
-    use credencial_ports::{MockAuditTrail, MockUserRepository, RepositoryError, UserSummary};
+    use credencial_ports::{AccountRecord, MockAuditTrail, MockUserRepository, RepositoryError};
 
     use super::*;
 
-    fn summary(id: i64, username: &str) -> UserSummary {
-        UserSummary {
+    fn summary(id: i64, username: &str) -> AccountRecord {
+        AccountRecord {
             id: UserId(id),
             username: username.into(),
             name: String::new(),
             email: String::new(),
             cpf: None,
             is_active: true,
+            is_staff: false,
+            tax_id_validated: false,
+            must_change_password: false,
+            created_at: 0,
         }
     }
 

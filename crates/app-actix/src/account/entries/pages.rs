@@ -10,7 +10,7 @@ use credencial_domain::account::{EntryForm, EntryKind, FieldErrors};
 use credencial_domain::Degree;
 use credencial_ports::account::OwnEntry;
 
-use crate::account::pages::Frame;
+use crate::html::Frame;
 use crate::html::{Site, PROVIDER};
 
 /// How the pages name one kind of entry and where it lives.
@@ -321,7 +321,7 @@ pub fn entries_page<'a>(
     EntriesPage {
         site: &PROVIDER,
         title: section.title,
-        frame: Frame { current: section.path },
+        frame: Frame::account(section.path),
         message: refused.then_some(CHECK_THE_FIELDS),
         notice,
         section,
@@ -341,7 +341,7 @@ pub fn entry_page<'a>(
     EntryPage {
         site: &PROVIDER,
         title: format!("Editar {}", section.word),
-        frame: Frame { current: section.path },
+        frame: Frame::account(section.path),
         message: refused.then_some(CHECK_THE_FIELDS),
         section,
         from_cnes,
@@ -355,7 +355,7 @@ pub fn delete_page<'a>(section: &'a Section, entry: &OwnEntry, token: &'a str) -
     DeletePage {
         site: &PROVIDER,
         title: format!("Excluir {}", section.word),
-        frame: Frame { current: section.path },
+        frame: Frame::account(section.path),
         section,
         item: ItemView::of(section, entry),
         action: section.delete_path(entry.id.0),

@@ -5,7 +5,7 @@ use askama::Template;
 use credencial_application::ValidationState;
 use credencial_domain::account::{AttemptVerdict, FieldErrors};
 
-use crate::account::pages::Frame;
+use crate::html::Frame;
 use crate::html::{Site, PROVIDER};
 
 /// The page's path (one of the frame's sections).
@@ -108,7 +108,7 @@ pub fn validation_page<'a>(state: ValidationState, message: Option<String>, form
     ValidationPage {
         site: &PROVIDER,
         title: "Validação do cadastro",
-        frame: Frame { current: PATH },
+        frame: Frame::account(PATH),
         message,
         validated: state == ValidationState::Validated,
         form,

@@ -4,7 +4,7 @@ use askama::Template;
 use credencial_domain::{Scope, ScopeSet};
 use credencial_ports::OAuthClient;
 
-use crate::admin::pages::Frame;
+use crate::html::Frame;
 use crate::html::{self, Site};
 
 /// A client as the pages show it.
