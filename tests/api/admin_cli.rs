@@ -80,3 +80,57 @@ async fn audit_list_of_nothing_is_an_empty_table_and_page_zero_is_refused() {
     assert!(!zero.status.success() && stderr(&zero).contains("pages start at 1"), "{}", stderr(&zero));
     drop(db);
 }
+
+#[tokio::test]
+async fn user_create_with_a_temporary_password_prints_it_last_and_it_must_be_changed() {
+    let db = TestDatabase::new().await;
+    let out = ok(as_operator(
+        &db.url,
+        "opera",
+        &[
+            "user",
+            "create",
+            "--username",
+            "ivo",
+            "--email",
+            "ivo@example.gov.br",
+            "--cpf",
+            "52998224725",
+            "--temporary-password",
+        ],
+        "",
+    ));
+    let password = out.lines().last().expect("a last line").to_owned();
+    assert_eq!(password.len(), 19, "{out}");
+    assert!(out.contains("created user ivo") && out.contains("must change"), "{out}");
+    let must_change: bool = sqlx::query_scalar("SELECT must_change_password FROM users WHERE username = 'ivo'")
+        .fetch_one(&db.pool)
+        .await
+        .expect("row");
+    assert!(must_change);
+
+    let url = db.url.clone();
+    let app = crate::helpers::spawn_app_with(|s| s.database_url = url.into()).await;
+    let (status, body) = crate::helpers::status_and_json(
+        app.post_json("/api/token/pair/", &serde_json::json!({"username": "ivo", "password": password})).await,
+    )
+    .await;
+    assert_eq!((status, body["code"].as_str()), (401, Some("password_change_required")), "{body}");
+
+    let trail = ok(as_operator(&db.url, "x", &["audit", "list", "--target", "ivo"], ""));
+    assert!(trail.contains("must_change_password=true") && trail.contains("password=[definido]"), "{trail}");
+    assert!(!trail.contains(&password), "{trail}");
+
+    let taken = as_operator(
+        &db.url,
+        "opera",
+        &["user", "create", "--username", "eva", "--cpf", "52998224725", "--temporary-password"],
+        "",
+    );
+    assert!(
+        !taken.status.success() && stderr(&taken).contains("a user with this CPF already exists"),
+        "{}",
+        stderr(&taken)
+    );
+    drop(db);
+}

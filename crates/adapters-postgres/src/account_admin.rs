@@ -131,12 +131,18 @@ impl AccountAdminStore for PgAccountAdminStore {
         Ok(row.map(Into::into))
     }
 
-    async fn create(&self, user: NewUser, staff: bool, audit: &NewAuditEntry) -> Result<UserId, RepositoryError> {
+    async fn create(
+        &self,
+        user: NewUser,
+        staff: bool,
+        temporary: bool,
+        audit: &NewAuditEntry,
+    ) -> Result<UserId, RepositoryError> {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO users (username, password, is_active, identificacao, nome_usual, \
-             email, campus, tipo_usuario, name, cpf, is_staff) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+             email, campus, tipo_usuario, name, cpf, is_staff, must_change_password) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
         )
         .bind(user.username.as_str())
         .bind(&user.password_hash)
@@ -149,9 +155,10 @@ impl AccountAdminStore for PgAccountAdminStore {
         .bind(&user.name)
         .bind(&user.cpf)
         .bind(staff)
+        .bind(temporary)
         .fetch_one(&mut *tx)
         .await
-        .map_err(to_repository_error)?;
+        .map_err(taken_field)?;
         commit_with(tx, audit).await?;
         Ok(UserId(id))
     }
@@ -251,4 +258,21 @@ impl LoginHistory for PgLoginHistory {
         .map_err(to_repository_error)?;
         Ok(old.rows_affected() + surplus.rows_affected())
     }
+}
+
+/// A unique violation of a new account as `Conflict` naming the taken
+/// field (`username`, `cpf` or `email`, by the constraint); any other
+/// error as usual.
+fn taken_field(e: sqlx::Error) -> RepositoryError {
+    if let sqlx::Error::Database(db) = &e {
+        if db.is_unique_violation() {
+            let field = match db.constraint().unwrap_or("") {
+                c if c.contains("cpf") => "cpf",
+                c if c.contains("email") => "email",
+                _ => "username",
+            };
+            return RepositoryError::Conflict(field.to_owned());
+        }
+    }
+    to_repository_error(e)
 }
