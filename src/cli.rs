@@ -1,7 +1,8 @@
 //! The command line: `serve`, `demo`, `migrate`,
 //! `user create|list|search|show|set-active|set-password|set-staff|…`, `client create|update|list|set-active`,
-//! `completions`, `man`.
+//! `audit list`, `completions`, `man`.
 
+mod audit;
 mod clients;
 mod users;
 
@@ -15,6 +16,7 @@ use credencial_domain::admin::Actor;
 use crate::settings::Settings;
 use crate::startup::{hasher, Application, Mode};
 use crate::{demo, telemetry};
+pub use audit::AuditCommand;
 pub use clients::{ClientCommand, CreateClient, UpdateClient};
 pub use users::{CreateUser, UserCommand};
 
@@ -51,6 +53,12 @@ pub enum Command {
         /// The client command.
         #[command(subcommand)]
         command: ClientCommand,
+    },
+    /// Read the audit trail (who changed what, when), as `/admin/auditoria/`.
+    Audit {
+        /// The audit command.
+        #[command(subcommand)]
+        command: AuditCommand,
     },
     /// Print a shell completion script (e.g. `credencial completions bash >
     /// /etc/bash_completion.d/credencial`).
@@ -116,6 +124,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::User { command } => users::run(&settings, command).await?,
         Command::Client { command } => clients::run(&settings, command).await?,
+        Command::Audit { command } => audit::run(&settings, command).await?,
         Command::Completions { .. } | Command::Man => {}
     }
     Ok(())

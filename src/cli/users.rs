@@ -12,7 +12,9 @@ use credencial_adapters_postgres::{
     PgAccountAdminStore, PgAuditTrail, PgLoginHistory, PgRefreshTokenStore, PgUserRepository,
 };
 use credencial_application::admin::accounts::{masked, MAX_PAGE_SIZE};
-use credencial_application::admin::{AccountAdminPorts, AccountView};
+use credencial_application::admin::{
+    AccountAdminPorts, AccountView, NewTemporaryAccount, TakenField, TemporaryAccountOutcome,
+};
 use credencial_application::{AccountAdminService, NewAccount, ServiceError, StaffService};
 use credencial_domain::admin::accounts::ACCOUNT_PAGE_SIZE;
 use credencial_domain::admin::{AccountQuery, Actor};
@@ -27,7 +29,9 @@ use crate::startup::hasher;
 /// `credencial user …`
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
-    /// Create a user; the password is read from standard input (never echoed).
+    /// Create a user; the password is read from standard input (never
+    /// echoed), or, with `--temporary-password`, generated and printed once
+    /// as the last line (to be changed at the first login).
     Create(CreateUser),
     /// List the users, a page at a time (CPFs masked).
     List {
@@ -138,6 +142,11 @@ pub struct CreateUser {
     /// Give the account access to the administration panel (`/admin/`).
     #[arg(long)]
     pub staff: bool,
+    /// Generate a temporary password instead of reading one (as the panel's
+    /// `/admin/usuarios/novo/`): printed once as the last line; the person
+    /// must change it at the first login.
+    #[arg(long)]
+    pub temporary_password: bool,
 }
 
 /// The account administration service on the configured database.
@@ -246,6 +255,9 @@ fn user_error(e: ServiceError) -> anyhow::Error {
 async fn create_user(settings: &Settings, actor: &Actor, args: CreateUser) -> anyhow::Result<()> {
     let username = Username::parse(&args.username).context("--username")?;
     let cpf = args.cpf.as_deref().map(Cpf::parse).transpose().context("--cpf")?;
+    if args.temporary_password {
+        return create_with_temporary_password(settings, actor, username, cpf, args).await;
+    }
     let password = read_password()?;
     let account = NewAccount {
         username,
@@ -265,6 +277,50 @@ async fn create_user(settings: &Settings, actor: &Actor, args: CreateUser) -> an
     let id = accounts(settings).await?.create(actor, account).await.map_err(user_error)?;
     println!("created user {} with id {}", args.username, id.0);
     Ok(())
+}
+
+/// `user create --temporary-password`: the panel's account creation.
+async fn create_with_temporary_password(
+    settings: &Settings,
+    actor: &Actor,
+    username: Username,
+    cpf: Option<Cpf>,
+    args: CreateUser,
+) -> anyhow::Result<()> {
+    let account = NewTemporaryAccount {
+        username,
+        cpf,
+        name: args.name,
+        data: UserData {
+            identificacao: args.identificacao,
+            nome_usual: args.nome_usual,
+            email: args.email,
+            campus: args.campus,
+            tipo_usuario: args.tipo_usuario,
+        },
+        is_active: !args.inactive,
+        is_staff: args.staff,
+    };
+    let outcome = accounts(settings).await?.create_with_temporary_password(actor, account).await.map_err(user_error)?;
+    match outcome {
+        TemporaryAccountOutcome::Created { id, password } => {
+            println!(
+                "created user {} with id {}; it must change the password at the first login. The temporary \
+                 password (shown only now):",
+                password.username, id.0
+            );
+            println!("{}", password.password.expose_secret());
+            Ok(())
+        }
+        TemporaryAccountOutcome::Taken(field) => {
+            let field = match field {
+                TakenField::Username => "username",
+                TakenField::Cpf => "CPF",
+                TakenField::Email => "e-mail",
+            };
+            anyhow::bail!("a user with this {field} already exists")
+        }
+    }
 }
 
 async fn list_users(settings: &Settings, query: &AccountQuery, page: u32, per_page: u32) -> anyhow::Result<()> {

@@ -9,6 +9,8 @@ mod account_signup;
 mod account_validation;
 mod admin;
 mod admin_applications;
+mod admin_cli;
+mod admin_user_new;
 mod admin_users;
 mod cli;
 mod client_login;

@@ -11,7 +11,7 @@ use sqlx::PgPool;
 
 use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
-use crate::users::{find_record_by_id, find_record_by_username, insert_user, RecordRow, RECORD_COLUMNS};
+use crate::users::{find_record_by_id, find_record_by_username, insert_user, InsertFlags, RecordRow, RECORD_COLUMNS};
 
 /// Account administration in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -65,9 +65,16 @@ impl AccountAdminStore for PgAccountAdminStore {
         find_record_by_username(&self.pool, username).await
     }
 
-    async fn create(&self, user: NewUser, staff: bool, audit: &NewAuditEntry) -> Result<UserId, RepositoryError> {
+    async fn create(
+        &self,
+        user: NewUser,
+        staff: bool,
+        temporary: bool,
+        audit: &NewAuditEntry,
+    ) -> Result<UserId, RepositoryError> {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
-        let id = insert_user(&mut *tx, &user, staff).await?;
+        let flags = InsertFlags { staff, must_change_password: temporary };
+        let id = insert_user(&mut *tx, &user, flags).await.map_err(taken_field)?;
         commit_with(tx, audit).await?;
         Ok(id)
     }
@@ -177,4 +184,21 @@ impl LoginHistory for PgLoginHistory {
         .map_err(to_repository_error)?;
         Ok(old.rows_affected() + surplus.rows_affected())
     }
+}
+
+/// A unique violation of a new account as `Conflict` naming the taken
+/// field (`username`, `cpf` or `email`, by the constraint); any other
+/// error as usual.
+fn taken_field(e: sqlx::Error) -> RepositoryError {
+    if let sqlx::Error::Database(db) = &e {
+        if db.is_unique_violation() {
+            let field = match db.constraint().unwrap_or("") {
+                c if c.contains("cpf") => "cpf",
+                c if c.contains("email") => "email",
+                _ => "username",
+            };
+            return RepositoryError::Conflict(field.to_owned());
+        }
+    }
+    to_repository_error(e)
 }

@@ -25,18 +25,19 @@ impl PgUserRepository {
     }
 }
 
-/// Inserts `user` (staff when `staff`) on `on` and returns its id: the one
-/// insert of an account by an operator, a test or the panel. Errors:
-/// `Conflict` when the username, CPF or e-mail is taken; `Unexpected`.
+/// Inserts `user` with `flags` on `on` and returns its id: the one insert
+/// of an account by an operator, a test or the panel. Errors: the driver's
+/// (a unique violation when the username, CPF or e-mail is taken), for the
+/// caller to map.
 pub(crate) async fn insert_user(
     on: impl PgExecutor<'_>,
     user: &NewUser,
-    staff: bool,
-) -> Result<UserId, RepositoryError> {
+    flags: InsertFlags,
+) -> Result<UserId, sqlx::Error> {
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO users (username, password, is_active, identificacao, nome_usual, \
-         email, campus, tipo_usuario, name, cpf, is_staff) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+         email, campus, tipo_usuario, name, cpf, is_staff, must_change_password) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
     )
     .bind(user.username.as_str())
     .bind(&user.password_hash)
@@ -48,11 +49,20 @@ pub(crate) async fn insert_user(
     .bind(&user.data.tipo_usuario)
     .bind(&user.name)
     .bind(&user.cpf)
-    .bind(staff)
+    .bind(flags.staff)
+    .bind(flags.must_change_password)
     .fetch_one(on)
-    .await
-    .map_err(to_repository_error)?;
+    .await?;
     Ok(UserId(id))
+}
+
+/// The flags [`insert_user`] sets beside the [`NewUser`]'s fields.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct InsertFlags {
+    /// The account may use the administration panel.
+    pub staff: bool,
+    /// The password is temporary: it must be changed at the next login.
+    pub must_change_password: bool,
 }
 
 #[derive(sqlx::FromRow)]
@@ -180,7 +190,7 @@ impl UserRepository for PgUserRepository {
     }
 
     async fn create(&self, user: NewUser) -> Result<UserId, RepositoryError> {
-        insert_user(&self.pool, &user, false).await
+        insert_user(&self.pool, &user, InsertFlags::default()).await.map_err(to_repository_error)
     }
 
     async fn find_summary(&self, username: &Username) -> Result<Option<AccountRecord>, RepositoryError> {

@@ -167,11 +167,35 @@ async fn a_created_account_may_be_staff_and_a_taken_username_is_a_conflict_with_
         name: "Lia".into(),
         cpf: None,
     };
-    let id = store.create(new(), true, &entry(AuditAction::UserCreate, "lia")).await.expect("created");
+    let id = store.create(new(), true, false, &entry(AuditAction::UserCreate, "lia")).await.expect("created");
     assert!(flag(&db, "is_staff", id).await);
-    let again = store.create(new(), false, &entry(AuditAction::UserCreate, "lia")).await;
-    assert!(matches!(again, Err(RepositoryError::Conflict(_))), "{again:?}");
+    assert!(!flag(&db, "must_change_password", id).await);
+    let again = store.create(new(), false, false, &entry(AuditAction::UserCreate, "lia")).await;
+    assert!(matches!(&again, Err(RepositoryError::Conflict(field)) if field == "username"), "{again:?}");
     assert_eq!(audit_count(&db, AuditAction::UserCreate).await, 1);
+}
+
+#[tokio::test]
+async fn a_new_account_may_have_a_temporary_password_and_a_taken_cpf_or_email_is_named() {
+    let db = TestDatabase::new().await;
+    let store = PgAccountAdminStore::new(db.pool.clone());
+    let new = |username: &str, cpf: Option<&str>, email: &str| NewUser {
+        username: Username::parse(username).expect("username"),
+        password_hash: "pbkdf2_sha256$1$s$h".into(),
+        is_active: true,
+        data: UserData { email: email.into(), ..UserData::default() },
+        name: String::new(),
+        cpf: cpf.map(str::to_owned),
+    };
+    let audit = || entry(AuditAction::UserCreate, "lia");
+    let id =
+        store.create(new("lia", Some("52998224725"), "lia@example.org"), false, true, &audit()).await.expect("created");
+    assert!(flag(&db, "must_change_password", id).await);
+    let cpf = store.create(new("rui", Some("52998224725"), "rui@example.org"), false, true, &audit()).await;
+    assert!(matches!(&cpf, Err(RepositoryError::Conflict(field)) if field == "cpf"), "{cpf:?}");
+    let email = store.create(new("rui", None, "LIA@example.org"), false, true, &audit()).await;
+    assert!(matches!(&email, Err(RepositoryError::Conflict(field)) if field == "email"), "{email:?}");
+    assert_eq!(audit_count(&db, AuditAction::UserCreate).await, 1, "no entry without its account");
 }
 
 #[tokio::test]

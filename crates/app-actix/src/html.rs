@@ -122,18 +122,9 @@ pub fn failure_page(e: credencial_application::ServiceError) -> HttpResponse {
     html(builder, &ErrorPage { site: &PROVIDER, title, reason, hint: &hint, retry: None })
 }
 
-/// `at` (seconds since the epoch) as `dd/mm/aaaa hh:mm` in Brasília time
-/// (UTC−3; Brazil has had no daylight-saving time since 2019).
-pub fn brasilia_time(at: i64) -> String {
-    let offset = time::UtcOffset::from_hms(-3, 0, 0).unwrap_or(time::UtcOffset::UTC);
-    match time::OffsetDateTime::from_unix_timestamp(at) {
-        Ok(t) => {
-            let t = t.to_offset(offset);
-            format!("{:02}/{:02}/{} {:02}:{:02}", t.day(), u8::from(t.month()), t.year(), t.hour(), t.minute())
-        }
-        Err(_) => "—".into(),
-    }
-}
+/// `at` as `dd/mm/aaaa hh:mm` in Brasília time (the domain's rule, which
+/// the CLI's tables share).
+pub use credencial_domain::local_time::brasilia_time;
 
 /// An error page of either site: a title, the reason (announced), what the
 /// user can do, and optionally a link to try again.
@@ -173,13 +164,6 @@ mod tests {
         assert!(page.contains("<style>") && page.contains("#1351b4"), "the inline stylesheet");
         assert!(!page.contains("{#") && !page.contains("Inlined by base.html"), "template comments stay out");
         assert!(!page.contains("Tentar novamente"), "no retry link unless given");
-    }
-
-    #[test]
-    fn times_are_shown_in_brasilia() {
-        assert_eq!(brasilia_time(0), "31/12/1969 21:00");
-        assert_eq!(brasilia_time(1_764_072_000), "25/11/2025 09:00");
-        assert_eq!(brasilia_time(i64::MAX), "—");
     }
 
     #[test]

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use credencial_application::admin::{AccountAdminPorts, NewAccount};
+use credencial_application::admin::{
+    AccountAdminPorts, NewAccount, NewTemporaryAccount, TakenField, TemporaryAccountOutcome,
+};
 use credencial_application::{AccountAdminService, PasswordHasher, ServiceError, StaffService};
 use credencial_domain::admin::audit::SECRET_SET;
 use credencial_domain::admin::{AccountQuery, Actor, AuditAction, AuditTarget, LoginRecord, LoginVia, NewAuditEntry};
@@ -283,16 +285,17 @@ async fn a_new_account_is_recorded_with_its_cpf_masked_and_no_password() {
     fakes
         .store
         .expect_create()
-        .withf(|user, staff, entry| {
+        .withf(|user, staff, temporary, entry| {
             user.password_hash.starts_with("pbkdf2_sha256$")
                 && *staff
+                && !*temporary
                 && entry.action == AuditAction::UserCreate
                 && entry.changes.iter().any(|(k, v)| k == "cpf" && v == "529.***.***-25")
                 && entry.changes.iter().any(|(k, v)| k == "password" && v == SECRET_SET)
                 && !entry.changes.iter().any(|(_, v)| v.contains("52998224725") || v.contains("a-good-password"))
         })
         .times(1)
-        .returning(|_, _, _| Ok(LIA));
+        .returning(|_, _, _, _| Ok(LIA));
     let id = fakes.service().create(&cli(), new_account()).await.expect("created");
     assert_eq!(id, LIA);
 }
@@ -312,11 +315,7 @@ fn new_account() -> NewAccount {
 #[tokio::test]
 async fn a_taken_username_or_cpf_is_a_clear_refusal_not_a_storage_error() {
     let mut fakes = Fakes::new();
-    fakes
-        .store
-        .expect_create()
-        .times(1)
-        .returning(|_, _, _| Err(RepositoryError::Conflict("users_username_key".into())));
+    fakes.store.expect_create().times(1).returning(|_, _, _, _| Err(RepositoryError::Conflict("username".into())));
     let e = fakes.service().create(&cli(), new_account()).await.expect_err("taken");
     assert!(matches!(&e, ServiceError::Invalid(m) if m.contains("already exists")), "{e:?}");
 }
@@ -364,4 +363,75 @@ async fn the_login_history_keeps_180_days_and_20_a_person() {
         .times(1)
         .returning(|_, _| Ok(4));
     assert_eq!(fakes.service().purge_login_history().await.expect("purged"), 4);
+}
+
+fn new_temporary_account() -> NewTemporaryAccount {
+    NewTemporaryAccount {
+        username: Username::parse("lia").expect("username"),
+        cpf: Some(Cpf::parse("52998224725").expect("cpf")),
+        name: "Lia Costa".into(),
+        data: UserData { email: "lia@example.gov.br".into(), ..UserData::default() },
+        is_active: true,
+        is_staff: false,
+    }
+}
+
+#[tokio::test]
+async fn an_account_with_a_temporary_password_is_one_write_that_must_change_it_and_records_no_password() {
+    let mut fakes = Fakes::new();
+    let written = Arc::new(std::sync::Mutex::new((String::new(), Vec::new())));
+    let seen = Arc::clone(&written);
+    fakes
+        .store
+        .expect_create()
+        .withf(|user, staff, temporary, entry| {
+            user.username.as_str() == "lia"
+                && !*staff
+                && *temporary
+                && entry.action == AuditAction::UserCreate
+                && entry.target == AuditTarget::User("lia".into())
+                && entry.changes.iter().any(|(k, v)| k == "cpf" && v == "529.***.***-25")
+                && entry.changes.iter().any(|(k, v)| k == "password" && v == SECRET_SET)
+                && entry.changes.iter().any(|(k, v)| k == "must_change_password" && v == "true")
+                && !entry.changes.iter().any(|(_, v)| v.contains("52998224725"))
+        })
+        .times(1)
+        .returning(move |user, _, _, entry| {
+            *seen.lock().expect("lock") = (user.password_hash.clone(), entry.changes.clone());
+            Ok(LIA)
+        });
+    let outcome = fakes.service().create_with_temporary_password(&admin(), new_temporary_account()).await;
+    let TemporaryAccountOutcome::Created { id, password } = outcome.expect("created") else {
+        panic!("not created");
+    };
+    assert_eq!((id, password.username.as_str(), password.revoked), (LIA, "lia", 0));
+    let clear = password.password.expose_secret().to_owned();
+    assert_eq!(clear.len(), 19, "{clear}");
+    let (stored, changes) = written.lock().expect("lock").clone();
+    assert!(stored.starts_with("pbkdf2_sha256$") && !stored.contains(&clear), "only the hash is stored");
+    assert!(changes.iter().all(|(_, v)| !v.contains(&clear)), "the password is in no recorded value");
+}
+
+#[tokio::test]
+async fn a_taken_field_of_an_account_with_a_temporary_password_is_named() {
+    for (conflict, field) in
+        [("username", TakenField::Username), ("cpf", TakenField::Cpf), ("email", TakenField::Email)]
+    {
+        let mut fakes = Fakes::new();
+        fakes
+            .store
+            .expect_create()
+            .times(1)
+            .returning(move |_, _, _, _| Err(RepositoryError::Conflict(conflict.into())));
+        let outcome = fakes.service().create_with_temporary_password(&cli(), new_temporary_account()).await;
+        assert!(matches!(outcome, Ok(TemporaryAccountOutcome::Taken(f)) if f == field), "{conflict}: {outcome:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_account_with_a_temporary_password_is_a_storage_error_when_storage_is_down() {
+    let mut fakes = Fakes::new();
+    fakes.store.expect_create().returning(|_, _, _, _| Err(RepositoryError::Unexpected("down".into())));
+    let outcome = fakes.service().create_with_temporary_password(&cli(), new_temporary_account()).await;
+    assert!(matches!(outcome, Err(ServiceError::Storage(_))), "{outcome:?}");
 }

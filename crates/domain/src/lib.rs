@@ -107,6 +107,7 @@ pub mod error;
 pub mod form_token;
 pub mod host_table;
 pub mod jwt;
+pub mod local_time;
 pub mod oauth;
 pub mod password;
 pub mod password_policy;

@@ -29,10 +29,18 @@ pub trait AccountAdminStore: Send + Sync + 'static {
     /// Errors: `Unexpected`.
     async fn find_by_username(&self, username: &Username) -> Result<Option<AccountRecord>, RepositoryError>;
 
-    /// Creates an account (staff when `staff`) and appends `audit`, in one
-    /// transaction. Errors: `Conflict` when the username, CPF or e-mail is
-    /// taken (nothing stored); `Unexpected`.
-    async fn create(&self, user: NewUser, staff: bool, audit: &NewAuditEntry) -> Result<UserId, RepositoryError>;
+    /// Creates an account (staff when `staff`; its password temporary, to
+    /// be changed at the next login, when `temporary`) and appends `audit`,
+    /// in one transaction. Errors: `Conflict` naming the taken field
+    /// (`"username"`, `"cpf"` or `"email"`) when one is taken (nothing
+    /// stored); `Unexpected`.
+    async fn create(
+        &self,
+        user: NewUser,
+        staff: bool,
+        temporary: bool,
+        audit: &NewAuditEntry,
+    ) -> Result<UserId, RepositoryError>;
 
     /// Lets the account `id` log in or not and appends `audit`, in one
     /// transaction; `Ok(false)` (nothing stored) when there is no such

@@ -19,6 +19,7 @@ pub mod api_tokens;
 pub mod applications;
 pub mod audit;
 pub mod pages;
+pub mod user_new;
 pub mod users;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
@@ -83,6 +84,8 @@ impl HttpServiceFactory for AdminApi {
         self.with_data(resource(HOME_PATH, "GET")).route(web::get().to(home)).register(config);
         audit::register(config, |r| self.with_data(r));
         applications::register(config, |r| self.with_data(r));
+        // Before `users`: `/admin/usuarios/novo/` is not an account's page.
+        user_new::register(config, |r| self.with_data(r));
         users::register(config, |r| self.with_data(r));
         api_tokens::register(config, |r| self.with_data(r));
     }

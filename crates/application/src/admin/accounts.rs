@@ -48,6 +48,63 @@ pub struct NewAccount {
     pub is_staff: bool,
 }
 
+/// A new account whose password the service generates: a temporary one,
+/// shown once to whoever creates it, that the person must change at the
+/// first login (the panel's `/admin/usuarios/novo/` and `credencial user
+/// create --temporary-password`).
+pub struct NewTemporaryAccount {
+    /// Unique login name.
+    pub username: Username,
+    /// CPF with valid check digits, if known.
+    pub cpf: Option<Cpf>,
+    /// Public name.
+    pub name: String,
+    /// What the user-data resource returns for this user (its `email` is
+    /// the account's e-mail).
+    pub data: UserData,
+    /// Whether the account may log in.
+    pub is_active: bool,
+    /// Whether the account may use the administration panel.
+    pub is_staff: bool,
+}
+
+/// A field of a new account that another account already holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TakenField {
+    /// The username.
+    Username,
+    /// The CPF.
+    Cpf,
+    /// The e-mail address (ignoring case).
+    Email,
+}
+
+impl TakenField {
+    /// The field the store's `Conflict` names (`username` when it names
+    /// none it knows).
+    fn from_conflict(field: &str) -> Self {
+        match field {
+            "cpf" => Self::Cpf,
+            "email" => Self::Email,
+            _ => Self::Username,
+        }
+    }
+}
+
+/// What creating an account with a temporary password did.
+#[derive(Debug)]
+pub enum TemporaryAccountOutcome {
+    /// Created: its id and the password, to be shown once.
+    Created {
+        /// The new account's id.
+        id: UserId,
+        /// The temporary password (`revoked` is 0).
+        password: TemporaryPassword,
+    },
+    /// Nothing written: another account holds this field.
+    Taken(TakenField),
+}
+
 /// One page of a search.
 #[derive(Debug)]
 pub struct AccountPage {
@@ -187,10 +244,52 @@ impl AccountAdminService {
             name: account.name,
             cpf: account.cpf.map(|c| c.as_str().to_owned()),
         };
-        match self.store.create(new, account.is_staff, &entry).await {
+        match self.store.create(new, account.is_staff, false, &entry).await {
             Ok(id) => Ok(id),
             Err(RepositoryError::Conflict(_)) => {
                 Err(ServiceError::Invalid("a user with this username, CPF or e-mail already exists".into()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Creates an account as `actor` with a generated temporary password
+    /// (answered once, stored hashed, never recorded) that must be changed
+    /// at the first login; the account and its audit entry (`UserCreate`,
+    /// CPF masked) are one write. A taken username, CPF or e-mail is
+    /// [`TemporaryAccountOutcome::Taken`], nothing written. Errors:
+    /// `Storage`.
+    pub async fn create_with_temporary_password(
+        &self,
+        actor: &Actor,
+        account: NewTemporaryAccount,
+    ) -> Result<TemporaryAccountOutcome, ServiceError> {
+        let password = generated_password();
+        let password_hash = self.hasher.hash(SecretString::from(password.clone())).await?;
+        let entry = audit_entry(actor, AuditAction::UserCreate, AuditTarget::User(account.username.to_string()))
+            .with("name", account.name.as_str())
+            .with("email", account.data.email.as_str())
+            .with("cpf", account.cpf.as_ref().map(Cpf::masked).unwrap_or_default())
+            .with("is_active", account.is_active.to_string())
+            .with("is_staff", account.is_staff.to_string())
+            .with("password", SECRET_SET)
+            .with("must_change_password", "true");
+        let username = account.username.to_string();
+        let new = NewUser {
+            username: account.username,
+            password_hash,
+            is_active: account.is_active,
+            data: account.data,
+            name: account.name,
+            cpf: account.cpf.map(|c| c.as_str().to_owned()),
+        };
+        match self.store.create(new, account.is_staff, true, &entry).await {
+            Ok(id) => Ok(TemporaryAccountOutcome::Created {
+                id,
+                password: TemporaryPassword { password: SecretString::from(password), username, revoked: 0 },
+            }),
+            Err(RepositoryError::Conflict(field)) => {
+                Ok(TemporaryAccountOutcome::Taken(TakenField::from_conflict(&field)))
             }
             Err(e) => Err(e.into()),
         }
@@ -249,14 +348,7 @@ impl AccountAdminService {
     /// `UnknownUser`; `Storage`.
     pub async fn temporary_password(&self, actor: &Actor, id: UserId) -> Result<TemporaryPassword, ServiceError> {
         let account = self.find(id).await?;
-        let password = {
-            let mut rng = rand::thread_rng();
-            temporary_password(|| {
-                let mut byte = [0u8; 1];
-                rng.fill_bytes(&mut byte);
-                byte[0]
-            })
-        };
+        let password = generated_password();
         let hash = self.hasher.hash(SecretString::from(password.clone())).await?;
         let entry = audit_entry(actor, AuditAction::UserTemporaryPassword, AuditTarget::User(account.username.clone()))
             .with("password", SECRET_SET)
@@ -333,6 +425,16 @@ impl AccountAdminService {
     async fn find(&self, id: UserId) -> Result<AccountRecord, ServiceError> {
         self.store.find(id).await?.ok_or(ServiceError::UnknownUser)
     }
+}
+
+/// A temporary password from the system's random source.
+fn generated_password() -> String {
+    let mut rng = rand::thread_rng();
+    temporary_password(|| {
+        let mut byte = [0u8; 1];
+        rng.fill_bytes(&mut byte);
+        byte[0]
+    })
 }
 
 /// A stored CPF, masked; `None` when there is none (or it is not a valid one).

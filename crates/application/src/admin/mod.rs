@@ -16,7 +16,10 @@ use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
 
 use crate::request_context;
 
-pub use accounts::{AccountAdminPorts, AccountAdminService, AccountPage, AccountView, NewAccount, TemporaryPassword};
+pub use accounts::{
+    AccountAdminPorts, AccountAdminService, AccountPage, AccountView, NewAccount, NewTemporaryAccount, TakenField,
+    TemporaryAccountOutcome, TemporaryPassword,
+};
 pub use api_tokens::ApiTokenService;
 pub use clients::{Changed, ClientAdminService, ClientChanges, CreateOutcome, NewClient};
 pub use directory::{ApiCaller, PreRegistrationOutcome, UserDirectoryService};
