@@ -11,7 +11,9 @@
 // - carla signs up at /conta/cadastro/; her host row has no tax data.
 // - admin (staff) opens the administration panel (/admin/), registers an
 //   application, disables the scope cnes for demo-host and deactivates
-//   bruno; bruno's login at /auth/login/ is then refused with a clear
+//   bruno (and visits the other panel pages: demo-host's API token, a new
+//   account with a temporary password, whose first login goes to the
+//   password page); bruno's login at /auth/login/ is then refused with a clear
 //   message, ana's profile read through demo-host no longer holds cnes, and
 //   the audit page shows the three actions. Runs last: it changes what the
 //   other journeys rely on.
@@ -643,6 +645,53 @@ test('admin: registers an application, disables cnes for demo-host, deactivates 
         await submit(page, 'button:has-text("Desativar a conta")');
         assert.ok(await page.locator('.notice[role="status"]').isVisible(), 'the deactivation is confirmed');
         assert.match(await page.locator('dl.facts').textContent(), /Desativada/);
+
+        // demo-host's token for the user-management API, both permissions; it answers /usuarios/.
+        await page.goto(`${base}/admin/aplicativos/demo-host/`);
+        await Promise.all([page.waitForURL(/\/api\/$/), page.click('a:has-text("Token da API de usuários")')]);
+        await checkPage(page, 'admin-aplicativo-api');
+        for (const box of await page.locator('fieldset.api-permissions input[type="checkbox"]').all()) await box.check();
+        await submit(page);
+        const token = (await page.locator('code.api-token').textContent()).trim();
+        await checkPage(page, 'admin-aplicativo-api-token');
+        const found = await fetch(`${base}/usuarios/52998224725/`, { headers: { Authorization: `Token ${token}` } });
+        assert.equal(found.status, 200, 'the new token reads a user');
+        assert.equal((await found.json()).username, 'ana');
+
+        // A new account with a temporary password, then another one set on her page.
+        await page.goto(`${base}/admin/usuarios/`);
+        await Promise.all([page.waitForURL(/\/novo\/$/), page.click('a:has-text("Cadastrar conta")')]);
+        await page.fill('#username', 'dora');
+        await page.fill('#nome', 'Dora Maria Alves');
+        await page.fill('#email', 'dora@example.org');
+        await page.fill('#cpf', '111.444.777-00');
+        await submit(page);
+        assert.ok((await page.locator('.field-error').count()) >= 1, 'a CPF with wrong check digits is refused');
+        await checkPage(page, 'admin-usuario-novo-erro');
+        await page.fill('#cpf', '');
+        await submit(page);
+        assert.ok((await page.locator('p.secret code').textContent()).trim().length >= 12, 'the password is shown once');
+        await checkPage(page, 'admin-usuario-criado');
+        await page.goto(`${base}/admin/usuarios/?q=dora`);
+        await Promise.all([page.waitForURL(/\/admin\/usuarios\/\d+\/$/), page.click('table.accounts a:has-text("dora")')]);
+        await submit(page, 'button:has-text("Definir uma senha temporária")');
+        const temporary = (await page.locator('p.secret code').textContent()).trim();
+        await checkPage(page, 'admin-usuario-senha-temporaria');
+
+        // Dora's first login goes to the password page.
+        {
+            const dora = await freshPage();
+            try {
+                await dora.page.goto(`${base}/conta/entrar/`);
+                await dora.page.fill('input[name="username"]', 'dora');
+                await dora.page.fill('input[name="password"]', temporary);
+                await submit(dora.page);
+                assert.equal(new URL(dora.page.url()).pathname, '/conta/senha/', 'sent to change the password');
+                await checkPage(dora.page, 'conta-senha-temporaria');
+            } finally {
+                await dora.context.close();
+            }
+        }
 
         // The audit trail holds the three actions, by admin.
         await page.goto(`${base}/admin/auditoria/?ator=admin`);
