@@ -13,7 +13,7 @@ use credencial_adapters_postgres::{
 };
 use credencial_application::admin::accounts::{masked, MAX_PAGE_SIZE};
 use credencial_application::admin::{
-    AccountAdminPorts, AccountView, NewTemporaryAccount, TakenField, TemporaryAccountOutcome,
+    AccountAdminPorts, AccountFields, AccountView, TakenField, TemporaryAccountOutcome,
 };
 use credencial_application::{AccountAdminService, NewAccount, ServiceError, StaffService};
 use credencial_domain::admin::accounts::ACCOUNT_PAGE_SIZE;
@@ -253,16 +253,9 @@ fn user_error(e: ServiceError) -> anyhow::Error {
 }
 
 async fn create_user(settings: &Settings, actor: &Actor, args: CreateUser) -> anyhow::Result<()> {
-    let username = Username::parse(&args.username).context("--username")?;
-    let cpf = args.cpf.as_deref().map(Cpf::parse).transpose().context("--cpf")?;
-    if args.temporary_password {
-        return create_with_temporary_password(settings, actor, username, cpf, args).await;
-    }
-    let password = read_password()?;
-    let account = NewAccount {
-        username,
-        password: SecretString::from(password),
-        cpf,
+    let fields = AccountFields {
+        username: Username::parse(&args.username).context("--username")?,
+        cpf: args.cpf.as_deref().map(Cpf::parse).transpose().context("--cpf")?,
         name: args.name,
         data: UserData {
             identificacao: args.identificacao,
@@ -274,6 +267,10 @@ async fn create_user(settings: &Settings, actor: &Actor, args: CreateUser) -> an
         is_active: !args.inactive,
         is_staff: args.staff,
     };
+    if args.temporary_password {
+        return create_with_temporary_password(settings, actor, fields).await;
+    }
+    let account = NewAccount { fields, password: SecretString::from(read_password()?) };
     let id = accounts(settings).await?.create(actor, account).await.map_err(user_error)?;
     println!("created user {} with id {}", args.username, id.0);
     Ok(())
@@ -283,24 +280,8 @@ async fn create_user(settings: &Settings, actor: &Actor, args: CreateUser) -> an
 async fn create_with_temporary_password(
     settings: &Settings,
     actor: &Actor,
-    username: Username,
-    cpf: Option<Cpf>,
-    args: CreateUser,
+    account: AccountFields,
 ) -> anyhow::Result<()> {
-    let account = NewTemporaryAccount {
-        username,
-        cpf,
-        name: args.name,
-        data: UserData {
-            identificacao: args.identificacao,
-            nome_usual: args.nome_usual,
-            email: args.email,
-            campus: args.campus,
-            tipo_usuario: args.tipo_usuario,
-        },
-        is_active: !args.inactive,
-        is_staff: args.staff,
-    };
     let outcome = accounts(settings).await?.create_with_temporary_password(actor, account).await.map_err(user_error)?;
     match outcome {
         TemporaryAccountOutcome::Created { id, password } => {

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use credencial_application::admin::{
-    AccountAdminPorts, NewAccount, NewTemporaryAccount, TakenField, TemporaryAccountOutcome,
+    AccountAdminPorts, AccountFields, NewAccount, TakenField, TemporaryAccountOutcome,
 };
 use credencial_application::{AccountAdminService, PasswordHasher, ServiceError, StaffService};
 use credencial_domain::admin::audit::SECRET_SET;
@@ -302,13 +302,15 @@ async fn a_new_account_is_recorded_with_its_cpf_masked_and_no_password() {
 
 fn new_account() -> NewAccount {
     NewAccount {
-        username: Username::parse("lia").expect("username"),
+        fields: AccountFields {
+            username: Username::parse("lia").expect("username"),
+            cpf: Some(Cpf::parse("52998224725").expect("cpf")),
+            name: String::new(),
+            data: UserData::default(),
+            is_active: true,
+            is_staff: true,
+        },
         password: SecretString::from("a-good-password".to_owned()),
-        cpf: Some(Cpf::parse("52998224725").expect("cpf")),
-        name: String::new(),
-        data: UserData::default(),
-        is_active: true,
-        is_staff: true,
     }
 }
 
@@ -365,8 +367,8 @@ async fn the_login_history_keeps_180_days_and_20_a_person() {
     assert_eq!(fakes.service().purge_login_history().await.expect("purged"), 4);
 }
 
-fn new_temporary_account() -> NewTemporaryAccount {
-    NewTemporaryAccount {
+fn new_temporary_account() -> AccountFields {
+    AccountFields {
         username: Username::parse("lia").expect("username"),
         cpf: Some(Cpf::parse("52998224725").expect("cpf")),
         name: "Lia Costa".into(),

@@ -16,7 +16,7 @@ use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use askama::Template;
-use credencial_application::admin::{NewTemporaryAccount, TakenField, TemporaryAccountOutcome};
+use credencial_application::admin::{AccountFields, TakenField, TemporaryAccountOutcome};
 use credencial_application::{AccountAdminService, OAuthService, StaffService};
 use credencial_domain::account::registration::parse_chosen_username;
 use credencial_domain::account::{AccountDetails, DetailsForm};
@@ -172,7 +172,7 @@ async fn create(
             return form_page(&token, Some(CHECK_FIELDS), form, StatusCode::UNPROCESSABLE_ENTITY);
         }
     };
-    let account = NewTemporaryAccount {
+    let account = AccountFields {
         username,
         cpf,
         name: details.name,

@@ -31,28 +31,18 @@ pub const MAX_PAGE_SIZE: u32 = 500;
 /// A new account, its fields already validated at the edge where they are
 /// domain types.
 pub struct NewAccount {
-    /// Unique login name.
-    pub username: Username,
+    /// The account's fields.
+    pub fields: AccountFields,
     /// The password, checked against the password rules here.
     pub password: SecretString,
-    /// CPF with valid check digits, if known.
-    pub cpf: Option<Cpf>,
-    /// Public name.
-    pub name: String,
-    /// What the user-data resource returns for this user (its `email` is
-    /// the account's e-mail).
-    pub data: UserData,
-    /// Whether the account may log in.
-    pub is_active: bool,
-    /// Whether the account may use the administration panel.
-    pub is_staff: bool,
 }
 
-/// A new account whose password the service generates: a temporary one,
-/// shown once to whoever creates it, that the person must change at the
-/// first login (the panel's `/admin/usuarios/novo/` and `credencial user
-/// create --temporary-password`).
-pub struct NewTemporaryAccount {
+/// A new account's fields, without its password: with a chosen one they
+/// are a [`NewAccount`]; alone, the service generates a temporary password,
+/// shown once to whoever creates the account, that the person must change
+/// at the first login (the panel's `/admin/usuarios/novo/` and `credencial
+/// user create --temporary-password`).
+pub struct AccountFields {
     /// Unique login name.
     pub username: Username,
     /// CPF with valid check digits, if known.
@@ -221,30 +211,17 @@ impl AccountAdminService {
     /// that breaks the rules or a username, CPF or e-mail already taken;
     /// `Storage`.
     pub async fn create(&self, actor: &Actor, account: NewAccount) -> Result<UserId, ServiceError> {
+        let NewAccount { fields, password } = account;
         let ids = AccountIdentifiers {
-            username: account.username.as_str(),
-            cpf: account.cpf.as_ref().map(Cpf::as_str).unwrap_or(""),
-            email: &account.data.email,
-            name: &account.name,
+            username: fields.username.as_str(),
+            cpf: fields.cpf.as_ref().map(Cpf::as_str).unwrap_or(""),
+            email: &fields.data.email,
+            name: &fields.name,
         };
-        check_new_password(account.password.expose_secret(), ids).map_err(|e| ServiceError::Invalid(e.to_string()))?;
-        let password_hash = self.hasher.hash(account.password).await?;
-        let entry = audit_entry(actor, AuditAction::UserCreate, AuditTarget::User(account.username.to_string()))
-            .with("name", account.name.as_str())
-            .with("email", account.data.email.as_str())
-            .with("cpf", account.cpf.as_ref().map(Cpf::masked).unwrap_or_default())
-            .with("is_active", account.is_active.to_string())
-            .with("is_staff", account.is_staff.to_string())
-            .with("password", SECRET_SET);
-        let new = NewUser {
-            username: account.username,
-            password_hash,
-            is_active: account.is_active,
-            data: account.data,
-            name: account.name,
-            cpf: account.cpf.map(|c| c.as_str().to_owned()),
-        };
-        match self.store.create(new, account.is_staff, false, &entry).await {
+        check_new_password(password.expose_secret(), ids).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+        let password_hash = self.hasher.hash(password).await?;
+        let (new, staff, entry) = prepared(actor, fields, password_hash, false);
+        match self.store.create(new, staff, false, &entry).await {
             Ok(id) => Ok(id),
             Err(RepositoryError::Conflict(_)) => {
                 Err(ServiceError::Invalid("a user with this username, CPF or e-mail already exists".into()))
@@ -262,28 +239,13 @@ impl AccountAdminService {
     pub async fn create_with_temporary_password(
         &self,
         actor: &Actor,
-        account: NewTemporaryAccount,
+        account: AccountFields,
     ) -> Result<TemporaryAccountOutcome, ServiceError> {
         let password = generated_password();
         let password_hash = self.hasher.hash(SecretString::from(password.clone())).await?;
-        let entry = audit_entry(actor, AuditAction::UserCreate, AuditTarget::User(account.username.to_string()))
-            .with("name", account.name.as_str())
-            .with("email", account.data.email.as_str())
-            .with("cpf", account.cpf.as_ref().map(Cpf::masked).unwrap_or_default())
-            .with("is_active", account.is_active.to_string())
-            .with("is_staff", account.is_staff.to_string())
-            .with("password", SECRET_SET)
-            .with("must_change_password", "true");
         let username = account.username.to_string();
-        let new = NewUser {
-            username: account.username,
-            password_hash,
-            is_active: account.is_active,
-            data: account.data,
-            name: account.name,
-            cpf: account.cpf.map(|c| c.as_str().to_owned()),
-        };
-        match self.store.create(new, account.is_staff, true, &entry).await {
+        let (new, staff, entry) = prepared(actor, account, password_hash, true);
+        match self.store.create(new, staff, true, &entry).await {
             Ok(id) => Ok(TemporaryAccountOutcome::Created {
                 id,
                 password: TemporaryPassword { password: SecretString::from(password), username, revoked: 0 },
@@ -440,4 +402,34 @@ fn generated_password() -> String {
 /// A stored CPF, masked; `None` when there is none (or it is not a valid one).
 pub fn masked(cpf: Option<&str>) -> Option<String> {
     cpf.and_then(|c| Cpf::parse(c).ok()).map(|c| c.masked())
+}
+
+/// The account to store from `fields` with `password_hash`, whether it is
+/// staff, and its `UserCreate` audit entry (CPF masked, never the password;
+/// `must_change_password` when `temporary`).
+fn prepared(
+    actor: &Actor,
+    fields: AccountFields,
+    password_hash: String,
+    temporary: bool,
+) -> (NewUser, bool, NewAuditEntry) {
+    let mut entry = audit_entry(actor, AuditAction::UserCreate, AuditTarget::User(fields.username.to_string()))
+        .with("name", fields.name.as_str())
+        .with("email", fields.data.email.as_str())
+        .with("cpf", fields.cpf.as_ref().map(Cpf::masked).unwrap_or_default())
+        .with("is_active", fields.is_active.to_string())
+        .with("is_staff", fields.is_staff.to_string())
+        .with("password", SECRET_SET);
+    if temporary {
+        entry = entry.with("must_change_password", "true");
+    }
+    let new = NewUser {
+        username: fields.username,
+        password_hash,
+        is_active: fields.is_active,
+        data: fields.data,
+        name: fields.name,
+        cpf: fields.cpf.map(|c| c.as_str().to_owned()),
+    };
+    (new, fields.is_staff, entry)
 }

@@ -17,7 +17,7 @@ use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
 use crate::request_context;
 
 pub use accounts::{
-    AccountAdminPorts, AccountAdminService, AccountPage, AccountView, NewAccount, NewTemporaryAccount, TakenField,
+    AccountAdminPorts, AccountAdminService, AccountFields, AccountPage, AccountView, NewAccount, TakenField,
     TemporaryAccountOutcome, TemporaryPassword,
 };
 pub use api_tokens::ApiTokenService;
