@@ -14,6 +14,7 @@ use credencial_ports::{
 use serde_json::{Map, Value};
 
 use crate::error::ServiceError;
+use crate::oauth::serving_client;
 use crate::scope_cache::ScopeCache;
 
 /// `erro` text when a user has no (valid) CPF to look registries up by.
@@ -75,8 +76,7 @@ impl ProfileService {
     /// statement that reads the own profile. Errors: `InvalidToken` for a
     /// token without OAuth2 claims (an audience that names its client, and
     /// scopes), whose client is no longer registered or is deactivated
-    /// (`Invalid`) or whose
-    /// grant was revoked (`Revoked`); `UnknownUser` when the user no longer
+    /// (`Invalid`) or whose grant was revoked (`Revoked`); `UnknownUser` when the user no longer
     /// exists or is inactive; `Storage` when the database is unavailable or
     /// the log row cannot be written (then nothing is answered).
     pub async fn answer(
@@ -89,10 +89,8 @@ impl ProfileService {
             return Err(TokenError::WrongType.into());
         };
         let client_id = ClientId::parse(client_id).map_err(|_| TokenError::Invalid)?;
-        // A deactivated client's tokens are refused at once, as those of a
-        // client that is no longer registered (the active flag comes with
-        // the client's record: no extra round trip).
-        let client = self.clients.find(&client_id).await?.filter(|c| c.is_active).ok_or(TokenError::Invalid)?;
+        // The active flag comes with the client's record: no extra round trip.
+        let client = serving_client(self.clients.as_ref(), &client_id).await?.ok_or(TokenError::Invalid)?;
         let mut scopes = ScopeSet::parse_lenient(scope).intersection(client.enabled_scopes);
         if let Some(narrow) = narrow {
             scopes = scopes.intersection(ScopeSet::parse_lenient(narrow));

@@ -11,7 +11,7 @@ use credencial_domain::UserId;
 use credencial_ports::{NewAuthorizationCode, OAuthClient};
 use rand::RngCore;
 
-use super::{LoginSession, OAuthService};
+use super::{serving_client, LoginSession, OAuthService};
 use crate::error::ServiceError;
 
 /// Where an authorization request goes next.
@@ -182,9 +182,7 @@ impl OAuthService {
 
     async fn check(&self, params: &AuthorizationParams) -> Result<Checked, ServiceError> {
         let client = match params.client_id.as_deref().map(ClientId::parse) {
-            // A deactivated client is refused as an unknown one: the error
-            // page, never a redirect.
-            Some(Ok(id)) => self.clients.find(&id).await?.filter(|c| c.is_active),
+            Some(Ok(id)) => serving_client(self.clients.as_ref(), &id).await?,
             _ => None,
         };
         match validate_authorization_request(params, client.as_ref().map(OAuthClient::policy)) {

@@ -357,9 +357,8 @@ impl OAuthService {
             request.client_secret.as_deref(),
         )?;
         let found = match ClientId::parse(&presented.client_id) {
-            // A deactivated client is `invalid_client`, as an unknown one
-            // (so it can neither redeem a code nor refresh).
-            Ok(id) => self.clients.find(&id).await?.filter(|c| c.is_active),
+            // A deactivated client can neither redeem a code nor refresh.
+            Ok(id) => serving_client(self.clients.as_ref(), &id).await?,
             Err(_) => None,
         };
         let Some(secret) = presented.secret else {
@@ -511,6 +510,17 @@ enum Issue<'a> {
 /// The refresh-token family an authorization code starts: the client and
 /// the code's hash, so that only the client the code was issued to can
 /// revoke it by presenting the code again.
+/// The client `id` when the protocol may serve it: registered and active.
+/// A deactivated client is answered everywhere as an unknown one: the
+/// authorization error page (never a redirect), `invalid_client` at the
+/// token endpoint, a refused token at the profile read. Errors: `Storage`.
+pub(crate) async fn serving_client(
+    clients: &dyn OAuthClientRepository,
+    id: &ClientId,
+) -> Result<Option<OAuthClient>, ServiceError> {
+    Ok(clients.find(id).await?.filter(|c| c.is_active))
+}
+
 fn code_family(client_id: &ClientId, code_hash: &CodeHash) -> String {
     let hash: String = code_hash.as_bytes().iter().map(|b| format!("{b:02x}")).collect();
     format!("code:{}:{hash}", client_id.as_str())
