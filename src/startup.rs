@@ -114,8 +114,6 @@ impl Application {
         let profiles = Arc::new(profile_service(settings, mode, local, &client, &pool, Arc::clone(&clock))?);
         let refresh_tokens: Arc<dyn RefreshTokenStore> = Arc::new(PgRefreshTokenStore::new(pool.clone()));
         let hasher = hasher(settings)?;
-        // The same hashing threads for the operators' passwords.
-        let hasher_for_admin = hasher.clone();
         let user_data = HttpUserDataSource::new(client, base, Duration::from_millis(settings.upstream_timeout_ms))
             .with_max_body_bytes(settings.upstream_max_body_bytes);
         let service = TokenService::new(
@@ -192,7 +190,8 @@ impl Application {
                 clock,
             },
             Arc::clone(&staff),
-            hasher_for_admin,
+            // The same hashing threads for the operators' passwords.
+            hasher.clone(),
         ));
         let background = BackgroundTasks::start(
             Arc::clone(&oauth),
