@@ -256,7 +256,7 @@ impl TokenService {
         let access = self.sign(&Claims::new(TokenType::Access, old.user_id, now, self.config.lifetimes.access_secs))?;
         let next = Claims::new(TokenType::Refresh, old.user_id, now, self.config.lifetimes.refresh_secs);
         let refresh = self.sign(&next)?;
-        let rotation = self.refresh_tokens.rotate(&old.jti, UserId(old.user_id), new_refresh(&next)).await?;
+        let rotation = self.refresh_tokens.rotate(&old.jti, UserId(old.user_id), new_refresh(&next), None).await?;
         if !rotated_or_revoked(self.refresh_tokens.as_ref(), rotation, UserId(old.user_id)).await? {
             return Err(TokenError::Revoked.into());
         }
@@ -364,7 +364,7 @@ pub(crate) async fn rotated_or_revoked(
 ) -> Result<bool, ServiceError> {
     match rotation {
         Rotation::Rotated => Ok(true),
-        Rotation::Refused => Ok(false),
+        Rotation::Refused | Rotation::Repeated { .. } => Ok(false),
         Rotation::Replayed { family } => {
             let revoked = store.revoke_family(&family).await?;
             tracing::warn!(

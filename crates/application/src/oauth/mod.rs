@@ -481,7 +481,7 @@ impl OAuthService {
         match how {
             Issue::Start { family } => self.refresh_tokens.record(record, family).await?,
             Issue::Rotate { old_jti } => {
-                let rotation = self.refresh_tokens.rotate(old_jti, user, record).await?;
+                let rotation = self.refresh_tokens.rotate(old_jti, user, record, None).await?;
                 if !rotated_or_revoked(self.refresh_tokens.as_ref(), rotation, user).await? {
                     return Err(
                         OAuthError::InvalidGrant("refresh token was already used or has been revoked".into()).into()
