@@ -1,6 +1,8 @@
 //! The token service: pair, refresh, verify, and reading user data with an
 //! access token (the consume routes).
 
+mod blacklist;
+
 use std::sync::Arc;
 
 use credencial_domain::admin::LoginVia;

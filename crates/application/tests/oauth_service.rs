@@ -5,6 +5,8 @@
 
 #[path = "support/failure_log.rs"]
 mod failure_log;
+#[path = "oauth_service/revocation.rs"]
+mod revocation;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
@@ -16,6 +18,7 @@ use credencial_application::{
     AuthorizationStep, LoginSession, LoginThrottle, OAuthService, OAuthTokens, PasswordHasher, ProfileService,
     Registries, ScopeCache, ScopeTtls, ServiceError, TokenRequest, TokenService, TokenServiceConfig,
 };
+use credencial_domain::introspection::Introspection;
 use credencial_domain::oauth::{AuthorizationParams, ClientId, CodeGrant, CodeHash, OAuthError};
 use credencial_domain::profile::OwnProfile;
 use credencial_domain::throttle::{ClientAddress, ThrottlePolicy};
@@ -24,7 +27,7 @@ use credencial_ports::account::MockGrantRepository;
 use credencial_ports::{
     MockAuthorizationCodeStore, MockCdpDirectory, MockClock, MockCnesRegistry, MockOAuthClientRepository,
     MockProfileRepository, MockRefreshTokenStore, MockSnapshotStore, MockTaxAuthority, MockUserDataSource,
-    MockUserRepository, NewAuthorizationCode, OAuthClient, RepositoryError, Rotation, UserCredentials,
+    MockUserRepository, NewAuthorizationCode, OAuthClient, RepositoryError, Rotation, TokenRevocation, UserCredentials,
 };
 use failure_log::Failures;
 use secrecy::SecretString;
@@ -198,7 +201,7 @@ impl World {
             Ok(())
         });
         let store = Arc::clone(&self.refreshes);
-        refresh.expect_rotate().returning(move |old, _, new| {
+        refresh.expect_rotate().returning(move |old, _, new, _| {
             let mut all = store.lock().expect("lock");
             match all.get(old).cloned() {
                 Some((true, family)) => {
@@ -209,6 +212,23 @@ impl World {
                 Some((false, family)) => Ok(Rotation::Replayed { family }),
                 None => Ok(Rotation::Refused),
             }
+        });
+        let store = Arc::clone(&self.refreshes);
+        refresh.expect_is_current().returning(move |jti| {
+            Ok(store.lock().expect("lock").get(jti).is_some_and(|(current, _)| *current))
+        });
+        let store = Arc::clone(&self.refreshes);
+        refresh.expect_revoke_token().returning(move |jti, _| {
+            let mut all = store.lock().expect("lock");
+            let Some((was_current, family)) = all.get(jti).cloned() else {
+                return Ok(TokenRevocation::Unknown);
+            };
+            for (current, f) in all.values_mut() {
+                if *f == family {
+                    *current = false;
+                }
+            }
+            Ok(if was_current { TokenRevocation::Revoked } else { TokenRevocation::WasRotated })
         });
         let store = Arc::clone(&self.refreshes);
         refresh.expect_revoke_family().returning(move |family| {

@@ -1,6 +1,9 @@
 //! Tests of `TokenService` over mockall fakes of the ports: what each use
 //! case answers, and which ports it touches (or must not touch) on the way.
 
+#[path = "token_service/blacklist.rs"]
+mod blacklist;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -199,9 +202,9 @@ async fn refresh_rotates_the_old_jti_and_returns_a_new_pair() {
     fakes
         .store
         .expect_rotate()
-        .withf(move |jti: &str, user: &UserId, _new: &NewRefreshToken| jti == old_jti && *user == UserId(USER))
+        .withf(move |jti: &str, user: &UserId, _new: &NewRefreshToken, _| jti == old_jti && *user == UserId(USER))
         .times(1)
-        .returning(move |_, _, new| {
+        .returning(move |_, _, new, _| {
             *sink.lock().expect("lock") = Some(new);
             Ok(Rotation::Rotated)
         });
@@ -230,7 +233,7 @@ async fn refresh_rotates_the_old_jti_and_returns_a_new_pair() {
 async fn refresh_of_a_token_the_store_will_not_rotate_is_revoked_and_revokes_nothing_else() {
     let (old_token, _) = token(TokenType::Refresh, NOW - 60);
     let mut fakes = Fakes::new();
-    fakes.store.expect_rotate().times(1).returning(|_, _, _| Ok(Rotation::Refused));
+    fakes.store.expect_rotate().times(1).returning(|_, _, _, _| Ok(Rotation::Refused));
     fakes.store.expect_revoke_family().times(0);
     let err = fakes.service().refresh(&old_token).await.expect_err("refused");
     assert!(matches!(err, ServiceError::InvalidToken(TokenError::Revoked)), "{err:?}");
@@ -240,7 +243,7 @@ async fn refresh_of_a_token_the_store_will_not_rotate_is_revoked_and_revokes_not
 async fn refresh_of_a_token_rotated_before_is_revoked_and_revokes_its_whole_family() {
     let (old_token, _) = token(TokenType::Refresh, NOW - 60);
     let mut fakes = Fakes::new();
-    fakes.store.expect_rotate().times(1).returning(|_, _, _| Ok(Rotation::Replayed { family: "fam-1".into() }));
+    fakes.store.expect_rotate().times(1).returning(|_, _, _, _| Ok(Rotation::Replayed { family: "fam-1".into() }));
     fakes.store.expect_revoke_family().withf(|family: &str| family == "fam-1").times(1).returning(|_| Ok(2));
     let err = fakes.service().refresh(&old_token).await.expect_err("refused");
     assert!(matches!(err, ServiceError::InvalidToken(TokenError::Revoked)), "{err:?}");
@@ -250,7 +253,7 @@ async fn refresh_of_a_token_rotated_before_is_revoked_and_revokes_its_whole_fami
 async fn a_replay_whose_revocation_fails_is_a_storage_error_not_a_success() {
     let (old_token, _) = token(TokenType::Refresh, NOW - 60);
     let mut fakes = Fakes::new();
-    fakes.store.expect_rotate().times(1).returning(|_, _, _| Ok(Rotation::Replayed { family: "fam-1".into() }));
+    fakes.store.expect_rotate().times(1).returning(|_, _, _, _| Ok(Rotation::Replayed { family: "fam-1".into() }));
     fakes.store.expect_revoke_family().returning(|_| Err(RepositoryError::Unexpected("down".into())));
     let err = fakes.service().refresh(&old_token).await.expect_err("refused");
     assert!(matches!(err, ServiceError::Storage(_)), "{err:?}");

@@ -10,6 +10,7 @@
 //! async workers) and the token codec.
 
 mod authorize;
+mod revocation;
 
 pub use authorize::{AuthorizationStep, ConsentPrompt};
 
