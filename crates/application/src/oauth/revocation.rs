@@ -28,7 +28,7 @@ impl OAuthService {
             return Ok(());
         };
         if let RevocationTarget::RefreshFamily { jti, user_id } = revocation_target(&claims, &caller.client_id) {
-            let found = self.refresh_tokens.revoke_token(jti, UserId(user_id)).await?;
+            let found = self.tokens.issuer().refresh_tokens().revoke_token(jti, UserId(user_id)).await?;
             if found == TokenRevocation::WasRotated {
                 tracing::warn!(
                     client_id = caller.client_id.as_str(),
@@ -67,7 +67,7 @@ impl OAuthService {
             return Ok(answer);
         }
         let user = UserId(claims.user_id);
-        let current = claims.token_type != TokenType::Refresh || self.refresh_tokens.is_current(&claims.jti).await?;
+        let current = claims.token_type != TokenType::Refresh || self.tokens.issuer().refresh_tokens().is_current(&claims.jti).await?;
         if !current
             || !self.tokens.is_active_user(user).await?
             || !self.grants.is_granted(user, &caller.client_id).await?

@@ -16,9 +16,9 @@ impl TokenService {
     /// rotated is a replay: its family is revoked all the same). Errors:
     /// `InvalidToken`, `Storage`.
     pub async fn blacklist(&self, refresh_token: &str) -> Result<(), ServiceError> {
-        let claims = self.codec.decode_first_party(refresh_token, TokenType::Refresh, self.clock.now())?;
+        let claims = self.issuer.codec().decode_first_party(refresh_token, TokenType::Refresh, self.issuer.now())?;
         let user = UserId(claims.user_id);
-        match self.refresh_tokens.revoke_token(&claims.jti, user).await? {
+        match self.issuer.refresh_tokens().revoke_token(&claims.jti, user).await? {
             TokenRevocation::Revoked => {
                 tracing::info!(user = user.0, "refresh token blacklisted: its family is revoked");
                 Ok(())
