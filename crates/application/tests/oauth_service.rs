@@ -5,6 +5,8 @@
 
 #[path = "support/failure_log.rs"]
 mod failure_log;
+#[path = "oauth_service/grace.rs"]
+mod grace;
 #[path = "oauth_service/revocation.rs"]
 mod revocation;
 
@@ -188,15 +190,32 @@ impl World {
             Ok(())
         });
         let store = Arc::clone(&self.refreshes);
-        refresh.expect_rotate().returning(move |old, _, new, _| {
+        // What each rotation kept for the grace window: the successor and
+        // the sealed pair (the clock never moves past the window here
+        // unless a test moves it; the window is the default 10 s).
+        let kept: Arc<Mutex<HashMap<String, (String, i64, Vec<u8>)>>> = Arc::default();
+        refresh.expect_rotate().returning(move |old, _, new, grace| {
             let mut all = store.lock().expect("lock");
+            let mut kept = kept.lock().expect("lock");
             match all.get(old).cloned() {
                 Some((true, family)) => {
                     all.insert(old.to_owned(), (false, family.clone()));
+                    if let Some(g) = grace.as_ref() {
+                        kept.insert(old.to_owned(), (new.jti.clone(), g.at, g.sealed_successor.clone()));
+                    }
                     all.insert(new.jti, (true, family));
                     Ok(Rotation::Rotated)
                 }
-                Some((false, family)) => Ok(Rotation::Replayed { family }),
+                Some((false, family)) => {
+                    let repeat = kept.get(old).filter(|(successor, at, _)| {
+                        let successor_current = all.get(successor).is_some_and(|(current, _)| *current);
+                        successor_current && grace.as_ref().is_some_and(|g| *at >= g.covered_since)
+                    });
+                    Ok(match repeat {
+                        Some((_, _, sealed)) => Rotation::Repeated { sealed: sealed.clone() },
+                        None => Rotation::Replayed { family },
+                    })
+                }
                 None => Ok(Rotation::Refused),
             }
         });
@@ -900,6 +919,8 @@ async fn a_refresh_rotates_and_replaying_the_rotated_token_revokes_the_whole_fam
     assert_eq!(second.scope, first.scope);
     let claims = codec().decode(&second.access_token, NOW + 10).expect("decodes");
     assert_eq!((claims.client_id.as_deref(), claims.user_id), (Some("portal"), USER.0));
+    // Past the grace window (10 s) a replay is a theft.
+    handles.now.store(NOW + 21, Ordering::SeqCst);
     let e = oauth_error(service.token(refresh_request(&first.refresh_token, None)).await);
     assert_eq!(e.error_code(), "invalid_grant");
     // Whoever replayed it, the current token of the family is revoked too.
