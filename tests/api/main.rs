@@ -28,6 +28,7 @@ mod openapi;
 mod operations;
 mod outbound;
 mod profile;
+mod revocation;
 mod provider_client;
 mod round_robin;
 mod scale_out;

@@ -626,7 +626,7 @@ async fn verify_refuses_the_tokens_a_user_granted_to_a_client_application() {
 
 /// The claims of a JWT, read without checking it (what a resource server
 /// holding the key would see after its own check).
-fn decode_payload(token: &str) -> serde_json::Value {
+pub(crate) fn decode_payload(token: &str) -> serde_json::Value {
     use base64::Engine as _;
     let payload = token.split('.').nth(1).expect("payload");
     let json = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).expect("base64");
