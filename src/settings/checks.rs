@@ -6,8 +6,8 @@ use credencial_adapters_upstream::{check_client_id, check_redirect_uri};
 use secrecy::ExposeSecret;
 
 use super::{
-    outbound_error, Settings, SettingsError, MAX_ACCESS_LOG_RETENTION_DAYS, MAX_REFRESH_GRACE_SECS, MAX_SHUTDOWN_TIMEOUT_SECS,
-    MAX_THROTTLE_WINDOW_SECS,
+    outbound_error, Settings, SettingsError, MAX_ACCESS_LOG_RETENTION_DAYS, MAX_REFRESH_GRACE_SECS,
+    MAX_SHUTDOWN_TIMEOUT_SECS, MAX_THROTTLE_WINDOW_SECS,
 };
 use crate::startup::Mode;
 

@@ -71,15 +71,18 @@ fn expired(template: Claims) -> String {
 async fn a_blacklisted_refresh_token_cannot_refresh_nor_be_blacklisted_again() {
     let (app, _) = app().await;
     let (_, refresh_token) = app.login("ana", "ana-password").await;
-    let (status, body) = status_and_json(app.post_json("/api/token/blacklist/", &json!({"refresh": refresh_token})).await).await;
+    let (status, body) =
+        status_and_json(app.post_json("/api/token/blacklist/", &json!({"refresh": refresh_token})).await).await;
     assert_eq!((status, body), (200, json!({})));
 
     let (status, body) = refresh(&app, &refresh_token).await;
     assert_eq!((status, body["code"].as_str()), (401, Some("token_not_valid")), "{body}");
-    let (status, body) = status_and_json(app.post_json("/api/token/blacklist", &json!({"refresh": refresh_token})).await).await;
+    let (status, body) =
+        status_and_json(app.post_json("/api/token/blacklist", &json!({"refresh": refresh_token})).await).await;
     assert_eq!(status, 401);
     assert_eq!(body, json!({"detail": "Token is blacklisted", "code": "token_not_valid"}));
-    let (status, _) = status_and_json(app.post_json("/api/token/verify/", &json!({"token": refresh_token})).await).await;
+    let (status, _) =
+        status_and_json(app.post_json("/api/token/verify/", &json!({"token": refresh_token})).await).await;
     assert_eq!(status, 401, "verify agrees");
 }
 
@@ -101,9 +104,17 @@ async fn blacklist_refusals_are_simplejwts() {
     let oauth = portal_tokens(&app, ana, "code-for-blacklist-refusals-0123456789abcdef").await;
     let cases = [
         (json!({}), 400, json!({"refresh": ["This field is required."]})),
-        (json!({"refresh": "not-a-token"}), 401, json!({"detail": "Token is invalid or expired", "code": "token_not_valid"})),
+        (
+            json!({"refresh": "not-a-token"}),
+            401,
+            json!({"detail": "Token is invalid or expired", "code": "token_not_valid"}),
+        ),
         (json!({"refresh": access}), 401, json!({"detail": "Token has wrong type", "code": "token_not_valid"})),
-        (json!({"refresh": oauth["refresh_token"]}), 401, json!({"detail": "Token has wrong type", "code": "token_not_valid"})),
+        (
+            json!({"refresh": oauth["refresh_token"]}),
+            401,
+            json!({"detail": "Token has wrong type", "code": "token_not_valid"}),
+        ),
         (
             json!({"refresh": expired(Claims::new(TokenType::Refresh, ana, 0, 0))}),
             401,
@@ -236,8 +247,7 @@ async fn concurrent_refreshes_of_one_token_all_get_the_same_pair() {
     let app = spawn_app_with(|_| {}).await;
     app.add_user("ana", "ana-password", true).await;
     let (_, first) = app.login("ana", "ana-password").await;
-    let answers =
-        futures_util::future::join_all((0..4).map(|_| refresh(&app, &first))).await;
+    let answers = futures_util::future::join_all((0..4).map(|_| refresh(&app, &first))).await;
     for (status, body) in &answers {
         assert_eq!((*status, body), (200, &answers[0].1));
     }

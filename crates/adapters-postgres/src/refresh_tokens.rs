@@ -77,9 +77,8 @@ impl RefreshTokenStore for PgRefreshTokenStore {
             None => (None, None, None),
         };
         type Outcome = (Option<String>, Option<String>, Option<Vec<u8>>, bool);
-        let (inserted, replayed_family, repeat, rotated_here): Outcome =
-            sqlx::query_as(
-                "WITH prior AS ( \
+        let (inserted, replayed_family, repeat, rotated_here): Outcome = sqlx::query_as(
+            "WITH prior AS ( \
                      SELECT family, successor_jti, successor_sealed, rotated_at FROM refresh_tokens \
                      WHERE jti = $1 AND user_id = $2 AND rotated_at IS NOT NULL AND NOT revoked), \
                  repeat AS ( \
@@ -98,17 +97,17 @@ impl RefreshTokenStore for PgRefreshTokenStore {
                      RETURNING jti) \
                  SELECT (SELECT jti FROM issued), (SELECT family FROM prior), (SELECT successor_sealed FROM repeat), \
                         EXISTS (SELECT 1 FROM old)",
-            )
-            .bind(old_jti)
-            .bind(user_id.0)
-            .bind(&new.jti)
-            .bind(new.expires_at as f64)
-            .bind(covered_since)
-            .bind(at)
-            .bind(sealed)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
+        )
+        .bind(old_jti)
+        .bind(user_id.0)
+        .bind(&new.jti)
+        .bind(new.expires_at as f64)
+        .bind(covered_since)
+        .bind(at)
+        .bind(sealed)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
         Ok(match (inserted, replayed_family, repeat) {
             (Some(_), _, _) => Rotation::Rotated,
             // The user is inactive: the token was rotated, nothing issued.
@@ -120,7 +119,9 @@ impl RefreshTokenStore for PgRefreshTokenStore {
             // concurrent rotation that committed while this statement waited
             // for the row. With a window, a second look (a new snapshot)
             // tells the race apart, so that both tabs get the same pair.
-            (None, None, _) if grace.is_some() => self.after_concurrent_rotation(old_jti, user_id, covered_since).await?,
+            (None, None, _) if grace.is_some() => {
+                self.after_concurrent_rotation(old_jti, user_id, covered_since).await?
+            }
             (None, None, _) => Rotation::Refused,
         })
     }

@@ -50,7 +50,10 @@ fn grace(sealed: &[u8], at: i64) -> Option<GraceRotation> {
 #[tokio::test]
 async fn a_replay_within_the_window_gets_the_sealed_pair_and_records_nothing() {
     let (db, tokens, ana) = setup().await;
-    assert_eq!(tokens.rotate("old", ana, token("new", ana), grace(b"pair-1", AT)).await.expect("rotate"), Rotation::Rotated);
+    assert_eq!(
+        tokens.rotate("old", ana, token("new", ana), grace(b"pair-1", AT)).await.expect("rotate"),
+        Rotation::Rotated
+    );
 
     let again = tokens.rotate("old", ana, token("new-2", ana), grace(b"pair-2", AT + 3)).await.expect("replay");
     assert_eq!(again, Rotation::Repeated { sealed: b"pair-1".to_vec() });

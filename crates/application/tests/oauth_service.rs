@@ -85,6 +85,9 @@ type Codes = Arc<Mutex<HashMap<CodeHash, (CodeGrant, bool)>>>;
 type Grants = Arc<Mutex<HashMap<(i64, String), ScopeSet>>>;
 /// Refresh tokens by `jti`: whether current, and the family.
 type Refreshes = Arc<Mutex<HashMap<String, (bool, String)>>>;
+/// What each rotation kept for the grace window, by old `jti`: the
+/// successor's `jti`, the rotation time and the sealed pair.
+type Kept = Arc<Mutex<HashMap<String, (String, i64, Vec<u8>)>>>;
 
 /// The fakes of one test. Codes and refresh tokens live in memory under the
 /// ports' contracts; the clock can be moved.
@@ -193,7 +196,7 @@ impl World {
         // What each rotation kept for the grace window: the successor and
         // the sealed pair (the clock never moves past the window here
         // unless a test moves it; the window is the default 10 s).
-        let kept: Arc<Mutex<HashMap<String, (String, i64, Vec<u8>)>>> = Arc::default();
+        let kept: Kept = Arc::default();
         refresh.expect_rotate().returning(move |old, _, new, grace| {
             let mut all = store.lock().expect("lock");
             let mut kept = kept.lock().expect("lock");
@@ -220,9 +223,9 @@ impl World {
             }
         });
         let store = Arc::clone(&self.refreshes);
-        refresh.expect_is_current().returning(move |jti| {
-            Ok(store.lock().expect("lock").get(jti).is_some_and(|(current, _)| *current))
-        });
+        refresh
+            .expect_is_current()
+            .returning(move |jti| Ok(store.lock().expect("lock").get(jti).is_some_and(|(current, _)| *current)));
         let store = Arc::clone(&self.refreshes);
         refresh.expect_revoke_token().returning(move |jti, _| {
             let mut all = store.lock().expect("lock");
@@ -318,14 +321,7 @@ impl World {
             ScopeCache::new(Arc::new(snapshots), clock.clone(), ScopeTtls::default(), 10),
             clock.clone(),
         ));
-        let service = OAuthService::new(
-            tokens,
-            Arc::new(repo),
-            Arc::new(codes),
-            Arc::new(grants),
-            profiles,
-            clock,
-        );
+        let service = OAuthService::new(tokens, Arc::new(repo), Arc::new(codes), Arc::new(grants), profiles, clock);
         (service, handles)
     }
 }

@@ -136,7 +136,10 @@ mod tests {
 
     #[test]
     fn the_rfc_7662_inactive_answer_is_active_false_alone() {
-        assert_eq!(serde_json::to_value(Introspection::inactive()).expect("json"), serde_json::json!({"active": false}));
+        assert_eq!(
+            serde_json::to_value(Introspection::inactive()).expect("json"),
+            serde_json::json!({"active": false})
+        );
     }
 
     #[test]
@@ -179,7 +182,10 @@ mod tests {
             revocation_target(&refresh, &portal),
             RevocationTarget::RefreshFamily { jti: &refresh.jti, user_id: 42 }
         );
-        assert_eq!(revocation_target(&issued(TokenType::Access, Some("portal")), &portal), RevocationTarget::AccessToken);
+        assert_eq!(
+            revocation_target(&issued(TokenType::Access, Some("portal")), &portal),
+            RevocationTarget::AccessToken
+        );
         for claims in [
             issued(TokenType::Refresh, Some("other")),
             issued(TokenType::Refresh, None),

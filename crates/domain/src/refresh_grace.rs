@@ -108,8 +108,7 @@ pub fn seal_successor(
 ) -> Option<Vec<u8>> {
     let plaintext = serde_json::to_vec(pair).ok()?;
     let cipher = ChaCha20Poly1305::new(&key_for(old_token)?);
-    let sealed =
-        cipher.encrypt(&Nonce::from(nonce), Payload { msg: &plaintext, aad: old_jti.as_bytes() }).ok()?;
+    let sealed = cipher.encrypt(&Nonce::from(nonce), Payload { msg: &plaintext, aad: old_jti.as_bytes() }).ok()?;
     let mut out = Vec::with_capacity(SEAL_NONCE_BYTES + sealed.len());
     out.extend_from_slice(&nonce);
     out.extend_from_slice(&sealed);
@@ -126,8 +125,7 @@ pub fn open_successor(old_token: &str, old_jti: &str, sealed: &[u8]) -> Option<I
     let (nonce, ciphertext) = sealed.split_at(SEAL_NONCE_BYTES);
     let nonce: [u8; SEAL_NONCE_BYTES] = nonce.try_into().ok()?;
     let cipher = ChaCha20Poly1305::new(&key_for(old_token)?);
-    let plaintext =
-        cipher.decrypt(&Nonce::from(nonce), Payload { msg: ciphertext, aad: old_jti.as_bytes() }).ok()?;
+    let plaintext = cipher.decrypt(&Nonce::from(nonce), Payload { msg: ciphertext, aad: old_jti.as_bytes() }).ok()?;
     serde_json::from_slice(&plaintext).ok()
 }
 

@@ -67,7 +67,8 @@ impl OAuthService {
             return Ok(answer);
         }
         let user = UserId(claims.user_id);
-        let current = claims.token_type != TokenType::Refresh || self.tokens.issuer().refresh_tokens().is_current(&claims.jti).await?;
+        let current = claims.token_type != TokenType::Refresh
+            || self.tokens.issuer().refresh_tokens().is_current(&claims.jti).await?;
         if !current
             || !self.tokens.is_active_user(user).await?
             || !self.grants.is_granted(user, &caller.client_id).await?
@@ -75,7 +76,9 @@ impl OAuthService {
             return Ok(Introspection::inactive());
         }
         let servable = caller.enabled_scopes.union(ScopeSet::required());
-        answer.scope = Some(ScopeSet::parse_lenient(claims.scope.as_deref().unwrap_or("")).intersection(servable).to_scope_string());
+        answer.scope = Some(
+            ScopeSet::parse_lenient(claims.scope.as_deref().unwrap_or("")).intersection(servable).to_scope_string(),
+        );
         Ok(answer)
     }
 }

@@ -13,10 +13,10 @@ use std::sync::Arc;
 
 use credencial_domain::admin::LoginVia;
 use credencial_domain::oauth::ClientId;
+use credencial_domain::refresh_grace::{open_successor, seal_successor, IssuedTexts, RefreshGrace, SEAL_NONCE_BYTES};
 use credencial_domain::{
     Claims, PasswordStamp, Redacted, ScopeSet, TokenCodec, TokenError, TokenLifetimes, TokenType, UserId,
 };
-use credencial_domain::refresh_grace::{open_successor, seal_successor, IssuedTexts, RefreshGrace, SEAL_NONCE_BYTES};
 use credencial_ports::{Clock, GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation};
 use rand::RngCore;
 
@@ -284,8 +284,16 @@ impl TokenIssuer {
         }
         // Metrics: a refresh replay answered within the grace window (a
         // concurrent refresh, not a theft) is counted here.
-        tracing::info!(user = user.0, "a refresh token was presented again within the grace window: same pair answered");
-        Ok(IssuedPair { access: Redacted(texts.access), refresh: Redacted(texts.refresh), access_claims, refresh_claims })
+        tracing::info!(
+            user = user.0,
+            "a refresh token was presented again within the grace window: same pair answered"
+        );
+        Ok(IssuedPair {
+            access: Redacted(texts.access),
+            refresh: Redacted(texts.refresh),
+            access_claims,
+            refresh_claims,
+        })
     }
 
     /// `Ok` when `rotation` rotated the presented token; a replay revokes

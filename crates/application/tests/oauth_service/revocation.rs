@@ -62,7 +62,9 @@ async fn an_access_token_another_clients_token_and_garbage_are_answered_ok_and_c
 async fn a_missing_token_is_invalid_request_and_a_wrong_secret_invalid_client() {
     let (service, _) = World::new().service();
     let tokens = portal_tokens(&service, "cnes").await;
-    for r in [service.revoke(&portal_client(), None).await, service.introspect(&portal_client(), None).await.map(|_| ())] {
+    for r in
+        [service.revoke(&portal_client(), None).await, service.introspect(&portal_client(), None).await.map(|_| ())]
+    {
         assert!(matches!(r, Err(ServiceError::OAuth(OAuthError::InvalidRequest(_)))), "{r:?}");
     }
     let wrong = TokenRequest { authorization: basic("portal", "wrong"), ..TokenRequest::default() };

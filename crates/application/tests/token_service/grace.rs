@@ -57,7 +57,12 @@ async fn a_sealed_pair_that_does_not_open_with_the_presented_token_is_refused_an
 async fn without_a_window_nothing_is_kept() {
     let (old, _) = token(TokenType::Refresh, NOW - 60);
     let mut fakes = Fakes::new();
-    fakes.store.expect_rotate().withf(|_, _, _, grace| grace.is_none()).times(1).returning(|_, _, _, _| Ok(Rotation::Rotated));
+    fakes
+        .store
+        .expect_rotate()
+        .withf(|_, _, _, grace| grace.is_none())
+        .times(1)
+        .returning(|_, _, _, _| Ok(Rotation::Rotated));
     let service = TokenService::new(
         Arc::new(codec()),
         Arc::new(fakes.users),
