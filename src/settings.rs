@@ -24,6 +24,10 @@ pub const MAX_ACCESS_LOG_RETENTION_DAYS: u32 = 36_500;
 /// Largest `shutdown_timeout_secs` (one hour): a stop must end.
 pub const MAX_SHUTDOWN_TIMEOUT_SECS: u64 = 60 * 60;
 
+/// Longest concurrent-refresh grace window accepted: a longer one would let
+/// a copied refresh token be used for minutes without ending the session.
+pub const MAX_REFRESH_GRACE_SECS: i64 = 5 * 60;
+
 /// Every setting of the service. Keys are the same in the TOML file and,
 /// upper-cased with the `SERVICE_` prefix, in the environment.
 #[derive(Clone, Deserialize)]
@@ -64,6 +68,10 @@ pub struct Settings {
     pub access_token_lifetime_secs: i64,
     /// Refresh-token lifetime in seconds.
     pub refresh_token_lifetime_secs: i64,
+    /// How long after a rotation the rotated refresh token may be presented
+    /// again and answer the same new pair instead of revoking its family
+    /// (two tabs refreshing at once); 0 disables the window.
+    pub refresh_grace_secs: i64,
     /// Lifetime of the login session at `/oauth/authorize/`, in seconds.
     pub oauth_session_lifetime_secs: i64,
     /// `Secure` attribute of the provider's cookies: `true` always, `false`
@@ -195,6 +203,7 @@ impl Default for Settings {
             oidc_previous_public_key_files: Vec::new(),
             access_token_lifetime_secs: 5 * 60,
             refresh_token_lifetime_secs: 24 * 60 * 60,
+            refresh_grace_secs: credencial_domain::refresh_grace::DEFAULT_REFRESH_GRACE_SECS,
             oauth_session_lifetime_secs: 10 * 60,
             cookie_secure: None,
             signup_enabled: None,

@@ -1,5 +1,6 @@
 //! Wiring: settings → adapters → use cases → HTTP server.
 
+use credencial_domain::refresh_grace::RefreshGrace;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::Duration;
@@ -131,6 +132,7 @@ impl Application {
                     session_secs: settings.oauth_session_lifetime_secs,
                 },
                 endpoints,
+                refresh_grace: RefreshGrace::new(settings.refresh_grace_secs),
             },
         )
         .with_throttle(LoginThrottle::new(

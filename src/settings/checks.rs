@@ -6,8 +6,8 @@ use credencial_adapters_upstream::{check_client_id, check_redirect_uri};
 use secrecy::ExposeSecret;
 
 use super::{
-    outbound_error, Settings, SettingsError, MAX_ACCESS_LOG_RETENTION_DAYS, MAX_SHUTDOWN_TIMEOUT_SECS,
-    MAX_THROTTLE_WINDOW_SECS,
+    outbound_error, Settings, SettingsError, MAX_ACCESS_LOG_RETENTION_DAYS, MAX_REFRESH_GRACE_SECS,
+    MAX_SHUTDOWN_TIMEOUT_SECS, MAX_THROTTLE_WINDOW_SECS,
 };
 use crate::startup::Mode;
 
@@ -34,6 +34,9 @@ impl Settings {
         const MAX_JWT_LEEWAY_SECS: i64 = 60 * 60;
         if self.access_token_lifetime_secs <= 0 {
             problems.push(SettingsError::about("access_token_lifetime_secs", "must be positive"));
+        }
+        if self.refresh_grace_secs < 0 {
+            problems.push(SettingsError::about("refresh_grace_secs", "must not be negative (0 disables the window)"));
         }
         if self.refresh_token_lifetime_secs <= 0 {
             problems.push(SettingsError::about("refresh_token_lifetime_secs", "must be positive"));
@@ -62,6 +65,7 @@ impl Settings {
             ("access_token_lifetime_secs", self.access_token_lifetime_secs, YEAR),
             ("refresh_token_lifetime_secs", self.refresh_token_lifetime_secs, YEAR),
             ("jwt_leeway_secs", self.jwt_leeway_secs, MAX_JWT_LEEWAY_SECS),
+            ("refresh_grace_secs", self.refresh_grace_secs, MAX_REFRESH_GRACE_SECS),
             ("receita_cache_secs", i64::try_from(self.receita_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
             ("cnes_cache_secs", i64::try_from(self.cnes_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
             ("cdp_cache_secs", i64::try_from(self.cdp_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),

@@ -30,6 +30,7 @@ mod operations;
 mod outbound;
 mod profile;
 mod provider_client;
+mod revocation;
 mod round_robin;
 mod scale_out;
 mod settings;

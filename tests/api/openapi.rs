@@ -335,7 +335,8 @@ async fn spawn_app_with_every_route() -> TestApp {
 
 #[tokio::test]
 async fn every_documented_answer_of_every_operation_matches_the_real_server() {
-    let app = profile::app().await;
+    // No grace window: a replay right after its rotation is refused.
+    let app = profile::app_with(|s| s.refresh_grace_secs = 0).await;
     let mut c = Checker::new();
     let url = |p: &str| format!("{}{p}", app.address);
     let post_json = |p: &str, body: Value| app.client.post(url(p)).json(&body);
@@ -394,6 +395,22 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
         assert_eq!(s, want);
     }
     c.bad_bodies(&app, v, "application/xml").await;
+
+    let b = "/api/token/blacklist/";
+    let (s, third) =
+        c.check(p, "post", send(post_json(p, json!({"username": "ana", "password": "ana-password"}))).await).await;
+    assert_eq!(s, 200);
+    for (body, want) in [
+        (json!({"refresh": third["refresh"]}), 200),
+        (json!({"refresh": third["refresh"]}), 401),
+        (json!({"refresh": third["access"]}), 401),
+        (json!({}), 400),
+        (json!(["refresh"]), 400),
+    ] {
+        let (s, _) = c.check(b, "post", send(post_json(b, body)).await).await;
+        assert_eq!(s, want);
+    }
+    c.bad_bodies(&app, b, "text/plain").await;
 
     // ----------------------------------------------------------- consume
     // The consume routes read the token's account: ids 2 to 5 active, 6 not.
@@ -517,6 +534,30 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
         assert_eq!(s, want, "{body}");
     }
 
+    for path in ["/oauth/introspect/", "/oauth/revoke/"] {
+        let form = |basic: Option<&str>, form: &[(&str, &str)]| {
+            let r = app.client.post(url(path)).form(form);
+            match basic {
+                Some(secret) => r.basic_auth(CLIENT, Some(secret)),
+                None => r,
+            }
+        };
+        let access = tokens["access_token"].as_str().expect("access_token");
+        for (request, want) in [
+            (form(Some(CLIENT_SECRET), &[("token", access)]), 200),
+            (form(Some(CLIENT_SECRET), &[("token", "x"), ("token_type_hint", "access_token")]), 200),
+            (form(Some("wrong"), &[("token", access)]), 401),
+            (form(None, &[("token", access)]), 401),
+            (form(Some(CLIENT_SECRET), &[]), 400),
+            (form(Some(CLIENT_SECRET), &[("token", "a"), ("token", "b")]), 400),
+            (app.client.post(url(path)).basic_auth(CLIENT, Some(CLIENT_SECRET)).json(&json!({"token": "x"})), 400),
+            (app.client.post(url(path)).header("content-type", "application/x-www-form-urlencoded").body(big()), 413),
+        ] {
+            let (s, body) = c.check(path, "post", send(request).await).await;
+            assert_eq!(s, want, "{path}: {body}");
+        }
+    }
+
     // ------------------------------------------------ user-management API
     let full = crate::user_directory::api_token(&app, "diretorio", "users:read,users:create").await;
     let reader = crate::user_directory::api_token(&app, "leitor", "users:read").await;
@@ -606,6 +647,15 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
         (p, post_json(p, json!({"username": "ana", "password": "ana-password"}))),
         (r, post_json(r, json!({"refresh": pair2["refresh"]}))),
         (v, post_json(v, json!({"token": pair2["refresh"]}))),
+        ("/api/token/blacklist/", post_json("/api/token/blacklist/", json!({"refresh": pair2["refresh"]}))),
+        (
+            "/oauth/revoke/",
+            app.client.post(url("/oauth/revoke/")).basic_auth(CLIENT, Some(CLIENT_SECRET)).form(&[("token", "x")]),
+        ),
+        (
+            "/oauth/introspect/",
+            app.client.post(url("/oauth/introspect/")).basic_auth(CLIENT, Some(CLIENT_SECRET)).form(&[("token", "x")]),
+        ),
         (pd, bearer(&profile::token(ana, ALL, CLIENT, 300))),
         (t, token_form(Some(CLIENT_SECRET), &[("grant_type", "refresh_token"), ("refresh_token", &new_refresh)])),
     ];
@@ -627,6 +677,9 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
     let pending: BTreeSet<(String, String, String)> = [
         ("/api/token/pair/", "post", "429"),
         ("/oauth/token/", "post", "429"),
+        // The same client-address limit as /oauth/token/'s.
+        ("/oauth/revoke/", "post", "429"),
+        ("/oauth/introspect/", "post", "429"),
         // tests/api/user_directory.rs drives the address limit.
         ("/usuarios/", "get", "429"),
         ("/usuarios/", "post", "429"),

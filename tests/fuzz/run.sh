@@ -8,6 +8,7 @@
 #   3. credentials: ana's access token (pair), an OAuth2 access token with
 #      every scope (the real authorization-code flow of the demo client
 #      demo-host, played with curl), demo-host's secret for /oauth/token/,
+#      /oauth/revoke/ and /oauth/introspect/ (clientSecretBasic),
 #      and demo-host's user-management API token (`credencial client update
 #      --rotate-api-token`, its last line) for /usuarios/;
 #   4. schemathesis reads the description the server serves

@@ -34,7 +34,7 @@ pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuth
 pub use profile::{ClientRead, ProfileRepository, Snapshot, SnapshotStore};
 pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens};
 pub use readiness::{NotReady, ReadinessProbe};
-pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore, Rotation};
+pub use refresh_tokens::{GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation, TokenRevocation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use user_data::{UpstreamError, UserDataSource};
 pub use users::{AccountRecord, DetailsUpdate, NewUser, Registered, UserCredentials, UserRepository};

@@ -14,6 +14,9 @@
 //!   redirect URI with `code` or `error=access_denied`, and `state`).
 //! - `POST /oauth/token/`: form-encoded token requests (`authorization_code`
 //!   and `refresh_token` grants); JSON answers with `Cache-Control: no-store`.
+//! - `POST /oauth/revoke/` and `POST /oauth/introspect/` (RFC 7009, RFC
+//!   7662; in [`revocation`]): form-encoded, client-authenticated as at the
+//!   token endpoint.
 //!
 //! The login session is a JWT of type `session` in an HttpOnly,
 //! `SameSite=Lax`, `Path=/` cookie (the account pages share it). Both forms carry an anti-forgery
@@ -23,6 +26,7 @@
 
 pub mod form;
 pub mod pages;
+pub mod revocation;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::header::{self, HeaderValue};
@@ -88,6 +92,14 @@ impl HttpServiceFactory for OAuthApi {
             .app_data(self.cookies.clone())
             .route(web::get().to(authorize_get))
             .route(web::post().to(authorize_post))
+            .register(config);
+        resource(revocation::REVOKE_PATH, "POST")
+            .app_data(self.service.clone())
+            .route(web::post().to(revocation::revoke))
+            .register(config);
+        resource(revocation::INTROSPECT_PATH, "POST")
+            .app_data(self.service.clone())
+            .route(web::post().to(revocation::introspect))
             .register(config);
         resource(TOKEN_PATH, "POST").app_data(self.service).route(web::post().to(token)).register(config);
     }

@@ -10,6 +10,7 @@
 //! async workers) and the token codec.
 
 mod authorize;
+mod revocation;
 
 pub use authorize::{AuthorizationStep, ConsentPrompt};
 
@@ -411,7 +412,7 @@ impl OAuthService {
             &client.client_id,
             access_scopes,
             refresh_scopes,
-            Recording::Rotate { old_jti: &old.jti },
+            Recording::Rotate { old_jti: &old.jti, old_token: raw },
         )
         .await
     }
@@ -439,8 +440,11 @@ impl OAuthService {
             access_token: issued.access,
             token_type: BEARER,
             expires_in: self.tokens.lifetimes().access_secs,
+            // The access token's own scopes: within the grace window the
+            // pair answered is the first rotation's, whatever this request
+            // asked to narrow.
+            scope: issued.access_claims.scope.clone().unwrap_or_else(|| access_scopes.to_scope_string()),
             refresh_token: issued.refresh,
-            scope: access_scopes.to_scope_string(),
         })
     }
 }
