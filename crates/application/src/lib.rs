@@ -8,6 +8,7 @@ pub mod client_login;
 pub mod error;
 pub mod grants;
 pub mod hashing;
+pub mod metrics;
 pub mod oauth;
 pub mod own_entries;
 pub mod profile;
@@ -31,6 +32,7 @@ pub use client_login::{
 pub use error::ServiceError;
 pub use grants::{AccessReport, GrantService};
 pub use hashing::{HashSlot, PasswordHasher};
+pub use metrics::Metrics;
 pub use oauth::{
     AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, OAuthTokens, SignedSession, TokenRequest,
 };

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::error::ServiceError;
 use crate::hashing::PasswordHasher;
+use crate::metrics::{LoginForm, Metrics, TokenKind, Upstream};
 use crate::throttle::LoginThrottle;
 
 /// Body of a successful `pair`.
@@ -80,6 +81,7 @@ pub struct TokenService {
     hasher: PasswordHasher,
     config: TokenServiceConfig,
     throttle: LoginThrottle,
+    metrics: Metrics,
 }
 
 impl std::fmt::Debug for TokenService {
@@ -99,7 +101,30 @@ impl TokenService {
         hasher: PasswordHasher,
         config: TokenServiceConfig,
     ) -> Self {
-        Self { codec, users, refresh_tokens, user_data, clock, hasher, config, throttle: LoginThrottle::default() }
+        Self {
+            codec,
+            users,
+            refresh_tokens,
+            user_data,
+            clock,
+            hasher,
+            config,
+            throttle: LoginThrottle::default(),
+            metrics: Metrics::disabled(),
+        }
+    }
+
+    /// The same service, counting logins, issued tokens, refresh replays
+    /// and upstream calls in `metrics` (and the OAuth2 service's, which
+    /// signs through it).
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// Where the token use cases count.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The same service with brute-force limits on its credential checks
@@ -231,7 +256,9 @@ impl TokenService {
         password: SecretString,
         from: Option<ClientAddress>,
     ) -> Result<TokenPair, ServiceError> {
-        let account = self.check_credentials(username, password, from).await?;
+        let checked = self.check_credentials(username, password, from).await;
+        self.metrics.login(LoginForm::Pair, &checked);
+        let account = checked?;
         if account.must_change_password {
             return Err(ServiceError::PasswordChangeRequired);
         }
@@ -242,6 +269,8 @@ impl TokenService {
         let refresh = self.sign(&refresh_claims)?;
         // A login starts a family of its own, named after its first token.
         self.refresh_tokens.record_login(new_refresh(&refresh_claims), &refresh_claims.jti, LoginVia::Pair).await?;
+        self.metrics.tokens_issued(TokenKind::Access, 1);
+        self.metrics.tokens_issued(TokenKind::Refresh, 1);
         Ok(TokenPair { access, refresh, username: account.username })
     }
 
@@ -257,9 +286,11 @@ impl TokenService {
         let next = Claims::new(TokenType::Refresh, old.user_id, now, self.config.lifetimes.refresh_secs);
         let refresh = self.sign(&next)?;
         let rotation = self.refresh_tokens.rotate(&old.jti, UserId(old.user_id), new_refresh(&next)).await?;
-        if !rotated_or_revoked(self.refresh_tokens.as_ref(), rotation, UserId(old.user_id)).await? {
+        if !rotated_or_revoked(self.refresh_tokens.as_ref(), rotation, UserId(old.user_id), &self.metrics).await? {
             return Err(TokenError::Revoked.into());
         }
+        self.metrics.tokens_issued(TokenKind::Access, 1);
+        self.metrics.tokens_issued(TokenKind::Refresh, 1);
         Ok(RefreshedPair { access, refresh })
     }
 
@@ -327,7 +358,10 @@ impl TokenService {
         if !self.is_active_user(UserId(claims.user_id)).await? {
             return Err(ServiceError::UnknownUser);
         }
-        Ok(self.user_data.fetch(&path, access_token).await?)
+        let started = std::time::Instant::now();
+        let fetched = self.user_data.fetch(&path, access_token).await;
+        self.metrics.upstream_call(Upstream::UserData, started.elapsed(), &fetched);
+        Ok(fetched?)
     }
 
     /// The stored user data of the active user holding `access_token` (what
@@ -356,16 +390,18 @@ fn new_refresh(claims: &Claims) -> NewRefreshToken {
 /// copies of it: every current token of its family is revoked in `store`,
 /// so neither the thief nor the user can go on refreshing (the user logs in
 /// again). Used by `/api/token/refresh/` and the OAuth2 `refresh_token`
-/// grant. Errors: `Storage`.
+/// grant; a replay is counted in `metrics`. Errors: `Storage`.
 pub(crate) async fn rotated_or_revoked(
     store: &dyn RefreshTokenStore,
     rotation: Rotation,
     user: UserId,
+    metrics: &Metrics,
 ) -> Result<bool, ServiceError> {
     match rotation {
         Rotation::Rotated => Ok(true),
         Rotation::Refused => Ok(false),
         Rotation::Replayed { family } => {
+            metrics.refresh_replay();
             let revoked = store.revoke_family(&family).await?;
             tracing::warn!(
                 user = user.0,

@@ -33,6 +33,7 @@ use secrecy::SecretString;
 use serde::Serialize;
 
 use crate::error::ServiceError;
+use crate::metrics::{LoginForm, LoginOutcome, TokenKind};
 use crate::profile::ProfileService;
 use crate::tokens::{rotated_or_revoked, TokenService};
 
@@ -237,7 +238,9 @@ impl OAuthService {
         password: SecretString,
         from: Option<ClientAddress>,
     ) -> Result<SignedSession, ServiceError> {
-        let (user, stamp) = self.tokens.check_login(username, password, from).await?;
+        let checked = self.tokens.check_login(username, password, from).await;
+        self.tokens.metrics().login(LoginForm::from(via), &checked);
+        let (user, stamp) = checked?;
         let mut signed = self.open_session(user.id, &stamp)?;
         signed.session.must_change_password = user.must_change_password;
         if let Some(logins) = &self.logins {
@@ -259,6 +262,7 @@ impl OAuthService {
             ..Claims::new(TokenType::Session, user.0, self.clock.now(), lifetime)
         };
         let token = self.tokens.codec().encode(&claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        self.tokens.metrics().tokens_issued(TokenKind::Session, 1);
         let session = LoginSession { user_id: user, jti: claims.jti, must_change_password: false };
         Ok(SignedSession { session, token, max_age_secs: lifetime })
     }
@@ -377,8 +381,12 @@ impl OAuthService {
             _ => None,
         });
         let eligible = hash.is_some();
-        let valid =
-            self.tokens.check_client_secret(request.client_address, hash, SecretString::from(secret), eligible).await?;
+        let checked =
+            self.tokens.check_client_secret(request.client_address, hash, SecretString::from(secret), eligible).await;
+        if let Some(outcome) = LoginOutcome::of_check(&checked) {
+            self.tokens.metrics().login_outcome(LoginForm::ClientSecret, outcome);
+        }
+        let valid = checked?;
         match found {
             Some(client) if valid => Ok(client),
             _ => Err(OAuthError::InvalidClient(BAD_CLIENT).into()),
@@ -482,13 +490,15 @@ impl OAuthService {
             Issue::Start { family } => self.refresh_tokens.record(record, family).await?,
             Issue::Rotate { old_jti } => {
                 let rotation = self.refresh_tokens.rotate(old_jti, user, record).await?;
-                if !rotated_or_revoked(self.refresh_tokens.as_ref(), rotation, user).await? {
+                if !rotated_or_revoked(self.refresh_tokens.as_ref(), rotation, user, self.tokens.metrics()).await? {
                     return Err(
                         OAuthError::InvalidGrant("refresh token was already used or has been revoked".into()).into()
                     );
                 }
             }
         }
+        self.tokens.metrics().tokens_issued(TokenKind::OAuthAccess, 1);
+        self.tokens.metrics().tokens_issued(TokenKind::OAuthRefresh, 1);
         Ok(OAuthTokens {
             access_token,
             token_type: BEARER,
