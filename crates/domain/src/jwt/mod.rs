@@ -197,8 +197,9 @@ impl TokenCodec {
         self.leeway_secs
     }
 
-    /// Signs `claims` into a compact JWT.
-    pub fn encode(&self, claims: &Claims) -> Result<String, SigningError> {
+    /// Signs `claims` (our [`Claims`], or any other claim set such as an
+    /// ID token's) into a compact JWT.
+    pub fn encode<T: serde::Serialize>(&self, claims: &T) -> Result<String, SigningError> {
         jsonwebtoken::encode(&self.header, claims, &self.encoding).map_err(|e| SigningError(e.to_string()))
     }
 
