@@ -257,3 +257,62 @@ async fn metrics_bind_serves_them_on_their_own_listener_only() {
     assert_eq!(client.get(format!("{metrics}/healthz")).send().await.expect("sent").status(), 404);
     assert_eq!(client.get(format!("{metrics}/api/token/verify/")).send().await.expect("sent").status(), 404);
 }
+
+#[test]
+fn where_metrics_are_served_follows_the_two_settings_and_the_mode() {
+    let with = |enabled: Option<bool>, bind: Option<&str>| Settings {
+        metrics_enabled: enabled,
+        metrics_bind: bind.map(str::to_owned),
+        ..Settings::default()
+    };
+    let on_main = Some(None);
+    let on_own = Some(Some("127.0.0.1:9100"));
+    for (settings, serve, demo) in [
+        (with(None, None), None, on_main),
+        (with(Some(true), None), on_main, on_main),
+        (with(Some(false), None), None, None),
+        (with(None, Some("127.0.0.1:9100")), on_own, on_own),
+        (with(Some(true), Some("127.0.0.1:9100")), on_own, on_own),
+        (with(None, Some("  ")), None, on_main),
+    ] {
+        assert_eq!(settings.metrics_endpoint(Mode::Serve), serve, "{:?}", settings.metrics_bind);
+        assert_eq!(settings.metrics_endpoint(Mode::Demo), demo, "{:?}", settings.metrics_bind);
+    }
+}
+
+#[test]
+fn metrics_settings_that_cannot_work_are_refused_naming_the_setting() {
+    type Adjust = fn(&mut Settings);
+    let cases: [(&str, Adjust); 3] = [
+        ("must be an address and port", |s| s.metrics_bind = Some("metrics.internal".into())),
+        ("SERVICE_METRICS_ENABLED is false", |s| {
+            s.metrics_bind = Some("127.0.0.1:9100".into());
+            s.metrics_enabled = Some(false);
+        }),
+        ("is the main address", |s| s.metrics_bind = Some(s.bind.clone())),
+    ];
+    for (problem, adjust) in cases {
+        let mut s = Settings::default();
+        adjust(&mut s);
+        let e = s.validate().expect_err("refused").to_string();
+        assert!(e.contains("SERVICE_METRICS_BIND") && e.contains(problem), "{e}");
+    }
+    let fine = Settings { metrics_bind: Some("127.0.0.1:9100".into()), ..Settings::default() };
+    fine.validate().expect("a metrics address of its own");
+}
+
+#[tokio::test]
+async fn a_taken_metrics_address_stops_the_start_naming_the_setting() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let db = TestDatabase::new().await;
+    let upstream = MockServer::start().await;
+    let address = taken.local_addr().expect("address").to_string();
+    let settings = Settings { metrics_bind: Some(address.clone()), ..test_settings(&db, &upstream) };
+    match Application::build(&settings, Mode::Serve, db.pool.clone()).await {
+        Ok(_) => panic!("the start should have been refused"),
+        Err(e) => {
+            let e = format!("{e:#}");
+            assert!(e.contains("SERVICE_METRICS_BIND") && e.contains(&address), "{e}");
+        }
+    }
+}
