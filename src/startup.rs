@@ -30,7 +30,7 @@ use credencial_application::{
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
 use credencial_domain::host_table;
-use credencial_domain::{EndpointAllowList, JwtAlgorithm, JwtKeys, TokenCodec, TokenLifetimes};
+use credencial_domain::{EndpointAllowList, TokenLifetimes};
 use credencial_ports::{Clock, HostUserStore, RefreshTokenStore, SystemClock};
 use rand::RngCore;
 use secrecy::ExposeSecret;
@@ -94,7 +94,8 @@ impl Application {
         };
         let exporter = metrics_endpoint.map(|_| MetricsExporter::new(Some(Arc::new(PgPoolStatus::new(pool.clone())))));
         let metrics = exporter.as_ref().map(|e| e.metrics().clone()).unwrap_or_else(Metrics::disabled);
-        let codec = Arc::new(codec(settings, mode)?);
+        let codec = Arc::new(crate::keys::codec(settings, mode)?);
+        let id_token_codec = crate::keys::id_token_codec(settings, mode, &codec)?;
         let mapping = if client_component_enabled(settings, mode) {
             let mapping = client_mapping(settings, mode)?;
             check_host_table(&PgHostUserStore::new(pool.clone()), &settings.user_table, &mapping).await?;
@@ -152,6 +153,10 @@ impl Application {
             settings.throttle_policy(),
         ))
         .with_metrics(metrics);
+        let service = match id_token_codec {
+            Some(id) => service.with_id_token_codec(id),
+            None => service,
+        };
         let tokens = Arc::new(service);
         let grant_store = Arc::new(PgGrantRepository::new(pool.clone()));
         let login_history = Arc::new(PgLoginHistory::new(pool.clone()));
@@ -643,45 +648,6 @@ pub fn hasher(settings: &Settings) -> anyhow::Result<PasswordHasher> {
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get().saturating_sub(1)).unwrap_or(1).max(1));
     Ok(PasswordHasher::new(threads, settings.password_iterations)
         .map_err(|e| SettingsError::about("password_iterations", e))?)
-}
-
-/// The token codec the settings describe (the demo may sign with a random
-/// secret); the key pair signs and verifies a probe token.
-pub(crate) fn codec(settings: &Settings, mode: Mode) -> Result<TokenCodec, SettingsError> {
-    let algorithm: JwtAlgorithm =
-        settings.jwt_algorithm.parse().map_err(|e| SettingsError::about("jwt_algorithm", e))?;
-    let keys = match algorithm {
-        JwtAlgorithm::HS256 => match (&settings.jwt_secret, mode) {
-            (Some(secret), _) => {
-                JwtKeys::hmac(secret.expose_secret().as_bytes()).map_err(|e| SettingsError::about("jwt_secret", e))?
-            }
-            (None, Mode::Demo) => {
-                tracing::warn!("demo mode: no SERVICE_JWT_SECRET set, signing with a random secret for this run");
-                let mut secret = [0u8; 32];
-                rand::thread_rng().fill_bytes(&mut secret);
-                JwtKeys::hmac(&secret).map_err(|e| SettingsError::about("jwt_secret", e))?
-            }
-            (None, Mode::Serve) => {
-                return Err(SettingsError::about(
-                    "jwt_secret",
-                    "is not set; HS256 needs a secret of at least 32 bytes (e.g. `openssl rand -hex 32`)",
-                ))
-            }
-        },
-        JwtAlgorithm::RS256 | JwtAlgorithm::ES256 => {
-            let private = read_key(settings.jwt_private_key_file.as_deref(), "jwt_private_key_file", algorithm)?;
-            let public = read_key(settings.jwt_public_key_file.as_deref(), "jwt_public_key_file", algorithm)?;
-            JwtKeys::asymmetric(algorithm, &private, &public)
-                .map_err(|e| SettingsError::about("jwt_private_key_file", e))?
-        }
-    };
-    TokenCodec::new(keys, settings.jwt_leeway_secs).map_err(|e| SettingsError::about("jwt_public_key_file", e))
-}
-
-fn read_key(path: Option<&std::path::Path>, key: &str, algorithm: JwtAlgorithm) -> Result<Vec<u8>, SettingsError> {
-    let path =
-        path.ok_or_else(|| SettingsError::about(key, format!("is not set; {algorithm} needs a PEM key file")))?;
-    std::fs::read(path).map_err(|e| SettingsError::about(key, format!("cannot read {}: {e}", path.display())))
 }
 
 /// The profile service with its registries: configured URLs, else (demo)

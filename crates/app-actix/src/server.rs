@@ -164,6 +164,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         None => RequestLog::default(),
     };
     let s = settings.clone();
+    let key_set = crate::keys::key_set(service.issuer());
     let mut server = HttpServer::new(move || {
         let mut app = App::new()
             // Outermost: every answer gets its id, its line and its count.
@@ -175,6 +176,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(resource("/healthz", "GET").route(web::get().to(health::healthz)))
             .service(resource("/readyz", "GET").route(web::get().to(health::readyz)))
             .service(resource(openapi::PATH, "GET").route(web::get().to(openapi::document)))
+            .service(crate::keys::resource_for(&key_set))
             .service(profile::resource_for(profiles.clone()))
             .service(OAuthApi::new(oauth.clone(), cookies))
             .service(AccountApi::new(account_services.clone(), cookies, s.account))
