@@ -157,6 +157,12 @@ pub struct Settings {
     pub log_format: String,
     /// Serve `POST /_noop/` (the benchmark's baseline).
     pub bench_noop_route: bool,
+    /// Record metrics and serve `GET /metrics` (Prometheus text format) on
+    /// the main port: unset, on in `demo` and off in `serve`.
+    pub metrics_enabled: Option<bool>,
+    /// Serve `GET /metrics` on this address instead of the main port
+    /// (e.g. `127.0.0.1:9100`); setting it turns the metrics on.
+    pub metrics_bind: Option<String>,
     /// Client component: `{column: profile_field}` as JSON text
     /// (`SERVICE_USER_ATTR_MAP`); in TOML also a table.
     #[serde(deserialize_with = "json_object_text")]
@@ -239,6 +245,8 @@ impl Default for Settings {
             shutdown_timeout_secs: credencial_app_actix::server::DEFAULT_SHUTDOWN_TIMEOUT_SECS,
             log_format: "text".into(),
             bench_noop_route: false,
+            metrics_enabled: None,
+            metrics_bind: None,
             user_attr_map: credencial_domain::attr_map::DEFAULT_ATTR_MAP.into(),
             user_lookup_field: credencial_domain::attr_map::DEFAULT_LOOKUP_FIELD.into(),
             scopes: credencial_domain::attr_map::DEFAULT_SCOPES.iter().map(|s| s.name().to_owned()).collect(),
@@ -462,6 +470,19 @@ impl Settings {
             ),
         };
         Ok(credencial_app_actix::ClientAddressSource { header })
+    }
+
+    /// Whether metrics are recorded in `mode`, and where `/metrics` is
+    /// served: `None` when off, `Some(None)` on the main port,
+    /// `Some(Some(address))` on a listener of its own.
+    pub fn metrics_endpoint(&self, mode: Mode) -> Option<Option<&str>> {
+        let bind = self.metrics_bind.as_deref().map(str::trim).filter(|b| !b.is_empty());
+        match (self.metrics_enabled, bind) {
+            (Some(false), _) => None,
+            (_, Some(bind)) => Some(Some(bind)),
+            (Some(true), None) => Some(None),
+            (None, None) => (mode == Mode::Demo).then_some(None),
+        }
     }
 
     /// The database URL as text (for connecting only).

@@ -110,6 +110,22 @@ impl Settings {
         if std::net::ToSocketAddrs::to_socket_addrs(self.bind.as_str()).is_err() {
             problems.push(SettingsError::about("bind", "must be an address and port, e.g. 127.0.0.1:8000"));
         }
+        // (Port 0 is a free port each time: the same text is two listeners.)
+        if let Some(bind) = self.metrics_bind.as_deref().map(str::trim).filter(|b| !b.is_empty()) {
+            if std::net::ToSocketAddrs::to_socket_addrs(bind).is_err() {
+                problems.push(SettingsError::about("metrics_bind", "must be an address and port, e.g. 127.0.0.1:9100"));
+            } else if self.metrics_enabled == Some(false) {
+                problems.push(SettingsError::about(
+                    "metrics_bind",
+                    "is set but SERVICE_METRICS_ENABLED is false; unset one of them",
+                ));
+            } else if bind == self.bind.trim() && !bind.ends_with(":0") {
+                problems.push(SettingsError::about(
+                    "metrics_bind",
+                    "is the main address (SERVICE_BIND); to serve /metrics there, set SERVICE_METRICS_ENABLED=true instead",
+                ));
+            }
+        }
         if self.workers == Some(0) {
             problems.push(SettingsError::about("workers", "must be positive"));
         }

@@ -24,6 +24,7 @@ mod faults;
 mod grants;
 mod helpers;
 mod keys;
+mod metrics;
 mod oauth;
 mod openapi;
 mod operations;

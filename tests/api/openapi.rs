@@ -26,6 +26,9 @@ const HTML_ROUTES: [&str; 5] = ["/oauth/authorize", "/auth/login", "/auth/callba
 /// Every route under these prefixes is an HTML page (the account pages,
 /// the administration panel).
 const HTML_PREFIXES: [&str; 2] = ["/conta", "/admin"];
+/// Routes that answer another text format than JSON: the metrics
+/// (Prometheus text format, when enabled).
+const TEXT_ROUTES: [&str; 1] = ["/metrics"];
 /// The confidential client of these tests.
 const CLIENT: &str = "host";
 const CLIENT_SECRET: &str = "host-secret-0123456789";
@@ -298,6 +301,7 @@ async fn the_served_description_is_docs_openapi_yaml() {
 
 fn is_html_route(path: &str) -> bool {
     HTML_ROUTES.contains(&path)
+        || TEXT_ROUTES.contains(&path)
         || HTML_PREFIXES.iter().any(|prefix| path == *prefix || path.starts_with(&format!("{prefix}/")))
 }
 
@@ -316,15 +320,16 @@ async fn every_mounted_route_is_documented_or_a_deliberate_html_route() {
     assert!(undocumented.is_empty(), "routes served but not in docs/openapi.yaml: {undocumented:?}");
     let missing: Vec<&&str> = documented.iter().filter(|p| !mounted.contains(*p)).collect();
     assert!(missing.is_empty(), "documented but not served: {missing:?}");
-    for html in HTML_ROUTES {
-        assert!(mounted.contains(html), "{html} is listed as an HTML route but not served");
+    for html in HTML_ROUTES.iter().chain(&TEXT_ROUTES) {
+        assert!(mounted.contains(html), "{html} is listed as an HTML or text route but not served");
     }
 }
 
-/// The app with the client component enabled too, so that every route is
-/// mounted.
+/// The app with the client component and the metrics enabled too, so that
+/// every route is mounted.
 async fn spawn_app_with_every_route() -> TestApp {
     crate::helpers::spawn_app_with(|s| {
+        s.metrics_enabled = Some(true);
         s.provider_base_url = Some("http://127.0.0.1:9".into());
         s.provider_client_id = Some("host".into());
         s.provider_client_secret = Some(secrecy::SecretString::from("s"));

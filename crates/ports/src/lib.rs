@@ -14,6 +14,7 @@ pub mod host_user_records;
 pub mod host_users;
 pub mod login_failures;
 pub mod oauth;
+pub mod pool;
 pub mod profile;
 pub mod provider;
 pub mod readiness;
@@ -31,6 +32,7 @@ pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostUserError, HostUserStore, UpsertOutcome};
 pub use login_failures::LoginFailureLog;
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
+pub use pool::{PoolConnections, PoolStatus};
 pub use profile::{ClientRead, ProfileRepository, Snapshot, SnapshotStore};
 pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens};
 pub use readiness::{NotReady, ReadinessProbe};
@@ -55,6 +57,8 @@ pub use host_users::MockHostUserStore;
 pub use login_failures::MockLoginFailureLog;
 #[cfg(any(test, feature = "mocks"))]
 pub use oauth::{MockAuthorizationCodeStore, MockOAuthClientRepository};
+#[cfg(any(test, feature = "mocks"))]
+pub use pool::MockPoolStatus;
 #[cfg(any(test, feature = "mocks"))]
 pub use profile::{MockProfileRepository, MockSnapshotStore};
 #[cfg(any(test, feature = "mocks"))]

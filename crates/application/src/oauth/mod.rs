@@ -32,6 +32,7 @@ use secrecy::SecretString;
 use serde::Serialize;
 
 use crate::error::ServiceError;
+use crate::metrics::{LoginForm, LoginOutcome};
 use crate::profile::ProfileService;
 use crate::tokens::{Audience, Recording, TokenService};
 
@@ -205,7 +206,9 @@ impl OAuthService {
         password: SecretString,
         from: Option<ClientAddress>,
     ) -> Result<SignedSession, ServiceError> {
-        let (user, stamp) = self.tokens.credentials().check_login(username, password, from).await?;
+        let checked = self.tokens.credentials().check_login(username, password, from).await;
+        self.tokens.metrics().login(LoginForm::from(via), &checked);
+        let (user, stamp) = checked?;
         let mut signed = self.open_session(user.id, &stamp)?;
         signed.session.must_change_password = user.must_change_password;
         if let Some(logins) = &self.logins {
@@ -340,11 +343,15 @@ impl OAuthService {
             _ => None,
         });
         let eligible = hash.is_some();
-        let valid = self
+        let checked = self
             .tokens
             .credentials()
             .check_client_secret(request.client_address, hash, SecretString::from(secret), eligible)
-            .await?;
+            .await;
+        if let Some(outcome) = LoginOutcome::of_check(&checked) {
+            self.tokens.metrics().login_outcome(LoginForm::ClientSecret, outcome);
+        }
+        let valid = checked?;
         match found {
             Some(client) if valid => Ok(client),
             _ => Err(OAuthError::InvalidClient(BAD_CLIENT).into()),

@@ -21,6 +21,7 @@ use credencial_ports::{Clock, GraceRotation, NewRefreshToken, RefreshTokenStore,
 use rand::RngCore;
 
 use crate::error::ServiceError;
+use crate::metrics::{Metrics, TokenKind};
 
 /// Whom a pair of tokens is for: the service's own users (the lane of
 /// `pair`/`refresh`), or a client application a person granted scopes to.
@@ -84,6 +85,7 @@ pub struct TokenIssuer {
     clock: Arc<dyn Clock>,
     lifetimes: TokenLifetimes,
     grace: RefreshGrace,
+    metrics: Metrics,
 }
 
 impl fmt::Debug for TokenIssuer {
@@ -107,7 +109,15 @@ impl TokenIssuer {
         clock: Arc<dyn Clock>,
         lifetimes: TokenLifetimes,
     ) -> Self {
-        Self { codec, id_token_codec: None, refresh_tokens, clock, lifetimes, grace: RefreshGrace::default() }
+        Self {
+            codec,
+            id_token_codec: None,
+            refresh_tokens,
+            clock,
+            lifetimes,
+            grace: RefreshGrace::default(),
+            metrics: Metrics::disabled(),
+        }
     }
 
     /// The same issuer with the concurrent-refresh grace window `grace`
@@ -120,6 +130,13 @@ impl TokenIssuer {
     /// The concurrent-refresh grace window.
     pub fn refresh_grace(&self) -> RefreshGrace {
         self.grace
+    }
+
+    /// The same issuer, counting the tokens it issues (by kind) and the
+    /// refresh replays it detects in `metrics`.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// The same issuer, signing OpenID Connect ID tokens with `codec` (the
@@ -172,7 +189,9 @@ impl TokenIssuer {
             .id_token_codec
             .as_deref()
             .ok_or_else(|| ServiceError::Internal("no ID-token signing key is configured".into()))?;
-        codec.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))
+        let token = codec.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        self.metrics.tokens_issued(TokenKind::IdToken, 1);
+        Ok(token)
     }
 
     /// A login session token for `user`, tied to the password whose stamp is
@@ -182,7 +201,9 @@ impl TokenIssuer {
             password_stamp: Some(stamp.as_str().to_owned()),
             ..Claims::new(TokenType::Session, user.0, self.now(), self.lifetimes.session_secs)
         };
-        Ok((Redacted(self.sign(&claims)?), claims))
+        let token = Redacted(self.sign(&claims)?);
+        self.metrics.tokens_issued(TokenKind::Session, 1);
+        Ok((token, claims))
     }
 
     /// Signs an access and a refresh token for `user` in `audience`'s lane
@@ -242,6 +263,13 @@ impl TokenIssuer {
                     rotation => self.rotated_or_revoked(rotation, user).await?,
                 }
             }
+        }
+        let kinds = match audience {
+            Audience::FirstParty => [TokenKind::Access, TokenKind::Refresh],
+            Audience::Client { .. } => [TokenKind::OAuthAccess, TokenKind::OAuthRefresh],
+        };
+        for kind in kinds {
+            self.metrics.tokens_issued(kind, 1);
         }
         Ok(IssuedPair { access, refresh, access_claims, refresh_claims })
     }
@@ -304,8 +332,7 @@ impl TokenIssuer {
             Rotation::Rotated => Ok(()),
             Rotation::Refused | Rotation::Repeated { .. } => Err(TokenError::Revoked.into()),
             Rotation::Replayed { family } => {
-                // Metrics: a refresh replay detected (the family is revoked)
-                // is counted here.
+                self.metrics.refresh_replay();
                 let revoked = self.refresh_tokens.revoke_family(&family).await?;
                 tracing::warn!(
                     user = user.0,

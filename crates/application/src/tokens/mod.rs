@@ -21,6 +21,7 @@ pub use crate::credentials::AuthenticatedUser;
 use crate::credentials::CredentialCheck;
 use crate::error::ServiceError;
 use crate::hashing::PasswordHasher;
+use crate::metrics::{LoginForm, Metrics, Upstream};
 use crate::throttle::LoginThrottle;
 pub use issuer::{Audience, IssuedPair, Recording, TokenIssuer};
 
@@ -62,6 +63,7 @@ pub struct TokenService {
     users: Arc<dyn UserRepository>,
     user_data: Arc<dyn UserDataSource>,
     config: TokenServiceConfig,
+    metrics: Metrics,
 }
 
 impl std::fmt::Debug for TokenService {
@@ -90,7 +92,29 @@ impl TokenService {
         let issuer =
             TokenIssuer::new(codec, refresh_tokens, clock, config.lifetimes).with_refresh_grace(config.refresh_grace);
         let credentials = CredentialCheck::new(Arc::clone(&users), hasher, LoginThrottle::default());
-        Self { issuer: Arc::new(issuer), credentials: Arc::new(credentials), users, user_data, config }
+        Self {
+            issuer: Arc::new(issuer),
+            credentials: Arc::new(credentials),
+            users,
+            user_data,
+            config,
+            metrics: Metrics::disabled(),
+        }
+    }
+
+    /// The same service, counting logins and upstream calls in `metrics`,
+    /// and its issuer the tokens it issues and the refresh replays (the
+    /// OAuth2 service counts through it too).
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        let issuer = TokenIssuer::clone(&self.issuer);
+        self.issuer = Arc::new(issuer.with_metrics(metrics.clone()));
+        self.metrics = metrics;
+        self
+    }
+
+    /// Where the token and login use cases count.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The same service with brute-force limits on its credential checks
@@ -167,7 +191,9 @@ impl TokenService {
         password: SecretString,
         from: Option<ClientAddress>,
     ) -> Result<TokenPair, ServiceError> {
-        let account = self.check_credentials(username, password, from).await?;
+        let checked = self.check_credentials(username, password, from).await;
+        self.metrics.login(LoginForm::Pair, &checked);
+        let account = checked?;
         if account.must_change_password {
             return Err(ServiceError::PasswordChangeRequired);
         }
@@ -256,7 +282,10 @@ impl TokenService {
         if !self.is_active_user(UserId(claims.user_id)).await? {
             return Err(ServiceError::UnknownUser);
         }
-        Ok(self.user_data.fetch(&path, access_token).await?)
+        let started = std::time::Instant::now();
+        let fetched = self.user_data.fetch(&path, access_token).await;
+        self.metrics.upstream_call(Upstream::UserData, started.elapsed(), &fetched);
+        Ok(fetched?)
     }
 
     /// The stored user data of the active user holding `access_token` (what
