@@ -23,6 +23,9 @@ async fn app_with_metrics() -> TestApp {
         s.cnes_base_url = Some(format!("{base}/cnes"));
         s.cdp_base_url = Some(format!("{base}/cdp"));
         s.metrics_enabled = Some(true);
+        // A replay is a replay at once (no concurrent-refresh grace), so
+        // that the test can count one.
+        s.refresh_grace_secs = 0;
     })
     .await
 }
