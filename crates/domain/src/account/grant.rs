@@ -43,7 +43,7 @@ mod tests {
             ("receita_federal", "receita_federal cnes", false),
             ("", "formacao_academica", false),
             ("cpf email", "experiencia_profissional", false),
-            ("", "openid profile email", true),
+            ("", "openid dados_publicos email", true),
             ("cnes", "openid cnes", true),
             ("", "openid cnes", false),
             (
