@@ -41,6 +41,7 @@ pub async fn seed_client(pool: &PgPool, hasher: &PasswordHasher, redirect_uri: &
         name: "Aplicação de demonstração".into(),
         secret_hash: Some(secret_hash),
         redirect_uris: vec![redirect_uri.to_owned()],
+        post_logout_redirect_uris: vec![],
         confidential: true,
         require_pkce: false,
         enabled_scopes: ScopeSet::all(),

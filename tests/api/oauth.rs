@@ -54,6 +54,7 @@ pub(crate) async fn register_clients(app: &TestApp) -> i64 {
                 name: "Portal do Servidor".into(),
                 secret_hash: Some(secret_hash),
                 redirect_uris: vec![PORTAL_URI.into()],
+                post_logout_redirect_uris: vec![],
                 confidential: true,
                 require_pkce: false,
                 enabled_scopes: ScopeSet::parse_strict("cnes formacao_academica").expect("known"),
@@ -71,6 +72,7 @@ pub(crate) async fn register_clients(app: &TestApp) -> i64 {
                 name: "Painel <SPA>".into(),
                 secret_hash: None,
                 redirect_uris: vec![SPA_URI.into()],
+                post_logout_redirect_uris: vec![],
                 confidential: false,
                 require_pkce: true,
                 enabled_scopes: ScopeSet::parse_strict("cnes").expect("known"),
@@ -103,6 +105,8 @@ pub(crate) async fn store_portal_code(app: &TestApp, user: i64, code: &str, expi
                 scopes: ScopeSet::required(),
                 code_challenge: None,
                 expires_at,
+                nonce: None,
+                auth_time: None,
             },
         })
         .await

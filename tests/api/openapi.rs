@@ -236,6 +236,7 @@ async fn register_confidential_client(app: &TestApp) {
                 name: "Host".into(),
                 secret_hash: Some(secret_hash),
                 redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+                post_logout_redirect_uris: vec![],
                 confidential: true,
                 require_pkce: false,
                 enabled_scopes: ScopeSet::parse_strict(ALL).expect("known scopes"),

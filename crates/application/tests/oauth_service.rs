@@ -55,6 +55,7 @@ fn clients() -> HashMap<String, OAuthClient> {
         name: "Portal <do> Servidor".into(),
         secret_hash: Some(hash("s3cret")),
         redirect_uris: vec![PORTAL_URI.into()],
+        post_logout_redirect_uris: vec![],
         confidential: true,
         require_pkce: false,
         enabled_scopes: ScopeSet::parse_strict("cnes receita_federal").expect("known"),
@@ -66,6 +67,7 @@ fn clients() -> HashMap<String, OAuthClient> {
         name: "SPA".into(),
         secret_hash: None,
         redirect_uris: vec![SPA_URI.into()],
+        post_logout_redirect_uris: vec![],
         confidential: false,
         require_pkce: true,
         enabled_scopes: ScopeSet::parse_strict("cnes").expect("known"),
@@ -315,6 +317,8 @@ fn params(client: &str, redirect: &str, scope: &str) -> AuthorizationParams {
         code_challenge: None,
         code_challenge_method: None,
         prompt: None,
+        nonce: None,
+        max_age: None,
     }
 }
 

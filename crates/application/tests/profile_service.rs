@@ -225,6 +225,7 @@ fn client_enabling(scopes: &'static str) -> MockOAuthClientRepository {
             name: "Host".into(),
             secret_hash: None,
             redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+            post_logout_redirect_uris: vec![],
             confidential: false,
             require_pkce: true,
             enabled_scopes: ScopeSet::parse_strict(scopes).expect("known"),

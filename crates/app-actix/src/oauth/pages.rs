@@ -102,6 +102,8 @@ mod tests {
             code_challenge: None,
             code_challenge_method: None,
             prompt: None,
+            nonce: None,
+            max_age: None,
         }
     }
 

@@ -166,6 +166,7 @@ impl ClientAdminService {
             name: new.name.into_string(),
             secret_hash,
             redirect_uris: new.redirect_uris.into_vec(),
+            post_logout_redirect_uris: vec![],
             confidential: new.confidential,
             require_pkce: new.require_pkce,
             enabled_scopes: only_optional(new.scopes),
@@ -223,6 +224,7 @@ impl ClientAdminService {
         let update = OAuthClientUpdate {
             name: changes.name.map(ClientName::into_string),
             redirect_uris: changes.redirect_uris.map(RedirectUris::into_vec),
+            post_logout_redirect_uris: None,
             enabled_scopes: changes.scopes.map(only_optional),
             require_pkce: changes.require_pkce,
             secret_hash,

@@ -10,14 +10,17 @@
 //! async workers) and the token codec.
 
 mod authorize;
+mod oidc;
 
 pub use authorize::{AuthorizationStep, ConsentPrompt};
+pub use oidc::LogoutStep;
 
 use std::fmt;
 use std::sync::Arc;
 
 use credencial_domain::admin::LoginVia;
 use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
+use credencial_domain::oauth::discovery::IssuerUrl;
 use credencial_domain::oauth::{
     check_code_exchange, client_authentication, presented_client, random_token_text, refreshed_scopes,
     AuthorizationParams, ClientAuthentication, ClientId, CodeHash, GrantType, OAuthError, BAD_CLIENT,
@@ -50,6 +53,9 @@ pub struct LoginSession {
     /// The account's password was set by an administrator: until it is
     /// changed, the pages send the person to `/conta/senha/`.
     pub must_change_password: bool,
+    /// When the person logged in (Unix seconds): the session token's
+    /// `iat`, the ID token's `auth_time`, what `max_age` is measured from.
+    pub auth_time: i64,
 }
 
 impl LoginSession {
@@ -72,6 +78,7 @@ impl fmt::Debug for LoginSession {
         f.debug_struct("LoginSession")
             .field("user_id", &self.user_id)
             .field("must_change_password", &self.must_change_password)
+            .field("auth_time", &self.auth_time)
             .finish_non_exhaustive()
     }
 }
@@ -155,6 +162,9 @@ pub struct OAuthTokens {
     pub refresh_token: String,
     /// The access token's scopes, space-separated.
     pub scope: String,
+    /// The OpenID Connect ID token, when `openid` was granted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id_token: Option<String>,
 }
 
 impl fmt::Debug for OAuthTokens {
@@ -177,6 +187,7 @@ pub struct OAuthService {
     profiles: Arc<ProfileService>,
     clock: Arc<dyn Clock>,
     logins: Option<Arc<dyn LoginHistory>>,
+    issuer: Option<IssuerUrl>,
 }
 
 impl fmt::Debug for OAuthService {
@@ -201,7 +212,7 @@ impl OAuthService {
         profiles: Arc<ProfileService>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        Self { tokens, clients, codes, refresh_tokens, grants, profiles, clock, logins: None }
+        Self { tokens, clients, codes, refresh_tokens, grants, profiles, clock, logins: None, issuer: None }
     }
 
     /// The same service, recording every login of its login forms in
@@ -259,7 +270,8 @@ impl OAuthService {
             ..Claims::new(TokenType::Session, user.0, self.clock.now(), lifetime)
         };
         let token = self.tokens.codec().encode(&claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
-        let session = LoginSession { user_id: user, jti: claims.jti, must_change_password: false };
+        let session =
+            LoginSession { user_id: user, jti: claims.jti, must_change_password: false, auth_time: claims.iat };
         Ok(SignedSession { session, token, max_age_secs: lifetime })
     }
 
@@ -280,7 +292,7 @@ impl OAuthService {
         let Some(must_change_password) = self.tokens.session_is_current(user, stamp).await? else {
             return Ok(None);
         };
-        Ok(Some(LoginSession { user_id: user, jti: claims.jti, must_change_password }))
+        Ok(Some(LoginSession { user_id: user, jti: claims.jti, must_change_password, auth_time: claims.iat }))
     }
 
     /// A fresh random key for the login form's anti-forgery token (kept by
@@ -412,8 +424,9 @@ impl OAuthService {
             request.redirect_uri.as_deref(),
             request.code_verifier.as_deref(),
         )?;
-        let tokens =
-            self.issue(grant.user_id, &client.client_id, scopes, scopes, now, Issue::Start { family: &family }).await?;
+        let lane = Lane { client_id: &client.client_id, access_scopes: scopes, refresh_scopes: scopes };
+        let sign_in = SignIn { auth_time: grant.auth_time, nonce: grant.nonce.as_deref() };
+        let tokens = self.issue(grant.user_id, lane, sign_in, now, Issue::Start { family: &family }).await?;
         // The person may have revoked the client since the code was issued.
         // Checked after the family is recorded: a revocation that comes
         // later revokes it with the others, one that came first is seen here.
@@ -441,35 +454,33 @@ impl OAuthService {
         let granted = ScopeSet::parse_lenient(old.scope.as_deref().unwrap_or(""));
         let (refresh_scopes, access_scopes) =
             refreshed_scopes(granted, client.enabled_scopes, request.scope.as_deref())?;
-        self.issue(
-            UserId(old.user_id),
-            &client.client_id,
-            access_scopes,
-            refresh_scopes,
-            now,
-            Issue::Rotate { old_jti: &old.jti },
-        )
-        .await
+        let lane = Lane { client_id: &client.client_id, access_scopes, refresh_scopes };
+        // A refresh's ID token keeps the login's time and has no nonce.
+        let sign_in = SignIn { auth_time: old.auth_time, nonce: None };
+        self.issue(UserId(old.user_id), lane, sign_in, now, Issue::Rotate { old_jti: &old.jti }).await
     }
 
     /// Signs an access and a refresh token and records the refresh token:
     /// as the first of a family, or in place of the current one, atomically;
     /// a refresh token that is no longer current is `invalid_grant` (and
-    /// revokes its family if it had been rotated before).
+    /// revokes its family if it had been rotated before). With `openid` in
+    /// the access token's scopes, an ID token goes with them (OpenID
+    /// Connect Core §3.1.3.3, §12.2).
     async fn issue(
         &self,
         user: UserId,
-        client_id: &ClientId,
-        access_scopes: ScopeSet,
-        refresh_scopes: ScopeSet,
+        lane: Lane<'_>,
+        sign_in: SignIn<'_>,
         now: i64,
         how: Issue<'_>,
     ) -> Result<OAuthTokens, ServiceError> {
+        let Lane { client_id, access_scopes, refresh_scopes } = lane;
         let lifetimes = self.tokens.lifetimes();
         let claims = |token_type, scopes: ScopeSet| Claims {
             scope: Some(scopes.to_scope_string()),
             client_id: Some(client_id.as_str().to_owned()),
             aud: Some(client_id.as_str().to_owned()),
+            auth_time: sign_in.auth_time.filter(|_| scopes.has_openid()),
             ..Claims::new(token_type, user.0, now, lifetimes.of(token_type))
         };
         let access = claims(TokenType::Access, access_scopes);
@@ -489,14 +500,42 @@ impl OAuthService {
                 }
             }
         }
+        let id_token = match access_scopes.has_openid() {
+            true => Some(self.id_token(oidc::IdTokenFor {
+                user,
+                client_id,
+                auth_time: sign_in.auth_time,
+                nonce: sign_in.nonce,
+                access_token: &access_token,
+            })?),
+            false => None,
+        };
         Ok(OAuthTokens {
             access_token,
             token_type: BEARER,
             expires_in: lifetimes.access_secs,
             refresh_token,
             scope: access_scopes.to_scope_string(),
+            id_token,
         })
     }
+}
+
+/// The client lane of a pair: the client and each token's scopes.
+#[derive(Debug, Clone, Copy)]
+struct Lane<'a> {
+    client_id: &'a ClientId,
+    access_scopes: ScopeSet,
+    refresh_scopes: ScopeSet,
+}
+
+/// What the ID token of a pair says of the login.
+#[derive(Debug, Clone, Copy)]
+struct SignIn<'a> {
+    /// When the person logged in, if known.
+    auth_time: Option<i64>,
+    /// The authorization request's nonce (code exchange only).
+    nonce: Option<&'a str>,
 }
 
 /// How [`OAuthService::issue`] records the new refresh token.
@@ -530,8 +569,10 @@ fn present(value: &Option<String>) -> Option<&str> {
     value.as_deref().filter(|v| !v.is_empty())
 }
 
-/// The request values a consent token is bound to, in a fixed order.
-fn bound_values(params: &AuthorizationParams) -> [&str; 7] {
+/// The request values a consent token is bound to, in a fixed order: all
+/// that the approval decides on (the OpenID Connect `nonce` goes into the
+/// ID token; `prompt` and `max_age` decide what is shown).
+fn bound_values(params: &AuthorizationParams) -> [&str; 10] {
     fn v(o: &Option<String>) -> &str {
         o.as_deref().unwrap_or("")
     }
@@ -543,5 +584,8 @@ fn bound_values(params: &AuthorizationParams) -> [&str; 7] {
         v(&params.state),
         v(&params.code_challenge),
         v(&params.code_challenge_method),
+        v(&params.prompt),
+        v(&params.nonce),
+        v(&params.max_age),
     ]
 }

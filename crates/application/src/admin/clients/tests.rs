@@ -19,6 +19,7 @@ fn stored(client_id: &str, confidential: bool) -> OAuthClient {
         name: "Portal".into(),
         secret_hash: confidential.then(|| "pbkdf2_sha256$1000$salt$hash".to_owned()),
         redirect_uris: vec!["https://a.example/cb".into()],
+        post_logout_redirect_uris: vec![],
         confidential,
         require_pkce: false,
         enabled_scopes: ScopeSet::empty(),
