@@ -144,7 +144,6 @@ impl Application {
             Arc::clone(&tokens),
             Arc::new(PgOAuthClientRepository::new(pool.clone())),
             Arc::new(PgAuthorizationCodeStore::new(pool.clone())),
-            Arc::clone(&refresh_tokens),
             grant_store.clone(),
             Arc::clone(&profiles),
             Arc::clone(&clock),

@@ -132,7 +132,7 @@ impl AccountEditService {
             return Ok(PasswordOutcome::Refused(errors));
         }
         let throttle = self.tokens.throttle();
-        let hasher = self.tokens.hasher();
+        let hasher = self.tokens.credentials().hasher();
         let subject = Subject::Username(&credentials.username);
         let stored = Some(credentials.password_hash);
         if !throttle.verify(hasher, subject, from, stored, current, true).await? {

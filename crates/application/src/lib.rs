@@ -5,6 +5,7 @@ pub mod account;
 pub mod account_edit;
 pub mod admin;
 pub mod client_login;
+pub mod credentials;
 pub mod error;
 pub mod grants;
 pub mod hashing;
@@ -28,6 +29,7 @@ pub use client_login::{
     CallbackResult, ClientLoginConfig, ClientLoginError, ClientLoginService, HostLogin, LoginStart, PendingLogin,
     SealedValue,
 };
+pub use credentials::{AuthenticatedUser, CredentialCheck};
 pub use error::ServiceError;
 pub use grants::{AccessReport, GrantService};
 pub use hashing::{HashSlot, PasswordHasher};
@@ -42,4 +44,6 @@ pub use scope_cache::{ScopeCache, ScopeTtls};
 pub use signup::{SignupOutcome, SignupService};
 pub use tax_id_validation::{TaxIdValidationService, ValidationOutcome, ValidationState};
 pub use throttle::LoginThrottle;
-pub use tokens::{AuthenticatedUser, RefreshedPair, TokenPair, TokenService, TokenServiceConfig};
+pub use tokens::{
+    Audience, IssuedPair, Recording, RefreshedPair, TokenIssuer, TokenPair, TokenService, TokenServiceConfig,
+};

@@ -65,7 +65,7 @@ impl SignupService {
         from: Option<ClientAddress>,
     ) -> Result<SignupOutcome, ServiceError> {
         let throttle = self.tokens.throttle();
-        let hasher = self.tokens.hasher();
+        let hasher = self.tokens.credentials().hasher();
         throttle.check_address(from).await?;
         let slot = hasher.slot().await?;
         // Failures recorded while this attempt waited for its slot count.

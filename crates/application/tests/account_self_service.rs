@@ -216,7 +216,6 @@ fn world() -> World {
         Arc::clone(&tokens),
         Arc::new(MockOAuthClientRepository::new()),
         Arc::new(MockAuthorizationCodeStore::new()),
-        refresh.clone(),
         Arc::new(credencial_ports::account::MockGrantRepository::new()),
         profiles,
         clock,
@@ -248,7 +247,7 @@ fn registration(cpf: &str, email: &str, username: &str) -> Registration {
 /// Signs carla up (CPF 529.982.247-25) and returns her session token.
 async fn carla(w: &World) -> (UserId, String) {
     match w.signup.sign_up(registration(CPF, "carla@x.gov.br", "carla"), secret(PASSWORD), here()).await {
-        Ok(SignupOutcome::SignedIn(signed)) => (signed.session.user_id, signed.token),
+        Ok(SignupOutcome::SignedIn(signed)) => (signed.session.user_id, signed.token.into_inner()),
         other => panic!("not signed up: {other:?}"),
     }
 }

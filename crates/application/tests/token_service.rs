@@ -209,8 +209,8 @@ async fn refresh_rotates_the_old_jti_and_returns_a_new_pair() {
 
     let pair = service.refresh(&old_token).await.expect("refresh");
 
-    assert_ne!(pair.refresh, old_token);
-    assert_ne!(pair.access, old_token);
+    assert_ne!(pair.refresh.as_str(), old_token);
+    assert_ne!(pair.access.as_str(), old_token);
     let access = decode(&pair.access);
     assert_eq!(access.token_type, TokenType::Access);
     assert_eq!(access.user_id, USER);

@@ -26,10 +26,10 @@ use credencial_domain::oauth::{
     AuthorizationParams, ClientAuthentication, ClientId, CodeHash, GrantType, OAuthError, BAD_CLIENT,
 };
 use credencial_domain::throttle::ClientAddress;
-use credencial_domain::{Claims, PasswordStamp, ScopeSet, TokenType, UserId};
+use credencial_domain::{PasswordStamp, Redacted, ScopeSet, TokenType, UserId};
 use credencial_ports::account::GrantRepository;
 use credencial_ports::{
-    AuthorizationCodeStore, Clock, LoginHistory, NewRefreshToken, OAuthClient, OAuthClientRepository, RefreshTokenStore,
+    AuthorizationCodeStore, Clock, LoginHistory, OAuthClient, OAuthClientRepository,
 };
 use rand::RngCore;
 use secrecy::SecretString;
@@ -37,19 +37,19 @@ use serde::Serialize;
 
 use crate::error::ServiceError;
 use crate::profile::ProfileService;
-use crate::tokens::{rotated_or_revoked, TokenService};
+use crate::tokens::{Audience, Recording, TokenService};
 
 /// The `token_type` of every OAuth2 token response.
 pub const BEARER: &str = "Bearer";
 
 /// A user's login session at the authorization endpoint (read from the
 /// session cookie). `Debug` does not show the session id.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoginSession {
     /// The logged-in user.
     pub user_id: UserId,
     /// The session token's `jti`: the key of the consent form's token.
-    jti: String,
+    jti: Redacted<String>,
     /// The account's password was set by an administrator: until it is
     /// changed, the pages send the person to `/conta/senha/`.
     pub must_change_password: bool,
@@ -73,36 +73,16 @@ impl LoginSession {
     }
 }
 
-impl fmt::Debug for LoginSession {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LoginSession")
-            .field("user_id", &self.user_id)
-            .field("must_change_password", &self.must_change_password)
-            .field("auth_time", &self.auth_time)
-            .finish_non_exhaustive()
-    }
-}
-
 /// A session just opened by the login form: the session and the signed
 /// token to keep in the cookie. `Debug` does not show the token.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct SignedSession {
     /// The session.
     pub session: LoginSession,
     /// The session JWT (`token_type` `session`).
-    pub token: String,
+    pub token: Redacted<String>,
     /// How long the token lives, in seconds (the cookie's `Max-Age`).
     pub max_age_secs: i64,
-}
-
-impl fmt::Debug for SignedSession {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SignedSession")
-            .field("session", &self.session)
-            .field("token", &"[redacted]")
-            .field("max_age_secs", &self.max_age_secs)
-            .finish()
-    }
 }
 
 /// A token request as received (form fields and the `Authorization`
@@ -150,31 +130,21 @@ impl fmt::Debug for TokenRequest {
 }
 
 /// A successful token response (RFC 6749 §5.1). `Debug` hides the tokens.
-#[derive(Clone, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct OAuthTokens {
     /// The access token: a JWT with `scope` and `client_id` claims.
-    pub access_token: String,
+    pub access_token: Redacted<String>,
     /// Always `Bearer`.
     pub token_type: &'static str,
     /// Seconds the access token lives.
     pub expires_in: i64,
     /// The refresh token: single use, rotated on every refresh.
-    pub refresh_token: String,
+    pub refresh_token: Redacted<String>,
     /// The access token's scopes, space-separated.
     pub scope: String,
     /// The OpenID Connect ID token, when `openid` was granted.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub id_token: Option<String>,
-}
-
-impl fmt::Debug for OAuthTokens {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OAuthTokens")
-            .field("token_type", &self.token_type)
-            .field("expires_in", &self.expires_in)
-            .field("scope", &self.scope)
-            .finish_non_exhaustive()
-    }
+    pub id_token: Option<Redacted<String>>,
 }
 
 /// The authorization endpoint's and token endpoint's use cases.
@@ -182,7 +152,6 @@ pub struct OAuthService {
     tokens: Arc<TokenService>,
     clients: Arc<dyn OAuthClientRepository>,
     codes: Arc<dyn AuthorizationCodeStore>,
-    refresh_tokens: Arc<dyn RefreshTokenStore>,
     grants: Arc<dyn GrantRepository>,
     profiles: Arc<ProfileService>,
     clock: Arc<dyn Clock>,
@@ -197,9 +166,9 @@ impl fmt::Debug for OAuthService {
 }
 
 impl OAuthService {
-    /// A service over the token service (credential checks, codec and
-    /// lifetimes), the client registry, the code store, the refresh-token
-    /// store (the one the token service uses), the stored grants, the
+    /// A service over the token service (its credential check and its
+    /// token issuer, which records refresh tokens), the client registry,
+    /// the code store, the stored grants, the
     /// profile service (CNES supplementation on authorization) and the
     /// clock. Client secrets are checked through the token service, on its
     /// hashing threads.
@@ -207,12 +176,11 @@ impl OAuthService {
         tokens: Arc<TokenService>,
         clients: Arc<dyn OAuthClientRepository>,
         codes: Arc<dyn AuthorizationCodeStore>,
-        refresh_tokens: Arc<dyn RefreshTokenStore>,
         grants: Arc<dyn GrantRepository>,
         profiles: Arc<ProfileService>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        Self { tokens, clients, codes, refresh_tokens, grants, profiles, clock, logins: None, issuer: None }
+        Self { tokens, clients, codes, grants, profiles, clock, logins: None, issuer: None }
     }
 
     /// The same service, recording every login of its login forms in
@@ -248,7 +216,7 @@ impl OAuthService {
         password: SecretString,
         from: Option<ClientAddress>,
     ) -> Result<SignedSession, ServiceError> {
-        let (user, stamp) = self.tokens.check_login(username, password, from).await?;
+        let (user, stamp) = self.tokens.credentials().check_login(username, password, from).await?;
         let mut signed = self.open_session(user.id, &stamp)?;
         signed.session.must_change_password = user.must_change_password;
         if let Some(logins) = &self.logins {
@@ -264,15 +232,14 @@ impl OAuthService {
     /// `stamp` (after a login, a sign-up or a password change). Errors:
     /// `Internal` when signing fails.
     pub(crate) fn open_session(&self, user: UserId, stamp: &PasswordStamp) -> Result<SignedSession, ServiceError> {
-        let lifetime = self.tokens.lifetimes().session_secs;
-        let claims = Claims {
-            password_stamp: Some(stamp.as_str().to_owned()),
-            ..Claims::new(TokenType::Session, user.0, self.clock.now(), lifetime)
+        let (token, claims) = self.tokens.issuer().session(user, stamp)?;
+        let session = LoginSession {
+            user_id: user,
+            jti: Redacted(claims.jti),
+            must_change_password: false,
+            auth_time: claims.iat,
         };
-        let token = self.tokens.codec().encode(&claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
-        let session =
-            LoginSession { user_id: user, jti: claims.jti, must_change_password: false, auth_time: claims.iat };
-        Ok(SignedSession { session, token, max_age_secs: lifetime })
+        Ok(SignedSession { session, token, max_age_secs: self.tokens.lifetimes().session_secs })
     }
 
     /// The session a session cookie holds: a valid, unexpired session
@@ -289,10 +256,10 @@ impl OAuthService {
             return Ok(None);
         };
         let user = UserId(claims.user_id);
-        let Some(must_change_password) = self.tokens.session_is_current(user, stamp).await? else {
+        let Some(must_change_password) = self.tokens.credentials().session_is_current(user, stamp).await? else {
             return Ok(None);
         };
-        Ok(Some(LoginSession { user_id: user, jti: claims.jti, must_change_password, auth_time: claims.iat }))
+        Ok(Some(LoginSession { user_id: user, jti: Redacted(claims.jti), must_change_password, auth_time: claims.iat }))
     }
 
     /// A fresh random key for the login form's anti-forgery token (kept by
@@ -389,8 +356,11 @@ impl OAuthService {
             _ => None,
         });
         let eligible = hash.is_some();
-        let valid =
-            self.tokens.check_client_secret(request.client_address, hash, SecretString::from(secret), eligible).await?;
+        let valid = self
+            .tokens
+            .credentials()
+            .check_client_secret(request.client_address, hash, SecretString::from(secret), eligible)
+            .await?;
         match found {
             Some(client) if valid => Ok(client),
             _ => Err(OAuthError::InvalidClient(BAD_CLIENT).into()),
@@ -406,7 +376,7 @@ impl OAuthService {
             // If this client redeemed the code before, the code was copied:
             // what it issued is revoked (RFC 6749 §4.1.2). A code that was
             // never redeemed by this client has no family: nothing happens.
-            let revoked = self.refresh_tokens.revoke_family(&family).await?;
+            let revoked = self.tokens.issuer().refresh_tokens().revoke_family(&family).await?;
             if revoked > 0 {
                 tracing::warn!(
                     client_id = client.client_id.as_str(),
@@ -426,12 +396,12 @@ impl OAuthService {
         )?;
         let lane = Lane { client_id: &client.client_id, access_scopes: scopes, refresh_scopes: scopes };
         let sign_in = SignIn { auth_time: grant.auth_time, nonce: grant.nonce.as_deref() };
-        let tokens = self.issue(grant.user_id, lane, sign_in, now, Issue::Start { family: &family }).await?;
+        let tokens = self.issue(grant.user_id, lane, sign_in, Recording::Start { family: &family }).await?;
         // The person may have revoked the client since the code was issued.
         // Checked after the family is recorded: a revocation that comes
         // later revokes it with the others, one that came first is seen here.
         if !self.grants.is_granted(grant.user_id, &client.client_id).await? {
-            self.refresh_tokens.revoke_family(&family).await?;
+            self.tokens.issuer().refresh_tokens().revoke_family(&family).await?;
             return Err(OAuthError::InvalidGrant("the user revoked this client's access".into()).into());
         }
         Ok(tokens)
@@ -457,64 +427,46 @@ impl OAuthService {
         let lane = Lane { client_id: &client.client_id, access_scopes, refresh_scopes };
         // A refresh's ID token keeps the login's time and has no nonce.
         let sign_in = SignIn { auth_time: old.auth_time, nonce: None };
-        self.issue(UserId(old.user_id), lane, sign_in, now, Issue::Rotate { old_jti: &old.jti }).await
+        self.issue(UserId(old.user_id), lane, sign_in, Recording::Rotate { old_jti: &old.jti }).await
     }
 
-    /// Signs an access and a refresh token and records the refresh token:
-    /// as the first of a family, or in place of the current one, atomically;
-    /// a refresh token that is no longer current is `invalid_grant` (and
-    /// revokes its family if it had been rotated before). With `openid` in
-    /// the access token's scopes, an ID token goes with them (OpenID
-    /// Connect Core §3.1.3.3, §12.2).
+    /// Issues the client's pair through the one token issuer (recorded as
+    /// `recording` says) and shapes the RFC 6749 answer; a refresh token
+    /// that is no longer current is `invalid_grant` (and revoked its family
+    /// if it had been rotated before). With `openid` in the access token's
+    /// scopes, an ID token goes with them (OpenID Connect Core §3.1.3.3,
+    /// §12.2).
     async fn issue(
         &self,
         user: UserId,
         lane: Lane<'_>,
         sign_in: SignIn<'_>,
-        now: i64,
-        how: Issue<'_>,
+        recording: Recording<'_>,
     ) -> Result<OAuthTokens, ServiceError> {
         let Lane { client_id, access_scopes, refresh_scopes } = lane;
-        let lifetimes = self.tokens.lifetimes();
-        let claims = |token_type, scopes: ScopeSet| Claims {
-            scope: Some(scopes.to_scope_string()),
-            client_id: Some(client_id.as_str().to_owned()),
-            aud: Some(client_id.as_str().to_owned()),
-            auth_time: sign_in.auth_time.filter(|_| scopes.has_openid()),
-            ..Claims::new(token_type, user.0, now, lifetimes.of(token_type))
-        };
-        let access = claims(TokenType::Access, access_scopes);
-        let refresh = claims(TokenType::Refresh, refresh_scopes);
-        let sign = |c: &Claims| self.tokens.codec().encode(c).map_err(|e| ServiceError::Internal(e.to_string()));
-        let access_token = sign(&access)?;
-        let refresh_token = sign(&refresh)?;
-        let record = NewRefreshToken { jti: refresh.jti.clone(), user_id: user, expires_at: refresh.exp };
-        match how {
-            Issue::Start { family } => self.refresh_tokens.record(record, family).await?,
-            Issue::Rotate { old_jti } => {
-                let rotation = self.refresh_tokens.rotate(old_jti, user, record).await?;
-                if !rotated_or_revoked(self.refresh_tokens.as_ref(), rotation, user).await? {
-                    return Err(
-                        OAuthError::InvalidGrant("refresh token was already used or has been revoked".into()).into()
-                    );
-                }
+        let auth_time = sign_in.auth_time.filter(|_| refresh_scopes.has_openid());
+        let audience = Audience::Client { client_id, access_scopes, refresh_scopes, auth_time };
+        let issued = match self.tokens.issuer().issue_pair(user, audience, recording).await {
+            Err(ServiceError::InvalidToken(_)) => {
+                return Err(OAuthError::InvalidGrant("refresh token was already used or has been revoked".into()).into())
             }
-        }
+            other => other?,
+        };
         let id_token = match access_scopes.has_openid() {
-            true => Some(self.id_token(oidc::IdTokenFor {
+            true => Some(Redacted(self.id_token(oidc::IdTokenFor {
                 user,
                 client_id,
                 auth_time: sign_in.auth_time,
                 nonce: sign_in.nonce,
-                access_token: &access_token,
-            })?),
+                access_token: &issued.access,
+            })?)),
             false => None,
         };
         Ok(OAuthTokens {
-            access_token,
+            access_token: issued.access,
             token_type: BEARER,
-            expires_in: lifetimes.access_secs,
-            refresh_token,
+            expires_in: self.tokens.lifetimes().access_secs,
+            refresh_token: issued.refresh,
             scope: access_scopes.to_scope_string(),
             id_token,
         })
@@ -536,14 +488,6 @@ struct SignIn<'a> {
     auth_time: Option<i64>,
     /// The authorization request's nonce (code exchange only).
     nonce: Option<&'a str>,
-}
-
-/// How [`OAuthService::issue`] records the new refresh token.
-enum Issue<'a> {
-    /// As the first of `family` (a code exchange).
-    Start { family: &'a str },
-    /// In place of the current token `old_jti`, in its family.
-    Rotate { old_jti: &'a str },
 }
 
 /// The refresh-token family an authorization code starts: the client and

@@ -12,7 +12,7 @@ use credencial_domain::oauth::discovery::{EndpointPaths, IssuerUrl, ProviderMeta
 use credencial_domain::oauth::id_token::{logout_hint, HintClaims, IdTokenClaims, IdTokenFacts, LogoutHint};
 use credencial_domain::oauth::logout::{logout_client, post_logout_location, LogoutParams};
 use credencial_domain::oauth::{ClientId, OAuthError};
-use credencial_domain::{JwtAlgorithm, TokenCodec, UserId};
+use credencial_domain::{TokenCodec, UserId};
 
 use super::{serving_client, LoginSession, OAuthService};
 use crate::error::ServiceError;
@@ -78,13 +78,10 @@ impl OAuthService {
         self.issuer().is_some()
     }
 
-    /// The codec of ID tokens: the provider's asymmetric key. Until the
-    /// provider has a key of its own, the service's codec when it signs
-    /// with RS256 or ES256 (an HS256 secret cannot sign an ID token a
-    /// client can verify).
+    /// The codec of ID tokens: the provider's asymmetric key (the token
+    /// issuer's).
     fn id_token_codec(&self) -> Option<&TokenCodec> {
-        let codec = self.tokens.codec();
-        (codec.algorithm() != JwtAlgorithm::HS256).then_some(codec)
+        self.tokens.issuer().id_token_codec()
     }
 
     /// The discovery document, with the endpoints at `paths`; `None` when
@@ -99,7 +96,7 @@ impl OAuthService {
     /// Errors: `Internal` when OpenID Connect is off (callers check first)
     /// or signing fails.
     pub(crate) fn id_token(&self, to: IdTokenFor<'_>) -> Result<String, ServiceError> {
-        let (Some(issuer), Some(codec)) = (self.issuer(), self.id_token_codec()) else {
+        let Some(issuer) = self.issuer() else {
             return Err(ServiceError::Internal("an ID token without an issuer or a key".into()));
         };
         let claims = IdTokenClaims::new(IdTokenFacts {
@@ -112,7 +109,7 @@ impl OAuthService {
             nonce: to.nonce,
             access_token: to.access_token,
         });
-        codec.encode(&claims).map_err(|e| ServiceError::Internal(e.to_string()))
+        self.tokens.issuer().sign_id_token(&claims)
     }
 
     /// What an `id_token_hint` names: one of our ID tokens (its signature

@@ -1,0 +1,148 @@
+//! The one credential check: a username (or CPF) and a password, a client
+//! secret, a login session's password stamp — against the user store, on
+//! the hashing threads, under the brute-force limits. `pair`, every login
+//! form, the OAuth2 token endpoint's client authentication and the
+//! account pages that ask for the current password all check through it.
+
+use std::fmt;
+use std::sync::Arc;
+
+use credencial_domain::throttle::{ClientAddress, Subject};
+use credencial_domain::{Cpf, PasswordStamp, UserId, Username};
+use credencial_ports::UserRepository;
+use secrecy::SecretString;
+
+use crate::error::ServiceError;
+use crate::hashing::PasswordHasher;
+use crate::throttle::LoginThrottle;
+
+/// A user whose username and password were checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthenticatedUser {
+    /// Primary key.
+    pub id: UserId,
+    /// The username as stored.
+    pub username: String,
+    /// The password was set by an administrator and must be changed
+    /// before the account is used.
+    pub must_change_password: bool,
+}
+
+/// Checks credentials against the user store, off the async workers and
+/// under the brute-force limits.
+#[derive(Clone)]
+pub struct CredentialCheck {
+    users: Arc<dyn UserRepository>,
+    hasher: PasswordHasher,
+    throttle: LoginThrottle,
+}
+
+impl fmt::Debug for CredentialCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CredentialCheck").field("throttle", &self.throttle).finish_non_exhaustive()
+    }
+}
+
+impl CredentialCheck {
+    /// A check over the user store, the hashing threads and the limits.
+    pub fn new(users: Arc<dyn UserRepository>, hasher: PasswordHasher, throttle: LoginThrottle) -> Self {
+        Self { users, hasher, throttle }
+    }
+
+    /// The brute-force limits.
+    pub fn throttle(&self) -> &LoginThrottle {
+        &self.throttle
+    }
+
+    /// The hashing threads (for the use cases that set passwords).
+    pub fn hasher(&self) -> &PasswordHasher {
+        &self.hasher
+    }
+
+    /// Whether `secret` matches a client's stored `hash` and the client may
+    /// use a secret at all (`eligible`), for the OAuth2 endpoints: on the
+    /// same hashing slots and under the same limits as passwords, so that
+    /// the address limit holds across `pair` and `/oauth/token/`.
+    /// Errors: as [`LoginThrottle::verify`].
+    pub async fn check_client_secret(
+        &self,
+        from: Option<ClientAddress>,
+        hash: Option<String>,
+        secret: SecretString,
+        eligible: bool,
+    ) -> Result<bool, ServiceError> {
+        self.throttle.verify(&self.hasher, Subject::ClientSecret, from, hash, secret, eligible).await
+    }
+
+    /// Checks a username (or a CPF, with or without punctuation) and a
+    /// password (on the hashing threads) sent from `from`. Unknown users,
+    /// wrong passwords and inactive accounts all answer
+    /// `InvalidCredentials` after the same hashing work (one look-up either
+    /// way), and count as failures against the login typed (a CPF by its
+    /// digits) and the address; while either is limited, every attempt
+    /// answers `Throttled` without hashing.
+    pub async fn check_credentials(
+        &self,
+        username: &str,
+        password: SecretString,
+        from: Option<ClientAddress>,
+    ) -> Result<AuthenticatedUser, ServiceError> {
+        Ok(self.check_login(username, password, from).await?.0)
+    }
+
+    /// [`check_credentials`](Self::check_credentials), with the stamp of
+    /// the password hash the check passed against (what a login session
+    /// carries).
+    pub async fn check_login(
+        &self,
+        username: &str,
+        password: SecretString,
+        from: Option<ClientAddress>,
+    ) -> Result<(AuthenticatedUser, PasswordStamp), ServiceError> {
+        // Text that is a CPF finds the account by CPF (unless a username is
+        // exactly that text). A username that cannot exist (empty, too
+        // long, control characters such as NUL, which PostgreSQL refuses in
+        // text) is never looked up, but costs the same hashing work as any
+        // other miss.
+        let cpf = Cpf::parse(username).ok();
+        let found = match (&cpf, Username::parse(username)) {
+            (Some(cpf), _) => self.users.find_credentials_for_cpf(cpf, username).await?,
+            (None, Ok(valid)) => self.users.find_credentials(valid.as_str()).await?,
+            (None, Err(_)) => None,
+        };
+        // The failures of a CPF count under its digits, however it was
+        // punctuated.
+        let subject = Subject::Username(cpf.as_ref().map_or(username, Cpf::as_str));
+        let (hash, account) = match found {
+            Some(c) => (Some(c.password_hash.clone()), Some(c)),
+            None => (None, None),
+        };
+        let eligible = account.as_ref().is_some_and(|a| a.is_active);
+        let valid = self.throttle.verify(&self.hasher, subject, from, hash, password, eligible).await?;
+        match account {
+            Some(a) if valid => {
+                let stamp = PasswordStamp::of(&a.password_hash);
+                let user =
+                    AuthenticatedUser { id: a.id, username: a.username, must_change_password: a.must_change_password };
+                Ok((user, stamp))
+            }
+            _ => Err(ServiceError::InvalidCredentials),
+        }
+    }
+
+    /// Whether the account `user` exists, is active, and still has the
+    /// password whose stamp a login session carries (`stamp`): a session
+    /// opened before the password changed is over. `Some(must change the
+    /// password)` when it is current. Errors: `Storage`.
+    pub async fn session_is_current(&self, user: UserId, stamp: &str) -> Result<Option<bool>, ServiceError> {
+        let found = self.users.find_credentials_by_id(user).await?;
+        Ok(found
+            .filter(|c| c.is_active && PasswordStamp::of(&c.password_hash).matches(stamp))
+            .map(|c| c.must_change_password))
+    }
+
+    /// Whether the user with `id` exists and is active. Errors: `Storage`.
+    pub async fn is_active_user(&self, id: UserId) -> Result<bool, ServiceError> {
+        Ok(self.users.find_active_user_data(id).await?.is_some())
+    }
+}

@@ -1,0 +1,240 @@
+//! The one token issuer: every token the service hands out is signed here,
+//! and every refresh token is recorded and rotated here — the first-party
+//! pair (`pair`, `refresh`), the OAuth2 grants (authorization code, refresh
+//! token), the login session and the OpenID Connect ID token.
+//!
+//! The rules of what a token says live in the domain ([`Claims`]); this
+//! component applies them with the configured keys, lifetimes and the
+//! refresh-token store, so that the JWT routes and the OAuth2 provider can
+//! never drift apart in how they sign, record or rotate.
+
+use std::fmt;
+use std::sync::Arc;
+
+use credencial_domain::admin::LoginVia;
+use credencial_domain::oauth::ClientId;
+use credencial_domain::{
+    Claims, PasswordStamp, Redacted, ScopeSet, TokenCodec, TokenError, TokenLifetimes, TokenType, UserId,
+};
+use credencial_ports::{Clock, NewRefreshToken, RefreshTokenStore, Rotation};
+
+use crate::error::ServiceError;
+
+/// Whom a pair of tokens is for: the service's own users (the lane of
+/// `pair`/`refresh`), or a client application a person granted scopes to.
+#[derive(Debug, Clone, Copy)]
+pub enum Audience<'a> {
+    /// A first-party pair: no `aud`, no `client_id`, no `scope`.
+    FirstParty,
+    /// An OAuth2 pair for `client_id`: both tokens carry `aud` and
+    /// `client_id`; the access token `access_scopes`, the refresh token
+    /// `refresh_scopes` (what later refreshes may ask for).
+    Client {
+        /// The client the tokens are issued to.
+        client_id: &'a ClientId,
+        /// The access token's scopes.
+        access_scopes: ScopeSet,
+        /// The refresh token's scopes.
+        refresh_scopes: ScopeSet,
+        /// When the person logged in, on the tokens of an OpenID Connect
+        /// grant (a refresh's ID token keeps it).
+        auth_time: Option<i64>,
+    },
+}
+
+/// How the new refresh token is recorded.
+#[derive(Debug, Clone, Copy)]
+pub enum Recording<'a> {
+    /// A login (`pair`): a family of its own, named after its first token,
+    /// and an entry in the login history, in one statement.
+    Login(LoginVia),
+    /// The first token of `family` (an authorization-code exchange).
+    Start {
+        /// The family's name.
+        family: &'a str,
+    },
+    /// In place of the current token `old_jti`, in its family, atomically.
+    Rotate {
+        /// The `jti` of the refresh token presented.
+        old_jti: &'a str,
+    },
+}
+
+/// An access and a refresh token just issued, with their claims.
+#[derive(Debug, Clone)]
+pub struct IssuedPair {
+    /// The signed access token.
+    pub access: Redacted<String>,
+    /// The signed refresh token.
+    pub refresh: Redacted<String>,
+    /// What the access token says.
+    pub access_claims: Claims,
+    /// What the refresh token says.
+    pub refresh_claims: Claims,
+}
+
+/// Signs, records and rotates every token the service issues.
+#[derive(Clone)]
+pub struct TokenIssuer {
+    codec: Arc<TokenCodec>,
+    id_token_codec: Option<Arc<TokenCodec>>,
+    refresh_tokens: Arc<dyn RefreshTokenStore>,
+    clock: Arc<dyn Clock>,
+    lifetimes: TokenLifetimes,
+}
+
+impl fmt::Debug for TokenIssuer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenIssuer")
+            .field("codec", &self.codec)
+            .field("id_token_codec", &self.id_token_codec)
+            .field("lifetimes", &self.lifetimes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenIssuer {
+    /// An issuer signing with `codec`, recording refresh tokens in
+    /// `refresh_tokens`, with the given lifetimes. It signs no ID token
+    /// until given a key ([`with_id_token_codec`](Self::with_id_token_codec)).
+    pub fn new(
+        codec: Arc<TokenCodec>,
+        refresh_tokens: Arc<dyn RefreshTokenStore>,
+        clock: Arc<dyn Clock>,
+        lifetimes: TokenLifetimes,
+    ) -> Self {
+        Self { codec, id_token_codec: None, refresh_tokens, clock, lifetimes }
+    }
+
+    /// The same issuer, signing OpenID Connect ID tokens with `codec` (the
+    /// provider's asymmetric key).
+    pub fn with_id_token_codec(mut self, codec: Arc<TokenCodec>) -> Self {
+        self.id_token_codec = Some(codec);
+        self
+    }
+
+    /// The codec of the service's own tokens, for callers that verify them.
+    pub fn codec(&self) -> &TokenCodec {
+        &self.codec
+    }
+
+    /// The codec of ID tokens, when the provider has a key.
+    pub fn id_token_codec(&self) -> Option<&TokenCodec> {
+        self.id_token_codec.as_deref()
+    }
+
+    /// Whether ID tokens can be signed.
+    pub fn has_id_token_key(&self) -> bool {
+        self.id_token_codec.is_some()
+    }
+
+    /// The token lifetimes.
+    pub fn lifetimes(&self) -> TokenLifetimes {
+        self.lifetimes
+    }
+
+    /// The current time (Unix seconds) by the service's clock.
+    pub fn now(&self) -> i64 {
+        self.clock.now()
+    }
+
+    /// The refresh-token store the issuer records in.
+    pub fn refresh_tokens(&self) -> &dyn RefreshTokenStore {
+        self.refresh_tokens.as_ref()
+    }
+
+    /// Signs `claims` with the service's key. Errors: `Internal` (a key
+    /// problem, never a client's fault).
+    pub fn sign(&self, claims: &Claims) -> Result<String, ServiceError> {
+        self.codec.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))
+    }
+
+    /// Signs an ID token's claims with the provider's asymmetric key.
+    /// Errors: `Internal` when the provider has no key or signing fails.
+    pub fn sign_id_token<T: serde::Serialize>(&self, claims: &T) -> Result<String, ServiceError> {
+        let codec = self
+            .id_token_codec
+            .as_deref()
+            .ok_or_else(|| ServiceError::Internal("no ID-token signing key is configured".into()))?;
+        codec.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))
+    }
+
+    /// A login session token for `user`, tied to the password whose stamp is
+    /// `stamp`; returns the token and its claims. Errors: `Internal`.
+    pub fn session(&self, user: UserId, stamp: &PasswordStamp) -> Result<(Redacted<String>, Claims), ServiceError> {
+        let claims = Claims {
+            password_stamp: Some(stamp.as_str().to_owned()),
+            ..Claims::new(TokenType::Session, user.0, self.now(), self.lifetimes.session_secs)
+        };
+        Ok((Redacted(self.sign(&claims)?), claims))
+    }
+
+    /// Signs an access and a refresh token for `user` in `audience`'s lane
+    /// and records the refresh token as `recording` says.
+    ///
+    /// A rotation of a token that is no longer current is refused as
+    /// `InvalidToken(Revoked)`; when that token had been rotated before (a
+    /// replay: two parties hold copies of it), its whole family is revoked
+    /// first, so neither the thief nor the user can go on refreshing.
+    /// Errors: `Storage`, `Internal`.
+    pub async fn issue_pair(
+        &self,
+        user: UserId,
+        audience: Audience<'_>,
+        recording: Recording<'_>,
+    ) -> Result<IssuedPair, ServiceError> {
+        let now = self.now();
+        let claims = |token_type: TokenType| {
+            let base = Claims::new(token_type, user.0, now, self.lifetimes.of(token_type));
+            match audience {
+                Audience::FirstParty => base,
+                Audience::Client { client_id, access_scopes, refresh_scopes, auth_time } => {
+                    let scopes = if token_type == TokenType::Access { access_scopes } else { refresh_scopes };
+                    Claims {
+                        scope: Some(scopes.to_scope_string()),
+                        client_id: Some(client_id.as_str().to_owned()),
+                        aud: Some(client_id.as_str().to_owned()),
+                        auth_time,
+                        ..base
+                    }
+                }
+            }
+        };
+        let (access_claims, refresh_claims) = (claims(TokenType::Access), claims(TokenType::Refresh));
+        let access = Redacted(self.sign(&access_claims)?);
+        let refresh = Redacted(self.sign(&refresh_claims)?);
+        let record = NewRefreshToken { jti: refresh_claims.jti.clone(), user_id: user, expires_at: refresh_claims.exp };
+        match recording {
+            // A login starts a family of its own, named after its first token.
+            Recording::Login(via) => {
+                let family = record.jti.clone();
+                self.refresh_tokens.record_login(record, &family, via).await?;
+            }
+            Recording::Start { family } => self.refresh_tokens.record(record, family).await?,
+            Recording::Rotate { old_jti } => {
+                let rotation = self.refresh_tokens.rotate(old_jti, user, record).await?;
+                self.rotated_or_revoked(rotation, user).await?;
+            }
+        }
+        Ok(IssuedPair { access, refresh, access_claims, refresh_claims })
+    }
+
+    /// `Ok` when `rotation` rotated the presented token; a replay revokes
+    /// every current token of its family first. Errors:
+    /// `InvalidToken(Revoked)` for a token that was not rotated, `Storage`.
+    async fn rotated_or_revoked(&self, rotation: Rotation, user: UserId) -> Result<(), ServiceError> {
+        match rotation {
+            Rotation::Rotated => Ok(()),
+            Rotation::Refused => Err(TokenError::Revoked.into()),
+            Rotation::Replayed { family } => {
+                let revoked = self.refresh_tokens.revoke_family(&family).await?;
+                tracing::warn!(
+                    user = user.0,
+                    revoked,
+                    "a rotated refresh token was presented again: its family is revoked"
+                );
+                Err(TokenError::Revoked.into())
+            }
+        }
+    }
+}

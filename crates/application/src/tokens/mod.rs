@@ -1,0 +1,263 @@
+//! The token service: pair, refresh, verify, and reading user data with an
+//! access token (the consume routes). Signing and recording go through the
+//! one [`TokenIssuer`]; credentials through the one [`CredentialCheck`].
+
+pub mod issuer;
+
+use std::sync::Arc;
+
+use credencial_domain::admin::LoginVia;
+use credencial_domain::throttle::ClientAddress;
+use credencial_domain::{
+    Claims, EndpointAllowList, Redacted, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId,
+};
+use credencial_ports::{Clock, RefreshTokenStore, UserDataSource, UserRepository};
+use secrecy::SecretString;
+use serde::Serialize;
+
+pub use crate::credentials::AuthenticatedUser;
+use crate::credentials::CredentialCheck;
+use crate::error::ServiceError;
+use crate::hashing::PasswordHasher;
+use crate::throttle::LoginThrottle;
+pub use issuer::{Audience, IssuedPair, Recording, TokenIssuer};
+
+/// Body of a successful `pair`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenPair {
+    /// Access token.
+    pub access: Redacted<String>,
+    /// Refresh token.
+    pub refresh: Redacted<String>,
+    /// The username as stored.
+    pub username: String,
+}
+
+/// Body of a successful `refresh`: a new access and a new refresh token.
+#[derive(Debug, Clone, Serialize)]
+pub struct RefreshedPair {
+    /// New access token.
+    pub access: Redacted<String>,
+    /// New refresh token; the one presented is rotated out.
+    pub refresh: Redacted<String>,
+}
+
+/// Settings of the token service.
+#[derive(Debug, Clone, Default)]
+pub struct TokenServiceConfig {
+    /// Token lifetimes.
+    pub lifetimes: TokenLifetimes,
+    /// Paths the consume routes may read from the upstream.
+    pub endpoints: EndpointAllowList,
+}
+
+/// Issues, rotates and verifies tokens; reads user data for token holders.
+pub struct TokenService {
+    issuer: Arc<TokenIssuer>,
+    credentials: Arc<CredentialCheck>,
+    users: Arc<dyn UserRepository>,
+    user_data: Arc<dyn UserDataSource>,
+    config: TokenServiceConfig,
+}
+
+impl std::fmt::Debug for TokenService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenService")
+            .field("issuer", &self.issuer)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenService {
+    /// A service over the given ports: its issuer signs with `codec` and
+    /// records in `refresh_tokens`; its credential check reads `users` on
+    /// `hasher`'s threads (without limits until
+    /// [`with_throttle`](Self::with_throttle)).
+    pub fn new(
+        codec: Arc<TokenCodec>,
+        users: Arc<dyn UserRepository>,
+        refresh_tokens: Arc<dyn RefreshTokenStore>,
+        user_data: Arc<dyn UserDataSource>,
+        clock: Arc<dyn Clock>,
+        hasher: PasswordHasher,
+        config: TokenServiceConfig,
+    ) -> Self {
+        let issuer = TokenIssuer::new(codec, refresh_tokens, clock, config.lifetimes);
+        let credentials = CredentialCheck::new(Arc::clone(&users), hasher, LoginThrottle::default());
+        Self { issuer: Arc::new(issuer), credentials: Arc::new(credentials), users, user_data, config }
+    }
+
+    /// The same service with brute-force limits on its credential checks
+    /// (and on the client secrets the OAuth2 service checks through it).
+    pub fn with_throttle(mut self, throttle: LoginThrottle) -> Self {
+        let check = CredentialCheck::new(Arc::clone(&self.users), self.credentials.hasher().clone(), throttle);
+        self.credentials = Arc::new(check);
+        self
+    }
+
+    /// The same service, whose issuer also signs OpenID Connect ID tokens
+    /// with `codec` (the provider's asymmetric key).
+    pub fn with_id_token_codec(mut self, codec: Arc<TokenCodec>) -> Self {
+        let issuer = TokenIssuer::clone(&self.issuer);
+        self.issuer = Arc::new(issuer.with_id_token_codec(codec));
+        self
+    }
+
+    /// The one token issuer (shared with the OAuth2 provider).
+    pub fn issuer(&self) -> &Arc<TokenIssuer> {
+        &self.issuer
+    }
+
+    /// The one credential check (shared with the login forms and the
+    /// OAuth2 client authentication).
+    pub fn credentials(&self) -> &Arc<CredentialCheck> {
+        &self.credentials
+    }
+
+    /// The brute-force limits.
+    pub fn throttle(&self) -> &LoginThrottle {
+        self.credentials.throttle()
+    }
+
+    /// The codec, for callers that verify tokens themselves.
+    pub fn codec(&self) -> &TokenCodec {
+        self.issuer.codec()
+    }
+
+    /// The token lifetimes.
+    pub fn lifetimes(&self) -> TokenLifetimes {
+        self.config.lifetimes
+    }
+
+    /// Checks a username (or a CPF) and a password sent from `from`: the
+    /// credential check's rule ([`CredentialCheck::check_credentials`]).
+    /// Used by `pair`, the login form of `/oauth/authorize/` and the
+    /// account's login form.
+    pub async fn check_credentials(
+        &self,
+        username: &str,
+        password: SecretString,
+        from: Option<ClientAddress>,
+    ) -> Result<AuthenticatedUser, ServiceError> {
+        self.credentials.check_credentials(username, password, from).await
+    }
+
+    /// Whether the user with `id` exists and is active. Errors: `Storage`.
+    pub async fn is_active_user(&self, id: UserId) -> Result<bool, ServiceError> {
+        self.credentials.is_active_user(id).await
+    }
+
+    /// Logs a user in from `from`. Unknown usernames, wrong passwords and
+    /// inactive accounts all answer `InvalidCredentials` after the same
+    /// hashing work; `Throttled` while the username or address is limited
+    /// (see [`check_credentials`](Self::check_credentials));
+    /// `PasswordChangeRequired` for right credentials of an account whose
+    /// password an administrator set (it is changed at `/conta/senha/`
+    /// first). The login is recorded in the history with the refresh
+    /// token, in the same statement.
+    pub async fn pair(
+        &self,
+        username: &str,
+        password: SecretString,
+        from: Option<ClientAddress>,
+    ) -> Result<TokenPair, ServiceError> {
+        let account = self.check_credentials(username, password, from).await?;
+        if account.must_change_password {
+            return Err(ServiceError::PasswordChangeRequired);
+        }
+        let issued = self.issuer.issue_pair(account.id, Audience::FirstParty, Recording::Login(LoginVia::Pair)).await?;
+        Ok(TokenPair { access: issued.access, refresh: issued.refresh, username: account.username })
+    }
+
+    /// Exchanges a current refresh token for a new access and refresh token;
+    /// the presented one can never be used again, on any instance. An OAuth2
+    /// refresh token (one with an `aud` or a `client_id`) is refused as of
+    /// the wrong type: it is renewed at `/oauth/token/`, where its scopes
+    /// and client are kept; here it would buy an unscoped token.
+    pub async fn refresh(&self, refresh_token: &str) -> Result<RefreshedPair, ServiceError> {
+        let old = self.codec().decode_first_party(refresh_token, TokenType::Refresh, self.issuer.now())?;
+        let rotate = Recording::Rotate { old_jti: &old.jti };
+        let issued = self.issuer.issue_pair(UserId(old.user_id), Audience::FirstParty, rotate).await?;
+        Ok(RefreshedPair { access: issued.access, refresh: issued.refresh })
+    }
+
+    /// Checks a first-party access or refresh token. An access token is
+    /// checked locally only; a refresh token must also still be current. A
+    /// login session token (of `/oauth/authorize/`) and every token issued
+    /// to a client application (access or refresh, with an `aud` or a
+    /// `client_id`) are refused as of the wrong type: a service that logs
+    /// its users in by checking tokens here must never accept a token a
+    /// user granted to a third-party application.
+    pub async fn verify(&self, token: &str) -> Result<(), ServiceError> {
+        let claims = self.codec().decode(token, self.issuer.now())?;
+        if !claims.is_first_party() {
+            return Err(TokenError::WrongType.into());
+        }
+        match claims.token_type {
+            TokenType::Access => Ok(()),
+            TokenType::Refresh if self.issuer.refresh_tokens().is_current(&claims.jti).await? => Ok(()),
+            TokenType::Refresh => Err(TokenError::Revoked.into()),
+            TokenType::Session => Err(TokenError::WrongType.into()),
+        }
+    }
+
+    /// Deletes the records of refresh tokens that expired more than a
+    /// minute (plus the codec's leeway) ago, rotated or not, and returns how
+    /// many; the binary runs it periodically. Such a token is refused by its
+    /// `exp` before its record is read, so its record serves no purpose.
+    /// Errors: `Storage`.
+    pub async fn purge_expired_refresh_tokens(&self) -> Result<u64, ServiceError> {
+        let before = self.issuer.now().saturating_sub(self.codec().leeway_secs()).saturating_sub(60);
+        Ok(self.issuer.refresh_tokens().purge_expired(before).await?)
+    }
+
+    /// Checks a first-party access token locally and returns its claims; a
+    /// token issued to a client application is refused as of the wrong type.
+    pub fn authenticate(&self, access_token: &str) -> Result<Claims, ServiceError> {
+        Ok(self.codec().decode_first_party(access_token, TokenType::Access, self.issuer.now())?)
+    }
+
+    /// Checks an access token issued to a client application (OAuth2)
+    /// locally and returns its claims. A first-party token, or one whose
+    /// `aud` is missing or names another client than its `client_id`, is
+    /// refused as of the wrong type.
+    pub fn authenticate_client_token(&self, access_token: &str) -> Result<Claims, ServiceError> {
+        let claims = self.codec().decode_typed(access_token, TokenType::Access, self.issuer.now())?;
+        if claims.client_audience().is_none() {
+            return Err(TokenError::WrongType.into());
+        }
+        Ok(claims)
+    }
+
+    /// Reads user data from the upstream for the holder of `access_token`.
+    /// The token is checked locally and `endpoint` against the allow-list
+    /// before anything is sent upstream. OAuth2 access tokens (with an `aud`
+    /// or a `client_id`) are refused as of the wrong type: a client
+    /// application reads what its scopes grant at `/api/perfil/dados/`, not
+    /// the user's whole record, and its token is never forwarded upstream.
+    ///
+    /// The token's account must still be active (one primary-key read): a
+    /// deactivated account's token is refused at once (`UnknownUser`), not
+    /// when it expires.
+    pub async fn consume(&self, access_token: &str, endpoint: Option<&str>) -> Result<serde_json::Value, ServiceError> {
+        let claims = self.authenticate(access_token)?;
+        let path = self.config.endpoints.resolve(endpoint)?;
+        if !self.is_active_user(UserId(claims.user_id)).await? {
+            return Err(ServiceError::UnknownUser);
+        }
+        Ok(self.user_data.fetch(&path, access_token).await?)
+    }
+
+    /// The stored user data of the active user holding `access_token` (what
+    /// the demo's sandbox of the user-data resource serves).
+    pub async fn own_user_data(&self, access_token: &str) -> Result<UserData, ServiceError> {
+        let claims = self.authenticate(access_token)?;
+        self.users.find_active_user_data(UserId(claims.user_id)).await?.ok_or(ServiceError::UnknownUser)
+    }
+
+    /// Hashes a password for a new account on the hashing threads.
+    pub async fn hash_password(&self, password: SecretString) -> Result<String, ServiceError> {
+        self.credentials.hasher().hash(password).await
+    }
+}
