@@ -29,6 +29,7 @@ use credencial_application::{
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
 use credencial_domain::host_table;
+use credencial_domain::oauth::discovery::IssuerUrl;
 use credencial_domain::{EndpointAllowList, JwtAlgorithm, JwtKeys, TokenCodec, TokenLifetimes};
 use credencial_ports::{Clock, HostUserStore, RefreshTokenStore, SystemClock};
 use rand::RngCore;
@@ -116,6 +117,10 @@ impl Application {
         let hasher = hasher(settings)?;
         let user_data = HttpUserDataSource::new(client, base, Duration::from_millis(settings.upstream_timeout_ms))
             .with_max_body_bytes(settings.upstream_max_body_bytes);
+        // Until the provider has a key of its own, ID tokens are signed with
+        // the service's key when it is asymmetric (an HS256 secret cannot
+        // sign a token a client verifies).
+        let id_token_codec = (codec.algorithm() != JwtAlgorithm::HS256).then(|| Arc::clone(&codec));
         let service = TokenService::new(
             codec,
             Arc::new(PgUserRepository::new(pool.clone())),
@@ -137,6 +142,10 @@ impl Application {
             Arc::clone(&clock),
             settings.throttle_policy(),
         ));
+        let service = match id_token_codec {
+            Some(codec) => service.with_id_token_codec(codec),
+            None => service,
+        };
         let tokens = Arc::new(service);
         let grant_store = Arc::new(PgGrantRepository::new(pool.clone()));
         let login_history = Arc::new(PgLoginHistory::new(pool.clone()));
@@ -149,6 +158,10 @@ impl Application {
             Arc::clone(&clock),
         )
         .with_login_history(login_history.clone());
+        let oauth = match openid_issuer(settings, mode, local, &tokens)? {
+            Some(issuer) => oauth.with_issuer(issuer),
+            None => oauth,
+        };
         let grants = Arc::new(GrantService::new(
             grant_store,
             Arc::new(PgAccessLog::new(pool.clone())),
@@ -367,6 +380,38 @@ impl BackgroundTasks {
             }
         }
     }
+}
+
+/// The OpenID Connect issuer: `issuer_url`, or in the demo its own
+/// address; `None` (OpenID Connect off) in `serve` without `issuer_url`.
+/// Errors: an issuer without a key to sign ID tokens with (named after
+/// `issuer_url`).
+fn openid_issuer(
+    settings: &Settings,
+    mode: Mode,
+    local: SocketAddr,
+    tokens: &TokenService,
+) -> Result<Option<IssuerUrl>, SettingsError> {
+    let issuer = match (settings.issuer()?, mode) {
+        (Some(issuer), _) => issuer,
+        (None, Mode::Demo) => IssuerUrl::parse(&origin(local)).map_err(|e| SettingsError::about("issuer_url", e))?,
+        (None, Mode::Serve) => {
+            tracing::info!("OpenID Connect is off: issuer_url is not set");
+            return Ok(None);
+        }
+    };
+    if !tokens.issuer().has_id_token_key() {
+        if mode == Mode::Demo && settings.issuer_url.is_none() {
+            tracing::warn!("demo mode: OpenID Connect is off (ID tokens need an RS256 or ES256 key)");
+            return Ok(None);
+        }
+        return Err(SettingsError::about(
+            "issuer_url",
+            "OpenID Connect needs a key to sign ID tokens with: set jwt_algorithm to RS256 or ES256 with its key files",
+        ));
+    }
+    tracing::info!(issuer = issuer.as_str(), "OpenID Connect is on");
+    Ok(Some(issuer))
 }
 
 /// Whether the client component (`/auth/login/`, `/auth/callback/`) runs:

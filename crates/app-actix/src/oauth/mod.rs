@@ -13,7 +13,11 @@
 //!   consent form (`action=approve` or `action=deny`: 303 to the client's
 //!   redirect URI with `code` or `error=access_denied`, and `state`).
 //! - `POST /oauth/token/`: form-encoded token requests (`authorization_code`
-//!   and `refresh_token` grants); JSON answers with `Cache-Control: no-store`.
+//!   and `refresh_token` grants); JSON answers with `Cache-Control: no-store`
+//!   (with an `id_token` when `openid` was granted).
+//! - OpenID Connect: `GET /.well-known/openid-configuration`
+//!   ([`discovery`]), `GET`/`POST /oauth/userinfo/` ([`userinfo`]),
+//!   `GET`/`POST /oauth/logout/` ([`logout`]).
 //!
 //! The login session is a JWT of type `session` in an HttpOnly,
 //! `SameSite=Lax`, `Path=/` cookie (the account pages share it). Both forms carry an anti-forgery
@@ -21,8 +25,11 @@
 //! (double submit), the consent form's by the session and bound to the
 //! request it was rendered for.
 
+pub mod discovery;
 pub mod form;
+pub mod logout;
 pub mod pages;
+pub mod userinfo;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::header::{self, HeaderValue};
@@ -88,6 +95,16 @@ impl HttpServiceFactory for OAuthApi {
             .app_data(self.cookies.clone())
             .route(web::get().to(authorize_get))
             .route(web::post().to(authorize_post))
+            .register(config);
+        resource(logout::LOGOUT_PATH, "GET, POST")
+            .app_data(self.service.clone())
+            .app_data(self.cookies.clone())
+            .route(web::get().to(logout::logout_get))
+            .route(web::post().to(logout::logout_post))
+            .register(config);
+        resource(discovery::DISCOVERY_PATH, "GET")
+            .app_data(self.service.clone())
+            .route(web::get().to(discovery::openid_configuration))
             .register(config);
         resource(TOKEN_PATH, "POST").app_data(self.service).route(web::post().to(token)).register(config);
     }
@@ -209,8 +226,13 @@ async fn log_in(
         }
         Ok(signed) => {
             // Back to the GET, where the new session goes on; `prompt=login`
-            // is satisfied now and must not show the form again.
-            let params = AuthorizationParams { prompt: prompt_after_login(params.prompt.as_deref()), ..params.clone() };
+            // and `max_age` are satisfied now and must not show the form
+            // again (the ID token's `auth_time` tells the client when).
+            let params = AuthorizationParams {
+                prompt: prompt_after_login(params.prompt.as_deref()),
+                max_age: None,
+                ..params.clone()
+            };
             let query = serde_urlencoded::to_string(form::authorization_pairs(&params)).unwrap_or_default();
             let location = format!("{}?{query}", req.path());
             let mut builder = html::response(StatusCode::SEE_OTHER);
