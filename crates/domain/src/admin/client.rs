@@ -195,6 +195,11 @@ impl PostLogoutRedirectUris {
         Self::parse(text.lines().map(str::trim).filter(|l| !l.is_empty()), allow_insecure_http)
     }
 
+    /// No URI: the provider shows its own page after a logout.
+    pub fn none() -> Self {
+        Self(Vec::new())
+    }
+
     /// The URIs.
     pub fn as_slice(&self) -> &[String] {
         &self.0
