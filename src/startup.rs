@@ -410,7 +410,8 @@ fn openid_issuer(
             "OpenID Connect needs a key to sign ID tokens with: set jwt_algorithm to RS256 or ES256 with its key files",
         ));
     }
-    tracing::info!(issuer = issuer.as_str(), "OpenID Connect is on");
+    let discovery = issuer.join(credencial_domain::oauth::discovery::DISCOVERY_PATH);
+    tracing::info!(issuer = issuer.as_str(), %discovery, "OpenID Connect is on");
     Ok(Some(issuer))
 }
 
