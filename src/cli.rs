@@ -1,9 +1,10 @@
 //! The command line: `serve`, `demo`, `migrate`,
 //! `user create|list|search|show|set-active|set-password|set-staff|…`, `client create|update|list|set-active`,
-//! `audit list`, `completions`, `man`.
+//! `audit list`, `keys generate`, `completions`, `man`.
 
 mod audit;
 mod clients;
+mod keys;
 mod users;
 
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use crate::startup::{hasher, Application, Mode};
 use crate::{demo, telemetry};
 pub use audit::AuditCommand;
 pub use clients::{ClientCommand, CreateClient, UpdateClient};
+pub use keys::KeysCommand;
 pub use users::{CreateUser, UserCommand};
 
 /// credencial: JWT token service, OAuth2 profile-data provider, client component.
@@ -60,6 +62,12 @@ pub enum Command {
         #[command(subcommand)]
         command: AuditCommand,
     },
+    /// Make signing keys (`keys generate --alg ES256`); reads no settings.
+    Keys {
+        /// The keys command.
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
     /// Print a shell completion script (e.g. `credencial completions bash >
     /// /etc/bash_completion.d/credencial`).
     Completions {
@@ -83,6 +91,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
             return Ok(());
         }
+        Command::Keys { command } => return keys::run(command),
         _ => {}
     }
     // Every setting is checked, and every problem reported, before
@@ -133,7 +142,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::User { command } => users::run(&settings, command).await?,
         Command::Client { command } => clients::run(&settings, command).await?,
         Command::Audit { command } => audit::run(&settings, command).await?,
-        Command::Completions { .. } | Command::Man => {}
+        Command::Completions { .. } | Command::Man | Command::Keys { .. } => {}
     }
     Ok(())
 }

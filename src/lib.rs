@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod demo;
+mod keys;
 mod log_format;
 pub mod settings;
 pub mod startup;

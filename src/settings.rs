@@ -45,6 +45,21 @@ pub struct Settings {
     pub jwt_public_key_file: Option<PathBuf>,
     /// Seconds a token is still accepted after `exp`.
     pub jwt_leeway_secs: i64,
+    /// PEM public keys of the RS256/ES256 keys the current one replaced
+    /// (`SERVICE_JWT_PREVIOUS_PUBLIC_KEY_FILES`, comma-separated): tokens
+    /// they signed verify until they expire, and they are published.
+    #[serde(deserialize_with = "string_list")]
+    pub jwt_previous_public_key_files: Vec<String>,
+    /// Algorithm of the key that signs ID tokens: RS256 (default) or ES256.
+    pub oidc_signing_algorithm: String,
+    /// PEM private key that signs ID tokens (`SERVICE_OIDC_SIGNING_KEY_FILE`;
+    /// `credencial keys generate` writes one). Unset: the demo makes one
+    /// per run; `serve` uses the RS256/ES256 JWT key, or has no OpenID
+    /// Connect with HS256.
+    pub oidc_signing_key_file: Option<PathBuf>,
+    /// PEM public keys of previous ID-token keys (comma-separated).
+    #[serde(deserialize_with = "string_list")]
+    pub oidc_previous_public_key_files: Vec<String>,
     /// Access-token lifetime in seconds.
     pub access_token_lifetime_secs: i64,
     /// Refresh-token lifetime in seconds.
@@ -180,6 +195,10 @@ impl Default for Settings {
             jwt_private_key_file: None,
             jwt_public_key_file: None,
             jwt_leeway_secs: 0,
+            jwt_previous_public_key_files: Vec::new(),
+            oidc_signing_algorithm: "RS256".into(),
+            oidc_signing_key_file: None,
+            oidc_previous_public_key_files: Vec::new(),
             access_token_lifetime_secs: 5 * 60,
             refresh_token_lifetime_secs: 24 * 60 * 60,
             oauth_session_lifetime_secs: 10 * 60,

@@ -30,7 +30,7 @@ use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
 use credencial_domain::host_table;
 use credencial_domain::oauth::discovery::IssuerUrl;
-use credencial_domain::{EndpointAllowList, JwtAlgorithm, JwtKeys, TokenCodec, TokenLifetimes};
+use credencial_domain::{EndpointAllowList, TokenLifetimes};
 use credencial_ports::{Clock, HostUserStore, RefreshTokenStore, SystemClock};
 use rand::RngCore;
 use secrecy::ExposeSecret;
@@ -82,7 +82,8 @@ impl Application {
         listener: TcpListener,
     ) -> anyhow::Result<Self> {
         let local = listener.local_addr()?;
-        let codec = Arc::new(codec(settings, mode)?);
+        let codec = Arc::new(crate::keys::codec(settings, mode)?);
+        let id_token_codec = crate::keys::id_token_codec(settings, mode, &codec)?;
         let mapping = if client_component_enabled(settings, mode) {
             let mapping = client_mapping(settings, mode)?;
             check_host_table(&PgHostUserStore::new(pool.clone()), &settings.user_table, &mapping).await?;
@@ -117,10 +118,6 @@ impl Application {
         let hasher = hasher(settings)?;
         let user_data = HttpUserDataSource::new(client, base, Duration::from_millis(settings.upstream_timeout_ms))
             .with_max_body_bytes(settings.upstream_max_body_bytes);
-        // Until the provider has a key of its own, ID tokens are signed with
-        // the service's key when it is asymmetric (an HS256 secret cannot
-        // sign a token a client verifies).
-        let id_token_codec = (codec.algorithm() != JwtAlgorithm::HS256).then(|| Arc::clone(&codec));
         let service = TokenService::new(
             codec,
             Arc::new(PgUserRepository::new(pool.clone())),
@@ -143,7 +140,7 @@ impl Application {
             settings.throttle_policy(),
         ));
         let service = match id_token_codec {
-            Some(codec) => service.with_id_token_codec(codec),
+            Some(id) => service.with_id_token_codec(id),
             None => service,
         };
         let tokens = Arc::new(service);
@@ -401,13 +398,10 @@ fn openid_issuer(
         }
     };
     if !tokens.issuer().has_id_token_key() {
-        if mode == Mode::Demo && settings.issuer_url.is_none() {
-            tracing::warn!("demo mode: OpenID Connect is off (ID tokens need an RS256 or ES256 key)");
-            return Ok(None);
-        }
         return Err(SettingsError::about(
             "issuer_url",
-            "OpenID Connect needs a key to sign ID tokens with: set jwt_algorithm to RS256 or ES256 with its key files",
+            "OpenID Connect needs a key to sign ID tokens with: set oidc_signing_key_file (made by `credencial keys \
+             generate`)",
         ));
     }
     let discovery = issuer.join(credencial_domain::oauth::discovery::DISCOVERY_PATH);
@@ -615,45 +609,6 @@ pub fn hasher(settings: &Settings) -> anyhow::Result<PasswordHasher> {
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get().saturating_sub(1)).unwrap_or(1).max(1));
     Ok(PasswordHasher::new(threads, settings.password_iterations)
         .map_err(|e| SettingsError::about("password_iterations", e))?)
-}
-
-/// The token codec the settings describe (the demo may sign with a random
-/// secret); the key pair signs and verifies a probe token.
-pub(crate) fn codec(settings: &Settings, mode: Mode) -> Result<TokenCodec, SettingsError> {
-    let algorithm: JwtAlgorithm =
-        settings.jwt_algorithm.parse().map_err(|e| SettingsError::about("jwt_algorithm", e))?;
-    let keys = match algorithm {
-        JwtAlgorithm::HS256 => match (&settings.jwt_secret, mode) {
-            (Some(secret), _) => {
-                JwtKeys::hmac(secret.expose_secret().as_bytes()).map_err(|e| SettingsError::about("jwt_secret", e))?
-            }
-            (None, Mode::Demo) => {
-                tracing::warn!("demo mode: no SERVICE_JWT_SECRET set, signing with a random secret for this run");
-                let mut secret = [0u8; 32];
-                rand::thread_rng().fill_bytes(&mut secret);
-                JwtKeys::hmac(&secret).map_err(|e| SettingsError::about("jwt_secret", e))?
-            }
-            (None, Mode::Serve) => {
-                return Err(SettingsError::about(
-                    "jwt_secret",
-                    "is not set; HS256 needs a secret of at least 32 bytes (e.g. `openssl rand -hex 32`)",
-                ))
-            }
-        },
-        JwtAlgorithm::RS256 | JwtAlgorithm::ES256 => {
-            let private = read_key(settings.jwt_private_key_file.as_deref(), "jwt_private_key_file", algorithm)?;
-            let public = read_key(settings.jwt_public_key_file.as_deref(), "jwt_public_key_file", algorithm)?;
-            JwtKeys::asymmetric(algorithm, &private, &public)
-                .map_err(|e| SettingsError::about("jwt_private_key_file", e))?
-        }
-    };
-    TokenCodec::new(keys, settings.jwt_leeway_secs).map_err(|e| SettingsError::about("jwt_public_key_file", e))
-}
-
-fn read_key(path: Option<&std::path::Path>, key: &str, algorithm: JwtAlgorithm) -> Result<Vec<u8>, SettingsError> {
-    let path =
-        path.ok_or_else(|| SettingsError::about(key, format!("is not set; {algorithm} needs a PEM key file")))?;
-    std::fs::read(path).map_err(|e| SettingsError::about(key, format!("cannot read {}: {e}", path.display())))
 }
 
 /// The profile service with its registries: configured URLs, else (demo)

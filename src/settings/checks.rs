@@ -141,9 +141,12 @@ impl Settings {
         if hs256_without_secret && mode != Some(Mode::Serve) {
             return Vec::new();
         }
-        // The codec is built as at start-up; it signs and verifies a probe token.
-        match crate::startup::codec(self, Mode::Serve) {
-            Ok(_) => Vec::new(),
+        // The codecs are built as at start-up; each signs and verifies a
+        // probe token.
+        match crate::keys::codec(self, Mode::Serve) {
+            Ok(codec) => {
+                crate::keys::id_token_codec(self, Mode::Serve, &std::sync::Arc::new(codec)).err().into_iter().collect()
+            }
             Err(e) => vec![e],
         }
     }

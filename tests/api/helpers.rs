@@ -32,12 +32,18 @@ pub struct TestApp {
     pub client: reqwest::Client,
 }
 
+/// The folder of the key pairs the tests sign with (they protect nothing).
+pub const TEST_KEYS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/domain/tests/keys");
+
 /// Settings for a test app on `db` with `upstream` as the user-data resource.
 pub fn test_settings(db: &TestDatabase, upstream: &MockServer) -> Settings {
     Settings {
         bind: "127.0.0.1:0".into(),
         database_url: SecretString::from(db.url.clone()),
         jwt_secret: Some(SecretString::from(SECRET)),
+        // A fixed provider key: making an RSA key per test would cost
+        // seconds in a debug build.
+        oidc_signing_key_file: Some(format!("{TEST_KEYS}/rsa_private.pem").into()),
         upstream_base_url: Some(upstream.uri()),
         upstream_timeout_ms: 500,
         password_iterations: ITERATIONS,

@@ -23,6 +23,7 @@ mod fault_server;
 mod faults;
 mod grants;
 mod helpers;
+mod keys;
 mod oauth;
 mod openapi;
 mod operations;

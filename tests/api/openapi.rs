@@ -576,6 +576,9 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
     assert_eq!(s, 200);
     let (s, _) = c.check("/api/openapi.json", "get", send(app.client.get(url("/api/openapi.json"))).await).await;
     assert_eq!(s, 200);
+    let (s, body) =
+        c.check("/.well-known/jwks.json", "get", send(app.client.get(url("/.well-known/jwks.json"))).await).await;
+    assert_eq!((s, body["keys"].as_array().map(Vec::len)), (200, Some(1)), "the provider's key: {body}");
     let paths: Vec<String> = c.doc["paths"].as_object().expect("paths").keys().cloned().collect();
     for p in paths.iter().filter(|p| *p != "/readyz") {
         c.wrong_method(&app, p).await;

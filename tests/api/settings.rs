@@ -55,6 +55,31 @@ async fn mismatched_rsa_keys_stop_the_start() {
 }
 
 #[tokio::test]
+async fn a_bad_id_token_or_previous_key_stops_the_start_naming_its_setting() {
+    let keys = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/domain/tests/keys");
+    let e = start_error(|s| s.oidc_signing_key_file = Some(format!("{keys}/rsa_public.pem").into())).await;
+    assert!(e.contains("SERVICE_OIDC_SIGNING_KEY_FILE") && e.contains("private"), "a public key is no signing key: {e}");
+    let e = start_error(|s| {
+        s.oidc_signing_algorithm = "ES256".into();
+        s.oidc_signing_key_file = Some(format!("{keys}/rsa_private.pem").into());
+    })
+    .await;
+    assert!(e.contains("SERVICE_OIDC_SIGNING_KEY_FILE"), "an RSA key is no ES256 key: {e}");
+    let e = start_error(|s| s.oidc_signing_algorithm = "HS256".into()).await;
+    assert!(e.contains("SERVICE_OIDC_SIGNING_ALGORITHM"), "{e}");
+    let e = start_error(|s| s.jwt_previous_public_key_files = vec![format!("{keys}/ec_public.pem")]).await;
+    assert!(e.contains("SERVICE_JWT_PREVIOUS_PUBLIC_KEY_FILES"), "HS256 has no previous keys: {e}");
+    let e = start_error(|s| {
+        s.jwt_algorithm = "RS256".into();
+        s.jwt_private_key_file = Some(format!("{keys}/rsa_private.pem").into());
+        s.jwt_public_key_file = Some(format!("{keys}/rsa_public.pem").into());
+        s.jwt_previous_public_key_files = vec![format!("{keys}/no-such-key.pem")];
+    })
+    .await;
+    assert!(e.contains("SERVICE_JWT_PREVIOUS_PUBLIC_KEY_FILES") && e.contains("no-such-key.pem"), "{e}");
+}
+
+#[tokio::test]
 async fn a_missing_or_bad_upstream_url_stops_a_production_start() {
     let e = start_error(|s| s.upstream_base_url = None).await;
     assert!(e.contains("SERVICE_UPSTREAM_BASE_URL"), "{e}");

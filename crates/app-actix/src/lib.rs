@@ -41,6 +41,7 @@ pub mod error;
 pub mod health;
 pub mod html;
 pub mod jwt;
+pub mod keys;
 pub mod oauth;
 pub mod openapi;
 pub mod private;

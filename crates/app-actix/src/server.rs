@@ -152,6 +152,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let client_address = web::Data::new(settings.client_address.clone());
     let readiness = web::Data::from(services.readiness);
     let s = settings.clone();
+    let key_set = crate::keys::key_set(service.issuer());
     let mut server = HttpServer::new(move || {
         let mut app = App::new()
             // Outermost: every answer gets its id and its line.
@@ -163,6 +164,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(resource("/healthz", "GET").route(web::get().to(health::healthz)))
             .service(resource("/readyz", "GET").route(web::get().to(health::readyz)))
             .service(resource(openapi::PATH, "GET").route(web::get().to(openapi::document)))
+            .service(crate::keys::resource_for(&key_set))
             .service(profile::resource_for(profiles.clone()))
             .service(crate::oauth::userinfo::resource_for(data.clone(), profiles.clone()))
             .service(OAuthApi::new(oauth.clone(), cookies))

@@ -281,14 +281,7 @@ impl World {
             ScopeCache::new(Arc::new(snapshots), clock.clone(), ScopeTtls::default(), 10),
             clock.clone(),
         ));
-        let service = OAuthService::new(
-            tokens,
-            Arc::new(repo),
-            Arc::new(codes),
-            Arc::new(grants),
-            profiles,
-            clock,
-        );
+        let service = OAuthService::new(tokens, Arc::new(repo), Arc::new(codes), Arc::new(grants), profiles, clock);
         (service, handles)
     }
 }

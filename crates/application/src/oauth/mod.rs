@@ -28,9 +28,7 @@ use credencial_domain::oauth::{
 use credencial_domain::throttle::ClientAddress;
 use credencial_domain::{PasswordStamp, Redacted, ScopeSet, TokenType, UserId};
 use credencial_ports::account::GrantRepository;
-use credencial_ports::{
-    AuthorizationCodeStore, Clock, LoginHistory, OAuthClient, OAuthClientRepository,
-};
+use credencial_ports::{AuthorizationCodeStore, Clock, LoginHistory, OAuthClient, OAuthClientRepository};
 use rand::RngCore;
 use secrecy::SecretString;
 use serde::Serialize;

@@ -4,16 +4,27 @@
 //! header asks for: a token whose header names any other algorithm (including
 //! `none`, or HS256 over an RSA public key) is refused before its signature is
 //! looked at.
+//!
+//! Every token carries the `kid` of the key that signed it. A codec holds
+//! the current signing key and, for RS256/ES256, the public keys of the
+//! keys it replaced: a token names its key by `kid` and verifies with that
+//! key and that key's algorithm only, so keys rotate without logging
+//! anybody out (see [`keys`]).
+
+pub mod keys;
 
 use std::fmt;
 use std::str::FromStr;
 
 use base64::Engine as _;
+/// The published form of a public key and of a key set (RFC 7517).
+pub use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header};
 use thiserror::Error;
 
 use crate::error::TokenError;
 use crate::token::{Claims, TokenType};
+pub use keys::{generate_pem_pair, PublicKey};
 
 /// Allowance for clocks of two instances that disagree by a few seconds: a
 /// token whose `iat`/`nbf` lies at most this far in the future is accepted.
@@ -35,6 +46,12 @@ pub enum JwtAlgorithm {
 }
 
 impl JwtAlgorithm {
+    /// Whether the algorithm signs with a key pair (RS256, ES256), whose
+    /// public half can be published.
+    pub fn is_asymmetric(self) -> bool {
+        !matches!(self, Self::HS256)
+    }
+
     fn as_jsonwebtoken(self) -> Algorithm {
         match self {
             Self::HS256 => Algorithm::HS256,
@@ -86,9 +103,15 @@ pub enum KeyError {
         /// What the PEM parser said.
         reason: String,
     },
+    /// A public key that is neither an RSA nor a P-256 key in PEM.
+    #[error("the public key is not an RSA or P-256 public key in PEM: {0}")]
+    BadPublicKey(String),
     /// The public key does not verify what the private key signs.
     #[error("the public key does not match the private key")]
     Mismatch,
+    /// A previous key is not one of RS256/ES256 (HS256 secrets are not rotated by key id).
+    #[error("previous keys are RS256 or ES256 public keys; the current algorithm is {0}")]
+    PreviousKeysNeedAsymmetric(JwtAlgorithm),
 }
 
 /// Could not sign a token (a key problem, never a client's fault).
@@ -96,16 +119,19 @@ pub enum KeyError {
 #[error("could not sign token: {0}")]
 pub struct SigningError(String);
 
-/// The key material for one algorithm.
+/// The signing key of one algorithm: a secret (HS256) or a private key
+/// with its public half (RS256, ES256), and its key id.
 pub struct JwtKeys {
     algorithm: JwtAlgorithm,
+    kid: String,
     encoding: EncodingKey,
     decoding: DecodingKey,
+    public: Option<PublicKey>,
 }
 
 impl fmt::Debug for JwtKeys {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("JwtKeys").field("algorithm", &self.algorithm).field("keys", &"[redacted]").finish()
+        f.debug_struct("JwtKeys").field("algorithm", &self.algorithm).field("kid", &self.kid).finish_non_exhaustive()
     }
 }
 
@@ -117,44 +143,78 @@ impl JwtKeys {
         }
         Ok(Self {
             algorithm: JwtAlgorithm::HS256,
+            kid: keys::hmac_kid(secret),
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
+            public: None,
         })
     }
 
-    /// RS256 or ES256 keys from a PEM private key (PKCS#8 for EC) and its
-    /// PEM public key.
+    /// RS256 or ES256 keys from a PEM private key and its PEM public key;
+    /// the public key must be the private key's (`Mismatch` otherwise,
+    /// found when the codec is built).
     pub fn asymmetric(algorithm: JwtAlgorithm, private_pem: &[u8], public_pem: &[u8]) -> Result<Self, KeyError> {
-        let bad = |which: &'static str| {
-            move |e: jsonwebtoken::errors::Error| KeyError::BadPem { which, algorithm, reason: e.to_string() }
-        };
-        let (encoding, decoding) = match algorithm {
-            JwtAlgorithm::RS256 => (
-                EncodingKey::from_rsa_pem(private_pem).map_err(bad("private"))?,
-                DecodingKey::from_rsa_pem(public_pem).map_err(bad("public"))?,
-            ),
-            JwtAlgorithm::ES256 => (
-                EncodingKey::from_ec_pem(private_pem).map_err(bad("private"))?,
-                DecodingKey::from_ec_pem(public_pem).map_err(bad("public"))?,
-            ),
-            JwtAlgorithm::HS256 => {
-                return Err(KeyError::BadPem {
-                    which: "private",
-                    algorithm,
-                    reason: "HS256 takes a secret, not a key pair".into(),
-                })
-            }
-        };
-        Ok(Self { algorithm, encoding, decoding })
+        let (encoding, _) = keys::private_pem(algorithm, private_pem)?;
+        let public = PublicKey::from_pem(public_pem).map_err(|e| KeyError::BadPem {
+            which: "public",
+            algorithm,
+            reason: e.to_string(),
+        })?;
+        if public.algorithm() != algorithm {
+            return Err(KeyError::BadPem {
+                which: "public",
+                algorithm,
+                reason: format!("a {} key", public.algorithm()),
+            });
+        }
+        Ok(Self::from_parts(algorithm, encoding, public))
+    }
+
+    /// RS256 or ES256 keys from a PEM private key alone (PKCS#8, or PKCS#1
+    /// for RSA, SEC1 for P-256): the public half is derived from it.
+    pub fn from_private_pem(algorithm: JwtAlgorithm, private_pem: &[u8]) -> Result<Self, KeyError> {
+        let (encoding, public) = keys::private_pem(algorithm, private_pem)?;
+        Ok(Self::from_parts(algorithm, encoding, public))
+    }
+
+    fn from_parts(algorithm: JwtAlgorithm, encoding: EncodingKey, public: PublicKey) -> Self {
+        Self {
+            algorithm,
+            kid: public.kid().to_owned(),
+            encoding,
+            decoding: public.decoding().clone(),
+            public: Some(public),
+        }
+    }
+
+    /// The key id tokens signed with these keys carry.
+    pub fn kid(&self) -> &str {
+        &self.kid
+    }
+
+    /// The algorithm.
+    pub fn algorithm(&self) -> JwtAlgorithm {
+        self.algorithm
     }
 }
 
-/// Signs and verifies tokens with the configured algorithm only.
+/// One key a codec verifies with: its id, algorithm and key.
+struct VerifyingKey {
+    kid: String,
+    algorithm: Algorithm,
+    decoding: DecodingKey,
+}
+
+/// Signs and verifies tokens with the configured keys only.
 pub struct TokenCodec {
     algorithm: JwtAlgorithm,
     encoding: EncodingKey,
-    decoding: DecodingKey,
     header: Header,
+    /// The current key first, then the previous public keys.
+    verifying: Vec<VerifyingKey>,
+    /// The published form of the current and previous public keys
+    /// (empty with HS256).
+    published: Vec<Jwk>,
     leeway_secs: i64,
 }
 
@@ -162,6 +222,8 @@ impl fmt::Debug for TokenCodec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TokenCodec")
             .field("algorithm", &self.algorithm)
+            .field("kid", &self.header.kid)
+            .field("previous_keys", &self.verifying.len().saturating_sub(1))
             .field("leeway_secs", &self.leeway_secs)
             .finish_non_exhaustive()
     }
@@ -172,19 +234,55 @@ impl TokenCodec {
     /// expiry. Checks that the keys can sign and verify a token.
     pub fn new(keys: JwtKeys, leeway_secs: i64) -> Result<Self, KeyError> {
         let alg = keys.algorithm.as_jsonwebtoken();
+        let mut header = Header::new(alg);
+        header.kid = Some(keys.kid.clone());
         // Time-based claims are checked by `decode` against the caller's
         // clock, so that the rules are testable and the clock is a port.
         let codec = Self {
             algorithm: keys.algorithm,
             encoding: keys.encoding,
-            decoding: keys.decoding,
-            header: Header::new(alg),
+            header,
+            verifying: vec![VerifyingKey { kid: keys.kid, algorithm: alg, decoding: keys.decoding }],
+            published: keys.public.iter().map(|p| p.jwk().clone()).collect(),
             leeway_secs: leeway_secs.max(0),
         };
         let probe = Claims::new(TokenType::Access, 0, 0, 1);
         let signed = codec.encode(&probe).map_err(|_| KeyError::Mismatch)?;
         codec.decode(&signed, 0).map_err(|_| KeyError::Mismatch)?;
         Ok(codec)
+    }
+
+    /// The same codec, also verifying tokens signed with `previous` keys
+    /// (the public keys of keys it replaced; each verifies its own
+    /// algorithm). A key equal to the current one, or listed twice, is
+    /// kept once. Errors: `PreviousKeysNeedAsymmetric` with HS256.
+    pub fn with_previous_keys(mut self, previous: Vec<PublicKey>) -> Result<Self, KeyError> {
+        if !previous.is_empty() && !self.algorithm.is_asymmetric() {
+            return Err(KeyError::PreviousKeysNeedAsymmetric(self.algorithm));
+        }
+        for key in previous {
+            if self.verifying.iter().any(|v| v.kid == key.kid()) {
+                continue;
+            }
+            self.published.push(key.jwk().clone());
+            self.verifying.push(VerifyingKey {
+                kid: key.kid().to_owned(),
+                algorithm: key.jsonwebtoken_algorithm(),
+                decoding: key.decoding().clone(),
+            });
+        }
+        Ok(self)
+    }
+
+    /// The key id of the current key (every token signed now carries it).
+    pub fn kid(&self) -> &str {
+        self.header.kid.as_deref().unwrap_or_default()
+    }
+
+    /// The public keys to publish (RFC 7517): the current one first, then
+    /// the previous ones; none with HS256.
+    pub fn public_jwks(&self) -> &[Jwk] {
+        &self.published
     }
 
     /// The pinned algorithm.
@@ -223,29 +321,34 @@ impl TokenCodec {
 
     /// The payload of `token`, read as `T` (our [`Claims`], or another
     /// claim set such as an ID token's), if it is
-    /// `header.payload.signature` whose header names the pinned algorithm
-    /// and whose signature verifies with the configured key; `None`
-    /// otherwise. No time rule is applied: that is the caller's (see
+    /// `header.payload.signature` whose signature verifies with the key its
+    /// header's `kid` names (the current key when it names none: tokens
+    /// from before key ids) and whose header names that key's algorithm;
+    /// `None` otherwise. No time rule is applied: that is the caller's (see
     /// [`decode`](Self::decode) for our tokens').
     ///
     /// `jsonwebtoken::decode` would do the same with the header parsed twice
     /// and the claims parsed twice (once for its own validation, which we
     /// switch off: time rules are ours). This is the hot path of every
     /// token check, so it calls the crate's parts once each: the header
-    /// parser, the signature check (with the configured algorithm, never
-    /// the header's), then one parse of the claims.
+    /// parser, the signature check (with the key's algorithm, never the
+    /// header's), then one parse of the claims.
     pub fn verified_payload<T: serde::de::DeserializeOwned>(&self, token: &str) -> Option<T> {
         let mut parts = token.split('.');
         let (header, payload, signature) = (parts.next()?, parts.next()?, parts.next()?);
         if parts.next().is_some() {
             return None;
         }
-        if jsonwebtoken::decode_header(token).ok()?.alg != self.header.alg {
+        let presented = jsonwebtoken::decode_header(token).ok()?;
+        let key = match presented.kid.as_deref() {
+            None => self.verifying.first()?,
+            Some(kid) => self.verifying.iter().find(|k| k.kid == kid)?,
+        };
+        if presented.alg != key.algorithm {
             return None;
         }
         let message = &token[..header.len() + 1 + payload.len()];
-        let alg = self.header.alg;
-        if !jsonwebtoken::crypto::verify(signature, message.as_bytes(), &self.decoding, alg).ok()? {
+        if !jsonwebtoken::crypto::verify(signature, message.as_bytes(), &key.decoding, key.algorithm).ok()? {
             return None;
         }
         let json = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?;
