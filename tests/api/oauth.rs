@@ -114,7 +114,7 @@ pub(crate) async fn store_portal_code(app: &TestApp, user: i64, code: &str, expi
 }
 
 /// `/oauth/authorize/?…` for these parameters.
-fn authorize_path(pairs: &[(&str, &str)]) -> String {
+pub(crate) fn authorize_path(pairs: &[(&str, &str)]) -> String {
     let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
     format!("/oauth/authorize/?{query}")
 }
@@ -200,7 +200,11 @@ async fn code_for(app: &TestApp, path: &str, redirect_uri: &str) -> String {
     callback(&location, redirect_uri).remove("code").expect("code")
 }
 
-async fn token_request(app: &TestApp, basic: Option<(&str, &str)>, form: &[(&str, &str)]) -> reqwest::Response {
+pub(crate) async fn token_request(
+    app: &TestApp,
+    basic: Option<(&str, &str)>,
+    form: &[(&str, &str)],
+) -> reqwest::Response {
     let mut request = app.client.post(format!("{}/oauth/token/", app.address)).form(form);
     if let Some((id, secret)) = basic {
         request = request.basic_auth(id, Some(secret));
@@ -233,7 +237,7 @@ fn keys(v: &Value) -> Vec<String> {
     v.as_object().expect("object").keys().cloned().collect()
 }
 
-fn claims(token: &str) -> Value {
+pub(crate) fn claims(token: &str) -> Value {
     use base64::Engine;
     let payload = token.split('.').nth(1).expect("JWT");
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).expect("base64url");

@@ -58,7 +58,10 @@ async fn mismatched_rsa_keys_stop_the_start() {
 async fn a_bad_id_token_or_previous_key_stops_the_start_naming_its_setting() {
     let keys = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/domain/tests/keys");
     let e = start_error(|s| s.oidc_signing_key_file = Some(format!("{keys}/rsa_public.pem").into())).await;
-    assert!(e.contains("SERVICE_OIDC_SIGNING_KEY_FILE") && e.contains("private"), "a public key is no signing key: {e}");
+    assert!(
+        e.contains("SERVICE_OIDC_SIGNING_KEY_FILE") && e.contains("private"),
+        "a public key is no signing key: {e}"
+    );
     let e = start_error(|s| {
         s.oidc_signing_algorithm = "ES256".into();
         s.oidc_signing_key_file = Some(format!("{keys}/rsa_private.pem").into());

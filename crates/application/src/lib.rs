@@ -34,8 +34,7 @@ pub use error::ServiceError;
 pub use grants::{AccessReport, GrantService};
 pub use hashing::{HashSlot, PasswordHasher};
 pub use oauth::{
-    AuthorizationStep, ConsentPrompt, LoginSession, LogoutStep, OAuthService, OAuthTokens, SignedSession,
-    TokenRequest,
+    AuthorizationStep, ConsentPrompt, LoginSession, LogoutStep, OAuthService, OAuthTokens, SignedSession, TokenRequest,
 };
 pub use own_entries::{EntrySave, OwnEntryService};
 pub use profile::{ProfileService, Registries};

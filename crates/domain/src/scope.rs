@@ -293,7 +293,11 @@ mod tests {
         for s in Scope::ALL {
             assert_eq!(s.name().parse::<Scope>(), Ok(s));
         }
-        assert_eq!("openid".parse::<Scope>(), Err(UnknownScope("openid".into())), "a protocol scope, not a profile one");
+        assert_eq!(
+            "openid".parse::<Scope>(),
+            Err(UnknownScope("openid".into())),
+            "a protocol scope, not a profile one"
+        );
         assert!("CPF".parse::<Scope>().is_err(), "names are case-sensitive");
     }
 

@@ -316,7 +316,8 @@ async fn act(
                 let mut page = detail_page(&token, None, Some(CHECK_FIELDS), &client);
                 let DetailsTyped { name, uris, post_logout, name_error, uris_error, post_logout_error } = *typed;
                 (page.name, page.redirect_uris, page.post_logout_redirect_uris) = (name, uris, post_logout);
-                (page.name_error, page.uris_error, page.post_logout_error) = (name_error, uris_error, post_logout_error);
+                (page.name_error, page.uris_error, page.post_logout_error) =
+                    (name_error, uris_error, post_logout_error);
                 return html::html(html::response(StatusCode::UNPROCESSABLE_ENTITY), &page);
             }
         },

@@ -82,8 +82,7 @@ async fn answer(
     tokens: &TokenService,
     profiles: &ProfileService,
 ) -> Result<HttpResponse, ApiError> {
-    let token =
-        token.ok_or_else(|| ApiError::bearer_resource(StatusCode::UNAUTHORIZED, None, NO_TOKEN, None))?;
+    let token = token.ok_or_else(|| ApiError::bearer_resource(StatusCode::UNAUTHORIZED, None, NO_TOKEN, None))?;
     let claims = tokens.authenticate_client_token(&token).map_err(refusal)?;
     let request_id = request_context::current().unwrap_or_else(|| RequestId::from_uuid(uuid::Uuid::new_v4()));
     let answer = profiles.userinfo(&claims, request_id.as_str()).await.map_err(refusal)?;

@@ -3,11 +3,11 @@
 //! consent, `prompt`), and issue codes.
 
 use credencial_domain::account::covers;
+use credencial_domain::oauth::oidc::login_is_recent;
 use credencial_domain::oauth::{
     authorization_error_uri, authorization_response_uri, random_token_text, validate_authorization_request,
     AuthorizationParams, AuthorizationRefusal, ClientId, CodeHash, OAuthError, ValidAuthorization,
 };
-use credencial_domain::oauth::oidc::login_is_recent;
 use credencial_ports::{NewAuthorizationCode, OAuthClient};
 use rand::RngCore;
 
@@ -191,7 +191,8 @@ impl OAuthService {
         };
         match validate_authorization_request(params, client.as_ref().map(OAuthClient::policy)) {
             Ok(valid) if valid.scopes.has_openid() && !self.openid_enabled() => {
-                let error = OAuthError::InvalidScope("openid is not available: OpenID Connect is not configured".into());
+                let error =
+                    OAuthError::InvalidScope("openid is not available: OpenID Connect is not configured".into());
                 Ok(Checked::Done(error_redirect(&valid.redirect_uri, &error, valid.state.as_deref())?))
             }
             Ok(valid) => match client {
