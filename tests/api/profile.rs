@@ -25,6 +25,11 @@ pub(crate) const ANA_CPF: &str = "52998224725";
 pub(crate) const BRUNO_CPF: &str = "12345678909";
 
 pub(crate) async fn app() -> TestApp {
+    app_with(|_| {}).await
+}
+
+/// [`app`] after `adjust` has changed its settings.
+pub(crate) async fn app_with(adjust: impl FnOnce(&mut credencial::settings::Settings)) -> TestApp {
     spawn_app_with(|s| {
         // One wiremock server stands in for all three registries.
         let base = s.upstream_base_url.clone().expect("wiremock");
@@ -34,6 +39,7 @@ pub(crate) async fn app() -> TestApp {
         s.receita_timeout_ms = 300;
         s.cnes_timeout_ms = 300;
         s.cdp_timeout_ms = 300;
+        adjust(s);
     })
     .await
 }
