@@ -84,7 +84,11 @@ impl UserDirectory for PgUserDirectory {
             ClientId::parse(&client_id).map_err(|e| RepositoryError::Unexpected(format!("stored client id: {e}")))?;
         let digest: [u8; 32] =
             hash.try_into().map_err(|_| RepositoryError::Unexpected("stored API token hash length".into()))?;
-        Ok(Some(ApiClientAccess { client_id, digest: ApiTokenDigest(digest), permissions: permissions(&names)? }))
+        Ok(Some(ApiClientAccess {
+            client_id,
+            digest: ApiTokenDigest(digest.into()),
+            permissions: permissions(&names)?,
+        }))
     }
 
     async fn api_token_state(&self, client_id: &ClientId) -> Result<Option<ApiTokenState>, RepositoryError> {

@@ -79,7 +79,7 @@ impl From<CredentialsRow> for UserCredentials {
         Self {
             id: UserId(r.id),
             username: r.username,
-            password_hash: r.password,
+            password_hash: r.password.into(),
             is_active: r.is_active,
             must_change_password: r.must_change_password,
         }

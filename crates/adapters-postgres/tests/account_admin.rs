@@ -109,7 +109,7 @@ async fn a_temporary_password_must_be_changed_and_the_owners_change_clears_it() 
     let temporary = entry(AuditAction::UserTemporaryPassword, "ana");
     assert!(store.set_password(ana, "pbkdf2_sha256$1$t$h", true, &temporary).await.expect("set"));
     let creds = users.find_credentials("ana").await.expect("read").expect("ana");
-    assert!(creds.must_change_password && creds.password_hash == "pbkdf2_sha256$1$t$h");
+    assert!(creds.must_change_password && creds.password_hash.as_str() == "pbkdf2_sha256$1$t$h");
     assert!(store.find(ana).await.expect("find").expect("ana").must_change_password);
 
     assert!(users.set_password_hash(ana, "pbkdf2_sha256$1$o$h").await.expect("owner's change"));
@@ -118,7 +118,7 @@ async fn a_temporary_password_must_be_changed_and_the_owners_change_clears_it() 
     let refused = store.set_password(ana, "pbkdf2_sha256$1$x$h", true, &refused_entry(AuditAction::UserPassword)).await;
     assert!(refused.is_err());
     let creds = users.find_credentials("ana").await.expect("read").expect("ana");
-    assert_eq!(creds.password_hash, "pbkdf2_sha256$1$o$h", "nothing stored without its entry");
+    assert_eq!(creds.password_hash.as_str(), "pbkdf2_sha256$1$o$h", "nothing stored without its entry");
 }
 
 #[tokio::test]

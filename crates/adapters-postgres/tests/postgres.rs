@@ -84,13 +84,13 @@ async fn created_user_is_found_by_username_with_the_same_credentials() {
     let found = users.find_credentials("ana").await.expect("query").expect("ana exists");
     assert_eq!(found.id, ana);
     assert_eq!(found.username, "ana");
-    assert_eq!(found.password_hash, DJANGO_HASH);
+    assert_eq!(found.password_hash.as_str(), DJANGO_HASH);
     assert!(found.is_active);
 
     let found = users.find_credentials("bia").await.expect("query").expect("bia exists");
     assert_eq!(found.id, bia);
     assert_eq!(found.username, "bia");
-    assert_eq!(found.password_hash, "pbkdf2_sha256$1$s$h=");
+    assert_eq!(found.password_hash.as_str(), "pbkdf2_sha256$1$s$h=");
     assert!(!found.is_active, "an inactive user is returned as inactive");
 }
 
@@ -108,7 +108,7 @@ async fn creating_a_duplicate_username_is_a_conflict() {
     assert_eq!(count_users(&db, "ana").await, 1);
     let found = users.find_credentials("ana").await.expect("query").expect("ana exists");
     assert_eq!(found.id, first);
-    assert_eq!(found.password_hash, DJANGO_HASH, "the first user is untouched");
+    assert_eq!(found.password_hash.as_str(), DJANGO_HASH, "the first user is untouched");
 }
 
 #[tokio::test]

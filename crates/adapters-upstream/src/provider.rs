@@ -243,7 +243,7 @@ fn decode_tokens(body: &[u8]) -> Result<ProviderTokens, UpstreamError> {
         Some(text) => ScopeSet::parse_lenient(text),
         None => ScopeSet::required(),
     };
-    Ok(ProviderTokens { access_token, scope })
+    Ok(ProviderTokens { access_token: access_token.into(), scope })
 }
 
 /// 32 fresh random bytes as base64url text (43 characters).

@@ -14,11 +14,10 @@
 //! `Authorization: Bearer <key>`. The key is marked sensitive and never
 //! printed; the CPF is never logged.
 
-use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use credencial_domain::{Cnes, Cpf, CursosCdp, ReceitaFederal, UpstreamPath};
+use credencial_domain::{Cnes, Cpf, CursosCdp, ReceitaFederal, Redacted, UpstreamPath};
 use credencial_ports::{CdpDirectory, CnesRegistry, TaxAuthority, UpstreamError};
 use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION};
 use thiserror::Error;
@@ -40,8 +39,8 @@ pub struct InvalidApiKey;
 
 /// The credential credencial presents to a registry, sent as
 /// `Authorization: Bearer <key>`. Its `Debug` never shows the key.
-#[derive(Clone)]
-pub struct ApiKey(HeaderValue);
+#[derive(Debug, Clone)]
+pub struct ApiKey(Redacted<HeaderValue>);
 
 impl ApiKey {
     /// Validates a configured key: visible ASCII without spaces, once the
@@ -53,13 +52,7 @@ impl ApiKey {
         }
         let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| InvalidApiKey)?;
         value.set_sensitive(true);
-        Ok(Self(value))
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey([REDACTED])")
+        Ok(Self(Redacted(value)))
     }
 }
 
@@ -120,7 +113,7 @@ impl RegistryEndpoint {
         let call = async {
             let mut request = self.client.get(url).header(ACCEPT, "application/json").timeout(self.timeout);
             if let Some(ApiKey(value)) = &self.api_key {
-                request = request.header(AUTHORIZATION, value.clone());
+                request = request.header(AUTHORIZATION, value.expose().clone());
             }
             // The URL holds the CPF: keep it out of the error text.
             let response = request.send().await.map_err(|e| transport_error(&e.without_url()))?;
@@ -211,7 +204,7 @@ mod tests {
     #[test]
     fn an_api_key_never_shows_in_debug_output() {
         let key = ApiKey::new("s3cr3t-key").expect("valid key");
-        assert_eq!(format!("{key:?}"), "ApiKey([REDACTED])");
+        assert_eq!(format!("{key:?}"), "ApiKey([redacted])");
         let endpoint =
             RegistryEndpoint::new(reqwest::Client::new(), BaseUrl::parse("http://127.0.0.1:1/").expect("base"))
                 .with_api_key(key);

@@ -143,7 +143,7 @@ async fn the_exchange_posts_the_form_with_basic_credentials_and_decodes_the_toke
     let server = answering("POST", "/oauth/token/", tokens_answer()).await;
     let tokens = provider(&server).exchange_code(CODE, VERIFIER).await.expect("tokens");
 
-    assert_eq!(tokens.access_token, ACCESS);
+    assert_eq!(tokens.access_token.as_str(), ACCESS);
     assert_eq!(tokens.scope, ScopeSet::parse_strict("dados_publicos cpf email cnes").expect("known"));
     assert!(!format!("{tokens:?}").contains(ACCESS), "Debug hides the token");
 

@@ -134,7 +134,7 @@ impl AccountEditService {
         let throttle = self.tokens.throttle();
         let hasher = self.tokens.credentials().hasher();
         let subject = Subject::Username(&credentials.username);
-        let stored = Some(credentials.password_hash);
+        let stored = Some(credentials.password_hash.into_inner());
         if !throttle.verify(hasher, subject, from, stored, current, true).await? {
             errors.push("password_atual", MSG_SENHA_ATUAL);
             return Ok(PasswordOutcome::Refused(errors));

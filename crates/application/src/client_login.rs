@@ -18,6 +18,7 @@ use std::sync::Arc;
 use credencial_domain::attr_map::UserMapping;
 use credencial_domain::client_login::{safe_next, secrets_match, SignedPurpose, ValueSigner};
 use credencial_domain::host_table::HostValue;
+use credencial_domain::Redacted;
 use credencial_ports::{
     AuthorizationStart, Clock, HostUserError, HostUserRecords, HostUserStore, ProviderClient, ProviderError,
     RecordColumn,
@@ -78,51 +79,33 @@ pub enum CallbackResult {
 }
 
 /// A completed login: the host user and its lookup value.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostLogin {
     /// The host user row's `id`.
     pub id: i64,
     /// The lookup column's value (personal data: never logged).
-    pub lookup_value: String,
-}
-
-impl std::fmt::Debug for HostLogin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostLogin").field("id", &self.id).finish_non_exhaustive()
-    }
+    pub lookup_value: Redacted<String>,
 }
 
 /// The login in progress, kept in a signed cookie between `begin` and the
 /// callback. `Debug` shows only `next`.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingLogin {
     /// The `state` sent to the provider.
-    pub state: String,
+    pub state: Redacted<String>,
     /// The PKCE verifier.
-    pub pkce_verifier: String,
+    pub pkce_verifier: Redacted<String>,
     /// Where to go afterwards (already checked).
     pub next: String,
 }
 
-impl std::fmt::Debug for PendingLogin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PendingLogin").field("next", &self.next).finish_non_exhaustive()
-    }
-}
-
 /// A signed cookie value and how long it lives.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SealedValue {
     /// The cookie value.
-    pub value: String,
+    pub value: Redacted<String>,
     /// Its lifetime in seconds (the cookie's `Max-Age`).
     pub max_age_secs: i64,
-}
-
-impl std::fmt::Debug for SealedValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SealedValue").field("max_age_secs", &self.max_age_secs).finish_non_exhaustive()
-    }
 }
 
 /// Configuration of the client component's login.
@@ -221,7 +204,7 @@ impl ClientLoginService {
                 other => ServiceError::Storage(other.to_string()),
             })?;
         tracing::info!(host_user_id = outcome.id, created = outcome.created, "host user logged in");
-        Ok(HostLogin { id: outcome.id, lookup_value })
+        Ok(HostLogin { id: outcome.id, lookup_value: Redacted(lookup_value) })
     }
 
     /// Every column of the host user `id`, in table order (`None` values are
@@ -254,7 +237,7 @@ impl ClientLoginService {
 
     fn seal<T: Serialize>(&self, purpose: SignedPurpose, value: &T, max_age_secs: i64) -> SealedValue {
         let exp = self.clock.now().saturating_add(max_age_secs);
-        SealedValue { value: self.config.signer.seal(purpose, value, exp), max_age_secs }
+        SealedValue { value: Redacted(self.config.signer.seal(purpose, value, exp)), max_age_secs }
     }
 }
 

@@ -114,7 +114,7 @@ impl CredentialCheck {
         // punctuated.
         let subject = Subject::Username(cpf.as_ref().map_or(username, Cpf::as_str));
         let (hash, account) = match found {
-            Some(c) => (Some(c.password_hash.clone()), Some(c)),
+            Some(c) => (Some(c.password_hash.expose().clone()), Some(c)),
             None => (None, None),
         };
         let eligible = account.as_ref().is_some_and(|a| a.is_active);

@@ -60,7 +60,7 @@ impl Account {
         UserCredentials {
             id: self.id,
             username: self.username.clone(),
-            password_hash: self.password_hash.clone(),
+            password_hash: self.password_hash.clone().into(),
             is_active: self.active,
             must_change_password: false,
         }

@@ -64,7 +64,7 @@ fn setup(policy: ThrottlePolicy, log: MockLoginFailureLog, hashing_threads: usiz
         Ok(Some(UserCredentials {
             id: UserId(id),
             username: username.to_owned(),
-            password_hash: hash,
+            password_hash: hash.into(),
             is_active: active,
             must_change_password: false,
         }))

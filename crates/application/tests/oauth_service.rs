@@ -133,7 +133,7 @@ impl World {
             Ok((username == "ana").then(|| UserCredentials {
                 id: USER,
                 username: "ana".into(),
-                password_hash: hash("ana-pw"),
+                password_hash: hash("ana-pw").into(),
                 is_active: true,
                 must_change_password: false,
             }))
@@ -142,7 +142,7 @@ impl World {
             Ok((id == USER).then(|| UserCredentials {
                 id: USER,
                 username: "ana".into(),
-                password_hash: hash("ana-pw"),
+                password_hash: hash("ana-pw").into(),
                 is_active: true,
                 must_change_password: false,
             }))

@@ -37,7 +37,7 @@ fn credentials(is_active: bool) -> UserCredentials {
     UserCredentials {
         id: UserId(USER),
         username: "ana".into(),
-        password_hash: hash("s3cret"),
+        password_hash: hash("s3cret").into(),
         is_active,
         must_change_password: false,
     }

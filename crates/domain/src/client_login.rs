@@ -8,6 +8,7 @@
 //! for one cookie never passes as another, and the envelope carries its
 //! expiry (seconds since the Unix epoch; the current time is a parameter).
 
+use crate::redacted::Redacted;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use hmac::{Hmac, Mac};
@@ -69,15 +70,9 @@ impl SignedPurpose {
 
 /// Signs and opens the client component's cookie values with an HMAC key.
 /// `Debug` never shows the key.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct ValueSigner {
-    key: [u8; 32],
-}
-
-impl std::fmt::Debug for ValueSigner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ValueSigner([redacted])")
-    }
+    key: Redacted<[u8; 32]>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -99,7 +94,7 @@ impl ValueSigner {
             // HMAC takes keys of any length; unreachable.
             Err(_) => [0; 32],
         };
-        Self { key }
+        Self { key: Redacted(key) }
     }
 
     /// `value`, valid until `exp`, as cookie-safe text.
@@ -124,7 +119,7 @@ impl ValueSigner {
     }
 
     fn mac(&self, purpose: SignedPurpose, body: &[u8]) -> [u8; 32] {
-        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&self.key) else {
+        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(self.key.expose()) else {
             return [0; 32];
         };
         mac.update(purpose.label());

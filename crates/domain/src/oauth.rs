@@ -20,6 +20,7 @@ use subtle::ConstantTimeEq;
 use thiserror::Error;
 use url::{Host, Url};
 
+use crate::redacted::Redacted;
 use crate::scope::ScopeSet;
 use crate::user::UserId;
 
@@ -388,14 +389,8 @@ impl CodeChallenge {
 
 /// A PKCE code verifier: 43 to 128 characters of `A-Z a-z 0-9 - . _ ~`
 /// (RFC 7636 §4.1). `Debug` does not show it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct CodeVerifier(String);
-
-impl fmt::Debug for CodeVerifier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("CodeVerifier([redacted])")
-    }
-}
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeVerifier(Redacted<String>);
 
 impl CodeVerifier {
     /// Validates the `code_verifier` of a token request. Errors:
@@ -403,7 +398,7 @@ impl CodeVerifier {
     pub fn parse(raw: &str) -> Result<Self, OAuthError> {
         let ok = (MIN_VERIFIER_LEN..=MAX_VERIFIER_LEN).contains(&raw.len()) && raw.bytes().all(is_unreserved);
         if ok {
-            Ok(Self(raw.to_owned()))
+            Ok(Self(Redacted(raw.to_owned())))
         } else {
             Err(invalid_request("code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_', '~'"))
         }

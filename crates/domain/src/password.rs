@@ -3,6 +3,7 @@
 //!
 //! Using Django's format lets an existing Django user table be imported as is.
 
+use crate::redacted::Redacted;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use sha2::Sha256;
@@ -39,17 +40,11 @@ pub enum PasswordFormatError {
 }
 
 /// A parsed Django PBKDF2-SHA256 hash.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DjangoPbkdf2 {
     iterations: u32,
-    salt: String,
-    key: Vec<u8>,
-}
-
-impl std::fmt::Debug for DjangoPbkdf2 {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DjangoPbkdf2").field("iterations", &self.iterations).finish_non_exhaustive()
-    }
+    salt: Redacted<String>,
+    key: Redacted<Vec<u8>>,
 }
 
 impl DjangoPbkdf2 {
@@ -71,7 +66,7 @@ impl DjangoPbkdf2 {
         if key.len() != KEY_LEN {
             return Err(PasswordFormatError::Malformed);
         }
-        Ok(Self { iterations, salt: salt.to_owned(), key })
+        Ok(Self { iterations, salt: Redacted(salt.to_owned()), key: Redacted(key) })
     }
 
     /// Derives the hash of `password` with `salt` and `iterations`.
@@ -80,7 +75,7 @@ impl DjangoPbkdf2 {
         check_salt(salt)?;
         let mut key = vec![0u8; KEY_LEN];
         pbkdf2::pbkdf2_hmac::<Sha256>(password.as_bytes(), salt.as_bytes(), iterations, &mut key);
-        Ok(Self { iterations, salt: salt.to_owned(), key })
+        Ok(Self { iterations, salt: Redacted(salt.to_owned()), key: Redacted(key) })
     }
 
     /// The iteration count of this hash.
@@ -97,7 +92,7 @@ impl DjangoPbkdf2 {
 
     /// The text form, as Django writes it.
     pub fn encode(&self) -> String {
-        format!("{ALGORITHM}${}${}${}", self.iterations, self.salt, STANDARD.encode(&self.key))
+        format!("{ALGORITHM}${}${}${}", self.iterations, self.salt.as_str(), STANDARD.encode(self.key.as_slice()))
     }
 }
 

@@ -11,6 +11,7 @@
 //! stamp reveals nothing usable about the password: it is a digest of a
 //! salted PBKDF2 hash that only the database holds.
 
+use crate::redacted::Redacted;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use sha2::{Digest, Sha256};
@@ -20,14 +21,14 @@ use subtle::ConstantTimeEq;
 const LABEL: &[u8] = b"credencial/session/password-stamp\0";
 
 /// The stamp of one stored password hash (22 characters of base64url).
-#[derive(Clone, PartialEq, Eq)]
-pub struct PasswordStamp(String);
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasswordStamp(Redacted<String>);
 
 impl PasswordStamp {
     /// The stamp of `encoded`, a stored password hash (any format).
     pub fn of(encoded: &str) -> Self {
         let digest = Sha256::new().chain_update(LABEL).chain_update(encoded.as_bytes()).finalize();
-        Self(URL_SAFE_NO_PAD.encode(&digest[..16]))
+        Self(Redacted(URL_SAFE_NO_PAD.encode(&digest[..16])))
     }
 
     /// The stamp as carried in a session token.
@@ -39,13 +40,6 @@ impl PasswordStamp {
     /// compared in constant time.
     pub fn matches(&self, presented: &str) -> bool {
         self.0.len() == presented.len() && bool::from(self.0.as_bytes().ct_eq(presented.as_bytes()))
-    }
-}
-
-/// Shows nothing: a stamp is for comparisons only.
-impl std::fmt::Debug for PasswordStamp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PasswordStamp(..)")
     }
 }
 

@@ -58,6 +58,12 @@ impl<T> From<T> for Redacted<T> {
     }
 }
 
+impl From<&str> for Redacted<String> {
+    fn from(value: &str) -> Self {
+        Self(value.to_owned())
+    }
+}
+
 impl<T> Deref for Redacted<T> {
     type Target = T;
 

@@ -3,7 +3,7 @@
 //! user, how to exchange the code, and how to read the profile.
 
 use async_trait::async_trait;
-use credencial_domain::ScopeSet;
+use credencial_domain::{Redacted, ScopeSet};
 use thiserror::Error;
 
 use crate::user_data::UpstreamError;
@@ -21,18 +21,12 @@ pub struct AuthorizationStart {
 }
 
 /// Tokens the provider's token endpoint answered.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderTokens {
     /// The access token for the profile endpoint.
-    pub access_token: String,
+    pub access_token: Redacted<String>,
     /// The scopes the provider granted (space-separated in the answer).
     pub scope: ScopeSet,
-}
-
-impl std::fmt::Debug for ProviderTokens {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProviderTokens").field("scope", &self.scope).finish_non_exhaustive()
-    }
 }
 
 /// Why a provider call failed.

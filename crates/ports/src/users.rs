@@ -3,19 +3,19 @@
 use async_trait::async_trait;
 use credencial_domain::account::{AccountDetails, Registration, UniqueField};
 use credencial_domain::admin::NewAuditEntry;
-use credencial_domain::{Cpf, UserData, UserId, Username};
+use credencial_domain::{Cpf, Redacted, UserData, UserId, Username};
 
 use crate::error::RepositoryError;
 
 /// What a login needs to know about a user.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserCredentials {
     /// Primary key.
     pub id: UserId,
     /// The username as stored.
     pub username: String,
     /// The stored password hash (Django PBKDF2 text format).
-    pub password_hash: String,
+    pub password_hash: Redacted<String>,
     /// Inactive users cannot log in.
     pub is_active: bool,
     /// The password was set by an administrator (temporary): it must be
@@ -23,19 +23,8 @@ pub struct UserCredentials {
     pub must_change_password: bool,
 }
 
-impl std::fmt::Debug for UserCredentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UserCredentials")
-            .field("id", &self.id)
-            .field("username", &self.username)
-            .field("password_hash", &"[redacted]")
-            .field("is_active", &self.is_active)
-            .field("must_change_password", &self.must_change_password)
-            .finish()
-    }
-}
-
-/// A user to create.
+/// A user to create. `Debug` shows the username only: the hash and the
+/// person's data (name, CPF, user data) stay out of logs.
 #[derive(Clone, PartialEq, Eq)]
 pub struct NewUser {
     /// Unique username.
@@ -54,10 +43,7 @@ pub struct NewUser {
 
 impl std::fmt::Debug for NewUser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NewUser")
-            .field("username", &self.username)
-            .field("password_hash", &"[redacted]")
-            .finish_non_exhaustive()
+        f.debug_struct("NewUser").field("username", &self.username).finish_non_exhaustive()
     }
 }
 

@@ -127,8 +127,8 @@ async fn login(
     let next = query_value(&req, "next");
     let start = service.begin(next.as_deref());
     let pending = PendingLogin {
-        state: start.authorization.state,
-        pkce_verifier: start.authorization.pkce_verifier,
+        state: start.authorization.state.into(),
+        pkce_verifier: start.authorization.pkce_verifier.into(),
         next: start.next,
     };
     let sealed = service.seal_pending(&pending);

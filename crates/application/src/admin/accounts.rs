@@ -122,6 +122,7 @@ pub struct AccountView {
 }
 
 /// A temporary password just set: shown once to whoever set it.
+#[derive(Debug)]
 pub struct TemporaryPassword {
     /// The password (never logged, never stored in clear).
     pub password: SecretString,
@@ -129,15 +130,6 @@ pub struct TemporaryPassword {
     pub username: String,
     /// How many refresh tokens were revoked.
     pub revoked: u64,
-}
-
-impl std::fmt::Debug for TemporaryPassword {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TemporaryPassword")
-            .field("username", &self.username)
-            .field("revoked", &self.revoked)
-            .finish_non_exhaustive()
-    }
 }
 
 /// The ports behind [`AccountAdminService`].

@@ -14,6 +14,8 @@ use base64::Engine as _;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::redacted::Redacted;
+
 /// What an application may do through the user-management API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ApiPermission {
@@ -128,32 +130,21 @@ pub const LOOKUP_CHARS: usize = 16;
 pub const SECRET_CHARS: usize = 43;
 
 /// The SHA-256 of a token's secret part: what is stored.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiTokenDigest(pub [u8; 32]);
-
-impl fmt::Debug for ApiTokenDigest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiTokenDigest([redacted])")
-    }
-}
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiTokenDigest(pub Redacted<[u8; 32]>);
 
 impl ApiTokenDigest {
     fn of(secret: &str) -> Self {
-        Self(Sha256::digest(secret.as_bytes()).into())
+        Self(Redacted(Sha256::digest(secret.as_bytes()).into()))
     }
 }
 
 /// A token as a caller presented it, split into its parts (syntax only:
 /// whether it is right is for [`PresentedApiToken::matches`]).
+#[derive(Debug)]
 pub struct PresentedApiToken {
     lookup: String,
-    secret: String,
-}
-
-impl fmt::Debug for PresentedApiToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PresentedApiToken").field("lookup", &self.lookup).finish_non_exhaustive()
-    }
+    secret: Redacted<String>,
 }
 
 impl PresentedApiToken {
@@ -164,7 +155,7 @@ impl PresentedApiToken {
         let lookup_ok = lookup.len() == LOOKUP_CHARS && lookup.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
         let secret_ok =
             secret.len() == SECRET_CHARS && secret.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        (lookup_ok && secret_ok).then(|| Self { lookup: lookup.to_owned(), secret: secret.to_owned() })
+        (lookup_ok && secret_ok).then(|| Self { lookup: lookup.to_owned(), secret: Redacted(secret.to_owned()) })
     }
 
     /// The lookup part (16 hex digits).
@@ -177,23 +168,18 @@ impl PresentedApiToken {
     /// computed and compared, so both refusals cost the same.
     pub fn matches(&self, stored: Option<&ApiTokenDigest>) -> bool {
         let digest = ApiTokenDigest::of(&self.secret);
-        let zero = ApiTokenDigest([0; 32]);
-        let equal: bool = digest.0.ct_eq(&stored.unwrap_or(&zero).0).into();
+        let zero = ApiTokenDigest(Redacted([0; 32]));
+        let equal: bool = digest.0.ct_eq(stored.unwrap_or(&zero).0.expose()).into();
         equal && stored.is_some()
     }
 }
 
 /// A freshly issued token: the text to show once, and what to store.
+#[derive(Debug)]
 pub struct IssuedApiToken {
-    text: String,
+    text: Redacted<String>,
     lookup: String,
     digest: ApiTokenDigest,
-}
-
-impl fmt::Debug for IssuedApiToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IssuedApiToken").field("lookup", &self.lookup).finish_non_exhaustive()
-    }
 }
 
 impl IssuedApiToken {
@@ -203,7 +189,7 @@ impl IssuedApiToken {
         let lookup: String = lookup.iter().map(|b| format!("{b:02x}")).collect();
         let secret = URL_SAFE_NO_PAD.encode(secret);
         let digest = ApiTokenDigest::of(&secret);
-        Self { text: format!("{lookup}.{secret}"), lookup, digest }
+        Self { text: Redacted(format!("{lookup}.{secret}")), lookup, digest }
     }
 
     /// The whole token, as the application sends it (shown once).
