@@ -124,6 +124,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let redirect_uri = demo::demo_redirect_uri(&settings.bind);
             demo::seed_client(&pool, &hasher, &redirect_uri).await?;
             tracing::info!(client_id = demo::DEMO_CLIENT_ID, %redirect_uri, "demo OAuth2 client ready");
+            demo::seed_oidc_client(&pool, &hasher).await?;
+            tracing::info!(
+                client_id = demo::DEMO_OIDC_CLIENT_ID,
+                client_secret = demo::DEMO_OIDC_CLIENT_SECRET,
+                redirect_uri = demo::DEMO_OIDC_REDIRECT_URI,
+                post_logout_redirect_uri = demo::DEMO_OIDC_POST_LOGOUT_URI,
+                "demo OpenID Connect client ready (a demo secret, printed on purpose)"
+            );
             Application::build_on(&settings, Mode::Demo, pool, listener).await?.run_until_stopped().await?;
         }
         Command::Migrate => {

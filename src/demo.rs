@@ -20,6 +20,18 @@ pub const DEMO_CLIENT_ID: &str = "demo-host";
 /// Its secret (demo only, printed in the README).
 pub const DEMO_CLIENT_SECRET: &str = "demo-host-secret";
 
+/// The demo's OpenID Connect client: a confidential application a standard
+/// OIDC client library can be configured with (discovery URL, this id and
+/// [`DEMO_OIDC_CLIENT_SECRET`]).
+pub const DEMO_OIDC_CLIENT_ID: &str = "demo-oidc";
+/// Its secret (demo only, printed in the start log and the README).
+pub const DEMO_OIDC_CLIENT_SECRET: &str = "demo-oidc-secret";
+/// Its redirect URI: an application on this machine's port 8080 (nothing
+/// needs to listen there to read the code from the address bar).
+pub const DEMO_OIDC_REDIRECT_URI: &str = "http://localhost:8080/callback";
+/// Where its logout may send the browser afterwards.
+pub const DEMO_OIDC_POST_LOGOUT_URI: &str = "http://localhost:8080/";
+
 /// The demo client's redirect URI for a server bound to `bind`
 /// (`0.0.0.0` is reached as `127.0.0.1`).
 pub fn demo_redirect_uri(bind: &str) -> String {
@@ -30,17 +42,55 @@ pub fn demo_redirect_uri(bind: &str) -> String {
 /// Registers the confidential client `demo-host` with every scope enabled,
 /// unless it exists. Returns whether it was created.
 pub async fn seed_client(pool: &PgPool, hasher: &PasswordHasher, redirect_uri: &str) -> anyhow::Result<bool> {
+    let client = DemoClient {
+        id: DEMO_CLIENT_ID,
+        name: "Aplicação de demonstração",
+        secret: DEMO_CLIENT_SECRET,
+        redirect_uri,
+        post_logout_redirect_uri: None,
+    };
+    seed_confidential(pool, hasher, client).await
+}
+
+/// Registers the confidential OpenID Connect client `demo-oidc` (every
+/// scope enabled, [`DEMO_OIDC_REDIRECT_URI`] and
+/// [`DEMO_OIDC_POST_LOGOUT_URI`]), unless it exists. Returns whether it was
+/// created.
+pub async fn seed_oidc_client(pool: &PgPool, hasher: &PasswordHasher) -> anyhow::Result<bool> {
+    let client = DemoClient {
+        id: DEMO_OIDC_CLIENT_ID,
+        name: "Aplicação OpenID Connect de demonstração",
+        secret: DEMO_OIDC_CLIENT_SECRET,
+        redirect_uri: DEMO_OIDC_REDIRECT_URI,
+        post_logout_redirect_uri: Some(DEMO_OIDC_POST_LOGOUT_URI),
+    };
+    seed_confidential(pool, hasher, client).await
+}
+
+/// A confidential demo client to register.
+struct DemoClient<'a> {
+    id: &'static str,
+    name: &'static str,
+    secret: &'static str,
+    redirect_uri: &'a str,
+    post_logout_redirect_uri: Option<&'static str>,
+}
+
+/// Registers `demo` with every scope enabled (with its audit entry, as the
+/// CLI would), unless a client with its id exists.
+async fn seed_confidential(pool: &PgPool, hasher: &PasswordHasher, demo: DemoClient<'_>) -> anyhow::Result<bool> {
     let clients = PgOAuthClientRepository::new(pool.clone());
-    let id = ClientId::parse(DEMO_CLIENT_ID)?;
+    let id = ClientId::parse(demo.id)?;
     if clients.find(&id).await?.is_some() {
         return Ok(false);
     }
-    let secret_hash = hasher.hash(DEMO_CLIENT_SECRET.to_owned().into()).await?;
+    let secret_hash = hasher.hash(demo.secret.to_owned().into()).await?;
     let client = OAuthClient {
         client_id: id,
-        name: "Aplicação de demonstração".into(),
+        name: demo.name.into(),
         secret_hash: Some(secret_hash),
-        redirect_uris: vec![redirect_uri.to_owned()],
+        redirect_uris: vec![demo.redirect_uri.to_owned()],
+        post_logout_redirect_uris: demo.post_logout_redirect_uri.map(str::to_owned).into_iter().collect(),
         confidential: true,
         require_pkce: false,
         enabled_scopes: ScopeSet::all(),
@@ -48,12 +98,15 @@ pub async fn seed_client(pool: &PgPool, hasher: &PasswordHasher, redirect_uri: &
         created_at: 0,
     };
     let actor = Actor::Cli { os_user: "demo".into() };
-    let entry = audit_entry(&actor, AuditAction::ClientCreate, AuditTarget::Client(client.client_id.clone()))
+    let mut entry = audit_entry(&actor, AuditAction::ClientCreate, AuditTarget::Client(client.client_id.clone()))
         .with("name", &client.name)
         .with("confidential", "true")
         .with("redirect_uris", client.redirect_uris.join(" "))
         .with("enabled_scopes", client.enabled_scopes.to_scope_string())
         .with("secret", SECRET_SET);
+    if !client.post_logout_redirect_uris.is_empty() {
+        entry = entry.with("post_logout_redirect_uris", client.post_logout_redirect_uris.join(" "));
+    }
     match clients.create(client, &entry).await {
         Ok(()) => Ok(true),
         Err(RepositoryError::Conflict(_)) => Ok(false),

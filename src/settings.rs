@@ -74,6 +74,12 @@ pub struct Settings {
     pub refresh_grace_secs: i64,
     /// Lifetime of the login session at `/oauth/authorize/`, in seconds.
     pub oauth_session_lifetime_secs: i64,
+    /// OpenID Connect: the issuer identifier, the service's public base URL
+    /// (`https://…`, or `http://` on a loopback host; no query or
+    /// fragment). ID tokens carry it as `iss`, the discovery document is
+    /// below it. Unset: OpenID Connect is off in `serve`; the demo uses its
+    /// own address.
+    pub issuer_url: Option<String>,
     /// `Secure` attribute of the provider's cookies: `true` always, `false`
     /// never, unset: when the request came over https (as the connection or
     /// a proxy's `Forwarded`/`X-Forwarded-Proto` says).
@@ -211,6 +217,7 @@ impl Default for Settings {
             refresh_token_lifetime_secs: 24 * 60 * 60,
             refresh_grace_secs: credencial_domain::refresh_grace::DEFAULT_REFRESH_GRACE_SECS,
             oauth_session_lifetime_secs: 10 * 60,
+            issuer_url: None,
             cookie_secure: None,
             signup_enabled: None,
             token_prefix: credencial_app_actix::jwt::DEFAULT_PREFIX.into(),
@@ -483,6 +490,18 @@ impl Settings {
             (Some(true), None) => Some(None),
             (None, None) => (mode == Mode::Demo).then_some(None),
         }
+    }
+
+    /// The OpenID Connect issuer, if `issuer_url` is set. Errors name the
+    /// setting.
+    pub fn issuer(&self) -> Result<Option<credencial_domain::oauth::discovery::IssuerUrl>, SettingsError> {
+        self.issuer_url
+            .as_deref()
+            .map(|raw| {
+                credencial_domain::oauth::discovery::IssuerUrl::parse(raw)
+                    .map_err(|e| SettingsError::about("issuer_url", e))
+            })
+            .transpose()
     }
 
     /// The database URL as text (for connecting only).

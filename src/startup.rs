@@ -31,6 +31,7 @@ use credencial_application::{
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
 use credencial_domain::host_table;
+use credencial_domain::oauth::discovery::IssuerUrl;
 use credencial_domain::{EndpointAllowList, TokenLifetimes};
 use credencial_ports::{Clock, HostUserStore, RefreshTokenStore, SystemClock};
 use rand::RngCore;
@@ -171,6 +172,10 @@ impl Application {
             Arc::clone(&clock),
         )
         .with_login_history(login_history.clone());
+        let oauth = match openid_issuer(settings, mode, local, &tokens)? {
+            Some(issuer) => oauth.with_issuer(issuer),
+            None => oauth,
+        };
         let grants = Arc::new(GrantService::new(
             grant_store,
             Arc::new(PgAccessLog::new(pool.clone())),
@@ -434,6 +439,36 @@ impl BackgroundTasks {
             }
         }
     }
+}
+
+/// The OpenID Connect issuer: `issuer_url`, or in the demo its own
+/// address; `None` (OpenID Connect off) in `serve` without `issuer_url`.
+/// Errors: an issuer without a key to sign ID tokens with (named after
+/// `issuer_url`).
+fn openid_issuer(
+    settings: &Settings,
+    mode: Mode,
+    local: SocketAddr,
+    tokens: &TokenService,
+) -> Result<Option<IssuerUrl>, SettingsError> {
+    let issuer = match (settings.issuer()?, mode) {
+        (Some(issuer), _) => issuer,
+        (None, Mode::Demo) => IssuerUrl::parse(&origin(local)).map_err(|e| SettingsError::about("issuer_url", e))?,
+        (None, Mode::Serve) => {
+            tracing::info!("OpenID Connect is off: issuer_url is not set");
+            return Ok(None);
+        }
+    };
+    if !tokens.issuer().has_id_token_key() {
+        return Err(SettingsError::about(
+            "issuer_url",
+            "OpenID Connect needs a key to sign ID tokens with: set oidc_signing_key_file (made by `credencial keys \
+             generate`)",
+        ));
+    }
+    let discovery = issuer.join(credencial_domain::oauth::discovery::DISCOVERY_PATH);
+    tracing::info!(issuer = issuer.as_str(), %discovery, "OpenID Connect is on");
+    Ok(Some(issuer))
 }
 
 /// Whether the client component (`/auth/login/`, `/auth/callback/`) runs:

@@ -70,6 +70,7 @@ async fn statements_per_request(list_len: usize) -> (f64, usize) {
                 name: "host".into(),
                 secret_hash: None,
                 redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+                post_logout_redirect_uris: vec![],
                 confidential: false,
                 require_pkce: true,
                 enabled_scopes: ScopeSet::all(),

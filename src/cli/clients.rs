@@ -10,7 +10,7 @@ use credencial_adapters_postgres::{PgOAuthClientRepository, PgPool, PgUserDirect
 use credencial_application::admin::{ClientChanges, CreateOutcome, NewClient};
 use credencial_application::{ApiTokenService, ClientAdminService, ServiceError};
 use credencial_domain::admin::client::optional_scopes;
-use credencial_domain::admin::{ApiPermissions, ClientName, RedirectUris};
+use credencial_domain::admin::{ApiPermissions, ClientName, PostLogoutRedirectUris, RedirectUris};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::ScopeSet;
 use credencial_ports::OAuthClient;
@@ -59,6 +59,10 @@ pub struct CreateClient {
     /// A redirect URI, matched exactly; repeat for several.
     #[arg(long = "redirect-uri", value_name = "URI", required = true)]
     pub redirect_uris: Vec<String>,
+    /// Where OpenID Connect logout (/oauth/logout/) may send the browser
+    /// afterwards, matched exactly; repeat for several.
+    #[arg(long = "post-logout-redirect-uri", value_name = "URI")]
+    pub post_logout_redirect_uris: Vec<String>,
     /// A public client (single-page or mobile app): no secret, PKCE required.
     #[arg(long)]
     pub public: bool,
@@ -86,6 +90,13 @@ pub struct UpdateClient {
     /// Redirect URIs replacing the whole list; repeat for several.
     #[arg(long = "redirect-uri", value_name = "URI")]
     pub redirect_uris: Vec<String>,
+    /// Post-logout redirect URIs replacing the whole list; repeat for
+    /// several.
+    #[arg(long = "post-logout-redirect-uri", value_name = "URI")]
+    pub post_logout_redirect_uris: Vec<String>,
+    /// Remove every post-logout redirect URI.
+    #[arg(long, conflicts_with = "post_logout_redirect_uris")]
+    pub no_post_logout_redirect_uris: bool,
     /// Optional scopes replacing the enabled ones ("" enables none).
     #[arg(long)]
     pub scopes: Option<String>,
@@ -132,6 +143,7 @@ async fn create_client(settings: &Settings, args: CreateClient) -> anyhow::Resul
         client_id: ClientId::parse(&args.client_id).context("--client-id")?,
         name: client_name(&args.name)?,
         redirect_uris: redirect_uris(&args.redirect_uris, args.allow_insecure_http)?,
+        post_logout_redirect_uris: post_logout_uris(&args.post_logout_redirect_uris, args.allow_insecure_http)?,
         confidential: !args.public,
         require_pkce: args.require_pkce,
         scopes: optional_scopes(&args.scopes).context("--scopes")?,
@@ -153,6 +165,7 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
     let mut changes = ClientChanges {
         name: args.name.as_deref().map(client_name).transpose()?,
         redirect_uris: None,
+        post_logout_redirect_uris: None,
         scopes: args.scopes.as_deref().map(|s| optional_scopes(s).context("--scopes")).transpose()?,
         require_pkce: args.require_pkce,
         rotate_secret: args.rotate_secret,
@@ -161,10 +174,14 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
     if !args.redirect_uris.is_empty() {
         changes.redirect_uris = Some(redirect_uris(&args.redirect_uris, args.allow_insecure_http)?);
     }
+    if !args.post_logout_redirect_uris.is_empty() || args.no_post_logout_redirect_uris {
+        changes.post_logout_redirect_uris =
+            Some(post_logout_uris(&args.post_logout_redirect_uris, args.allow_insecure_http)?);
+    }
     anyhow::ensure!(
         !changes.is_empty() || args.rotate_api_token,
-        "nothing to update: give --name, --redirect-uri, --scopes, --require-pkce, --rotate-secret or \
-         --rotate-api-token"
+        "nothing to update: give --name, --redirect-uri, --post-logout-redirect-uri, \
+         --no-post-logout-redirect-uris, --scopes, --require-pkce, --rotate-secret or --rotate-api-token"
     );
     let api_permissions = args.api_permissions.as_deref().map(ApiPermissions::parse).transpose()?;
     let pool = pool(settings).await?;
@@ -264,6 +281,11 @@ fn redirect_uris(raw: &[String], allow_insecure_http: bool) -> anyhow::Result<Re
         .map_err(|e| anyhow::anyhow!("--redirect-uri {e}"))
 }
 
+fn post_logout_uris(raw: &[String], allow_insecure_http: bool) -> anyhow::Result<PostLogoutRedirectUris> {
+    PostLogoutRedirectUris::parse(raw.iter().map(String::as_str), allow_insecure_http)
+        .map_err(|e| anyhow::anyhow!("--post-logout-redirect-uri {e}"))
+}
+
 /// A use case's refusal as the CLI reports it.
 fn service_error(e: ServiceError) -> anyhow::Error {
     anyhow::anyhow!(e)
@@ -296,7 +318,7 @@ fn granted_scope_names(client: &OAuthClient) -> String {
 }
 
 fn client_summary(client: &OAuthClient) -> String {
-    format!(
+    let mut summary = format!(
         "{} client {} ({:?}); PKCE {}; scopes: {}; redirect URIs: {}",
         client_type(client),
         client.client_id,
@@ -304,5 +326,9 @@ fn client_summary(client: &OAuthClient) -> String {
         pkce_rule(client),
         granted_scope_names(client),
         client.redirect_uris.join(" "),
-    )
+    );
+    if !client.post_logout_redirect_uris.is_empty() {
+        summary.push_str(&format!("; post-logout redirect URIs: {}", client.post_logout_redirect_uris.join(" ")));
+    }
+    summary
 }

@@ -189,6 +189,9 @@ impl Settings {
         url("cdp_base_url", &self.cdp_base_url);
         url("provider_base_url", &self.provider_base_url);
         url("provider_public_url", &self.provider_public_url);
+        if let Err(e) = self.issuer() {
+            problems.push(e);
+        }
         if self.upstream_base_url.is_none() && mode == Some(Mode::Serve) {
             problems.push(SettingsError::about(
                 "upstream_base_url",

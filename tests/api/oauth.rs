@@ -54,6 +54,7 @@ pub(crate) async fn register_clients(app: &TestApp) -> i64 {
                 name: "Portal do Servidor".into(),
                 secret_hash: Some(secret_hash),
                 redirect_uris: vec![PORTAL_URI.into()],
+                post_logout_redirect_uris: vec![],
                 confidential: true,
                 require_pkce: false,
                 enabled_scopes: ScopeSet::parse_strict("cnes formacao_academica").expect("known"),
@@ -71,6 +72,7 @@ pub(crate) async fn register_clients(app: &TestApp) -> i64 {
                 name: "Painel <SPA>".into(),
                 secret_hash: None,
                 redirect_uris: vec![SPA_URI.into()],
+                post_logout_redirect_uris: vec![],
                 confidential: false,
                 require_pkce: true,
                 enabled_scopes: ScopeSet::parse_strict("cnes").expect("known"),
@@ -103,6 +105,8 @@ pub(crate) async fn store_portal_code(app: &TestApp, user: i64, code: &str, expi
                 scopes: ScopeSet::required(),
                 code_challenge: None,
                 expires_at,
+                nonce: None,
+                auth_time: None,
             },
         })
         .await
@@ -110,7 +114,7 @@ pub(crate) async fn store_portal_code(app: &TestApp, user: i64, code: &str, expi
 }
 
 /// `/oauth/authorize/?…` for these parameters.
-fn authorize_path(pairs: &[(&str, &str)]) -> String {
+pub(crate) fn authorize_path(pairs: &[(&str, &str)]) -> String {
     let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
     format!("/oauth/authorize/?{query}")
 }
@@ -196,7 +200,11 @@ async fn code_for(app: &TestApp, path: &str, redirect_uri: &str) -> String {
     callback(&location, redirect_uri).remove("code").expect("code")
 }
 
-async fn token_request(app: &TestApp, basic: Option<(&str, &str)>, form: &[(&str, &str)]) -> reqwest::Response {
+pub(crate) async fn token_request(
+    app: &TestApp,
+    basic: Option<(&str, &str)>,
+    form: &[(&str, &str)],
+) -> reqwest::Response {
     let mut request = app.client.post(format!("{}/oauth/token/", app.address)).form(form);
     if let Some((id, secret)) = basic {
         request = request.basic_auth(id, Some(secret));
@@ -229,7 +237,7 @@ fn keys(v: &Value) -> Vec<String> {
     v.as_object().expect("object").keys().cloned().collect()
 }
 
-fn claims(token: &str) -> Value {
+pub(crate) fn claims(token: &str) -> Value {
     use base64::Engine;
     let payload = token.split('.').nth(1).expect("JWT");
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).expect("base64url");

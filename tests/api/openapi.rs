@@ -22,7 +22,8 @@ use crate::helpers::{spawn_app, TestApp, ITERATIONS, SECRET};
 use crate::profile::{self, ALL, ANA_CPF, BRUNO_CPF};
 
 /// HTML routes the description leaves out on purpose (without their slash).
-const HTML_ROUTES: [&str; 5] = ["/oauth/authorize", "/auth/login", "/auth/callback", "/auth/logout", "/auth/me"];
+const HTML_ROUTES: [&str; 6] =
+    ["/oauth/authorize", "/oauth/logout", "/auth/login", "/auth/callback", "/auth/logout", "/auth/me"];
 /// Every route under these prefixes is an HTML page (the account pages,
 /// the administration panel).
 const HTML_PREFIXES: [&str; 2] = ["/conta", "/admin"];
@@ -239,6 +240,7 @@ async fn register_confidential_client(app: &TestApp) {
                 name: "Host".into(),
                 secret_hash: Some(secret_hash),
                 redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+                post_logout_redirect_uris: vec![],
                 confidential: true,
                 require_pkce: false,
                 enabled_scopes: ScopeSet::parse_strict(ALL).expect("known scopes"),
@@ -341,7 +343,11 @@ async fn spawn_app_with_every_route() -> TestApp {
 #[tokio::test]
 async fn every_documented_answer_of_every_operation_matches_the_real_server() {
     // No grace window: a replay right after its rotation is refused.
-    let app = profile::app_with(|s| s.refresh_grace_secs = 0).await;
+    let app = profile::app_with(|s| {
+        s.refresh_grace_secs = 0;
+        s.issuer_url = Some(crate::oidc::ISSUER.into());
+    })
+    .await;
     let mut c = Checker::new();
     let url = |p: &str| format!("{}{p}", app.address);
     let post_json = |p: &str, body: Value| app.client.post(url(p)).json(&body);
@@ -563,6 +569,30 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
         }
     }
 
+    // ------------------------------------------------------ OpenID Connect
+    let d = "/.well-known/openid-configuration";
+    let (s, doc) = c.check(d, "get", send(app.client.get(url(d))).await).await;
+    assert_eq!((s, doc["issuer"].as_str()), (200, Some(crate::oidc::ISSUER)));
+    let ui = "/oauth/userinfo/";
+    let openid = profile::token(ana, &format!("openid {ALL}"), CLIENT, 300);
+    let without_openid = profile::token(ana, ALL, CLIENT, 300);
+    let in_body = [("access_token", openid.as_str())];
+    for (m, request, want) in [
+        ("get", app.client.get(url(ui)).bearer_auth(&openid), 200),
+        ("get", app.client.get(url(ui)), 401),
+        ("get", app.client.get(url(ui)).bearer_auth("not-a-token"), 401),
+        ("get", app.client.get(url(ui)).bearer_auth(&without_openid), 403),
+        ("post", app.client.post(url(ui)).bearer_auth(&openid), 200),
+        ("post", app.client.post(url(ui)).form(&in_body), 200),
+        ("post", app.client.post(url(ui)).bearer_auth(&openid).form(&in_body), 400),
+        ("post", app.client.post(url(ui)).form(&[("access_token", "not-a-token")]), 401),
+        ("post", app.client.post(url(ui)).bearer_auth(&without_openid), 403),
+        ("post", post_raw(ui, "application/x-www-form-urlencoded", big()), 413),
+    ] {
+        let (s, body) = c.check(ui, m, send(request).await).await;
+        assert_eq!(s, want, "{m} {ui}: {body}");
+    }
+
     // ------------------------------------------------ user-management API
     let full = crate::user_directory::api_token(&app, "diretorio", "users:read,users:create").await;
     let reader = crate::user_directory::api_token(&app, "leitor", "users:read").await;
@@ -668,6 +698,10 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
         let (s, body) = c.check(route, "post", send(request).await).await;
         assert_eq!(s, 503, "{route}: {body}");
     }
+    for (m, request) in [("get", app.client.get(url(ui))), ("post", app.client.post(url(ui)))] {
+        let (s, body) = c.check(ui, m, send(request.bearer_auth(&openid)).await).await;
+        assert_eq!(s, 503, "{m} {ui}: {body}");
+    }
     let api_cases = [
         (u, "post", token(app.client.post(url(u)).form(&joana), &full)),
         (u, "get", token(app.client.get(url("/usuarios/?cpfs=52998224725")), &full)),
@@ -689,6 +723,8 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
         ("/usuarios/", "get", "429"),
         ("/usuarios/", "post", "429"),
         ("/usuarios/{cpf_ou_email}/", "get", "429"),
+        // tests/api/oidc.rs: OpenID Connect off.
+        ("/.well-known/openid-configuration", "get", "404"),
         ("/readyz", "get", "200"),
         ("/readyz", "get", "405"),
         ("/readyz", "get", "503"),
@@ -715,6 +751,8 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
             "GET /api/token/user-info/",
             "POST /api/token/user-info/",
             "POST /oauth/token/",
+            "GET /oauth/userinfo/",
+            "POST /oauth/userinfo/",
             "GET /usuarios/",
             "POST /usuarios/",
             "GET /usuarios/{cpf_ou_email}/",

@@ -52,6 +52,7 @@ pub(crate) async fn register_client(app: &TestApp, id: &str, enabled: &str) {
                 name: id.into(),
                 secret_hash: None,
                 redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+                post_logout_redirect_uris: vec![],
                 confidential: false,
                 require_pkce: true,
                 enabled_scopes: ScopeSet::parse_strict(enabled).expect("known scopes"),

@@ -33,6 +33,7 @@ async fn provider_app() -> TestApp {
                 name: "Sistema de RH".into(),
                 secret_hash: Some(secret_hash),
                 redirect_uris: vec![REDIRECT_URI.into()],
+                post_logout_redirect_uris: vec![],
                 confidential: true,
                 require_pkce: true,
                 enabled_scopes: ScopeSet::parse_strict("formacao_academica experiencia_profissional").expect("known"),

@@ -6,8 +6,9 @@
 #   2. `cargo build --release`, then `credencial demo` on a fresh database
 #      with a known JWT secret, on its own port;
 #   3. credentials: ana's access token (pair), an OAuth2 access token with
-#      every scope (the real authorization-code flow of the demo client
-#      demo-host, played with curl), demo-host's secret for /oauth/token/,
+#      every scope and openid (the real authorization-code flow of the demo
+#      client demo-host, played with curl; it also reads /oauth/userinfo/ and
+#      the discovery document), demo-host's secret for /oauth/token/,
 #      /oauth/revoke/ and /oauth/introspect/ (clientSecretBasic),
 #      and demo-host's user-management API token (`credencial client update
 #      --rotate-api-token`, its last line) for /usuarios/;
@@ -89,7 +90,7 @@ ACCESS=$(curl -fsS -X POST "${BASE}/api/token/pair/" -H 'Content-Type: applicati
 # The authorization-code flow as the README plays it: login form, consent, code, exchange.
 JAR=$(mktemp)
 REDIRECT="${BASE}/auth/callback/"
-SCOPES="dados_publicos cpf email receita_federal cnes experiencia_profissional formacao_academica cursos_cdp"
+SCOPES="openid dados_publicos cpf email receita_federal cnes experiencia_profissional formacao_academica cursos_cdp"
 P=(-d response_type=code -d client_id=demo-host --data-urlencode "redirect_uri=${REDIRECT}"
     --data-urlencode "scope=${SCOPES}" -d state=fuzz)
 csrf() { sed -n 's/.*name="csrf_token" value="\([^"]*\)".*/\1/p'; }
@@ -107,12 +108,21 @@ curl -fsS -X POST "${BASE}/api/perfil/dados/" -H "Authorization: Bearer ${OAUTH}
 import json, sys
 p = json.load(sys.stdin)
 assert "receita_federal" in p and "cursos_cdp" in p, sorted(p)'
+# The same token reads userinfo (OpenID Connect is on in the demo).
+curl -fsS "${BASE}/oauth/userinfo/" -H "Authorization: Bearer ${OAUTH}" | python3 -c '
+import json, sys
+u = json.load(sys.stdin)
+assert u["sub"] and u["preferred_username"] == "ana", u'
+curl -fsS "${BASE}/.well-known/openid-configuration" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["userinfo_endpoint"].endswith("/oauth/userinfo/"), d'
 # An API token of demo-host for the user-management API, as the README gives
 # it (the CLI prints it as its last line).
 API_TOKEN=$(RUST_LOG=warn "${TARGET}/release/credencial" client update --client-id demo-host --rotate-api-token \
     --api-permissions users:read,users:create | tail -n 1)
 curl -fsS -o /dev/null -H "Authorization: Token ${API_TOKEN}" "${BASE}/usuarios/?cpfs=52998224725"
-log "credentials ready: pair access token, OAuth2 access token with every scope, demo-host secret, API token"
+log "credentials ready: pair access token, OAuth2 access token with every scope and openid, demo-host secret, API token"
 
 # 4. schemathesis, with the credentials per security scheme of the description
 cat >"${OUT}/schemathesis.toml" <<EOF

@@ -23,8 +23,8 @@ impl PgOAuthClientRepository {
     }
 }
 
-const COLUMNS: &str = "client_id, name, secret_hash, confidential, redirect_uris, require_pkce, enabled_scopes, \
-     is_active, floor(extract(epoch FROM created_at))::BIGINT AS created_at";
+const COLUMNS: &str = "client_id, name, secret_hash, confidential, redirect_uris, post_logout_redirect_uris, \
+     require_pkce, enabled_scopes, is_active, floor(extract(epoch FROM created_at))::BIGINT AS created_at";
 
 #[derive(sqlx::FromRow)]
 struct ClientRow {
@@ -33,6 +33,7 @@ struct ClientRow {
     secret_hash: Option<String>,
     confidential: bool,
     redirect_uris: Vec<String>,
+    post_logout_redirect_uris: Vec<String>,
     require_pkce: bool,
     enabled_scopes: Vec<String>,
     is_active: bool,
@@ -56,6 +57,7 @@ impl TryFrom<ClientRow> for OAuthClient {
             name: row.name,
             secret_hash: row.secret_hash,
             redirect_uris: row.redirect_uris,
+            post_logout_redirect_uris: row.post_logout_redirect_uris,
             confidential: row.confidential,
             require_pkce: row.require_pkce,
             enabled_scopes,
@@ -75,8 +77,8 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         sqlx::query(
             "INSERT INTO oauth_clients (client_id, name, secret_hash, confidential, \
-             redirect_uris, require_pkce, enabled_scopes, is_active) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+             redirect_uris, require_pkce, enabled_scopes, is_active, post_logout_redirect_uris) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         )
         .bind(client.client_id.as_str())
         .bind(&client.name)
@@ -86,6 +88,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         .bind(client.require_pkce)
         .bind(scope_names(client.enabled_scopes))
         .bind(client.is_active)
+        .bind(&client.post_logout_redirect_uris)
         .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
@@ -108,6 +111,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
                  require_pkce = COALESCE($5, require_pkce), \
                  secret_hash = COALESCE($6, secret_hash), \
                  is_active = COALESCE($7, is_active), \
+                 post_logout_redirect_uris = COALESCE($8, post_logout_redirect_uris), \
                  updated_at = now() \
              WHERE client_id = $1 \
              RETURNING {COLUMNS}"
@@ -119,6 +123,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         .bind(changes.require_pkce)
         .bind(changes.secret_hash)
         .bind(changes.is_active)
+        .bind(changes.post_logout_redirect_uris)
         .fetch_optional(&mut *tx)
         .await
         .map_err(to_repository_error)?;

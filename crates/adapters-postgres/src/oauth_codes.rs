@@ -31,6 +31,8 @@ struct GrantRow {
     scope: String,
     code_challenge: Option<String>,
     expires_at: i64,
+    nonce: Option<String>,
+    auth_time: Option<i64>,
 }
 
 impl TryFrom<GrantRow> for CodeGrant {
@@ -50,6 +52,8 @@ impl TryFrom<GrantRow> for CodeGrant {
             scopes: ScopeSet::parse_strict(&row.scope).map_err(|_| unexpected("scope"))?,
             code_challenge,
             expires_at: row.expires_at,
+            nonce: row.nonce,
+            auth_time: row.auth_time,
         })
     }
 }
@@ -60,8 +64,8 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
         let grant = code.grant;
         sqlx::query(
             "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, \
-             redirect_uri_explicit, scope, code_challenge, expires_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8))",
+             redirect_uri_explicit, scope, code_challenge, expires_at, nonce, auth_time) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8), $9, to_timestamp($10))",
         )
         .bind(code.code_hash.as_bytes().as_slice())
         .bind(grant.client_id.as_str())
@@ -71,6 +75,8 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
         .bind(grant.scopes.to_scope_string())
         .bind(grant.code_challenge.as_ref().map(CodeChallenge::as_str))
         .bind(grant.expires_at as f64)
+        .bind(&grant.nonce)
+        .bind(grant.auth_time.map(|t| t as f64))
         .execute(&self.pool)
         .await
         .map_err(to_repository_error)?;
@@ -91,7 +97,8 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
              WHERE code_hash = $1 AND client_id = $2 \
                AND used_at IS NULL AND expires_at > to_timestamp($3) \
              RETURNING client_id, user_id, redirect_uri, redirect_uri_explicit, scope, \
-                       code_challenge, floor(extract(epoch FROM expires_at))::BIGINT AS expires_at",
+                       code_challenge, floor(extract(epoch FROM expires_at))::BIGINT AS expires_at, \
+                       nonce, floor(extract(epoch FROM auth_time))::BIGINT AS auth_time",
         )
         .bind(code_hash.as_bytes().as_slice())
         .bind(client_id.as_str())

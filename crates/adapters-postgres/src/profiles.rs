@@ -3,6 +3,7 @@
 use std::sync::LazyLock;
 
 use async_trait::async_trait;
+use credencial_domain::oauth::userinfo::UserIdentity;
 use credencial_domain::profile::{AcademicDegree, Experience, OwnProfile};
 use credencial_domain::{Degree, ScopeSet, UserId};
 use credencial_ports::account::AccessLogEntry;
@@ -75,14 +76,26 @@ const OWN_PROFILE_COLUMNS: &str = r#"
 static OWN_PROFILE: LazyLock<String> =
     LazyLock::new(|| format!("SELECT {OWN_PROFILE_COLUMNS} FROM users u WHERE u.id = $1 AND u.is_active"));
 
-/// One statement, the client's profile read: on `$1` user, `$2` client and
-/// the access-log entry's `$3` scopes, `$4` time, `$5` request id. The grant
-/// check (the grant exists and covers `$3`) is a column; the log row is a
-/// data-modifying CTE ([`ACCESS_LOG_APPEND`]) that inserts only when the
-/// grant covers the read and the user is active — the statement's one snapshot decides both, so the
-/// row is written exactly when the profile is answered. A failing insert
-/// fails the whole statement.
-static READ_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| {
+/// One statement, the client's profile read ([`client_read`] of the own
+/// profile's columns).
+static READ_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| client_read(OWN_PROFILE_COLUMNS));
+
+/// The columns of the userinfo read: what the claims need, nothing else.
+const IDENTITY_COLUMNS: &str = "u.username, u.name, u.avatar, u.cpf, u.email";
+
+/// One statement, the client's userinfo read ([`client_read`] of
+/// [`IDENTITY_COLUMNS`]).
+static IDENTITY_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| client_read(IDENTITY_COLUMNS));
+
+/// One statement, a client's read of `columns` of the user: on `$1` user,
+/// `$2` client and the access-log entry's `$3` scopes, `$4` time, `$5`
+/// request id. The grant check (the grant exists and covers `$3`) is a
+/// column; the log row is a data-modifying CTE ([`ACCESS_LOG_APPEND`])
+/// that inserts only when the grant covers the read and the user is active
+/// — the statement's one snapshot decides both, so the row is written
+/// exactly when the data is answered. A failing insert fails the whole
+/// statement.
+fn client_read(columns: &str) -> String {
     // The grant must still cover every scope the read answers ($3): a
     // person who revoked the client and then granted it less sees the
     // client's older, wider tokens refused, not answered until they expire.
@@ -98,18 +111,60 @@ static READ_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| {
            {ACCESS_LOG_APPEND} \
            WHERE {grant_covers} AND EXISTS (SELECT 1 FROM users a WHERE a.id = $1 AND a.is_active) \
            RETURNING 1) \
-         SELECT {OWN_PROFILE_COLUMNS}, {grant_covers} AS granted, EXISTS (SELECT 1 FROM logged) AS logged \
+         SELECT {columns}, {grant_covers} AS granted, EXISTS (SELECT 1 FROM logged) AS logged \
          FROM users u WHERE u.id = $1 AND u.is_active"
     )
-});
+}
 
-/// The profile row of [`READ_FOR_CLIENT`].
+/// The row of a [`client_read`] statement: the data and its two checks.
 #[derive(sqlx::FromRow)]
-struct ClientReadRow {
+struct ClientReadRow<T> {
     #[sqlx(flatten)]
-    profile: ProfileRow,
+    data: T,
     granted: bool,
     logged: bool,
+}
+
+/// The userinfo row of [`IDENTITY_FOR_CLIENT`].
+#[derive(sqlx::FromRow)]
+struct IdentityRow {
+    username: String,
+    name: String,
+    avatar: String,
+    cpf: Option<String>,
+    email: String,
+}
+
+impl PgProfileRepository {
+    /// Runs the [`client_read`] `statement` for `entry`; the data of an
+    /// answered read goes through `decode`.
+    async fn client_read<T, R>(
+        &self,
+        statement: &str,
+        entry: &AccessLogEntry,
+        decode: impl FnOnce(R) -> Result<T, RepositoryError>,
+    ) -> Result<ClientRead<T>, RepositoryError>
+    where
+        R: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
+    {
+        let row = sqlx::query_as::<_, ClientReadRow<R>>(statement)
+            .bind(entry.user.0)
+            .bind(entry.client.as_str())
+            .bind(to_names(entry.scopes))
+            .bind(entry.at)
+            .bind(&entry.request_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        match row {
+            None => Ok(ClientRead::UnknownUser),
+            Some(ClientReadRow { granted: false, .. }) => Ok(ClientRead::NotGranted),
+            Some(ClientReadRow { logged: false, .. }) => {
+                Err(unexpected("the access-log entry of a granted read was not written"))
+            }
+            Some(ClientReadRow { data, .. }) => Ok(ClientRead::Answered(decode(data)?)),
+        }
+    }
 }
 
 fn unexpected(e: impl std::fmt::Display) -> RepositoryError {
@@ -160,23 +215,20 @@ impl ProfileRepository for PgProfileRepository {
     }
 
     async fn read_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead, RepositoryError> {
-        let row = sqlx::query_as::<_, ClientReadRow>(&READ_FOR_CLIENT)
-            .bind(entry.user.0)
-            .bind(entry.client.as_str())
-            .bind(to_names(entry.scopes))
-            .bind(entry.at)
-            .bind(&entry.request_id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        match row {
-            None => Ok(ClientRead::UnknownUser),
-            Some(ClientReadRow { granted: false, .. }) => Ok(ClientRead::NotGranted),
-            Some(ClientReadRow { logged: false, .. }) => {
-                Err(unexpected("the access-log entry of a granted read was not written"))
-            }
-            Some(ClientReadRow { profile, .. }) => Ok(ClientRead::Answered(profile.into_profile()?)),
-        }
+        self.client_read(&READ_FOR_CLIENT, entry, ProfileRow::into_profile).await
+    }
+
+    async fn identity_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead<UserIdentity>, RepositoryError> {
+        self.client_read(&IDENTITY_FOR_CLIENT, entry, |row: IdentityRow| {
+            Ok(UserIdentity {
+                username: row.username,
+                name: row.name,
+                avatar: row.avatar,
+                cpf: row.cpf,
+                email: row.email,
+            })
+        })
+        .await
     }
 
     async fn set_profile(&self, user: UserId, avatar: &str, receita_validated: bool) -> Result<(), RepositoryError> {

@@ -34,6 +34,7 @@ fn confidential(id: &str) -> OAuthClient {
         name: format!("Portal {id}"),
         secret_hash: Some(HASH.to_owned()),
         redirect_uris: vec!["https://portal.example.gov.br/callback".to_owned(), "http://localhost:8080/cb".to_owned()],
+        post_logout_redirect_uris: vec![],
         confidential: true,
         require_pkce: false,
         enabled_scopes: scopes("receita_federal cnes"),
@@ -54,6 +55,7 @@ fn public(id: &str) -> OAuthClient {
         name: "Single-page app".to_owned(),
         secret_hash: None,
         redirect_uris: vec!["https://spa.example.gov.br/".to_owned()],
+        post_logout_redirect_uris: vec![],
         confidential: false,
         require_pkce: true,
         enabled_scopes: ScopeSet::empty(),
@@ -71,6 +73,8 @@ fn grant(client: &str, user: UserId, expires_at: i64) -> CodeGrant {
         scopes: scopes("dados_publicos cpf email cnes"),
         code_challenge: CodeChallenge::parse_s256(CHALLENGE),
         expires_at,
+        nonce: None,
+        auth_time: None,
     }
 }
 

@@ -89,6 +89,27 @@ impl ApiError {
         self
     }
 
+    /// An error of a protected OAuth2 resource (`/oauth/userinfo/`, RFC
+    /// 6750 §3): `{"error", "error_description"}` with `status` and
+    /// `WWW-Authenticate: Bearer realm="credencial"`, which names `error`
+    /// (and the `scope` needed) unless the request carried no token at all
+    /// (`error` is then `None` in the header and `invalid_token` in the
+    /// body); never cached.
+    pub fn bearer_resource(status: StatusCode, error: Option<&str>, description: &str, scope: Option<&str>) -> Self {
+        let mut challenge = r#"Bearer realm="credencial""#.to_owned();
+        if let Some(error) = error {
+            challenge.push_str(&format!(r#", error="{error}", error_description="{description}""#));
+        }
+        if let Some(scope) = scope {
+            challenge.push_str(&format!(r#", scope="{scope}""#));
+        }
+        let body = json!({ "error": error.unwrap_or("invalid_token"), "error_description": description });
+        Self { status, body, headers: Vec::new() }
+            .with_header(header::WWW_AUTHENTICATE, &challenge)
+            .with_header(header::CACHE_CONTROL, "no-store")
+            .with_header(header::PRAGMA, "no-cache")
+    }
+
     /// 405 naming the allowed methods in `Allow`.
     pub fn method_not_allowed(method: &str, allow: &str) -> Self {
         Self::detail(StatusCode::METHOD_NOT_ALLOWED, &format!("Method \"{method}\" not allowed."), "method_not_allowed")

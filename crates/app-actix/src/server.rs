@@ -178,6 +178,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(resource(openapi::PATH, "GET").route(web::get().to(openapi::document)))
             .service(crate::keys::resource_for(&key_set))
             .service(profile::resource_for(profiles.clone()))
+            .service(crate::oauth::userinfo::resource_for(data.clone(), profiles.clone()))
             .service(OAuthApi::new(oauth.clone(), cookies))
             .service(AccountApi::new(account_services.clone(), cookies, s.account))
             .service(AdminApi::new(admin_services.clone(), cookies))

@@ -36,7 +36,7 @@ pub use grants::{AccessReport, GrantService};
 pub use hashing::{HashSlot, PasswordHasher};
 pub use metrics::Metrics;
 pub use oauth::{
-    AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, OAuthTokens, SignedSession, TokenRequest,
+    AuthorizationStep, ConsentPrompt, LoginSession, LogoutStep, OAuthService, OAuthTokens, SignedSession, TokenRequest,
 };
 pub use own_entries::{EntrySave, OwnEntryService};
 pub use profile::{ProfileService, Registries};

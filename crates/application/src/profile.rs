@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use credencial_domain::oauth::userinfo::{userinfo_claims, userinfo_scopes};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{assemble, Experience, OwnProfile, UpstreamScopeData};
 use credencial_domain::{Claims, Cnes, Cpf, CursosCdp, ReceitaFederal, Scope, ScopeSet, TokenError, UserId};
@@ -119,6 +120,41 @@ impl ProfileService {
             ClientRead::UnknownUser => return Err(ServiceError::UnknownUser),
         };
         Ok(self.assemble(user, &own, scopes).await)
+    }
+
+    /// The OpenID Connect userinfo answer (`/oauth/userinfo/`) for the
+    /// holder of an OAuth2 access token with `claims`, in the HTTP request
+    /// `request_id`: `sub`, and the claims of the token's profile scopes
+    /// ([`userinfo_claims`]). The token must carry `openid`; as at the
+    /// profile read, its client must still be served, the person must still
+    /// grant it access, and the answer is first written to the access log
+    /// (with the scopes it reads), in the one statement that reads the data.
+    /// Errors: `InvalidToken` (as [`answer`](Self::answer));
+    /// `Forbidden` for a token without `openid`; `UnknownUser`; `Storage`
+    /// (then nothing is answered).
+    pub async fn userinfo(&self, claims: &Claims, request_id: &str) -> Result<Map<String, Value>, ServiceError> {
+        let (Some(client_id), Some(scope)) = (claims.client_audience(), &claims.scope) else {
+            return Err(TokenError::WrongType.into());
+        };
+        let granted = ScopeSet::parse_lenient(scope);
+        if !granted.has_openid() {
+            return Err(ServiceError::Forbidden("the access token was not granted the openid scope".into()));
+        }
+        let client_id = ClientId::parse(client_id).map_err(|_| TokenError::Invalid)?;
+        serving_client(self.clients.as_ref(), &client_id).await?.ok_or(TokenError::Invalid)?;
+        let user = UserId(claims.user_id);
+        let entry = AccessLogEntry {
+            user,
+            client: client_id,
+            scopes: userinfo_scopes(granted),
+            at: self.clock.now(),
+            request_id: request_id.to_owned(),
+        };
+        match self.profiles.identity_for_client(&entry).await? {
+            ClientRead::Answered(identity) => Ok(userinfo_claims(user, &identity, granted)),
+            ClientRead::NotGranted => Err(TokenError::Revoked.into()),
+            ClientRead::UnknownUser => Err(ServiceError::UnknownUser),
+        }
     }
 
     /// The profile answer of `user` for `scopes` (the caller has already

@@ -7,6 +7,8 @@
 mod failure_log;
 #[path = "oauth_service/grace.rs"]
 mod grace;
+#[path = "oauth_service/oidc.rs"]
+mod oidc;
 #[path = "oauth_service/revocation.rs"]
 mod revocation;
 
@@ -39,6 +41,8 @@ const NOW: i64 = 1_700_000_000;
 const USER: UserId = UserId(42);
 const ITERATIONS: u32 = 1_000;
 const PORTAL_URI: &str = "https://app.example.gov.br/callback";
+/// portal's registered post-logout redirect URI.
+const PORTAL_AFTER_LOGOUT: &str = "https://app.example.gov.br/saiu";
 const SPA_URI: &str = "https://spa.example.gov.br/cb";
 /// RFC 7636 Appendix B.
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
@@ -60,6 +64,7 @@ fn clients() -> HashMap<String, OAuthClient> {
         name: "Portal <do> Servidor".into(),
         secret_hash: Some(hash("s3cret")),
         redirect_uris: vec![PORTAL_URI.into()],
+        post_logout_redirect_uris: vec![PORTAL_AFTER_LOGOUT.into()],
         confidential: true,
         require_pkce: false,
         enabled_scopes: ScopeSet::parse_strict("cnes receita_federal").expect("known"),
@@ -71,6 +76,7 @@ fn clients() -> HashMap<String, OAuthClient> {
         name: "SPA".into(),
         secret_hash: None,
         redirect_uris: vec![SPA_URI.into()],
+        post_logout_redirect_uris: vec![],
         confidential: false,
         require_pkce: true,
         enabled_scopes: ScopeSet::parse_strict("cnes").expect("known"),
@@ -102,6 +108,8 @@ struct World {
     profile_fails: bool,
     /// The brute-force limits and where their failures are counted.
     throttle: Option<(ThrottlePolicy, Failures)>,
+    /// Whether the provider speaks OpenID Connect (oidc_service.rs).
+    openid: bool,
 }
 
 impl World {
@@ -115,6 +123,7 @@ impl World {
             active: true,
             profile_fails: false,
             throttle: None,
+            openid: false,
         }
     }
 
@@ -309,6 +318,9 @@ impl World {
         if let Some((policy, failures)) = &self.throttle {
             tokens = tokens.with_throttle(LoginThrottle::new(Arc::new(failures.log()), clock.clone(), *policy));
         }
+        if self.openid {
+            tokens = tokens.with_id_token_codec(Arc::new(oidc::id_token_codec()));
+        }
         let tokens = Arc::new(tokens);
         let profiles = Arc::new(ProfileService::new(
             Arc::new(MockOAuthClientRepository::new()),
@@ -322,6 +334,7 @@ impl World {
             clock.clone(),
         ));
         let service = OAuthService::new(tokens, Arc::new(repo), Arc::new(codes), Arc::new(grants), profiles, clock);
+        let service = if self.openid { service.with_issuer(oidc::issuer()) } else { service };
         (service, handles)
     }
 }
@@ -349,6 +362,8 @@ fn params(client: &str, redirect: &str, scope: &str) -> AuthorizationParams {
         code_challenge: None,
         code_challenge_method: None,
         prompt: None,
+        nonce: None,
+        max_age: None,
     }
 }
 

@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use credencial_application::{ProfileService, Registries, ScopeCache, ScopeTtls, ServiceError};
+use credencial_domain::oauth::userinfo::UserIdentity;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{OwnProfile, ERRO_NAO_VALIDADO, ERRO_SEM_EXPERIENCIA};
 use credencial_domain::{Claims, TokenError, TokenType};
@@ -225,6 +226,7 @@ fn client_enabling(scopes: &'static str) -> MockOAuthClientRepository {
             name: "Host".into(),
             secret_hash: None,
             redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+            post_logout_redirect_uris: vec![],
             confidential: false,
             require_pkce: true,
             enabled_scopes: ScopeSet::parse_strict(scopes).expect("known"),
@@ -398,4 +400,86 @@ async fn a_read_whose_log_row_cannot_be_written_is_a_storage_error_never_an_answ
     );
     let result = svc.answer(&oauth_claims("cpf receita_federal", "host-app"), None, "r").await;
     assert!(matches!(result, Err(ServiceError::Storage(_))), "{result:?}");
+}
+
+// ------------------------------------------------------------- userinfo
+
+/// A client's userinfo read as the repository sees it: what it answers,
+/// and the access-log entries it was handed.
+fn identity_reads(
+    result: fn() -> Result<ClientRead<UserIdentity>, RepositoryError>,
+) -> (MockProfileRepository, Entries) {
+    let entries: Entries = Arc::default();
+    let seen = Arc::clone(&entries);
+    let mut profiles = MockProfileRepository::new();
+    profiles.expect_identity_for_client().returning(move |entry| {
+        seen.lock().expect("lock").push(entry.clone());
+        result()
+    });
+    profiles.expect_read_for_client().times(0);
+    (profiles, entries)
+}
+
+fn ana_identity() -> Result<ClientRead<UserIdentity>, RepositoryError> {
+    Ok(ClientRead::Answered(UserIdentity {
+        username: "ana".into(),
+        name: "Ana Beatriz Souza".into(),
+        avatar: String::new(),
+        cpf: Some("52998224725".into()),
+        email: "ana@example.gov.br".into(),
+    }))
+}
+
+fn userinfo_service(profiles: MockProfileRepository) -> ProfileService {
+    service_with_clients(
+        client_enabling("cnes"),
+        profiles,
+        MockTaxAuthority::new(),
+        MockCnesRegistry::new(),
+        MockCdpDirectory::new(),
+    )
+}
+
+#[tokio::test]
+async fn userinfo_answers_the_claims_of_the_granted_scopes_and_logs_what_it_read() {
+    let (profiles, entries) = identity_reads(ana_identity);
+    let svc = userinfo_service(profiles);
+    let claims = oauth_claims("openid dados_publicos email cnes", "host-app");
+    let out = svc.userinfo(&claims, "req-7").await.expect("answer");
+    assert_eq!(
+        serde_json::Value::Object(out),
+        json!({"sub": "1", "name": "Ana Beatriz Souza", "preferred_username": "ana", "email": "ana@example.gov.br"}),
+        "no cpf claim: cpf was not in the token; no picture: none on file"
+    );
+    let entries = entries.lock().expect("lock");
+    assert_eq!(entries.len(), 1);
+    let entry = &entries[0];
+    assert_eq!((entry.user, entry.client.as_str(), entry.at), (ANA, "host-app", NOW));
+    assert_eq!(entry.request_id, "req-7");
+    assert_eq!(entry.scopes, ScopeSet::parse_strict("dados_publicos email").expect("known"), "what it read");
+}
+
+#[tokio::test]
+async fn userinfo_refuses_a_token_without_openid_and_reads_nothing() {
+    let (profiles, entries) = identity_reads(ana_identity);
+    let svc = userinfo_service(profiles);
+    let claims = oauth_claims("dados_publicos cpf email", "host-app");
+    assert!(matches!(svc.userinfo(&claims, "r").await, Err(ServiceError::Forbidden(_))));
+    let first_party = Claims::new(TokenType::Access, ANA.0, 0, 300);
+    assert!(matches!(svc.userinfo(&first_party, "r").await, Err(ServiceError::InvalidToken(TokenError::WrongType))));
+    let unknown_client = oauth_claims("openid", "deleted-app");
+    assert!(matches!(svc.userinfo(&unknown_client, "r").await, Err(ServiceError::InvalidToken(TokenError::Invalid))));
+    assert!(entries.lock().expect("lock").is_empty());
+}
+
+#[tokio::test]
+async fn userinfo_of_a_revoked_grant_a_gone_user_or_an_unwritable_log_answers_nothing() {
+    let claims = oauth_claims("openid dados_publicos cpf email", "host-app");
+    let (revoked, _) = identity_reads(|| Ok(ClientRead::NotGranted));
+    let revoked = userinfo_service(revoked).userinfo(&claims, "r").await;
+    assert!(matches!(revoked, Err(ServiceError::InvalidToken(TokenError::Revoked))));
+    let (gone, _) = identity_reads(|| Ok(ClientRead::UnknownUser));
+    assert!(matches!(userinfo_service(gone).userinfo(&claims, "r").await, Err(ServiceError::UnknownUser)));
+    let (unlogged, _) = identity_reads(|| Err(RepositoryError::Unexpected("log".into())));
+    assert!(matches!(userinfo_service(unlogged).userinfo(&claims, "r").await, Err(ServiceError::Storage(_))));
 }

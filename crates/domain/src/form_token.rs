@@ -29,6 +29,9 @@ pub enum FormPurpose {
     /// Every form of the account pages (`/conta/`), keyed by the login
     /// session and bound to the form's path.
     Account,
+    /// The provider's logout confirmation (`POST /oauth/logout/`), keyed
+    /// by the login session and bound to the logout request.
+    EndSession,
 }
 
 impl FormPurpose {
@@ -38,6 +41,7 @@ impl FormPurpose {
             FormPurpose::Consent => "credencial/oauth/consent",
             FormPurpose::Logout => "credencial/auth/logout",
             FormPurpose::Account => "credencial/conta",
+            FormPurpose::EndSession => "credencial/oauth/logout",
         }
     }
 }

@@ -21,10 +21,15 @@ use thiserror::Error;
 use url::{Host, Url};
 
 use crate::redacted::Redacted;
-use crate::scope::{ScopeSet, UnknownScope};
+use crate::scope::ScopeSet;
 use crate::user::UserId;
 
+pub mod discovery;
+pub mod id_token;
+pub mod logout;
+pub mod oidc;
 mod prompt;
+pub mod userinfo;
 
 pub use prompt::{prompt_after_login, Prompt};
 
@@ -402,22 +407,34 @@ impl CodeVerifier {
 
 // -------------------------------------------------------------------- scopes
 
-/// Parses the `scope` of an authorization request strictly: any name not in
-/// the catalogue is `invalid_scope` naming it. An absent or empty scope is
-/// the empty set (the grant then holds the required scopes only).
+/// Parses the `scope` of an authorization (or refresh) request strictly:
+/// the catalogue's names, `openid`, and OpenID Connect's `profile` (read as
+/// `dados_publicos`, see [`oidc::requested_scope_name`]); any other name is
+/// `invalid_scope` naming it. An absent or empty scope is the empty set
+/// (the grant then holds the required scopes only).
 pub fn parse_requested_scope(raw: Option<&str>) -> Result<ScopeSet, OAuthError> {
-    ScopeSet::parse_strict(raw.unwrap_or("")).map_err(|UnknownScope(name)| {
-        let shown: String = name.chars().take(64).collect();
-        OAuthError::InvalidScope(format!("unknown scope: {shown}"))
+    raw.unwrap_or("").split_ascii_whitespace().try_fold(ScopeSet::empty(), |set, name| {
+        let scopes = oidc::requested_scope_name(name).ok_or_else(|| {
+            let shown: String = name.chars().take(64).collect();
+            OAuthError::InvalidScope(format!("unknown scope: {shown}"))
+        })?;
+        Ok(set.union(scopes))
     })
 }
 
+/// What a client may be granted: the optional scopes enabled for it, the
+/// required ones, and `openid` (any client may ask for an ID token).
+fn grantable(enabled: ScopeSet) -> ScopeSet {
+    enabled.union(ScopeSet::required()).union(ScopeSet::openid())
+}
+
 /// The granted-scope rule: what was requested and is enabled for the
-/// client, plus the required scopes (`dados_publicos`, `cpf`, `email`),
-/// which every grant carries. A requested scope the client may not have is
-/// dropped silently (RFC 6749 §3.3 lets the server grant less).
+/// client (and `openid`, when requested), plus the required scopes
+/// (`dados_publicos`, `cpf`, `email`), which every grant carries. A
+/// requested scope the client may not have is dropped silently (RFC 6749
+/// §3.3 lets the server grant less).
 pub fn granted_scopes(requested: ScopeSet, enabled: ScopeSet) -> ScopeSet {
-    requested.intersection(enabled).union(ScopeSet::required())
+    requested.intersection(grantable(enabled)).union(ScopeSet::required())
 }
 
 // ------------------------------------------------------ authorization request
@@ -443,6 +460,11 @@ pub struct AuthorizationParams {
     /// `prompt` (OpenID Connect), space-separated: `none`, `login`,
     /// `consent`, `select_account` (see [`Prompt`]).
     pub prompt: Option<String>,
+    /// `nonce` (OpenID Connect), echoed in the ID token.
+    pub nonce: Option<String>,
+    /// `max_age` (OpenID Connect): seconds since the login beyond which the
+    /// person logs in again.
+    pub max_age: Option<String>,
 }
 
 /// Why an authorization request is refused, and where the answer goes.
@@ -484,6 +506,10 @@ pub struct ValidAuthorization {
     pub code_challenge: Option<CodeChallenge>,
     /// What the request lets the authorization endpoint show.
     pub prompt: Prompt,
+    /// The `nonce` to echo in the ID token (OpenID Connect).
+    pub nonce: Option<String>,
+    /// The request's `max_age`, in seconds (see [`oidc::login_is_recent`]).
+    pub max_age: Option<i64>,
 }
 
 /// Validates an authorization request against the client it names.
@@ -520,6 +546,8 @@ pub fn validate_authorization_request(
         Some(_) => return Err(refuse(OAuthError::UnsupportedResponseType)),
     }
     let prompt = Prompt::parse(params.prompt.as_deref()).map_err(refuse)?;
+    let nonce = oidc::parse_nonce(params.nonce.as_deref()).map_err(refuse)?;
+    let max_age = oidc::parse_max_age(params.max_age.as_deref()).map_err(refuse)?;
     let requested = parse_requested_scope(params.scope.as_deref()).map_err(refuse)?;
     let challenge = present(params.code_challenge.as_deref());
     let method = present(params.code_challenge_method.as_deref());
@@ -541,13 +569,15 @@ pub fn validate_authorization_request(
         state,
         code_challenge,
         prompt,
+        nonce,
+        max_age,
     })
 }
 
 impl ValidAuthorization {
-    /// The grant a code issued at `now` for `user_id` carries; it expires
-    /// [`CODE_LIFETIME_SECS`] later.
-    pub fn into_grant(self, user_id: UserId, now: i64) -> CodeGrant {
+    /// The grant a code issued at `now` for `user_id`, who logged in at
+    /// `auth_time`, carries; it expires [`CODE_LIFETIME_SECS`] later.
+    pub fn into_grant(self, user_id: UserId, auth_time: i64, now: i64) -> CodeGrant {
         CodeGrant {
             client_id: self.client_id,
             user_id,
@@ -556,6 +586,8 @@ impl ValidAuthorization {
             scopes: self.scopes,
             code_challenge: self.code_challenge,
             expires_at: code_expires_at(now),
+            nonce: self.nonce,
+            auth_time: Some(auth_time),
         }
     }
 }
@@ -612,6 +644,11 @@ pub struct CodeGrant {
     pub code_challenge: Option<CodeChallenge>,
     /// When the code stops being redeemable (Unix seconds).
     pub expires_at: i64,
+    /// The authorization request's `nonce`, for the ID token.
+    pub nonce: Option<String>,
+    /// When the person logged in (Unix seconds: the login session's
+    /// start), for the ID token's `auth_time`.
+    pub auth_time: Option<i64>,
 }
 
 /// The SHA-256 digest of an authorization code: the only form in which a
@@ -691,7 +728,7 @@ pub fn refreshed_scopes(
     enabled: ScopeSet,
     requested: Option<&str>,
 ) -> Result<(ScopeSet, ScopeSet), OAuthError> {
-    let kept = granted.intersection(enabled.union(ScopeSet::required())).union(ScopeSet::required());
+    let kept = granted.intersection(grantable(enabled)).union(ScopeSet::required());
     let Some(raw) = present(requested) else {
         return Ok((kept, kept));
     };
@@ -853,7 +890,7 @@ pub fn check_code_exchange(
         }
         (None, None) => {}
     }
-    Ok(grant.scopes.intersection(client.enabled_scopes.union(ScopeSet::required())))
+    Ok(grant.scopes.intersection(grantable(client.enabled_scopes)))
 }
 
 #[cfg(test)]
@@ -894,6 +931,8 @@ mod tests {
             code_challenge: None,
             code_challenge_method: None,
             prompt: None,
+            nonce: None,
+            max_age: None,
         }
     }
 
@@ -926,6 +965,8 @@ mod tests {
             scopes: ScopeSet::parse_strict("dados_publicos cpf email cnes").expect("known"),
             code_challenge: challenge,
             expires_at: 1_000_060,
+            nonce: None,
+            auth_time: None,
         }
     }
 
@@ -1192,11 +1233,21 @@ mod tests {
 
     #[test]
     fn unknown_requested_scopes_are_invalid_scope_naming_the_scope() {
-        let e = parse_requested_scope(Some("cpf openid")).expect_err("unknown");
+        let e = parse_requested_scope(Some("cpf address")).expect_err("unknown");
         assert_eq!(e.error_code(), "invalid_scope");
-        assert!(e.to_string().contains("openid"), "{e}");
+        assert!(e.to_string().contains("address"), "{e}");
         assert_eq!(parse_requested_scope(None), Ok(ScopeSet::empty()));
         assert_eq!(parse_requested_scope(Some("")), Ok(ScopeSet::empty()));
+    }
+
+    #[test]
+    fn a_standard_openid_connect_request_is_understood() {
+        let asked = parse_requested_scope(Some("openid profile email")).expect("standard scopes");
+        assert!(asked.has_openid());
+        assert_eq!(asked.to_scope_string(), "openid dados_publicos email", "profile is dados_publicos");
+        let granted = granted_scopes(asked, ScopeSet::empty());
+        assert_eq!(granted.to_scope_string(), "openid dados_publicos cpf email", "openid needs no enabling");
+        assert!(!granted_scopes(ScopeSet::required(), ScopeSet::all()).has_openid(), "only when asked for");
     }
 
     #[test]
@@ -1223,8 +1274,25 @@ mod tests {
         assert_eq!(ok.state.as_deref(), Some("xyz"));
         assert_eq!(ok.code_challenge.as_ref().map(CodeChallenge::as_str), Some(RFC_CHALLENGE));
 
-        let g = ok.into_grant(UserId(3), 1_000);
-        assert_eq!((g.user_id, g.expires_at), (UserId(3), 1_060));
+        assert_eq!((ok.nonce.clone(), ok.max_age), (None, None));
+        let g = ok.into_grant(UserId(3), 900, 1_000);
+        assert_eq!((g.user_id, g.expires_at, g.auth_time, g.nonce), (UserId(3), 1_060, Some(900), None));
+    }
+
+    #[test]
+    fn an_openid_connect_request_carries_its_nonce_and_max_age_into_the_code() {
+        let cid = id("portal");
+        let list = uris(&["https://app.example.gov.br/callback"]);
+        let mut p = params("portal");
+        p.scope = Some("openid profile cnes".into());
+        p.nonce = Some("n-0S6_WzA2Mj".into());
+        p.max_age = Some("600".into());
+        let ok = validate_authorization_request(&p, Some(policy(&cid, &list, true))).expect("valid");
+        assert_eq!(ok.scopes.to_scope_string(), "openid dados_publicos cpf email cnes");
+        assert_eq!((ok.nonce.as_deref(), ok.max_age), (Some("n-0S6_WzA2Mj"), Some(600)));
+        let g = ok.into_grant(UserId(3), 900, 1_000);
+        assert_eq!((g.nonce.as_deref(), g.auth_time), (Some("n-0S6_WzA2Mj"), Some(900)));
+        assert!(g.scopes.has_openid());
     }
 
     #[test]
@@ -1266,15 +1334,18 @@ mod tests {
         let cid = id("portal");
         let list = uris(&["https://app.example.gov.br/callback"]);
         let client = Some(policy(&cid, &list, true));
-        let cases: [(Spoil, &str); 8] = [
+        let cases: [(Spoil, &str); 11] = [
             (|p| p.response_type = None, "invalid_request"),
             (|p| p.prompt = Some("always".into()), "invalid_request"),
             (|p| p.prompt = Some("none consent".into()), "invalid_request"),
             (|p| p.response_type = Some("token".into()), "unsupported_response_type"),
-            (|p| p.scope = Some("cpf openid".into()), "invalid_scope"),
+            (|p| p.scope = Some("cpf phone".into()), "invalid_scope"),
             (|p| p.code_challenge_method = Some("plain".into()), "invalid_request"),
             (|p| p.code_challenge_method = None, "invalid_request"),
             (|p| p.code_challenge = None, "invalid_request"),
+            (|p| p.nonce = Some("n".repeat(oidc::MAX_NONCE_LEN + 1)), "invalid_request"),
+            (|p| p.nonce = Some("line\nbreak".into()), "invalid_request"),
+            (|p| p.max_age = Some("-1".into()), "invalid_request"),
         ];
         for (spoil, code) in cases {
             let mut p = with_pkce(params("portal"));
@@ -1501,6 +1572,24 @@ mod tests {
     }
 
     #[test]
+    fn openid_stays_through_the_exchange_and_the_refresh_without_being_enabled() {
+        let cid = id("portal");
+        let list = uris(&["https://app.example.gov.br/callback"]);
+        let mut client = policy(&cid, &list, true);
+        client.enabled_scopes = ScopeSet::empty();
+        let mut g = grant(&cid, None);
+        g.scopes = g.scopes.with_openid(true);
+        let scopes = check_code_exchange(&g, &client, Some("https://app.example.gov.br/callback"), None).expect("ok");
+        assert_eq!(scopes.to_scope_string(), "openid dados_publicos cpf email");
+        let (refresh, access) = refreshed_scopes(scopes, ScopeSet::empty(), None).expect("kept");
+        assert!(refresh.has_openid() && access.has_openid());
+        let (refresh, access) = refreshed_scopes(scopes, ScopeSet::empty(), Some("cpf")).expect("narrowed");
+        assert!(refresh.has_openid() && !access.has_openid(), "a narrowed access token may leave openid out");
+        let (_, access) = refreshed_scopes(scopes, ScopeSet::empty(), Some("openid profile")).expect("narrowed");
+        assert_eq!(access.to_scope_string(), "openid dados_publicos cpf email");
+    }
+
+    #[test]
     fn a_refresh_keeps_the_grant_less_the_scopes_the_client_lost() {
         let granted = ScopeSet::parse_strict("dados_publicos cpf email cnes cursos_cdp").expect("known");
         let enabled = ScopeSet::parse_strict("cnes receita_federal").expect("known");
@@ -1520,7 +1609,9 @@ mod tests {
         assert_eq!(access.to_scope_string(), "dados_publicos cpf email cnes");
         let wider = refreshed_scopes(granted, ScopeSet::all(), Some("cnes receita_federal"));
         assert_eq!(wider.map_err(|e| e.error_code()), Err("invalid_scope"));
-        let unknown = refreshed_scopes(granted, ScopeSet::all(), Some("openid"));
+        let not_granted = refreshed_scopes(granted, ScopeSet::all(), Some("openid"));
+        assert_eq!(not_granted.map_err(|e| e.error_code()), Err("invalid_scope"), "openid was not granted");
+        let unknown = refreshed_scopes(granted, ScopeSet::all(), Some("phone"));
         assert_eq!(unknown.map_err(|e| e.error_code()), Err("invalid_scope"));
         let (_, access) = refreshed_scopes(granted, ScopeSet::empty(), Some("cnes cpf")).expect("lost scope");
         assert_eq!(access, ScopeSet::required(), "a scope the client lost is dropped, not an error");

@@ -152,9 +152,21 @@ impl FromStr for Scope {
     }
 }
 
-/// A set of scopes (a tiny bit set; order is always the catalogue's).
+/// The OpenID Connect scope: a protocol scope beside the profile scopes.
+/// It asks for an ID token and lets the access token read
+/// `/oauth/userinfo/`; it carries no profile data of its own, so it is
+/// not a [`Scope`] of the catalogue (no shape, source or cache) and no
+/// application enables it: every application may ask for it.
+pub const OPENID: &str = "openid";
+
+/// A set of scopes (a tiny bit set; order is always the catalogue's): the
+/// profile scopes of the catalogue and, apart from them, whether the
+/// protocol scope [`OPENID`] is in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct ScopeSet(u8);
+pub struct ScopeSet(u16);
+
+/// The bit of [`OPENID`], above the catalogue's eight.
+const OPENID_BIT: u16 = 1 << 8;
 
 impl ScopeSet {
     /// No scope.
@@ -172,8 +184,32 @@ impl ScopeSet {
         Scope::ALL.into_iter().collect()
     }
 
-    fn bit(scope: Scope) -> u8 {
-        1 << (scope as u8)
+    fn bit(scope: Scope) -> u16 {
+        1 << (scope as u16)
+    }
+
+    /// The set of the protocol scope [`OPENID`] alone.
+    pub const fn openid() -> Self {
+        Self(OPENID_BIT)
+    }
+
+    /// Whether the protocol scope [`OPENID`] is in the set.
+    pub fn has_openid(self) -> bool {
+        self.0 & OPENID_BIT != 0
+    }
+
+    /// The same set with [`OPENID`] in (`true`) or out (`false`).
+    pub fn with_openid(self, openid: bool) -> Self {
+        if openid {
+            Self(self.0 | OPENID_BIT)
+        } else {
+            Self(self.0 & !OPENID_BIT)
+        }
+    }
+
+    /// The profile scopes of the set (without [`OPENID`]).
+    pub fn profile_scopes(self) -> Self {
+        self.with_openid(false)
     }
 
     /// Adds a scope.
@@ -201,25 +237,40 @@ impl ScopeSet {
         self.0 & !other.0 == 0
     }
 
-    /// The scopes, in catalogue order.
+    /// The profile scopes, in catalogue order ([`OPENID`] is not one of
+    /// them: see [`has_openid`](Self::has_openid)).
     pub fn iter(self) -> impl Iterator<Item = Scope> {
         Scope::ALL.into_iter().filter(move |s| self.contains(*s))
     }
 
-    /// Parses a space-separated list strictly: any unknown name is an error.
+    /// Parses a space-separated list strictly: any name that is neither
+    /// in the catalogue nor [`OPENID`] is an error.
     pub fn parse_strict(text: &str) -> Result<Self, UnknownScope> {
-        text.split_ascii_whitespace().map(str::parse).collect()
+        let mut set = Self::empty();
+        for name in text.split_ascii_whitespace() {
+            match name {
+                OPENID => set = set.with_openid(true),
+                other => set.insert(other.parse()?),
+            }
+        }
+        Ok(set)
     }
 
-    /// Parses a space-separated list, ignoring names not in the catalogue
-    /// (what a narrowing request does: it can only take away).
+    /// Parses a space-separated list, ignoring names that are neither in
+    /// the catalogue nor [`OPENID`] (what a narrowing request does: it can
+    /// only take away).
     pub fn parse_lenient(text: &str) -> Self {
-        text.split_ascii_whitespace().filter_map(|s| s.parse().ok()).collect()
+        let words = text.split_ascii_whitespace();
+        let openid = words.clone().any(|w| w == OPENID);
+        words.filter_map(|s| s.parse().ok()).collect::<Self>().with_openid(openid)
     }
 
-    /// The space-separated form (OAuth2's `scope` parameter and claim).
+    /// The space-separated form (OAuth2's `scope` parameter and claim):
+    /// [`OPENID`] first when it is in, then the profile scopes in
+    /// catalogue order.
     pub fn to_scope_string(self) -> String {
-        self.iter().map(Scope::name).collect::<Vec<_>>().join(" ")
+        let openid = self.has_openid().then_some(OPENID);
+        openid.into_iter().chain(self.iter().map(Scope::name)).collect::<Vec<_>>().join(" ")
     }
 }
 
@@ -242,7 +293,11 @@ mod tests {
         for s in Scope::ALL {
             assert_eq!(s.name().parse::<Scope>(), Ok(s));
         }
-        assert_eq!("openid".parse::<Scope>(), Err(UnknownScope("openid".into())));
+        assert_eq!(
+            "openid".parse::<Scope>(),
+            Err(UnknownScope("openid".into())),
+            "a protocol scope, not a profile one"
+        );
         assert!("CPF".parse::<Scope>().is_err(), "names are case-sensitive");
     }
 
@@ -277,6 +332,20 @@ mod tests {
         assert_eq!(ScopeSet::parse_strict("").expect("empty"), ScopeSet::empty());
     }
 
+    #[test]
+    fn openid_is_kept_apart_from_the_profile_scopes() {
+        let set = ScopeSet::parse_strict("cpf openid cnes").expect("known");
+        assert!(set.has_openid());
+        assert_eq!(set.iter().collect::<Vec<_>>(), [Scope::Cpf, Scope::Cnes], "iter yields profile scopes only");
+        assert_eq!(set.to_scope_string(), "openid cpf cnes", "openid comes first");
+        assert_eq!(set.profile_scopes().to_scope_string(), "cpf cnes");
+        assert_eq!(ScopeSet::parse_lenient("x openid"), ScopeSet::openid());
+        assert!(!ScopeSet::all().has_openid(), "all() is the profile catalogue");
+        assert!(ScopeSet::openid().is_subset(set) && !set.is_subset(set.profile_scopes()));
+        assert_eq!(ScopeSet::parse_strict(&set.to_scope_string()), Ok(set));
+        assert_eq!(set.with_openid(false).with_openid(true), set);
+    }
+
     // ---- properties: the `scope` a client sends (profile narrowing, refresh) ----
 
     use proptest::prelude::*;
@@ -285,6 +354,7 @@ mod tests {
     fn scope_text() -> impl Strategy<Value = String> {
         let word = prop_oneof![
             prop::sample::select(Scope::ALL.map(Scope::name).to_vec()).prop_map(str::to_owned),
+            Just(OPENID.to_owned()),
             Just("CPF".to_owned()),
             Just("cpf,email".to_owned()),
             "\\PC{0,10}",
@@ -295,7 +365,8 @@ mod tests {
     }
 
     fn any_set() -> impl Strategy<Value = ScopeSet> {
-        prop::collection::vec(prop::sample::select(Scope::ALL.to_vec()), 0..9).prop_map(|v| v.into_iter().collect())
+        (prop::collection::vec(prop::sample::select(Scope::ALL.to_vec()), 0..9), any::<bool>())
+            .prop_map(|(v, openid)| v.into_iter().collect::<ScopeSet>().with_openid(openid))
     }
 
     proptest! {
@@ -306,6 +377,7 @@ mod tests {
                 let named = text.split_ascii_whitespace().any(|w| w == scope.name());
                 prop_assert_eq!(parsed.contains(scope), named, "{} in {:?}", scope, text);
             }
+            prop_assert_eq!(parsed.has_openid(), text.split_ascii_whitespace().any(|w| w == OPENID));
             match ScopeSet::parse_strict(&text) {
                 Ok(strict) => prop_assert_eq!(strict, parsed),
                 Err(UnknownScope(name)) => prop_assert!(name.parse::<Scope>().is_err()),

@@ -51,6 +51,11 @@ pub struct Claims {
     /// when the account's password changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password_stamp: Option<String>,
+    /// When the person logged in (Unix seconds), on the OAuth2 tokens of an
+    /// OpenID Connect grant: the ID token of a refresh keeps the first
+    /// one's `auth_time` (OIDC Core §12.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_time: Option<i64>,
 }
 
 impl Claims {
@@ -68,6 +73,7 @@ impl Claims {
             client_id: None,
             aud: None,
             password_stamp: None,
+            auth_time: None,
         }
     }
 

@@ -20,6 +20,9 @@ pub struct OAuthClient {
     /// Redirect URIs, matched exactly (see
     /// [`credencial_domain::oauth::validate_redirect_uri`]); at least one.
     pub redirect_uris: Vec<String>,
+    /// Where RP-initiated logout may send the browser afterwards, matched
+    /// exactly; possibly none.
+    pub post_logout_redirect_uris: Vec<String>,
     /// Confidential (has a secret) or public (PKCE instead).
     pub confidential: bool,
     /// Whether a confidential client must use PKCE too.
@@ -43,6 +46,7 @@ impl std::fmt::Debug for OAuthClient {
             .field("name", &self.name)
             .field("secret_hash", &self.secret_hash.as_ref().map(|_| "[redacted]"))
             .field("redirect_uris", &self.redirect_uris)
+            .field("post_logout_redirect_uris", &self.post_logout_redirect_uris)
             .field("confidential", &self.confidential)
             .field("require_pkce", &self.require_pkce)
             .field("enabled_scopes", &self.enabled_scopes)
@@ -73,6 +77,9 @@ pub struct OAuthClientUpdate {
     pub name: Option<String>,
     /// New redirect URIs, replacing the whole list (at least one).
     pub redirect_uris: Option<Vec<String>>,
+    /// New post-logout redirect URIs, replacing the whole list (possibly
+    /// with none).
+    pub post_logout_redirect_uris: Option<Vec<String>>,
     /// New set of enabled scopes, replacing the old one.
     pub enabled_scopes: Option<ScopeSet>,
     /// New PKCE requirement.
@@ -88,6 +95,7 @@ impl std::fmt::Debug for OAuthClientUpdate {
         f.debug_struct("OAuthClientUpdate")
             .field("name", &self.name)
             .field("redirect_uris", &self.redirect_uris)
+            .field("post_logout_redirect_uris", &self.post_logout_redirect_uris)
             .field("enabled_scopes", &self.enabled_scopes)
             .field("require_pkce", &self.require_pkce)
             .field("secret_hash", &self.secret_hash.as_ref().map(|_| "[redacted]"))

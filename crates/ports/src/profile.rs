@@ -1,18 +1,21 @@
 //! The profile service's own data and its durable cache of upstream data.
 
 use async_trait::async_trait;
+use credencial_domain::oauth::userinfo::UserIdentity;
 use credencial_domain::profile::{AcademicDegree, Experience, OwnProfile};
 use credencial_domain::{Scope, UserId};
 
 use crate::account::AccessLogEntry;
 use crate::error::RepositoryError;
 
-/// What a client's profile read found ([`ProfileRepository::read_for_client`]).
+/// What a client's read of a person's data found
+/// ([`ProfileRepository::read_for_client`]: the own profile;
+/// [`ProfileRepository::identity_for_client`]: the userinfo claims' data).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClientRead {
-    /// The person still grants the client access: their own data, and the
+pub enum ClientRead<T = OwnProfile> {
+    /// The person still grants the client access: their data, and the
     /// access-log entry is written.
-    Answered(OwnProfile),
+    Answered(T),
     /// The person revoked the client's access (or never granted it):
     /// nothing was read or logged.
     NotGranted,
@@ -38,6 +41,14 @@ pub trait ProfileRepository: Send + Sync + 'static {
     /// both. Errors: `Unexpected` (also when the entry cannot be written;
     /// then nothing is returned and the read must not be answered).
     async fn read_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead, RepositoryError>;
+
+    /// The userinfo read of a client (`/oauth/userinfo/`), in one round
+    /// trip and under the same rules as
+    /// [`read_for_client`](Self::read_for_client) (grant check, the entry
+    /// written exactly when the data is returned), reading only what the
+    /// userinfo claims need. Errors: `Unexpected` (also when the entry
+    /// cannot be written; then nothing is returned).
+    async fn identity_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead<UserIdentity>, RepositoryError>;
 
     /// Sets the public avatar URL and whether the tax-id validation was
     /// done. Errors: `Unexpected`.

@@ -24,6 +24,7 @@ pub async fn client(db: &TestDatabase, id: &str, name: &str) -> ClientId {
                 name: name.to_owned(),
                 secret_hash: None,
                 redirect_uris: vec!["https://app.example.gov.br/cb".to_owned()],
+                post_logout_redirect_uris: vec![],
                 confidential: false,
                 require_pkce: true,
                 enabled_scopes: ScopeSet::all(),

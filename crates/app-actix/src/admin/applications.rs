@@ -21,7 +21,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use credencial_application::admin::{ClientChanges, CreateOutcome, NewClient};
 use credencial_application::{ClientAdminService, OAuthService, ServiceError, StaffService};
-use credencial_domain::admin::{Actor, ClientName, RedirectUris};
+use credencial_domain::admin::{Actor, ClientName, PostLogoutRedirectUris, RedirectUris};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::{Scope, ScopeSet};
 use credencial_ports::OAuthClient;
@@ -181,6 +181,7 @@ async fn create(
         client_id: id,
         name: parsed_name,
         redirect_uris: parsed_uris,
+        post_logout_redirect_uris: PostLogoutRedirectUris::none(),
         confidential: !form.public,
         require_pkce: form.require_pkce,
         scopes,
@@ -282,8 +283,10 @@ fn detail_page<'a>(
         client: ClientView::of(client),
         name: client.name.clone(),
         redirect_uris: client.redirect_uris.join("\n"),
+        post_logout_redirect_uris: client.post_logout_redirect_uris.join("\n"),
         name_error: None,
         uris_error: None,
+        post_logout_error: None,
         scopes: scope_boxes(client.enabled_scopes),
     }
 }
@@ -303,7 +306,7 @@ async fn act(
         Action::Details => match details_changes(&fields) {
             Ok(changes) => (changes, "dados"),
             Err(Refusal::Form(answer)) => return answer,
-            Err(Refusal::Fields { name, uris, name_error, uris_error }) => {
+            Err(Refusal::Fields(typed)) => {
                 let client = match clients.find(&id).await {
                     Ok(Some(client)) => client,
                     Ok(None) => return unknown_client(),
@@ -311,8 +314,10 @@ async fn act(
                 };
                 let token = session.account_form_token();
                 let mut page = detail_page(&token, None, Some(CHECK_FIELDS), &client);
-                (page.name, page.redirect_uris, page.name_error, page.uris_error) =
-                    (name, uris, name_error, uris_error);
+                let DetailsTyped { name, uris, post_logout, name_error, uris_error, post_logout_error } = *typed;
+                (page.name, page.redirect_uris, page.post_logout_redirect_uris) = (name, uris, post_logout);
+                (page.name_error, page.uris_error, page.post_logout_error) =
+                    (name_error, uris_error, post_logout_error);
                 return html::html(html::response(StatusCode::UNPROCESSABLE_ENTITY), &page);
             }
         },
@@ -358,19 +363,43 @@ enum Refusal {
     /// Unreadable: the page to answer.
     Form(HttpResponse),
     /// A field is wrong: what was typed and the fields' messages.
-    Fields { name: String, uris: String, name_error: Option<String>, uris_error: Option<String> },
+    Fields(Box<DetailsTyped>),
 }
 
-/// The name and redirect URIs of the details form, validated together.
+/// What was typed in the details form, and each field's message.
+struct DetailsTyped {
+    name: String,
+    uris: String,
+    post_logout: String,
+    name_error: Option<String>,
+    uris_error: Option<String>,
+    post_logout_error: Option<String>,
+}
+
+/// The name, redirect URIs and post-logout redirect URIs of the details
+/// form, validated together (the post-logout list may be empty).
 fn details_changes(fields: &FormFields) -> Result<ClientChanges, Refusal> {
-    let [name, uris] = text_fields(fields, ["nome", "redirect_uris"]).map_err(|e| Refusal::Form(form_refused(e)))?;
-    match (ClientName::parse(name), RedirectUris::parse_lines(uris, false)) {
-        (Ok(name), Ok(uris)) => Ok(ClientChanges { name: Some(name), redirect_uris: Some(uris), ..Default::default() }),
-        (n, u) => Err(Refusal::Fields {
+    let [name, uris, post_logout] = text_fields(fields, ["nome", "redirect_uris", "post_logout_redirect_uris"])
+        .map_err(|e| Refusal::Form(form_refused(e)))?;
+    let parsed = (
+        ClientName::parse(name),
+        RedirectUris::parse_lines(uris, false),
+        PostLogoutRedirectUris::parse_lines(post_logout, false),
+    );
+    match parsed {
+        (Ok(name), Ok(uris), Ok(post_logout)) => Ok(ClientChanges {
+            name: Some(name),
+            redirect_uris: Some(uris),
+            post_logout_redirect_uris: Some(post_logout),
+            ..Default::default()
+        }),
+        (n, u, p) => Err(Refusal::Fields(Box::new(DetailsTyped {
             name: name.to_owned(),
             uris: uris.to_owned(),
+            post_logout: post_logout.to_owned(),
             name_error: n.err().map(|e| e.message_pt()),
             uris_error: u.err().map(|e| e.message_pt()),
-        }),
+            post_logout_error: p.err().map(|e| e.message_pt()),
+        }))),
     }
 }

@@ -46,7 +46,7 @@ impl FormError {
 }
 
 /// The names of the authorization request's parameters.
-const AUTHORIZATION_PARAMS: [&str; 8] = [
+const AUTHORIZATION_PARAMS: [&str; 10] = [
     "response_type",
     "client_id",
     "redirect_uri",
@@ -55,6 +55,8 @@ const AUTHORIZATION_PARAMS: [&str; 8] = [
     "code_challenge",
     "code_challenge_method",
     "prompt",
+    "nonce",
+    "max_age",
 ];
 
 impl FormFields {
@@ -80,7 +82,8 @@ impl FormFields {
 
     /// The authorization request's parameters (`response_type`,
     /// `client_id`, `redirect_uri`, `scope`, `state`, `code_challenge`,
-    /// `code_challenge_method`, `prompt`). Errors: `Repeated`.
+    /// `code_challenge_method`, `prompt`, `nonce`, `max_age`). Errors:
+    /// `Repeated`.
     pub fn authorization_params(&self) -> Result<AuthorizationParams, FormError> {
         Ok(AuthorizationParams {
             response_type: self.owned("response_type")?,
@@ -91,6 +94,8 @@ impl FormFields {
             code_challenge: self.owned("code_challenge")?,
             code_challenge_method: self.owned("code_challenge_method")?,
             prompt: self.owned("prompt")?,
+            nonce: self.owned("nonce")?,
+            max_age: self.owned("max_age")?,
         })
     }
 }
@@ -108,6 +113,8 @@ pub fn authorization_pairs(params: &AuthorizationParams) -> Vec<(&'static str, &
         &params.code_challenge,
         &params.code_challenge_method,
         &params.prompt,
+        &params.nonce,
+        &params.max_age,
     ];
     AUTHORIZATION_PARAMS.iter().zip(values).filter_map(|(name, value)| value.as_deref().map(|v| (*name, v))).collect()
 }
@@ -157,7 +164,7 @@ mod tests {
     #[test]
     fn authorization_params_round_trip_through_their_pairs() {
         let f = FormFields::parse(
-            b"prompt=login+consent&client_id=portal&scope=cpf+cnes&state=a%26b&response_type=code&other=1",
+            b"prompt=login+consent&client_id=portal&scope=cpf+cnes&state=a%26b&response_type=code&other=1&max_age=60&nonce=n%201",
         )
         .expect("form");
         let p = f.authorization_params().expect("params");
@@ -171,7 +178,9 @@ mod tests {
                 ("client_id", "portal"),
                 ("scope", "cpf cnes"),
                 ("state", "a&b"),
-                ("prompt", "login consent")
+                ("prompt", "login consent"),
+                ("nonce", "n 1"),
+                ("max_age", "60")
             ]
         );
         let twice = FormFields::parse(b"client_id=a&client_id=b").expect("form");

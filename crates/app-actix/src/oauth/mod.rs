@@ -13,10 +13,14 @@
 //!   consent form (`action=approve` or `action=deny`: 303 to the client's
 //!   redirect URI with `code` or `error=access_denied`, and `state`).
 //! - `POST /oauth/token/`: form-encoded token requests (`authorization_code`
-//!   and `refresh_token` grants); JSON answers with `Cache-Control: no-store`.
+//!   and `refresh_token` grants); JSON answers with `Cache-Control: no-store`
+//!   (with an `id_token` when `openid` was granted).
 //! - `POST /oauth/revoke/` and `POST /oauth/introspect/` (RFC 7009, RFC
 //!   7662; in [`revocation`]): form-encoded, client-authenticated as at the
 //!   token endpoint.
+//! - OpenID Connect: `GET /.well-known/openid-configuration`
+//!   ([`discovery`]), `GET`/`POST /oauth/userinfo/` ([`userinfo`]),
+//!   `GET`/`POST /oauth/logout/` ([`logout`]).
 //!
 //! The login session is a JWT of type `session` in an HttpOnly,
 //! `SameSite=Lax`, `Path=/` cookie (the account pages share it). Both forms carry an anti-forgery
@@ -24,9 +28,12 @@
 //! (double submit), the consent form's by the session and bound to the
 //! request it was rendered for.
 
+pub mod discovery;
 pub mod form;
+pub mod logout;
 pub mod pages;
 pub mod revocation;
+pub mod userinfo;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::header::{self, HeaderValue};
@@ -100,6 +107,16 @@ impl HttpServiceFactory for OAuthApi {
         resource(revocation::INTROSPECT_PATH, "POST")
             .app_data(self.service.clone())
             .route(web::post().to(revocation::introspect))
+            .register(config);
+        resource(logout::LOGOUT_PATH, "GET, POST")
+            .app_data(self.service.clone())
+            .app_data(self.cookies.clone())
+            .route(web::get().to(logout::logout_get))
+            .route(web::post().to(logout::logout_post))
+            .register(config);
+        resource(discovery::DISCOVERY_PATH, "GET")
+            .app_data(self.service.clone())
+            .route(web::get().to(discovery::openid_configuration))
             .register(config);
         resource(TOKEN_PATH, "POST").app_data(self.service).route(web::post().to(token)).register(config);
     }
@@ -221,8 +238,13 @@ async fn log_in(
         }
         Ok(signed) => {
             // Back to the GET, where the new session goes on; `prompt=login`
-            // is satisfied now and must not show the form again.
-            let params = AuthorizationParams { prompt: prompt_after_login(params.prompt.as_deref()), ..params.clone() };
+            // and `max_age` are satisfied now and must not show the form
+            // again (the ID token's `auth_time` tells the client when).
+            let params = AuthorizationParams {
+                prompt: prompt_after_login(params.prompt.as_deref()),
+                max_age: None,
+                ..params.clone()
+            };
             let query = serde_urlencoded::to_string(form::authorization_pairs(&params)).unwrap_or_default();
             let location = format!("{}?{query}", req.path());
             let mut builder = html::response(StatusCode::SEE_OTHER);

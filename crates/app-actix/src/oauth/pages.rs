@@ -77,11 +77,54 @@ pub fn consent<'a>(
         site: &PROVIDER,
         title: "Autorizar acesso",
         client: client_name,
-        scopes: scopes.iter().map(|s| s.description()).collect(),
+        scopes: scopes
+            .has_openid()
+            .then_some(OPENID_DESCRIPTION)
+            .into_iter()
+            .chain(scopes.iter().map(|s| s.description()))
+            .collect(),
         destination,
         hidden: hidden(params, &[("csrf_token", form_token)]),
     }
 }
+
+/// The logout confirmation (`templates/oauth/logout.html`).
+#[derive(Debug, Template)]
+#[template(path = "oauth/logout.html")]
+pub struct LogoutConfirm<'a> {
+    site: &'static Site,
+    title: &'a str,
+    client: Option<&'a str>,
+    hidden: Vec<(&'static str, &'a str)>,
+}
+
+/// The page after a logout (`templates/oauth/logged_out.html`).
+#[derive(Debug, Template)]
+#[template(path = "oauth/logged_out.html")]
+pub struct LoggedOut<'a> {
+    site: &'static Site,
+    title: &'a str,
+    client: Option<&'a str>,
+    unregistered_return: bool,
+}
+
+/// The logout confirmation: who asks (the client's name, if known), a
+/// button that posts `hidden` (the request and the anti-forgery token)
+/// back, and a way to stay.
+pub fn logout_confirm<'a>(client_name: Option<&'a str>, hidden: Vec<(&'static str, &'a str)>) -> LogoutConfirm<'a> {
+    LogoutConfirm { site: &PROVIDER, title: "Sair do credencial", client: client_name, hidden }
+}
+
+/// The page after a logout: the session ended; `unregistered_return` says
+/// that the application asked to be returned to an address it did not
+/// register (so the browser stays here).
+pub fn logged_out(client_name: Option<&str>, unregistered_return: bool) -> LoggedOut<'_> {
+    LoggedOut { site: &PROVIDER, title: "Você saiu", client: client_name, unregistered_return }
+}
+
+/// What the consent page says of `openid`: signing in to the application
+/// with the account (the ID token names the account).
+pub const OPENID_DESCRIPTION: &str = "Entrar no aplicativo com a sua conta do credencial (identificador da conta)";
 
 /// An error page: a title, the reason, and what the user can do.
 pub fn error<'a>(title: &'a str, reason: &'a str, hint: &'a str) -> ErrorPage<'a> {
@@ -102,6 +145,8 @@ mod tests {
             code_challenge: None,
             code_challenge_method: None,
             prompt: None,
+            nonce: None,
+            max_age: None,
         }
     }
 
@@ -141,6 +186,20 @@ mod tests {
     }
 
     #[test]
+    fn the_logout_pages_name_the_client_escaped_and_post_back_the_request() {
+        let page = render(&logout_confirm(Some("<b>Portal</b>"), vec![("state", "\"s\""), ("csrf_token", "tok")]));
+        assert!(!page.contains("<b>Portal</b>") && page.contains("&#60;b&#62;Portal"), "{page}");
+        assert!(page.contains("<form method=\"post\" action=\"/oauth/logout/\""), "{page}");
+        assert!(page.contains("name=\"state\" value=\"&#34;s&#34;\""), "{page}");
+        assert!(page.contains("name=\"csrf_token\" value=\"tok\""), "{page}");
+        let anonymous = render(&logout_confirm(None, vec![]));
+        assert!(anonymous.contains("Um aplicativo"), "{anonymous}");
+        let out = render(&logged_out(Some("Portal"), true));
+        assert!(out.contains("Você saiu do credencial") && out.contains("não está registrado"), "{out}");
+        assert!(!render(&logged_out(None, false)).contains("não está registrado"));
+    }
+
+    #[test]
     fn the_consent_page_names_each_scope_and_the_destination() {
         let params = params();
         let scopes = ScopeSet::parse_strict("dados_publicos cpf email cnes").expect("known");
@@ -149,6 +208,9 @@ mod tests {
             assert!(page.contains(&format!("<li>{}</li>", scope.description())), "{scope}");
         }
         assert!(!page.contains(credencial_domain::Scope::ReceitaFederal.description()));
+        assert!(!page.contains(OPENID_DESCRIPTION), "openid only when granted");
+        let with_openid = render(&consent("Portal", scopes.with_openid(true), "https://a.example/cb", &params, "tok"));
+        assert!(with_openid.contains(&format!("<li>{OPENID_DESCRIPTION}</li>")), "{with_openid}");
         assert!(page.contains("<code>https://app.example.gov.br</code>"));
         assert!(page.find("value=\"deny\"") < page.find("value=\"approve\""), "Enter denies");
         assert!(!page.contains("name=\"action\" value=\"login\""), "the action is the button's");

@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use credencial_domain::admin::audit::SECRET_SET;
 use credencial_domain::admin::client::only_optional;
-use credencial_domain::admin::{Actor, AuditAction, AuditTarget, ClientName, NewAuditEntry, RedirectUris};
+use credencial_domain::admin::{
+    Actor, AuditAction, AuditTarget, ClientName, NewAuditEntry, PostLogoutRedirectUris, RedirectUris,
+};
 use credencial_domain::oauth::{random_token_text, ClientId};
 use credencial_domain::ScopeSet;
 use credencial_ports::{OAuthClient, OAuthClientRepository, OAuthClientUpdate, RepositoryError};
@@ -33,6 +35,9 @@ pub struct NewClient {
     pub name: ClientName,
     /// Its exact redirect URIs.
     pub redirect_uris: RedirectUris,
+    /// Where RP-initiated logout may send the browser afterwards (possibly
+    /// none).
+    pub post_logout_redirect_uris: PostLogoutRedirectUris,
     /// Confidential (gets a secret) or public (PKCE instead, no secret).
     pub confidential: bool,
     /// Whether a confidential application must use PKCE too.
@@ -63,6 +68,8 @@ pub struct ClientChanges {
     pub name: Option<ClientName>,
     /// Redirect URIs replacing the whole list.
     pub redirect_uris: Option<RedirectUris>,
+    /// Post-logout redirect URIs replacing the whole list.
+    pub post_logout_redirect_uris: Option<PostLogoutRedirectUris>,
     /// Optional scopes replacing the enabled ones (required ones are
     /// dropped).
     pub scopes: Option<ScopeSet>,
@@ -80,6 +87,7 @@ impl ClientChanges {
     pub fn is_empty(&self) -> bool {
         self.name.is_none()
             && self.redirect_uris.is_none()
+            && self.post_logout_redirect_uris.is_none()
             && self.scopes.is_none()
             && self.require_pkce.is_none()
             && !self.rotate_secret
@@ -93,6 +101,7 @@ impl ClientChanges {
             this && [
                 self.name.is_some(),
                 self.redirect_uris.is_some(),
+                self.post_logout_redirect_uris.is_some(),
                 self.scopes.is_some(),
                 self.require_pkce.is_some(),
                 self.rotate_secret,
@@ -166,6 +175,7 @@ impl ClientAdminService {
             name: new.name.into_string(),
             secret_hash,
             redirect_uris: new.redirect_uris.into_vec(),
+            post_logout_redirect_uris: new.post_logout_redirect_uris.into_vec(),
             confidential: new.confidential,
             require_pkce: new.require_pkce,
             enabled_scopes: only_optional(new.scopes),
@@ -178,6 +188,9 @@ impl ClientAdminService {
             .with("redirect_uris", client.redirect_uris.join(" "))
             .with("enabled_scopes", client.enabled_scopes.to_scope_string())
             .with("require_pkce", client.require_pkce.to_string());
+        if !client.post_logout_redirect_uris.is_empty() {
+            entry = entry.with("post_logout_redirect_uris", client.post_logout_redirect_uris.join(" "));
+        }
         if secret.is_some() {
             entry = entry.with("secret", SECRET_SET);
         }
@@ -223,6 +236,7 @@ impl ClientAdminService {
         let update = OAuthClientUpdate {
             name: changes.name.map(ClientName::into_string),
             redirect_uris: changes.redirect_uris.map(RedirectUris::into_vec),
+            post_logout_redirect_uris: changes.post_logout_redirect_uris.map(PostLogoutRedirectUris::into_vec),
             enabled_scopes: changes.scopes.map(only_optional),
             require_pkce: changes.require_pkce,
             secret_hash,
@@ -241,6 +255,9 @@ fn change_entry(actor: &Actor, client_id: &ClientId, changes: &ClientChanges) ->
     }
     if let Some(uris) = &changes.redirect_uris {
         entry = entry.with("redirect_uris", uris.as_slice().join(" "));
+    }
+    if let Some(uris) = &changes.post_logout_redirect_uris {
+        entry = entry.with("post_logout_redirect_uris", uris.as_slice().join(" "));
     }
     if let Some(scopes) = changes.scopes {
         entry = entry.with("enabled_scopes", only_optional(scopes).to_scope_string());

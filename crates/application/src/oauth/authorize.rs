@@ -3,11 +3,11 @@
 //! consent, `prompt`), and issue codes.
 
 use credencial_domain::account::covers;
+use credencial_domain::oauth::oidc::login_is_recent;
 use credencial_domain::oauth::{
     authorization_error_uri, authorization_response_uri, random_token_text, validate_authorization_request,
     AuthorizationParams, AuthorizationRefusal, ClientId, CodeHash, OAuthError, ValidAuthorization,
 };
-use credencial_domain::UserId;
 use credencial_ports::{NewAuthorizationCode, OAuthClient};
 use rand::RngCore;
 
@@ -89,7 +89,9 @@ impl OAuthService {
         let prompt = authorization.prompt;
         let refuse =
             |error: OAuthError| error_redirect(&authorization.redirect_uri, &error, authorization.state.as_deref());
-        let session = session.filter(|_| !prompt.forces_login());
+        let now = self.clock.now();
+        let recent = |s: &&LoginSession| login_is_recent(s.auth_time, authorization.max_age, now);
+        let session = session.filter(|_| !prompt.forces_login()).filter(recent);
         let Some(session) = session else {
             if prompt.forbids_pages() {
                 return refuse(OAuthError::LoginRequired);
@@ -109,7 +111,7 @@ impl OAuthService {
                 }
                 self.grants.mark_used(user, &client.client_id, self.clock.now()).await?;
                 tracing::info!(client_id = %client.client_id, user = user.0, "consent remembered: no consent page");
-                return self.issue_code(user, authorization).await;
+                return self.issue_code(session, authorization).await;
             }
         }
         if prompt.forbids_pages() {
@@ -140,7 +142,7 @@ impl OAuthService {
         }
         let granted = self.grants.widen(user, &client.client_id, authorization.scopes, self.clock.now()).await?;
         tracing::info!(client_id = %client.client_id, user = user.0, scope = %granted.to_scope_string(), "consent stored");
-        self.issue_code(user, authorization).await
+        self.issue_code(session, authorization).await
     }
 
     /// The user refuses the request: after validating it again, the redirect
@@ -155,13 +157,15 @@ impl OAuthService {
         }
     }
 
-    /// Issues a code for `user` and the validated request, runs the CNES
+    /// Issues a code for the user of `session` and the validated request
+    /// (with the session's login time, for the ID token), runs the CNES
     /// supplementation and answers the redirect with `code` and `state`.
     async fn issue_code(
         &self,
-        user: UserId,
+        session: &LoginSession,
         authorization: ValidAuthorization,
     ) -> Result<AuthorizationStep, ServiceError> {
+        let user = session.user_id;
         let mut bytes = [0u8; 32];
         rand::thread_rng().fill_bytes(&mut bytes);
         let code = random_token_text(&bytes);
@@ -169,7 +173,7 @@ impl OAuthService {
         let client_id: ClientId = authorization.client_id.clone();
         let redirect_uri = authorization.redirect_uri.clone();
         let state = authorization.state.clone();
-        let grant = authorization.into_grant(user, self.clock.now());
+        let grant = authorization.into_grant(user, session.auth_time, self.clock.now());
         self.codes.store(NewAuthorizationCode { code_hash: CodeHash::of(&code), grant }).await?;
         tracing::info!(client_id = %client_id, user = user.0, scope = %scopes.to_scope_string(), "authorization code issued");
         if let Err(e) = self.profiles.on_authorized(user, scopes).await {
@@ -186,6 +190,11 @@ impl OAuthService {
             _ => None,
         };
         match validate_authorization_request(params, client.as_ref().map(OAuthClient::policy)) {
+            Ok(valid) if valid.scopes.has_openid() && !self.openid_enabled() => {
+                let error =
+                    OAuthError::InvalidScope("openid is not available: OpenID Connect is not configured".into());
+                Ok(Checked::Done(error_redirect(&valid.redirect_uri, &error, valid.state.as_deref())?))
+            }
             Ok(valid) => match client {
                 Some(client) => Ok(Checked::Valid(valid, client)),
                 None => Err(ServiceError::Internal("a request without client validated".into())),

@@ -10,15 +10,18 @@
 //! async workers) and the token codec.
 
 mod authorize;
+mod oidc;
 mod revocation;
 
 pub use authorize::{AuthorizationStep, ConsentPrompt};
+pub use oidc::LogoutStep;
 
 use std::fmt;
 use std::sync::Arc;
 
 use credencial_domain::admin::LoginVia;
 use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
+use credencial_domain::oauth::discovery::IssuerUrl;
 use credencial_domain::oauth::{
     check_code_exchange, client_authentication, presented_client, random_token_text, refreshed_scopes,
     AuthorizationParams, ClientAuthentication, ClientId, CodeHash, GrantType, OAuthError, BAD_CLIENT,
@@ -50,6 +53,9 @@ pub struct LoginSession {
     /// The account's password was set by an administrator: until it is
     /// changed, the pages send the person to `/conta/senha/`.
     pub must_change_password: bool,
+    /// When the person logged in (Unix seconds): the session token's
+    /// `iat`, the ID token's `auth_time`, what `max_age` is measured from.
+    pub auth_time: i64,
 }
 
 impl LoginSession {
@@ -136,6 +142,9 @@ pub struct OAuthTokens {
     pub refresh_token: Redacted<String>,
     /// The access token's scopes, space-separated.
     pub scope: String,
+    /// The OpenID Connect ID token, when `openid` was granted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id_token: Option<Redacted<String>>,
 }
 
 /// The authorization endpoint's and token endpoint's use cases.
@@ -147,6 +156,7 @@ pub struct OAuthService {
     profiles: Arc<ProfileService>,
     clock: Arc<dyn Clock>,
     logins: Option<Arc<dyn LoginHistory>>,
+    issuer: Option<IssuerUrl>,
 }
 
 impl fmt::Debug for OAuthService {
@@ -170,7 +180,7 @@ impl OAuthService {
         profiles: Arc<ProfileService>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        Self { tokens, clients, codes, grants, profiles, clock, logins: None }
+        Self { tokens, clients, codes, grants, profiles, clock, logins: None, issuer: None }
     }
 
     /// The same service, recording every login of its login forms in
@@ -225,7 +235,12 @@ impl OAuthService {
     /// `Internal` when signing fails.
     pub(crate) fn open_session(&self, user: UserId, stamp: &PasswordStamp) -> Result<SignedSession, ServiceError> {
         let (token, claims) = self.tokens.issuer().session(user, stamp)?;
-        let session = LoginSession { user_id: user, jti: Redacted(claims.jti), must_change_password: false };
+        let session = LoginSession {
+            user_id: user,
+            jti: Redacted(claims.jti),
+            must_change_password: false,
+            auth_time: claims.iat,
+        };
         Ok(SignedSession { session, token, max_age_secs: self.tokens.lifetimes().session_secs })
     }
 
@@ -246,7 +261,7 @@ impl OAuthService {
         let Some(must_change_password) = self.tokens.credentials().session_is_current(user, stamp).await? else {
             return Ok(None);
         };
-        Ok(Some(LoginSession { user_id: user, jti: Redacted(claims.jti), must_change_password }))
+        Ok(Some(LoginSession { user_id: user, jti: Redacted(claims.jti), must_change_password, auth_time: claims.iat }))
     }
 
     /// A fresh random key for the login form's anti-forgery token (kept by
@@ -385,8 +400,9 @@ impl OAuthService {
             request.redirect_uri.as_deref(),
             request.code_verifier.as_deref(),
         )?;
-        let tokens =
-            self.issue(grant.user_id, &client.client_id, scopes, scopes, Recording::Start { family: &family }).await?;
+        let lane = Lane { client_id: &client.client_id, access_scopes: scopes, refresh_scopes: scopes };
+        let sign_in = SignIn { auth_time: grant.auth_time, nonce: grant.nonce.as_deref() };
+        let tokens = self.issue(grant.user_id, lane, sign_in, Recording::Start { family: &family }).await?;
         // The person may have revoked the client since the code was issued.
         // Checked after the family is recorded: a revocation that comes
         // later revokes it with the others, one that came first is seen here.
@@ -414,34 +430,43 @@ impl OAuthService {
         let granted = ScopeSet::parse_lenient(old.scope.as_deref().unwrap_or(""));
         let (refresh_scopes, access_scopes) =
             refreshed_scopes(granted, client.enabled_scopes, request.scope.as_deref())?;
-        self.issue(
-            UserId(old.user_id),
-            &client.client_id,
-            access_scopes,
-            refresh_scopes,
-            Recording::Rotate { old_jti: &old.jti, old_token: raw },
-        )
-        .await
+        let lane = Lane { client_id: &client.client_id, access_scopes, refresh_scopes };
+        // A refresh's ID token keeps the login's time and has no nonce.
+        let sign_in = SignIn { auth_time: old.auth_time, nonce: None };
+        self.issue(UserId(old.user_id), lane, sign_in, Recording::Rotate { old_jti: &old.jti, old_token: raw }).await
     }
 
     /// Issues the client's pair through the one token issuer (recorded as
     /// `recording` says) and shapes the RFC 6749 answer; a refresh token
     /// that is no longer current is `invalid_grant` (and revoked its family
-    /// if it had been rotated before).
+    /// if it had been rotated before). With `openid` in the access token's
+    /// scopes, an ID token goes with them (OpenID Connect Core §3.1.3.3,
+    /// §12.2).
     async fn issue(
         &self,
         user: UserId,
-        client_id: &ClientId,
-        access_scopes: ScopeSet,
-        refresh_scopes: ScopeSet,
+        lane: Lane<'_>,
+        sign_in: SignIn<'_>,
         recording: Recording<'_>,
     ) -> Result<OAuthTokens, ServiceError> {
-        let audience = Audience::Client { client_id, access_scopes, refresh_scopes };
+        let Lane { client_id, access_scopes, refresh_scopes } = lane;
+        let auth_time = sign_in.auth_time.filter(|_| refresh_scopes.has_openid());
+        let audience = Audience::Client { client_id, access_scopes, refresh_scopes, auth_time };
         let issued = match self.tokens.issuer().issue_pair(user, audience, recording).await {
             Err(ServiceError::InvalidToken(_)) => {
                 return Err(OAuthError::InvalidGrant("refresh token was already used or has been revoked".into()).into())
             }
             other => other?,
+        };
+        let id_token = match access_scopes.has_openid() {
+            true => Some(Redacted(self.id_token(oidc::IdTokenFor {
+                user,
+                client_id,
+                auth_time: sign_in.auth_time,
+                nonce: sign_in.nonce,
+                access_token: &issued.access,
+            })?)),
+            false => None,
         };
         Ok(OAuthTokens {
             access_token: issued.access,
@@ -452,8 +477,26 @@ impl OAuthService {
             // asked to narrow.
             scope: issued.access_claims.scope.clone().unwrap_or_else(|| access_scopes.to_scope_string()),
             refresh_token: issued.refresh,
+            id_token,
         })
     }
+}
+
+/// The client lane of a pair: the client and each token's scopes.
+#[derive(Debug, Clone, Copy)]
+struct Lane<'a> {
+    client_id: &'a ClientId,
+    access_scopes: ScopeSet,
+    refresh_scopes: ScopeSet,
+}
+
+/// What the ID token of a pair says of the login.
+#[derive(Debug, Clone, Copy)]
+struct SignIn<'a> {
+    /// When the person logged in, if known.
+    auth_time: Option<i64>,
+    /// The authorization request's nonce (code exchange only).
+    nonce: Option<&'a str>,
 }
 
 /// The refresh-token family an authorization code starts: the client and
@@ -479,8 +522,10 @@ fn present(value: &Option<String>) -> Option<&str> {
     value.as_deref().filter(|v| !v.is_empty())
 }
 
-/// The request values a consent token is bound to, in a fixed order.
-fn bound_values(params: &AuthorizationParams) -> [&str; 7] {
+/// The request values a consent token is bound to, in a fixed order: all
+/// that the approval decides on (the OpenID Connect `nonce` goes into the
+/// ID token; `prompt` and `max_age` decide what is shown).
+fn bound_values(params: &AuthorizationParams) -> [&str; 10] {
     fn v(o: &Option<String>) -> &str {
         o.as_deref().unwrap_or("")
     }
@@ -492,5 +537,8 @@ fn bound_values(params: &AuthorizationParams) -> [&str; 7] {
         v(&params.state),
         v(&params.code_challenge),
         v(&params.code_challenge_method),
+        v(&params.prompt),
+        v(&params.nonce),
+        v(&params.max_age),
     ]
 }

@@ -39,6 +39,9 @@ pub enum Audience<'a> {
         access_scopes: ScopeSet,
         /// The refresh token's scopes.
         refresh_scopes: ScopeSet,
+        /// When the person logged in, on the tokens of an OpenID Connect
+        /// grant (a refresh's ID token keeps it).
+        auth_time: Option<i64>,
     },
 }
 
@@ -231,12 +234,13 @@ impl TokenIssuer {
             let base = Claims::new(token_type, user.0, now, self.lifetimes.of(token_type));
             match audience {
                 Audience::FirstParty => base,
-                Audience::Client { client_id, access_scopes, refresh_scopes } => {
+                Audience::Client { client_id, access_scopes, refresh_scopes, auth_time } => {
                     let scopes = if token_type == TokenType::Access { access_scopes } else { refresh_scopes };
                     Claims {
                         scope: Some(scopes.to_scope_string()),
                         client_id: Some(client_id.as_str().to_owned()),
                         aud: Some(client_id.as_str().to_owned()),
+                        auth_time,
                         ..base
                     }
                 }

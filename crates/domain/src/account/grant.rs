@@ -12,9 +12,11 @@ pub fn effective_scopes(granted: ScopeSet) -> ScopeSet {
 
 /// Whether a stored grant of `granted` covers an authorization asking for
 /// `requested`, so that the consent page can be skipped: every requested
-/// scope is granted or required.
+/// profile scope is granted or required. `openid` needs no consent of its
+/// own: it reveals no data beyond the required scopes (an ID token names
+/// the account by its id), so any stored grant covers it.
 pub fn covers(granted: ScopeSet, requested: ScopeSet) -> bool {
-    requested.is_subset(effective_scopes(granted))
+    requested.profile_scopes().is_subset(effective_scopes(granted))
 }
 
 /// The grant after the person approved `approved`: the union, never
@@ -41,6 +43,9 @@ mod tests {
             ("receita_federal", "receita_federal cnes", false),
             ("", "formacao_academica", false),
             ("cpf email", "experiencia_profissional", false),
+            ("", "openid dados_publicos email", true),
+            ("cnes", "openid cnes", true),
+            ("", "openid cnes", false),
             (
                 "dados_publicos cpf email receita_federal cnes experiencia_profissional formacao_academica cursos_cdp",
                 "cursos_cdp cnes",

@@ -6,7 +6,7 @@
 use thiserror::Error;
 
 use crate::oauth::{validate_redirect_uri, RedirectUriError};
-use crate::scope::{ScopeSet, UnknownScope};
+use crate::scope::{ScopeSet, UnknownScope, OPENID};
 
 /// Longest application name accepted.
 pub const MAX_CLIENT_NAME_CHARS: usize = 200;
@@ -128,17 +128,7 @@ impl RedirectUris {
         raw: impl IntoIterator<Item = &'a str>,
         allow_insecure_http: bool,
     ) -> Result<Self, RedirectUrisError> {
-        let mut uris: Vec<String> = Vec::new();
-        for uri in raw {
-            let uri = validate_redirect_uri(uri, allow_insecure_http)
-                .map_err(|error| RedirectUrisError::Invalid { uri: uri.to_owned(), error })?;
-            if !uris.contains(&uri) {
-                uris.push(uri);
-            }
-            if uris.len() > MAX_REDIRECT_URIS {
-                return Err(RedirectUrisError::TooMany);
-            }
-        }
+        let uris = validated_uris(raw, allow_insecure_http)?;
         if uris.is_empty() {
             return Err(RedirectUrisError::Empty);
         }
@@ -162,14 +152,80 @@ impl RedirectUris {
     }
 }
 
+/// Each URI of `raw` valid for registration ([`validate_redirect_uri`]),
+/// duplicates dropped (the first is kept), at most [`MAX_REDIRECT_URIS`].
+fn validated_uris<'a>(
+    raw: impl IntoIterator<Item = &'a str>,
+    allow_insecure_http: bool,
+) -> Result<Vec<String>, RedirectUrisError> {
+    let mut uris: Vec<String> = Vec::new();
+    for uri in raw {
+        let uri = validate_redirect_uri(uri, allow_insecure_http)
+            .map_err(|error| RedirectUrisError::Invalid { uri: uri.to_owned(), error })?;
+        if !uris.contains(&uri) {
+            uris.push(uri);
+        }
+        if uris.len() > MAX_REDIRECT_URIS {
+            return Err(RedirectUrisError::TooMany);
+        }
+    }
+    Ok(uris)
+}
+
+/// An application's post-logout redirect URIs (OpenID Connect
+/// RP-Initiated Logout): where `/oauth/logout/` may send the browser
+/// afterwards, matched exactly. The rules of [`RedirectUris`], except
+/// that the list may be empty (then the provider shows its own page).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostLogoutRedirectUris(Vec<String>);
+
+impl PostLogoutRedirectUris {
+    /// Validates each URI of `raw` (`allow_insecure_http`: accept `http`
+    /// on hosts other than loopback, for testing only). Errors: `TooMany`,
+    /// `Invalid`.
+    pub fn parse<'a>(
+        raw: impl IntoIterator<Item = &'a str>,
+        allow_insecure_http: bool,
+    ) -> Result<Self, RedirectUrisError> {
+        validated_uris(raw, allow_insecure_http).map(Self)
+    }
+
+    /// Validates the non-blank lines of a text (the panel's textarea).
+    pub fn parse_lines(text: &str, allow_insecure_http: bool) -> Result<Self, RedirectUrisError> {
+        Self::parse(text.lines().map(str::trim).filter(|l| !l.is_empty()), allow_insecure_http)
+    }
+
+    /// No URI: the provider shows its own page after a logout.
+    pub fn none() -> Self {
+        Self(Vec::new())
+    }
+
+    /// The URIs.
+    pub fn as_slice(&self) -> &[String] {
+        &self.0
+    }
+
+    /// The URIs, owned.
+    pub fn into_vec(self) -> Vec<String> {
+        self.0
+    }
+}
+
 /// The optional scopes named in `raw` (separated by spaces or commas;
 /// an unknown name is an error naming it). The required scopes are
 /// dropped: they are always granted whatever an application enables.
+/// `openid` is refused like an unknown name: it is not a profile scope to
+/// enable (every application may ask for it).
 pub fn optional_scopes(raw: &str) -> Result<ScopeSet, UnknownScope> {
-    ScopeSet::parse_strict(&raw.replace(',', " ")).map(only_optional)
+    let text = raw.replace(',', " ");
+    if let Some(openid) = text.split_ascii_whitespace().find(|w| *w == OPENID) {
+        return Err(UnknownScope(openid.to_owned()));
+    }
+    ScopeSet::parse_strict(&text).map(only_optional)
 }
 
-/// `scopes` without the required ones (what is stored as enabled).
+/// `scopes` without the required ones and without `openid` (what is
+/// stored as enabled).
 pub fn only_optional(scopes: ScopeSet) -> ScopeSet {
     scopes.iter().filter(|s| !s.is_required()).collect()
 }
@@ -214,6 +270,23 @@ mod tests {
             RedirectUris::parse_lines("https://a.example/cb#x", false),
             Err(RedirectUrisError::Invalid { error: RedirectUriError::Fragment, .. })
         ));
+    }
+
+    #[test]
+    fn post_logout_uris_follow_the_redirect_uri_rules_and_may_be_none() {
+        assert_eq!(PostLogoutRedirectUris::parse_lines(" \n ", false).map(|u| u.into_vec()), Ok(vec![]));
+        let uris = PostLogoutRedirectUris::parse_lines("https://a.example/saiu\nhttps://a.example/saiu\n", false)
+            .expect("valid");
+        assert_eq!(uris.as_slice(), ["https://a.example/saiu"]);
+        assert!(matches!(
+            PostLogoutRedirectUris::parse(["http://evil.example/saiu"], false),
+            Err(RedirectUrisError::Invalid { error: RedirectUriError::InsecureHttp, .. })
+        ));
+        let many: Vec<String> = (0..=MAX_REDIRECT_URIS).map(|i| format!("https://a.example/{i}")).collect();
+        assert_eq!(
+            PostLogoutRedirectUris::parse(many.iter().map(String::as_str), false),
+            Err(RedirectUrisError::TooMany)
+        );
     }
 
     #[test]

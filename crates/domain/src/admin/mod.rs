@@ -13,6 +13,6 @@ pub mod page;
 pub use accounts::{AccountQuery, LoginRecord, LoginVia};
 pub use api_token::{ApiPermission, ApiPermissions, ApiTokenDigest, IssuedApiToken, PresentedApiToken};
 pub use audit::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry};
-pub use client::{ClientName, ClientNameError, RedirectUris, RedirectUrisError};
+pub use client::{ClientName, ClientNameError, PostLogoutRedirectUris, RedirectUris, RedirectUrisError};
 pub use directory::{DirectoryKey, DirectoryUser, PreRegistration, PreRegistrationForm};
 pub use page::Page;

@@ -308,7 +308,7 @@ impl TokenCodec {
     /// mistyped claims (`Invalid`); `exp` reached (`Expired`); `nbf`/`iat` in
     /// the future beyond leeway and clock skew (`NotYetValid`).
     pub fn decode(&self, token: &str, now: i64) -> Result<Claims, TokenError> {
-        let claims = self.verified_claims(token).ok_or(TokenError::Invalid)?;
+        let claims: Claims = self.verified_payload(token).ok_or(TokenError::Invalid)?;
         if now >= claims.exp.saturating_add(self.leeway_secs) {
             return Err(TokenError::Expired);
         }
@@ -319,10 +319,13 @@ impl TokenCodec {
         Ok(claims)
     }
 
-    /// The claims of `token` if it is `header.payload.signature` whose
-    /// signature verifies with the key its header's `kid` names (the
-    /// current key when it names none: tokens from before key ids) and
-    /// whose header names that key's algorithm; `None` otherwise.
+    /// The payload of `token`, read as `T` (our [`Claims`], or another
+    /// claim set such as an ID token's), if it is
+    /// `header.payload.signature` whose signature verifies with the key its
+    /// header's `kid` names (the current key when it names none: tokens
+    /// from before key ids) and whose header names that key's algorithm;
+    /// `None` otherwise. No time rule is applied: that is the caller's (see
+    /// [`decode`](Self::decode) for our tokens').
     ///
     /// `jsonwebtoken::decode` would do the same with the header parsed twice
     /// and the claims parsed twice (once for its own validation, which we
@@ -330,7 +333,7 @@ impl TokenCodec {
     /// token check, so it calls the crate's parts once each: the header
     /// parser, the signature check (with the key's algorithm, never the
     /// header's), then one parse of the claims.
-    fn verified_claims(&self, token: &str) -> Option<Claims> {
+    pub fn verified_payload<T: serde::de::DeserializeOwned>(&self, token: &str) -> Option<T> {
         let mut parts = token.split('.');
         let (header, payload, signature) = (parts.next()?, parts.next()?, parts.next()?);
         if parts.next().is_some() {

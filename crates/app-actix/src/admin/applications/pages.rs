@@ -153,10 +153,15 @@ pub struct DetailPage<'a> {
     pub name: String,
     /// The redirect URIs field's value (as typed after a refusal).
     pub redirect_uris: String,
+    /// The post-logout redirect URIs field's value (as typed after a
+    /// refusal).
+    pub post_logout_redirect_uris: String,
     /// The name's error.
     pub name_error: Option<String>,
     /// The redirect URIs' error.
     pub uris_error: Option<String>,
+    /// The post-logout redirect URIs' error.
+    pub post_logout_error: Option<String>,
     /// The scopes' checkboxes.
     pub scopes: Vec<ScopeBox>,
 }

@@ -19,6 +19,7 @@ fn stored(client_id: &str, confidential: bool) -> OAuthClient {
         name: "Portal".into(),
         secret_hash: confidential.then(|| "pbkdf2_sha256$1000$salt$hash".to_owned()),
         redirect_uris: vec!["https://a.example/cb".into()],
+        post_logout_redirect_uris: vec![],
         confidential,
         require_pkce: false,
         enabled_scopes: ScopeSet::empty(),
@@ -36,6 +37,7 @@ fn new_client(confidential: bool) -> NewClient {
         client_id: id("portal"),
         name: ClientName::parse("Portal").expect("valid"),
         redirect_uris: RedirectUris::parse(["https://a.example/cb"], false).expect("valid"),
+        post_logout_redirect_uris: PostLogoutRedirectUris::none(),
         confidential,
         require_pkce: false,
         scopes: ScopeSet::parse_strict("cpf cnes").expect("known"),
@@ -235,4 +237,39 @@ fn required_scopes_are_never_stored_as_enabled() {
     let all = ScopeSet::all();
     assert!(!only_optional(all).contains(Scope::Cpf));
     assert!(only_optional(all).contains(Scope::Cnes));
+}
+
+#[tokio::test]
+async fn post_logout_redirect_uris_are_replaced_in_one_audited_update() {
+    let mut clients = MockOAuthClientRepository::new();
+    clients
+        .expect_update()
+        .withf(|client_id, update, entry| {
+            *client_id == id("portal")
+                && entry.action == AuditAction::ClientUpdate
+                && field(entry, "post_logout_redirect_uris") == Some("https://a.example/saiu https://a.example/fim")
+                && update.post_logout_redirect_uris.as_deref()
+                    == Some(&["https://a.example/saiu".to_owned(), "https://a.example/fim".to_owned()][..])
+                && update.redirect_uris.is_none()
+        })
+        .times(1)
+        .returning(|_, _, _| Ok(Some(stored("portal", true))));
+    let uris = PostLogoutRedirectUris::parse(["https://a.example/saiu", "https://a.example/fim"], false).expect("ok");
+    let changes = ClientChanges { post_logout_redirect_uris: Some(uris), ..Default::default() };
+    assert!(!changes.is_empty());
+    service(clients).change(&cli(), &id("portal"), changes).await.expect("ok").expect("found");
+
+    // Emptying the list is a change too, recorded as such.
+    let mut clients = MockOAuthClientRepository::new();
+    clients
+        .expect_update()
+        .withf(|_, update, entry| {
+            field(entry, "post_logout_redirect_uris") == Some("")
+                && update.post_logout_redirect_uris.as_deref() == Some(&[][..])
+        })
+        .times(1)
+        .returning(|_, _, _| Ok(Some(stored("portal", true))));
+    let none = PostLogoutRedirectUris::none();
+    let changes = ClientChanges { post_logout_redirect_uris: Some(none), ..Default::default() };
+    service(clients).change(&cli(), &id("portal"), changes).await.expect("ok").expect("found");
 }

@@ -1,0 +1,135 @@
+//! The claims of `/oauth/userinfo/` (OIDC Core 1.0 §5.3, §5.4): `sub`
+//! always, then the standard claims of the granted profile scopes, and the
+//! CPF as a `cpf` claim. A claim without a value is left out (never `null`
+//! or an empty string).
+
+use serde_json::{Map, Value};
+
+use super::id_token::subject;
+use crate::scope::{Scope, ScopeSet};
+use crate::user::UserId;
+
+/// Every claim the userinfo answer and the ID token may carry, for the
+/// discovery document's `claims_supported`.
+pub const CLAIMS_SUPPORTED: [&str; 14] = [
+    "sub",
+    "iss",
+    "aud",
+    "exp",
+    "iat",
+    "auth_time",
+    "nonce",
+    "at_hash",
+    "amr",
+    "name",
+    "preferred_username",
+    "picture",
+    "email",
+    "cpf",
+];
+
+/// What the userinfo answer may reveal of a person (read with the access
+/// log entry of the read, in one statement).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UserIdentity {
+    /// The username (`preferred_username`).
+    pub username: String,
+    /// The public name (`name`).
+    pub name: String,
+    /// The avatar URL (`picture`), possibly empty.
+    pub avatar: String,
+    /// The CPF, 11 digits, if known (`cpf`).
+    pub cpf: Option<String>,
+    /// The e-mail address (`email`), possibly empty.
+    pub email: String,
+}
+
+/// The profile scopes a userinfo answer reads (what its access-log entry
+/// records): those of `granted` that carry a userinfo claim.
+pub fn userinfo_scopes(granted: ScopeSet) -> ScopeSet {
+    granted.intersection([Scope::DadosPublicos, Scope::Email, Scope::Cpf].into_iter().collect())
+}
+
+/// The userinfo claims of `user` for the `granted` scopes: `sub`; with
+/// `dados_publicos` `name`, `preferred_username` and `picture`; with
+/// `email` `email`; with `cpf` `cpf`. `email_verified` is never sent: the
+/// service does not prove that a person owns their address.
+pub fn userinfo_claims(user: UserId, identity: &UserIdentity, granted: ScopeSet) -> Map<String, Value> {
+    let mut claims = Map::new();
+    claims.insert("sub".into(), Value::String(subject(user)));
+    let mut put = |name: &str, value: &str| {
+        if !value.is_empty() {
+            claims.insert(name.into(), Value::String(value.to_owned()));
+        }
+    };
+    for scope in userinfo_scopes(granted).iter() {
+        match scope {
+            Scope::DadosPublicos => {
+                put("name", &identity.name);
+                put("preferred_username", &identity.username);
+                put("picture", &identity.avatar);
+            }
+            Scope::Email => put("email", &identity.email),
+            Scope::Cpf => put("cpf", identity.cpf.as_deref().unwrap_or("")),
+            _ => {}
+        }
+    }
+    claims
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn ana() -> UserIdentity {
+        UserIdentity {
+            username: "ana".into(),
+            name: "Ana Beatriz Souza".into(),
+            avatar: "https://example.gov.br/a.png".into(),
+            cpf: Some("52998224725".into()),
+            email: "ana@example.gov.br".into(),
+        }
+    }
+
+    fn set(text: &str) -> ScopeSet {
+        ScopeSet::parse_strict(text).expect("known")
+    }
+
+    #[test]
+    fn each_scope_gives_its_claims_and_sub_is_always_there() {
+        let all = userinfo_claims(UserId(42), &ana(), set("openid dados_publicos cpf email cnes"));
+        assert_eq!(
+            Value::Object(all),
+            json!({
+                "sub": "42",
+                "name": "Ana Beatriz Souza",
+                "preferred_username": "ana",
+                "picture": "https://example.gov.br/a.png",
+                "email": "ana@example.gov.br",
+                "cpf": "52998224725",
+            })
+        );
+        let only_email = userinfo_claims(UserId(42), &ana(), set("openid email"));
+        assert_eq!(Value::Object(only_email), json!({"sub": "42", "email": "ana@example.gov.br"}));
+        let none = userinfo_claims(UserId(42), &ana(), set("openid receita_federal"));
+        assert_eq!(Value::Object(none), json!({"sub": "42"}));
+    }
+
+    #[test]
+    fn claims_without_a_value_are_left_out() {
+        let bare = UserIdentity { username: "bruno".into(), ..UserIdentity::default() };
+        let claims = userinfo_claims(UserId(7), &bare, set("dados_publicos cpf email"));
+        assert_eq!(Value::Object(claims), json!({"sub": "7", "preferred_username": "bruno"}));
+    }
+
+    #[test]
+    fn the_access_log_records_the_scopes_the_answer_reads() {
+        assert_eq!(userinfo_scopes(set("openid dados_publicos cnes email")), set("dados_publicos email"));
+        assert_eq!(userinfo_scopes(set("openid")), ScopeSet::empty());
+        for claim in ["name", "preferred_username", "picture", "email", "cpf", "sub", "nonce", "at_hash"] {
+            assert!(CLAIMS_SUPPORTED.contains(&claim), "{claim}");
+        }
+    }
+}

@@ -1,0 +1,177 @@
+// What every browser test file shares: the demo (`credencial demo` on a
+// fresh database and a free loopback port), headless Chromium (Debian's
+// /usr/bin/chromium, driven by playwright-core), and the page check
+// (screenshots at 1280 px and 360 px into target/browser/<page>-<width>.png,
+// no sideways scrolling at 360 px, an axe-core scan that fails on any
+// violation of impact "serious" or "critical").
+//
+// Each test file runs in a process of its own (node --test), so each starts
+// its own demo on its own database.
+
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import axe from 'axe-core';
+import { chromium } from 'playwright-core';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const TARGET = path.resolve(ROOT, process.env.CARGO_TARGET_DIR || 'target');
+const BINARY = path.join(TARGET, 'debug', 'credencial');
+export const OUT = path.join(TARGET, 'browser');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+export const STEP_MS = 15_000; // any single browser action or navigation
+export const TEST_MS = 90_000; // any whole test
+const WIDTHS = [1280, 360]; // desktop, and the narrowest phone we support
+
+/** Runs psql against `db` with one SQL command; resolves to its stdout. */
+export function psql(db, sql) {
+    return new Promise((resolve, reject) => {
+        execFile(
+            'psql',
+            ['-h', '127.0.0.1', '-p', '5432', '-U', 'postgres', '-d', db, '-v', 'ON_ERROR_STOP=1', '-qAtc', sql],
+            { timeout: 20_000, env: { ...process.env, PGCONNECT_TIMEOUT: '10' } },
+            (error, stdout, stderr) => (error ? reject(new Error(`psql: ${error.message}\n${stderr}`)) : resolve(stdout)),
+        );
+    });
+}
+
+/** A port that nothing listens on right now, on loopback. */
+async function freePort() {
+    const probe = createServer();
+    probe.listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const { port } = probe.address();
+    probe.close();
+    await once(probe, 'close');
+    return port;
+}
+
+/**
+ * `credencial demo` on the fresh database `db` (dropped first) and a free
+ * port, with the demo's own defaults (nothing from the caller's SERVICE_*
+ * settings leaks in) and `env` on top; its output goes to
+ * target/browser/<logName>. Resolves, once /healthz answers, to
+ * `{ base, db, stop }`: `stop()` ends the demo and drops the database.
+ */
+export async function startDemo(db, env, logName) {
+    assert.ok(existsSync(BINARY), `${BINARY} is missing: run \`cargo build --bin credencial\` first`);
+    mkdirSync(OUT, { recursive: true });
+    await psql('postgres', `DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+    const base = `http://127.0.0.1:${await freePort()}`;
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SERVICE_')));
+    Object.assign(clean, {
+        DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${db}`,
+        SERVICE_BIND: base.slice('http://'.length),
+        ...env,
+    });
+    const log = createWriteStream(path.join(OUT, logName));
+    const server = spawn(BINARY, ['demo'], { cwd: ROOT, env: clean, stdio: ['ignore', 'pipe', 'pipe'] });
+    let serverLog = ''; // its output, kept for failure messages
+    for (const stream of [server.stdout, server.stderr]) {
+        stream.on('data', (chunk) => {
+            serverLog = (serverLog + chunk).slice(-20_000);
+            log.write(chunk);
+        });
+    }
+    await waitForHealth(server, base, () => serverLog, 60_000);
+    const stop = async () => {
+        await stopServer(server);
+        await psql('postgres', `DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`).catch((e) => console.error(e.message));
+    };
+    return { base, db, stop };
+}
+
+/** Polls /healthz until it answers 200, the server exits, or the deadline passes. */
+async function waitForHealth(server, base, serverLog, deadlineMs) {
+    const deadline = Date.now() + deadlineMs;
+    for (;;) {
+        if (server.exitCode !== null || server.signalCode !== null) {
+            throw new Error(`the demo exited (${server.exitCode ?? server.signalCode}) before serving:\n${serverLog()}`);
+        }
+        try {
+            const answer = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) });
+            if (answer.ok) return;
+        } catch {
+            // not listening yet
+        }
+        if (Date.now() > deadline) throw new Error(`no /healthz within ${deadlineMs} ms:\n${serverLog()}`);
+        await new Promise((r) => setTimeout(r, 250));
+    }
+}
+
+/** Stops the demo: SIGTERM, then SIGKILL if it is still there after 10 s. */
+async function stopServer(server) {
+    if (!server || server.exitCode !== null || server.signalCode !== null) return;
+    const exited = once(server, 'exit');
+    server.kill('SIGTERM');
+    const timer = setTimeout(() => server.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+}
+
+/** Headless Chromium with a new, empty profile. */
+export async function launchChromium() {
+    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`);
+    return chromium.launch({
+        executablePath: CHROMIUM,
+        headless: true,
+        timeout: 30_000,
+        // Playwright gives every launch a new, empty user-data-dir of its own.
+        args: [
+            '--headless',
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-quic',
+            '--no-first-run',
+            '--disable-background-networking',
+            '--disable-component-update',
+            '--disable-sync',
+        ],
+    });
+}
+
+const checked = new Set(); // page names already photographed and scanned
+
+/**
+ * Photographs the page at each of WIDTHS (full page) as <name>-<width>.png,
+ * asserts that it does not scroll sideways, and runs axe-core on it: fails
+ * on any violation of impact "serious" or "critical". Once per name.
+ */
+export async function checkPage(page, name) {
+    if (checked.has(name)) return;
+    checked.add(name);
+    const before = page.viewportSize();
+    try {
+        for (const width of WIDTHS) {
+            await page.setViewportSize({ width, height: width < 600 ? 740 : 900 });
+            await page.screenshot({ path: path.join(OUT, `${name}-${width}.png`), fullPage: true });
+            const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+            assert.ok(overflow <= 0, `${name} scrolls sideways by ${overflow} px at ${width} px`);
+            // Evaluated by the driver, not as a page script: the pages' CSP
+            // (default-src 'none') stays as it is.
+            await page.evaluate(axe.source);
+            const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+            assert.ok(result.passes.length > 0, `axe checked nothing on ${name}`);
+            const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+            assert.deepEqual(
+                bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+                [],
+                `accessibility of ${name} at ${width} px`,
+            );
+        }
+    } finally {
+        if (before) await page.setViewportSize(before);
+    }
+}
+
+/** A fresh context of `browser` (no cookies) and page with bounded actions. */
+export async function freshPage(browser) {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+    context.setDefaultTimeout(STEP_MS);
+    context.setDefaultNavigationTimeout(STEP_MS);
+    return { context, page: await context.newPage() };
+}
