@@ -56,7 +56,7 @@ fn users() -> MockUserRepository {
         "ana" => Ok(Some(UserCredentials {
             id: UserId(1),
             username: "ana".into(),
-            password_hash: DjangoPbkdf2::derive("ana-pw", "salt", ITERATIONS).expect("derive").encode(),
+            password_hash: DjangoPbkdf2::derive("ana-pw", "salt", ITERATIONS).expect("derive").encode().into(),
             is_active: true,
             must_change_password: false,
         })),
