@@ -60,6 +60,10 @@
 #                                 the base binary uses <name>_base)
 #   RUST_LOG                      passed to the servers when set (unset: the
 #                                 service's default level, INFO)
+#   BENCH_METRICS                 "on" or "off": SERVICE_METRICS_ENABLED of the
+#                                 binary under test (unset: the demo's default,
+#                                 on); never passed to BENCH_BASE_BIN, which may
+#                                 predate the setting
 #   SERVICE_WORKERS, SERVICE_HASHING_THREADS, SERVICE_PASSWORD_ITERATIONS:
 #                                 passed to the server when set (unset: the
 #                                 service's defaults)
@@ -98,6 +102,8 @@ export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/credencia
 # One secret for every contender: the bare handler checks the same tokens.
 SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 LOG_LEVEL_DESC=${RUST_LOG:-"default (INFO: one line per request)"}
+METRICS=${BENCH_METRICS:-}
+case $METRICS in "") METRICS_DESC="the demo's default (on, if the binary has them)" ;; on) METRICS_DESC=on ;; off) METRICS_DESC=off ;; *) echo "BENCH_METRICS: on or off" >&2; exit 2 ;; esac
 
 case " $PHASES " in *" throughput "* | *" latency "* | *" bare "*) ;; *) echo "BENCH_PHASES: throughput, latency and/or bare" >&2; exit 2 ;; esac
 case $HASHING_PRIORITY in "" | nice | idle) ;; *) echo "BENCH_HASHING_PRIORITY: nice or idle" >&2; exit 2 ;; esac
@@ -200,18 +206,20 @@ for base in "$BASE" "$BARE_BASE" "$BEFORE_BASE"; do
     fi
 done
 
-# start_demo BIN PORT DATABASE_URL LOG: `credencial demo`, in the background
-# (its pid in STARTED_PID). The log is opened for appending, so that it can
+# start_demo BIN PORT DATABASE_URL LOG [METRICS]: `credencial demo`, in the
+# background (its pid in STARTED_PID); METRICS (on/off), when given, is its
+# SERVICE_METRICS_ENABLED. The log is opened for appending, so that it can
 # be emptied while the server writes (empty_logs).
 start_demo() {
     local env=(SERVICE_BIND="127.0.0.1:$2" SERVICE_BENCH_NOOP_ROUTE=true SERVICE_JWT_SECRET="$SECRET" DATABASE_URL="$3")
     if [[ -n ${RUST_LOG+set} ]]; then env+=(RUST_LOG="$RUST_LOG"); fi
+    case ${5:-} in on) env+=(SERVICE_METRICS_ENABLED=true) ;; off) env+=(SERVICE_METRICS_ENABLED=false) ;; esac
     env -u RUST_LOG "${env[@]}" "$1" demo >>"$4" 2>&1 &
     STARTED_PID=$!
 }
 : >"$OUT/server.log"
-log "starting $BIN_NAME demo on 127.0.0.1:$PORT (database: ${DATABASE_URL##*/}, log level: $LOG_LEVEL_DESC)"
-start_demo "$BIN" "$PORT" "$DATABASE_URL" "$OUT/server.log"
+log "starting $BIN_NAME demo on 127.0.0.1:$PORT (database: ${DATABASE_URL##*/}, log level: $LOG_LEVEL_DESC, metrics: $METRICS_DESC)"
+start_demo "$BIN" "$PORT" "$DATABASE_URL" "$OUT/server.log" "$METRICS"
 SERVER_PID=$STARTED_PID
 
 # Readiness: the first start creates, migrates and seeds the database, which
@@ -599,7 +607,7 @@ verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "**NOT met
     echo "- Server: \`credencial demo\` (release, $BIN_DESC), SERVICE_WORKERS=${SERVICE_WORKERS:-default}," \
         "SERVICE_HASHING_THREADS=${SERVICE_HASHING_THREADS:-default}," \
         "SERVICE_PASSWORD_ITERATIONS=${SERVICE_PASSWORD_ITERATIONS:-default}," \
-        "log level: $LOG_LEVEL_DESC, to a file${HASHING_PRIORITY:+; experiment: hashing threads at \"$HASHING_PRIORITY\" OS priority during the pair phases}."
+        "log level: $LOG_LEVEL_DESC, to a file; metrics: $METRICS_DESC${HASHING_PRIORITY:+; experiment: hashing threads at \"$HASHING_PRIORITY\" OS priority during the pair phases}."
     if [[ -n $BARE_PID ]]; then
         echo "- Bare contender: \`bench/bare\` (actix-web + jsonwebtoken, same secret, claims and body, no middleware, no log)${BASE_BIN:+; base binary: \`$BASE_BIN\`${BENCH_BASE_REVISION:+, revision $BENCH_BASE_REVISION}, \`credencial demo\` at the same log level on its own database}."
     fi

@@ -24,6 +24,10 @@ pub const MAX_ACCESS_LOG_RETENTION_DAYS: u32 = 36_500;
 /// Largest `shutdown_timeout_secs` (one hour): a stop must end.
 pub const MAX_SHUTDOWN_TIMEOUT_SECS: u64 = 60 * 60;
 
+/// Longest concurrent-refresh grace window accepted: a longer one would let
+/// a copied refresh token be used for minutes without ending the session.
+pub const MAX_REFRESH_GRACE_SECS: i64 = 5 * 60;
+
 /// Every setting of the service. Keys are the same in the TOML file and,
 /// upper-cased with the `SERVICE_` prefix, in the environment.
 #[derive(Clone, Deserialize)]
@@ -64,6 +68,10 @@ pub struct Settings {
     pub access_token_lifetime_secs: i64,
     /// Refresh-token lifetime in seconds.
     pub refresh_token_lifetime_secs: i64,
+    /// How long after a rotation the rotated refresh token may be presented
+    /// again and answer the same new pair instead of revoking its family
+    /// (two tabs refreshing at once); 0 disables the window.
+    pub refresh_grace_secs: i64,
     /// Lifetime of the login session at `/oauth/authorize/`, in seconds.
     pub oauth_session_lifetime_secs: i64,
     /// OpenID Connect: the issuer identifier, the service's public base URL
@@ -155,6 +163,12 @@ pub struct Settings {
     pub log_format: String,
     /// Serve `POST /_noop/` (the benchmark's baseline).
     pub bench_noop_route: bool,
+    /// Record metrics and serve `GET /metrics` (Prometheus text format) on
+    /// the main port: unset, on in `demo` and off in `serve`.
+    pub metrics_enabled: Option<bool>,
+    /// Serve `GET /metrics` on this address instead of the main port
+    /// (e.g. `127.0.0.1:9100`); setting it turns the metrics on.
+    pub metrics_bind: Option<String>,
     /// Client component: `{column: profile_field}` as JSON text
     /// (`SERVICE_USER_ATTR_MAP`); in TOML also a table.
     #[serde(deserialize_with = "json_object_text")]
@@ -201,6 +215,7 @@ impl Default for Settings {
             oidc_previous_public_key_files: Vec::new(),
             access_token_lifetime_secs: 5 * 60,
             refresh_token_lifetime_secs: 24 * 60 * 60,
+            refresh_grace_secs: credencial_domain::refresh_grace::DEFAULT_REFRESH_GRACE_SECS,
             oauth_session_lifetime_secs: 10 * 60,
             issuer_url: None,
             cookie_secure: None,
@@ -237,6 +252,8 @@ impl Default for Settings {
             shutdown_timeout_secs: credencial_app_actix::server::DEFAULT_SHUTDOWN_TIMEOUT_SECS,
             log_format: "text".into(),
             bench_noop_route: false,
+            metrics_enabled: None,
+            metrics_bind: None,
             user_attr_map: credencial_domain::attr_map::DEFAULT_ATTR_MAP.into(),
             user_lookup_field: credencial_domain::attr_map::DEFAULT_LOOKUP_FIELD.into(),
             scopes: credencial_domain::attr_map::DEFAULT_SCOPES.iter().map(|s| s.name().to_owned()).collect(),
@@ -460,6 +477,19 @@ impl Settings {
             ),
         };
         Ok(credencial_app_actix::ClientAddressSource { header })
+    }
+
+    /// Whether metrics are recorded in `mode`, and where `/metrics` is
+    /// served: `None` when off, `Some(None)` on the main port,
+    /// `Some(Some(address))` on a listener of its own.
+    pub fn metrics_endpoint(&self, mode: Mode) -> Option<Option<&str>> {
+        let bind = self.metrics_bind.as_deref().map(str::trim).filter(|b| !b.is_empty());
+        match (self.metrics_enabled, bind) {
+            (Some(false), _) => None,
+            (_, Some(bind)) => Some(Some(bind)),
+            (Some(true), None) => Some(None),
+            (None, None) => (mode == Mode::Demo).then_some(None),
+        }
     }
 
     /// The OpenID Connect issuer, if `issuer_url` is set. Errors name the

@@ -1,5 +1,6 @@
 //! Wiring: settings → adapters → use cases → HTTP server.
 
+use credencial_domain::refresh_grace::RefreshGrace;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,21 +11,22 @@ use credencial_adapters_postgres::account::{
 };
 use credencial_adapters_postgres::{
     known_versions, schema_status, PgAccountAdminStore, PgAuditTrail, PgAuthorizationCodeStore, PgHostUserRecords,
-    PgHostUserStore, PgLoginFailureLog, PgLoginHistory, PgOAuthClientRepository, PgPool, PgProfileRepository,
-    PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore, PgUserDirectory, PgUserRepository,
+    PgHostUserStore, PgLoginFailureLog, PgLoginHistory, PgOAuthClientRepository, PgPool, PgPoolStatus,
+    PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore, PgUserDirectory, PgUserRepository,
 };
 use credencial_adapters_upstream::{
     http_client_with, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,
     HttpUserDataSource, ProviderSettings, RegistryEndpoint, UnconfiguredRegistry,
 };
 use credencial_app_actix::account::AccountSettings;
-use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, Services};
+use credencial_app_actix::metrics::{metrics_server, UPKEEP_INTERVAL};
+use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, MetricsExporter, Services};
 use credencial_application::admin::AccountAdminPorts;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
-    ClientLoginService, GrantService, LoginThrottle, OAuthService, OwnEntryService, PasswordHasher, ProfileService,
-    Registries, ScopeCache, ScopeTtls, SignupService, StaffService, TaxIdValidationService, TokenService,
-    TokenServiceConfig, UserDirectoryService,
+    ClientLoginService, GrantService, LoginThrottle, Metrics, OAuthService, OwnEntryService, PasswordHasher,
+    ProfileService, Registries, ScopeCache, ScopeTtls, SignupService, StaffService, TaxIdValidationService,
+    TokenService, TokenServiceConfig, UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -51,6 +53,8 @@ pub enum Mode {
 pub struct Application {
     port: u16,
     server: Server,
+    /// The `/metrics` server of `metrics_bind`, and its port.
+    metrics_server: Option<(u16, Server)>,
     shutdown_timeout_secs: u64,
     background: BackgroundTasks,
     pool: PgPool,
@@ -82,6 +86,16 @@ impl Application {
         listener: TcpListener,
     ) -> anyhow::Result<Self> {
         let local = listener.local_addr()?;
+        let metrics_endpoint = settings.metrics_endpoint(mode);
+        let metrics_listener = match metrics_endpoint {
+            Some(Some(address)) => Some(
+                TcpListener::bind(address)
+                    .map_err(|e| SettingsError::about("metrics_bind", format!("cannot listen on {address}: {e}")))?,
+            ),
+            _ => None,
+        };
+        let exporter = metrics_endpoint.map(|_| MetricsExporter::new(Some(Arc::new(PgPoolStatus::new(pool.clone())))));
+        let metrics = exporter.as_ref().map(|e| e.metrics().clone()).unwrap_or_else(Metrics::disabled);
         let codec = Arc::new(crate::keys::codec(settings, mode)?);
         let id_token_codec = crate::keys::id_token_codec(settings, mode, &codec)?;
         let mapping = if client_component_enabled(settings, mode) {
@@ -113,9 +127,10 @@ impl Application {
             }
             None => None,
         };
-        let profiles = Arc::new(profile_service(settings, mode, local, &client, &pool, Arc::clone(&clock))?);
+        let profiles =
+            Arc::new(profile_service(settings, mode, local, &client, &pool, Arc::clone(&clock), metrics.clone())?);
         let refresh_tokens: Arc<dyn RefreshTokenStore> = Arc::new(PgRefreshTokenStore::new(pool.clone()));
-        let hasher = hasher(settings)?;
+        let hasher = hasher(settings)?.with_metrics(metrics.clone());
         let user_data = HttpUserDataSource::new(client, base, Duration::from_millis(settings.upstream_timeout_ms))
             .with_max_body_bytes(settings.upstream_max_body_bytes);
         let service = TokenService::new(
@@ -132,13 +147,15 @@ impl Application {
                     session_secs: settings.oauth_session_lifetime_secs,
                 },
                 endpoints,
+                refresh_grace: RefreshGrace::new(settings.refresh_grace_secs),
             },
         )
         .with_throttle(LoginThrottle::new(
             Arc::new(PgLoginFailureLog::new(pool.clone())),
             Arc::clone(&clock),
             settings.throttle_policy(),
-        ));
+        ))
+        .with_metrics(metrics);
         let service = match id_token_codec {
             Some(id) => service.with_id_token_codec(id),
             None => service,
@@ -174,6 +191,8 @@ impl Application {
             client_address: settings.client_address_source()?,
             shutdown_timeout_secs: settings.shutdown_timeout_secs,
             account: AccountSettings { signup_enabled: settings.signup_enabled.unwrap_or(mode == Mode::Demo) },
+            metrics: exporter.clone(),
+            metrics_route: metrics_endpoint == Some(None),
         };
         let oauth = Arc::new(oauth);
         let own_entries = Arc::new(OwnEntryService::new(
@@ -208,6 +227,7 @@ impl Application {
             Arc::clone(&tax_id_validation),
             Arc::clone(&grants),
             Arc::clone(&account_admin),
+            exporter.clone(),
         );
         let readiness = Arc::new(PgReadinessProbe::new(pool.clone()));
         let accounts = Arc::new(AccountService::new(
@@ -247,8 +267,26 @@ impl Application {
             readiness,
         };
         let server = build_server(listener, services, http)?;
+        let metrics_server = match (metrics_listener, exporter) {
+            (Some(listener), Some(exporter)) => {
+                let address = listener.local_addr()?;
+                tracing::info!(%address, "metrics are served at /metrics on their own address");
+                Some((address.port(), metrics_server(listener, exporter, settings.shutdown_timeout_secs)?))
+            }
+            _ => None,
+        };
+        if metrics_endpoint == Some(None) {
+            tracing::info!("metrics are served at /metrics on the main address");
+        }
         tracing::info!(address = %local, ?mode, "credencial is serving");
-        Ok(Self { port: local.port(), server, shutdown_timeout_secs: settings.shutdown_timeout_secs, background, pool })
+        Ok(Self {
+            port: local.port(),
+            server,
+            metrics_server,
+            shutdown_timeout_secs: settings.shutdown_timeout_secs,
+            background,
+            pool,
+        })
     }
 
     /// The port the server listens on.
@@ -256,11 +294,21 @@ impl Application {
         self.port
     }
 
+    /// The port of the `/metrics` server of `metrics_bind`, if any.
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.metrics_server.as_ref().map(|(port, _)| *port)
+    }
+
     /// Serves until SIGTERM or SIGINT; then stops accepting connections,
     /// lets in-flight requests finish (up to `shutdown_timeout_secs`), ends
     /// the background tasks and closes the database pool.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        let Self { server, shutdown_timeout_secs, background, pool, .. } = self;
+        let Self { server, metrics_server, shutdown_timeout_secs, background, pool, .. } = self;
+        // The metrics server runs beside the main one and stops with it.
+        let metrics_server = metrics_server.map(|(_, server)| {
+            let handle = server.handle();
+            (handle, tokio::spawn(server))
+        });
         let handle = server.handle();
         let mut server = std::pin::pin!(server);
         let result = tokio::select! {
@@ -279,6 +327,14 @@ impl Application {
                 result
             }
         };
+        if let Some((handle, task)) = metrics_server {
+            handle.stop(true).await;
+            match task.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(error = %e, "the metrics server failed"),
+                Err(e) => tracing::warn!(error = %e, "the metrics server ended abnormally"),
+            }
+        }
         background.stop().await;
         // Connections of requests cut off by the time-out may never come
         // back; do not wait for them forever.
@@ -354,16 +410,22 @@ struct BackgroundTasks {
 impl BackgroundTasks {
     /// Starts the purge of expired authorization codes, expired refresh
     /// tokens, ended failure windows, validation attempts that no longer
-    /// count, access-log entries past their retention and old logins.
+    /// count, access-log entries past their retention and old logins; with
+    /// metrics on, the exporter's upkeep.
     fn start(
         oauth: Arc<OAuthService>,
         tokens: Arc<TokenService>,
         validation: Arc<TaxIdValidationService>,
         grants: Arc<GrantService>,
         accounts: Arc<AccountAdminService>,
+        exporter: Option<MetricsExporter>,
     ) -> Self {
         let (stop, stopped) = tokio::sync::watch::channel(());
-        let tasks = vec![tokio::spawn(purge_periodically(oauth, tokens, validation, grants, accounts, stopped))];
+        let mut tasks =
+            vec![tokio::spawn(purge_periodically(oauth, tokens, validation, grants, accounts, stopped.clone()))];
+        if let Some(exporter) = exporter {
+            tasks.push(tokio::spawn(metrics_upkeep(exporter, stopped)));
+        }
         Self { stop, tasks }
     }
 
@@ -602,6 +664,20 @@ async fn purge_periodically(
     }
 }
 
+/// Folds the histograms' samples every [`UPKEEP_INTERVAL`], so that their
+/// memory stays bounded when nobody scrapes, until `stop`'s sender goes
+/// away.
+async fn metrics_upkeep(exporter: MetricsExporter, mut stop: tokio::sync::watch::Receiver<()>) {
+    let mut ticks = tokio::time::interval(UPKEEP_INTERVAL);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => exporter.run_upkeep(),
+            _ = stop.changed() => break,
+        }
+    }
+}
+
 /// The password hasher the settings describe.
 pub fn hasher(settings: &Settings) -> anyhow::Result<PasswordHasher> {
     let threads = settings
@@ -620,6 +696,7 @@ fn profile_service(
     client: &reqwest::Client,
     pool: &PgPool,
     clock: Arc<dyn Clock>,
+    metrics: Metrics,
 ) -> Result<ProfileService, SettingsError> {
     let endpoint = |name: &str,
                     url: &Option<String>,
@@ -675,14 +752,16 @@ fn profile_service(
         Arc::clone(&clock),
         ttls,
         s.scope_cache_memory_entries,
-    );
+    )
+    .with_metrics(metrics.clone());
     Ok(ProfileService::new(
         Arc::new(PgOAuthClientRepository::new(pool.clone())),
         Arc::new(PgProfileRepository::new(pool.clone())),
         registries,
         cache,
         clock,
-    ))
+    )
+    .with_metrics(metrics))
 }
 
 /// `http://host:port` of the local listener, as a client on this machine reaches it.

@@ -6,8 +6,8 @@ use credencial_adapters_upstream::{check_client_id, check_redirect_uri};
 use secrecy::ExposeSecret;
 
 use super::{
-    outbound_error, Settings, SettingsError, MAX_ACCESS_LOG_RETENTION_DAYS, MAX_SHUTDOWN_TIMEOUT_SECS,
-    MAX_THROTTLE_WINDOW_SECS,
+    outbound_error, Settings, SettingsError, MAX_ACCESS_LOG_RETENTION_DAYS, MAX_REFRESH_GRACE_SECS,
+    MAX_SHUTDOWN_TIMEOUT_SECS, MAX_THROTTLE_WINDOW_SECS,
 };
 use crate::startup::Mode;
 
@@ -34,6 +34,9 @@ impl Settings {
         const MAX_JWT_LEEWAY_SECS: i64 = 60 * 60;
         if self.access_token_lifetime_secs <= 0 {
             problems.push(SettingsError::about("access_token_lifetime_secs", "must be positive"));
+        }
+        if self.refresh_grace_secs < 0 {
+            problems.push(SettingsError::about("refresh_grace_secs", "must not be negative (0 disables the window)"));
         }
         if self.refresh_token_lifetime_secs <= 0 {
             problems.push(SettingsError::about("refresh_token_lifetime_secs", "must be positive"));
@@ -62,6 +65,7 @@ impl Settings {
             ("access_token_lifetime_secs", self.access_token_lifetime_secs, YEAR),
             ("refresh_token_lifetime_secs", self.refresh_token_lifetime_secs, YEAR),
             ("jwt_leeway_secs", self.jwt_leeway_secs, MAX_JWT_LEEWAY_SECS),
+            ("refresh_grace_secs", self.refresh_grace_secs, MAX_REFRESH_GRACE_SECS),
             ("receita_cache_secs", i64::try_from(self.receita_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
             ("cnes_cache_secs", i64::try_from(self.cnes_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
             ("cdp_cache_secs", i64::try_from(self.cdp_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),
@@ -105,6 +109,22 @@ impl Settings {
         }
         if std::net::ToSocketAddrs::to_socket_addrs(self.bind.as_str()).is_err() {
             problems.push(SettingsError::about("bind", "must be an address and port, e.g. 127.0.0.1:8000"));
+        }
+        // (Port 0 is a free port each time: the same text is two listeners.)
+        if let Some(bind) = self.metrics_bind.as_deref().map(str::trim).filter(|b| !b.is_empty()) {
+            if std::net::ToSocketAddrs::to_socket_addrs(bind).is_err() {
+                problems.push(SettingsError::about("metrics_bind", "must be an address and port, e.g. 127.0.0.1:9100"));
+            } else if self.metrics_enabled == Some(false) {
+                problems.push(SettingsError::about(
+                    "metrics_bind",
+                    "is set but SERVICE_METRICS_ENABLED is false; unset one of them",
+                ));
+            } else if bind == self.bind.trim() && !bind.ends_with(":0") {
+                problems.push(SettingsError::about(
+                    "metrics_bind",
+                    "is the main address (SERVICE_BIND); to serve /metrics there, set SERVICE_METRICS_ENABLED=true instead",
+                ));
+            }
         }
         if self.workers == Some(0) {
             problems.push(SettingsError::about("workers", "must be positive"));

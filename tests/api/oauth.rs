@@ -252,7 +252,8 @@ fn error_of(body: &Value) -> &str {
 
 #[tokio::test]
 async fn a_confidential_client_gets_tokens_for_a_code_reads_the_profile_and_rotates_the_refresh_token() {
-    let (app, ana) = app().await;
+    // No grace window: the rotated token is dead at once.
+    let (app, ana) = app_with(|s| s.refresh_grace_secs = 0).await;
     let mut browser = Browser::new(&app);
     let consent =
         consent_page(&mut browser, &portal_request("cnes formacao_academica", "s-1"), "ana", "ana-password").await;
@@ -365,7 +366,7 @@ async fn a_replayed_code_is_invalid_grant_and_revokes_the_refresh_tokens_it_issu
 
 #[tokio::test]
 async fn a_replayed_oauth_refresh_token_revokes_its_family() {
-    let (app, _) = app().await;
+    let (app, _) = app_with(|s| s.refresh_grace_secs = 0).await;
     let code = code_for(&app, &portal_request("", "r"), PORTAL_URI).await;
     let (_, first) = exchange_portal_code(&app, &code).await;
     let old = first["refresh_token"].as_str().expect("refresh").to_owned();
@@ -634,7 +635,7 @@ async fn verify_refuses_the_tokens_a_user_granted_to_a_client_application() {
 
 /// The claims of a JWT, read without checking it (what a resource server
 /// holding the key would see after its own check).
-fn decode_payload(token: &str) -> serde_json::Value {
+pub(crate) fn decode_payload(token: &str) -> serde_json::Value {
     use base64::Engine as _;
     let payload = token.split('.').nth(1).expect("payload");
     let json = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).expect("base64");

@@ -27,6 +27,9 @@ const HTML_ROUTES: [&str; 6] =
 /// Every route under these prefixes is an HTML page (the account pages,
 /// the administration panel).
 const HTML_PREFIXES: [&str; 2] = ["/conta", "/admin"];
+/// Routes that answer another text format than JSON: the metrics
+/// (Prometheus text format, when enabled).
+const TEXT_ROUTES: [&str; 1] = ["/metrics"];
 /// The confidential client of these tests.
 const CLIENT: &str = "host";
 const CLIENT_SECRET: &str = "host-secret-0123456789";
@@ -300,6 +303,7 @@ async fn the_served_description_is_docs_openapi_yaml() {
 
 fn is_html_route(path: &str) -> bool {
     HTML_ROUTES.contains(&path)
+        || TEXT_ROUTES.contains(&path)
         || HTML_PREFIXES.iter().any(|prefix| path == *prefix || path.starts_with(&format!("{prefix}/")))
 }
 
@@ -318,15 +322,16 @@ async fn every_mounted_route_is_documented_or_a_deliberate_html_route() {
     assert!(undocumented.is_empty(), "routes served but not in docs/openapi.yaml: {undocumented:?}");
     let missing: Vec<&&str> = documented.iter().filter(|p| !mounted.contains(*p)).collect();
     assert!(missing.is_empty(), "documented but not served: {missing:?}");
-    for html in HTML_ROUTES {
-        assert!(mounted.contains(html), "{html} is listed as an HTML route but not served");
+    for html in HTML_ROUTES.iter().chain(&TEXT_ROUTES) {
+        assert!(mounted.contains(html), "{html} is listed as an HTML or text route but not served");
     }
 }
 
-/// The app with the client component enabled too, so that every route is
-/// mounted.
+/// The app with the client component and the metrics enabled too, so that
+/// every route is mounted.
 async fn spawn_app_with_every_route() -> TestApp {
     crate::helpers::spawn_app_with(|s| {
+        s.metrics_enabled = Some(true);
         s.provider_base_url = Some("http://127.0.0.1:9".into());
         s.provider_client_id = Some("host".into());
         s.provider_client_secret = Some(secrecy::SecretString::from("s"));
@@ -337,7 +342,12 @@ async fn spawn_app_with_every_route() -> TestApp {
 
 #[tokio::test]
 async fn every_documented_answer_of_every_operation_matches_the_real_server() {
-    let app = profile::app_with(|s| s.issuer_url = Some(crate::oidc::ISSUER.into())).await;
+    // No grace window: a replay right after its rotation is refused.
+    let app = profile::app_with(|s| {
+        s.refresh_grace_secs = 0;
+        s.issuer_url = Some(crate::oidc::ISSUER.into());
+    })
+    .await;
     let mut c = Checker::new();
     let url = |p: &str| format!("{}{p}", app.address);
     let post_json = |p: &str, body: Value| app.client.post(url(p)).json(&body);
@@ -396,6 +406,22 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
         assert_eq!(s, want);
     }
     c.bad_bodies(&app, v, "application/xml").await;
+
+    let b = "/api/token/blacklist/";
+    let (s, third) =
+        c.check(p, "post", send(post_json(p, json!({"username": "ana", "password": "ana-password"}))).await).await;
+    assert_eq!(s, 200);
+    for (body, want) in [
+        (json!({"refresh": third["refresh"]}), 200),
+        (json!({"refresh": third["refresh"]}), 401),
+        (json!({"refresh": third["access"]}), 401),
+        (json!({}), 400),
+        (json!(["refresh"]), 400),
+    ] {
+        let (s, _) = c.check(b, "post", send(post_json(b, body)).await).await;
+        assert_eq!(s, want);
+    }
+    c.bad_bodies(&app, b, "text/plain").await;
 
     // ----------------------------------------------------------- consume
     // The consume routes read the token's account: ids 2 to 5 active, 6 not.
@@ -519,6 +545,30 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
         assert_eq!(s, want, "{body}");
     }
 
+    for path in ["/oauth/introspect/", "/oauth/revoke/"] {
+        let form = |basic: Option<&str>, form: &[(&str, &str)]| {
+            let r = app.client.post(url(path)).form(form);
+            match basic {
+                Some(secret) => r.basic_auth(CLIENT, Some(secret)),
+                None => r,
+            }
+        };
+        let access = tokens["access_token"].as_str().expect("access_token");
+        for (request, want) in [
+            (form(Some(CLIENT_SECRET), &[("token", access)]), 200),
+            (form(Some(CLIENT_SECRET), &[("token", "x"), ("token_type_hint", "access_token")]), 200),
+            (form(Some("wrong"), &[("token", access)]), 401),
+            (form(None, &[("token", access)]), 401),
+            (form(Some(CLIENT_SECRET), &[]), 400),
+            (form(Some(CLIENT_SECRET), &[("token", "a"), ("token", "b")]), 400),
+            (app.client.post(url(path)).basic_auth(CLIENT, Some(CLIENT_SECRET)).json(&json!({"token": "x"})), 400),
+            (app.client.post(url(path)).header("content-type", "application/x-www-form-urlencoded").body(big()), 413),
+        ] {
+            let (s, body) = c.check(path, "post", send(request).await).await;
+            assert_eq!(s, want, "{path}: {body}");
+        }
+    }
+
     // ------------------------------------------------------ OpenID Connect
     let d = "/.well-known/openid-configuration";
     let (s, doc) = c.check(d, "get", send(app.client.get(url(d))).await).await;
@@ -632,6 +682,15 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
         (p, post_json(p, json!({"username": "ana", "password": "ana-password"}))),
         (r, post_json(r, json!({"refresh": pair2["refresh"]}))),
         (v, post_json(v, json!({"token": pair2["refresh"]}))),
+        ("/api/token/blacklist/", post_json("/api/token/blacklist/", json!({"refresh": pair2["refresh"]}))),
+        (
+            "/oauth/revoke/",
+            app.client.post(url("/oauth/revoke/")).basic_auth(CLIENT, Some(CLIENT_SECRET)).form(&[("token", "x")]),
+        ),
+        (
+            "/oauth/introspect/",
+            app.client.post(url("/oauth/introspect/")).basic_auth(CLIENT, Some(CLIENT_SECRET)).form(&[("token", "x")]),
+        ),
         (pd, bearer(&profile::token(ana, ALL, CLIENT, 300))),
         (t, token_form(Some(CLIENT_SECRET), &[("grant_type", "refresh_token"), ("refresh_token", &new_refresh)])),
     ];
@@ -657,6 +716,9 @@ async fn every_documented_answer_of_every_operation_matches_the_real_server() {
     let pending: BTreeSet<(String, String, String)> = [
         ("/api/token/pair/", "post", "429"),
         ("/oauth/token/", "post", "429"),
+        // The same client-address limit as /oauth/token/'s.
+        ("/oauth/revoke/", "post", "429"),
+        ("/oauth/introspect/", "post", "429"),
         // tests/api/user_directory.rs drives the address limit.
         ("/usuarios/", "get", "429"),
         ("/usuarios/", "post", "429"),

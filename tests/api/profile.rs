@@ -28,7 +28,7 @@ pub(crate) async fn app() -> TestApp {
     app_with(|_| {}).await
 }
 
-/// [`app`] after `adjust` has changed its settings.
+/// [`app`] after `adjust` has changed the settings.
 pub(crate) async fn app_with(adjust: impl FnOnce(&mut credencial::settings::Settings)) -> TestApp {
     spawn_app_with(|s| {
         // One wiremock server stands in for all three registries.

@@ -254,3 +254,23 @@ async fn a_request_longer_than_the_shutdown_timeout_is_cut_off_and_the_process_s
     assert!(in_flight.await.expect("task").is_err(), "the cut-off request gets no answer");
     eprintln!("SIGTERM with a 1 s shutdown timeout → exit {exited:?} (upstream delay 60 s)");
 }
+
+#[tokio::test]
+async fn sigterm_stops_the_metrics_listener_with_the_service() {
+    let db = TestDatabase::new().await;
+    let upstream = MockServer::start().await;
+    let mut service = Service::start(&db, &upstream, &[("SERVICE_METRICS_BIND", "127.0.0.1:0")]);
+    let line = service.seen.iter().find(|l| l["message"] == "metrics are served at /metrics on their own address");
+    let metrics: SocketAddr =
+        line.expect("the metrics address is logged")["address"].as_str().expect("address").parse().expect("address");
+    wait_until_healthy(&service).await;
+    let r = client().get(format!("http://{metrics}/metrics")).send().await.expect("scraped");
+    assert_eq!(r.status(), 200);
+    assert!(r.text().await.expect("body").contains("credencial_http_requests_total"));
+
+    service.terminate();
+    let status = service.wait_for_exit();
+    assert!(status.success(), "exit status {status:?}");
+    assert!(refused(metrics), "the metrics listener is closed after the stop");
+    assert!(service.rest_of_the_log().iter().any(|l| l["message"] == "stopped"));
+}

@@ -76,7 +76,9 @@ async fn unknown_user_wrong_password_and_inactive_user_answer_the_same() {
 
 #[tokio::test]
 async fn refresh_rotates_and_replaying_a_rotated_token_revokes_its_whole_family() {
-    let app = spawn_app().await;
+    // No grace window: a replay right after the rotation is a theft
+    // (tests/api/revocation.rs has the window).
+    let app = spawn_app_with(|s| s.refresh_grace_secs = 0).await;
     app.add_user("maria", "pw-maria-1", true).await;
     let (_, first) = app.login("maria", "pw-maria-1").await;
 
@@ -123,7 +125,9 @@ async fn refreshing_in_turn_never_revokes_anything() {
 
 #[tokio::test]
 async fn concurrent_refreshes_of_one_token_succeed_once() {
-    let app = spawn_app().await;
+    // Without the grace window (with it, all get the same pair:
+    // tests/api/revocation.rs).
+    let app = spawn_app_with(|s| s.refresh_grace_secs = 0).await;
     app.add_user("maria", "pw-maria-1", true).await;
     let (_, refresh) = app.login("maria", "pw-maria-1").await;
     let body = json!({"refresh": refresh});
@@ -136,10 +140,14 @@ async fn concurrent_refreshes_of_one_token_succeed_once() {
 
 #[tokio::test]
 async fn a_token_rotated_on_one_instance_is_refused_by_another() {
-    let first = spawn_app().await;
+    let first = spawn_app_with(|s| s.refresh_grace_secs = 0).await;
     first.add_user("maria", "pw-maria-1", true).await;
     let db_url = first.db.url.clone();
-    let second = spawn_app_with(|s| s.database_url = db_url.into()).await;
+    let second = spawn_app_with(|s| {
+        s.database_url = db_url.into();
+        s.refresh_grace_secs = 0;
+    })
+    .await;
     let (_, refresh) = first.login("maria", "pw-maria-1").await;
 
     let r = first.post_json("/api/token/refresh/", &json!({"refresh": refresh})).await;

@@ -9,6 +9,7 @@
 #      every scope and openid (the real authorization-code flow of the demo
 #      client demo-host, played with curl; it also reads /oauth/userinfo/ and
 #      the discovery document), demo-host's secret for /oauth/token/,
+#      /oauth/revoke/ and /oauth/introspect/ (clientSecretBasic),
 #      and demo-host's user-management API token (`credencial client update
 #      --rotate-api-token`, its last line) for /usuarios/;
 #   4. schemathesis reads the description the server serves

@@ -273,7 +273,7 @@ async fn rotating_a_current_token_makes_the_new_one_current_and_the_old_one_not(
     let (_db, _users, tokens, ana) = setup().await;
     tokens.record(token("old", ana), "old").await.expect("record");
 
-    assert_eq!(tokens.rotate("old", ana, token("new", ana)).await.expect("rotate"), Rotation::Rotated);
+    assert_eq!(tokens.rotate("old", ana, token("new", ana), None).await.expect("rotate"), Rotation::Rotated);
     assert!(!tokens.is_current("old").await.expect("query"));
     assert!(tokens.is_current("new").await.expect("query"));
 }
@@ -282,10 +282,10 @@ async fn rotating_a_current_token_makes_the_new_one_current_and_the_old_one_not(
 async fn rotating_an_already_rotated_token_fails_and_records_nothing() {
     let (_db, _users, tokens, ana) = setup().await;
     tokens.record(token("old", ana), "old").await.expect("record");
-    assert_eq!(tokens.rotate("old", ana, token("new1", ana)).await.expect("first rotation"), Rotation::Rotated);
+    assert_eq!(tokens.rotate("old", ana, token("new1", ana), None).await.expect("first rotation"), Rotation::Rotated);
 
     assert_eq!(
-        tokens.rotate("old", ana, token("new2", ana)).await.expect("second rotation"),
+        tokens.rotate("old", ana, token("new2", ana), None).await.expect("second rotation"),
         Rotation::Replayed { family: "old".into() }
     );
     assert!(!tokens.is_current("new2").await.expect("query"), "the second new jti is not recorded");
@@ -296,7 +296,7 @@ async fn rotating_an_already_rotated_token_fails_and_records_nothing() {
 #[tokio::test]
 async fn rotating_an_unknown_token_fails_and_records_nothing() {
     let (_db, _users, tokens, ana) = setup().await;
-    assert_eq!(tokens.rotate("never-issued", ana, token("new", ana)).await.expect("rotate"), Rotation::Refused);
+    assert_eq!(tokens.rotate("never-issued", ana, token("new", ana), None).await.expect("rotate"), Rotation::Refused);
     assert!(!tokens.is_current("new").await.expect("query"));
 }
 
@@ -306,17 +306,17 @@ async fn rotating_with_another_users_id_fails_and_the_old_token_stays_current() 
     let bia = users.create(new_user("bia")).await.expect("create bia");
     tokens.record(token("old", ana), "old").await.expect("record");
 
-    assert_eq!(tokens.rotate("old", bia, token("new-bia", bia)).await.expect("rotate as bia"), Rotation::Refused);
+    assert_eq!(tokens.rotate("old", bia, token("new-bia", bia), None).await.expect("rotate as bia"), Rotation::Refused);
     assert!(!tokens.is_current("new-bia").await.expect("query"));
     assert_eq!(
-        tokens.rotate("old", UserId(ana.0 + 1000), token("new-x", ana)).await.expect("rotate as nobody"),
+        tokens.rotate("old", UserId(ana.0 + 1000), token("new-x", ana), None).await.expect("rotate as nobody"),
         Rotation::Refused
     );
     assert!(!tokens.is_current("new-x").await.expect("query"));
     assert!(tokens.is_current("old").await.expect("query"), "the old token is still current");
 
     // ...and its owner can still rotate it.
-    assert_eq!(tokens.rotate("old", ana, token("new", ana)).await.expect("rotate as ana"), Rotation::Rotated);
+    assert_eq!(tokens.rotate("old", ana, token("new", ana), None).await.expect("rotate as ana"), Rotation::Rotated);
     assert!(tokens.is_current("new").await.expect("query"));
 }
 
@@ -326,7 +326,7 @@ async fn rotating_the_token_of_a_deactivated_user_fails() {
     tokens.record(token("old", ana), "old").await.expect("record");
     deactivate(&db, ana).await;
 
-    assert_eq!(tokens.rotate("old", ana, token("new", ana)).await.expect("rotate"), Rotation::Refused);
+    assert_eq!(tokens.rotate("old", ana, token("new", ana), None).await.expect("rotate"), Rotation::Refused);
     assert!(!tokens.is_current("new").await.expect("query"), "no token issued to an inactive user");
 }
 
@@ -334,8 +334,8 @@ async fn rotating_the_token_of_a_deactivated_user_fails() {
 async fn a_rotated_token_joins_the_family_of_the_one_it_replaces() {
     let (db, _users, tokens, ana) = setup().await;
     tokens.record(token("first", ana), "code:portal:ab12").await.expect("record");
-    assert_eq!(tokens.rotate("first", ana, token("second", ana)).await.expect("rotate"), Rotation::Rotated);
-    assert_eq!(tokens.rotate("second", ana, token("third", ana)).await.expect("rotate"), Rotation::Rotated);
+    assert_eq!(tokens.rotate("first", ana, token("second", ana), None).await.expect("rotate"), Rotation::Rotated);
+    assert_eq!(tokens.rotate("second", ana, token("third", ana), None).await.expect("rotate"), Rotation::Rotated);
     let families: Vec<String> = sqlx::query_scalar("SELECT family FROM refresh_tokens ORDER BY created_at, jti")
         .fetch_all(&db.pool)
         .await
@@ -348,7 +348,7 @@ async fn revoking_a_family_ends_its_current_token_and_no_other_familys() {
     let (_db, users, tokens, ana) = setup().await;
     let bia = users.create(new_user("bia")).await.expect("create bia");
     tokens.record(token("a", ana), "a").await.expect("record");
-    assert_eq!(tokens.rotate("a", ana, token("b", ana)).await.expect("a -> b"), Rotation::Rotated);
+    assert_eq!(tokens.rotate("a", ana, token("b", ana), None).await.expect("a -> b"), Rotation::Rotated);
     tokens.record(token("x", ana), "x").await.expect("another login of ana");
     tokens.record(token("y", bia), "y").await.expect("bia's login");
 
@@ -359,7 +359,7 @@ async fn revoking_a_family_ends_its_current_token_and_no_other_familys() {
     assert_eq!(tokens.revoke_family("a").await.expect("again"), 0);
     assert_eq!(tokens.revoke_family("never-issued").await.expect("unknown"), 0);
     assert_eq!(
-        tokens.rotate("b", ana, token("c", ana)).await.expect("rotate a revoked token"),
+        tokens.rotate("b", ana, token("c", ana), None).await.expect("rotate a revoked token"),
         Rotation::Refused,
         "a revoked token presented again is refused, but it is no replay: its family has nothing left to revoke"
     );
@@ -371,7 +371,7 @@ async fn revoking_a_user_ends_every_family_of_that_user_only_and_is_no_replay_la
     let (_db, users, tokens, ana) = setup().await;
     let bia = users.create(new_user("bia")).await.expect("create bia");
     tokens.record(token("a", ana), "a").await.expect("record");
-    assert_eq!(tokens.rotate("a", ana, token("b", ana)).await.expect("a -> b"), Rotation::Rotated);
+    assert_eq!(tokens.rotate("a", ana, token("b", ana), None).await.expect("a -> b"), Rotation::Rotated);
     tokens.record(token("x", ana), "code:portal:x").await.expect("ana's code grant");
     tokens.record(token("y", bia), "y").await.expect("bia's login");
 
@@ -380,10 +380,10 @@ async fn revoking_a_user_ends_every_family_of_that_user_only_and_is_no_replay_la
         assert!(!tokens.is_current(jti).await.expect("query"), "{jti}");
     }
     assert!(tokens.is_current("y").await.expect("query"), "another user's token stays");
-    assert_eq!(tokens.rotate("x", ana, token("x2", ana)).await.expect("rotate"), Rotation::Refused);
+    assert_eq!(tokens.rotate("x", ana, token("x2", ana), None).await.expect("rotate"), Rotation::Refused);
     // A genuinely rotated token presented again is still a replay.
     assert_eq!(
-        tokens.rotate("a", ana, token("a2", ana)).await.expect("rotate"),
+        tokens.rotate("a", ana, token("a2", ana), None).await.expect("rotate"),
         Rotation::Replayed { family: "a".into() }
     );
     assert_eq!(tokens.revoke_user(ana).await.expect("again"), 0);
@@ -396,7 +396,7 @@ async fn purging_deletes_tokens_expired_before_the_cutoff_rotated_or_not_and_kee
     tokens.record(expiring("old-current", 1_000), "old-current").await.expect("record");
     tokens.record(expiring("old-rotated", 1_500), "old-rotated").await.expect("record");
     assert_eq!(
-        tokens.rotate("old-rotated", ana, expiring("rotated-into", 1_999)).await.expect("rotate"),
+        tokens.rotate("old-rotated", ana, expiring("rotated-into", 1_999), None).await.expect("rotate"),
         Rotation::Rotated
     );
     tokens.record(expiring("at-cutoff", 2_000), "at-cutoff").await.expect("record");
@@ -423,7 +423,7 @@ async fn of_sixteen_concurrent_rotations_of_one_token_exactly_one_wins() {
             let start = start.clone();
             tokio::spawn(async move {
                 start.wait().await;
-                tokens.rotate("old", ana, token(&format!("new-{i}"), ana)).await
+                tokens.rotate("old", ana, token(&format!("new-{i}"), ana), None).await
             })
         })
         .collect();
@@ -457,19 +457,19 @@ async fn a_rotation_chain_holds_across_two_service_instances() {
     first.record(token("a", ana), "a").await.expect("record a");
     assert!(second.is_current("a").await.expect("query"), "seen by the other instance");
 
-    assert_eq!(first.rotate("a", ana, token("b", ana)).await.expect("a -> b"), Rotation::Rotated);
+    assert_eq!(first.rotate("a", ana, token("b", ana), None).await.expect("a -> b"), Rotation::Rotated);
     assert!(!second.is_current("a").await.expect("query"));
     assert!(second.is_current("b").await.expect("query"));
     assert_eq!(
-        second.rotate("a", ana, token("b2", ana)).await.expect("replay a elsewhere"),
+        second.rotate("a", ana, token("b2", ana), None).await.expect("replay a elsewhere"),
         Rotation::Replayed { family: "a".into() }
     );
 
-    assert_eq!(second.rotate("b", ana, token("c", ana)).await.expect("b -> c"), Rotation::Rotated);
+    assert_eq!(second.rotate("b", ana, token("c", ana), None).await.expect("b -> c"), Rotation::Rotated);
     assert!(!first.is_current("b").await.expect("query"));
     assert!(first.is_current("c").await.expect("query"));
     assert_eq!(
-        first.rotate("b", ana, token("c2", ana)).await.expect("replay b elsewhere"),
+        first.rotate("b", ana, token("c2", ana), None).await.expect("replay b elsewhere"),
         Rotation::Replayed { family: "a".into() },
         "b joined a's family"
     );

@@ -1,4 +1,4 @@
-//! The JWT sub-application: `pair`, `refresh`, `verify` and the consume
+//! The JWT sub-application: `pair`, `refresh`, `verify`, `blacklist` and the consume
 //! routes `user-info` and `rh/eu`, mountable under any prefix.
 //!
 //! ```no_run
@@ -66,6 +66,14 @@ pub async fn verify(service: web::Data<TokenService>, body: JsonBody) -> Result<
     Ok(HttpResponse::Ok().json(serde_json::json!({})))
 }
 
+/// `POST blacklist` — `{"refresh"}` → `{}` (simplejwt's logout): that
+/// refresh token and every current token of its family are dead.
+pub async fn blacklist(service: web::Data<TokenService>, body: JsonBody) -> Result<HttpResponse, ApiError> {
+    let [token] = body.required([("refresh", Trim::Yes)])?;
+    service.blacklist(&token).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({})))
+}
+
 /// The mountable sub-application. Register it with `App::service` or
 /// `ServiceConfig::service`; it brings its own application data.
 pub struct JwtApi {
@@ -103,6 +111,7 @@ impl HttpServiceFactory for JwtApi {
             .service(resource("/pair", "POST").route(web::post().to(pair)))
             .service(resource("/refresh", "POST").route(web::post().to(refresh)))
             .service(resource("/verify", "POST").route(web::post().to(verify)))
+            .service(resource("/blacklist", "POST").route(web::post().to(blacklist)))
             .service(consume_resource("/user-info"))
             .service(consume_resource("/rh/eu"))
             .register(config);

@@ -21,6 +21,7 @@ use crate::client_login::ClientLoginApi;
 use crate::cookies::CookiePolicy;
 use crate::health;
 use crate::jwt::JwtApi;
+use crate::metrics::MetricsExporter;
 use crate::oauth::OAuthApi;
 use crate::routes::{not_found, resource};
 use crate::{openapi, profile, sandbox, sandbox_registries, user_directory};
@@ -47,6 +48,11 @@ pub struct HttpSettings {
     pub shutdown_timeout_secs: u64,
     /// The account pages' settings (`/conta/`).
     pub account: AccountSettings,
+    /// The metrics, when on: every request is recorded in the HTTP series.
+    pub metrics: Option<MetricsExporter>,
+    /// Serve `GET /metrics` on this server (the `metrics_enabled` setting
+    /// without `metrics_bind`); needs `metrics`.
+    pub metrics_route: bool,
 }
 
 impl Default for HttpSettings {
@@ -60,6 +66,8 @@ impl Default for HttpSettings {
             client_address: ClientAddressSource::default(),
             shutdown_timeout_secs: DEFAULT_SHUTDOWN_TIMEOUT_SECS,
             account: AccountSettings::default(),
+            metrics: None,
+            metrics_route: false,
         }
     }
 }
@@ -151,12 +159,16 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let client_login = services.client_login;
     let client_address = web::Data::new(settings.client_address.clone());
     let readiness = web::Data::from(services.readiness);
+    let request_log = match &settings.metrics {
+        Some(exporter) => RequestLog::with_metrics(exporter.metrics().clone()),
+        None => RequestLog::default(),
+    };
     let s = settings.clone();
     let key_set = crate::keys::key_set(service.issuer());
     let mut server = HttpServer::new(move || {
         let mut app = App::new()
-            // Outermost: every answer gets its id and its line.
-            .wrap(RequestLog)
+            // Outermost: every answer gets its id, its line and its count.
+            .wrap(request_log.clone())
             .app_data(data.clone())
             .app_data(client_address.clone())
             .app_data(readiness.clone())
@@ -179,6 +191,9 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         }
         if s.sandbox {
             app = app.service(sandbox::scope()).service(sandbox_registries::scope());
+        }
+        if let (true, Some(exporter)) = (s.metrics_route, &s.metrics) {
+            app = app.service(crate::metrics::resource_for(exporter.clone()));
         }
         if s.noop_route {
             app = app.service(resource("/_noop", "POST").route(web::post().to(health::noop)));

@@ -6,16 +6,21 @@
 //! header; and one line when its answer is ready: method, route template
 //! (never the path or the query string, which can carry authorization
 //! codes, state or personal data), status, latency (in microseconds) and
-//! request id.
+//! request id. With metrics on, the same middleware records the request in
+//! the HTTP series ([`RouteTable`]), from the same route template.
 
 use std::future::{ready, Future, Ready};
 use std::pin::Pin;
+use std::rc::Rc;
 use std::time::Instant;
 
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::Error;
 use credencial_application::request_context::{self, RequestId};
+use credencial_application::Metrics;
+
+use crate::metrics::RouteTable;
 
 /// The target of the one line written when a request ends (INFO level), so
 /// that a filter can keep or drop the request log on its own
@@ -33,11 +38,20 @@ fn generate_request_id() -> RequestId {
 }
 
 /// Middleware: the request id, the current request, its `X-Request-Id`
-/// header and the request line. Wrap the whole application in it
-/// (outermost), so that every answer, the other middlewares' included, gets
-/// the header and the line.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RequestLog;
+/// header, the request line and (when `metrics` records) the HTTP series.
+/// Wrap the whole application in it (outermost), so that every answer, the
+/// other middlewares' included, gets the header and the line.
+#[derive(Debug, Clone, Default)]
+pub struct RequestLog {
+    metrics: Metrics,
+}
+
+impl RequestLog {
+    /// The middleware, recording every request in `metrics` too.
+    pub fn with_metrics(metrics: Metrics) -> Self {
+        Self { metrics }
+    }
+}
 
 impl<S, B> Transform<S, ServiceRequest> for RequestLog
 where
@@ -52,7 +66,9 @@ where
     type Future = Ready<Result<Self::Transform, Self::InitError>>;
 
     fn new_transform(&self, service: S) -> Self::Future {
-        ready(Ok(RequestLogService { service }))
+        // One table per worker (each builds its own application): no lock.
+        let routes = self.metrics.is_enabled().then(|| Rc::new(RouteTable::new(self.metrics.clone())));
+        ready(Ok(RequestLogService { service, routes }))
     }
 }
 
@@ -60,6 +76,8 @@ where
 #[derive(Debug)]
 pub struct RequestLogService<S> {
     service: S,
+    /// The worker's HTTP series, when metrics are on.
+    routes: Option<Rc<RouteTable>>,
 }
 
 impl<S, B> Service<ServiceRequest> for RequestLogService<S>
@@ -82,11 +100,12 @@ where
         // is sent (nothing is logged there).
         let answer = request_context::sync_scope(Some(id), || self.service.call(request));
         let answer = request_context::scope(Some(id), answer);
+        let routes = self.routes.clone();
         Box::pin(async move {
             // Handlers' and extractors' errors arrive as responses; an `Err`
             // here carries no request, and gets neither line nor header.
             let mut response = answer.await?;
-            log_request(&response, started, id);
+            log_request(&response, started, id, routes.as_deref());
             if let Ok(value) = HeaderValue::from_str(id.as_str()) {
                 response.headers_mut().insert(REQUEST_ID_HEADER, value);
             }
@@ -96,16 +115,25 @@ where
 }
 
 /// Writes the request line of a finished request (at INFO, target
-/// [`REQUEST_LOG_TARGET`]); nothing is looked up when the filter drops it.
-fn log_request<B>(response: &ServiceResponse<B>, started: Instant, id: RequestId) {
-    if !tracing::enabled!(target: REQUEST_LOG_TARGET, tracing::Level::INFO) {
+/// [`REQUEST_LOG_TARGET`]) and records it in `routes`; nothing is looked
+/// up when the filter drops the line and metrics are off.
+fn log_request<B>(response: &ServiceResponse<B>, started: Instant, id: RequestId, routes: Option<&RouteTable>) {
+    let log = tracing::enabled!(target: REQUEST_LOG_TARGET, tracing::Level::INFO);
+    if !log && routes.is_none() {
         return;
     }
     let request = response.request();
-    let latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    let elapsed = started.elapsed();
     // After routing the template is a lookup by the matched resource's
     // index; only a request that matched no route walks the routes.
     let route = request.match_pattern();
+    if let Some(routes) = routes {
+        routes.record(route.as_deref(), request.method().as_str(), response.status().as_u16(), elapsed);
+    }
+    if !log {
+        return;
+    }
+    let latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
     // Every value a string or an integer: the formatter writes them as they
     // are, without the formatting machinery.
     tracing::event!(

@@ -14,6 +14,7 @@ use secrecy::{ExposeSecret, SecretString};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::error::ServiceError;
+use crate::metrics::Metrics;
 use crate::request_context;
 
 /// Length of generated salts (Django uses 22 alphanumerics).
@@ -34,6 +35,7 @@ pub struct PasswordHasher {
     permits: Arc<Semaphore>,
     iterations: u32,
     dummy: Arc<DjangoPbkdf2>,
+    metrics: Metrics,
 }
 
 impl PasswordHasher {
@@ -42,7 +44,19 @@ impl PasswordHasher {
     pub fn new(threads: usize, iterations: u32) -> Result<Self, ServiceError> {
         let dummy = DjangoPbkdf2::derive("credencial-dummy", "credencialDummySalt", iterations)
             .map_err(|e| ServiceError::Internal(format!("password iterations: {e}")))?;
-        Ok(Self { permits: Arc::new(Semaphore::new(threads.max(1))), iterations, dummy: Arc::new(dummy) })
+        Ok(Self {
+            permits: Arc::new(Semaphore::new(threads.max(1))),
+            iterations,
+            dummy: Arc::new(dummy),
+            metrics: Metrics::disabled(),
+        })
+    }
+
+    /// The same hasher, counting the checks that wait for a slot in
+    /// `metrics` (the hashing queue's length).
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// Whether `password` matches the stored `encoded` hash. A hash in an
@@ -56,6 +70,11 @@ impl PasswordHasher {
 
     /// Waits for a free hashing slot.
     pub async fn slot(&self) -> Result<HashSlot, ServiceError> {
+        if let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() {
+            return Ok(HashSlot { _permit: permit });
+        }
+        // In the queue until a slot is granted or the request goes away.
+        let _queued = self.metrics.hashing_queued();
         let permit = Arc::clone(&self.permits)
             .acquire_owned()
             .await

@@ -9,6 +9,7 @@ pub mod credentials;
 pub mod error;
 pub mod grants;
 pub mod hashing;
+pub mod metrics;
 pub mod oauth;
 pub mod own_entries;
 pub mod profile;
@@ -33,6 +34,7 @@ pub use credentials::{AuthenticatedUser, CredentialCheck};
 pub use error::ServiceError;
 pub use grants::{AccessReport, GrantService};
 pub use hashing::{HashSlot, PasswordHasher};
+pub use metrics::Metrics;
 pub use oauth::{
     AuthorizationStep, ConsentPrompt, LoginSession, LogoutStep, OAuthService, OAuthTokens, SignedSession, TokenRequest,
 };

@@ -15,6 +15,7 @@ use credencial_ports::{
 use serde_json::{Map, Value};
 
 use crate::error::ServiceError;
+use crate::metrics::{Metrics, Upstream};
 use crate::oauth::serving_client;
 use crate::scope_cache::ScopeCache;
 
@@ -42,6 +43,7 @@ pub struct ProfileService {
     registries: Registries,
     cache: ScopeCache,
     clock: Arc<dyn Clock>,
+    metrics: Metrics,
 }
 
 impl std::fmt::Debug for ProfileService {
@@ -61,7 +63,14 @@ impl ProfileService {
         cache: ScopeCache,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        Self { clients, profiles, registries, cache, clock }
+        Self { clients, profiles, registries, cache, clock, metrics: Metrics::disabled() }
+    }
+
+    /// The same service, recording its registry calls (outcome and time)
+    /// in `metrics`.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// The answer for the holder of an OAuth2 access token with `claims`
@@ -232,18 +241,35 @@ impl ProfileService {
     async fn fetch(&self, scope: Scope, cpf: &Cpf) -> Result<Value, UpstreamError> {
         let to_json = |r: Result<Value, serde_json::Error>| r.map_err(|e| UpstreamError::BadResponse(e.to_string()));
         match scope {
-            Scope::ReceitaFederal => to_json(serde_json::to_value(self.registries.tax_authority.lookup(cpf).await?)),
+            Scope::ReceitaFederal => {
+                to_json(serde_json::to_value(self.measured(scope, self.registries.tax_authority.lookup(cpf)).await?))
+            }
             // A person unknown to CNES or CDP simply has no bonds or courses.
-            Scope::Cnes => match self.registries.cnes.bonds(cpf).await {
+            Scope::Cnes => match self.measured(scope, self.registries.cnes.bonds(cpf)).await {
                 Err(UpstreamError::NotFound) => to_json(serde_json::to_value(Cnes::default())),
                 other => to_json(serde_json::to_value(other?)),
             },
-            Scope::CursosCdp => match self.registries.cdp.courses(cpf).await {
+            Scope::CursosCdp => match self.measured(scope, self.registries.cdp.courses(cpf)).await {
                 Err(UpstreamError::NotFound) => to_json(serde_json::to_value(CursosCdp::from_courses(vec![]))),
                 other => to_json(serde_json::to_value(other?)),
             },
             other => Err(UpstreamError::BadResponse(format!("{other} has no upstream"))),
         }
+    }
+
+    /// `call` to the registry of `scope`, its outcome and time recorded.
+    async fn measured<T>(
+        &self,
+        scope: Scope,
+        call: impl std::future::Future<Output = Result<T, UpstreamError>>,
+    ) -> Result<T, UpstreamError> {
+        let Some(upstream) = Upstream::of_scope(scope).filter(|_| self.metrics.is_enabled()) else {
+            return call.await;
+        };
+        let started = std::time::Instant::now();
+        let result = call.await;
+        self.metrics.upstream_call(upstream, started.elapsed(), &result);
+        result
     }
 }
 

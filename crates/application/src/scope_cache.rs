@@ -21,6 +21,7 @@ use credencial_domain::profile::UpstreamScopeData;
 use credencial_domain::{Scope, UserId};
 use credencial_ports::{Clock, Snapshot, SnapshotStore, UpstreamError};
 
+use crate::metrics::{CacheResult, Metrics};
 use crate::request_context;
 
 /// How long fresh data of each upstream scope is kept, in seconds.
@@ -70,6 +71,7 @@ pub struct ScopeCache {
     ttls: ScopeTtls,
     memory: Mutex<LruCache<Key, Snapshot>>,
     inflight: Mutex<HashMap<Key, Flight>>,
+    metrics: Metrics,
 }
 
 /// A request's share in a [`Flight`]; the last one to leave, even by
@@ -145,7 +147,15 @@ impl ScopeCache {
             ttls,
             memory: Mutex::new(LruCache::new(memory_entries.max(1))),
             inflight: Mutex::new(HashMap::new()),
+            metrics: Metrics::disabled(),
         }
+    }
+
+    /// The same cache, counting its hits, misses and stale answers in
+    /// `metrics`.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     fn memory_get(&self, key: &Key, now: i64) -> Option<Snapshot> {
@@ -192,7 +202,10 @@ impl ScopeCache {
         let mut misses = Vec::new();
         for &scope in scopes {
             match self.memory_get(&(user.0, scope), now) {
-                Some(s) => answers.push((scope, UpstreamScopeData::Value(s.payload))),
+                Some(s) => {
+                    self.metrics.scope_cache(scope, CacheResult::Hit);
+                    answers.push((scope, UpstreamScopeData::Value(s.payload)));
+                }
                 None => misses.push(scope),
             }
         }
@@ -207,6 +220,7 @@ impl ScopeCache {
         for scope in misses {
             match stored.iter().find(|s| s.scope == scope) {
                 Some(s) if s.expires_at > now => {
+                    self.metrics.scope_cache(scope, CacheResult::Hit);
                     self.memory_put((user.0, scope), s.clone());
                     answers.push((scope, UpstreamScopeData::Value(s.payload.clone())));
                 }
@@ -238,11 +252,12 @@ impl ScopeCache {
         // waiting one makes the call instead, from the start.
         let outcome = flight.outcome(|| self.call(user, scope, fetch)).await;
         drop(flight);
-        let answer = match (outcome, stale) {
-            (Ok(payload), _) => UpstreamScopeData::Value(payload),
-            (Err(_), Some(stale)) => UpstreamScopeData::Value(stale.payload),
-            (Err(erro), None) => UpstreamScopeData::Erro(erro),
+        let (answer, result) = match (outcome, stale) {
+            (Ok(payload), _) => (UpstreamScopeData::Value(payload), CacheResult::Miss),
+            (Err(_), Some(stale)) => (UpstreamScopeData::Value(stale.payload), CacheResult::Stale),
+            (Err(erro), None) => (UpstreamScopeData::Erro(erro), CacheResult::Miss),
         };
+        self.metrics.scope_cache(scope, result);
         (scope, answer)
     }
 

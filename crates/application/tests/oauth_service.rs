@@ -5,8 +5,12 @@
 
 #[path = "support/failure_log.rs"]
 mod failure_log;
+#[path = "oauth_service/grace.rs"]
+mod grace;
 #[path = "oauth_service/oidc.rs"]
 mod oidc;
+#[path = "oauth_service/revocation.rs"]
+mod revocation;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
@@ -18,6 +22,7 @@ use credencial_application::{
     AuthorizationStep, LoginSession, LoginThrottle, OAuthService, OAuthTokens, PasswordHasher, ProfileService,
     Registries, ScopeCache, ScopeTtls, ServiceError, TokenRequest, TokenService, TokenServiceConfig,
 };
+use credencial_domain::introspection::Introspection;
 use credencial_domain::oauth::{AuthorizationParams, ClientId, CodeGrant, CodeHash, OAuthError};
 use credencial_domain::profile::OwnProfile;
 use credencial_domain::throttle::{ClientAddress, ThrottlePolicy};
@@ -26,7 +31,7 @@ use credencial_ports::account::MockGrantRepository;
 use credencial_ports::{
     MockAuthorizationCodeStore, MockCdpDirectory, MockClock, MockCnesRegistry, MockOAuthClientRepository,
     MockProfileRepository, MockRefreshTokenStore, MockSnapshotStore, MockTaxAuthority, MockUserDataSource,
-    MockUserRepository, NewAuthorizationCode, OAuthClient, RepositoryError, Rotation, UserCredentials,
+    MockUserRepository, NewAuthorizationCode, OAuthClient, RepositoryError, Rotation, TokenRevocation, UserCredentials,
 };
 use failure_log::Failures;
 use secrecy::SecretString;
@@ -86,6 +91,9 @@ type Codes = Arc<Mutex<HashMap<CodeHash, (CodeGrant, bool)>>>;
 type Grants = Arc<Mutex<HashMap<(i64, String), ScopeSet>>>;
 /// Refresh tokens by `jti`: whether current, and the family.
 type Refreshes = Arc<Mutex<HashMap<String, (bool, String)>>>;
+/// What each rotation kept for the grace window, by old `jti`: the
+/// successor's `jti`, the rotation time and the sealed pair.
+type Kept = Arc<Mutex<HashMap<String, (String, i64, Vec<u8>)>>>;
 
 /// The fakes of one test. Codes and refresh tokens live in memory under the
 /// ports' contracts; the clock can be moved.
@@ -194,17 +202,51 @@ impl World {
             Ok(())
         });
         let store = Arc::clone(&self.refreshes);
-        refresh.expect_rotate().returning(move |old, _, new| {
+        // What each rotation kept for the grace window: the successor and
+        // the sealed pair (the clock never moves past the window here
+        // unless a test moves it; the window is the default 10 s).
+        let kept: Kept = Arc::default();
+        refresh.expect_rotate().returning(move |old, _, new, grace| {
             let mut all = store.lock().expect("lock");
+            let mut kept = kept.lock().expect("lock");
             match all.get(old).cloned() {
                 Some((true, family)) => {
                     all.insert(old.to_owned(), (false, family.clone()));
+                    if let Some(g) = grace.as_ref() {
+                        kept.insert(old.to_owned(), (new.jti.clone(), g.at, g.sealed_successor.clone()));
+                    }
                     all.insert(new.jti, (true, family));
                     Ok(Rotation::Rotated)
                 }
-                Some((false, family)) => Ok(Rotation::Replayed { family }),
+                Some((false, family)) => {
+                    let repeat = kept.get(old).filter(|(successor, at, _)| {
+                        let successor_current = all.get(successor).is_some_and(|(current, _)| *current);
+                        successor_current && grace.as_ref().is_some_and(|g| *at >= g.covered_since)
+                    });
+                    Ok(match repeat {
+                        Some((_, _, sealed)) => Rotation::Repeated { sealed: sealed.clone() },
+                        None => Rotation::Replayed { family },
+                    })
+                }
                 None => Ok(Rotation::Refused),
             }
+        });
+        let store = Arc::clone(&self.refreshes);
+        refresh
+            .expect_is_current()
+            .returning(move |jti| Ok(store.lock().expect("lock").get(jti).is_some_and(|(current, _)| *current)));
+        let store = Arc::clone(&self.refreshes);
+        refresh.expect_revoke_token().returning(move |jti, _| {
+            let mut all = store.lock().expect("lock");
+            let Some((was_current, family)) = all.get(jti).cloned() else {
+                return Ok(TokenRevocation::Unknown);
+            };
+            for (current, f) in all.values_mut() {
+                if *f == family {
+                    *current = false;
+                }
+            }
+            Ok(if was_current { TokenRevocation::Revoked } else { TokenRevocation::WasRotated })
         });
         let store = Arc::clone(&self.refreshes);
         refresh.expect_revoke_family().returning(move |family| {
@@ -888,6 +930,8 @@ async fn a_refresh_rotates_and_replaying_the_rotated_token_revokes_the_whole_fam
     assert_eq!(second.scope, first.scope);
     let claims = codec().decode(&second.access_token, NOW + 10).expect("decodes");
     assert_eq!((claims.client_id.as_deref(), claims.user_id), (Some("portal"), USER.0));
+    // Past the grace window (10 s) a replay is a theft.
+    handles.now.store(NOW + 21, Ordering::SeqCst);
     let e = oauth_error(service.token(refresh_request(&first.refresh_token, None)).await);
     assert_eq!(e.error_code(), "invalid_grant");
     // Whoever replayed it, the current token of the family is revoked too.

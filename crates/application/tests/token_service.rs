@@ -1,6 +1,11 @@
 //! Tests of `TokenService` over mockall fakes of the ports: what each use
 //! case answers, and which ports it touches (or must not touch) on the way.
 
+#[path = "token_service/blacklist.rs"]
+mod blacklist;
+#[path = "token_service/grace.rs"]
+mod grace;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -199,9 +204,9 @@ async fn refresh_rotates_the_old_jti_and_returns_a_new_pair() {
     fakes
         .store
         .expect_rotate()
-        .withf(move |jti: &str, user: &UserId, _new: &NewRefreshToken| jti == old_jti && *user == UserId(USER))
+        .withf(move |jti: &str, user: &UserId, _new: &NewRefreshToken, _| jti == old_jti && *user == UserId(USER))
         .times(1)
-        .returning(move |_, _, new| {
+        .returning(move |_, _, new, _| {
             *sink.lock().expect("lock") = Some(new);
             Ok(Rotation::Rotated)
         });
@@ -230,7 +235,7 @@ async fn refresh_rotates_the_old_jti_and_returns_a_new_pair() {
 async fn refresh_of_a_token_the_store_will_not_rotate_is_revoked_and_revokes_nothing_else() {
     let (old_token, _) = token(TokenType::Refresh, NOW - 60);
     let mut fakes = Fakes::new();
-    fakes.store.expect_rotate().times(1).returning(|_, _, _| Ok(Rotation::Refused));
+    fakes.store.expect_rotate().times(1).returning(|_, _, _, _| Ok(Rotation::Refused));
     fakes.store.expect_revoke_family().times(0);
     let err = fakes.service().refresh(&old_token).await.expect_err("refused");
     assert!(matches!(err, ServiceError::InvalidToken(TokenError::Revoked)), "{err:?}");
@@ -240,7 +245,7 @@ async fn refresh_of_a_token_the_store_will_not_rotate_is_revoked_and_revokes_not
 async fn refresh_of_a_token_rotated_before_is_revoked_and_revokes_its_whole_family() {
     let (old_token, _) = token(TokenType::Refresh, NOW - 60);
     let mut fakes = Fakes::new();
-    fakes.store.expect_rotate().times(1).returning(|_, _, _| Ok(Rotation::Replayed { family: "fam-1".into() }));
+    fakes.store.expect_rotate().times(1).returning(|_, _, _, _| Ok(Rotation::Replayed { family: "fam-1".into() }));
     fakes.store.expect_revoke_family().withf(|family: &str| family == "fam-1").times(1).returning(|_| Ok(2));
     let err = fakes.service().refresh(&old_token).await.expect_err("refused");
     assert!(matches!(err, ServiceError::InvalidToken(TokenError::Revoked)), "{err:?}");
@@ -250,7 +255,7 @@ async fn refresh_of_a_token_rotated_before_is_revoked_and_revokes_its_whole_fami
 async fn a_replay_whose_revocation_fails_is_a_storage_error_not_a_success() {
     let (old_token, _) = token(TokenType::Refresh, NOW - 60);
     let mut fakes = Fakes::new();
-    fakes.store.expect_rotate().times(1).returning(|_, _, _| Ok(Rotation::Replayed { family: "fam-1".into() }));
+    fakes.store.expect_rotate().times(1).returning(|_, _, _, _| Ok(Rotation::Replayed { family: "fam-1".into() }));
     fakes.store.expect_revoke_family().returning(|_| Err(RepositoryError::Unexpected("down".into())));
     let err = fakes.service().refresh(&old_token).await.expect_err("refused");
     assert!(matches!(err, ServiceError::Storage(_)), "{err:?}");
@@ -436,6 +441,9 @@ async fn purging_refresh_tokens_keeps_those_still_inside_the_leeway_and_a_minute
     // With a 30 s leeway a token is accepted until 30 s past its `exp`; its
     // record may go a minute after that: records that expired before NOW - 90.
     store.expect_purge_expired().withf(|before: &i64| *before == NOW - 90).times(1).returning(|_| Ok(7));
+    // The sealed pairs of the grace window (10 s by default) are forgotten
+    // once it is over.
+    store.expect_forget_sealed().withf(|before: &i64| *before == NOW - 10).times(1).returning(|_| Ok(2));
     let service = TokenService::new(
         Arc::new(TokenCodec::new(JwtKeys::hmac(&[7u8; 32]).expect("secret"), 30).expect("codec")),
         Arc::new(MockUserRepository::new()),
@@ -451,6 +459,7 @@ async fn purging_refresh_tokens_keeps_those_still_inside_the_leeway_and_a_minute
 #[tokio::test]
 async fn a_failing_purge_is_a_storage_error() {
     let mut fakes = Fakes::new();
+    fakes.store.expect_forget_sealed().returning(|_| Ok(0));
     fakes.store.expect_purge_expired().returning(|_| Err(RepositoryError::Unexpected("down".into())));
     let err = fakes.service().purge_expired_refresh_tokens().await.expect_err("fails");
     assert!(matches!(err, ServiceError::Storage(_)), "{err:?}");

@@ -14,6 +14,7 @@ pub mod host_user_records;
 pub mod host_users;
 pub mod login_failures;
 pub mod oauth;
+pub mod pool;
 pub mod profile;
 pub mod provider;
 pub mod readiness;
@@ -31,10 +32,11 @@ pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostUserError, HostUserStore, UpsertOutcome};
 pub use login_failures::LoginFailureLog;
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
+pub use pool::{PoolConnections, PoolStatus};
 pub use profile::{ClientRead, ProfileRepository, Snapshot, SnapshotStore};
 pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens};
 pub use readiness::{NotReady, ReadinessProbe};
-pub use refresh_tokens::{NewRefreshToken, RefreshTokenStore, Rotation};
+pub use refresh_tokens::{GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation, TokenRevocation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use user_data::{UpstreamError, UserDataSource};
 pub use users::{AccountRecord, DetailsUpdate, NewUser, Registered, UserCredentials, UserRepository};
@@ -55,6 +57,8 @@ pub use host_users::MockHostUserStore;
 pub use login_failures::MockLoginFailureLog;
 #[cfg(any(test, feature = "mocks"))]
 pub use oauth::{MockAuthorizationCodeStore, MockOAuthClientRepository};
+#[cfg(any(test, feature = "mocks"))]
+pub use pool::MockPoolStatus;
 #[cfg(any(test, feature = "mocks"))]
 pub use profile::{MockProfileRepository, MockSnapshotStore};
 #[cfg(any(test, feature = "mocks"))]

@@ -15,6 +15,9 @@
 //! - `POST /oauth/token/`: form-encoded token requests (`authorization_code`
 //!   and `refresh_token` grants); JSON answers with `Cache-Control: no-store`
 //!   (with an `id_token` when `openid` was granted).
+//! - `POST /oauth/revoke/` and `POST /oauth/introspect/` (RFC 7009, RFC
+//!   7662; in [`revocation`]): form-encoded, client-authenticated as at the
+//!   token endpoint.
 //! - OpenID Connect: `GET /.well-known/openid-configuration`
 //!   ([`discovery`]), `GET`/`POST /oauth/userinfo/` ([`userinfo`]),
 //!   `GET`/`POST /oauth/logout/` ([`logout`]).
@@ -29,6 +32,7 @@ pub mod discovery;
 pub mod form;
 pub mod logout;
 pub mod pages;
+pub mod revocation;
 pub mod userinfo;
 
 use actix_web::dev::{AppService, HttpServiceFactory};
@@ -95,6 +99,14 @@ impl HttpServiceFactory for OAuthApi {
             .app_data(self.cookies.clone())
             .route(web::get().to(authorize_get))
             .route(web::post().to(authorize_post))
+            .register(config);
+        resource(revocation::REVOKE_PATH, "POST")
+            .app_data(self.service.clone())
+            .route(web::post().to(revocation::revoke))
+            .register(config);
+        resource(revocation::INTROSPECT_PATH, "POST")
+            .app_data(self.service.clone())
+            .route(web::post().to(revocation::introspect))
             .register(config);
         resource(logout::LOGOUT_PATH, "GET, POST")
             .app_data(self.service.clone())

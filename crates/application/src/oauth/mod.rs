@@ -11,6 +11,7 @@
 
 mod authorize;
 mod oidc;
+mod revocation;
 
 pub use authorize::{AuthorizationStep, ConsentPrompt};
 pub use oidc::LogoutStep;
@@ -34,6 +35,7 @@ use secrecy::SecretString;
 use serde::Serialize;
 
 use crate::error::ServiceError;
+use crate::metrics::{LoginForm, LoginOutcome};
 use crate::profile::ProfileService;
 use crate::tokens::{Audience, Recording, TokenService};
 
@@ -214,7 +216,9 @@ impl OAuthService {
         password: SecretString,
         from: Option<ClientAddress>,
     ) -> Result<SignedSession, ServiceError> {
-        let (user, stamp) = self.tokens.credentials().check_login(username, password, from).await?;
+        let checked = self.tokens.credentials().check_login(username, password, from).await;
+        self.tokens.metrics().login(LoginForm::from(via), &checked);
+        let (user, stamp) = checked?;
         let mut signed = self.open_session(user.id, &stamp)?;
         signed.session.must_change_password = user.must_change_password;
         if let Some(logins) = &self.logins {
@@ -354,11 +358,15 @@ impl OAuthService {
             _ => None,
         });
         let eligible = hash.is_some();
-        let valid = self
+        let checked = self
             .tokens
             .credentials()
             .check_client_secret(request.client_address, hash, SecretString::from(secret), eligible)
-            .await?;
+            .await;
+        if let Some(outcome) = LoginOutcome::of_check(&checked) {
+            self.tokens.metrics().login_outcome(LoginForm::ClientSecret, outcome);
+        }
+        let valid = checked?;
         match found {
             Some(client) if valid => Ok(client),
             _ => Err(OAuthError::InvalidClient(BAD_CLIENT).into()),
@@ -425,7 +433,7 @@ impl OAuthService {
         let lane = Lane { client_id: &client.client_id, access_scopes, refresh_scopes };
         // A refresh's ID token keeps the login's time and has no nonce.
         let sign_in = SignIn { auth_time: old.auth_time, nonce: None };
-        self.issue(UserId(old.user_id), lane, sign_in, Recording::Rotate { old_jti: &old.jti }).await
+        self.issue(UserId(old.user_id), lane, sign_in, Recording::Rotate { old_jti: &old.jti, old_token: raw }).await
     }
 
     /// Issues the client's pair through the one token issuer (recorded as
@@ -464,8 +472,11 @@ impl OAuthService {
             access_token: issued.access,
             token_type: BEARER,
             expires_in: self.tokens.lifetimes().access_secs,
+            // The access token's own scopes: within the grace window the
+            // pair answered is the first rotation's, whatever this request
+            // asked to narrow.
+            scope: issued.access_claims.scope.clone().unwrap_or_else(|| access_scopes.to_scope_string()),
             refresh_token: issued.refresh,
-            scope: access_scopes.to_scope_string(),
             id_token,
         })
     }

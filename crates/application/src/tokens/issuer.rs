@@ -13,12 +13,15 @@ use std::sync::Arc;
 
 use credencial_domain::admin::LoginVia;
 use credencial_domain::oauth::ClientId;
+use credencial_domain::refresh_grace::{open_successor, seal_successor, IssuedTexts, RefreshGrace, SEAL_NONCE_BYTES};
 use credencial_domain::{
     Claims, PasswordStamp, Redacted, ScopeSet, TokenCodec, TokenError, TokenLifetimes, TokenType, UserId,
 };
-use credencial_ports::{Clock, NewRefreshToken, RefreshTokenStore, Rotation};
+use credencial_ports::{Clock, GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation};
+use rand::RngCore;
 
 use crate::error::ServiceError;
+use crate::metrics::{Metrics, TokenKind};
 
 /// Whom a pair of tokens is for: the service's own users (the lane of
 /// `pair`/`refresh`), or a client application a person granted scopes to.
@@ -57,6 +60,9 @@ pub enum Recording<'a> {
     Rotate {
         /// The `jti` of the refresh token presented.
         old_jti: &'a str,
+        /// The refresh token presented, as sent: within the grace window
+        /// the new pair is kept sealed with a key derived from it.
+        old_token: &'a str,
     },
 }
 
@@ -81,6 +87,8 @@ pub struct TokenIssuer {
     refresh_tokens: Arc<dyn RefreshTokenStore>,
     clock: Arc<dyn Clock>,
     lifetimes: TokenLifetimes,
+    grace: RefreshGrace,
+    metrics: Metrics,
 }
 
 impl fmt::Debug for TokenIssuer {
@@ -89,6 +97,7 @@ impl fmt::Debug for TokenIssuer {
             .field("codec", &self.codec)
             .field("id_token_codec", &self.id_token_codec)
             .field("lifetimes", &self.lifetimes)
+            .field("grace", &self.grace)
             .finish_non_exhaustive()
     }
 }
@@ -103,7 +112,34 @@ impl TokenIssuer {
         clock: Arc<dyn Clock>,
         lifetimes: TokenLifetimes,
     ) -> Self {
-        Self { codec, id_token_codec: None, refresh_tokens, clock, lifetimes }
+        Self {
+            codec,
+            id_token_codec: None,
+            refresh_tokens,
+            clock,
+            lifetimes,
+            grace: RefreshGrace::default(),
+            metrics: Metrics::disabled(),
+        }
+    }
+
+    /// The same issuer with the concurrent-refresh grace window `grace`
+    /// (default 10 s; [`RefreshGrace::disabled`] turns it off).
+    pub fn with_refresh_grace(mut self, grace: RefreshGrace) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// The concurrent-refresh grace window.
+    pub fn refresh_grace(&self) -> RefreshGrace {
+        self.grace
+    }
+
+    /// The same issuer, counting the tokens it issues (by kind) and the
+    /// refresh replays it detects in `metrics`.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// The same issuer, signing OpenID Connect ID tokens with `codec` (the
@@ -156,7 +192,9 @@ impl TokenIssuer {
             .id_token_codec
             .as_deref()
             .ok_or_else(|| ServiceError::Internal("no ID-token signing key is configured".into()))?;
-        codec.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))
+        let token = codec.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        self.metrics.tokens_issued(TokenKind::IdToken, 1);
+        Ok(token)
     }
 
     /// A login session token for `user`, tied to the password whose stamp is
@@ -166,7 +204,9 @@ impl TokenIssuer {
             password_stamp: Some(stamp.as_str().to_owned()),
             ..Claims::new(TokenType::Session, user.0, self.now(), self.lifetimes.session_secs)
         };
-        Ok((Redacted(self.sign(&claims)?), claims))
+        let token = Redacted(self.sign(&claims)?);
+        self.metrics.tokens_issued(TokenKind::Session, 1);
+        Ok((token, claims))
     }
 
     /// Signs an access and a refresh token for `user` in `audience`'s lane
@@ -176,7 +216,13 @@ impl TokenIssuer {
     /// `InvalidToken(Revoked)`; when that token had been rotated before (a
     /// replay: two parties hold copies of it), its whole family is revoked
     /// first, so neither the thief nor the user can go on refreshing.
-    /// Errors: `Storage`, `Internal`.
+    ///
+    /// Except within the grace window: a token rotated at most
+    /// `refresh_grace_secs` ago whose successor is still current (two tabs
+    /// refreshing at once) is answered the very pair its rotation issued,
+    /// byte for byte, and nothing is revoked. Every rotation keeps that pair
+    /// sealed for the window with a key derived from the presented token
+    /// ([`credencial_domain::refresh_grace`]). Errors: `Storage`, `Internal`.
     pub async fn issue_pair(
         &self,
         user: UserId,
@@ -211,12 +257,75 @@ impl TokenIssuer {
                 self.refresh_tokens.record_login(record, &family, via).await?;
             }
             Recording::Start { family } => self.refresh_tokens.record(record, family).await?,
-            Recording::Rotate { old_jti } => {
-                let rotation = self.refresh_tokens.rotate(old_jti, user, record).await?;
-                self.rotated_or_revoked(rotation, user).await?;
+            Recording::Rotate { old_jti, old_token } => {
+                let texts = IssuedTexts { access: access.0.clone(), refresh: refresh.0.clone() };
+                let grace = self.grace_rotation(old_token, old_jti, &texts, now);
+                match self.refresh_tokens.rotate(old_jti, user, record, grace).await? {
+                    Rotation::Repeated { sealed } => {
+                        return self.repeated(old_token, old_jti, &sealed, user, audience, now);
+                    }
+                    rotation => self.rotated_or_revoked(rotation, user).await?,
+                }
             }
         }
+        let kinds = match audience {
+            Audience::FirstParty => [TokenKind::Access, TokenKind::Refresh],
+            Audience::Client { .. } => [TokenKind::OAuthAccess, TokenKind::OAuthRefresh],
+        };
+        for kind in kinds {
+            self.metrics.tokens_issued(kind, 1);
+        }
         Ok(IssuedPair { access, refresh, access_claims, refresh_claims })
+    }
+
+    /// What a rotation at `now` keeps for the grace window: `texts` sealed
+    /// for the holder of `old_token`. `None` when the window is disabled.
+    fn grace_rotation(&self, old_token: &str, old_jti: &str, texts: &IssuedTexts, now: i64) -> Option<GraceRotation> {
+        let covered_since = self.grace.covered_since(now)?;
+        let mut nonce = [0u8; SEAL_NONCE_BYTES];
+        rand::thread_rng().fill_bytes(&mut nonce);
+        let sealed_successor = seal_successor(old_token, old_jti, texts, nonce)?;
+        Some(GraceRotation { sealed_successor, at: now, covered_since })
+    }
+
+    /// The pair a rotation of `old_token` issued moments ago, opened from
+    /// what it sealed, for a replay inside the grace window. Refused as
+    /// `Revoked` (nothing revoked) if it does not open or is not a pair of
+    /// `user` in `audience`'s lane.
+    fn repeated(
+        &self,
+        old_token: &str,
+        old_jti: &str,
+        sealed: &[u8],
+        user: UserId,
+        audience: Audience<'_>,
+        now: i64,
+    ) -> Result<IssuedPair, ServiceError> {
+        let texts = open_successor(old_token, old_jti, sealed).ok_or(TokenError::Revoked)?;
+        let access_claims = self.codec.decode_typed(&texts.access, TokenType::Access, now)?;
+        let refresh_claims = self.codec.decode_typed(&texts.refresh, TokenType::Refresh, now)?;
+        let lane = match audience {
+            Audience::FirstParty => access_claims.is_first_party() && refresh_claims.is_first_party(),
+            Audience::Client { client_id, .. } => {
+                access_claims.client_audience() == Some(client_id.as_str())
+                    && refresh_claims.client_audience() == Some(client_id.as_str())
+            }
+        };
+        if !lane || access_claims.user_id != user.0 || refresh_claims.user_id != user.0 {
+            return Err(TokenError::Revoked.into());
+        }
+        // Metrics: a refresh replay answered within the grace window (a
+        // concurrent refresh, not a theft) is counted here.
+        tracing::info!(
+            user = user.0,
+            "a refresh token was presented again within the grace window: same pair answered"
+        );
+        Ok(IssuedPair {
+            access: Redacted(texts.access),
+            refresh: Redacted(texts.refresh),
+            access_claims,
+            refresh_claims,
+        })
     }
 
     /// `Ok` when `rotation` rotated the presented token; a replay revokes
@@ -225,8 +334,9 @@ impl TokenIssuer {
     async fn rotated_or_revoked(&self, rotation: Rotation, user: UserId) -> Result<(), ServiceError> {
         match rotation {
             Rotation::Rotated => Ok(()),
-            Rotation::Refused => Err(TokenError::Revoked.into()),
+            Rotation::Refused | Rotation::Repeated { .. } => Err(TokenError::Revoked.into()),
             Rotation::Replayed { family } => {
+                self.metrics.refresh_replay();
                 let revoked = self.refresh_tokens.revoke_family(&family).await?;
                 tracing::warn!(
                     user = user.0,

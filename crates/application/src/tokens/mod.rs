@@ -2,11 +2,13 @@
 //! access token (the consume routes). Signing and recording go through the
 //! one [`TokenIssuer`]; credentials through the one [`CredentialCheck`].
 
+mod blacklist;
 pub mod issuer;
 
 use std::sync::Arc;
 
 use credencial_domain::admin::LoginVia;
+use credencial_domain::refresh_grace::RefreshGrace;
 use credencial_domain::throttle::ClientAddress;
 use credencial_domain::{
     Claims, EndpointAllowList, Redacted, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId,
@@ -19,6 +21,7 @@ pub use crate::credentials::AuthenticatedUser;
 use crate::credentials::CredentialCheck;
 use crate::error::ServiceError;
 use crate::hashing::PasswordHasher;
+use crate::metrics::{LoginForm, Metrics, Upstream};
 use crate::throttle::LoginThrottle;
 pub use issuer::{Audience, IssuedPair, Recording, TokenIssuer};
 
@@ -49,6 +52,8 @@ pub struct TokenServiceConfig {
     pub lifetimes: TokenLifetimes,
     /// Paths the consume routes may read from the upstream.
     pub endpoints: EndpointAllowList,
+    /// The concurrent-refresh grace window (`refresh_grace_secs`).
+    pub refresh_grace: RefreshGrace,
 }
 
 /// Issues, rotates and verifies tokens; reads user data for token holders.
@@ -58,6 +63,7 @@ pub struct TokenService {
     users: Arc<dyn UserRepository>,
     user_data: Arc<dyn UserDataSource>,
     config: TokenServiceConfig,
+    metrics: Metrics,
 }
 
 impl std::fmt::Debug for TokenService {
@@ -83,9 +89,32 @@ impl TokenService {
         hasher: PasswordHasher,
         config: TokenServiceConfig,
     ) -> Self {
-        let issuer = TokenIssuer::new(codec, refresh_tokens, clock, config.lifetimes);
+        let issuer =
+            TokenIssuer::new(codec, refresh_tokens, clock, config.lifetimes).with_refresh_grace(config.refresh_grace);
         let credentials = CredentialCheck::new(Arc::clone(&users), hasher, LoginThrottle::default());
-        Self { issuer: Arc::new(issuer), credentials: Arc::new(credentials), users, user_data, config }
+        Self {
+            issuer: Arc::new(issuer),
+            credentials: Arc::new(credentials),
+            users,
+            user_data,
+            config,
+            metrics: Metrics::disabled(),
+        }
+    }
+
+    /// The same service, counting logins and upstream calls in `metrics`,
+    /// and its issuer the tokens it issues and the refresh replays (the
+    /// OAuth2 service counts through it too).
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        let issuer = TokenIssuer::clone(&self.issuer);
+        self.issuer = Arc::new(issuer.with_metrics(metrics.clone()));
+        self.metrics = metrics;
+        self
+    }
+
+    /// Where the token and login use cases count.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The same service with brute-force limits on its credential checks
@@ -162,7 +191,9 @@ impl TokenService {
         password: SecretString,
         from: Option<ClientAddress>,
     ) -> Result<TokenPair, ServiceError> {
-        let account = self.check_credentials(username, password, from).await?;
+        let checked = self.check_credentials(username, password, from).await;
+        self.metrics.login(LoginForm::Pair, &checked);
+        let account = checked?;
         if account.must_change_password {
             return Err(ServiceError::PasswordChangeRequired);
         }
@@ -177,7 +208,7 @@ impl TokenService {
     /// and client are kept; here it would buy an unscoped token.
     pub async fn refresh(&self, refresh_token: &str) -> Result<RefreshedPair, ServiceError> {
         let old = self.codec().decode_first_party(refresh_token, TokenType::Refresh, self.issuer.now())?;
-        let rotate = Recording::Rotate { old_jti: &old.jti };
+        let rotate = Recording::Rotate { old_jti: &old.jti, old_token: refresh_token };
         let issued = self.issuer.issue_pair(UserId(old.user_id), Audience::FirstParty, rotate).await?;
         Ok(RefreshedPair { access: issued.access, refresh: issued.refresh })
     }
@@ -206,9 +237,14 @@ impl TokenService {
     /// minute (plus the codec's leeway) ago, rotated or not, and returns how
     /// many; the binary runs it periodically. Such a token is refused by its
     /// `exp` before its record is read, so its record serves no purpose.
+    /// Also forgets the sealed pairs kept for the grace window by rotations
+    /// whose window is over (a replay would not read them anyway).
     /// Errors: `Storage`.
     pub async fn purge_expired_refresh_tokens(&self) -> Result<u64, ServiceError> {
-        let before = self.issuer.now().saturating_sub(self.codec().leeway_secs()).saturating_sub(60);
+        let now = self.issuer.now();
+        let window_over = now.saturating_sub(self.issuer.refresh_grace().secs());
+        self.issuer.refresh_tokens().forget_sealed(window_over).await?;
+        let before = now.saturating_sub(self.codec().leeway_secs()).saturating_sub(60);
         Ok(self.issuer.refresh_tokens().purge_expired(before).await?)
     }
 
@@ -246,7 +282,10 @@ impl TokenService {
         if !self.is_active_user(UserId(claims.user_id)).await? {
             return Err(ServiceError::UnknownUser);
         }
-        Ok(self.user_data.fetch(&path, access_token).await?)
+        let started = std::time::Instant::now();
+        let fetched = self.user_data.fetch(&path, access_token).await;
+        self.metrics.upstream_call(Upstream::UserData, started.elapsed(), &fetched);
+        Ok(fetched?)
     }
 
     /// The stored user data of the active user holding `access_token` (what

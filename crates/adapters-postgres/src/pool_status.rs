@@ -1,0 +1,27 @@
+//! [`PoolStatus`] of the sqlx pool: its own counters, no query.
+
+use credencial_ports::{PoolConnections, PoolStatus};
+use sqlx::PgPool;
+
+/// The state of the PostgreSQL connection pool, for the metrics.
+#[derive(Debug, Clone)]
+pub struct PgPoolStatus {
+    pool: PgPool,
+}
+
+impl PgPoolStatus {
+    /// The status of `pool`.
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+impl PoolStatus for PgPoolStatus {
+    fn connections(&self) -> PoolConnections {
+        // `size` counts every open connection, idle ones included; the two
+        // counters are read one after the other, so clamp.
+        let open = self.pool.size();
+        let idle = u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX).min(open);
+        PoolConnections { in_use: open - idle, idle, max: self.pool.options().get_max_connections() }
+    }
+}

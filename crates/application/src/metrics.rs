@@ -1,0 +1,527 @@
+//! The service's metrics, as the use cases and the HTTP layer record them:
+//! a thin facade over the `metrics` crate.
+//!
+//! [`Metrics`] holds a handle for every series whose labels are known in
+//! advance (login forms, token kinds, upstreams, scopes), registered once
+//! with the recorder it was built on, so that recording is one atomic
+//! operation and every series is exported from the start, at zero. The
+//! HTTP layer registers its series per route as it meets them
+//! ([`Metrics::http_requests`], [`Metrics::http_duration`]) and keeps the
+//! handles. [`Metrics::disabled`] (the default) records nothing and costs
+//! one branch per call.
+//!
+//! The recorder is passed in, never installed globally: every running
+//! service (the tests start many in one process) counts on its own.
+//! Labels never carry a path, an id, a token or personal data.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use credencial_domain::admin::LoginVia;
+use credencial_domain::Scope;
+use credencial_ports::{PoolStatus, UpstreamError};
+use metrics::{Counter, Gauge, Histogram, Key, KeyName, Label, Metadata, Recorder, SharedString, Unit};
+
+use crate::error::ServiceError;
+
+/// Requests answered, by method, route template and status.
+pub const HTTP_REQUESTS: &str = "credencial_http_requests_total";
+/// Time to answer a request, by method and route template.
+pub const HTTP_DURATION: &str = "credencial_http_request_duration_seconds";
+/// Credential checks, by login form and outcome.
+pub const LOGINS: &str = "credencial_logins_total";
+/// Tokens signed, by kind.
+pub const TOKENS_ISSUED: &str = "credencial_tokens_issued_total";
+/// Rotated refresh tokens presented again (their family is revoked).
+pub const REFRESH_REPLAYS: &str = "credencial_refresh_replays_total";
+/// Calls to an upstream, by upstream and outcome.
+pub const UPSTREAM_REQUESTS: &str = "credencial_upstream_requests_total";
+/// Time of an upstream call, by upstream.
+pub const UPSTREAM_DURATION: &str = "credencial_upstream_request_duration_seconds";
+/// Look-ups of upstream scope data in the scope cache, by scope and result.
+pub const SCOPE_CACHE: &str = "credencial_scope_cache_lookups_total";
+/// Password and client-secret checks waiting for a hashing slot.
+pub const HASHING_QUEUE: &str = "credencial_hashing_queue_length";
+/// Database connections checked out.
+pub const DB_POOL_IN_USE: &str = "credencial_db_pool_connections_in_use";
+/// Database connections open and idle.
+pub const DB_POOL_IDLE: &str = "credencial_db_pool_connections_idle";
+/// The most database connections the pool opens.
+pub const DB_POOL_MAX: &str = "credencial_db_pool_connections_max";
+
+/// Where a credential check happened (label `form`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginForm {
+    /// `POST /api/token/pair/`.
+    Pair,
+    /// The login step of `/oauth/authorize/`.
+    OAuth,
+    /// The account's login form, `/conta/entrar/`.
+    Account,
+    /// A client secret at `/oauth/token/`.
+    ClientSecret,
+}
+
+impl LoginForm {
+    const ALL: [Self; 4] = [Self::Pair, Self::OAuth, Self::Account, Self::ClientSecret];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Pair => "pair",
+            Self::OAuth => "oauth",
+            Self::Account => "account",
+            Self::ClientSecret => "client_secret",
+        }
+    }
+}
+
+impl From<LoginVia> for LoginForm {
+    fn from(via: LoginVia) -> Self {
+        match via {
+            LoginVia::Pair => Self::Pair,
+            LoginVia::OAuth => Self::OAuth,
+            LoginVia::Account => Self::Account,
+        }
+    }
+}
+
+/// How a credential check ended (label `outcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginOutcome {
+    /// The credentials were right.
+    Succeeded,
+    /// Unknown user, wrong password or secret, inactive account.
+    Failed,
+    /// Refused by the brute-force limits before any hashing.
+    Throttled,
+}
+
+impl LoginOutcome {
+    const ALL: [Self; 3] = [Self::Succeeded, Self::Failed, Self::Throttled];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+            Self::Throttled => "throttled",
+        }
+    }
+
+    /// The outcome of a credential check that answered `result`; `None`
+    /// for an error of the service itself (storage, hashing pool), which
+    /// says nothing about the credentials.
+    pub fn of<T>(result: &Result<T, ServiceError>) -> Option<Self> {
+        match result {
+            Ok(_) => Some(Self::Succeeded),
+            Err(ServiceError::InvalidCredentials) => Some(Self::Failed),
+            Err(ServiceError::Throttled { .. }) => Some(Self::Throttled),
+            Err(_) => None,
+        }
+    }
+
+    /// The outcome of a check that answered whether a secret matched
+    /// (`Ok(false)`: it did not); `None` as in [`of`](Self::of).
+    pub fn of_check(result: &Result<bool, ServiceError>) -> Option<Self> {
+        match result {
+            Ok(false) => Some(Self::Failed),
+            other => Self::of(other),
+        }
+    }
+}
+
+/// What kind of token was signed (label `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    /// A first-party access token (`pair`, `refresh`).
+    Access,
+    /// A first-party refresh token.
+    Refresh,
+    /// A login session of the provider's and the account's pages.
+    Session,
+    /// An OpenID Connect ID token.
+    IdToken,
+    /// An access token issued to a client application (`/oauth/token/`).
+    OAuthAccess,
+    /// A refresh token issued to a client application.
+    OAuthRefresh,
+}
+
+impl TokenKind {
+    const ALL: [Self; 6] =
+        [Self::Access, Self::Refresh, Self::Session, Self::IdToken, Self::OAuthAccess, Self::OAuthRefresh];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Access => "access",
+            Self::Refresh => "refresh",
+            Self::Session => "session",
+            Self::IdToken => "id_token",
+            Self::OAuthAccess => "oauth_access",
+            Self::OAuthRefresh => "oauth_refresh",
+        }
+    }
+}
+
+/// An upstream service (label `upstream`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upstream {
+    /// The tax authority (`receita_federal`).
+    ReceitaFederal,
+    /// The health-establishment registry (`cnes`).
+    Cnes,
+    /// The community-of-practice platform (`cursos_cdp`).
+    CursosCdp,
+    /// The user-data resource of the consume routes (`user-info`, `rh/eu`).
+    UserData,
+}
+
+impl Upstream {
+    const ALL: [Self; 4] = [Self::ReceitaFederal, Self::Cnes, Self::CursosCdp, Self::UserData];
+
+    /// The label value (a registry's scope name, or `user_data`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::ReceitaFederal => "receita_federal",
+            Self::Cnes => "cnes",
+            Self::CursosCdp => "cursos_cdp",
+            Self::UserData => "user_data",
+        }
+    }
+
+    /// The registry behind an upstream scope; `None` for a scope of our own.
+    pub fn of_scope(scope: Scope) -> Option<Self> {
+        match scope {
+            Scope::ReceitaFederal => Some(Self::ReceitaFederal),
+            Scope::Cnes => Some(Self::Cnes),
+            Scope::CursosCdp => Some(Self::CursosCdp),
+            _ => None,
+        }
+    }
+}
+
+/// How an upstream call ended (label `outcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpstreamOutcome {
+    /// A usable answer.
+    Ok,
+    /// A registry has no record of the person (404 with a JSON body).
+    NotFound,
+    /// The upstream refused our credentials or denied access (401/403).
+    Refused,
+    /// No complete answer within the time-out.
+    Timeout,
+    /// Unreachable, 5xx or another status, or an answer not as contracted.
+    Error,
+}
+
+impl UpstreamOutcome {
+    const ALL: [Self; 5] = [Self::Ok, Self::NotFound, Self::Refused, Self::Timeout, Self::Error];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::NotFound => "not_found",
+            Self::Refused => "refused",
+            Self::Timeout => "timeout",
+            Self::Error => "error",
+        }
+    }
+
+    /// The outcome of a call that answered `result`.
+    pub fn of<T>(result: &Result<T, UpstreamError>) -> Self {
+        match result {
+            Ok(_) => Self::Ok,
+            Err(UpstreamError::NotFound) => Self::NotFound,
+            Err(UpstreamError::Unauthorized | UpstreamError::Forbidden) => Self::Refused,
+            Err(UpstreamError::Timeout) => Self::Timeout,
+            Err(UpstreamError::BadResponse(_)) => Self::Error,
+        }
+    }
+}
+
+/// What the scope cache answered a look-up with (label `result`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheResult {
+    /// Fresh data, from memory or from the store.
+    Hit,
+    /// No fresh data: the upstream was asked (its answer, or an `erro`).
+    Miss,
+    /// No fresh data and the upstream failed: the stale data was served.
+    Stale,
+}
+
+impl CacheResult {
+    const ALL: [Self; 3] = [Self::Hit, Self::Miss, Self::Stale];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Hit => "hit",
+            Self::Miss => "miss",
+            Self::Stale => "stale",
+        }
+    }
+}
+
+/// The methods that get a label of their own; any other is `other`, so a
+/// client cannot make up series.
+const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+
+/// The `method` label of a request method.
+pub fn method_label(method: &str) -> &'static str {
+    METHODS.iter().find(|m| **m == method).copied().unwrap_or("other")
+}
+
+/// A recorder the metrics can be registered with (the exporter's).
+pub type SharedRecorder = Arc<dyn Recorder + Send + Sync>;
+
+/// The service's metrics; cloning shares them. See the module docs.
+#[derive(Clone, Default)]
+pub struct Metrics {
+    series: Option<Arc<Series>>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").field("enabled", &self.is_enabled()).finish_non_exhaustive()
+    }
+}
+
+/// Every series known in advance, registered.
+struct Series {
+    recorder: SharedRecorder,
+    logins: Vec<Counter>,
+    tokens: Vec<Counter>,
+    replays: Counter,
+    upstream_calls: Vec<Counter>,
+    upstream_duration: Vec<Histogram>,
+    scope_cache: Vec<Counter>,
+    hashing_queue: Gauge,
+    pool: Option<(Arc<dyn PoolStatus>, [Gauge; 3])>,
+}
+
+/// Metadata of every registration (the Prometheus recorder ignores it).
+const METADATA: Metadata<'static> = Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
+
+fn label(name: &'static str, value: impl Into<SharedString>) -> Label {
+    Label::new(name, value.into())
+}
+
+impl Metrics {
+    /// Metrics that record nothing.
+    pub fn disabled() -> Self {
+        Self::default()
+    }
+
+    /// Metrics recorded by `recorder`: every series known in advance is
+    /// described and registered now. `pool`, if given, is read on each
+    /// [`sample`](Self::sample) for the database pool's gauges.
+    pub fn recording(recorder: SharedRecorder, pool: Option<Arc<dyn PoolStatus>>) -> Self {
+        describe(recorder.as_ref());
+        let r = recorder.as_ref();
+        let counter =
+            |name: &'static str, labels: Vec<Label>| r.register_counter(&Key::from_parts(name, labels), &METADATA);
+        let gauge = |name: &'static str| r.register_gauge(&Key::from_static_name(name), &METADATA);
+        let logins = LoginForm::ALL
+            .iter()
+            .flat_map(|form| {
+                LoginOutcome::ALL
+                    .iter()
+                    .map(move |outcome| vec![label("form", form.label()), label("outcome", outcome.label())])
+            })
+            .map(|labels| counter(LOGINS, labels))
+            .collect();
+        let tokens = TokenKind::ALL.iter().map(|k| counter(TOKENS_ISSUED, vec![label("kind", k.label())])).collect();
+        let upstream_calls = Upstream::ALL
+            .iter()
+            .flat_map(|u| {
+                UpstreamOutcome::ALL
+                    .iter()
+                    .map(move |o| vec![label("upstream", u.label()), label("outcome", o.label())])
+            })
+            .map(|labels| counter(UPSTREAM_REQUESTS, labels))
+            .collect();
+        let upstream_duration = Upstream::ALL
+            .iter()
+            .map(|u| {
+                r.register_histogram(&Key::from_parts(UPSTREAM_DURATION, vec![label("upstream", u.label())]), &METADATA)
+            })
+            .collect();
+        let scope_cache = Upstream::ALL[..3]
+            .iter()
+            .flat_map(|u| {
+                CacheResult::ALL.iter().map(move |c| vec![label("scope", u.label()), label("result", c.label())])
+            })
+            .map(|labels| counter(SCOPE_CACHE, labels))
+            .collect();
+        let series = Series {
+            logins,
+            tokens,
+            replays: counter(REFRESH_REPLAYS, vec![]),
+            upstream_calls,
+            upstream_duration,
+            scope_cache,
+            hashing_queue: gauge(HASHING_QUEUE),
+            pool: pool.map(|p| (p, [gauge(DB_POOL_IN_USE), gauge(DB_POOL_IDLE), gauge(DB_POOL_MAX)])),
+            recorder: Arc::clone(&recorder),
+        };
+        Self { series: Some(Arc::new(series)) }
+    }
+
+    /// Whether anything is recorded.
+    pub fn is_enabled(&self) -> bool {
+        self.series.is_some()
+    }
+
+    /// Counts a credential check at `form` that answered `result` (errors
+    /// of the service itself are not counted).
+    pub fn login<T>(&self, form: LoginForm, result: &Result<T, ServiceError>) {
+        if let Some(outcome) = LoginOutcome::of(result) {
+            self.login_outcome(form, outcome);
+        }
+    }
+
+    /// Counts a credential check at `form` that ended as `outcome`.
+    pub fn login_outcome(&self, form: LoginForm, outcome: LoginOutcome) {
+        if let Some(s) = &self.series {
+            s.logins[index(&LoginForm::ALL, form) * LoginOutcome::ALL.len() + index(&LoginOutcome::ALL, outcome)]
+                .increment(1);
+        }
+    }
+
+    /// Counts `count` tokens of `kind` signed.
+    pub fn tokens_issued(&self, kind: TokenKind, count: u64) {
+        if let Some(s) = &self.series {
+            s.tokens[index(&TokenKind::ALL, kind)].increment(count);
+        }
+    }
+
+    /// Counts a rotated refresh token presented again.
+    pub fn refresh_replay(&self) {
+        if let Some(s) = &self.series {
+            s.replays.increment(1);
+        }
+    }
+
+    /// Records an upstream call to `upstream` that took `elapsed` and
+    /// answered `result`.
+    pub fn upstream_call<T>(&self, upstream: Upstream, elapsed: Duration, result: &Result<T, UpstreamError>) {
+        if let Some(s) = &self.series {
+            let at = index(&Upstream::ALL, upstream);
+            s.upstream_calls
+                [at * UpstreamOutcome::ALL.len() + index(&UpstreamOutcome::ALL, UpstreamOutcome::of(result))]
+            .increment(1);
+            s.upstream_duration[at].record(elapsed.as_secs_f64());
+        }
+    }
+
+    /// Counts a look-up of `scope` in the scope cache that ended as `result`.
+    pub fn scope_cache(&self, scope: Scope, result: CacheResult) {
+        if let (Some(s), Some(upstream)) = (&self.series, Upstream::of_scope(scope)) {
+            s.scope_cache[index(&Upstream::ALL, upstream) * CacheResult::ALL.len() + index(&CacheResult::ALL, result)]
+                .increment(1);
+        }
+    }
+
+    /// One more check waits for a hashing slot, until the guard is dropped.
+    pub fn hashing_queued(&self) -> QueuedGuard {
+        let gauge = self.series.as_ref().map(|s| s.hashing_queue.clone());
+        if let Some(g) = &gauge {
+            g.increment(1.0);
+        }
+        QueuedGuard { gauge }
+    }
+
+    /// Reads what is sampled at scrape time (the database pool's gauges);
+    /// the metrics endpoint calls it before rendering.
+    pub fn sample(&self) {
+        if let Some((pool, [in_use, idle, max])) = self.series.as_ref().and_then(|s| s.pool.as_ref()) {
+            let now = pool.connections();
+            in_use.set(f64::from(now.in_use));
+            idle.set(f64::from(now.idle));
+            max.set(f64::from(now.max));
+        }
+    }
+
+    /// The request counter of `route` (a route template, never a path),
+    /// `method` (a [`method_label`]) and `status`, registered now (the HTTP
+    /// layer keeps it); a no-op counter when disabled.
+    pub fn http_requests(&self, route: &str, method: &'static str, status: u16) -> Counter {
+        match &self.series {
+            Some(s) => {
+                let labels = vec![
+                    label("method", method),
+                    label("route", route.to_owned()),
+                    label("status", status.to_string()),
+                ];
+                s.recorder.register_counter(&Key::from_parts(HTTP_REQUESTS, labels), &METADATA)
+            }
+            None => Counter::noop(),
+        }
+    }
+
+    /// The latency histogram of `route` and `method`, registered now (the
+    /// HTTP layer keeps it); a no-op histogram when disabled.
+    pub fn http_duration(&self, route: &str, method: &'static str) -> Histogram {
+        match &self.series {
+            Some(s) => {
+                let labels = vec![label("method", method), label("route", route.to_owned())];
+                s.recorder.register_histogram(&Key::from_parts(HTTP_DURATION, labels), &METADATA)
+            }
+            None => Histogram::noop(),
+        }
+    }
+}
+
+/// Holds one place in the hashing queue's gauge; dropping it (the slot
+/// was granted, or the waiting request went away) gives it back.
+#[derive(Debug)]
+#[must_use = "the queue length drops back when the guard is dropped"]
+pub struct QueuedGuard {
+    gauge: Option<Gauge>,
+}
+
+impl Drop for QueuedGuard {
+    fn drop(&mut self) {
+        if let Some(g) = &self.gauge {
+            g.decrement(1.0);
+        }
+    }
+}
+
+fn index<T: PartialEq>(all: &[T], item: T) -> usize {
+    all.iter().position(|x| *x == item).unwrap_or(0)
+}
+
+/// The `# HELP` texts and units of every series.
+fn describe(r: &(dyn Recorder + Send + Sync)) {
+    let counters: [(&'static str, &'static str); 6] = [
+        (HTTP_REQUESTS, "HTTP requests answered, by method, route template and status."),
+        (LOGINS, "Credential checks by login form (pair, oauth, account, client_secret) and outcome."),
+        (TOKENS_ISSUED, "Tokens signed, by kind."),
+        (REFRESH_REPLAYS, "Rotated refresh tokens presented again; each revokes its family."),
+        (UPSTREAM_REQUESTS, "Calls to an upstream (registries, user-data resource), by outcome."),
+        (SCOPE_CACHE, "Look-ups of upstream scope data in the scope cache, by result."),
+    ];
+    for (name, help) in counters {
+        r.describe_counter(KeyName::from_const_str(name), None, SharedString::const_str(help));
+    }
+    for (name, help) in [
+        (HTTP_DURATION, "Time from the request's arrival to its answer, by method and route template."),
+        (UPSTREAM_DURATION, "Time of an upstream call, by upstream."),
+    ] {
+        r.describe_histogram(KeyName::from_const_str(name), Some(Unit::Seconds), SharedString::const_str(help));
+    }
+    for (name, help) in [
+        (HASHING_QUEUE, "Password and client-secret checks waiting for a hashing slot."),
+        (DB_POOL_IN_USE, "Database connections checked out, when scraped."),
+        (DB_POOL_IDLE, "Database connections open and idle, when scraped."),
+        (DB_POOL_MAX, "The most database connections the pool opens."),
+    ] {
+        r.describe_gauge(KeyName::from_const_str(name), None, SharedString::const_str(help));
+    }
+}
