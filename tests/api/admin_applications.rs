@@ -385,3 +385,47 @@ async fn a_database_failure_is_a_503_page_and_never_a_500() {
         assert!(answer.body.contains("Serviço indisponível"), "{}", answer.body);
     }
 }
+
+#[tokio::test]
+async fn post_logout_redirect_uris_are_edited_with_the_details_and_a_bad_one_changes_nothing() {
+    let (app, _, mut staff) = panel().await;
+    let page = staff.get(PORTAL_PAGE).await;
+    assert!(page.body.contains("<label for=\"post_logout_redirect_uris\">"), "{}", page.body);
+    let fields = [
+        ("nome", "Portal do Servidor"),
+        ("redirect_uris", PORTAL_URI),
+        ("post_logout_redirect_uris", "https://portal.example.gov.br/saiu\n\nhttp://127.0.0.1:9/fim"),
+    ];
+    let saved = staff_post(&mut staff, "/admin/aplicativos/portal/dados/", &fields).await;
+    assert_eq!(saved.status, 303, "{}", saved.body);
+    let registered = |app: &crate::helpers::TestApp| {
+        let clients = credencial_adapters_postgres::PgOAuthClientRepository::new(app.db.pool.clone());
+        async move {
+            use credencial_ports::OAuthClientRepository;
+            let id = credencial_domain::oauth::ClientId::parse("portal").expect("id");
+            clients.find(&id).await.expect("find").expect("portal").post_logout_redirect_uris
+        }
+    };
+    assert_eq!(registered(&app).await, ["https://portal.example.gov.br/saiu", "http://127.0.0.1:9/fim"]);
+    let page = staff.get(PORTAL_PAGE).await;
+    assert!(
+        page.body.contains("https://portal.example.gov.br/saiu\nhttp://127.0.0.1:9/fim</textarea>"),
+        "{}",
+        page.body
+    );
+
+    let entries = audit_count(&app).await;
+    let bad =
+        [("nome", "Portal"), ("redirect_uris", PORTAL_URI), ("post_logout_redirect_uris", "http://evil.example/")];
+    let refused = staff_post(&mut staff, "/admin/aplicativos/portal/dados/", &bad).await;
+    assert_eq!(refused.status, 422, "{}", refused.body);
+    assert!(refused.body.contains("id=\"erro-post_logout_redirect_uris\""), "{}", refused.body);
+    assert!(refused.body.contains("http://evil.example/</textarea>"), "what was typed stays");
+    assert_eq!(audit_count(&app).await, entries, "nothing recorded");
+    assert_eq!(registered(&app).await.len(), 2, "nothing changed");
+
+    // Emptying the field removes them all.
+    let empty = [("nome", "Portal"), ("redirect_uris", PORTAL_URI), ("post_logout_redirect_uris", "")];
+    assert_eq!(staff_post(&mut staff, "/admin/aplicativos/portal/dados/", &empty).await.status, 303);
+    assert!(registered(&app).await.is_empty());
+}

@@ -370,3 +370,55 @@ async fn set_active_deactivates_and_reactivates_and_every_change_is_audited_as_t
     let text = serde_json::to_string(&rows.iter().map(|r| &r.4).collect::<Vec<_>>()).expect("json");
     assert!(text.contains("[definido]") && !text.contains(&secret), "{text}");
 }
+
+#[tokio::test]
+async fn post_logout_redirect_uris_are_set_replaced_emptied_and_audited() {
+    let db = TestDatabase::new().await;
+    let out = ok(
+        &db.url,
+        &[
+            "client",
+            "create",
+            "--client-id",
+            "rp",
+            "--name",
+            "RP",
+            "--redirect-uri",
+            "https://rp.example.gov.br/cb",
+            "--post-logout-redirect-uri",
+            "https://rp.example.gov.br/saiu",
+        ],
+    );
+    assert!(out.contains("post-logout redirect URIs: https://rp.example.gov.br/saiu"), "{out}");
+    assert_eq!(stored(&db, "rp").await.expect("stored").post_logout_redirect_uris, ["https://rp.example.gov.br/saiu"]);
+
+    let two = ["https://rp.example.gov.br/a", "https://rp.example.gov.br/b"];
+    let mut args = vec!["client", "update", "--client-id", "rp"];
+    for uri in two {
+        args.extend(["--post-logout-redirect-uri", uri]);
+    }
+    ok(&db.url, &args);
+    let client = stored(&db, "rp").await.expect("stored");
+    assert_eq!(client.post_logout_redirect_uris, two);
+    assert_eq!(client.redirect_uris, ["https://rp.example.gov.br/cb"], "the redirect URIs stay");
+
+    let err =
+        fails(&db.url, &["client", "update", "--client-id", "rp", "--post-logout-redirect-uri", "http://x.example/"]);
+    assert!(err.contains("--post-logout-redirect-uri") && err.contains("https"), "{err}");
+    ok(&db.url, &["client", "update", "--client-id", "rp", "--no-post-logout-redirect-uris"]);
+    assert!(stored(&db, "rp").await.expect("stored").post_logout_redirect_uris.is_empty());
+
+    // `changes` holds [field, value] pairs.
+    let audited: Vec<String> = sqlx::query_scalar(
+        "SELECT c->>1 FROM audit_log, jsonb_array_elements(changes) c \
+         WHERE c->>0 = 'post_logout_redirect_uris' ORDER BY audit_log.id",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .expect("audit trail");
+    assert_eq!(
+        audited,
+        ["https://rp.example.gov.br/saiu", "https://rp.example.gov.br/a https://rp.example.gov.br/b", ""],
+        "create, replace and empty, each in its entry"
+    );
+}

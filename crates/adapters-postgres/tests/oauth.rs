@@ -477,3 +477,53 @@ async fn a_deactivated_client_is_still_found_and_listed_with_its_flag() {
     let listed = s.clients.list().await.expect("list");
     assert!(listed.iter().any(|c| c.client_id.as_str() == "off" && !c.is_active));
 }
+
+// ---------------------------------------------------------- OpenID Connect
+
+#[tokio::test]
+async fn an_openid_code_keeps_its_nonce_login_time_and_scope_through_redemption() {
+    let s = setup().await;
+    let mut oidc = code("oidc-code", "portal", s.ana, NOW + 60);
+    oidc.grant.scopes = ScopeSet::required().with_openid(true);
+    oidc.grant.nonce = Some("n-0S6 é/\"'".to_owned());
+    oidc.grant.auth_time = Some(NOW - 42);
+    s.codes.store(oidc.clone()).await.expect("store");
+    let stored: String =
+        sqlx::query_scalar("SELECT scope FROM oauth_codes").fetch_one(&s.db.pool).await.expect("query");
+    assert_eq!(stored, "openid dados_publicos cpf email");
+    let r = s.codes.redeem(&CodeHash::of("oidc-code"), &client_id("portal"), NOW).await.expect("redeem");
+    assert_eq!(r, Some(oidc.grant), "nonce, auth_time and openid round trip");
+
+    let mut too_long = code("long-nonce", "portal", s.ana, NOW + 60);
+    too_long.grant.nonce = Some("n".repeat(513));
+    assert!(s.codes.store(too_long).await.is_err(), "the schema bounds the nonce as the domain does");
+}
+
+#[tokio::test]
+async fn post_logout_redirect_uris_are_stored_replaced_and_emptied() {
+    let s = setup().await;
+    let mut client = confidential("rp");
+    client.post_logout_redirect_uris = vec!["https://rp.example.gov.br/saiu".to_owned()];
+    s.clients.create(client.clone(), &setup_audit()).await.expect("create");
+    let found = s.clients.find(&client_id("rp")).await.expect("find").expect("stored");
+    assert_eq!(found.post_logout_redirect_uris, client.post_logout_redirect_uris);
+    assert_eq!(
+        s.clients.find(&client_id("portal")).await.expect("find").expect("stored").post_logout_redirect_uris,
+        Vec::<String>::new(),
+        "none by default"
+    );
+
+    let two = vec!["https://rp.example.gov.br/a".to_owned(), "https://rp.example.gov.br/b".to_owned()];
+    let update = OAuthClientUpdate { post_logout_redirect_uris: Some(two.clone()), ..Default::default() };
+    let updated = s.clients.update(&client_id("rp"), update, &setup_audit()).await.expect("update").expect("found");
+    assert_eq!(updated.post_logout_redirect_uris, two);
+    assert_eq!(updated.redirect_uris, client.redirect_uris, "the redirect URIs are left alone");
+
+    let renamed = OAuthClientUpdate { name: Some("RP".into()), ..Default::default() };
+    let kept = s.clients.update(&client_id("rp"), renamed, &setup_audit()).await.expect("update").expect("found");
+    assert_eq!(kept.post_logout_redirect_uris, two, "None leaves the list as it is");
+
+    let empty = OAuthClientUpdate { post_logout_redirect_uris: Some(vec![]), ..Default::default() };
+    let emptied = s.clients.update(&client_id("rp"), empty, &setup_audit()).await.expect("update").expect("found");
+    assert!(emptied.post_logout_redirect_uris.is_empty());
+}

@@ -137,3 +137,38 @@ async fn reads_racing_a_revocation_are_logged_exactly_when_answered() {
         "after the revocation, every read is refused"
     );
 }
+
+// ------------------------------------------------- the userinfo read (OIDC)
+
+#[tokio::test]
+async fn the_userinfo_read_answers_the_identity_and_writes_its_entry_under_the_same_rules() {
+    let db = TestDatabase::new().await;
+    let ana = user(&db, "ana", Some("52998224725")).await;
+    let host = client(&db, "demo-host", "Demo").await;
+    let profiles = PgProfileRepository::new(db.pool.clone());
+    let mut read = entry(ana, &host, "ui-1");
+    read.scopes = scopes("dados_publicos cpf email");
+    assert_eq!(profiles.identity_for_client(&read).await.expect("read"), ClientRead::NotGranted, "no grant yet");
+    assert_eq!(logged(&db, ana).await, 0);
+
+    PgGrantRepository::new(db.pool.clone()).widen(ana, &host, scopes(""), NOW).await.expect("grant");
+    let ClientRead::Answered(identity) = profiles.identity_for_client(&read).await.expect("read") else {
+        panic!("granted");
+    };
+    let own = profiles.own_profile(ana).await.expect("own").expect("exists");
+    assert_eq!(identity.username, "ana");
+    assert_eq!(
+        (identity.name, identity.avatar, identity.cpf, identity.email),
+        (own.name, own.avatar, own.cpf, own.email)
+    );
+    let (rows, total) = PgAccessLog::new(db.pool.clone()).list(ana, AccessLogPage::FIRST).await.expect("list");
+    assert_eq!(total, 1);
+    assert_eq!((rows[0].scopes, rows[0].request_id.as_str()), (scopes("dados_publicos cpf email"), "ui-1"));
+
+    sqlx::query("UPDATE users SET is_active = FALSE WHERE id = $1").bind(ana.0).execute(&db.pool).await.expect("off");
+    assert_eq!(profiles.identity_for_client(&read).await.expect("read"), ClientRead::UnknownUser);
+    sqlx::query("DROP TABLE access_log").execute(&db.pool).await.expect("drop");
+    sqlx::query("UPDATE users SET is_active = TRUE WHERE id = $1").bind(ana.0).execute(&db.pool).await.expect("on");
+    assert!(profiles.identity_for_client(&read).await.is_err(), "an entry that cannot be written fails the read");
+    assert_eq!(total, 1);
+}
