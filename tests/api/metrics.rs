@@ -23,9 +23,6 @@ async fn app_with_metrics() -> TestApp {
         s.cnes_base_url = Some(format!("{base}/cnes"));
         s.cdp_base_url = Some(format!("{base}/cdp"));
         s.metrics_enabled = Some(true);
-        // A replay is a replay at once (no concurrent-refresh grace), so
-        // that the test can count one.
-        s.refresh_grace_secs = 0;
     })
     .await
 }
@@ -116,14 +113,23 @@ async fn the_series_move_by_exactly_what_was_done_and_name_route_templates_only(
     let (before, _) = scrape(&app.client, &app.address).await;
     assert_eq!(logins(&before, "pair", "succeeded"), 0.0);
     assert_eq!(value(&before, "credencial_tokens_issued_total", &[("kind", "access")]), 0.0);
-    assert_eq!(value(&before, "credencial_refresh_replays_total", &[]), 0.0);
+    assert_eq!(value(&before, "credencial_refresh_replays_total", &[("outcome", "revoked")]), 0.0);
 
-    // Two logins, one refused; a verify; a refresh and its replay.
+    // Two logins, one refused; a verify; a refresh, the same refresh again
+    // at once (the grace window: the same pair), a refresh with the new
+    // token, and the first one a third time (a replay: family revoked).
     let (access, refresh) = app.login("maria", "pw-maria-1").await;
     let wrong = app.post_json("/api/token/pair/", &json!({"username": "maria", "password": "nope"})).await;
     assert_eq!(wrong.status(), 401);
     assert_eq!(app.post_json("/api/token/verify/", &json!({"token": access})).await.status(), 200);
-    assert_eq!(app.post_json("/api/token/refresh/", &json!({"refresh": refresh})).await.status(), 200);
+    let refreshed = |r: reqwest::Response| async move {
+        assert_eq!(r.status(), 200);
+        r.json::<serde_json::Value>().await.expect("JSON")["refresh"].as_str().expect("refresh").to_owned()
+    };
+    let next = refreshed(app.post_json("/api/token/refresh/", &json!({"refresh": refresh})).await).await;
+    let again = refreshed(app.post_json("/api/token/refresh/", &json!({"refresh": refresh})).await).await;
+    assert_eq!(again, next, "the same pair within the grace window");
+    refreshed(app.post_json("/api/token/refresh/", &json!({"refresh": next})).await).await;
     assert_eq!(app.post_json("/api/token/refresh/", &json!({"refresh": refresh})).await.status(), 401);
     // A read of the user-data resource through the consume route.
     let r =
@@ -143,16 +149,18 @@ async fn the_series_move_by_exactly_what_was_done_and_name_route_templates_only(
     assert_eq!(logins(&after, "pair", "failed"), 1.0);
     assert_eq!(logins(&after, "pair", "throttled"), 0.0);
     assert_eq!(logins(&after, "oauth", "succeeded"), 0.0);
-    // pair and the one refresh that rotated.
+    // pair and the two refreshes that rotated (the grace answer signs nothing).
     for kind in ["access", "refresh"] {
-        assert_eq!(value(&after, "credencial_tokens_issued_total", &[("kind", kind)]), 2.0, "{kind}");
+        assert_eq!(value(&after, "credencial_tokens_issued_total", &[("kind", kind)]), 3.0, "{kind}");
     }
     assert_eq!(value(&after, "credencial_tokens_issued_total", &[("kind", "oauth_access")]), 0.0);
-    assert_eq!(value(&after, "credencial_refresh_replays_total", &[]), 1.0);
+    let replays = |outcome| value(&after, "credencial_refresh_replays_total", &[("outcome", outcome)]);
+    assert_eq!((replays("grace"), replays("revoked")), (1.0, 1.0));
 
     assert_eq!(requests(&after, "POST", "/api/token/pair/", "200"), 1.0);
     assert_eq!(requests(&after, "POST", "/api/token/pair/", "401"), 1.0);
     assert_eq!(requests(&after, "POST", "/api/token/verify/", "200"), 1.0);
+    assert_eq!(requests(&after, "POST", "/api/token/refresh/", "200"), 3.0);
     assert_eq!(requests(&after, "POST", "/api/token/refresh/", "401"), 1.0);
     assert_eq!(requests(&after, "GET", "/api/token/rh/eu/", "200"), 1.0);
     assert_eq!(requests(&after, "POST", "/api/perfil/dados/", "200"), 2.0);

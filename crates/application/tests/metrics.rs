@@ -134,7 +134,8 @@ async fn a_replayed_refresh_token_is_counted_and_issues_nothing() {
     service.refresh(&refresh).await.expect("rotated");
     assert!(matches!(service.refresh(&refresh).await, Err(ServiceError::InvalidToken(_))));
 
-    assert_eq!(recorded.counter(REFRESH_REPLAYS, &[]), 1);
+    assert_eq!(recorded.counter(REFRESH_REPLAYS, &[("outcome", "revoked")]), 1);
+    assert_eq!(recorded.counter(REFRESH_REPLAYS, &[("outcome", "grace")]), 0);
     assert_eq!((tokens(&recorded, "access"), tokens(&recorded, "refresh")), (1, 1));
 }
 

@@ -201,6 +201,29 @@ impl UpstreamOutcome {
     }
 }
 
+/// What was done about a rotated refresh token presented again (label
+/// `outcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayOutcome {
+    /// A replay: its family was revoked.
+    Revoked,
+    /// Within the grace window, its successor still current (two tabs
+    /// refreshing at once): the same pair was answered, nothing revoked.
+    Grace,
+}
+
+impl ReplayOutcome {
+    pub(super) const ALL: [Self; 2] = [Self::Revoked, Self::Grace];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Revoked => "revoked",
+            Self::Grace => "grace",
+        }
+    }
+}
+
 /// What the scope cache answered a look-up with (label `result`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheResult {

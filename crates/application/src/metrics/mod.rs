@@ -25,7 +25,9 @@ use crate::error::ServiceError;
 
 mod labels;
 
-pub use labels::{method_label, CacheResult, LoginForm, LoginOutcome, TokenKind, Upstream, UpstreamOutcome};
+pub use labels::{
+    method_label, CacheResult, LoginForm, LoginOutcome, ReplayOutcome, TokenKind, Upstream, UpstreamOutcome,
+};
 
 /// Requests answered, by method, route template and status.
 pub const HTTP_REQUESTS: &str = "credencial_http_requests_total";
@@ -35,7 +37,8 @@ pub const HTTP_DURATION: &str = "credencial_http_request_duration_seconds";
 pub const LOGINS: &str = "credencial_logins_total";
 /// Tokens signed, by kind.
 pub const TOKENS_ISSUED: &str = "credencial_tokens_issued_total";
-/// Rotated refresh tokens presented again (their family is revoked).
+/// Rotated refresh tokens presented again, by what was done (family
+/// revoked, or the same pair answered within the grace window).
 pub const REFRESH_REPLAYS: &str = "credencial_refresh_replays_total";
 /// Calls to an upstream, by upstream and outcome.
 pub const UPSTREAM_REQUESTS: &str = "credencial_upstream_requests_total";
@@ -72,7 +75,7 @@ struct Series {
     recorder: SharedRecorder,
     logins: Vec<Counter>,
     tokens: Vec<Counter>,
-    replays: Counter,
+    replays: Vec<Counter>,
     upstream_calls: Vec<Counter>,
     upstream_duration: Vec<Histogram>,
     scope_cache: Vec<Counter>,
@@ -137,7 +140,10 @@ impl Metrics {
         let series = Series {
             logins,
             tokens,
-            replays: counter(REFRESH_REPLAYS, vec![]),
+            replays: ReplayOutcome::ALL
+                .iter()
+                .map(|o| counter(REFRESH_REPLAYS, vec![label("outcome", o.label())]))
+                .collect(),
             upstream_calls,
             upstream_duration,
             scope_cache,
@@ -176,10 +182,10 @@ impl Metrics {
         }
     }
 
-    /// Counts a rotated refresh token presented again.
-    pub fn refresh_replay(&self) {
+    /// Counts a rotated refresh token presented again, by what was done.
+    pub fn refresh_replay(&self, outcome: ReplayOutcome) {
         if let Some(s) = &self.series {
-            s.replays.increment(1);
+            s.replays[index(&ReplayOutcome::ALL, outcome)].increment(1);
         }
     }
 
@@ -279,7 +285,10 @@ fn describe(r: &(dyn Recorder + Send + Sync)) {
         (HTTP_REQUESTS, "HTTP requests answered, by method, route template and status."),
         (LOGINS, "Credential checks by login form (pair, oauth, account, client_secret) and outcome."),
         (TOKENS_ISSUED, "Tokens signed, by kind."),
-        (REFRESH_REPLAYS, "Rotated refresh tokens presented again; each revokes its family."),
+        (
+            REFRESH_REPLAYS,
+            "Rotated refresh tokens presented again: family revoked, or the same pair within the grace window.",
+        ),
         (UPSTREAM_REQUESTS, "Calls to an upstream (registries, user-data resource), by outcome."),
         (SCOPE_CACHE, "Look-ups of upstream scope data in the scope cache, by result."),
     ];

@@ -21,7 +21,7 @@ use credencial_ports::{Clock, GraceRotation, NewRefreshToken, RefreshTokenStore,
 use rand::RngCore;
 
 use crate::error::ServiceError;
-use crate::metrics::{Metrics, TokenKind};
+use crate::metrics::{Metrics, ReplayOutcome, TokenKind};
 
 /// Whom a pair of tokens is for: the service's own users (the lane of
 /// `pair`/`refresh`), or a client application a person granted scopes to.
@@ -314,8 +314,8 @@ impl TokenIssuer {
         if !lane || access_claims.user_id != user.0 || refresh_claims.user_id != user.0 {
             return Err(TokenError::Revoked.into());
         }
-        // Metrics: a refresh replay answered within the grace window (a
-        // concurrent refresh, not a theft) is counted here.
+        // A concurrent refresh, not a theft: counted apart from revocations.
+        self.metrics.refresh_replay(ReplayOutcome::Grace);
         tracing::info!(
             user = user.0,
             "a refresh token was presented again within the grace window: same pair answered"
@@ -336,7 +336,7 @@ impl TokenIssuer {
             Rotation::Rotated => Ok(()),
             Rotation::Refused | Rotation::Repeated { .. } => Err(TokenError::Revoked.into()),
             Rotation::Replayed { family } => {
-                self.metrics.refresh_replay();
+                self.metrics.refresh_replay(ReplayOutcome::Revoked);
                 let revoked = self.refresh_tokens.revoke_family(&family).await?;
                 tracing::warn!(
                     user = user.0,
