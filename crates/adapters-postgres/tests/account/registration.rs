@@ -178,9 +178,13 @@ async fn the_unique_e_mail_migration_stops_on_shared_addresses_and_names_the_que
             .await
             .expect("user");
     }
-    let e = MIGRATOR.run(&db.pool).await.expect_err("refused").to_string();
+    // One connection for both runs: sqlx's migration lock is a session
+    // advisory lock that a failed run leaves held on its connection, so a
+    // second run on another pooled connection would wait for it forever.
+    let mut conn = db.pool.acquire().await.expect("connection");
+    let e = MIGRATOR.run(&mut *conn).await.expect_err("refused").to_string();
     assert!(e.contains("1 address(es) are shared by more than one account"), "{e}");
     assert!(e.contains("SELECT lower(email), array_agg(username) FROM users"), "{e}");
     sqlx::query("UPDATE users SET email = 'b@x.gov.br' WHERE username = 'b'").execute(&db.pool).await.expect("fix");
-    MIGRATOR.run(&db.pool).await.expect("runs once the addresses are resolved");
+    MIGRATOR.run(&mut *conn).await.expect("runs once the addresses are resolved");
 }

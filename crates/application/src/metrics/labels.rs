@@ -1,0 +1,235 @@
+//! The label values of the metrics: each a fixed list, so that no client
+//! input and no personal data can become a label.
+
+use credencial_domain::admin::LoginVia;
+use credencial_domain::Scope;
+use credencial_ports::UpstreamError;
+
+use crate::error::ServiceError;
+
+/// Where a credential check happened (label `form`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginForm {
+    /// `POST /api/token/pair/`.
+    Pair,
+    /// The login step of `/oauth/authorize/`.
+    OAuth,
+    /// The account's login form, `/conta/entrar/`.
+    Account,
+    /// A client secret at `/oauth/token/`.
+    ClientSecret,
+}
+
+impl LoginForm {
+    pub(super) const ALL: [Self; 4] = [Self::Pair, Self::OAuth, Self::Account, Self::ClientSecret];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Pair => "pair",
+            Self::OAuth => "oauth",
+            Self::Account => "account",
+            Self::ClientSecret => "client_secret",
+        }
+    }
+}
+
+impl From<LoginVia> for LoginForm {
+    fn from(via: LoginVia) -> Self {
+        match via {
+            LoginVia::Pair => Self::Pair,
+            LoginVia::OAuth => Self::OAuth,
+            LoginVia::Account => Self::Account,
+        }
+    }
+}
+
+/// How a credential check ended (label `outcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginOutcome {
+    /// The credentials were right.
+    Succeeded,
+    /// Unknown user, wrong password or secret, inactive account.
+    Failed,
+    /// Refused by the brute-force limits before any hashing.
+    Throttled,
+}
+
+impl LoginOutcome {
+    pub(super) const ALL: [Self; 3] = [Self::Succeeded, Self::Failed, Self::Throttled];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+            Self::Throttled => "throttled",
+        }
+    }
+
+    /// The outcome of a credential check that answered `result`; `None`
+    /// for an error of the service itself (storage, hashing pool), which
+    /// says nothing about the credentials.
+    pub fn of<T>(result: &Result<T, ServiceError>) -> Option<Self> {
+        match result {
+            Ok(_) => Some(Self::Succeeded),
+            Err(ServiceError::InvalidCredentials) => Some(Self::Failed),
+            Err(ServiceError::Throttled { .. }) => Some(Self::Throttled),
+            Err(_) => None,
+        }
+    }
+
+    /// The outcome of a check that answered whether a secret matched
+    /// (`Ok(false)`: it did not); `None` as in [`of`](Self::of).
+    pub fn of_check(result: &Result<bool, ServiceError>) -> Option<Self> {
+        match result {
+            Ok(false) => Some(Self::Failed),
+            other => Self::of(other),
+        }
+    }
+}
+
+/// What kind of token was signed (label `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    /// A first-party access token (`pair`, `refresh`).
+    Access,
+    /// A first-party refresh token.
+    Refresh,
+    /// A login session of the provider's and the account's pages.
+    Session,
+    /// An OpenID Connect ID token.
+    IdToken,
+    /// An access token issued to a client application (`/oauth/token/`).
+    OAuthAccess,
+    /// A refresh token issued to a client application.
+    OAuthRefresh,
+}
+
+impl TokenKind {
+    pub(super) const ALL: [Self; 6] =
+        [Self::Access, Self::Refresh, Self::Session, Self::IdToken, Self::OAuthAccess, Self::OAuthRefresh];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Access => "access",
+            Self::Refresh => "refresh",
+            Self::Session => "session",
+            Self::IdToken => "id_token",
+            Self::OAuthAccess => "oauth_access",
+            Self::OAuthRefresh => "oauth_refresh",
+        }
+    }
+}
+
+/// An upstream service (label `upstream`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upstream {
+    /// The tax authority (`receita_federal`).
+    ReceitaFederal,
+    /// The health-establishment registry (`cnes`).
+    Cnes,
+    /// The community-of-practice platform (`cursos_cdp`).
+    CursosCdp,
+    /// The user-data resource of the consume routes (`user-info`, `rh/eu`).
+    UserData,
+}
+
+impl Upstream {
+    pub(super) const ALL: [Self; 4] = [Self::ReceitaFederal, Self::Cnes, Self::CursosCdp, Self::UserData];
+
+    /// The label value (a registry's scope name, or `user_data`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::ReceitaFederal => "receita_federal",
+            Self::Cnes => "cnes",
+            Self::CursosCdp => "cursos_cdp",
+            Self::UserData => "user_data",
+        }
+    }
+
+    /// The registry behind an upstream scope; `None` for a scope of our own.
+    pub fn of_scope(scope: Scope) -> Option<Self> {
+        match scope {
+            Scope::ReceitaFederal => Some(Self::ReceitaFederal),
+            Scope::Cnes => Some(Self::Cnes),
+            Scope::CursosCdp => Some(Self::CursosCdp),
+            _ => None,
+        }
+    }
+}
+
+/// How an upstream call ended (label `outcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpstreamOutcome {
+    /// A usable answer.
+    Ok,
+    /// A registry has no record of the person (404 with a JSON body).
+    NotFound,
+    /// The upstream refused our credentials or denied access (401/403).
+    Refused,
+    /// No complete answer within the time-out.
+    Timeout,
+    /// Unreachable, 5xx or another status, or an answer not as contracted.
+    Error,
+}
+
+impl UpstreamOutcome {
+    pub(super) const ALL: [Self; 5] = [Self::Ok, Self::NotFound, Self::Refused, Self::Timeout, Self::Error];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::NotFound => "not_found",
+            Self::Refused => "refused",
+            Self::Timeout => "timeout",
+            Self::Error => "error",
+        }
+    }
+
+    /// The outcome of a call that answered `result`.
+    pub fn of<T>(result: &Result<T, UpstreamError>) -> Self {
+        match result {
+            Ok(_) => Self::Ok,
+            Err(UpstreamError::NotFound) => Self::NotFound,
+            Err(UpstreamError::Unauthorized | UpstreamError::Forbidden) => Self::Refused,
+            Err(UpstreamError::Timeout) => Self::Timeout,
+            Err(UpstreamError::BadResponse(_)) => Self::Error,
+        }
+    }
+}
+
+/// What the scope cache answered a look-up with (label `result`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheResult {
+    /// Fresh data, from memory or from the store.
+    Hit,
+    /// No fresh data: the upstream was asked (its answer, or an `erro`).
+    Miss,
+    /// No fresh data and the upstream failed: the stale data was served.
+    Stale,
+}
+
+impl CacheResult {
+    pub(super) const ALL: [Self; 3] = [Self::Hit, Self::Miss, Self::Stale];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Hit => "hit",
+            Self::Miss => "miss",
+            Self::Stale => "stale",
+        }
+    }
+}
+
+/// The methods that get a label of their own; any other is `other`, so a
+/// client cannot make up series.
+const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+
+/// The `method` label of a request method.
+pub fn method_label(method: &str) -> &'static str {
+    METHODS.iter().find(|m| **m == method).copied().unwrap_or("other")
+}
