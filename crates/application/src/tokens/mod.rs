@@ -154,9 +154,9 @@ impl TokenService {
         self.issuer.codec()
     }
 
-    /// The token lifetimes.
+    /// The token lifetimes (the issuer's: it signs with them).
     pub fn lifetimes(&self) -> TokenLifetimes {
-        self.config.lifetimes
+        self.issuer.lifetimes()
     }
 
     /// Checks a username (or a CPF) and a password sent from `from`: the
