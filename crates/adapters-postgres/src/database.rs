@@ -8,8 +8,8 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool, Postgres};
 use thiserror::Error;
 
-/// The embedded migrations of the top-level `migrations/` folder.
-pub static MIGRATOR: Migrator = sqlx::migrate!("../../migrations");
+/// The embedded migrations of the `migrations/postgres/` folder.
+pub static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/postgres");
 
 /// The URL schemes this adapter connects to.
 pub const SCHEMES: [&str; 2] = ["postgres", "postgresql"];

@@ -1,6 +1,6 @@
 //! PostgreSQL implementations of credencial's storage ports (sqlx).
 //!
-//! The schema lives in the workspace's top-level `migrations/` folder and is
+//! The schema lives in the workspace's `migrations/postgres/` folder and is
 //! embedded into the binary by [`MIGRATOR`].
 
 pub mod account;

@@ -1,0 +1,299 @@
+//! Opening the database file, guarding it against a second instance, and
+//! migrating.
+//!
+//! One file, two pools: a single writer connection, so the service's own
+//! writes queue in memory instead of meeting SQLite's file lock, and a small
+//! pool of read-only connections, which WAL lets read while the writer
+//! writes. Every connection turns foreign keys on and waits up to
+//! [`BUSY_TIMEOUT`] for a lock another process (a CLI command) holds.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sqlx::migrate::Migrator;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Sqlite, SqlitePool, Transaction};
+use thiserror::Error;
+
+/// The embedded migrations of the workspace's `migrations/sqlite/` folder.
+pub static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/sqlite");
+
+/// The URL scheme this adapter opens.
+pub const SCHEME: &str = "sqlite";
+
+/// How long a statement waits for a lock held by another process before
+/// it fails (SQLite's busy timeout).
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Failure to open, lock or migrate the database file.
+#[derive(Debug, Error)]
+pub enum DatabaseError {
+    /// The URL is not a SQLite URL this adapter opens.
+    #[error("not a valid SQLite URL: {0}")]
+    BadUrl(String),
+    /// The file could not be created or opened.
+    #[error("cannot open the SQLite database {path}: {cause}")]
+    Open {
+        /// The database file.
+        path: String,
+        /// The innermost error reported.
+        cause: String,
+    },
+    /// Another instance serves the same file.
+    #[error(
+        "another credencial instance is serving {0} (one SQLite file serves one instance; \
+         to run several instances, use PostgreSQL: DATABASE_URL=postgres://…)"
+    )]
+    InUse(String),
+    /// A query of the start-up checks failed.
+    #[error("reading the database failed: {0}")]
+    Query(String),
+    /// A migration failed.
+    #[error("migrating the database failed: {0}")]
+    Migrate(String),
+}
+
+/// The database file: one writer connection and a pool of readers.
+#[derive(Debug, Clone)]
+pub struct SqliteDb {
+    writer: SqlitePool,
+    readers: SqlitePool,
+    path: PathBuf,
+}
+
+impl SqliteDb {
+    /// The pool of the single writer connection: every statement that
+    /// changes the database runs here.
+    pub fn writer(&self) -> &SqlitePool {
+        &self.writer
+    }
+
+    /// The pool of read-only connections.
+    pub fn readers(&self) -> &SqlitePool {
+        &self.readers
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A write transaction that takes the file's write lock at once
+    /// (`BEGIN IMMEDIATE`): a transaction that reads and then writes never
+    /// fails half-way because another process wrote in between.
+    pub async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+        self.writer.begin_with("BEGIN IMMEDIATE").await
+    }
+
+    /// Closes both pools (every connection finishes first).
+    pub async fn close(&self) {
+        self.writer.close().await;
+        self.readers.close().await;
+    }
+}
+
+/// The file a `sqlite://` URL names, checked without opening it.
+///
+/// `sqlite://credencial.db` is relative to the working directory,
+/// `sqlite:///var/lib/credencial/credencial.db` absolute. In-memory
+/// databases are refused: the service's data would vanish at exit.
+pub fn parse_url(url: &str) -> Result<PathBuf, DatabaseError> {
+    let Some(rest) = url.strip_prefix("sqlite:") else {
+        return Err(DatabaseError::BadUrl("expected sqlite://path/to/file.db".into()));
+    };
+    let path = rest.strip_prefix("//").unwrap_or(rest);
+    let path = path.split_once('?').map_or(path, |(path, _)| path);
+    if path.is_empty() || path == ":memory:" || path.starts_with("file::memory:") {
+        return Err(DatabaseError::BadUrl("name a database file, e.g. sqlite://credencial.db".into()));
+    }
+    Ok(PathBuf::from(path))
+}
+
+/// The innermost error of `e`'s chain.
+pub(crate) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = e;
+    while let Some(source) = current.source() {
+        current = source;
+    }
+    current.to_string()
+}
+
+fn open_error(path: &Path, e: &(dyn std::error::Error + 'static)) -> DatabaseError {
+    DatabaseError::Open { path: path.display().to_string(), cause: root_cause(e) }
+}
+
+/// Creates the file (mode 0600: it holds personal data and password
+/// hashes) if it does not exist yet; returns whether it did.
+pub fn ensure_file(path: &Path) -> Result<bool, DatabaseError> {
+    if path.exists() {
+        return Ok(false);
+    }
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(true),
+        // Created by someone else meanwhile.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(open_error(path, &e)),
+    }
+}
+
+fn options(path: &Path) -> SqliteConnectOptions {
+    SqliteConnectOptions::new()
+        .filename(path)
+        .foreign_keys(true)
+        .busy_timeout(BUSY_TIMEOUT)
+        // Durable at every checkpoint, and at every commit but the last few
+        // before a power cut: WAL's recommended setting.
+        .synchronous(SqliteSynchronous::Normal)
+}
+
+/// Opens the database file of `url` (creating it, mode 0600): the writer
+/// first, which turns WAL on, then `readers` read-only connections.
+pub async fn connect(url: &str, readers: u32, acquire_timeout: Duration) -> Result<SqliteDb, DatabaseError> {
+    let path = parse_url(url)?;
+    ensure_file(&path)?;
+    let writer = SqlitePoolOptions::new()
+        .max_connections(1)
+        .min_connections(1)
+        .acquire_timeout(acquire_timeout)
+        .test_before_acquire(false)
+        .connect_with(options(&path).journal_mode(SqliteJournalMode::Wal))
+        .await
+        .map_err(|e| open_error(&path, &e))?;
+    let readers = SqlitePoolOptions::new()
+        .max_connections(readers.max(1))
+        .acquire_timeout(acquire_timeout)
+        .test_before_acquire(false)
+        .connect_with(options(&path).read_only(true))
+        .await
+        .map_err(|e| open_error(&path, &e))?;
+    Ok(SqliteDb { writer, readers, path })
+}
+
+/// Held while an instance serves a database file: a lock on
+/// `<file>.lock` beside it, released when the process ends however it
+/// ends (the operating system drops the lock with the file handle).
+#[derive(Debug)]
+pub struct InstanceLock {
+    _file: File,
+}
+
+/// Takes the instance lock of the database file of `url`, or says that
+/// another instance holds it. Commands that run beside a serving instance
+/// (`user`, `client`, `audit`) do not take it.
+pub fn lock_instance(url: &str) -> Result<InstanceLock, DatabaseError> {
+    let path = parse_url(url)?;
+    let mut lock_path = path.clone().into_os_string();
+    lock_path.push(".lock");
+    let lock_path = PathBuf::from(lock_path);
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(&lock_path).map_err(|e| open_error(&lock_path, &e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(InstanceLock { _file: file }),
+        Err(std::fs::TryLockError::WouldBlock) => Err(DatabaseError::InUse(path.display().to_string())),
+        Err(std::fs::TryLockError::Error(e)) => Err(open_error(&lock_path, &e)),
+    }
+}
+
+/// Applies every pending migration.
+pub async fn migrate(db: &SqliteDb) -> Result<(), DatabaseError> {
+    MIGRATOR.run(db.writer()).await.map_err(|e| DatabaseError::Migrate(e.to_string()))
+}
+
+/// The versions of this build's (up) migrations, oldest first.
+pub fn known_versions() -> Vec<i64> {
+    MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration()).map(|m| m.version).collect()
+}
+
+/// How the database's migrations compare with this build's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SchemaStatus {
+    /// Migrations of this build not (successfully) applied.
+    pub pending: Vec<i64>,
+    /// Migrations applied to the database that this build does not know.
+    pub unknown: Vec<i64>,
+}
+
+impl SchemaStatus {
+    /// Whether the schema is exactly what this build expects.
+    pub fn is_current(&self) -> bool {
+        self.pending.is_empty() && self.unknown.is_empty()
+    }
+}
+
+/// Whether `e` says that a table does not exist.
+pub(crate) fn is_missing_table(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.message().starts_with("no such table"))
+}
+
+/// Reads `_sqlx_migrations` (absent: nothing applied) and compares it with
+/// [`MIGRATOR`].
+pub async fn schema_status(db: &SqliteDb) -> Result<SchemaStatus, DatabaseError> {
+    let applied: Vec<i64> =
+        match sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success ORDER BY version")
+            .fetch_all(db.readers())
+            .await
+        {
+            Ok(versions) => versions,
+            Err(e) if is_missing_table(&e) => Vec::new(),
+            Err(e) => return Err(DatabaseError::Query(root_cause(&e))),
+        };
+    let known = known_versions();
+    Ok(SchemaStatus {
+        pending: known.iter().copied().filter(|v| !applied.contains(v)).collect(),
+        unknown: applied.into_iter().filter(|v| !known.contains(v)).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_and_absolute_files_are_read_and_memory_is_refused() {
+        assert_eq!(parse_url("sqlite://credencial.db").expect("relative"), PathBuf::from("credencial.db"));
+        assert_eq!(parse_url("sqlite:credencial.db").expect("short form"), PathBuf::from("credencial.db"));
+        assert_eq!(parse_url("sqlite:///var/lib/c/c.db?mode=rwc").expect("absolute"), PathBuf::from("/var/lib/c/c.db"));
+        for url in ["sqlite::memory:", "sqlite://", "postgres://h/db", "sqlite://:memory:"] {
+            assert!(parse_url(url).is_err(), "{url}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_file_is_created_private_in_wal_mode_and_a_second_instance_is_refused() {
+        let dir = std::env::temp_dir().join(format!("credencial-db-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let url = format!("sqlite://{}", dir.join("c.db").display());
+        let db = connect(&url, 2, Duration::from_secs(5)).await.expect("open");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.join("c.db")).expect("file").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let journal: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(db.writer()).await.expect("pragma");
+        assert_eq!(journal, "wal");
+        let fk: i64 = sqlx::query_scalar("PRAGMA foreign_keys").fetch_one(db.readers()).await.expect("pragma");
+        assert_eq!(fk, 1);
+        let refused = sqlx::query("CREATE TABLE t (x INTEGER)").execute(db.readers()).await;
+        assert!(refused.is_err(), "readers are read-only");
+
+        let held = lock_instance(&url).expect("first instance");
+        let e = lock_instance(&url).expect_err("second instance").to_string();
+        assert!(e.contains("another credencial instance") && e.contains("PostgreSQL"), "{e}");
+        drop(held);
+        lock_instance(&url).expect("free again once the first instance ends");
+        assert_eq!(schema_status(&db).await.expect("status").pending, known_versions());
+        migrate(&db).await.expect("the schema applies");
+        assert!(schema_status(&db).await.expect("status").is_current());
+        db.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

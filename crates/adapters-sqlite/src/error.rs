@@ -1,0 +1,15 @@
+//! Turning sqlx errors into the ports' error type.
+
+use credencial_ports::RepositoryError;
+
+/// Maps a sqlx error to `Conflict` for unique violations, `Unexpected`
+/// otherwise (a `database is locked` past the busy timeout included: the
+/// service answers 503, never a wrong answer).
+pub(crate) fn to_repository_error(e: sqlx::Error) -> RepositoryError {
+    if let sqlx::Error::Database(db) = &e {
+        if db.is_unique_violation() {
+            return RepositoryError::Conflict(db.message().to_owned());
+        }
+    }
+    RepositoryError::Unexpected(e.to_string())
+}
