@@ -6,8 +6,23 @@
 //! `migrations/postgres/` means; docs/architecture.md ("Storage") says how
 //! the types are kept.
 
+pub mod account;
+mod account_admin;
+mod audit;
 mod database;
+mod directory;
 mod error;
+mod host_user_records;
+mod host_users;
+mod login_failures;
+mod oauth_clients;
+mod oauth_codes;
+mod pool_status;
+mod profiles;
+mod readiness;
+mod refresh_tokens;
+mod snapshots;
+mod users;
 #[cfg(feature = "test-support")]
 pub mod testing;
 
@@ -15,3 +30,17 @@ pub use database::{
     connect, ensure_file, known_versions, lock_instance, migrate, parse_url, schema_status, DatabaseError,
     InstanceLock, SchemaStatus, SqliteDb, BUSY_TIMEOUT, MIGRATOR, SCHEME,
 };
+pub use account_admin::{SqliteAccountAdminStore, SqliteLoginHistory};
+pub use audit::SqliteAuditTrail;
+pub use directory::SqliteUserDirectory;
+pub use host_user_records::SqliteHostUserRecords;
+pub use host_users::SqliteHostUserStore;
+pub use login_failures::SqliteLoginFailureLog;
+pub use oauth_clients::SqliteOAuthClientRepository;
+pub use oauth_codes::SqliteAuthorizationCodeStore;
+pub use pool_status::SqlitePoolStatus;
+pub use profiles::SqliteProfileRepository;
+pub use readiness::SqliteReadinessProbe;
+pub use refresh_tokens::SqliteRefreshTokenStore;
+pub use snapshots::SqliteSnapshotStore;
+pub use users::SqliteUserRepository;

@@ -1,0 +1,12 @@
+//! The person's own account: consent, own entries, the access report and
+//! tax-id validation.
+
+mod access_log;
+mod entries;
+mod grants;
+mod tax_id;
+
+pub use access_log::SqliteAccessLog;
+pub use entries::SqliteOwnEntryRepository;
+pub use grants::SqliteGrantRepository;
+pub use tax_id::SqliteTaxIdValidationStore;

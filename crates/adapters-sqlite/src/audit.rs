@@ -1,0 +1,121 @@
+//! [`AuditTrail`] on the append-only `audit_log` table, and the append that
+//! other adapters run inside their own write transactions.
+
+use async_trait::async_trait;
+use credencial_domain::admin::{AuditEntry, AuditFilter, NewAuditEntry, Page};
+use credencial_ports::{AuditTrail, RepositoryError};
+use sqlx::query::Query;
+use sqlx::sqlite::SqliteArguments;
+use sqlx::{Sqlite, SqliteConnection, Transaction};
+
+use crate::error::to_repository_error;
+use crate::SqliteDb;
+
+const APPEND: &str = "INSERT INTO audit_log \
+     (actor_kind, actor, actor_user_id, action, target_kind, target, changes, request_id) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
+/// The filter of a page: `?1` actor, `?2` target (each NULL for any),
+/// compared ignoring case.
+const FILTER: &str = "(?1 IS NULL OR lower(actor) = lower(?1)) AND (?2 IS NULL OR lower(target) = lower(?2))";
+
+/// Appends `entry` on `conn` (a transaction's connection, so that the
+/// change and its entry commit together or not at all).
+pub(crate) async fn append_on(conn: &mut SqliteConnection, entry: &NewAuditEntry) -> Result<(), RepositoryError> {
+    let changes: Vec<[&str; 2]> = entry.changes.iter().map(|(k, v)| [k.as_str(), v.as_str()]).collect();
+    let changes = serde_json::to_string(&changes).map_err(|e| RepositoryError::Unexpected(e.to_string()))?;
+    sqlx::query(APPEND)
+        .bind(entry.actor.kind())
+        .bind(entry.actor.name())
+        .bind(entry.actor.user_id().map(|id| id.0))
+        .bind(entry.action.code())
+        .bind(entry.target.kind())
+        .bind(entry.target.name())
+        .bind(changes)
+        .bind(entry.request_id.as_deref())
+        .execute(conn)
+        .await
+        .map_err(to_repository_error)?;
+    Ok(())
+}
+
+/// Appends `entry` in `tx` and commits: the change `tx` made is kept only
+/// with its entry.
+pub(crate) async fn commit_with(
+    mut tx: Transaction<'static, Sqlite>,
+    entry: &NewAuditEntry,
+) -> Result<(), RepositoryError> {
+    append_on(&mut tx, entry).await?;
+    tx.commit().await.map_err(to_repository_error)
+}
+
+/// Runs `change` (an UPDATE of one row) with its audit entry in one write
+/// transaction; `Ok(false)`, and nothing written, when no row changed.
+pub(crate) async fn audited_change<'q>(
+    db: &SqliteDb,
+    change: Query<'q, Sqlite, SqliteArguments<'q>>,
+    entry: &NewAuditEntry,
+) -> Result<bool, RepositoryError> {
+    let mut tx = db.begin_write().await.map_err(to_repository_error)?;
+    let done = change.execute(&mut *tx).await.map_err(to_repository_error)?;
+    if done.rows_affected() != 1 {
+        return Ok(false);
+    }
+    commit_with(tx, entry).await?;
+    Ok(true)
+}
+
+/// The audit trail in the SQLite file.
+#[derive(Debug, Clone)]
+pub struct SqliteAuditTrail {
+    db: SqliteDb,
+}
+
+impl SqliteAuditTrail {
+    /// The trail on `db`.
+    pub fn new(db: SqliteDb) -> Self {
+        Self { db }
+    }
+}
+
+type Row = (i64, i64, String, String, String, String, String, String, Option<String>);
+
+#[async_trait]
+impl AuditTrail for SqliteAuditTrail {
+    async fn append(&self, entry: &NewAuditEntry) -> Result<(), RepositoryError> {
+        let mut conn = self.db.writer().acquire().await.map_err(to_repository_error)?;
+        append_on(&mut conn, entry).await
+    }
+
+    async fn list(&self, filter: &AuditFilter, page: Page) -> Result<(Vec<AuditEntry>, u64), RepositoryError> {
+        // The page and the total from one read transaction: one snapshot.
+        let mut tx = self.db.readers().begin().await.map_err(to_repository_error)?;
+        let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM audit_log WHERE {FILTER}"))
+            .bind(filter.actor.as_deref())
+            .bind(filter.target.as_deref())
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        let rows: Vec<Row> = sqlx::query_as(&format!(
+            "SELECT id, at, actor_kind, actor, action, target_kind, target, changes, request_id \
+             FROM audit_log WHERE {FILTER} ORDER BY id DESC LIMIT ?3 OFFSET ?4"
+        ))
+        .bind(filter.actor.as_deref())
+        .bind(filter.target.as_deref())
+        .bind(i64::from(page.limit()))
+        .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        tx.commit().await.map_err(to_repository_error)?;
+        let entries = rows
+            .into_iter()
+            .map(|(id, at, actor_kind, actor, action, target_kind, target, changes, request_id)| {
+                let changes: Vec<(String, String)> =
+                    serde_json::from_str(&changes).map_err(|e| RepositoryError::Unexpected(e.to_string()))?;
+                Ok(AuditEntry { id, at, actor_kind, actor, action, target_kind, target, changes, request_id })
+            })
+            .collect::<Result<Vec<_>, RepositoryError>>()?;
+        Ok((entries, u64::try_from(total).unwrap_or(0)))
+    }
+}

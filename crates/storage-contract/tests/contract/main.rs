@@ -1,0 +1,2 @@
+//! The storage ports' contract, run against PostgreSQL and SQLite (see the
+//! crate's documentation). One module per port group.
