@@ -43,4 +43,5 @@ mod shutdown;
 mod start;
 mod throttle;
 mod tokens;
+mod transfer;
 mod user_directory;
