@@ -35,7 +35,7 @@ pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuth
 pub use pool::{PoolConnections, PoolStatus};
 pub use profile::{ClientRead, ProfileRepository, Snapshot, SnapshotStore};
 pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens};
-pub use readiness::{NotReady, ReadinessProbe};
+pub use readiness::{NotReady, ProbeAnswer, ReadinessProbe, READINESS_TIMEOUT};
 pub use refresh_tokens::{GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation, TokenRevocation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use user_data::{UpstreamError, UserDataSource};

@@ -2,8 +2,8 @@
 
 use async_trait::async_trait;
 use credencial_domain::admin::NewAuditEntry;
-use credencial_domain::oauth::{ClientId, ClientPolicy, CodeGrant, CodeHash};
-use credencial_domain::ScopeSet;
+use credencial_domain::oauth::{ClientId, ClientPolicy, CodeChallenge, CodeGrant, CodeHash};
+use credencial_domain::{ScopeSet, UserId};
 
 use crate::error::RepositoryError;
 
@@ -67,6 +67,62 @@ impl OAuthClient {
             enabled_scopes: self.enabled_scopes,
         }
     }
+}
+
+/// The columns of a stored client, as every storage adapter selects them, in
+/// this order: `client_id`, `name`, `secret_hash`, `confidential`,
+/// `redirect_uris`, `post_logout_redirect_uris`, `require_pkce`,
+/// `enabled_scopes`, `is_active`, `created_at` (Unix seconds). The three
+/// lists come as the text of a JSON array of strings.
+pub type ClientColumns = (String, String, Option<String>, bool, String, String, bool, String, bool, i64);
+
+impl OAuthClient {
+    /// The client a storage adapter read back as [`ClientColumns`].
+    /// Errors: `Unexpected` for a stored value this build cannot read (an
+    /// invalid client id, an unknown scope, a list that is not JSON).
+    pub fn from_columns(columns: ClientColumns) -> Result<Self, RepositoryError> {
+        let (
+            client_id,
+            name,
+            secret_hash,
+            confidential,
+            redirect_uris,
+            post_logout,
+            require_pkce,
+            scopes,
+            is_active,
+            created_at,
+        ) = columns;
+        let client_id =
+            ClientId::parse(&client_id).map_err(|e| RepositoryError::Unexpected(format!("stored client id: {e}")))?;
+        let enabled_scopes = json_list(&scopes)?
+            .iter()
+            .map(|name| name.parse())
+            .collect::<Result<ScopeSet, _>>()
+            .map_err(|e| RepositoryError::Unexpected(format!("stored scopes of a client: {e}")))?;
+        Ok(Self {
+            client_id,
+            name,
+            secret_hash,
+            redirect_uris: json_list(&redirect_uris)?,
+            post_logout_redirect_uris: json_list(&post_logout)?,
+            confidential,
+            require_pkce,
+            enabled_scopes,
+            is_active,
+            created_at,
+        })
+    }
+}
+
+/// The names of `scopes`, as the `enabled_scopes` column lists them.
+pub fn scope_names(scopes: ScopeSet) -> Vec<String> {
+    scopes.iter().map(|s| s.name().to_owned()).collect()
+}
+
+/// A stored list: the text of a JSON array of strings.
+fn json_list(text: &str) -> Result<Vec<String>, RepositoryError> {
+    serde_json::from_str(text).map_err(|e| RepositoryError::Unexpected(format!("stored list: {e}")))
 }
 
 /// Changes to a registered client; `None` leaves a field as it is. Whether
@@ -147,6 +203,36 @@ pub struct NewAuthorizationCode {
     pub code_hash: CodeHash,
     /// What the code stands for, including its expiry.
     pub grant: CodeGrant,
+}
+
+/// The columns of a stored authorization code's grant, as every storage
+/// adapter selects them, in this order: `client_id`, `user_id`,
+/// `redirect_uri`, `redirect_uri_explicit`, `scope` (space-separated),
+/// `code_challenge`, `expires_at`, `nonce`, `auth_time` (instants in Unix
+/// seconds).
+pub type GrantColumns = (String, i64, String, bool, String, Option<String>, i64, Option<String>, Option<i64>);
+
+/// The grant a storage adapter read back as [`GrantColumns`]. Errors:
+/// `Unexpected` for a stored value this build cannot read.
+pub fn grant_from_columns(columns: GrantColumns) -> Result<CodeGrant, RepositoryError> {
+    let (client_id, user_id, redirect_uri, redirect_uri_explicit, scope, challenge, expires_at, nonce, auth_time) =
+        columns;
+    let unexpected = |what: &str| RepositoryError::Unexpected(format!("stored code: bad {what}"));
+    let code_challenge = match challenge {
+        Some(text) => Some(CodeChallenge::parse_s256(&text).ok_or_else(|| unexpected("challenge"))?),
+        None => None,
+    };
+    Ok(CodeGrant {
+        client_id: ClientId::parse(&client_id).map_err(|_| unexpected("client id"))?,
+        user_id: UserId(user_id),
+        redirect_uri,
+        redirect_uri_explicit,
+        scopes: ScopeSet::parse_strict(&scope).map_err(|_| unexpected("scope"))?,
+        code_challenge,
+        expires_at,
+        nonce,
+        auth_time,
+    })
 }
 
 /// Single-use authorization codes, shared by every instance.

@@ -12,6 +12,29 @@ pub struct PoolConnections {
     pub max: u32,
 }
 
+impl PoolConnections {
+    /// The state of a pool that has `open` connections, `idle` of them
+    /// waiting, and opens at most `max`. The two counts are read one after
+    /// the other, so `idle` is clamped to `open`.
+    pub fn of(open: u32, idle: usize, max: u32) -> Self {
+        let idle = u32::try_from(idle).unwrap_or(u32::MAX).min(open);
+        Self { in_use: open - idle, idle, max }
+    }
+}
+
+impl std::ops::Add for PoolConnections {
+    type Output = Self;
+
+    /// Two pools counted as one (a store with a pool per kind of work).
+    fn add(self, other: Self) -> Self {
+        Self {
+            in_use: self.in_use.saturating_add(other.in_use),
+            idle: self.idle.saturating_add(other.idle),
+            max: self.max.saturating_add(other.max),
+        }
+    }
+}
+
 /// Reports the state of the database connection pool.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 pub trait PoolStatus: Send + Sync + 'static {
