@@ -263,3 +263,61 @@ pub trait AuthorizationCodeStore: Send + Sync + 'static {
     /// not, and returns how many. Errors: `Unexpected`.
     async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns(client_id: &str, scopes: &str, redirect_uris: &str) -> ClientColumns {
+        (
+            client_id.into(),
+            "Portal".into(),
+            Some("pbkdf2_sha256$1$s$h".into()),
+            true,
+            redirect_uris.into(),
+            "[]".into(),
+            false,
+            scopes.into(),
+            true,
+            1_900_000_000,
+        )
+    }
+
+    #[test]
+    fn debug_output_of_a_client_hides_the_secret_hash() {
+        let client = OAuthClient::from_columns(columns("portal", "[]", r#"["https://p.example/cb"]"#)).expect("read");
+        let shown = format!("{client:?}");
+        assert!(!shown.contains("pbkdf2") && shown.contains("[redacted]"), "{shown}");
+    }
+
+    #[test]
+    fn stored_columns_are_read_and_values_this_build_refuses_are_unexpected() {
+        let client = OAuthClient::from_columns(columns("portal", r#"["cnes","cpf"]"#, r#"["https://p.example/cb"]"#))
+            .expect("read");
+        assert_eq!(client.enabled_scopes, ScopeSet::parse_strict("cpf cnes").expect("scopes"));
+        assert_eq!(client.redirect_uris, ["https://p.example/cb"]);
+        assert_eq!(client.created_at, 1_900_000_000);
+        for bad in [
+            columns("por tal", "[]", "[]"),
+            columns("portal", r#"["retired_scope"]"#, "[]"),
+            columns("portal", "[]", "not json"),
+        ] {
+            assert!(matches!(OAuthClient::from_columns(bad), Err(RepositoryError::Unexpected(_))));
+        }
+        let grant = |challenge: Option<&str>| {
+            grant_from_columns((
+                "portal".into(),
+                1,
+                "https://p.example/cb".into(),
+                true,
+                "dados_publicos cpf email".into(),
+                challenge.map(str::to_owned),
+                1_900_000_060,
+                None,
+                None,
+            ))
+        };
+        assert!(grant(None).is_ok());
+        assert!(matches!(grant(Some("short")), Err(RepositoryError::Unexpected(_))));
+    }
+}

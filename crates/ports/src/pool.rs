@@ -42,3 +42,16 @@ pub trait PoolStatus: Send + Sync + 'static {
     /// read on every scrape. Never fails.
     fn connections(&self) -> PoolConnections;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_connections_are_clamped_to_the_open_ones_and_two_pools_add_up() {
+        assert_eq!(PoolConnections::of(3, 1, 8), PoolConnections { in_use: 2, idle: 1, max: 8 });
+        assert_eq!(PoolConnections::of(2, 5, 8), PoolConnections { in_use: 0, idle: 2, max: 8 }, "read apart");
+        let writer = PoolConnections::of(1, 0, 1);
+        assert_eq!(writer + PoolConnections::of(4, 3, 4), PoolConnections { in_use: 2, idle: 3, max: 5 });
+    }
+}

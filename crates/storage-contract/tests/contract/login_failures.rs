@@ -83,7 +83,7 @@ async fn each_key_keeps_its_own_window<B: Backend>() {
     let b = B::fresh().await;
     let log = b.login_failures();
     let here = address("2001:db8::1");
-    log.record_failure(&[here.clone()], NOW, WINDOW).await.expect("an address alone");
+    log.record_failure(std::slice::from_ref(&here), NOW, WINDOW).await.expect("an address alone");
     // The address's window has ended; ana's starts now.
     log.record_failure(&[user("ana"), here.clone()], NOW + WINDOW + 5, WINDOW).await.expect("both");
     log.record_failure(&[user("ana"), here.clone()], NOW + WINDOW + 6, WINDOW).await.expect("both");
@@ -123,21 +123,13 @@ async fn forty_concurrent_failures_on_two_keys_all_count<B: Backend>() {
     let log = b.login_failures();
     let here = address("192.0.2.1");
     // Half of the attempts name the keys in the other order.
-    let start = Arc::new(tokio::sync::Barrier::new(40));
-    let handles: Vec<_> = (0..40)
-        .map(|i| {
-            let log = Arc::clone(&log);
-            let keys = if i % 2 == 0 { vec![user("ana"), here.clone()] } else { vec![here.clone(), user("ana")] };
-            let start = Arc::clone(&start);
-            tokio::spawn(async move {
-                start.wait().await;
-                log.record_failure(&keys, NOW + i, WINDOW).await
-            })
-        })
-        .collect();
-    for handle in handles {
-        handle.await.expect("task").expect("recorded");
-    }
+    let recorded = crate::race::at_once(40, |i| {
+        let log = Arc::clone(&log);
+        let keys = if i % 2 == 0 { vec![user("ana"), here.clone()] } else { vec![here.clone(), user("ana")] };
+        async move { log.record_failure(&keys, NOW + i as i64, WINDOW).await }
+    })
+    .await;
+    recorded.into_iter().for_each(|r| r.expect("recorded"));
     let windows = log.windows(&[user("ana"), here]).await.expect("windows");
     assert_eq!(windows.len(), 2);
     for window in windows {

@@ -5,5 +5,6 @@ mod audit;
 mod health;
 mod login_failures;
 mod oauth;
+mod race;
 mod refresh_tokens;
 mod snapshots;

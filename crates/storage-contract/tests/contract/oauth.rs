@@ -412,21 +412,11 @@ async fn an_openid_code_keeps_its_nonce_login_time_and_scope_through_redemption<
 async fn of_sixteen_concurrent_redemptions_of_one_code_exactly_one_wins<B: Backend>() {
     let s = setup::<B>().await;
     s.codes.store(code("race", "portal", s.ana, NOW + 60)).await.expect("store");
-    let start = Arc::new(tokio::sync::Barrier::new(16));
-    let handles: Vec<_> = (0..16)
-        .map(|_| {
-            let (codes, start) = (Arc::clone(&s.codes), Arc::clone(&start));
-            tokio::spawn(async move {
-                start.wait().await;
-                codes.redeem(&CodeHash::of("race"), &client_id("portal"), NOW).await
-            })
-        })
-        .collect();
-    let results: Vec<Option<CodeGrant>> = futures_util::future::join_all(handles)
-        .await
-        .into_iter()
-        .map(|joined| joined.expect("task").expect("redeem"))
-        .collect();
+    let results: Vec<Option<CodeGrant>> = crate::race::at_once(16, |_| {
+        let codes = Arc::clone(&s.codes);
+        async move { codes.redeem(&CodeHash::of("race"), &client_id("portal"), NOW).await.expect("redeem") }
+    })
+    .await;
     let winners: Vec<_> = results.iter().flatten().collect();
     assert_eq!(winners.len(), 1, "{results:?}");
     assert_eq!(winners[0], &grant("portal", s.ana, NOW + 60));

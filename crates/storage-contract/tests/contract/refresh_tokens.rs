@@ -238,15 +238,22 @@ async fn revoking_an_unknown_token_or_another_users_changes_nothing<B: Backend>(
     assert!(current(&tokens, "old").await);
 }
 
-async fn revoking_a_family_ends_its_current_token_and_no_other_familys<B: Backend>() {
+/// Users ana and bia; ana's family `a` (token `a` rotated into `b`), ana's
+/// family `code:portal:x` (token `x`), bia's family `y` (token `y`).
+async fn two_users_with_three_families<B: Backend>() -> (B, Arc<dyn RefreshTokenStore>, UserId) {
     let b = B::fresh().await;
     let ana = b.create_user("ana").await;
     let bia = b.create_user("bia").await;
     let tokens = b.refresh_tokens();
     tokens.record(token("a", ana), "a").await.expect("record");
     assert_eq!(tokens.rotate("a", ana, token("b", ana), None).await.expect("a -> b"), Rotation::Rotated);
-    tokens.record(token("x", ana), "x").await.expect("another login of ana");
+    tokens.record(token("x", ana), "code:portal:x").await.expect("ana's code grant");
     tokens.record(token("y", bia), "y").await.expect("bia's login");
+    (b, tokens, ana)
+}
+
+async fn revoking_a_family_ends_its_current_token_and_no_other_familys<B: Backend>() {
+    let (_b, tokens, ana) = two_users_with_three_families::<B>().await;
 
     assert_eq!(tokens.revoke_family("a").await.expect("revoke"), 1, "b, the family's only current token");
     assert!(!current(&tokens, "b").await);
@@ -263,14 +270,7 @@ async fn revoking_a_family_ends_its_current_token_and_no_other_familys<B: Backen
 }
 
 async fn revoking_a_user_ends_every_family_of_that_user_only_and_is_no_replay_later<B: Backend>() {
-    let b = B::fresh().await;
-    let ana = b.create_user("ana").await;
-    let bia = b.create_user("bia").await;
-    let tokens = b.refresh_tokens();
-    tokens.record(token("a", ana), "a").await.expect("record");
-    assert_eq!(tokens.rotate("a", ana, token("b", ana), None).await.expect("a -> b"), Rotation::Rotated);
-    tokens.record(token("x", ana), "code:portal:x").await.expect("ana's code grant");
-    tokens.record(token("y", bia), "y").await.expect("bia's login");
+    let (_b, tokens, ana) = two_users_with_three_families::<B>().await;
 
     assert_eq!(tokens.revoke_user(ana).await.expect("revoke"), 2, "b and x, ana's current tokens");
     for jti in ["b", "x"] {
@@ -313,23 +313,14 @@ async fn purging_deletes_tokens_expired_before_the_cutoff_rotated_or_not_and_kee
 /// Rotates `old` from 16 tasks at once (task `i` into `new-<i>`, sealing
 /// `pair-<i>` when `window`), and returns each task's outcome.
 async fn sixteen_rotations(tokens: &Arc<dyn RefreshTokenStore>, ana: UserId, window: bool) -> Vec<Rotation> {
-    let start = Arc::new(tokio::sync::Barrier::new(16));
-    let handles: Vec<_> = (0..16)
-        .map(|i| {
-            let (tokens, start) = (Arc::clone(tokens), Arc::clone(&start));
-            tokio::spawn(async move {
-                start.wait().await;
-                let sealed = format!("pair-{i}").into_bytes();
-                let grace = if window { grace(&sealed, AT) } else { None };
-                tokens.rotate("old", ana, token(&format!("new-{i}"), ana), grace).await
-            })
-        })
-        .collect();
-    futures_util::future::join_all(handles)
-        .await
-        .into_iter()
-        .map(|joined| joined.expect("task").expect("rotate"))
-        .collect()
+    let outcomes = crate::race::at_once(16, |i| {
+        let tokens = Arc::clone(tokens);
+        let sealed = format!("pair-{i}").into_bytes();
+        let grace = if window { grace(&sealed, AT) } else { None };
+        async move { tokens.rotate("old", ana, token(&format!("new-{i}"), ana), grace).await }
+    })
+    .await;
+    outcomes.into_iter().map(|outcome| outcome.expect("rotate")).collect()
 }
 
 /// The one task of `outcomes` that rotated, once `new-<i>` of it alone is current.
