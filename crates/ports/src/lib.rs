@@ -36,7 +36,7 @@ pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuth
 pub use pool::{PoolConnections, PoolStatus};
 pub use profile::{ClientRead, ProfileRepository, Snapshot, SnapshotStore};
 pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens};
-pub use readiness::{NotReady, ReadinessProbe, SchemaStatus};
+pub use readiness::{NotReady, ProbeAnswer, ReadinessProbe, SchemaStatus, READINESS_TIMEOUT};
 pub use refresh_tokens::{GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation, TokenRevocation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use transfer::{DataTransfer, TableSpec, TABLES};

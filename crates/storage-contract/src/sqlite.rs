@@ -62,39 +62,32 @@ impl Backend for Sqlite {
         unimplemented!("SQLite ProfileRepository is being written")
     }
 
-    // TODO(issue 15): Arc::new(sqlite::SqliteSnapshotStore::new(self.database.db.clone()))
     fn snapshots(&self) -> Arc<dyn SnapshotStore> {
-        unimplemented!("SQLite SnapshotStore is being written")
+        Arc::new(sqlite::SqliteSnapshotStore::new(self.database.db.clone()))
     }
 
-    // TODO(issue 15): Arc::new(sqlite::SqliteRefreshTokenStore::new(self.database.db.clone()))
     fn refresh_tokens(&self) -> Arc<dyn RefreshTokenStore> {
-        unimplemented!("SQLite RefreshTokenStore is being written")
+        Arc::new(sqlite::SqliteRefreshTokenStore::new(self.database.db.clone()))
     }
 
-    // TODO(issue 15): Arc::new(sqlite::SqliteOAuthClientRepository::new(self.database.db.clone()))
     fn clients(&self) -> Arc<dyn OAuthClientRepository> {
-        unimplemented!("SQLite OAuthClientRepository is being written")
+        Arc::new(sqlite::SqliteOAuthClientRepository::new(self.database.db.clone()))
     }
 
-    // TODO(issue 15): Arc::new(sqlite::SqliteAuthorizationCodeStore::new(self.database.db.clone()))
     fn codes(&self) -> Arc<dyn AuthorizationCodeStore> {
-        unimplemented!("SQLite AuthorizationCodeStore is being written")
+        Arc::new(sqlite::SqliteAuthorizationCodeStore::new(self.database.db.clone()))
     }
 
-    // TODO(issue 15): Arc::new(sqlite::SqliteLoginFailureLog::new(self.database.db.clone()))
     fn login_failures(&self) -> Arc<dyn LoginFailureLog> {
-        unimplemented!("SQLite LoginFailureLog is being written")
+        Arc::new(sqlite::SqliteLoginFailureLog::new(self.database.db.clone()))
     }
 
-    // TODO(issue 15): Arc::new(sqlite::SqliteReadinessProbe::new(self.database.db.clone()))
     fn readiness(&self) -> Arc<dyn ReadinessProbe> {
-        unimplemented!("SQLite ReadinessProbe is being written")
+        Arc::new(sqlite::SqliteReadinessProbe::new(self.database.db.clone()))
     }
 
-    // TODO(issue 15): Arc::new(sqlite::SqlitePoolStatus::new(self.database.db.clone()))
     fn pool_status(&self) -> Arc<dyn PoolStatus> {
-        unimplemented!("SQLite PoolStatus is being written")
+        Arc::new(sqlite::SqlitePoolStatus::new(self.database.db.clone()))
     }
 
     fn audit(&self) -> Arc<dyn AuditTrail> {
