@@ -26,7 +26,9 @@ impl SqliteDataTransfer {
 /// instants, dates and texts in that form already).
 fn read_expression(column: &str, kind: ColumnKind) -> String {
     match kind {
-        ColumnKind::Integer | ColumnKind::Text | ColumnKind::Instant | ColumnKind::Date => column.to_owned(),
+        ColumnKind::Integer | ColumnKind::Text | ColumnKind::Instant | ColumnKind::InstantMillis | ColumnKind::Date => {
+            column.to_owned()
+        }
         ColumnKind::LocalDateTime => column.to_owned(),
         ColumnKind::Boolean => {
             format!("CASE WHEN {column} IS NULL THEN NULL WHEN {column} THEN json('true') ELSE json('false') END")
@@ -43,7 +45,7 @@ fn write_expression(column: &str, kind: ColumnKind) -> String {
         // JSON true/false come out of json_extract as 1/0.
         ColumnKind::Integer | ColumnKind::Boolean => value,
         // Sub-second instants (from PostgreSQL) keep their whole seconds.
-        ColumnKind::Instant => format!("CAST({value} AS INTEGER)"),
+        ColumnKind::Instant | ColumnKind::InstantMillis => format!("CAST({value} AS INTEGER)"),
         ColumnKind::Text | ColumnKind::Date | ColumnKind::LocalDateTime => value,
         // Arrays and documents as JSON text (`->`); a JSON null as NULL.
         ColumnKind::TextArray | ColumnKind::Json => format!("nullif(r -> '$.{column}', 'null')"),

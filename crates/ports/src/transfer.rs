@@ -5,7 +5,8 @@
 //!
 //! A row is a JSON object keyed by column name. Values take one form on
 //! every engine: integers and texts as they are, booleans as `true`/`false`,
-//! instants as Unix seconds (a number), dates as `YYYY-MM-DD`, the zone-less
+//! instants as Unix seconds (a number; the throttle windows' starts in
+//! milliseconds), dates as `YYYY-MM-DD`, the zone-less
 //! datetimes of experiences as `YYYY-MM-DDTHH:MM:SS`, text arrays and JSON
 //! documents as JSON, bytes as lower-case hex. Secrets stay as the schema
 //! keeps them: password and client-secret hashes, SHA-256 digests of codes
@@ -27,6 +28,8 @@ pub enum ColumnKind {
     Boolean,
     /// An instant, as Unix seconds.
     Instant,
+    /// An instant, as Unix milliseconds (the throttle windows).
+    InstantMillis,
     /// A calendar date, `YYYY-MM-DD`.
     Date,
     /// A date and time without a zone, `YYYY-MM-DDTHH:MM:SS`.
@@ -54,6 +57,7 @@ pub struct TableSpec {
     pub generated_id: bool,
 }
 
+use ColumnKind::InstantMillis as M;
 use ColumnKind::{Boolean as B, Bytes as X, Date as D, Instant as T, Integer as I, Json as J, LocalDateTime as L};
 use ColumnKind::{Text as S, TextArray as A};
 
@@ -205,7 +209,7 @@ pub const TABLES: &[TableSpec] = &[
     },
     TableSpec {
         name: "login_failures",
-        columns: &[("key", S), ("failures", I), ("window_start", T)],
+        columns: &[("key", S), ("failures", I), ("window_start", M)],
         order_by: "key",
         generated_id: false,
     },
