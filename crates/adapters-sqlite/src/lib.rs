@@ -14,6 +14,7 @@ mod directory;
 mod error;
 mod host_user_records;
 mod host_users;
+mod json;
 mod login_failures;
 mod oauth_clients;
 mod oauth_codes;
@@ -22,16 +23,16 @@ mod profiles;
 mod readiness;
 mod refresh_tokens;
 mod snapshots;
-mod users;
 #[cfg(feature = "test-support")]
 pub mod testing;
+mod users;
 
+pub use account_admin::{SqliteAccountAdminStore, SqliteLoginHistory};
+pub use audit::SqliteAuditTrail;
 pub use database::{
     connect, ensure_file, known_versions, lock_instance, migrate, parse_url, schema_status, DatabaseError,
     InstanceLock, SchemaStatus, SqliteDb, BUSY_TIMEOUT, MIGRATOR, SCHEME,
 };
-pub use account_admin::{SqliteAccountAdminStore, SqliteLoginHistory};
-pub use audit::SqliteAuditTrail;
 pub use directory::SqliteUserDirectory;
 pub use host_user_records::SqliteHostUserRecords;
 pub use host_users::SqliteHostUserStore;
