@@ -1,2 +1,8 @@
 //! The storage ports' contract, run against PostgreSQL and SQLite (see the
 //! crate's documentation). One module per port group.
+
+mod account;
+mod account_admin;
+mod directory;
+mod profiles;
+mod users;
