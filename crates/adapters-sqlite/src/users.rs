@@ -10,7 +10,9 @@ use credencial_ports::stored::{
 use credencial_ports::{
     AccountRecord, DetailsUpdate, NewUser, Registered, RepositoryError, UserCredentials, UserRepository,
 };
-use sqlx::{SqliteConnection, SqlitePool};
+use sqlx::query::QueryScalar;
+use sqlx::sqlite::SqliteArguments;
+use sqlx::{Sqlite, SqliteConnection, SqlitePool};
 
 use crate::audit::audited_change;
 use crate::error::{is_unique_violation, to_repository_error};
@@ -118,6 +120,21 @@ impl SqliteUserRepository {
     }
 }
 
+/// `registration` bound as `?1` username, `?2` password hash, `?3` name,
+/// `?4` e-mail and `?5` CPF.
+fn bind_registration<'q>(
+    query: QueryScalar<'q, Sqlite, i64, SqliteArguments<'q>>,
+    registration: &'q Registration,
+    password_hash: &'q str,
+) -> QueryScalar<'q, Sqlite, i64, SqliteArguments<'q>> {
+    query
+        .bind(registration.username.as_str())
+        .bind(password_hash)
+        .bind(&registration.name)
+        .bind(registration.email.as_str())
+        .bind(registration.cpf.as_str())
+}
+
 /// The sign-up's pre-registered claim, its insert and its taken-values
 /// answer, on the connection of one write transaction.
 async fn register_on(
@@ -128,19 +145,13 @@ async fn register_on(
     // A pre-registered account (user-management API: unusable password
     // '!…', still active) with this CPF and e-mail is claimed: it takes
     // the chosen username, name and password, never a second account.
-    let claimed = sqlx::query_scalar::<_, i64>(
+    let claimed = sqlx::query_scalar(
         "UPDATE users SET username = ?1, password = ?2, nome_usual = ?3, name = ?3 \
          WHERE cpf = ?5 AND email <> '' AND lower(email) = lower(?4) AND substr(password, 1, 1) = '!' \
            AND is_active \
          RETURNING id",
-    )
-    .bind(registration.username.as_str())
-    .bind(password_hash)
-    .bind(&registration.name)
-    .bind(registration.email.as_str())
-    .bind(registration.cpf.as_str())
-    .fetch_optional(&mut *conn)
-    .await;
+    );
+    let claimed = bind_registration(claimed, registration, password_hash).fetch_optional(&mut *conn).await;
     match claimed {
         Ok(Some(id)) => return Ok(Registered::Created(UserId(id))),
         Ok(None) => {}
@@ -150,18 +161,14 @@ async fn register_on(
     }
     // DO NOTHING without a target covers every unique index (username,
     // cpf, lower(email)).
-    let created: Option<i64> = sqlx::query_scalar(
+    let created = sqlx::query_scalar(
         "INSERT INTO users (username, password, is_active, nome_usual, email, name, cpf) \
          VALUES (?1, ?2, 1, ?3, ?4, ?3, ?5) ON CONFLICT DO NOTHING RETURNING id",
-    )
-    .bind(registration.username.as_str())
-    .bind(password_hash)
-    .bind(&registration.name)
-    .bind(registration.email.as_str())
-    .bind(registration.cpf.as_str())
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(to_repository_error)?;
+    );
+    let created = bind_registration(created, registration, password_hash)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(to_repository_error)?;
     if let Some(id) = created {
         return Ok(Registered::Created(UserId(id)));
     }

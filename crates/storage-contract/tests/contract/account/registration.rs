@@ -2,9 +2,11 @@
 //! CPF and e-mail (ignoring case) also under concurrent writers, and login
 //! by CPF.
 
+use std::sync::Arc;
+
 use credencial_domain::account::{AccountDetails, DetailsForm, Registration, SignupForm, UniqueField};
 use credencial_domain::{Cpf, UserId};
-use credencial_ports::{DetailsUpdate, Registered};
+use credencial_ports::{DetailsUpdate, Registered, UserRepository};
 use credencial_storage_contract::{contract, Backend};
 
 use super::support::user;
@@ -95,37 +97,34 @@ async fn every_taken_value_is_answered_and_nothing_is_created<B: Backend>() {
     assert_eq!(b.count("SELECT count(*) FROM users").await, 1);
 }
 
+/// Runs `attempts` at once and checks that exactly one is created and
+/// every other one is refused for `taken` alone.
+async fn exactly_one_created(users: &Arc<dyn UserRepository>, attempts: Vec<Registration>, taken: UniqueField) {
+    let tasks = attempts.into_iter().map(|attempt| {
+        let users = users.clone();
+        tokio::spawn(async move { users.register(&attempt, "h").await })
+    });
+    let outcomes: Vec<_> =
+        futures_util::future::join_all(tasks).await.into_iter().map(|r| r.expect("task").expect("ok")).collect();
+    let created = outcomes.iter().filter(|o| matches!(o, Registered::Created(_))).count();
+    assert_eq!(created, 1, "{outcomes:?}");
+    assert!(outcomes.iter().all(|o| matches!(o, Registered::Created(_)) || *o == Registered::Taken(vec![taken])));
+}
+
 async fn of_concurrent_sign_ups_with_one_cpf_or_one_e_mail_exactly_one_wins<B: Backend>() {
     let b = B::fresh().await;
     let users = b.users();
     // The same CPF, every other value different.
-    let attempts = (0..8).map(|i| {
-        let users = users.clone();
-        tokio::spawn(async move {
-            users.register(&registration(&format!("person{i}"), CPF, &format!("p{i}@x.gov.br")), "h").await
-        })
-    });
-    let outcomes: Vec<_> =
-        futures_util::future::join_all(attempts).await.into_iter().map(|r| r.expect("task").expect("ok")).collect();
-    let created = outcomes.iter().filter(|o| matches!(o, Registered::Created(_))).count();
-    assert_eq!(created, 1, "{outcomes:?}");
-    assert!(outcomes
-        .iter()
-        .all(|o| matches!(o, Registered::Created(_)) || *o == Registered::Taken(vec![UniqueField::Cpf])));
+    let same_cpf = (0..8).map(|i| registration(&format!("person{i}"), CPF, &format!("p{i}@x.gov.br"))).collect();
+    exactly_one_created(&users, same_cpf, UniqueField::Cpf).await;
     // The same e-mail address in different cases.
     let cpfs = ["111.444.777-35", "123.456.789-09", "935.411.347-80", "390.533.447-05"];
-    let attempts = cpfs.into_iter().enumerate().map(|(i, c)| {
-        let users = users.clone();
-        let email = if i % 2 == 0 { "Same@X.gov.br" } else { "same@x.GOV.BR" };
-        tokio::spawn(async move { users.register(&registration(&format!("other{i}"), c, email), "h").await })
-    });
-    let outcomes: Vec<_> =
-        futures_util::future::join_all(attempts).await.into_iter().map(|r| r.expect("task").expect("ok")).collect();
-    let created = outcomes.iter().filter(|o| matches!(o, Registered::Created(_))).count();
-    assert_eq!(created, 1, "{outcomes:?}");
-    assert!(outcomes
-        .iter()
-        .all(|o| matches!(o, Registered::Created(_)) || *o == Registered::Taken(vec![UniqueField::Email])));
+    let same_email = cpfs
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| registration(&format!("other{i}"), c, if i % 2 == 0 { "Same@X.gov.br" } else { "same@x.GOV.BR" }))
+        .collect();
+    exactly_one_created(&users, same_email, UniqueField::Email).await;
     assert_eq!(b.count("SELECT count(*) FROM users").await, 2);
 }
 

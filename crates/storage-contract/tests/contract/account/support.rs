@@ -2,27 +2,22 @@
 //! same way on both engines.
 
 use credencial_domain::oauth::ClientId;
-use credencial_domain::{ScopeSet, UserData, UserId, Username};
-use credencial_ports::NewUser;
+use credencial_domain::{Cpf, ScopeSet, UserId};
+use credencial_ports::account::CpfChange;
 use credencial_storage_contract::{Backend, Engine};
 
 /// The tests' "now" (Unix seconds), 2030-03-17.
 pub const NOW: i64 = 1_900_000_000;
 
-/// An active user `name` (e-mail `<name>@example.gov.br`, name `Full
-/// <name>`) with `cpf`, created through the port.
+/// An active user `name` (the backend's [`Backend::create_user`]) with
+/// `cpf`, set through the tax-id port.
 pub async fn user<B: Backend>(b: &B, name: &str, cpf: Option<&str>) -> UserId {
-    b.users()
-        .create(NewUser {
-            username: Username::parse(name).expect("username"),
-            password_hash: "pbkdf2_sha256$1$s$h".into(),
-            is_active: true,
-            data: UserData { email: format!("{name}@example.gov.br"), ..UserData::default() },
-            name: format!("Full {name}"),
-            cpf: cpf.map(str::to_owned),
-        })
-        .await
-        .expect("user")
+    let id = b.create_user(name).await;
+    if let Some(cpf) = cpf {
+        let cpf = Cpf::parse(cpf).expect("cpf");
+        assert_eq!(b.tax_id().change_cpf(id, &cpf).await.expect("cpf"), CpfChange::Changed);
+    }
+    id
 }
 
 /// A client id.
