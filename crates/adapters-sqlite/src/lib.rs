@@ -25,13 +25,14 @@ mod refresh_tokens;
 mod snapshots;
 #[cfg(feature = "test-support")]
 pub mod testing;
+mod transfer;
 mod users;
 
 pub use account_admin::{SqliteAccountAdminStore, SqliteLoginHistory};
 pub use audit::SqliteAuditTrail;
 pub use database::{
     connect, ensure_file, known_versions, lock_instance, migrate, parse_url, schema_status, DatabaseError,
-    InstanceLock, SchemaStatus, SqliteDb, BUSY_TIMEOUT, MIGRATOR, SCHEME,
+    InstanceLock, SqliteDb, BUSY_TIMEOUT, MIGRATOR, SCHEME,
 };
 pub use directory::SqliteUserDirectory;
 pub use host_user_records::SqliteHostUserRecords;
@@ -44,4 +45,5 @@ pub use profiles::SqliteProfileRepository;
 pub use readiness::SqliteReadinessProbe;
 pub use refresh_tokens::SqliteRefreshTokenStore;
 pub use snapshots::SqliteSnapshotStore;
+pub use transfer::SqliteDataTransfer;
 pub use users::SqliteUserRepository;

@@ -27,3 +27,42 @@ pub trait ReadinessProbe: Send + Sync + 'static {
     /// state of the connection pool.
     async fn check(&self) -> Result<(), NotReady>;
 }
+
+/// How a database's applied migrations compare with the ones a build
+/// embeds (each storage adapter embeds its own engine's).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SchemaStatus {
+    /// Migrations of this build not (successfully) applied: `migrate` applies them.
+    pub pending: Vec<i64>,
+    /// Migrations applied to the database that this build does not know (a
+    /// newer release migrated it).
+    pub unknown: Vec<i64>,
+}
+
+impl SchemaStatus {
+    /// Compares the `applied` versions with the `known` ones.
+    pub fn compare(applied: &[i64], known: &[i64]) -> Self {
+        Self {
+            pending: known.iter().copied().filter(|v| !applied.contains(v)).collect(),
+            unknown: applied.iter().copied().filter(|v| !known.contains(v)).collect(),
+        }
+    }
+
+    /// Whether the schema is exactly what this build expects.
+    pub fn is_current(&self) -> bool {
+        self.pending.is_empty() && self.unknown.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SchemaStatus;
+
+    #[test]
+    fn pending_and_unknown_versions_are_told_apart() {
+        let status = SchemaStatus::compare(&[1, 2, 9], &[1, 2, 3]);
+        assert_eq!(status, SchemaStatus { pending: vec![3], unknown: vec![9] });
+        assert!(!status.is_current());
+        assert!(SchemaStatus::compare(&[1, 2], &[1, 2]).is_current());
+    }
+}
