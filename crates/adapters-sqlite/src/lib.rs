@@ -14,6 +14,7 @@ mod directory;
 mod error;
 mod host_user_records;
 mod host_users;
+mod json;
 mod login_failures;
 mod oauth_clients;
 mod oauth_codes;

@@ -20,6 +20,7 @@ pub mod provider;
 pub mod readiness;
 pub mod refresh_tokens;
 pub mod registries;
+pub mod stored;
 pub mod transfer;
 pub mod user_data;
 pub mod users;
