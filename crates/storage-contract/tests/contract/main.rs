@@ -12,4 +12,5 @@ mod profiles;
 mod race;
 mod refresh_tokens;
 mod snapshots;
+mod transfer;
 mod users;
