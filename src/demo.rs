@@ -7,7 +7,7 @@ use credencial_domain::admin::audit::SECRET_SET;
 use credencial_domain::admin::{Actor, AuditAction, AuditTarget};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{AcademicDegree, Experience};
-use credencial_domain::{Degree, ScopeSet, UserData, UserId, Username};
+use credencial_domain::{Cpf, Degree, ScopeSet, UserData, UserId, Username};
 use credencial_ports::{NewUser, OAuthClient, RepositoryError};
 
 use crate::storage::Storage;
@@ -189,7 +189,7 @@ pub async fn seed(storage: &Storage, hasher: &PasswordHasher) -> anyhow::Result<
             is_active: true,
             data: (user.data)(),
             name: user.name.into(),
-            cpf: user.cpf.map(str::to_owned),
+            cpf: user.cpf.map(Cpf::parse).transpose()?,
         };
         match repo.create(new).await {
             Ok(id) => {

@@ -79,7 +79,7 @@ pub(crate) async fn person(app: &TestApp, username: &str, cpf: &str, full: bool)
             is_active: true,
             data: UserData { email: format!("{username}@example.gov.br"), ..UserData::default() },
             name: format!("{username} da Silva"),
-            cpf: Some(cpf.into()),
+            cpf: Some(credencial_domain::Cpf::parse(cpf).expect("a valid CPF")),
         })
         .await
         .expect("user");

@@ -77,7 +77,7 @@ impl TestDatabase {
                     ..credencial_domain::UserData::default()
                 },
                 name: format!("Full {name}"),
-                cpf: cpf.map(str::to_owned),
+                cpf: cpf.map(|c| credencial_domain::Cpf::parse(c).expect("a valid CPF")),
             })
             .await
             .expect("user")

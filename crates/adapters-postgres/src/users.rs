@@ -51,7 +51,7 @@ pub(crate) async fn insert_user(
     .bind(&user.data.campus)
     .bind(&user.data.tipo_usuario)
     .bind(&user.name)
-    .bind(&user.cpf)
+    .bind(user.cpf.as_ref().map(Cpf::as_str))
     .bind(flags.staff)
     .bind(flags.must_change_password)
     .fetch_one(on)

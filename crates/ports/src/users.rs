@@ -37,8 +37,8 @@ pub struct NewUser {
     pub data: UserData,
     /// Public name (used by the profile service).
     pub name: String,
-    /// CPF, 11 digits, if known.
-    pub cpf: Option<String>,
+    /// CPF, if known (its check digits already checked).
+    pub cpf: Option<Cpf>,
 }
 
 impl std::fmt::Debug for NewUser {

@@ -421,7 +421,7 @@ fn prepared(
         is_active: fields.is_active,
         data: fields.data,
         name: fields.name,
-        cpf: fields.cpf.map(|c| c.as_str().to_owned()),
+        cpf: fields.cpf,
     };
     (new, fields.is_staff, entry)
 }

@@ -182,7 +182,7 @@ async fn a_new_account_may_have_a_temporary_password_and_a_taken_cpf_or_email_is
         is_active: true,
         data: UserData { email: email.into(), ..UserData::default() },
         name: String::new(),
-        cpf: cpf.map(str::to_owned),
+        cpf: cpf.map(|c| credencial_domain::Cpf::parse(c).expect("cpf")),
     };
     let audit = || entry(AuditAction::UserCreate, "lia");
     let id =

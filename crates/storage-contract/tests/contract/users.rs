@@ -3,7 +3,7 @@
 //! are, the owner's password change and the staff flag.
 
 use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
-use credencial_domain::{UserData, UserId, Username};
+use credencial_domain::{Cpf, UserData, UserId, Username};
 use credencial_ports::{NewUser, RepositoryError};
 use credencial_storage_contract::{contract, Backend};
 
@@ -178,11 +178,12 @@ async fn a_cpf_that_is_not_eleven_digits_is_refused_and_leaves_no_row<B: Backend
         "123.456.789-09", // formatted
         "١٢٣٤٥٦٧٨٩٠١",    // Arabic-Indic digits
     ];
+    // The port takes a checked `Cpf` only; the schema refuses a malformed
+    // one written by anything else (an operator's SQL, an import).
     for (i, cpf) in bad.into_iter().enumerate() {
         let username = format!("user{i}");
-        let mut user = new_user(&username);
-        user.cpf = Some(cpf.to_owned());
-        let result = users.create(user).await;
+        let insert = format!("INSERT INTO users (username, password, cpf) VALUES ('{username}', 'h', '{cpf}')");
+        let result = b.try_execute(&insert).await;
         assert!(result.is_err(), "CPF {cpf:?} must be refused, got {result:?}");
         assert_eq!(count_users(&b, &username).await, 0, "no row left for CPF {cpf:?}");
         assert!(users.find_credentials(&username).await.expect("query").is_none());
@@ -190,7 +191,7 @@ async fn a_cpf_that_is_not_eleven_digits_is_refused_and_leaves_no_row<B: Backend
 
     // The same user with a well-formed CPF (or none) is accepted.
     let mut good = new_user("user0");
-    good.cpf = Some("12345678909".to_owned());
+    good.cpf = Some(Cpf::parse("12345678909").expect("cpf"));
     users.create(good).await.expect("11 digits are accepted");
     users.create(new_user("user1")).await.expect("no CPF is accepted");
     let stored = users.find_summary(&Username::parse("user0").expect("username")).await.expect("read").expect("user0");
@@ -201,10 +202,10 @@ async fn a_cpf_belongs_to_one_user_only<B: Backend>() {
     let b = B::fresh().await;
     let users = b.users();
     let mut ana = new_user("ana");
-    ana.cpf = Some("12345678909".to_owned());
+    ana.cpf = Some(Cpf::parse("12345678909").expect("cpf"));
     users.create(ana).await.expect("create ana");
     let mut bia = new_user("bia");
-    bia.cpf = Some("12345678909".to_owned());
+    bia.cpf = Some(Cpf::parse("12345678909").expect("cpf"));
     let err = users.create(bia).await.expect_err("CPF taken");
     assert!(matches!(err, RepositoryError::Conflict(_)), "{err:?}");
     assert_eq!(count_users(&b, "bia").await, 0);
@@ -236,7 +237,7 @@ async fn summaries_are_found_by_username_and_id<B: Backend>() {
     let b = B::fresh().await;
     let users = b.users();
     let mut ana = new_user("ana");
-    ana.cpf = Some("52998224725".to_owned());
+    ana.cpf = Some(Cpf::parse("52998224725").expect("cpf"));
     let id = users.create(ana).await.expect("create");
     let by_name = users.find_summary(&Username::parse("ana").expect("username")).await.expect("read").expect("ana");
     let by_id = users.find_summary_by_id(id).await.expect("read").expect("ana");
