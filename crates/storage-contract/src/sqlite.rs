@@ -116,14 +116,12 @@ impl Backend for Sqlite {
         unimplemented!("SQLite UserDirectory is being written")
     }
 
-    // TODO(issue 15): Arc::new(sqlite::SqliteHostUserStore::new(self.database.db.clone()))
     fn host_users(&self) -> Arc<dyn HostUserStore> {
-        unimplemented!("SQLite HostUserStore is being written")
+        Arc::new(sqlite::SqliteHostUserStore::new(self.database.db.clone()))
     }
 
-    // TODO(issue 15): Arc::new(sqlite::SqliteHostUserRecords::new(self.database.db.clone()))
     fn host_user_records(&self) -> Arc<dyn HostUserRecords> {
-        unimplemented!("SQLite HostUserRecords is being written")
+        Arc::new(sqlite::SqliteHostUserRecords::new(self.database.db.clone()))
     }
 
     // TODO(issue 15): Arc::new(sqlite::account::SqliteGrantRepository::new(self.database.db.clone()))
