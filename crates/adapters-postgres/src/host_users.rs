@@ -1,21 +1,24 @@
-//! [`HostUserStore`] on a configurable host user table (default
-//! `host_users`).
+//! [`HostUserStore`](credencial_ports::HostUserStore) on a configurable
+//! host user table (default `host_users`): PostgreSQL's catalogue and
+//! statements ([`PgHostTable`]) under the port's shared implementation
+//! ([`HostTableStore`]: shape cache, plan, retries, log lines).
 //!
 //! Table and column names come from configuration, so they cannot be bound
-//! as parameters: they arrive checked ([`TableName`], [`ColumnName`]:
+//! as parameters: they arrive checked
+//! ([`TableName`], [`ColumnName`](credencial_domain::host_table::ColumnName):
 //! `[a-z_][a-z0-9_]*`, at most 63 bytes) *and* are double-quoted in the
 //! statement. Values are always bound parameters, never part of the SQL
 //! text.
 //!
 //! **Conversion.** The table's shape is read from the catalogue once per
-//! table and kept (a later [`HostUserStore::describe`] refreshes it). The
-//! domain's [`UpsertPlan`] checks each value against its column *before*
-//! the statement (kind, `YYYY-MM-DD` calendar date, declared length, NUL
-//! characters, timestamp range) and orders the columns; a value that does
-//! not fit is skipped with a `warn` naming the table, the column and the
-//! reason — never the value — and the rest is written. The statement then casts each parameter to the
-//! column's type (`CAST($n AS date)`, `to_timestamp($n)`,
-//! `CAST($n AS jsonb)`), which cannot fail for a checked value.
+//! table and kept. The domain's [`UpsertPlan`] checks each value against
+//! its column *before* the statement (kind, `YYYY-MM-DD` calendar date,
+//! declared length, NUL characters, timestamp range) and orders the
+//! columns; a value that does not fit is skipped with a `warn` naming the
+//! table, the column and the reason — never the value — and the rest is
+//! written. The statement then casts each parameter to the column's type
+//! (`CAST($n AS date)`, `to_timestamp($n)`, `CAST($n AS jsonb)`), which
+//! cannot fail for a checked value.
 //!
 //! What only the database can judge — a single-column `CHECK` constraint, a
 //! domain's `CHECK`, or a unique constraint on another column whose value

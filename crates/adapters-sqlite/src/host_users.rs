@@ -1,9 +1,15 @@
-//! [`HostUserStore`] on a configurable host user table in the SQLite file
-//! (default `host_users`): what the PostgreSQL adapter does, with SQLite's
+//! [`HostUserStore`](credencial_ports::HostUserStore) on a configurable
+//! host user table in the SQLite file (default `host_users`): SQLite's
+//! catalogue and statements ([`SqliteHostTable`]) under the port's shared
+//! implementation ([`HostTableStore`]: shape cache, the domain's plan,
+//! retries, log lines) — what the PostgreSQL adapter does, with SQLite's
 //! catalogue and SQL.
 //!
-//! Names arrive checked ([`TableName`], [`ColumnName`]) and are
-//! double-quoted in the statement; values are always bound parameters.
+//! Names arrive checked ([`TableName`],
+//! [`ColumnName`](credencial_domain::host_table::ColumnName)) and are
+//! double-quoted in the statement; values are always bound parameters
+//! (text, integers, booleans as 0/1), with no cast: SQLite keeps what it is
+//! given.
 //!
 //! **Shape.** `sqlite_schema` says whether the name is a table (a view or
 //! a virtual table is not); `pragma_table_xinfo` gives the columns in table
@@ -17,7 +23,7 @@
 //! writing), `DATE` as `YYYY-MM-DD` text, `BOOLEAN` as 0/1, `JSON`/`JSONB`
 //! as JSON text (a `json_valid` check in the table keeps it so),
 //! `TIMESTAMP` as Unix seconds. The shape is kept per table and refreshed by
-//! [`HostUserStore::describe`].
+//! `describe`.
 //!
 //! **Get-or-create** is one `BEGIN IMMEDIATE` transaction on the writer:
 //!
