@@ -1,21 +1,22 @@
-//! The command line: `serve`, `demo`, `migrate`,
+//! The command line: `serve`, `demo`, `migrate`, `export`, `import`,
 //! `user create|list|search|show|set-active|set-password|set-staff|…`, `client create|update|list|set-active`,
 //! `audit list`, `keys generate`, `completions`, `man`.
 
 mod audit;
 mod clients;
 mod keys;
+mod transfer;
 mod users;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use credencial_adapters_postgres::{connect, ensure_database_exists, migrate, PgPool};
 use credencial_domain::admin::Actor;
 
 use crate::settings::Settings;
 use crate::startup::{hasher, Application, Mode};
+use crate::storage::{lock_instance, Database, Storage};
 use crate::{demo, telemetry};
 pub use audit::AuditCommand;
 pub use clients::{ClientCommand, CreateClient, UpdateClient};
@@ -44,6 +45,22 @@ pub enum Command {
     Demo,
     /// Apply pending database migrations.
     Migrate,
+    /// Write every table of the database as JSON lines (to move a
+    /// deployment between SQLite and PostgreSQL; secrets stay hashed, the
+    /// file holds personal data).
+    Export {
+        /// A new file to write (mode 0600; never overwritten); standard
+        /// output if not given.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Read an export into the database, which must be migrated and empty
+    /// (one transaction: everything or nothing).
+    Import {
+        /// The export to read; standard input if not given.
+        #[arg(long = "in")]
+        input: Option<PathBuf>,
+    },
     /// Manage users.
     User {
         /// The user command.
@@ -106,25 +123,28 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let _log_writer = telemetry::init(&settings.log_format);
     match cli.command {
         Command::Serve => {
-            let pool = pool(&settings).await?;
-            Application::build(&settings, Mode::Serve, pool).await?.run_until_stopped().await?;
+            // Held while serving: a second instance on one SQLite file is refused.
+            let _instance = lock_instance(settings.database_url())?;
+            let storage = storage(&settings).await?;
+            Application::build(&settings, Mode::Serve, storage).await?.run_until_stopped().await?;
         }
         Command::Demo => {
             // The port first: a taken one is reported before anything is written.
             let listener = crate::startup::listen(&settings)?;
-            let created = ensure_database_exists(settings.database_url()).await?;
+            let _instance = lock_instance(settings.database_url())?;
+            let created = Database::create_if_missing(settings.database_url()).await?;
             if created {
                 tracing::info!("created the database");
             }
-            let pool = pool(&settings).await?;
-            migrate(&pool).await?;
+            let storage = storage(&settings).await?;
+            storage.database.migrate().await?;
             let hasher = hasher(&settings)?;
-            let seeded = demo::seed(&pool, &hasher).await?;
+            let seeded = demo::seed(&storage, &hasher).await?;
             tracing::info!(seeded, "demo users ready: ana / ana-demo-2026, bruno / bruno-demo-2026; staff (/admin/): admin / admin-demo-2026");
             let redirect_uri = demo::demo_redirect_uri(&settings.bind);
-            demo::seed_client(&pool, &hasher, &redirect_uri).await?;
+            demo::seed_client(&storage, &hasher, &redirect_uri).await?;
             tracing::info!(client_id = demo::DEMO_CLIENT_ID, %redirect_uri, "demo OAuth2 client ready");
-            demo::seed_oidc_client(&pool, &hasher).await?;
+            demo::seed_oidc_client(&storage, &hasher).await?;
             tracing::info!(
                 client_id = demo::DEMO_OIDC_CLIENT_ID,
                 client_secret = demo::DEMO_OIDC_CLIENT_SECRET,
@@ -132,12 +152,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 post_logout_redirect_uri = demo::DEMO_OIDC_POST_LOGOUT_URI,
                 "demo OpenID Connect client ready (a demo secret, printed on purpose)"
             );
-            Application::build_on(&settings, Mode::Demo, pool, listener).await?.run_until_stopped().await?;
+            Application::build_on(&settings, Mode::Demo, storage, listener).await?.run_until_stopped().await?;
         }
         Command::Migrate => {
-            let pool = pool(&settings).await?;
-            migrate(&pool).await?;
+            Database::create_if_missing(settings.database_url()).await?;
+            storage(&settings).await?.database.migrate().await?;
             println!("migrations applied");
+        }
+        Command::Export { out } => {
+            let rows = transfer::export(&settings, out.as_deref()).await?;
+            eprintln!("exported {rows} rows");
+        }
+        Command::Import { input } => {
+            let rows = transfer::import(&settings, input.as_ref()).await?;
+            println!("imported {rows} rows");
         }
         Command::User { command } => users::run(&settings, command).await?,
         Command::Client { command } => clients::run(&settings, command).await?,
@@ -147,10 +175,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The pool; an unreachable database is reported at once with its address
-/// and the driver's root cause.
-pub(crate) async fn pool(settings: &Settings) -> anyhow::Result<PgPool> {
-    Ok(connect(settings.database_url(), settings.database_max_connections, Duration::from_secs(5)).await?)
+/// Every storage port on the configured database; an unreachable server
+/// (with its address and the driver's root cause) or an unopenable file is
+/// reported at once.
+pub(crate) async fn storage(settings: &Settings) -> anyhow::Result<Storage> {
+    Storage::connect(settings.database_url(), settings.database_max_connections, Duration::from_secs(5)).await
 }
 
 /// Who the audit trail names for a change made from the command line

@@ -1,9 +1,6 @@
 //! The demo's seed data: two users with plausible data, and a staff user
 //! for the administration panel.
 
-use std::sync::Arc;
-
-use credencial_adapters_postgres::{PgOAuthClientRepository, PgPool, PgProfileRepository, PgUserRepository};
 use credencial_application::admin::audit_entry;
 use credencial_application::PasswordHasher;
 use credencial_domain::admin::audit::SECRET_SET;
@@ -11,9 +8,9 @@ use credencial_domain::admin::{Actor, AuditAction, AuditTarget};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{AcademicDegree, Experience};
 use credencial_domain::{Degree, ScopeSet, UserData, UserId, Username};
-use credencial_ports::{
-    NewUser, OAuthClient, OAuthClientRepository, ProfileRepository, RepositoryError, UserRepository,
-};
+use credencial_ports::{NewUser, OAuthClient, RepositoryError};
+
+use crate::storage::Storage;
 
 /// The demo's OAuth2 client: the host application of the client component.
 pub const DEMO_CLIENT_ID: &str = "demo-host";
@@ -41,7 +38,7 @@ pub fn demo_redirect_uri(bind: &str) -> String {
 
 /// Registers the confidential client `demo-host` with every scope enabled,
 /// unless it exists. Returns whether it was created.
-pub async fn seed_client(pool: &PgPool, hasher: &PasswordHasher, redirect_uri: &str) -> anyhow::Result<bool> {
+pub async fn seed_client(storage: &Storage, hasher: &PasswordHasher, redirect_uri: &str) -> anyhow::Result<bool> {
     let client = DemoClient {
         id: DEMO_CLIENT_ID,
         name: "Aplicação de demonstração",
@@ -49,14 +46,14 @@ pub async fn seed_client(pool: &PgPool, hasher: &PasswordHasher, redirect_uri: &
         redirect_uri,
         post_logout_redirect_uri: None,
     };
-    seed_confidential(pool, hasher, client).await
+    seed_confidential(storage, hasher, client).await
 }
 
 /// Registers the confidential OpenID Connect client `demo-oidc` (every
 /// scope enabled, [`DEMO_OIDC_REDIRECT_URI`] and
 /// [`DEMO_OIDC_POST_LOGOUT_URI`]), unless it exists. Returns whether it was
 /// created.
-pub async fn seed_oidc_client(pool: &PgPool, hasher: &PasswordHasher) -> anyhow::Result<bool> {
+pub async fn seed_oidc_client(storage: &Storage, hasher: &PasswordHasher) -> anyhow::Result<bool> {
     let client = DemoClient {
         id: DEMO_OIDC_CLIENT_ID,
         name: "Aplicação OpenID Connect de demonstração",
@@ -64,7 +61,7 @@ pub async fn seed_oidc_client(pool: &PgPool, hasher: &PasswordHasher) -> anyhow:
         redirect_uri: DEMO_OIDC_REDIRECT_URI,
         post_logout_redirect_uri: Some(DEMO_OIDC_POST_LOGOUT_URI),
     };
-    seed_confidential(pool, hasher, client).await
+    seed_confidential(storage, hasher, client).await
 }
 
 /// A confidential demo client to register.
@@ -78,8 +75,8 @@ struct DemoClient<'a> {
 
 /// Registers `demo` with every scope enabled (with its audit entry, as the
 /// CLI would), unless a client with its id exists.
-async fn seed_confidential(pool: &PgPool, hasher: &PasswordHasher, demo: DemoClient<'_>) -> anyhow::Result<bool> {
-    let clients = PgOAuthClientRepository::new(pool.clone());
+async fn seed_confidential(storage: &Storage, hasher: &PasswordHasher, demo: DemoClient<'_>) -> anyhow::Result<bool> {
+    let clients = &storage.clients;
     let id = ClientId::parse(demo.id)?;
     if clients.find(&id).await?.is_some() {
         return Ok(false);
@@ -178,8 +175,8 @@ pub const DEMO_USERS: [DemoUser; 3] = [
 
 /// Creates the demo users that do not exist yet; existing ones are kept as
 /// they are. Returns how many were created.
-pub async fn seed(pool: &PgPool, hasher: &PasswordHasher) -> anyhow::Result<usize> {
-    let repo: Arc<dyn UserRepository> = Arc::new(PgUserRepository::new(pool.clone()));
+pub async fn seed(storage: &Storage, hasher: &PasswordHasher) -> anyhow::Result<usize> {
+    let repo = &storage.users;
     let mut created = 0;
     for user in &DEMO_USERS {
         if repo.find_credentials(user.username).await?.is_some() {
@@ -196,7 +193,7 @@ pub async fn seed(pool: &PgPool, hasher: &PasswordHasher) -> anyhow::Result<usiz
         };
         match repo.create(new).await {
             Ok(id) => {
-                seed_profile(pool, user.username, id).await?;
+                seed_profile(storage, user.username, id).await?;
                 if user.staff {
                     let actor = Actor::Cli { os_user: "demo".into() };
                     let entry = audit_entry(&actor, AuditAction::UserStaff, AuditTarget::User(user.username.into()))
@@ -215,8 +212,8 @@ pub async fn seed(pool: &PgPool, hasher: &PasswordHasher) -> anyhow::Result<usiz
 
 /// Ana: validated with the tax authority, two experiences, two degrees.
 /// Bruno: not validated, no experience, no degree.
-async fn seed_profile(pool: &PgPool, username: &str, id: UserId) -> anyhow::Result<()> {
-    let profiles = PgProfileRepository::new(pool.clone());
+async fn seed_profile(storage: &Storage, username: &str, id: UserId) -> anyhow::Result<()> {
+    let profiles = &storage.profiles;
     if username != "ana" {
         return Ok(());
     }

@@ -7,6 +7,7 @@ mod keys;
 mod log_format;
 pub mod settings;
 pub mod startup;
+pub mod storage;
 pub mod telemetry;
 
 pub use settings::Settings;

@@ -16,7 +16,7 @@ mod checks;
 pub const MAX_THROTTLE_WINDOW_SECS: u32 = 24 * 60 * 60;
 
 /// Default database of the service.
-pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/credencial";
+pub use crate::storage::DEFAULT_DATABASE_URL;
 
 /// Largest `access_log_retention_days` (100 years): times stay in range.
 pub const MAX_ACCESS_LOG_RETENTION_DAYS: u32 = 36_500;

@@ -6,14 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Server;
-use credencial_adapters_postgres::account::{
-    PgAccessLog, PgGrantRepository, PgOwnEntryRepository, PgTaxIdValidationStore,
-};
-use credencial_adapters_postgres::{
-    known_versions, schema_status, PgAccountAdminStore, PgAuditTrail, PgAuthorizationCodeStore, PgHostUserRecords,
-    PgHostUserStore, PgLoginFailureLog, PgLoginHistory, PgOAuthClientRepository, PgPool, PgPoolStatus,
-    PgProfileRepository, PgReadinessProbe, PgRefreshTokenStore, PgSnapshotStore, PgUserDirectory, PgUserRepository,
-};
 use credencial_adapters_upstream::{
     http_client_with, ApiKey, BaseUrl, HttpCdpDirectory, HttpCnesRegistry, HttpProviderClient, HttpTaxAuthority,
     HttpUserDataSource, ProviderSettings, RegistryEndpoint, UnconfiguredRegistry,
@@ -33,11 +25,12 @@ use credencial_domain::client_login::ValueSigner;
 use credencial_domain::host_table;
 use credencial_domain::oauth::discovery::IssuerUrl;
 use credencial_domain::{EndpointAllowList, TokenLifetimes};
-use credencial_ports::{Clock, HostUserStore, RefreshTokenStore, SystemClock};
+use credencial_ports::{Clock, HostUserStore, SystemClock};
 use rand::RngCore;
 use secrecy::ExposeSecret;
 
 use crate::settings::{Settings, SettingsError};
+use crate::storage::{Database, Storage};
 
 /// How the service runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +50,7 @@ pub struct Application {
     metrics_server: Option<(u16, Server)>,
     shutdown_timeout_secs: u64,
     background: BackgroundTasks,
-    pool: PgPool,
+    database: Database,
 }
 
 /// Binds the listener of `settings.bind`. Errors name the setting.
@@ -68,12 +61,12 @@ pub fn listen(settings: &Settings) -> Result<TcpListener, SettingsError> {
 
 impl Application {
     /// Checks the database's schema, binds the listener, builds the
-    /// adapters on `pool` and the server. A database with pending
+    /// service on `storage` and the server. A database with pending
     /// migrations (or migrations of a newer release) is refused before the
     /// port is bound.
-    pub async fn build(settings: &Settings, mode: Mode, pool: PgPool) -> anyhow::Result<Self> {
-        check_schema(&pool).await?;
-        Self::build_on(settings, mode, pool, listen(settings)?).await
+    pub async fn build(settings: &Settings, mode: Mode, storage: Storage) -> anyhow::Result<Self> {
+        check_schema(&storage.database).await?;
+        Self::build_on(settings, mode, storage, listen(settings)?).await
     }
 
     /// Like [`build`](Self::build), on a `listener` bound already and a
@@ -82,7 +75,7 @@ impl Application {
     pub async fn build_on(
         settings: &Settings,
         mode: Mode,
-        pool: PgPool,
+        storage: Storage,
         listener: TcpListener,
     ) -> anyhow::Result<Self> {
         let local = listener.local_addr()?;
@@ -94,13 +87,13 @@ impl Application {
             ),
             _ => None,
         };
-        let exporter = metrics_endpoint.map(|_| MetricsExporter::new(Some(Arc::new(PgPoolStatus::new(pool.clone())))));
+        let exporter = metrics_endpoint.map(|_| MetricsExporter::new(Some(Arc::clone(&storage.pool_status))));
         let metrics = exporter.as_ref().map(|e| e.metrics().clone()).unwrap_or_else(Metrics::disabled);
         let codec = Arc::new(crate::keys::codec(settings, mode)?);
         let id_token_codec = crate::keys::id_token_codec(settings, mode, &codec)?;
         let mapping = if client_component_enabled(settings, mode) {
             let mapping = client_mapping(settings, mode)?;
-            check_host_table(&PgHostUserStore::new(pool.clone()), &settings.user_table, &mapping).await?;
+            check_host_table(storage.host_users.as_ref(), &settings.user_table, &mapping).await?;
             Some(mapping)
         } else {
             None
@@ -123,19 +116,19 @@ impl Application {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let client_login = match mapping {
             Some(mapping) => {
-                Some(Arc::new(client_login(settings, mode, local, &client, &pool, Arc::clone(&clock), mapping)?))
+                Some(Arc::new(client_login(settings, mode, local, &client, &storage, Arc::clone(&clock), mapping)?))
             }
             None => None,
         };
         let profiles =
-            Arc::new(profile_service(settings, mode, local, &client, &pool, Arc::clone(&clock), metrics.clone())?);
-        let refresh_tokens: Arc<dyn RefreshTokenStore> = Arc::new(PgRefreshTokenStore::new(pool.clone()));
+            Arc::new(profile_service(settings, mode, local, &client, &storage, Arc::clone(&clock), metrics.clone())?);
+        let refresh_tokens = Arc::clone(&storage.refresh_tokens);
         let hasher = hasher(settings)?.with_metrics(metrics.clone());
         let user_data = HttpUserDataSource::new(client, base, Duration::from_millis(settings.upstream_timeout_ms))
             .with_max_body_bytes(settings.upstream_max_body_bytes);
         let service = TokenService::new(
             codec,
-            Arc::new(PgUserRepository::new(pool.clone())),
+            Arc::clone(&storage.users),
             Arc::clone(&refresh_tokens),
             Arc::new(user_data),
             Arc::clone(&clock),
@@ -151,7 +144,7 @@ impl Application {
             },
         )
         .with_throttle(LoginThrottle::new(
-            Arc::new(PgLoginFailureLog::new(pool.clone())),
+            Arc::clone(&storage.login_failures),
             Arc::clone(&clock),
             settings.throttle_policy(),
         ))
@@ -161,12 +154,12 @@ impl Application {
             None => service,
         };
         let tokens = Arc::new(service);
-        let grant_store = Arc::new(PgGrantRepository::new(pool.clone()));
-        let login_history = Arc::new(PgLoginHistory::new(pool.clone()));
+        let grant_store = Arc::clone(&storage.grants);
+        let login_history = Arc::clone(&storage.login_history);
         let oauth = OAuthService::new(
             Arc::clone(&tokens),
-            Arc::new(PgOAuthClientRepository::new(pool.clone())),
-            Arc::new(PgAuthorizationCodeStore::new(pool.clone())),
+            Arc::clone(&storage.clients),
+            Arc::clone(&storage.codes),
             grant_store.clone(),
             Arc::clone(&profiles),
             Arc::clone(&clock),
@@ -178,7 +171,7 @@ impl Application {
         };
         let grants = Arc::new(GrantService::new(
             grant_store,
-            Arc::new(PgAccessLog::new(pool.clone())),
+            Arc::clone(&storage.access_log),
             Arc::clone(&clock),
             settings.access_log_retention_days,
         ));
@@ -195,25 +188,19 @@ impl Application {
             metrics_route: metrics_endpoint == Some(None),
         };
         let oauth = Arc::new(oauth);
-        let own_entries = Arc::new(OwnEntryService::new(
-            Arc::new(PgUserRepository::new(pool.clone())),
-            Arc::new(PgOwnEntryRepository::new(pool.clone())),
-        ));
+        let own_entries = Arc::new(OwnEntryService::new(Arc::clone(&storage.users), Arc::clone(&storage.own_entries)));
         let tax_id_validation = Arc::new(TaxIdValidationService::new(
-            Arc::new(PgProfileRepository::new(pool.clone())),
-            Arc::new(PgTaxIdValidationStore::new(pool.clone())),
+            Arc::clone(&storage.profiles),
+            Arc::clone(&storage.tax_id),
             Arc::clone(&profiles),
             Arc::clone(&clock),
         ));
-        let staff = Arc::new(StaffService::new(
-            Arc::new(PgUserRepository::new(pool.clone())),
-            Arc::new(PgAuditTrail::new(pool.clone())),
-        ));
+        let staff = Arc::new(StaffService::new(Arc::clone(&storage.users), Arc::clone(&storage.audit)));
         let account_admin = Arc::new(AccountAdminService::new(
             AccountAdminPorts {
-                store: Arc::new(PgAccountAdminStore::new(pool.clone())),
+                store: Arc::clone(&storage.account_admin),
                 logins: login_history,
-                grants: Arc::new(PgGrantRepository::new(pool.clone())),
+                grants: Arc::clone(&storage.grants),
                 refresh_tokens: Arc::clone(&refresh_tokens),
                 clock,
             },
@@ -229,22 +216,19 @@ impl Application {
             Arc::clone(&account_admin),
             exporter.clone(),
         );
-        let readiness = Arc::new(PgReadinessProbe::new(pool.clone()));
-        let accounts = Arc::new(AccountService::new(
-            Arc::new(PgUserRepository::new(pool.clone())),
-            Arc::new(PgProfileRepository::new(pool.clone())),
-        ));
-        let users: Arc<dyn credencial_ports::UserRepository> = Arc::new(PgUserRepository::new(pool.clone()));
+        let readiness = Arc::clone(&storage.readiness);
+        let accounts = Arc::new(AccountService::new(Arc::clone(&storage.users), Arc::clone(&storage.profiles)));
+        let users = Arc::clone(&storage.users);
         let signup = Arc::new(SignupService::new(Arc::clone(&users), Arc::clone(&tokens), Arc::clone(&oauth)));
         let account_edits =
             Arc::new(AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&oauth)));
-        let clients = Arc::new(ClientAdminService::new(Arc::new(PgOAuthClientRepository::new(pool.clone())), hasher));
+        let clients = Arc::new(ClientAdminService::new(Arc::clone(&storage.clients), hasher));
         // The user-management API: wrong tokens count under the login
         // form's per-address limit.
-        let directory: Arc<dyn credencial_ports::UserDirectory> = Arc::new(PgUserDirectory::new(pool.clone()));
+        let directory = Arc::clone(&storage.directory);
         let user_directory = Arc::new(UserDirectoryService::new(
             Arc::clone(&directory),
-            Arc::new(PgAuditTrail::new(pool.clone())),
+            Arc::clone(&storage.audit),
             tokens.throttle().clone(),
         ));
         let api_tokens = Arc::new(ApiTokenService::new(directory));
@@ -285,7 +269,7 @@ impl Application {
             metrics_server,
             shutdown_timeout_secs: settings.shutdown_timeout_secs,
             background,
-            pool,
+            database: storage.database,
         })
     }
 
@@ -303,7 +287,7 @@ impl Application {
     /// lets in-flight requests finish (up to `shutdown_timeout_secs`), ends
     /// the background tasks and closes the database pool.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        let Self { server, metrics_server, shutdown_timeout_secs, background, pool, .. } = self;
+        let Self { server, metrics_server, shutdown_timeout_secs, background, database, .. } = self;
         // The metrics server runs beside the main one and stops with it.
         let metrics_server = metrics_server.map(|(_, server)| {
             let handle = server.handle();
@@ -338,7 +322,7 @@ impl Application {
         background.stop().await;
         // Connections of requests cut off by the time-out may never come
         // back; do not wait for them forever.
-        if tokio::time::timeout(POOL_CLOSE_TIMEOUT, pool.close()).await.is_err() {
+        if tokio::time::timeout(POOL_CLOSE_TIMEOUT, database.close()).await.is_err() {
             tracing::warn!("database pool still busy after {POOL_CLOSE_TIMEOUT:?}; exiting anyway");
         }
         tracing::info!("stopped");
@@ -349,13 +333,13 @@ impl Application {
 /// Refuses a database whose migrations are not exactly this build's:
 /// pending ones (`credencial migrate` applies them), or ones a newer
 /// release applied.
-pub async fn check_schema(pool: &PgPool) -> anyhow::Result<()> {
-    let status = schema_status(pool).await?;
+pub async fn check_schema(database: &Database) -> anyhow::Result<()> {
+    let status = database.schema_status().await?;
     if !status.pending.is_empty() {
         anyhow::bail!(
             "pending migrations: run `credencial migrate` ({} of {} not applied, the first {})",
             status.pending.len(),
-            known_versions().len(),
+            database.known_versions().len(),
             status.pending[0]
         );
     }
@@ -536,7 +520,7 @@ fn client_login(
     mode: Mode,
     local: SocketAddr,
     client: &reqwest::Client,
-    pool: &PgPool,
+    storage: &Storage,
     clock: Arc<dyn Clock>,
     mapping: UserMapping,
 ) -> Result<ClientLoginService, SettingsError> {
@@ -577,8 +561,8 @@ fn client_login(
     .map_err(|e| SettingsError::about(e.setting(), e))?;
     Ok(ClientLoginService::new(
         Arc::new(provider),
-        Arc::new(PgHostUserStore::new(pool.clone())),
-        Arc::new(PgHostUserRecords::new(pool.clone())),
+        Arc::clone(&storage.host_users),
+        Arc::clone(&storage.host_user_records),
         clock,
         ClientLoginConfig {
             mapping,
@@ -696,7 +680,7 @@ fn profile_service(
     mode: Mode,
     local: SocketAddr,
     client: &reqwest::Client,
-    pool: &PgPool,
+    storage: &Storage,
     clock: Arc<dyn Clock>,
     metrics: Metrics,
 ) -> Result<ProfileService, SettingsError> {
@@ -749,21 +733,10 @@ fn profile_service(
     };
     let ttls =
         ScopeTtls { receita_federal: s.receita_cache_secs, cnes: s.cnes_cache_secs, cursos_cdp: s.cdp_cache_secs };
-    let cache = ScopeCache::new(
-        Arc::new(PgSnapshotStore::new(pool.clone())),
-        Arc::clone(&clock),
-        ttls,
-        s.scope_cache_memory_entries,
-    )
-    .with_metrics(metrics.clone());
-    Ok(ProfileService::new(
-        Arc::new(PgOAuthClientRepository::new(pool.clone())),
-        Arc::new(PgProfileRepository::new(pool.clone())),
-        registries,
-        cache,
-        clock,
-    )
-    .with_metrics(metrics))
+    let cache = ScopeCache::new(Arc::clone(&storage.snapshots), Arc::clone(&clock), ttls, s.scope_cache_memory_entries)
+        .with_metrics(metrics.clone());
+    Ok(ProfileService::new(Arc::clone(&storage.clients), Arc::clone(&storage.profiles), registries, cache, clock)
+        .with_metrics(metrics))
 }
 
 /// `http://host:port` of the local listener, as a client on this machine reaches it.

@@ -6,6 +6,9 @@
 //! code, PKCE verifier or cookie value. Its own test binary, because it
 //! installs a global subscriber that captures every line.
 
+#[path = "api/database.rs"]
+#[allow(dead_code)]
+mod database;
 #[path = "api/helpers.rs"]
 #[allow(dead_code)]
 mod helpers;

@@ -4,6 +4,9 @@
 //! a login never logs the password or the tokens. Its own test binary,
 //! because it installs a global subscriber that captures every line.
 
+#[path = "api/database.rs"]
+#[allow(dead_code)]
+mod database;
 #[path = "api/helpers.rs"]
 #[allow(dead_code)]
 mod helpers;

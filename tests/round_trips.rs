@@ -6,19 +6,19 @@
 //! events (target `sqlx::query`); with the pool's per-checkout ping turned
 //! off, each statement is one round trip once the connection has prepared it.
 
+#[path = "api/database.rs"]
+#[allow(dead_code)]
+mod database;
 #[path = "api/helpers.rs"]
 #[allow(dead_code)]
 mod helpers;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use credencial_adapters_postgres::account::PgGrantRepository;
-use credencial_adapters_postgres::{PgOAuthClientRepository, PgProfileRepository};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{AcademicDegree, Experience};
 use credencial_domain::{Degree, ScopeSet, UserId};
-use credencial_ports::account::GrantRepository;
-use credencial_ports::{OAuthClient, OAuthClientRepository, ProfileRepository};
+use credencial_ports::OAuthClient;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use serde_json::json;
 use tracing_subscriber::layer::{Context, SubscriberExt};
@@ -63,7 +63,9 @@ async fn statements_per_request(list_len: usize) -> (f64, usize) {
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({"total": 0, "data": []})))
         .mount(&app.upstream)
         .await;
-    PgOAuthClientRepository::new(app.db.pool.clone())
+    app.db
+        .storage()
+        .clients
         .create(
             OAuthClient {
                 client_id: ClientId::parse("host").expect("id"),
@@ -83,7 +85,9 @@ async fn statements_per_request(list_len: usize) -> (f64, usize) {
         .expect("client");
     let id = app.add_user("ana", "pw-ana-123", true).await;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
-    PgGrantRepository::new(app.db.pool.clone())
+    app.db
+        .storage()
+        .grants
         .widen(UserId(id), &ClientId::parse("host").expect("id"), ScopeSet::all(), now)
         .await
         .expect("consent");
@@ -92,7 +96,7 @@ async fn statements_per_request(list_len: usize) -> (f64, usize) {
         .execute(&app.db.pool)
         .await
         .expect("cpf");
-    let profiles = PgProfileRepository::new(app.db.pool.clone());
+    let profiles = app.db.storage().profiles;
     profiles.set_profile(UserId(id), "https://example.gov.br/a.png", true).await.expect("profile");
     for i in 0..list_len {
         let experience = Experience {

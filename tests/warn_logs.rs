@@ -4,6 +4,9 @@
 //! trouble write nothing (no line per request). Its own test binary,
 //! because it installs a global subscriber.
 
+#[path = "api/database.rs"]
+#[allow(dead_code)]
+mod database;
 #[path = "api/helpers.rs"]
 #[allow(dead_code)]
 mod helpers;

@@ -4,7 +4,9 @@
 -- change to the schema adds a migration to BOTH folders.
 --
 -- How PostgreSQL's types are kept here (docs/architecture.md, "Storage"):
--- - instants (TIMESTAMPTZ) are INTEGER Unix seconds;
+-- - instants (TIMESTAMPTZ) are INTEGER Unix seconds, but for the throttle
+--   windows' starts (login_failures.window_start), which the port counts in
+--   milliseconds;
 -- - dates are TEXT 'YYYY-MM-DD', the experiences' zone-less datetimes TEXT
 --   'YYYY-MM-DDTHH:MM:SS';
 -- - BOOLEAN is INTEGER 0/1, BYTEA is BLOB;

@@ -5,12 +5,11 @@
 use std::sync::Arc;
 
 use clap::Subcommand;
-use credencial_adapters_postgres::{PgAuditTrail, PgUserRepository};
 use credencial_application::StaffService;
 use credencial_domain::admin::{AuditEntry, AuditFilter};
 use credencial_domain::local_time::brasilia_time;
 
-use super::pool;
+use super::storage;
 use crate::settings::Settings;
 
 /// `credencial audit …`
@@ -37,9 +36,8 @@ pub(super) async fn run(settings: &Settings, command: AuditCommand) -> anyhow::R
     match command {
         AuditCommand::List { actor, target, page } => {
             anyhow::ensure!(page >= 1, "pages start at 1");
-            let pool = pool(settings).await?;
-            let staff =
-                StaffService::new(Arc::new(PgUserRepository::new(pool.clone())), Arc::new(PgAuditTrail::new(pool)));
+            let storage = storage(settings).await?;
+            let staff = StaffService::new(Arc::clone(&storage.users), Arc::clone(&storage.audit));
             let filter = AuditFilter { actor: non_empty(actor), target: non_empty(target) };
             let listed = staff.trail(&filter, page).await?;
             println!(

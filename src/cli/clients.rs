@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use credencial_adapters_postgres::{PgOAuthClientRepository, PgPool, PgUserDirectory};
 use credencial_application::admin::{ClientChanges, CreateOutcome, NewClient};
 use credencial_application::{ApiTokenService, ClientAdminService, ServiceError};
 use credencial_domain::admin::client::optional_scopes;
@@ -16,9 +15,10 @@ use credencial_domain::ScopeSet;
 use credencial_ports::OAuthClient;
 use secrecy::{ExposeSecret, SecretString};
 
-use super::{actor, pool};
+use super::{actor, storage};
 use crate::settings::Settings;
 use crate::startup::hasher;
+use crate::storage::Storage;
 
 /// `credencial client …`
 #[derive(Debug, Subcommand)]
@@ -131,11 +131,11 @@ pub(super) async fn run(settings: &Settings, command: ClientCommand) -> anyhow::
 
 /// The use cases, over the configured database.
 async fn service(settings: &Settings) -> anyhow::Result<ClientAdminService> {
-    service_on(settings, pool(settings).await?)
+    service_on(settings, &storage(settings).await?)
 }
 
-fn service_on(settings: &Settings, pool: PgPool) -> anyhow::Result<ClientAdminService> {
-    Ok(ClientAdminService::new(Arc::new(PgOAuthClientRepository::new(pool)), hasher(settings)?))
+fn service_on(settings: &Settings, storage: &Storage) -> anyhow::Result<ClientAdminService> {
+    Ok(ClientAdminService::new(Arc::clone(&storage.clients), hasher(settings)?))
 }
 
 async fn create_client(settings: &Settings, args: CreateClient) -> anyhow::Result<()> {
@@ -184,9 +184,9 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
          --no-post-logout-redirect-uris, --scopes, --require-pkce, --rotate-secret or --rotate-api-token"
     );
     let api_permissions = args.api_permissions.as_deref().map(ApiPermissions::parse).transpose()?;
-    let pool = pool(settings).await?;
+    let storage = storage(settings).await?;
     if !changes.is_empty() {
-        let service = service_on(settings, pool.clone())?;
+        let service = service_on(settings, &storage)?;
         let changed = service.change(&actor(), &client_id, changes).await.map_err(service_error)?;
         let changed = changed.ok_or_else(|| anyhow::anyhow!("no client with id {:?}", args.client_id))?;
         println!("updated {}", client_summary(&changed.client));
@@ -195,7 +195,7 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
         }
     }
     if args.rotate_api_token {
-        rotate_api_token(pool, &client_id, api_permissions).await?;
+        rotate_api_token(&storage, &client_id, api_permissions).await?;
     }
     Ok(())
 }
@@ -204,11 +204,11 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
 /// `permissions` (default: the current ones) through the panel's service,
 /// as the operator at the command line; prints it as the last line.
 async fn rotate_api_token(
-    pool: PgPool,
+    storage: &Storage,
     client_id: &ClientId,
     permissions: Option<ApiPermissions>,
 ) -> anyhow::Result<()> {
-    let service = ApiTokenService::new(Arc::new(PgUserDirectory::new(pool)));
+    let service = ApiTokenService::new(Arc::clone(&storage.directory));
     let unknown = || anyhow::anyhow!("no client with id {:?}", client_id.as_str());
     let permissions = match permissions {
         Some(permissions) => permissions,

@@ -7,10 +7,6 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use credencial_adapters_postgres::account::PgGrantRepository;
-use credencial_adapters_postgres::{
-    PgAccountAdminStore, PgAuditTrail, PgLoginHistory, PgRefreshTokenStore, PgUserRepository,
-};
 use credencial_application::admin::accounts::{masked, MAX_PAGE_SIZE};
 use credencial_application::admin::{
     AccountAdminPorts, AccountFields, AccountView, TakenField, TemporaryAccountOutcome,
@@ -22,7 +18,7 @@ use credencial_domain::{Cpf, UserData, UserId, Username};
 use credencial_ports::SystemClock;
 use secrecy::{ExposeSecret, SecretString};
 
-use super::{actor, pool};
+use super::{actor, storage};
 use crate::settings::Settings;
 use crate::startup::hasher;
 
@@ -151,14 +147,13 @@ pub struct CreateUser {
 
 /// The account administration service on the configured database.
 async fn accounts(settings: &Settings) -> anyhow::Result<AccountAdminService> {
-    let pool = pool(settings).await?;
-    let staff =
-        StaffService::new(Arc::new(PgUserRepository::new(pool.clone())), Arc::new(PgAuditTrail::new(pool.clone())));
+    let storage = storage(settings).await?;
+    let staff = StaffService::new(Arc::clone(&storage.users), Arc::clone(&storage.audit));
     let ports = AccountAdminPorts {
-        store: Arc::new(PgAccountAdminStore::new(pool.clone())),
-        logins: Arc::new(PgLoginHistory::new(pool.clone())),
-        grants: Arc::new(PgGrantRepository::new(pool.clone())),
-        refresh_tokens: Arc::new(PgRefreshTokenStore::new(pool)),
+        store: Arc::clone(&storage.account_admin),
+        logins: Arc::clone(&storage.login_history),
+        grants: Arc::clone(&storage.grants),
+        refresh_tokens: Arc::clone(&storage.refresh_tokens),
         clock: Arc::new(SystemClock),
     };
     Ok(AccountAdminService::new(ports, Arc::new(staff), hasher(settings)?))

@@ -18,7 +18,7 @@ impl Settings {
     /// Reads the files the settings name; writes nothing.
     pub fn problems(&self, mode: Option<Mode>) -> Vec<SettingsError> {
         let mut problems = Vec::new();
-        if let Err(e) = credencial_adapters_postgres::parse_url(self.database_url()) {
+        if let Err(e) = crate::storage::Engine::check(self.database_url()) {
             problems.push(SettingsError::about("database_url", e));
         }
         problems.extend(self.range_problems());

@@ -307,10 +307,8 @@ async fn forged_cross_site_junk_and_signed_out_posts_are_refused_and_change_noth
 
 #[tokio::test]
 async fn an_experience_taken_from_cnes_can_be_completed_or_deleted_by_the_person() {
-    use credencial_adapters_postgres::PgProfileRepository;
     use credencial_domain::profile::Experience;
     use credencial_domain::UserId;
-    use credencial_ports::ProfileRepository;
 
     let (app, lia, mut browser) = lia().await;
     let bond = |name: &str| Experience {
@@ -321,7 +319,9 @@ async fn an_experience_taken_from_cnes_can_be_completed_or_deleted_by_the_person
         municipio: "240810".into(),
         descricao: String::new(),
     };
-    PgProfileRepository::new(app.db.pool.clone())
+    app.db
+        .storage()
+        .profiles
         .supplement_from_cnes(UserId(lia), vec![bond("UBS CENTRO"), bond("HOSPITAL X")])
         .await
         .expect("supplemented");

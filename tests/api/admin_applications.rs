@@ -74,13 +74,11 @@ fn shown_secret(page: &Page) -> String {
 }
 
 async fn stored_client(app: &TestApp, id: &str) -> Option<(String, Vec<String>, Option<String>, bool, Vec<String>)> {
-    sqlx::query_as(
-        "SELECT name, redirect_uris, secret_hash, is_active, enabled_scopes FROM oauth_clients WHERE client_id = $1",
-    )
-    .bind(id)
-    .fetch_optional(&app.db.pool)
-    .await
-    .expect("query")
+    let id = credencial_domain::oauth::ClientId::parse(id).expect("client id");
+    app.db.storage().clients.find(&id).await.expect("query").map(|c| {
+        let scopes = c.enabled_scopes.iter().map(|s| s.name().to_owned()).collect();
+        (c.name, c.redirect_uris, c.secret_hash, c.is_active, scopes)
+    })
 }
 
 async fn audit_count(app: &TestApp) -> i64 {
@@ -372,18 +370,22 @@ async fn the_pages_refuse_non_staff_foreign_posts_wrong_tokens_and_unknown_appli
 
 #[tokio::test]
 async fn a_database_failure_is_a_503_page_and_never_a_500() {
-    let (app, _, mut staff) = panel().await;
-    let token = form_token(&staff.get(PORTAL_PAGE).await);
-    app.db.drop_now().await;
-    let off = vec![("csrf_token".to_owned(), token), ("ativo".to_owned(), "0".to_owned())];
-    for answer in [
-        staff.get("/admin/aplicativos/").await,
-        staff.get(PORTAL_PAGE).await,
-        staff.post("/admin/aplicativos/portal/ativacao/", &off).await,
-    ] {
-        assert_eq!(answer.status, 503, "{}", answer.body);
-        assert!(answer.body.contains("Serviço indisponível"), "{}", answer.body);
-    }
+    // PostgreSQL's by nature, in both test binaries (tests/api/database.rs).
+    crate::database::on_postgres(async {
+        let (app, _, mut staff) = panel().await;
+        let token = form_token(&staff.get(PORTAL_PAGE).await);
+        app.db.drop_now().await;
+        let off = vec![("csrf_token".to_owned(), token), ("ativo".to_owned(), "0".to_owned())];
+        for answer in [
+            staff.get("/admin/aplicativos/").await,
+            staff.get(PORTAL_PAGE).await,
+            staff.post("/admin/aplicativos/portal/ativacao/", &off).await,
+        ] {
+            assert_eq!(answer.status, 503, "{}", answer.body);
+            assert!(answer.body.contains("Serviço indisponível"), "{}", answer.body);
+        }
+    })
+    .await
 }
 
 #[tokio::test]
@@ -399,9 +401,8 @@ async fn post_logout_redirect_uris_are_edited_with_the_details_and_a_bad_one_cha
     let saved = staff_post(&mut staff, "/admin/aplicativos/portal/dados/", &fields).await;
     assert_eq!(saved.status, 303, "{}", saved.body);
     let registered = |app: &crate::helpers::TestApp| {
-        let clients = credencial_adapters_postgres::PgOAuthClientRepository::new(app.db.pool.clone());
+        let clients = app.db.storage().clients;
         async move {
-            use credencial_ports::OAuthClientRepository;
             let id = credencial_domain::oauth::ClientId::parse("portal").expect("id");
             clients.find(&id).await.expect("find").expect("portal").post_logout_redirect_uris
         }

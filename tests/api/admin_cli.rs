@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use credencial_adapters_postgres::testing::TestDatabase;
+use crate::helpers::TestDatabase;
 
 use crate::cli::{stderr, stdout};
 
@@ -103,10 +103,11 @@ async fn user_create_with_a_temporary_password_prints_it_last_and_it_must_be_cha
     let password = out.lines().last().expect("a last line").to_owned();
     assert_eq!(password.len(), 19, "{out}");
     assert!(out.contains("created user ivo") && out.contains("must change"), "{out}");
-    let must_change: bool = sqlx::query_scalar("SELECT must_change_password FROM users WHERE username = 'ivo'")
-        .fetch_one(&db.pool)
-        .await
-        .expect("row");
+    let crate::database::Flag(must_change) =
+        sqlx::query_scalar("SELECT must_change_password FROM users WHERE username = 'ivo'")
+            .fetch_one(&db.pool)
+            .await
+            .expect("row");
     assert!(must_change);
 
     let url = db.url.clone();

@@ -65,7 +65,7 @@ async fn a_staff_user_creates_an_account_whose_temporary_password_must_be_change
     let temporary = shown_password(&created);
     assert_eq!(temporary.len(), 19, "{temporary}");
 
-    let (staff_flag, must_change): (bool, bool) =
+    let (crate::database::Flag(staff_flag), crate::database::Flag(must_change)) =
         sqlx::query_as("SELECT is_staff, must_change_password FROM users WHERE username = 'carla'")
             .fetch_one(&app.db.pool)
             .await

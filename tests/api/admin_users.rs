@@ -449,7 +449,7 @@ mod cli {
         assert!(!bad.status.success() && stderr(&bad).contains("check digits"), "{}", stderr(&bad));
         let ok = credencial(&url, &["user", "create", "--username", "rui", "--staff"], "boa-senha-123\n");
         assert!(ok.status.success(), "{}", stderr(&ok));
-        let staff: bool = sqlx::query_scalar("SELECT is_staff FROM users WHERE username = 'rui'")
+        let crate::database::Flag(staff) = sqlx::query_scalar("SELECT is_staff FROM users WHERE username = 'rui'")
             .fetch_one(&app.db.pool)
             .await
             .expect("rui");

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use credencial_adapters_postgres::testing::TestDatabase;
+use crate::helpers::TestDatabase;
 use serde_json::json;
 
 use crate::helpers::{spawn_app_with, status_and_json};
@@ -122,7 +122,7 @@ async fn user_create_checks_the_cpf_check_digits_and_the_password_rules_before_w
     assert_eq!(user_count(&db).await, 0, "nothing was written");
     let ok = credencial(&db.url, &[&base[..], &["--cpf", "529.982.247-25"]].concat(), "good-password-1\n");
     assert!(ok.status.success(), "{}", stderr(&ok));
-    let cpf: String = sqlx::query_scalar("SELECT cpf FROM users").fetch_one(&db.pool).await.expect("cpf");
+    let cpf: String = sqlx::query_scalar("SELECT CAST(cpf AS TEXT) FROM users").fetch_one(&db.pool).await.expect("cpf");
     assert_eq!(cpf, "52998224725", "stored as 11 digits");
 }
 

@@ -3,8 +3,8 @@
 //! followed by hand) logs in at `/auth/login/`, consents at the provider,
 //! comes back to `/auth/callback/` and reads its record at `/auth/me/`.
 
+use crate::helpers::TestDatabase;
 use credencial::demo;
-use credencial_adapters_postgres::testing::TestDatabase;
 use url::Url;
 
 use crate::helpers::{hidden_fields, spawn_demo, with, Browser, Page};
@@ -93,20 +93,32 @@ type Columns = (
     Option<String>,
     Option<String>,
     Option<String>,
-    bool,
+    crate::database::Flag,
 );
 
 pub(crate) async fn host_row(db: &TestDatabase, username: &str) -> HostRow {
     let (username, cpf, email, first_name, last_name, birth_date, mother_name, city, state, has_profile): Columns =
         sqlx::query_as(
-            "SELECT username::text, cpf::text, email::text, first_name::text, last_name::text, birth_date::text, \
-         mother_name, city, state::text, profile IS NOT NULL AS has_profile FROM host_users WHERE username = $1",
+            "SELECT CAST(username AS TEXT), CAST(cpf AS TEXT), CAST(email AS TEXT), CAST(first_name AS TEXT), \
+             CAST(last_name AS TEXT), CAST(birth_date AS TEXT), mother_name, city, CAST(state AS TEXT), \
+             CASE WHEN profile IS NULL THEN 0 ELSE 1 END FROM host_users WHERE username = $1",
         )
         .bind(username)
         .fetch_one(&db.pool)
         .await
         .expect("host user row");
-    HostRow { username, cpf, email, first_name, last_name, birth_date, mother_name, city, state, has_profile }
+    HostRow {
+        username,
+        cpf,
+        email,
+        first_name,
+        last_name,
+        birth_date,
+        mother_name,
+        city,
+        state,
+        has_profile: has_profile.0,
+    }
 }
 
 #[tokio::test]

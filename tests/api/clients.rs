@@ -3,11 +3,10 @@
 
 use std::process::{Command, Output, Stdio};
 
-use credencial_adapters_postgres::testing::TestDatabase;
-use credencial_adapters_postgres::PgOAuthClientRepository;
+use crate::helpers::TestDatabase;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::{DjangoPbkdf2, ScopeSet};
-use credencial_ports::{OAuthClient, OAuthClientRepository};
+use credencial_ports::OAuthClient;
 
 fn credencial(db_url: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_credencial"))
@@ -44,7 +43,7 @@ fn printed_secret(stdout: &str) -> String {
 }
 
 async fn stored(db: &TestDatabase, id: &str) -> Option<OAuthClient> {
-    PgOAuthClientRepository::new(db.pool.clone()).find(&ClientId::parse(id).expect("valid id")).await.expect("query")
+    db.storage().clients.find(&ClientId::parse(id).expect("valid id")).await.expect("query")
 }
 
 async fn count_clients(db: &TestDatabase) -> i64 {
@@ -359,11 +358,15 @@ async fn set_active_deactivates_and_reactivates_and_every_change_is_audited_as_t
     let err = fails(&db.url, &["client", "set-active", "--client-id", "nobody", "false"]);
     assert!(err.contains("no client"), "{err}");
 
-    let rows: Vec<(String, String, String, String, serde_json::Value)> =
-        sqlx::query_as("SELECT actor_kind, actor, action, target, changes FROM audit_log ORDER BY id")
+    let rows: Vec<(String, String, String, String, String)> =
+        sqlx::query_as("SELECT actor_kind, actor, action, target, CAST(changes AS TEXT) FROM audit_log ORDER BY id")
             .fetch_all(&db.pool)
             .await
             .expect("trail");
+    let rows: Vec<(String, String, String, String, serde_json::Value)> = rows
+        .into_iter()
+        .map(|(k, a, ac, t, c)| (k, a, ac, t, serde_json::from_str(&c).expect("changes are JSON")))
+        .collect();
     let actions: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
     assert_eq!(actions, ["client.create", "client.deactivate", "client.reactivate", "client.update"]);
     assert!(rows.iter().all(|r| r.0 == "cli" && r.3 == "portal"), "{rows:?}");

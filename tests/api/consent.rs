@@ -38,12 +38,14 @@ pub(crate) async fn exchange(app: &TestApp, code: &str) -> (u16, Value) {
 
 /// The scopes stored for ana's grant to portal.
 async fn stored_scopes(app: &TestApp, ana: i64) -> Option<Vec<String>> {
-    sqlx::query_as::<_, (Vec<String>,)>("SELECT scopes FROM oauth_grants WHERE user_id = $1 AND client_id = 'portal'")
-        .bind(ana)
-        .fetch_optional(&app.db.pool)
-        .await
-        .expect("grant")
-        .map(|(scopes,)| scopes)
+    let portal = credencial_domain::oauth::ClientId::parse("portal").expect("client id");
+    app.db.storage().grants.granted_scopes(credencial_domain::UserId(ana), &portal).await.expect("grant").map(
+        |scopes| {
+            let mut names: Vec<String> = scopes.iter().map(|s| s.name().to_owned()).collect();
+            names.sort_unstable();
+            names
+        },
+    )
 }
 
 /// Ana logs in and approves `scope` for portal; the browser keeps her session.

@@ -1,8 +1,8 @@
 //! Demo mode: seeded users and the sandbox of the user-data resource.
 
+use crate::helpers::TestDatabase;
 use credencial::demo;
 use credencial::startup::{hasher, Application, Mode};
-use credencial_adapters_postgres::testing::TestDatabase;
 use serde_json::json;
 use wiremock::MockServer;
 
@@ -15,13 +15,13 @@ async fn demo_users_log_in_and_read_their_data_from_the_sandbox() {
     let mut settings = test_settings(&db, &unused);
     settings.upstream_base_url = None;
     settings.jwt_secret = None;
-    assert_eq!(demo::seed(&db.pool, &hasher(&settings).expect("hasher")).await.expect("seed"), 3);
+    assert_eq!(demo::seed(&db.storage(), &hasher(&settings).expect("hasher")).await.expect("seed"), 3);
     assert_eq!(
-        demo::seed(&db.pool, &hasher(&settings).expect("hasher")).await.expect("seed again"),
+        demo::seed(&db.storage(), &hasher(&settings).expect("hasher")).await.expect("seed again"),
         0,
         "seeding twice creates nothing"
     );
-    let app = Application::build(&settings, Mode::Demo, db.pool.clone()).await.expect("demo builds");
+    let app = Application::build(&settings, Mode::Demo, db.storage()).await.expect("demo builds");
     let base = format!("http://127.0.0.1:{}", app.port());
     tokio::spawn(app.run_until_stopped());
     let client = reqwest::Client::new();
@@ -48,23 +48,21 @@ async fn demo_users_log_in_and_read_their_data_from_the_sandbox() {
 
 #[tokio::test]
 async fn the_demo_seeds_ana_with_a_full_profile_bruno_with_none_and_admin_as_staff() {
-    use credencial_adapters_postgres::PgProfileRepository;
     use credencial_domain::UserId;
-    use credencial_ports::ProfileRepository;
 
     let db = TestDatabase::new().await;
     let unused = MockServer::start().await;
     let settings = test_settings(&db, &unused);
-    demo::seed(&db.pool, &hasher(&settings).expect("hasher")).await.expect("seed");
-    let users: Vec<(String, i64, bool)> =
-        sqlx::query_as("SELECT username::text, id, is_staff FROM users ORDER BY username")
+    demo::seed(&db.storage(), &hasher(&settings).expect("hasher")).await.expect("seed");
+    let users: Vec<(String, i64, crate::database::Flag)> =
+        sqlx::query_as("SELECT username, id, is_staff FROM users ORDER BY username")
             .fetch_all(&db.pool)
             .await
             .expect("users");
-    let staff: Vec<&str> = users.iter().filter(|u| u.2).map(|u| u.0.as_str()).collect();
+    let staff: Vec<&str> = users.iter().filter(|u| u.2 .0).map(|u| u.0.as_str()).collect();
     assert_eq!(staff, ["admin"], "only admin is staff");
     let ids: Vec<(String, i64)> = users.into_iter().filter(|u| u.0 != "admin").map(|u| (u.0, u.1)).collect();
-    let profiles = PgProfileRepository::new(db.pool.clone());
+    let profiles = db.storage().profiles;
     let ana = profiles.own_profile(UserId(ids[0].1)).await.expect("read").expect("ana");
     assert_eq!(ids[0].0, "ana");
     assert!(ana.receita_validated);
@@ -77,10 +75,8 @@ async fn the_demo_seeds_ana_with_a_full_profile_bruno_with_none_and_admin_as_sta
 
 #[tokio::test]
 async fn the_demo_registers_its_confidential_client_once_with_every_scope() {
-    use credencial_adapters_postgres::PgOAuthClientRepository;
     use credencial_domain::oauth::ClientId;
     use credencial_domain::{DjangoPbkdf2, ScopeSet};
-    use credencial_ports::OAuthClientRepository;
 
     let db = TestDatabase::new().await;
     let unused = MockServer::start().await;
@@ -88,9 +84,11 @@ async fn the_demo_registers_its_confidential_client_once_with_every_scope() {
     let h = hasher(&settings).expect("hasher");
     let redirect = demo::demo_redirect_uri("0.0.0.0:8000");
     assert_eq!(redirect, "http://127.0.0.1:8000/auth/callback/");
-    assert!(demo::seed_client(&db.pool, &h, &redirect).await.expect("seed"));
-    assert!(!demo::seed_client(&db.pool, &h, &redirect).await.expect("again"), "only once");
-    let client = PgOAuthClientRepository::new(db.pool.clone())
+    assert!(demo::seed_client(&db.storage(), &h, &redirect).await.expect("seed"));
+    assert!(!demo::seed_client(&db.storage(), &h, &redirect).await.expect("again"), "only once");
+    let client = db
+        .storage()
+        .clients
         .find(&ClientId::parse(demo::DEMO_CLIENT_ID).expect("id"))
         .await
         .expect("read")
@@ -139,11 +137,12 @@ async fn bruno_validates_himself_against_the_sandbox_adds_a_degree_and_his_recor
         (row.birth_date.as_deref(), row.mother_name.as_deref(), row.city.as_deref(), row.state.as_deref()),
         (Some("1991-07-21"), Some("JOANA PEREIRA LIMA"), Some("MOSSORO"), Some("RN"))
     );
-    let (profile,): (serde_json::Value,) = sqlx::query_as("SELECT profile FROM host_users WHERE username = $1")
+    let (profile,): (String,) = sqlx::query_as("SELECT CAST(profile AS TEXT) FROM host_users WHERE username = $1")
         .bind(bruno.cpf.expect("a CPF"))
         .fetch_one(&db.pool)
         .await
         .expect("row");
+    let profile: serde_json::Value = serde_json::from_str(&profile).expect("the profile is JSON");
     assert_eq!(profile["formacao_academica"][0]["curso"], "Ciência e Tecnologia");
     assert_eq!(profile["formacao_academica"][0]["grau_formacao"], "Graduação");
     assert_eq!(profile["receita_federal"]["dtNascimento"], "1991-07-21");

@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use credencial_adapters_postgres::account::{PgAccessLog, PgGrantRepository};
 use credencial_application::GrantService;
 use credencial_domain::account::AccessLogPage;
 use credencial_domain::oauth::ClientId;
@@ -21,12 +20,7 @@ use crate::oauth::{app, portal_request, PORTAL_SECRET};
 
 /// The use cases of the authorized-applications and access-report pages.
 fn grant_service(app: &TestApp, retention_days: u32) -> GrantService {
-    GrantService::new(
-        Arc::new(PgGrantRepository::new(app.db.pool.clone())),
-        Arc::new(PgAccessLog::new(app.db.pool.clone())),
-        Arc::new(SystemClock),
-        retention_days,
-    )
+    GrantService::new(app.db.storage().grants, app.db.storage().access_log, Arc::new(SystemClock), retention_days)
 }
 
 fn portal() -> ClientId {

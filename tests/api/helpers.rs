@@ -6,10 +6,11 @@ use std::collections::HashMap;
 use credencial::demo;
 use credencial::settings::Settings;
 use credencial::startup::{hasher, Application, Mode};
-use credencial_adapters_postgres::testing::TestDatabase;
-use credencial_adapters_postgres::PgUserRepository;
+use credencial::storage::Storage;
 use credencial_domain::{DjangoPbkdf2, UserData, Username};
-use credencial_ports::{NewUser, UserRepository};
+use credencial_ports::NewUser;
+
+pub use crate::database::TestDatabase;
 use reqwest::header::{LOCATION, SET_COOKIE};
 use secrecy::SecretString;
 use serde_json::Value;
@@ -60,20 +61,25 @@ pub async fn spawn_app() -> TestApp {
 /// Starts the app after `adjust` has changed the test settings.
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
     // Quiet unless asked: TEST_LOG=1 cargo test …
+    spawn_app_on(TestDatabase::new().await, adjust).await
+}
+
+/// Starts the app on `db` (e.g. `TestDatabase::postgres()` for what only
+/// PostgreSQL does) after `adjust` has changed the test settings.
+pub async fn spawn_app_on(db: TestDatabase, adjust: impl FnOnce(&mut Settings)) -> TestApp {
+    // Quiet unless asked: TEST_LOG=1 cargo test …
     if std::env::var_os("TEST_LOG").is_some() {
         // One writer for the whole test binary, kept to its end.
         static LOG: std::sync::Once = std::sync::Once::new();
         LOG.call_once(|| std::mem::forget(credencial::telemetry::init("text")));
     }
-    let db = TestDatabase::new().await;
     let upstream = MockServer::start().await;
     let mut settings = test_settings(&db, &upstream);
     adjust(&mut settings);
-    // The pool follows the settings, so a test can point two apps at one database.
-    let pool = credencial_adapters_postgres::connect(settings.database_url(), 10, std::time::Duration::from_secs(10))
-        .await
-        .expect("connect");
-    let app = Application::build(&settings, Mode::Serve, pool).await.expect("app builds");
+    // The storage follows the settings, so a test can point two apps at one database.
+    let storage =
+        Storage::connect(settings.database_url(), 10, std::time::Duration::from_secs(10)).await.expect("connect");
+    let app = Application::build(&settings, Mode::Serve, storage).await.expect("app builds");
     let address = format!("http://127.0.0.1:{}", app.port());
     tokio::spawn(app.run_until_stopped());
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
@@ -83,7 +89,8 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
 /// Creates a user with `password` in `db`; returns its id.
 pub async fn add_user_to(db: &TestDatabase, username: &str, password: &str, active: bool) -> i64 {
     let hash = DjangoPbkdf2::derive(password, "testsalt", ITERATIONS).expect("hash").encode();
-    PgUserRepository::new(db.pool.clone())
+    db.storage()
+        .users
         .create(NewUser {
             username: Username::parse(username).expect("username"),
             password_hash: hash,
@@ -133,10 +140,11 @@ pub async fn spawn_demo(adjust: impl FnOnce(&mut Settings)) -> (Browser, TestDat
     settings.upstream_base_url = None;
     adjust(&mut settings);
     let h = hasher(&settings).expect("hasher");
-    demo::seed(&db.pool, &h).await.expect("users");
-    let app = Application::build(&settings, Mode::Demo, db.pool.clone()).await.expect("demo builds");
+    let storage = db.storage();
+    demo::seed(&storage, &h).await.expect("users");
+    let app = Application::build(&settings, Mode::Demo, storage.clone()).await.expect("demo builds");
     let base = format!("http://127.0.0.1:{}", app.port());
-    demo::seed_client(&db.pool, &h, &format!("{base}/auth/callback/")).await.expect("client");
+    demo::seed_client(&storage, &h, &format!("{base}/auth/callback/")).await.expect("client");
     tokio::spawn(app.run_until_stopped());
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
     (Browser { base, client, jar: Default::default() }, db)

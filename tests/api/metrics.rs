@@ -2,9 +2,9 @@
 //! with a Prometheus text-format parser; off by default in `serve`, on by
 //! default in the demo, and on a listener of its own with `metrics_bind`.
 
+use crate::helpers::TestDatabase;
 use credencial::settings::Settings;
 use credencial::startup::{Application, Mode};
-use credencial_adapters_postgres::testing::TestDatabase;
 use openmetrics_parser::prometheus::parse_prometheus;
 use openmetrics_parser::{MetricsExposition, PrometheusType, PrometheusValue};
 use serde_json::json;
@@ -244,7 +244,7 @@ async fn the_demo_serves_metrics_unless_turned_off() {
 /// metrics addresses.
 async fn app_with_metrics_bind(db: &TestDatabase, upstream: &MockServer) -> (String, String) {
     let settings = Settings { metrics_bind: Some("127.0.0.1:0".into()), ..test_settings(db, upstream) };
-    let app = Application::build(&settings, Mode::Serve, db.pool.clone()).await.expect("app builds");
+    let app = Application::build(&settings, Mode::Serve, db.storage()).await.expect("app builds");
     let main = format!("http://127.0.0.1:{}", app.port());
     let metrics = format!("http://127.0.0.1:{}", app.metrics_port().expect("a metrics listener"));
     tokio::spawn(app.run_until_stopped());
@@ -319,7 +319,7 @@ async fn a_taken_metrics_address_stops_the_start_naming_the_setting() {
     let upstream = MockServer::start().await;
     let address = taken.local_addr().expect("address").to_string();
     let settings = Settings { metrics_bind: Some(address.clone()), ..test_settings(&db, &upstream) };
-    match Application::build(&settings, Mode::Serve, db.pool.clone()).await {
+    match Application::build(&settings, Mode::Serve, db.storage()).await {
         Ok(_) => panic!("the start should have been refused"),
         Err(e) => {
             let e = format!("{e:#}");

@@ -6,12 +6,9 @@
 use std::collections::HashMap;
 
 use credencial::settings::Settings;
-use credencial_adapters_postgres::account::PgGrantRepository;
-use credencial_adapters_postgres::{PgAuthorizationCodeStore, PgOAuthClientRepository};
 use credencial_domain::oauth::{ClientId, CodeGrant, CodeHash};
 use credencial_domain::{DjangoPbkdf2, ScopeSet, UserId};
-use credencial_ports::account::GrantRepository;
-use credencial_ports::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository};
+use credencial_ports::{NewAuthorizationCode, OAuthClient};
 use reqwest::header::{CACHE_CONTROL, PRAGMA, WWW_AUTHENTICATE};
 use serde_json::Value;
 use url::Url;
@@ -45,7 +42,7 @@ pub(crate) async fn app_with(adjust: impl FnOnce(&mut Settings)) -> (TestApp, i6
 
 /// Registers `portal` and `spa` and creates ana on `app`; returns ana's id.
 pub(crate) async fn register_clients(app: &TestApp) -> i64 {
-    let clients = PgOAuthClientRepository::new(app.db.pool.clone());
+    let clients = app.db.storage().clients;
     let secret_hash = DjangoPbkdf2::derive(PORTAL_SECRET, "clientsalt", ITERATIONS).expect("hash").encode();
     clients
         .create(
@@ -90,11 +87,15 @@ pub(crate) async fn register_clients(app: &TestApp) -> i64 {
 /// PKCE), expiring at `expires_at` (Unix seconds), and the consent it
 /// stands for (as the consent page's approval stores both).
 pub(crate) async fn store_portal_code(app: &TestApp, user: i64, code: &str, expires_at: i64) {
-    PgGrantRepository::new(app.db.pool.clone())
+    app.db
+        .storage()
+        .grants
         .widen(UserId(user), &ClientId::parse("portal").expect("id"), ScopeSet::required(), expires_at - 60)
         .await
         .expect("grant");
-    PgAuthorizationCodeStore::new(app.db.pool.clone())
+    app.db
+        .storage()
+        .codes
         .store(NewAuthorizationCode {
             code_hash: CodeHash::of(code),
             grant: CodeGrant {
@@ -659,9 +660,9 @@ async fn a_logged_in_browser_goes_straight_to_consent_without_trailing_slash_too
 
 #[tokio::test]
 async fn the_demo_client_runs_the_flow_for_ana_and_her_cnes_bonds_become_experiences() {
+    use crate::helpers::TestDatabase;
     use credencial::demo;
     use credencial::startup::{hasher, Application, Mode};
-    use credencial_adapters_postgres::testing::TestDatabase;
     use wiremock::MockServer;
 
     let db = TestDatabase::new().await;
@@ -670,10 +671,10 @@ async fn the_demo_client_runs_the_flow_for_ana_and_her_cnes_bonds_become_experie
     settings.upstream_base_url = None;
     settings.jwt_secret = None;
     let h = hasher(&settings).expect("hasher");
-    demo::seed(&db.pool, &h).await.expect("users");
+    demo::seed(&db.storage(), &h).await.expect("users");
     let redirect = demo::demo_redirect_uri("127.0.0.1:8000");
-    demo::seed_client(&db.pool, &h, &redirect).await.expect("client");
-    let server = Application::build(&settings, Mode::Demo, db.pool.clone()).await.expect("demo builds");
+    demo::seed_client(&db.storage(), &h, &redirect).await.expect("client");
+    let server = Application::build(&settings, Mode::Demo, db.storage()).await.expect("demo builds");
     let address = format!("http://127.0.0.1:{}", server.port());
     tokio::spawn(server.run_until_stopped());
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");

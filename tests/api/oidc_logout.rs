@@ -7,9 +7,8 @@
 use std::collections::HashMap;
 
 use credencial_adapters_postgres::testing::setup_audit;
-use credencial_adapters_postgres::PgOAuthClientRepository;
 use credencial_domain::oauth::ClientId;
-use credencial_ports::{OAuthClientRepository, OAuthClientUpdate};
+use credencial_ports::OAuthClientUpdate;
 
 use crate::helpers::{hidden_fields, with, Browser, Page, TestApp, TEST_KEYS};
 use crate::oauth::{callback, PORTAL_URI};
@@ -20,7 +19,9 @@ const AFTER_LOGOUT: &str = "https://portal.example.gov.br/saiu?volta=1";
 
 async fn register_post_logout_uri(app: &TestApp) {
     let update = OAuthClientUpdate { post_logout_redirect_uris: Some(vec![AFTER_LOGOUT.into()]), ..Default::default() };
-    PgOAuthClientRepository::new(app.db.pool.clone())
+    app.db
+        .storage()
+        .clients
         .update(&ClientId::parse("portal").expect("id"), update, &setup_audit())
         .await
         .expect("stored")

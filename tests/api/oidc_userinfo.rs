@@ -29,10 +29,12 @@ async fn answer(r: reqwest::Response) -> (u16, Option<String>, Value) {
 }
 
 async fn log_rows(app: &TestApp) -> Vec<(String, Vec<String>)> {
-    sqlx::query_as("SELECT client_id, scopes FROM access_log ORDER BY id")
-        .fetch_all(&app.db.pool)
-        .await
-        .expect("access log")
+    let rows: Vec<(String, String)> =
+        sqlx::query_as(&format!("SELECT client_id, {} FROM access_log ORDER BY id", app.db.json_array("scopes")))
+            .fetch_all(&app.db.pool)
+            .await
+            .expect("access log");
+    rows.into_iter().map(|(client, scopes)| (client, crate::database::json_list(&scopes))).collect()
 }
 
 /// An access token of portal for ana, as our HS256 key signs them, with

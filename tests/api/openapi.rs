@@ -8,10 +8,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
-use credencial_adapters_postgres::{PgOAuthClientRepository, PgRefreshTokenStore};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::{DjangoPbkdf2, ScopeSet, UserId};
-use credencial_ports::{NewRefreshToken, OAuthClient, OAuthClientRepository, RefreshTokenStore};
+use credencial_ports::{NewRefreshToken, OAuthClient};
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -233,7 +232,9 @@ fn access_token(user_id: i64) -> String {
 
 async fn register_confidential_client(app: &TestApp) {
     let secret_hash = DjangoPbkdf2::derive(CLIENT_SECRET, "clientsalt", ITERATIONS).expect("hash").encode();
-    PgOAuthClientRepository::new(app.db.pool.clone())
+    app.db
+        .storage()
+        .clients
         .create(
             OAuthClient {
                 client_id: ClientId::parse(CLIENT).expect("id"),
@@ -264,7 +265,9 @@ async fn oauth_refresh_token(app: &TestApp, user: i64) -> String {
             .expect("claims")
     };
     let jti = claims["jti"].as_str().expect("jti").to_owned();
-    PgRefreshTokenStore::new(app.db.pool.clone())
+    app.db
+        .storage()
+        .refresh_tokens
         .record(
             NewRefreshToken {
                 jti: jti.clone(),
@@ -778,25 +781,30 @@ fn tokens_and_personal_data_are_recognised_at_any_depth_and_nothing_else_is() {
 
 #[tokio::test]
 async fn readyz_is_mounted_and_answers_as_documented() {
-    let app = spawn_app().await;
-    let mut c = Checker::new();
-    let r = app.client.get(format!("{}{}", app.address, credencial_app_actix::routes::INVENTORY_PATH)).send().await;
-    let mounted: BTreeSet<String> = r.expect("sent").json().await.expect("JSON list");
-    assert!(mounted.iter().any(|p| bare(p) == "/readyz"), "{mounted:?}");
-    for path in ["/readyz", "/readyz/"] {
+    // PostgreSQL's by nature, in both test binaries (tests/api/database.rs).
+    crate::database::on_postgres(async {
+        let app = spawn_app().await;
+        let mut c = Checker::new();
+        let r = app.client.get(format!("{}{}", app.address, credencial_app_actix::routes::INVENTORY_PATH)).send().await;
+        let mounted: BTreeSet<String> = r.expect("sent").json().await.expect("JSON list");
+        assert!(mounted.iter().any(|p| bare(p) == "/readyz"), "{mounted:?}");
+        for path in ["/readyz", "/readyz/"] {
+            let (s, _) = c
+                .check("/readyz", "get", app.client.get(format!("{}{path}", app.address)).send().await.expect("sent"))
+                .await;
+            assert_eq!(s, 200);
+        }
+        c.wrong_method(&app, "/readyz").await;
+        // The database goes away (its connections cut): 503 within the time budget.
+        app.db.drop_now().await;
+        let started = std::time::Instant::now();
         let (s, _) = c
-            .check("/readyz", "get", app.client.get(format!("{}{path}", app.address)).send().await.expect("sent"))
+            .check("/readyz", "get", app.client.get(format!("{}/readyz", app.address)).send().await.expect("sent"))
             .await;
-        assert_eq!(s, 200);
-    }
-    c.wrong_method(&app, "/readyz").await;
-    // The database goes away (its connections cut): 503 within the time budget.
-    app.db.drop_now().await;
-    let started = std::time::Instant::now();
-    let (s, _) =
-        c.check("/readyz", "get", app.client.get(format!("{}/readyz", app.address)).send().await.expect("sent")).await;
-    assert_eq!(s, 503);
-    assert!(started.elapsed() < Duration::from_secs(5), "answers within its time budget");
+        assert_eq!(s, 503);
+        assert!(started.elapsed() < Duration::from_secs(5), "answers within its time budget");
+    })
+    .await
 }
 
 #[tokio::test]

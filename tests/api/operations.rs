@@ -26,20 +26,24 @@ async fn readyz_is_ready_on_a_live_app_with_or_without_the_slash() {
 
 #[tokio::test]
 async fn readyz_turns_503_when_the_database_goes_away_while_healthz_stays_200() {
-    let app = spawn_app().await;
-    assert_eq!(get(&app, "/readyz").await.status(), 200);
+    // PostgreSQL's by nature, in both test binaries (tests/api/database.rs).
+    crate::database::on_postgres(async {
+        let app = spawn_app().await;
+        assert_eq!(get(&app, "/readyz").await.status(), 200);
 
-    // Every connection of the app is ended and the database is gone.
-    app.db.drop_now().await;
+        // Every connection of the app is ended and the database is gone.
+        app.db.drop_now().await;
 
-    let start = Instant::now();
-    let (status, body) = status_and_json(get(&app, "/readyz").await).await;
-    assert_eq!((status, body), (503, json!({"status": "unavailable", "detail": "database unreachable"})));
-    assert!(start.elapsed() < Duration::from_secs(5), "a probe must answer quickly, took {:?}", start.elapsed());
-    // Still unavailable on the next probe, on another route alive.
-    assert_eq!(get(&app, "/readyz/").await.status(), 503);
-    let (status, body) = status_and_json(get(&app, "/healthz").await).await;
-    assert_eq!((status, body), (200, json!({"status": "ok"})));
+        let start = Instant::now();
+        let (status, body) = status_and_json(get(&app, "/readyz").await).await;
+        assert_eq!((status, body), (503, json!({"status": "unavailable", "detail": "database unreachable"})));
+        assert!(start.elapsed() < Duration::from_secs(5), "a probe must answer quickly, took {:?}", start.elapsed());
+        // Still unavailable on the next probe, on another route alive.
+        assert_eq!(get(&app, "/readyz/").await.status(), 503);
+        let (status, body) = status_and_json(get(&app, "/healthz").await).await;
+        assert_eq!((status, body), (200, json!({"status": "ok"})));
+    })
+    .await
 }
 
 fn request_id(r: &reqwest::Response) -> String {

@@ -5,13 +5,10 @@
 
 use std::time::Duration;
 
-use credencial_adapters_postgres::account::PgGrantRepository;
-use credencial_adapters_postgres::{PgOAuthClientRepository, PgProfileRepository, PgUserRepository};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{AcademicDegree, Experience, ERRO_NAO_VALIDADO, ERRO_SEM_EXPERIENCIA};
 use credencial_domain::{Degree, ScopeSet, UserData, UserId, Username};
-use credencial_ports::account::GrantRepository;
-use credencial_ports::{NewUser, OAuthClient, OAuthClientRepository, ProfileRepository, UserRepository};
+use credencial_ports::{NewUser, OAuthClient};
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
 use wiremock::matchers::{method, path};
@@ -45,7 +42,9 @@ pub(crate) async fn app_with(adjust: impl FnOnce(&mut credencial::settings::Sett
 }
 
 pub(crate) async fn register_client(app: &TestApp, id: &str, enabled: &str) {
-    PgOAuthClientRepository::new(app.db.pool.clone())
+    app.db
+        .storage()
+        .clients
         .create(
             OAuthClient {
                 client_id: ClientId::parse(id).expect("id"),
@@ -70,7 +69,10 @@ pub(crate) async fn register_client(app: &TestApp, id: &str, enabled: &str) {
 /// every scope (as if through the consent page), so that tokens signed for
 /// them are answered; returns the id.
 pub(crate) async fn person(app: &TestApp, username: &str, cpf: &str, full: bool) -> i64 {
-    let id = PgUserRepository::new(app.db.pool.clone())
+    let id = app
+        .db
+        .storage()
+        .users
         .create(NewUser {
             username: Username::parse(username).expect("username"),
             password_hash: "pbkdf2_sha256$1$s$h".into(),
@@ -82,7 +84,7 @@ pub(crate) async fn person(app: &TestApp, username: &str, cpf: &str, full: bool)
         .await
         .expect("user");
     if full {
-        let profiles = PgProfileRepository::new(app.db.pool.clone());
+        let profiles = app.db.storage().profiles;
         profiles.set_profile(id, "https://example.gov.br/a.png", true).await.expect("profile");
         profiles
             .add_experience(
@@ -120,7 +122,7 @@ pub(crate) async fn person(app: &TestApp, username: &str, cpf: &str, full: bool)
 
 /// Stores `user`'s consent to every registered client, with every scope.
 pub(crate) async fn consent_to_every_client(app: &TestApp, user: i64) {
-    let grants = PgGrantRepository::new(app.db.pool.clone());
+    let grants = app.db.storage().grants;
     let clients: Vec<(String,)> =
         sqlx::query_as("SELECT client_id FROM oauth_clients").fetch_all(&app.db.pool).await.expect("clients");
     for (client,) in clients {

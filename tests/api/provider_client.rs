@@ -6,11 +6,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use credencial_adapters_postgres::PgOAuthClientRepository;
 use credencial_adapters_upstream::{http_client, BaseUrl, HttpProviderClient, ProviderSettings};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::{DjangoPbkdf2, ScopeSet};
-use credencial_ports::{OAuthClient, OAuthClientRepository, ProviderClient, ProviderError};
+use credencial_ports::{OAuthClient, ProviderClient, ProviderError};
 use reqwest::header::{LOCATION, SET_COOKIE};
 use secrecy::SecretString;
 use url::Url;
@@ -26,7 +25,9 @@ const REDIRECT_URI: &str = "http://127.0.0.1:9/auth/callback/";
 async fn provider_app() -> TestApp {
     let app = spawn_app_with(|_| {}).await;
     let secret_hash = DjangoPbkdf2::derive(CLIENT_SECRET, "clientsalt", ITERATIONS).expect("hash").encode();
-    PgOAuthClientRepository::new(app.db.pool.clone())
+    app.db
+        .storage()
+        .clients
         .create(
             OAuthClient {
                 client_id: ClientId::parse(CLIENT_ID).expect("id"),

@@ -1,8 +1,8 @@
 //! Wrong settings stop the start with a message naming the setting.
 
+use crate::helpers::TestDatabase;
 use credencial::settings::Settings;
 use credencial::startup::{Application, Mode};
-use credencial_adapters_postgres::testing::TestDatabase;
 use wiremock::MockServer;
 
 use crate::helpers::test_settings;
@@ -12,7 +12,7 @@ async fn start_error(adjust: impl FnOnce(&mut Settings)) -> String {
     let upstream = MockServer::start().await;
     let mut settings = test_settings(&db, &upstream);
     adjust(&mut settings);
-    match Application::build(&settings, Mode::Serve, db.pool.clone()).await {
+    match Application::build(&settings, Mode::Serve, db.storage()).await {
         Ok(_) => panic!("the start should have been refused"),
         Err(e) => format!("{e:#}"),
     }
@@ -258,7 +258,7 @@ async fn without_a_provider_the_host_table_is_not_checked() {
     let upstream = MockServer::start().await;
     let mut settings = test_settings(&db, &upstream);
     settings.user_table = "people".into();
-    assert!(Application::build(&settings, Mode::Serve, db.pool.clone()).await.is_ok());
+    assert!(Application::build(&settings, Mode::Serve, db.storage()).await.is_ok());
 }
 
 #[test]

@@ -6,7 +6,8 @@
 
 use std::process::{Child, Command, Output, Stdio};
 
-use credencial_adapters_postgres::testing::TestDatabase;
+use crate::database::Engine;
+use crate::helpers::TestDatabase;
 use serde_json::json;
 
 use crate::helpers::{spawn_app, status_and_json, SECRET};
@@ -97,10 +98,7 @@ async fn start_serving(args: &[&str], env: &[(&str, &str)], port: u16) -> Runnin
 }
 
 async fn table_count(db: &TestDatabase) -> i64 {
-    sqlx::query_scalar("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
-        .fetch_one(&db.pool)
-        .await
-        .expect("count tables")
+    db.table_count().await
 }
 
 #[tokio::test]
@@ -200,13 +198,15 @@ async fn an_unreachable_database_is_named_with_host_port_and_cause() {
 #[tokio::test]
 async fn an_unsupported_database_url_scheme_is_refused_by_name() {
     for (url, scheme) in
-        [("mysql://root:s3cret-pw@127.0.0.1:3306/credencial", "mysql"), ("sqlite://credencial.db", "sqlite")]
+        [("mysql://root:s3cret-pw@127.0.0.1:3306/credencial", "mysql"), ("redis://:s3cret-pw@127.0.0.1/0", "redis")]
     {
         let out = run(&["migrate"], &[("DATABASE_URL", url)]);
         assert!(!out.status.success());
         let e = stderr(&out);
         assert!(
-            e.contains(&format!("setting DATABASE_URL: unsupported database URL scheme `{scheme}`: use postgres://")),
+            e.contains(&format!(
+                "setting DATABASE_URL: unsupported database URL scheme `{scheme}`: use sqlite:// or postgres://"
+            )),
             "{e}"
         );
         assert!(!e.contains("s3cret-pw"), "{e}");
@@ -256,17 +256,20 @@ async fn a_short_secret_stops_the_demo_before_it_writes_anything() {
     let e = stderr(&out);
     assert!(e.contains("setting SERVICE_JWT_SECRET") && e.contains("32 bytes"), "{e}");
     assert_eq!(table_count(&db).await, 0, "not migrated, not seeded");
-    // Nor is a database created.
+    // Nor is a database created (a PostgreSQL database, a SQLite file).
     let name = format!("credencial_never_{}", uuid::Uuid::new_v4().simple());
     let missing = db.url.rsplit_once('/').map(|(server, _)| format!("{server}/{name}")).expect("a database path");
     let out =
         run(&["demo"], &[("DATABASE_URL", &missing), ("SERVICE_JWT_SECRET", "short"), ("SERVICE_BIND", "127.0.0.1:0")]);
     assert!(!out.status.success());
-    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
-        .bind(&name)
-        .fetch_one(&db.pool)
-        .await
-        .expect("query");
+    let exists = match db.engine() {
+        Engine::Postgres => sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+            .bind(&name)
+            .fetch_one(&db.pool)
+            .await
+            .expect("query"),
+        Engine::Sqlite => std::path::Path::new(missing.trim_start_matches("sqlite://")).exists(),
+    };
     assert!(!exists, "the demo created {name} despite a wrong setting");
 }
 

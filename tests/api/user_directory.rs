@@ -4,10 +4,7 @@
 //! `/conta/cadastro/`, the CLI's token (its last line) and the panel's
 //! token page.
 
-use std::sync::Arc;
-
 use credencial::settings::Settings;
-use credencial_adapters_postgres::PgUserDirectory;
 use credencial_application::ApiTokenService;
 use credencial_domain::admin::{Actor, ApiPermissions};
 use credencial_domain::oauth::ClientId;
@@ -43,7 +40,7 @@ pub(crate) async fn api_token(app: &TestApp, client: &str, permissions: &str) ->
     if !exists {
         register_client(app, client, "").await;
     }
-    let service = ApiTokenService::new(Arc::new(PgUserDirectory::new(app.db.pool.clone())));
+    let service = ApiTokenService::new(app.db.storage().directory);
     let actor = Actor::Cli { os_user: "test".into() };
     let client = ClientId::parse(client).expect("client id");
     let permissions = ApiPermissions::parse(permissions).expect("permissions");
@@ -70,11 +67,13 @@ async fn post(app: &TestApp, path: &str, token: &str, form: &[(&str, &str)]) -> 
 
 /// The audit entries with `action`, oldest first: actor, target, changes.
 async fn audited(app: &TestApp, action: &str) -> Vec<(String, String, Value)> {
-    sqlx::query_as("SELECT actor, target, changes FROM audit_log WHERE action = $1 ORDER BY id")
-        .bind(action)
-        .fetch_all(&app.db.pool)
-        .await
-        .expect("audit")
+    let rows: Vec<(String, String, String)> =
+        sqlx::query_as("SELECT actor, target, CAST(changes AS TEXT) FROM audit_log WHERE action = $1 ORDER BY id")
+            .bind(action)
+            .fetch_all(&app.db.pool)
+            .await
+            .expect("audit");
+    rows.into_iter().map(|(a, t, c)| (a, t, serde_json::from_str(&c).expect("changes are JSON"))).collect()
 }
 
 #[tokio::test]
@@ -297,13 +296,17 @@ async fn every_call_is_audited_as_the_application_with_the_cpf_masked() {
     assert_eq!(post(&app, "/usuarios/", &token, &joana()).await.status(), 201);
     assert_eq!(post(&app, "/usuarios/", &token, &joana()).await.status(), 200);
     assert_eq!(get(&app, "/usuarios/52998224725/", Some(&token)).await.status(), 200);
-    let rows: Vec<(String, String, String, String, Value, Option<String>)> = sqlx::query_as(
-        "SELECT actor_kind, actor, action, target, changes, request_id FROM audit_log WHERE actor_kind = 'application' \
-         ORDER BY id",
+    let rows: Vec<(String, String, String, String, String, Option<String>)> = sqlx::query_as(
+        "SELECT actor_kind, actor, action, target, CAST(changes AS TEXT), request_id FROM audit_log \
+         WHERE actor_kind = 'application' ORDER BY id",
     )
     .fetch_all(&app.db.pool)
     .await
     .expect("audit");
+    let rows: Vec<(String, String, String, String, Value, Option<String>)> = rows
+        .into_iter()
+        .map(|(k, a, ac, t, c, r)| (k, a, ac, t, serde_json::from_str(&c).expect("changes are JSON"), r))
+        .collect();
     let actions: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
     assert_eq!(actions, ["api.user_create", "api.user_existing", "api.user_read"]);
     for (kind, actor, _, target, changes, request_id) in &rows {

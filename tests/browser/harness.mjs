@@ -1,17 +1,18 @@
-// What every browser test file shares: the demo (`credencial demo` on a
-// fresh database and a free loopback port), headless Chromium (Debian's
+// What every browser test file shares: the demo (the README's `credencial
+// demo`, with no DATABASE_URL: its default SQLite file `credencial.db` in a
+// fresh working directory, on a free loopback port), headless Chromium (Debian's
 // /usr/bin/chromium, driven by playwright-core), and the page check
 // (screenshots at 1280 px and 360 px into target/browser/<page>-<width>.png,
 // no sideways scrolling at 360 px, an axe-core scan that fails on any
 // violation of impact "serious" or "critical").
 //
 // Each test file runs in a process of its own (node --test), so each starts
-// its own demo on its own database.
+// its own demo on its own database file.
 
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,14 +28,23 @@ export const STEP_MS = 15_000; // any single browser action or navigation
 export const TEST_MS = 90_000; // any whole test
 const WIDTHS = [1280, 360]; // desktop, and the narrowest phone we support
 
-/** Runs psql against `db` with one SQL command; resolves to its stdout. */
-export function psql(db, sql) {
+/** The working directory of the demo named `db`: its credencial.db lives there. */
+function workDir(db) {
+    return path.join(OUT, 'run', db);
+}
+
+/**
+ * Runs one SQL statement with the sqlite3 shell on the demo's database file
+ * (beside the running demo: WAL lets it read, a 5 s busy timeout lets it
+ * write); resolves to its output, one row per line, columns joined by `|`.
+ */
+export function sql(db, statement) {
     return new Promise((resolve, reject) => {
         execFile(
-            'psql',
-            ['-h', '127.0.0.1', '-p', '5432', '-U', 'postgres', '-d', db, '-v', 'ON_ERROR_STOP=1', '-qAtc', sql],
-            { timeout: 20_000, env: { ...process.env, PGCONNECT_TIMEOUT: '10' } },
-            (error, stdout, stderr) => (error ? reject(new Error(`psql: ${error.message}\n${stderr}`)) : resolve(stdout)),
+            'sqlite3',
+            ['-batch', '-bail', '-cmd', '.timeout 5000', path.join(workDir(db), 'credencial.db'), statement],
+            { timeout: 20_000 },
+            (error, stdout, stderr) => (error ? reject(new Error(`sqlite3: ${error.message}\n${stderr}`)) : resolve(stdout)),
         );
     });
 }
@@ -51,25 +61,27 @@ async function freePort() {
 }
 
 /**
- * `credencial demo` on the fresh database `db` (dropped first) and a free
- * port, with the demo's own defaults (nothing from the caller's SERVICE_*
- * settings leaks in) and `env` on top; its output goes to
- * target/browser/<logName>. Resolves, once /healthz answers, to
- * `{ base, db, stop }`: `stop()` ends the demo and drops the database.
+ * `credencial demo` as the README runs it (no DATABASE_URL: the SQLite file
+ * credencial.db in a fresh working directory named `db`, no database
+ * server) on a free port, with the demo's own defaults (nothing from the
+ * caller's SERVICE_* or DATABASE_URL settings leaks in) and `env` on top;
+ * its output goes to target/browser/<logName>. Resolves, once /healthz
+ * answers, to `{ base, db, stop }`: `stop()` ends the demo and removes its
+ * directory.
  */
 export async function startDemo(db, env, logName) {
     assert.ok(existsSync(BINARY), `${BINARY} is missing: run \`cargo build --bin credencial\` first`);
     mkdirSync(OUT, { recursive: true });
-    await psql('postgres', `DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+    const cwd = workDir(db);
+    rmSync(cwd, { recursive: true, force: true });
+    mkdirSync(cwd, { recursive: true });
     const base = `http://127.0.0.1:${await freePort()}`;
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SERVICE_')));
-    Object.assign(clean, {
-        DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${db}`,
-        SERVICE_BIND: base.slice('http://'.length),
-        ...env,
-    });
+    const clean = Object.fromEntries(
+        Object.entries(process.env).filter(([k]) => !k.startsWith('SERVICE_') && k !== 'DATABASE_URL'),
+    );
+    Object.assign(clean, { SERVICE_BIND: base.slice('http://'.length), ...env });
     const log = createWriteStream(path.join(OUT, logName));
-    const server = spawn(BINARY, ['demo'], { cwd: ROOT, env: clean, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(BINARY, ['demo'], { cwd, env: clean, stdio: ['ignore', 'pipe', 'pipe'] });
     let serverLog = ''; // its output, kept for failure messages
     for (const stream of [server.stdout, server.stderr]) {
         stream.on('data', (chunk) => {
@@ -80,7 +92,8 @@ export async function startDemo(db, env, logName) {
     await waitForHealth(server, base, () => serverLog, 60_000);
     const stop = async () => {
         await stopServer(server);
-        await psql('postgres', `DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`).catch((e) => console.error(e.message));
+        assert.ok(existsSync(path.join(cwd, 'credencial.db')), 'the demo served from credencial.db');
+        rmSync(cwd, { recursive: true, force: true });
     };
     return { base, db, stop };
 }

@@ -24,14 +24,15 @@
 // must not scroll sideways at 360 px, and is scanned with axe-core: any
 // violation of impact "serious" or "critical" fails the test.
 //
-// Needs: PostgreSQL on 127.0.0.1:5432 (user postgres, trust), psql, the
-// debug binary (`cargo build --bin credencial`) and Chromium. Run by .ci/run,
-// or by hand: cd tests/browser && npm ci && node --test
+// Needs: the sqlite3 shell, the debug binary (`cargo build --bin
+// credencial`) and Chromium; no database server (the demo serves from its
+// default SQLite file). Run by .ci/run, or by hand: cd tests/browser && npm
+// ci && node --test
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { checkPage, freshPage as fresh, launchChromium, OUT, psql, startDemo, TEST_MS } from './harness.mjs';
+import { checkPage, freshPage as fresh, launchChromium, OUT, sql, startDemo, TEST_MS } from './harness.mjs';
 
 const DB = `credencial_browser_${process.pid}`;
 const JWT_SECRET = 'browser-test-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
@@ -97,12 +98,12 @@ async function recordOnPage(page) {
 
 /** The host_users row of `username` as JSON (dates as text, profile as a flag). */
 async function hostRow(username) {
-    const out = await psql(
+    const out = await sql(
         DB,
-        `SELECT row_to_json(t) FROM (SELECT username::text, cpf::text, email::text, first_name::text,
-                last_name::text, birth_date::text, mother_name, city, state::text,
-                profile IS NOT NULL AS has_profile
-           FROM host_users WHERE username = '${username}') t`,
+        `SELECT json_object('username', username, 'cpf', cpf, 'email', email, 'first_name', first_name,
+                'last_name', last_name, 'birth_date', birth_date, 'mother_name', mother_name, 'city', city,
+                'state', state, 'has_profile', json(CASE WHEN profile IS NULL THEN 'false' ELSE 'true' END))
+           FROM host_users WHERE username = '${username}'`,
     );
     assert.ok(out.trim(), `no host_users row for ${username}`);
     return JSON.parse(out.trim());
@@ -347,7 +348,7 @@ test('carla signs up, and her host row is created without the tax authority colu
         for (const column of ['birth_date', 'mother_name', 'city', 'state']) {
             assert.equal(row[column], null, `${column} is NULL`);
         }
-        assert.equal(await psql(DB, 'SELECT count(*) FROM host_users').then((s) => s.trim()), '3', 'ana, bruno and carla');
+        assert.equal(await sql(DB, 'SELECT count(*) FROM host_users').then((s) => s.trim()), '3', 'ana, bruno and carla');
         // Logging in with her CPF works as well as with her username.
         await page.goto(`${base}/conta/sair/`);
         await submit(page);
@@ -371,7 +372,7 @@ test('ana again: her consent is remembered, no consent page the second time', { 
         await page.locator('main table').waitFor();
         const shown = await recordOnPage(page);
         assert.equal(shown.username?.text, '52998224725');
-        const reads = await psql(DB, "SELECT count(*) FROM access_log WHERE client_id = 'demo-host'");
+        const reads = await sql(DB, "SELECT count(*) FROM access_log WHERE client_id = 'demo-host'");
         assert.ok(Number(reads.trim()) >= 2, `each login's profile read is in the access report: ${reads}`);
     } finally {
         await context.close();
@@ -382,7 +383,7 @@ test('denied consent ends on the 403 error page, without a host session', { time
     // Ana's consent from the tests above is remembered; withdraw it (as her
     // account's page of authorized applications does) so that the provider
     // asks again.
-    await psql(DB, "DELETE FROM oauth_grants WHERE client_id = 'demo-host'");
+    await sql(DB, "DELETE FROM oauth_grants WHERE client_id = 'demo-host'");
     const { context, page } = await freshPage();
     try {
         const callback = await throughTheProvider(page, 'ana', 'ana-demo-2026', 'deny');
@@ -478,7 +479,7 @@ test('admin: registers an application, disables cnes for demo-host, deactivates 
         const secret = await page.inputValue('#segredo');
         assert.ok(secret.length >= 32, `the secret is shown once: ${secret.length} characters`);
         await checkPage(page, 'admin-aplicativo-segredo');
-        const stored = await psql(DB, "SELECT secret_hash FROM oauth_clients WHERE client_id = 'portal-da-prefeitura'");
+        const stored = await sql(DB, "SELECT secret_hash FROM oauth_clients WHERE client_id = 'portal-da-prefeitura'");
         assert.ok(stored.trim().startsWith('pbkdf2_sha256$') && !stored.includes(secret), 'only a hash is stored');
 
         // demo-host without cnes.

@@ -6,12 +6,13 @@ use async_trait::async_trait;
 use credencial_domain::admin::{AccountQuery, LoginRecord, LoginVia, NewAuditEntry, Page};
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserId, Username};
+use credencial_ports::stored::{account_record, RecordColumns};
 use credencial_ports::{AccountAdminStore, AccountRecord, LoginHistory, NewUser, RepositoryError};
 use sqlx::PgPool;
 
 use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
-use crate::users::{find_record_by_id, find_record_by_username, insert_user, InsertFlags, RecordRow, RECORD_COLUMNS};
+use crate::users::{find_record_by_id, find_record_by_username, insert_user, InsertFlags, RECORD_COLUMNS};
 
 /// Account administration in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -36,7 +37,7 @@ impl AccountAdminStore for PgAccountAdminStore {
     async fn search(&self, query: &AccountQuery, page: Page) -> Result<(Vec<AccountRecord>, u64), RepositoryError> {
         let pattern = query.like_pattern();
         let cpf = query.cpf().map(|c| c.as_str().to_owned());
-        let rows = sqlx::query_as::<_, RecordRow>(&format!(
+        let rows = sqlx::query_as::<_, RecordColumns>(&format!(
             "SELECT {RECORD_COLUMNS} FROM users WHERE {SEARCH_WHERE} ORDER BY username LIMIT $4 OFFSET $5"
         ))
         .bind(query.text())
@@ -54,7 +55,7 @@ impl AccountAdminStore for PgAccountAdminStore {
             .fetch_one(&self.pool)
             .await
             .map_err(to_repository_error)?;
-        Ok((rows.into_iter().map(Into::into).collect(), u64::try_from(total).unwrap_or(0)))
+        Ok((rows.into_iter().map(account_record).collect(), u64::try_from(total).unwrap_or(0)))
     }
 
     async fn find(&self, id: UserId) -> Result<Option<AccountRecord>, RepositoryError> {

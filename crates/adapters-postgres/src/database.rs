@@ -3,6 +3,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use credencial_ports::SchemaStatus;
 use sqlx::migrate::{MigrateDatabase, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool, Postgres};
@@ -138,23 +139,6 @@ pub fn known_versions() -> Vec<i64> {
     MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration()).map(|m| m.version).collect()
 }
 
-/// How the database's migrations compare with this build's.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SchemaStatus {
-    /// Migrations of this build not (successfully) applied: `migrate` applies them.
-    pub pending: Vec<i64>,
-    /// Migrations applied to the database that this build does not know (a
-    /// newer release migrated it).
-    pub unknown: Vec<i64>,
-}
-
-impl SchemaStatus {
-    /// Whether the schema is exactly what this build expects.
-    pub fn is_current(&self) -> bool {
-        self.pending.is_empty() && self.unknown.is_empty()
-    }
-}
-
 /// Reads `_sqlx_migrations` (absent: nothing applied) and compares it with
 /// [`MIGRATOR`].
 pub async fn schema_status(pool: &PgPool) -> Result<SchemaStatus, DatabaseError> {
@@ -167,11 +151,7 @@ pub async fn schema_status(pool: &PgPool) -> Result<SchemaStatus, DatabaseError>
             Err(sqlx::Error::Database(db)) if db.code().as_deref() == Some(UNDEFINED_TABLE) => Vec::new(),
             Err(e) => return Err(DatabaseError::Query(root_cause(&e))),
         };
-    let known = known_versions();
-    Ok(SchemaStatus {
-        pending: known.iter().copied().filter(|v| !applied.contains(v)).collect(),
-        unknown: applied.into_iter().filter(|v| !known.contains(v)).collect(),
-    })
+    Ok(SchemaStatus::compare(&applied, &known_versions()))
 }
 
 /// PostgreSQL's SQLSTATE for "relation does not exist".

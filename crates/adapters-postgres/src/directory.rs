@@ -3,10 +3,11 @@
 use async_trait::async_trait;
 use credencial_domain::account::UniqueField;
 use credencial_domain::admin::{
-    ApiPermission, ApiPermissions, ApiTokenDigest, DirectoryKey, DirectoryUser, NewAuditEntry, Page, PreRegistration,
+    ApiPermissions, ApiTokenDigest, DirectoryKey, DirectoryUser, NewAuditEntry, Page, PreRegistration,
 };
 use credencial_domain::oauth::ClientId;
 use credencial_domain::Cpf;
+use credencial_ports::stored::{api_client_access, api_permissions, directory_user, DirectoryUserColumns};
 use credencial_ports::{ApiClientAccess, ApiTokenState, PreRegistered, RepositoryError, UserDirectory};
 use sqlx::PgPool;
 
@@ -26,44 +27,9 @@ impl PgUserDirectory {
     }
 }
 
-/// The columns of a [`UserRow`].
+/// The columns of [`DirectoryUserColumns`].
 const USER_COLUMNS: &str = "username, coalesce(cpf, '') AS cpf, email, name AS nome, genero, \
      to_char(data_de_nascimento, 'YYYY-MM-DD') AS data_de_nascimento, receita_validated AS validado";
-
-#[derive(sqlx::FromRow)]
-struct UserRow {
-    username: String,
-    cpf: String,
-    email: String,
-    nome: String,
-    genero: String,
-    data_de_nascimento: Option<String>,
-    validado: bool,
-}
-
-impl From<UserRow> for DirectoryUser {
-    fn from(r: UserRow) -> Self {
-        Self {
-            username: r.username,
-            cpf: r.cpf,
-            email: r.email,
-            nome: r.nome,
-            genero: r.genero,
-            data_de_nascimento: r.data_de_nascimento,
-            validado: r.validado,
-        }
-    }
-}
-
-fn permissions(names: &[String]) -> Result<ApiPermissions, RepositoryError> {
-    names
-        .iter()
-        .map(|n| {
-            ApiPermission::from_name(n)
-                .ok_or_else(|| RepositoryError::Unexpected(format!("stored API permission {n:?}")))
-        })
-        .collect()
-}
 
 #[async_trait]
 impl UserDirectory for PgUserDirectory {
@@ -77,18 +43,7 @@ impl UserDirectory for PgUserDirectory {
         .fetch_optional(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        let Some((client_id, hash, names)) = row else {
-            return Ok(None);
-        };
-        let client_id =
-            ClientId::parse(&client_id).map_err(|e| RepositoryError::Unexpected(format!("stored client id: {e}")))?;
-        let digest: [u8; 32] =
-            hash.try_into().map_err(|_| RepositoryError::Unexpected("stored API token hash length".into()))?;
-        Ok(Some(ApiClientAccess {
-            client_id,
-            digest: ApiTokenDigest(digest.into()),
-            permissions: permissions(&names)?,
-        }))
+        row.map(|(client_id, hash, names)| api_client_access(&client_id, hash, &names)).transpose()
     }
 
     async fn api_token_state(&self, client_id: &ClientId) -> Result<Option<ApiTokenState>, RepositoryError> {
@@ -99,7 +54,7 @@ impl UserDirectory for PgUserDirectory {
         .fetch_optional(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        row.map(|(name, names, has_token)| Ok(ApiTokenState { name, permissions: permissions(&names)?, has_token }))
+        row.map(|(name, names, has_token)| Ok(ApiTokenState { name, permissions: api_permissions(&names)?, has_token }))
             .transpose()
     }
 
@@ -128,14 +83,14 @@ impl UserDirectory for PgUserDirectory {
             DirectoryKey::Email(email) => ("email <> '' AND lower(email) = lower($1)", email.as_str()),
         };
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE {condition}");
-        let query = sqlx::query_as::<_, UserRow>(&sql).bind(value);
+        let query = sqlx::query_as::<_, DirectoryUserColumns>(&sql).bind(value);
         let row = query.fetch_optional(&self.pool).await.map_err(to_repository_error)?;
-        Ok(row.map(Into::into))
+        Ok(row.map(directory_user))
     }
 
     async fn list_by_cpfs(&self, cpfs: &[Cpf], page: Page) -> Result<Vec<DirectoryUser>, RepositoryError> {
         let cpfs: Vec<&str> = cpfs.iter().map(Cpf::as_str).collect();
-        let rows = sqlx::query_as::<_, UserRow>(&format!(
+        let rows = sqlx::query_as::<_, DirectoryUserColumns>(&format!(
             "SELECT {USER_COLUMNS} FROM users WHERE cpf = ANY($1) ORDER BY cpf LIMIT $2 OFFSET $3"
         ))
         .bind(cpfs)
@@ -144,7 +99,7 @@ impl UserDirectory for PgUserDirectory {
         .fetch_all(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        Ok(rows.into_iter().map(Into::into).collect())
+        Ok(rows.into_iter().map(directory_user).collect())
     }
 
     async fn pre_register(
@@ -157,7 +112,7 @@ impl UserDirectory for PgUserDirectory {
         // ON CONFLICT DO NOTHING covers every unique index (username, cpf,
         // lower(email)): a concurrent pre-registration of the CPF waits for
         // the other's commit, then inserts nothing.
-        let created = sqlx::query_as::<_, UserRow>(&format!(
+        let created = sqlx::query_as::<_, DirectoryUserColumns>(&format!(
             "INSERT INTO users (username, password, is_active, nome_usual, email, name, cpf, genero, \
              data_de_nascimento) \
              VALUES ($1, $2, TRUE, $3, $4, $3, $1, $5, $6::DATE) ON CONFLICT DO NOTHING RETURNING {USER_COLUMNS}"
@@ -173,7 +128,7 @@ impl UserDirectory for PgUserDirectory {
         .map_err(to_repository_error)?;
         if let Some(row) = created {
             commit_with(tx, audit).await?;
-            return Ok(PreRegistered::Created(row.into()));
+            return Ok(PreRegistered::Created(directory_user(row)));
         }
         tx.rollback().await.map_err(to_repository_error)?;
         if let Some(existing) = self.find_user(&DirectoryKey::Cpf(user.cpf.clone())).await? {
@@ -188,10 +143,7 @@ impl UserDirectory for PgUserDirectory {
         .fetch_one(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        let taken: Vec<UniqueField> = [(email, UniqueField::Email), (username, UniqueField::Username)]
-            .into_iter()
-            .filter_map(|(is_taken, field)| is_taken.then_some(field))
-            .collect();
+        let taken = UniqueField::taken(false, email, username);
         if taken.is_empty() {
             return Err(RepositoryError::Conflict("a unique value was taken, then freed".into()));
         }

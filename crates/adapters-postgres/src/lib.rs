@@ -23,13 +23,14 @@ mod refresh_tokens;
 mod snapshots;
 #[cfg(feature = "test-support")]
 pub mod testing;
+mod transfer;
 mod users;
 
 pub use account_admin::{PgAccountAdminStore, PgLoginHistory};
 pub use audit::PgAuditTrail;
 pub use database::{
     connect, connect_once, ensure_database_exists, known_versions, migrate, parse_url, schema_status, DatabaseError,
-    SchemaStatus, MIGRATOR, SCHEMES,
+    MIGRATOR, SCHEMES,
 };
 pub use directory::PgUserDirectory;
 pub use host_user_records::PgHostUserRecords;
@@ -43,4 +44,5 @@ pub use readiness::{PgReadinessProbe, READINESS_TIMEOUT};
 pub use refresh_tokens::PgRefreshTokenStore;
 pub use snapshots::PgSnapshotStore;
 pub use sqlx::PgPool;
+pub use transfer::PgDataTransfer;
 pub use users::PgUserRepository;

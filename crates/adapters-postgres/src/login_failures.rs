@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use credencial_domain::throttle::{FailureWindow, ThrottleKey};
+use credencial_ports::login_failures::{windows_from_columns, WindowColumns};
 use credencial_ports::{LoginFailureLog, RepositoryError};
 use sqlx::PgPool;
 
@@ -40,21 +41,15 @@ impl LoginFailureLog for PgLoginFailureLog {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let rows: Vec<(String, i32, i64)> = sqlx::query_as(
-            "SELECT key, failures, floor(extract(epoch FROM window_start) * 1000)::BIGINT \
+        let rows: Vec<WindowColumns> = sqlx::query_as(
+            "SELECT key, failures::BIGINT, floor(extract(epoch FROM window_start) * 1000)::BIGINT \
              FROM login_failures WHERE key = ANY($1)",
         )
         .bind(texts(keys))
         .fetch_all(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(text, failures, started_at_ms)| {
-                let key = keys.iter().find(|k| k.as_str() == text)?.clone();
-                Some(FailureWindow { key, failures: u32::try_from(failures).unwrap_or(0), started_at_ms })
-            })
-            .collect())
+        Ok(windows_from_columns(keys, rows))
     }
 
     async fn record_failure(&self, keys: &[ThrottleKey], now_ms: i64, window_ms: i64) -> Result<(), RepositoryError> {

@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use credencial_domain::admin::NewAuditEntry;
 use credencial_domain::oauth::ClientId;
-use credencial_domain::ScopeSet;
+use credencial_ports::oauth::{scope_names, ClientColumns};
 use credencial_ports::{OAuthClient, OAuthClientRepository, OAuthClientUpdate, RepositoryError};
 use sqlx::PgPool;
 
@@ -23,53 +23,10 @@ impl PgOAuthClientRepository {
     }
 }
 
-const COLUMNS: &str = "client_id, name, secret_hash, confidential, redirect_uris, post_logout_redirect_uris, \
-     require_pkce, enabled_scopes, is_active, floor(extract(epoch FROM created_at))::BIGINT AS created_at";
-
-#[derive(sqlx::FromRow)]
-struct ClientRow {
-    client_id: String,
-    name: String,
-    secret_hash: Option<String>,
-    confidential: bool,
-    redirect_uris: Vec<String>,
-    post_logout_redirect_uris: Vec<String>,
-    require_pkce: bool,
-    enabled_scopes: Vec<String>,
-    is_active: bool,
-    created_at: i64,
-}
-
-impl TryFrom<ClientRow> for OAuthClient {
-    type Error = RepositoryError;
-
-    fn try_from(row: ClientRow) -> Result<Self, Self::Error> {
-        let client_id = ClientId::parse(&row.client_id)
-            .map_err(|e| RepositoryError::Unexpected(format!("stored client id: {e}")))?;
-        let enabled_scopes = row
-            .enabled_scopes
-            .iter()
-            .map(|name| name.parse())
-            .collect::<Result<ScopeSet, _>>()
-            .map_err(|e| RepositoryError::Unexpected(format!("stored scopes of a client: {e}")))?;
-        Ok(OAuthClient {
-            client_id,
-            name: row.name,
-            secret_hash: row.secret_hash,
-            redirect_uris: row.redirect_uris,
-            post_logout_redirect_uris: row.post_logout_redirect_uris,
-            confidential: row.confidential,
-            require_pkce: row.require_pkce,
-            enabled_scopes,
-            is_active: row.is_active,
-            created_at: row.created_at,
-        })
-    }
-}
-
-fn scope_names(scopes: ScopeSet) -> Vec<String> {
-    scopes.iter().map(|s| s.name().to_owned()).collect()
-}
+/// [`ClientColumns`], the lists as JSON text.
+const COLUMNS: &str = "client_id, name, secret_hash, confidential, array_to_json(redirect_uris)::text, \
+     array_to_json(post_logout_redirect_uris)::text, require_pkce, array_to_json(enabled_scopes)::text, is_active, \
+     floor(extract(epoch FROM created_at))::BIGINT";
 
 #[async_trait]
 impl OAuthClientRepository for PgOAuthClientRepository {
@@ -103,7 +60,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         audit: &NewAuditEntry,
     ) -> Result<Option<OAuthClient>, RepositoryError> {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
-        let row = sqlx::query_as::<_, ClientRow>(&format!(
+        let row = sqlx::query_as::<_, ClientColumns>(&format!(
             "UPDATE oauth_clients SET \
                  name = COALESCE($2, name), \
                  redirect_uris = COALESCE($3, redirect_uris), \
@@ -131,27 +88,28 @@ impl OAuthClientRepository for PgOAuthClientRepository {
             // No such client: nothing changed, nothing to record.
             return Ok(None);
         };
-        let client = OAuthClient::try_from(row)?;
+        let client = OAuthClient::from_columns(row)?;
         crate::audit::commit_with(tx, audit).await?;
         Ok(Some(client))
     }
 
     async fn find(&self, client_id: &ClientId) -> Result<Option<OAuthClient>, RepositoryError> {
-        let row = sqlx::query_as::<_, ClientRow>(&format!("SELECT {COLUMNS} FROM oauth_clients WHERE client_id = $1"))
-            .bind(client_id.as_str())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        row.map(OAuthClient::try_from).transpose()
+        let row =
+            sqlx::query_as::<_, ClientColumns>(&format!("SELECT {COLUMNS} FROM oauth_clients WHERE client_id = $1"))
+                .bind(client_id.as_str())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(to_repository_error)?;
+        row.map(OAuthClient::from_columns).transpose()
     }
 
     async fn list(&self) -> Result<Vec<OAuthClient>, RepositoryError> {
-        let rows = sqlx::query_as::<_, ClientRow>(&format!(
+        let rows = sqlx::query_as::<_, ClientColumns>(&format!(
             "SELECT {COLUMNS} FROM oauth_clients ORDER BY client_id COLLATE \"C\""
         ))
         .fetch_all(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        rows.into_iter().map(OAuthClient::try_from).collect()
+        rows.into_iter().map(OAuthClient::from_columns).collect()
     }
 }

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use credencial_domain::oauth::{ClientId, CodeChallenge, CodeGrant, CodeHash};
-use credencial_domain::{ScopeSet, UserId};
+use credencial_ports::oauth::{grant_from_columns, GrantColumns};
 use credencial_ports::{AuthorizationCodeStore, NewAuthorizationCode, RepositoryError};
 use sqlx::PgPool;
 
@@ -19,42 +19,6 @@ impl PgAuthorizationCodeStore {
     /// A store on `pool`.
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
-    }
-}
-
-#[derive(sqlx::FromRow)]
-struct GrantRow {
-    client_id: String,
-    user_id: i64,
-    redirect_uri: String,
-    redirect_uri_explicit: bool,
-    scope: String,
-    code_challenge: Option<String>,
-    expires_at: i64,
-    nonce: Option<String>,
-    auth_time: Option<i64>,
-}
-
-impl TryFrom<GrantRow> for CodeGrant {
-    type Error = RepositoryError;
-
-    fn try_from(row: GrantRow) -> Result<Self, Self::Error> {
-        let unexpected = |what: &str| RepositoryError::Unexpected(format!("stored code: bad {what}"));
-        let code_challenge = match row.code_challenge {
-            Some(text) => Some(CodeChallenge::parse_s256(&text).ok_or_else(|| unexpected("challenge"))?),
-            None => None,
-        };
-        Ok(CodeGrant {
-            client_id: ClientId::parse(&row.client_id).map_err(|_| unexpected("client id"))?,
-            user_id: UserId(row.user_id),
-            redirect_uri: row.redirect_uri,
-            redirect_uri_explicit: row.redirect_uri_explicit,
-            scopes: ScopeSet::parse_strict(&row.scope).map_err(|_| unexpected("scope"))?,
-            code_challenge,
-            expires_at: row.expires_at,
-            nonce: row.nonce,
-            auth_time: row.auth_time,
-        })
     }
 }
 
@@ -92,7 +56,7 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
         // One statement: under concurrent redemptions the row lock makes the
         // later ones re-check `used_at IS NULL` after the first commits, so
         // exactly one gets the row back, on any number of instances.
-        let row = sqlx::query_as::<_, GrantRow>(
+        let row = sqlx::query_as::<_, GrantColumns>(
             "UPDATE oauth_codes SET used_at = now() \
              WHERE code_hash = $1 AND client_id = $2 \
                AND used_at IS NULL AND expires_at > to_timestamp($3) \
@@ -106,7 +70,7 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
         .fetch_optional(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        row.map(CodeGrant::try_from).transpose()
+        row.map(grant_from_columns).transpose()
     }
 
     async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError> {

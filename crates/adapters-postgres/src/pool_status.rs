@@ -18,10 +18,7 @@ impl PgPoolStatus {
 
 impl PoolStatus for PgPoolStatus {
     fn connections(&self) -> PoolConnections {
-        // `size` counts every open connection, idle ones included; the two
-        // counters are read one after the other, so clamp.
-        let open = self.pool.size();
-        let idle = u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX).min(open);
-        PoolConnections { in_use: open - idle, idle, max: self.pool.options().get_max_connections() }
+        // `size` counts every open connection, idle ones included.
+        PoolConnections::of(self.pool.size(), self.pool.num_idle(), self.pool.options().get_max_connections())
     }
 }

@@ -5,12 +5,12 @@ use std::sync::LazyLock;
 use async_trait::async_trait;
 use credencial_domain::oauth::userinfo::UserIdentity;
 use credencial_domain::profile::{AcademicDegree, Experience, OwnProfile};
-use credencial_domain::{Degree, ScopeSet, UserId};
+use credencial_domain::{ScopeSet, UserId};
 use credencial_ports::account::AccessLogEntry;
+use credencial_ports::stored::{identity, own_profile, scope_names, IdentityColumns, ProfileColumns};
 use credencial_ports::{ClientRead, ProfileRepository, RepositoryError};
 use sqlx::PgPool;
 
-use crate::account::scopes::to_names;
 use crate::account::ACCESS_LOG_APPEND;
 use crate::error::to_repository_error;
 
@@ -25,28 +25,6 @@ impl PgProfileRepository {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
-}
-
-#[derive(sqlx::FromRow)]
-struct ProfileRow {
-    name: String,
-    avatar: String,
-    cpf: Option<String>,
-    email: String,
-    receita_validated: bool,
-    experiences: String,
-    degrees: String,
-}
-
-#[derive(serde::Deserialize)]
-struct DegreeRow {
-    instituicao: String,
-    curso: String,
-    data_inicio: String,
-    data_fim: Option<String>,
-    municipio: String,
-    descricao: String,
-    grau: String,
 }
 
 /// The user row and both lists, aggregated as JSON text: the select list
@@ -116,23 +94,14 @@ fn client_read(columns: &str) -> String {
     )
 }
 
-/// The row of a [`client_read`] statement: the data and its two checks.
+/// The row of a [`client_read`] statement: the data (a tuple of the
+/// statement's first columns) and its two checks.
 #[derive(sqlx::FromRow)]
 struct ClientReadRow<T> {
     #[sqlx(flatten)]
     data: T,
     granted: bool,
     logged: bool,
-}
-
-/// The userinfo row of [`IDENTITY_FOR_CLIENT`].
-#[derive(sqlx::FromRow)]
-struct IdentityRow {
-    username: String,
-    name: String,
-    avatar: String,
-    cpf: Option<String>,
-    email: String,
 }
 
 impl PgProfileRepository {
@@ -150,7 +119,7 @@ impl PgProfileRepository {
         let row = sqlx::query_as::<_, ClientReadRow<R>>(statement)
             .bind(entry.user.0)
             .bind(entry.client.as_str())
-            .bind(to_names(entry.scopes))
+            .bind(scope_names(entry.scopes))
             .bind(entry.at)
             .bind(&entry.request_id)
             .fetch_optional(&self.pool)
@@ -160,75 +129,30 @@ impl PgProfileRepository {
             None => Ok(ClientRead::UnknownUser),
             Some(ClientReadRow { granted: false, .. }) => Ok(ClientRead::NotGranted),
             Some(ClientReadRow { logged: false, .. }) => {
-                Err(unexpected("the access-log entry of a granted read was not written"))
+                Err(RepositoryError::Unexpected("the access-log entry of a granted read was not written".into()))
             }
             Some(ClientReadRow { data, .. }) => Ok(ClientRead::Answered(decode(data)?)),
         }
     }
 }
 
-fn unexpected(e: impl std::fmt::Display) -> RepositoryError {
-    RepositoryError::Unexpected(e.to_string())
-}
-
-impl ProfileRow {
-    /// The domain's form of the row (the lists decoded from their JSON).
-    fn into_profile(self) -> Result<OwnProfile, RepositoryError> {
-        let experiences: Vec<Experience> = serde_json::from_str(&self.experiences).map_err(unexpected)?;
-        let degrees: Vec<DegreeRow> = serde_json::from_str(&self.degrees).map_err(unexpected)?;
-        let degrees = degrees
-            .into_iter()
-            .map(|d| {
-                let grau = Degree::from_code(&d.grau).ok_or_else(|| unexpected(format!("degree code {}", d.grau)))?;
-                Ok(AcademicDegree {
-                    instituicao: d.instituicao,
-                    curso: d.curso,
-                    data_inicio: d.data_inicio,
-                    data_fim: d.data_fim,
-                    municipio: d.municipio,
-                    descricao: d.descricao,
-                    grau,
-                })
-            })
-            .collect::<Result<_, RepositoryError>>()?;
-        Ok(OwnProfile {
-            name: self.name,
-            avatar: self.avatar,
-            cpf: self.cpf,
-            email: self.email,
-            receita_validated: self.receita_validated,
-            experiences,
-            degrees,
-        })
-    }
-}
-
 #[async_trait]
 impl ProfileRepository for PgProfileRepository {
     async fn own_profile(&self, user: UserId) -> Result<Option<OwnProfile>, RepositoryError> {
-        let row = sqlx::query_as::<_, ProfileRow>(&OWN_PROFILE)
+        let row = sqlx::query_as::<_, ProfileColumns>(&OWN_PROFILE)
             .bind(user.0)
             .fetch_optional(&self.pool)
             .await
             .map_err(to_repository_error)?;
-        row.map(ProfileRow::into_profile).transpose()
+        row.map(own_profile).transpose()
     }
 
     async fn read_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead, RepositoryError> {
-        self.client_read(&READ_FOR_CLIENT, entry, ProfileRow::into_profile).await
+        self.client_read(&READ_FOR_CLIENT, entry, own_profile).await
     }
 
     async fn identity_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead<UserIdentity>, RepositoryError> {
-        self.client_read(&IDENTITY_FOR_CLIENT, entry, |row: IdentityRow| {
-            Ok(UserIdentity {
-                username: row.username,
-                name: row.name,
-                avatar: row.avatar,
-                cpf: row.cpf,
-                email: row.email,
-            })
-        })
-        .await
+        self.client_read(&IDENTITY_FOR_CLIENT, entry, |row: IdentityColumns| Ok(identity(row))).await
     }
 
     async fn set_profile(&self, user: UserId, avatar: &str, receita_validated: bool) -> Result<(), RepositoryError> {

@@ -5,14 +5,11 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use credencial_ports::{NotReady, ReadinessProbe};
+pub use credencial_ports::READINESS_TIMEOUT;
+use credencial_ports::{NotReady, ProbeAnswer, ReadinessProbe};
 use sqlx::PgPool;
 
 use crate::database::{known_versions, UNDEFINED_TABLE};
-
-/// How long the probe waits for its query by default (the `/readyz`
-/// contract's bound).
-pub const READINESS_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Readiness of the PostgreSQL pool and its schema.
 #[derive(Debug, Clone)]
@@ -43,21 +40,17 @@ impl ReadinessProbe for PgReadinessProbe {
             sqlx::query_scalar::<_, i64>("SELECT count(*) FROM _sqlx_migrations WHERE success AND version = ANY($1)")
                 .bind(&self.known)
                 .fetch_one(&self.pool);
-        let expected = i64::try_from(self.known.len()).unwrap_or(i64::MAX);
         // The bound covers the pool's checkout too: with PostgreSQL down the
         // pool keeps retrying the connection until its own acquire time-out
         // (seconds), which a balancer's probe must not wait for.
-        match tokio::time::timeout(self.timeout, query).await {
-            Ok(Ok(applied)) if applied == expected => Ok(()),
-            Ok(Ok(applied)) => Err(NotReady::SchemaBehind(format!(
-                "{} of {expected} migrations pending",
-                expected.saturating_sub(applied)
-            ))),
+        let answer = match tokio::time::timeout(self.timeout, query).await {
+            Ok(Ok(applied)) => ProbeAnswer::Applied(applied),
             Ok(Err(sqlx::Error::Database(db))) if db.code().as_deref() == Some(UNDEFINED_TABLE) => {
-                Err(NotReady::SchemaBehind("no migration applied (_sqlx_migrations does not exist)".into()))
+                ProbeAnswer::NeverMigrated
             }
-            Ok(Err(e)) => Err(NotReady::Unreachable(e.to_string())),
-            Err(_) => Err(NotReady::Unreachable(format!("no answer within {} ms", self.timeout.as_millis()))),
-        }
+            Ok(Err(e)) => ProbeAnswer::Failed(e.to_string()),
+            Err(_) => ProbeAnswer::NoAnswer(self.timeout),
+        };
+        answer.verdict(self.known.len())
     }
 }

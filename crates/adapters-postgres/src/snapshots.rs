@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use credencial_domain::{Scope, UserId};
+use credencial_ports::profile::SnapshotColumns;
 use credencial_ports::{RepositoryError, Snapshot, SnapshotStore};
 use sqlx::PgPool;
 
@@ -20,14 +21,6 @@ impl PgSnapshotStore {
     }
 }
 
-#[derive(sqlx::FromRow)]
-struct Row {
-    scope: String,
-    payload: String,
-    fetched_at: i64,
-    expires_at: i64,
-}
-
 #[async_trait]
 impl SnapshotStore for PgSnapshotStore {
     async fn get_many(&self, user: UserId, scopes: &[Scope]) -> Result<Vec<Snapshot>, RepositoryError> {
@@ -35,10 +28,8 @@ impl SnapshotStore for PgSnapshotStore {
             return Ok(Vec::new());
         }
         let names: Vec<&str> = scopes.iter().map(|s| s.name()).collect();
-        let rows = sqlx::query_as::<_, Row>(
-            "SELECT scope, payload::text AS payload, \
-                    extract(epoch FROM fetched_at)::bigint AS fetched_at, \
-                    extract(epoch FROM expires_at)::bigint AS expires_at \
+        let rows = sqlx::query_as::<_, SnapshotColumns>(
+            "SELECT scope, payload::text, extract(epoch FROM fetched_at)::bigint, extract(epoch FROM expires_at)::bigint \
              FROM scope_snapshots WHERE user_id = $1 AND scope = ANY($2)",
         )
         .bind(user.0)
@@ -46,16 +37,7 @@ impl SnapshotStore for PgSnapshotStore {
         .fetch_all(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        rows.into_iter()
-            .filter_map(|r| {
-                let scope = r.scope.parse::<Scope>().ok()?;
-                Some(
-                    serde_json::from_str(&r.payload)
-                        .map(|payload| Snapshot { scope, payload, fetched_at: r.fetched_at, expires_at: r.expires_at })
-                        .map_err(|e| RepositoryError::Unexpected(e.to_string())),
-                )
-            })
-            .collect()
+        rows.into_iter().filter_map(Snapshot::from_columns).collect()
     }
 
     async fn put(&self, user: UserId, snapshot: Snapshot) -> Result<(), RepositoryError> {

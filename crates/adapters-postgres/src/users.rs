@@ -4,6 +4,9 @@ use async_trait::async_trait;
 use credencial_domain::account::{AccountDetails, Registration, UniqueField};
 use credencial_domain::admin::NewAuditEntry;
 use credencial_domain::{Cpf, UserData, UserId, Username};
+use credencial_ports::stored::{
+    account_record, credentials, user_data, CredentialColumns, RecordColumns, UserDataColumns,
+};
 use credencial_ports::{
     AccountRecord, DetailsUpdate, NewUser, Registered, RepositoryError, UserCredentials, UserRepository,
 };
@@ -65,75 +68,22 @@ pub(crate) struct InsertFlags {
     pub must_change_password: bool,
 }
 
-#[derive(sqlx::FromRow)]
-struct CredentialsRow {
-    id: i64,
-    username: String,
-    password: String,
-    is_active: bool,
-    must_change_password: bool,
-}
-
-impl From<CredentialsRow> for UserCredentials {
-    fn from(r: CredentialsRow) -> Self {
-        Self {
-            id: UserId(r.id),
-            username: r.username,
-            password_hash: r.password.into(),
-            is_active: r.is_active,
-            must_change_password: r.must_change_password,
-        }
-    }
-}
-
-/// The columns of a [`CredentialsRow`].
+/// The columns of [`CredentialColumns`].
 const CREDENTIALS_COLUMNS: &str = "id, username, password, is_active, must_change_password";
 
-/// One row of `users` as an [`AccountRecord`].
-#[derive(sqlx::FromRow)]
-pub(crate) struct RecordRow {
-    id: i64,
-    username: String,
-    name: String,
-    email: String,
-    cpf: Option<String>,
-    is_active: bool,
-    is_staff: bool,
-    receita_validated: bool,
-    must_change_password: bool,
-    created_at: i64,
-}
-
-impl From<RecordRow> for AccountRecord {
-    fn from(r: RecordRow) -> Self {
-        Self {
-            id: UserId(r.id),
-            username: r.username,
-            name: r.name,
-            email: r.email,
-            cpf: r.cpf,
-            is_active: r.is_active,
-            is_staff: r.is_staff,
-            tax_id_validated: r.receita_validated,
-            must_change_password: r.must_change_password,
-            created_at: r.created_at,
-        }
-    }
-}
-
-/// The columns of a [`RecordRow`].
+/// The columns of [`RecordColumns`].
 pub(crate) const RECORD_COLUMNS: &str = "id, username, name, email, cpf, is_active, is_staff, receita_validated, \
      must_change_password, floor(extract(epoch FROM created_at))::BIGINT AS created_at";
 
 /// The account `id`, active or not (the operator's and the
 /// administration's look-up).
 pub(crate) async fn find_record_by_id(pool: &PgPool, id: UserId) -> Result<Option<AccountRecord>, RepositoryError> {
-    let row = sqlx::query_as::<_, RecordRow>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE id = $1"))
+    let row = sqlx::query_as::<_, RecordColumns>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE id = $1"))
         .bind(id.0)
         .fetch_optional(pool)
         .await
         .map_err(to_repository_error)?;
-    Ok(row.map(Into::into))
+    Ok(row.map(account_record))
 }
 
 /// The account named exactly `username`, active or not.
@@ -141,38 +91,29 @@ pub(crate) async fn find_record_by_username(
     pool: &PgPool,
     username: &Username,
 ) -> Result<Option<AccountRecord>, RepositoryError> {
-    let row = sqlx::query_as::<_, RecordRow>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE username = $1"))
+    let row = sqlx::query_as::<_, RecordColumns>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE username = $1"))
         .bind(username.as_str())
         .fetch_optional(pool)
         .await
         .map_err(to_repository_error)?;
-    Ok(row.map(Into::into))
-}
-
-#[derive(sqlx::FromRow)]
-struct UserDataRow {
-    identificacao: String,
-    nome_usual: String,
-    email: String,
-    campus: String,
-    tipo_usuario: String,
+    Ok(row.map(account_record))
 }
 
 #[async_trait]
 impl UserRepository for PgUserRepository {
     async fn find_credentials(&self, username: &str) -> Result<Option<UserCredentials>, RepositoryError> {
-        let row = sqlx::query_as::<_, CredentialsRow>(&format!(
+        let row = sqlx::query_as::<_, CredentialColumns>(&format!(
             "SELECT {CREDENTIALS_COLUMNS} FROM users WHERE username = $1"
         ))
         .bind(username)
         .fetch_optional(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        Ok(row.map(Into::into))
+        Ok(row.map(credentials))
     }
 
     async fn find_active_user_data(&self, id: UserId) -> Result<Option<UserData>, RepositoryError> {
-        let row = sqlx::query_as::<_, UserDataRow>(
+        let row = sqlx::query_as::<_, UserDataColumns>(
             "SELECT identificacao, nome_usual, email, campus, tipo_usuario \
              FROM users WHERE id = $1 AND is_active",
         )
@@ -180,13 +121,7 @@ impl UserRepository for PgUserRepository {
         .fetch_optional(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        Ok(row.map(|r| UserData {
-            identificacao: r.identificacao,
-            nome_usual: r.nome_usual,
-            email: r.email,
-            campus: r.campus,
-            tipo_usuario: r.tipo_usuario,
-        }))
+        Ok(row.map(user_data))
     }
 
     async fn create(&self, user: NewUser) -> Result<UserId, RepositoryError> {
@@ -218,7 +153,7 @@ impl UserRepository for PgUserRepository {
     ) -> Result<Option<UserCredentials>, RepositoryError> {
         // Both lookups are unique-index scans; a username equal to the typed
         // text wins over a CPF.
-        let row = sqlx::query_as::<_, CredentialsRow>(&format!(
+        let row = sqlx::query_as::<_, CredentialColumns>(&format!(
             "SELECT {CREDENTIALS_COLUMNS} FROM users WHERE username = $1 OR cpf = $2 \
              ORDER BY (username = $1) DESC LIMIT 1"
         ))
@@ -227,17 +162,17 @@ impl UserRepository for PgUserRepository {
         .fetch_optional(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        Ok(row.map(Into::into))
+        Ok(row.map(credentials))
     }
 
     async fn find_credentials_by_id(&self, id: UserId) -> Result<Option<UserCredentials>, RepositoryError> {
         let row =
-            sqlx::query_as::<_, CredentialsRow>(&format!("SELECT {CREDENTIALS_COLUMNS} FROM users WHERE id = $1"))
+            sqlx::query_as::<_, CredentialColumns>(&format!("SELECT {CREDENTIALS_COLUMNS} FROM users WHERE id = $1"))
                 .bind(id.0)
                 .fetch_optional(&self.pool)
                 .await
                 .map_err(to_repository_error)?;
-        Ok(row.map(Into::into))
+        Ok(row.map(credentials))
     }
 
     async fn register(&self, registration: &Registration, password_hash: &str) -> Result<Registered, RepositoryError> {
@@ -297,11 +232,7 @@ impl UserRepository for PgUserRepository {
         .fetch_one(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        let taken: Vec<UniqueField> =
-            [(cpf, UniqueField::Cpf), (email, UniqueField::Email), (username, UniqueField::Username)]
-                .into_iter()
-                .filter_map(|(is_taken, field)| is_taken.then_some(field))
-                .collect();
+        let taken = UniqueField::taken(cpf, email, username);
         if taken.is_empty() {
             // The other account went away between the two statements.
             return Err(RepositoryError::Conflict("a unique value was taken, then freed".into()));

@@ -1,14 +1,22 @@
-//! Account administration on SQLite ([`credencial_ports::AccountAdminStore`]).
-//!
-//! TODO(issue 15): the port's implementation is being written; until then
-//! the type exists so the composition root and the contract suite compile.
+//! [`AccountAdminStore`] and [`LoginHistory`] on `users`, `login_failures`
+//! and `user_logins`; every change appends its audit entry in its own
+//! write transaction.
 
+use async_trait::async_trait;
+use credencial_domain::admin::{AccountQuery, LoginRecord, LoginVia, NewAuditEntry, Page};
+use credencial_domain::throttle::ThrottleKey;
+use credencial_domain::{UserId, Username};
+use credencial_ports::stored::{account_record, RecordColumns};
+use credencial_ports::{AccountAdminStore, AccountRecord, LoginHistory, NewUser, RepositoryError};
+
+use crate::audit::{audited_change, commit_with};
+use crate::error::to_repository_error;
+use crate::users::{find_record_by_id, find_record_by_username, insert_user, InsertFlags, RECORD_COLUMNS};
 use crate::SqliteDb;
 
 /// Account administration, in the SQLite file.
 #[derive(Debug, Clone)]
 pub struct SqliteAccountAdminStore {
-    #[allow(dead_code)]
     db: SqliteDb,
 }
 
@@ -19,10 +27,109 @@ impl SqliteAccountAdminStore {
     }
 }
 
+/// What a search selects: `?1` the text (`''`: everything), `?2` its
+/// `LIKE` pattern, `?3` the CPF it is (NULL when none). SQLite's LIKE
+/// ignores the case of ASCII letters only (PostgreSQL's ILIKE, of every
+/// letter).
+const SEARCH_WHERE: &str = "?1 = '' OR username LIKE ?2 ESCAPE '\\' OR name LIKE ?2 ESCAPE '\\' \
+     OR email LIKE ?2 ESCAPE '\\' OR cpf = ?3";
+
+#[async_trait]
+impl AccountAdminStore for SqliteAccountAdminStore {
+    async fn search(&self, query: &AccountQuery, page: Page) -> Result<(Vec<AccountRecord>, u64), RepositoryError> {
+        let pattern = query.like_pattern();
+        let cpf = query.cpf().map(|c| c.as_str().to_owned());
+        // The page and the total from one read transaction: one snapshot.
+        let mut tx = self.db.readers().begin().await.map_err(to_repository_error)?;
+        let rows = sqlx::query_as::<_, RecordColumns>(&format!(
+            "SELECT {RECORD_COLUMNS} FROM users WHERE {SEARCH_WHERE} ORDER BY username LIMIT ?4 OFFSET ?5"
+        ))
+        .bind(query.text())
+        .bind(&pattern)
+        .bind(&cpf)
+        .bind(i64::from(page.limit()))
+        .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM users WHERE {SEARCH_WHERE}"))
+            .bind(query.text())
+            .bind(&pattern)
+            .bind(&cpf)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok((rows.into_iter().map(account_record).collect(), u64::try_from(total).unwrap_or(0)))
+    }
+
+    async fn find(&self, id: UserId) -> Result<Option<AccountRecord>, RepositoryError> {
+        find_record_by_id(self.db.readers(), id).await
+    }
+
+    async fn find_by_username(&self, username: &Username) -> Result<Option<AccountRecord>, RepositoryError> {
+        find_record_by_username(self.db.readers(), username).await
+    }
+
+    async fn create(
+        &self,
+        user: NewUser,
+        staff: bool,
+        temporary: bool,
+        audit: &NewAuditEntry,
+    ) -> Result<UserId, RepositoryError> {
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        let flags = InsertFlags { staff, must_change_password: temporary };
+        let id = insert_user(&mut tx, &user, flags).await.map_err(taken_field)?;
+        commit_with(tx, audit).await?;
+        Ok(id)
+    }
+
+    async fn set_active(&self, id: UserId, active: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
+        audited_change(
+            &self.db,
+            sqlx::query("UPDATE users SET is_active = ?2 WHERE id = ?1").bind(id.0).bind(active),
+            audit,
+        )
+        .await
+    }
+
+    async fn set_password(
+        &self,
+        id: UserId,
+        password_hash: &str,
+        temporary: bool,
+        audit: &NewAuditEntry,
+    ) -> Result<bool, RepositoryError> {
+        let change = sqlx::query("UPDATE users SET password = ?2, must_change_password = ?3 WHERE id = ?1")
+            .bind(id.0)
+            .bind(password_hash)
+            .bind(temporary);
+        audited_change(&self.db, change, audit).await
+    }
+
+    async fn clear_validation(&self, id: UserId, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
+        audited_change(&self.db, sqlx::query("UPDATE users SET receita_validated = 0 WHERE id = ?1").bind(id.0), audit)
+            .await
+    }
+
+    async fn lift_throttle(&self, keys: &[ThrottleKey], audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
+        let keys: Vec<&str> = keys.iter().map(ThrottleKey::as_str).collect();
+        let keys = serde_json::to_string(&keys).map_err(|e| RepositoryError::Unexpected(e.to_string()))?;
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        let done = sqlx::query("DELETE FROM login_failures WHERE key IN (SELECT value FROM json_each(?1))")
+            .bind(keys)
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        commit_with(tx, audit).await?;
+        Ok(done.rows_affected() > 0)
+    }
+}
+
 /// Recent successful logins, in the SQLite file.
 #[derive(Debug, Clone)]
 pub struct SqliteLoginHistory {
-    #[allow(dead_code)]
     db: SqliteDb,
 }
 
@@ -31,4 +138,69 @@ impl SqliteLoginHistory {
     pub fn new(db: SqliteDb) -> Self {
         Self { db }
     }
+}
+
+#[async_trait]
+impl LoginHistory for SqliteLoginHistory {
+    async fn record(&self, user: UserId, via: LoginVia) -> Result<(), RepositoryError> {
+        sqlx::query("INSERT INTO user_logins (user_id, via) VALUES (?1, ?2)")
+            .bind(user.0)
+            .bind(via.code())
+            .execute(self.db.writer())
+            .await
+            .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn recent(&self, user: UserId, limit: u32) -> Result<Vec<LoginRecord>, RepositoryError> {
+        let rows: Vec<(i64, String)> =
+            sqlx::query_as("SELECT at, via FROM user_logins WHERE user_id = ?1 ORDER BY id DESC LIMIT ?2")
+                .bind(user.0)
+                .bind(i64::from(limit))
+                .fetch_all(self.db.readers())
+                .await
+                .map_err(to_repository_error)?;
+        Ok(rows.into_iter().filter_map(|(at, via)| Some(LoginRecord { at, via: LoginVia::from_code(&via)? })).collect())
+    }
+
+    async fn purge(&self, before: i64, keep: u32) -> Result<u64, RepositoryError> {
+        // Old rows by age; then, for each account, what lies beyond its
+        // `keep` newest.
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        let old = sqlx::query("DELETE FROM user_logins WHERE at < ?1")
+            .bind(before)
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        let surplus = sqlx::query(
+            "DELETE FROM user_logins WHERE id IN ( \
+               SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY user_id ORDER BY id DESC) AS n \
+                               FROM user_logins) \
+               WHERE n > ?1)",
+        )
+        .bind(i64::from(keep))
+        .execute(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(old.rows_affected() + surplus.rows_affected())
+    }
+}
+
+/// A unique violation of a new account as `Conflict` naming the taken
+/// field (`username`, `cpf` or `email`, by the column or index SQLite
+/// names: `UNIQUE constraint failed: users.cpf`, `…: index
+/// 'users_email_lower_key'`); any other error as usual.
+fn taken_field(e: sqlx::Error) -> RepositoryError {
+    if let sqlx::Error::Database(db) = &e {
+        if db.is_unique_violation() {
+            let field = match db.message() {
+                m if m.contains("cpf") => "cpf",
+                m if m.contains("email") => "email",
+                _ => "username",
+            };
+            return RepositoryError::Conflict(field.to_owned());
+        }
+    }
+    to_repository_error(e)
 }

@@ -11,6 +11,7 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use credencial_ports::SchemaStatus;
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqlitePool, Transaction};
@@ -212,22 +213,6 @@ pub fn known_versions() -> Vec<i64> {
     MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration()).map(|m| m.version).collect()
 }
 
-/// How the database's migrations compare with this build's.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SchemaStatus {
-    /// Migrations of this build not (successfully) applied.
-    pub pending: Vec<i64>,
-    /// Migrations applied to the database that this build does not know.
-    pub unknown: Vec<i64>,
-}
-
-impl SchemaStatus {
-    /// Whether the schema is exactly what this build expects.
-    pub fn is_current(&self) -> bool {
-        self.pending.is_empty() && self.unknown.is_empty()
-    }
-}
-
 /// Whether `e` says that a table does not exist.
 pub(crate) fn is_missing_table(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if db.message().starts_with("no such table"))
@@ -245,11 +230,7 @@ pub async fn schema_status(db: &SqliteDb) -> Result<SchemaStatus, DatabaseError>
             Err(e) if is_missing_table(&e) => Vec::new(),
             Err(e) => return Err(DatabaseError::Query(root_cause(&e))),
         };
-    let known = known_versions();
-    Ok(SchemaStatus {
-        pending: known.iter().copied().filter(|v| !applied.contains(v)).collect(),
-        unknown: applied.into_iter().filter(|v| !known.contains(v)).collect(),
-    })
+    Ok(SchemaStatus::compare(&applied, &known_versions()))
 }
 
 #[cfg(test)]

@@ -1,14 +1,24 @@
-//! The user directory of the user-management API on SQLite ([`credencial_ports::UserDirectory`]).
-//!
-//! TODO(issue 15): the port's implementation is being written; until then
-//! the type exists so the composition root and the contract suite compile.
+//! [`UserDirectory`] on the `oauth_clients` (API tokens) and `users` tables.
 
+use async_trait::async_trait;
+use credencial_domain::account::UniqueField;
+use credencial_domain::admin::{
+    ApiPermissions, ApiTokenDigest, DirectoryKey, DirectoryUser, NewAuditEntry, Page, PreRegistration,
+};
+use credencial_domain::oauth::ClientId;
+use credencial_domain::Cpf;
+use credencial_ports::stored::{api_client_access, api_permissions, directory_user, DirectoryUserColumns};
+use credencial_ports::{ApiClientAccess, ApiTokenState, PreRegistered, RepositoryError, UserDirectory};
+use sqlx::{SqliteConnection, SqliteExecutor};
+
+use crate::audit::{audited_change, commit_with};
+use crate::error::to_repository_error;
+use crate::json::{from_json, to_json};
 use crate::SqliteDb;
 
-/// The user directory of the user-management API, in the SQLite file.
+/// The user-management API's storage, in the SQLite file.
 #[derive(Debug, Clone)]
 pub struct SqliteUserDirectory {
-    #[allow(dead_code)]
     db: SqliteDb,
 }
 
@@ -16,5 +26,159 @@ impl SqliteUserDirectory {
     /// The store on `db`.
     pub fn new(db: SqliteDb) -> Self {
         Self { db }
+    }
+}
+
+/// The columns of [`DirectoryUserColumns`].
+const USER_COLUMNS: &str = "username, coalesce(cpf, '') AS cpf, email, name AS nome, genero, data_de_nascimento, \
+     receita_validated AS validado";
+
+/// The user `key` names, read on `on`.
+async fn find_user_on<'e>(
+    on: impl SqliteExecutor<'e>,
+    key: &DirectoryKey,
+) -> Result<Option<DirectoryUser>, RepositoryError> {
+    let (condition, value) = match key {
+        DirectoryKey::Cpf(cpf) => ("cpf = ?1", cpf.as_str()),
+        DirectoryKey::Email(email) => ("email <> '' AND lower(email) = lower(?1)", email.as_str()),
+    };
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE {condition}");
+    let row = sqlx::query_as::<_, DirectoryUserColumns>(&sql)
+        .bind(value)
+        .fetch_optional(on)
+        .await
+        .map_err(to_repository_error)?;
+    Ok(row.map(directory_user))
+}
+
+/// Creates the pre-registered account of `user` on `conn` (a write
+/// transaction's), or says why not.
+async fn pre_register_on(
+    conn: &mut SqliteConnection,
+    user: &PreRegistration,
+    unusable_password: &str,
+) -> Result<PreRegistered, RepositoryError> {
+    // DO NOTHING without a target covers every unique index (username,
+    // cpf, lower(email)).
+    let created = sqlx::query_as::<_, DirectoryUserColumns>(&format!(
+        "INSERT INTO users (username, password, is_active, nome_usual, email, name, cpf, genero, \
+         data_de_nascimento) \
+         VALUES (?1, ?2, 1, ?3, ?4, ?3, ?1, ?5, ?6) ON CONFLICT DO NOTHING RETURNING {USER_COLUMNS}"
+    ))
+    .bind(user.cpf.as_str())
+    .bind(unusable_password)
+    .bind(&user.nome)
+    .bind(user.email.as_str())
+    .bind(&user.genero)
+    .bind(user.data_de_nascimento.as_str())
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(to_repository_error)?;
+    if let Some(row) = created {
+        return Ok(PreRegistered::Created(directory_user(row)));
+    }
+    if let Some(existing) = find_user_on(&mut *conn, &DirectoryKey::Cpf(user.cpf.clone())).await? {
+        return Ok(PreRegistered::Existing(existing));
+    }
+    let (username, email): (bool, bool) = sqlx::query_as(
+        "SELECT coalesce(max(username = ?1), 0), coalesce(max(lower(email) = lower(?2)), 0) \
+         FROM users WHERE username = ?1 OR (email <> '' AND lower(email) = lower(?2))",
+    )
+    .bind(user.cpf.as_str())
+    .bind(user.email.as_str())
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(to_repository_error)?;
+    let taken = UniqueField::taken(false, email, username);
+    if taken.is_empty() {
+        // Cannot happen inside one write transaction; answered as
+        // PostgreSQL answers it.
+        return Err(RepositoryError::Conflict("a unique value was taken, then freed".into()));
+    }
+    Ok(PreRegistered::Taken(taken))
+}
+
+#[async_trait]
+impl UserDirectory for SqliteUserDirectory {
+    async fn find_api_client(&self, lookup: &str) -> Result<Option<ApiClientAccess>, RepositoryError> {
+        // A deactivated application's token is refused like an unknown one.
+        let row: Option<(String, Vec<u8>, String)> = sqlx::query_as(
+            "SELECT client_id, api_token_hash, api_permissions FROM oauth_clients \
+             WHERE api_token_lookup = ?1 AND is_active",
+        )
+        .bind(lookup)
+        .fetch_optional(self.db.readers())
+        .await
+        .map_err(to_repository_error)?;
+        row.map(|(client_id, hash, names)| api_client_access(&client_id, hash, &from_json::<Vec<String>>(&names)?))
+            .transpose()
+    }
+
+    async fn api_token_state(&self, client_id: &ClientId) -> Result<Option<ApiTokenState>, RepositoryError> {
+        let row: Option<(String, String, bool)> = sqlx::query_as(
+            "SELECT name, api_permissions, api_token_hash IS NOT NULL FROM oauth_clients WHERE client_id = ?1",
+        )
+        .bind(client_id.as_str())
+        .fetch_optional(self.db.readers())
+        .await
+        .map_err(to_repository_error)?;
+        row.map(|(name, names, has_token)| {
+            Ok(ApiTokenState { name, permissions: api_permissions(&from_json::<Vec<String>>(&names)?)?, has_token })
+        })
+        .transpose()
+    }
+
+    async fn set_api_token(
+        &self,
+        client_id: &ClientId,
+        lookup: &str,
+        digest: &ApiTokenDigest,
+        permissions: ApiPermissions,
+        audit: &NewAuditEntry,
+    ) -> Result<bool, RepositoryError> {
+        let change = sqlx::query(
+            "UPDATE oauth_clients SET api_token_lookup = ?2, api_token_hash = ?3, api_permissions = ?4, \
+             updated_at = unixepoch() WHERE client_id = ?1",
+        )
+        .bind(client_id.as_str())
+        .bind(lookup)
+        .bind(&digest.0[..])
+        .bind(to_json(&permissions.names())?);
+        audited_change(&self.db, change, audit).await
+    }
+
+    async fn find_user(&self, key: &DirectoryKey) -> Result<Option<DirectoryUser>, RepositoryError> {
+        find_user_on(self.db.readers(), key).await
+    }
+
+    async fn list_by_cpfs(&self, cpfs: &[Cpf], page: Page) -> Result<Vec<DirectoryUser>, RepositoryError> {
+        let cpfs: Vec<&str> = cpfs.iter().map(Cpf::as_str).collect();
+        let rows = sqlx::query_as::<_, DirectoryUserColumns>(&format!(
+            "SELECT {USER_COLUMNS} FROM users WHERE cpf IN (SELECT value FROM json_each(?1)) \
+             ORDER BY cpf LIMIT ?2 OFFSET ?3"
+        ))
+        .bind(to_json(&cpfs)?)
+        .bind(i64::from(page.limit()))
+        .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
+        .fetch_all(self.db.readers())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(rows.into_iter().map(directory_user).collect())
+    }
+
+    async fn pre_register(
+        &self,
+        user: &PreRegistration,
+        unusable_password: &str,
+        audit: &NewAuditEntry,
+    ) -> Result<PreRegistered, RepositoryError> {
+        // One write transaction: of concurrent pre-registrations of one CPF
+        // the first creates, the others find its account.
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        let outcome = pre_register_on(&mut tx, user, unusable_password).await?;
+        if matches!(outcome, PreRegistered::Created(_)) {
+            commit_with(tx, audit).await?;
+        }
+        Ok(outcome)
     }
 }

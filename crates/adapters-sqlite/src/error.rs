@@ -13,3 +13,8 @@ pub(crate) fn to_repository_error(e: sqlx::Error) -> RepositoryError {
     }
     RepositoryError::Unexpected(e.to_string())
 }
+
+/// Whether `e` is the violation of a unique constraint or index.
+pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
+}

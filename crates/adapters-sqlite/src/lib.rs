@@ -14,6 +14,7 @@ mod directory;
 mod error;
 mod host_user_records;
 mod host_users;
+mod json;
 mod login_failures;
 mod oauth_clients;
 mod oauth_codes;
@@ -22,16 +23,17 @@ mod profiles;
 mod readiness;
 mod refresh_tokens;
 mod snapshots;
-mod users;
 #[cfg(feature = "test-support")]
 pub mod testing;
+mod transfer;
+mod users;
 
-pub use database::{
-    connect, ensure_file, known_versions, lock_instance, migrate, parse_url, schema_status, DatabaseError,
-    InstanceLock, SchemaStatus, SqliteDb, BUSY_TIMEOUT, MIGRATOR, SCHEME,
-};
 pub use account_admin::{SqliteAccountAdminStore, SqliteLoginHistory};
 pub use audit::SqliteAuditTrail;
+pub use database::{
+    connect, ensure_file, known_versions, lock_instance, migrate, parse_url, schema_status, DatabaseError,
+    InstanceLock, SqliteDb, BUSY_TIMEOUT, MIGRATOR, SCHEME,
+};
 pub use directory::SqliteUserDirectory;
 pub use host_user_records::SqliteHostUserRecords;
 pub use host_users::{SqliteHostTable, SqliteHostUserStore};
@@ -43,4 +45,5 @@ pub use profiles::SqliteProfileRepository;
 pub use readiness::SqliteReadinessProbe;
 pub use refresh_tokens::SqliteRefreshTokenStore;
 pub use snapshots::SqliteSnapshotStore;
+pub use transfer::SqliteDataTransfer;
 pub use users::SqliteUserRepository;

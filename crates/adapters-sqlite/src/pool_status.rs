@@ -1,20 +1,72 @@
-//! How busy the connection pools are, for the metrics on SQLite ([`credencial_ports::PoolStatus`]).
-//!
-//! TODO(issue 15): the port's implementation is being written; until then
-//! the type exists so the composition root and the contract suite compile.
+//! [`PoolStatus`] of both pools (the writer and the readers) counted as
+//! one: their own counters, no query.
+
+use credencial_ports::{PoolConnections, PoolStatus};
+use sqlx::SqlitePool;
 
 use crate::SqliteDb;
 
-/// How busy the connection pools are, for the metrics, in the SQLite file.
+/// The state of the SQLite file's connections, for the metrics.
 #[derive(Debug, Clone)]
 pub struct SqlitePoolStatus {
-    #[allow(dead_code)]
     db: SqliteDb,
 }
 
 impl SqlitePoolStatus {
-    /// The store on `db`.
+    /// The status of `db`'s pools.
     pub fn new(db: SqliteDb) -> Self {
         Self { db }
+    }
+}
+
+fn connections(pool: &SqlitePool) -> PoolConnections {
+    // `size` counts every open connection, idle ones included.
+    PoolConnections::of(pool.size(), pool.num_idle(), pool.options().get_max_connections())
+}
+
+impl PoolStatus for SqlitePoolStatus {
+    fn connections(&self) -> PoolConnections {
+        connections(self.db.writer()) + connections(self.db.readers())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Waits (5 s at most) until `in_use` connections are checked out: a
+    /// connection goes back to its pool on a task of sqlx's.
+    async fn until_in_use(status: &SqlitePoolStatus, in_use: u32) {
+        let back = async {
+            while status.connections().in_use != in_use {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), back).await.unwrap_or_else(|_| panic!("never {in_use} in use"));
+    }
+
+    #[tokio::test]
+    async fn the_writer_and_the_readers_count_together() {
+        let dir = std::env::temp_dir().join(format!("credencial-pool-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let url = format!("sqlite://{}", dir.join("c.db").display());
+        let db = crate::connect(&url, 3, Duration::from_secs(10)).await.expect("open");
+        let status = SqlitePoolStatus::new(db.clone());
+        assert_eq!(status.connections().max, 4, "one writer and three readers");
+        assert_eq!(status.connections().in_use, 0);
+
+        let writer = db.writer().acquire().await.expect("the writer");
+        let reader = db.readers().acquire().await.expect("a reader");
+        assert_eq!(status.connections().in_use, 2);
+        drop(writer);
+        until_in_use(&status, 1).await;
+        assert!(status.connections().idle >= 1, "{:?}", status.connections());
+        drop(reader);
+        until_in_use(&status, 0).await;
+        assert!(status.connections().idle >= 2, "{:?}", status.connections());
+        db.close().await;
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

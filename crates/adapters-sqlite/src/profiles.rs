@@ -1,14 +1,26 @@
-//! Profiles: the user's own data and the profile read on SQLite ([`credencial_ports::ProfileRepository`]).
-//!
-//! TODO(issue 15): the port's implementation is being written; until then
-//! the type exists so the composition root and the contract suite compile.
+//! [`ProfileRepository`] on `users`, `experiences` and `degrees`.
 
+use std::sync::LazyLock;
+
+use async_trait::async_trait;
+use credencial_domain::account::grant::covers;
+use credencial_domain::oauth::userinfo::UserIdentity;
+use credencial_domain::profile::{AcademicDegree, Experience, OwnProfile};
+use credencial_domain::UserId;
+use credencial_ports::account::AccessLogEntry;
+use credencial_ports::stored::{identity, own_profile, IdentityColumns, ProfileColumns};
+use credencial_ports::{ClientRead, ProfileRepository, RepositoryError};
+use sqlx::sqlite::SqliteRow;
+use sqlx::SqliteConnection;
+
+use crate::account::append_access_log_on;
+use crate::error::to_repository_error;
+use crate::json::scopes_from_json;
 use crate::SqliteDb;
 
-/// Profiles: the user's own data and the profile read, in the SQLite file.
+/// Own profile data, in the SQLite file.
 #[derive(Debug, Clone)]
 pub struct SqliteProfileRepository {
-    #[allow(dead_code)]
     db: SqliteDb,
 }
 
@@ -16,5 +28,215 @@ impl SqliteProfileRepository {
     /// The store on `db`.
     pub fn new(db: SqliteDb) -> Self {
         Self { db }
+    }
+}
+
+/// The user row and both lists, aggregated as JSON text (the lists of
+/// [`ProfileColumns`]): the select list of the profile reads, on `users u`.
+const OWN_PROFILE_COLUMNS: &str = "
+  u.name, u.avatar, u.cpf, u.email, u.receita_validated,
+  (SELECT json_group_array(json_object(
+       'estabelecimento', e.estabelecimento,
+       'profissao', e.profissao,
+       'data_inicio', e.data_inicio,
+       'data_fim', e.data_fim,
+       'municipio', e.municipio,
+       'descricao', e.descricao) ORDER BY e.data_inicio NULLS LAST, e.id)
+     FROM experiences e WHERE e.user_id = u.id) AS experiences,
+  (SELECT json_group_array(json_object(
+       'instituicao', d.instituicao,
+       'curso', d.curso,
+       'data_inicio', d.data_inicio,
+       'data_fim', d.data_fim,
+       'municipio', d.municipio,
+       'descricao', d.descricao,
+       'grau', d.grau) ORDER BY d.data_inicio, d.id)
+     FROM degrees d WHERE d.user_id = u.id) AS degrees
+";
+
+/// One statement: the own profile of `?1`, if active.
+static OWN_PROFILE: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {OWN_PROFILE_COLUMNS} FROM users u WHERE u.id = ?1 AND u.is_active"));
+
+/// The client's profile read ([`client_read`] of the own profile's columns).
+static READ_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| client_read(OWN_PROFILE_COLUMNS));
+
+/// The client's userinfo read ([`client_read`] of what the claims need,
+/// nothing else).
+static IDENTITY_FOR_CLIENT: LazyLock<String> =
+    LazyLock::new(|| client_read("u.username, u.name, u.avatar, u.cpf, u.email"));
+
+/// A client's read of `columns` of the active user `?1`, with the scopes
+/// the user granted to the client `?2` (NULL: no grant) as the last column.
+fn client_read(columns: &str) -> String {
+    format!(
+        "SELECT {columns}, \
+           (SELECT g.scopes FROM oauth_grants g WHERE g.user_id = ?1 AND g.client_id = ?2) AS granted \
+         FROM users u WHERE u.id = ?1 AND u.is_active"
+    )
+}
+
+/// The row of a [`client_read`] statement: the data (a tuple of the
+/// statement's first columns) and the grant's scopes.
+#[derive(sqlx::FromRow)]
+struct ClientReadRow<T> {
+    #[sqlx(flatten)]
+    data: T,
+    granted: Option<String>,
+}
+
+/// The ISO 8601 datetime `?N` as stored (`YYYY-MM-DDTHH:MM:SS`), or NULL.
+const DATETIME: &str = "strftime('%Y-%m-%dT%H:%M:%S', ?N)";
+
+/// Whether the date or datetime `?N` is NULL or well-formed: a real date,
+/// not one SQLite would carry into the next month (`2021-02-30`).
+const WELL_FORMED: &str = "(?N IS NULL OR (julianday(?N) IS NOT NULL AND date(?N) = substr(?N, 1, 10)))";
+
+impl SqliteProfileRepository {
+    /// Runs the [`client_read`] `statement` for `entry` in one write
+    /// transaction: the user and the grant are read, and, when the grant
+    /// covers the read, `entry` is appended before the data is answered —
+    /// a concurrent revocation (a write too) comes either before both or
+    /// after both, and an entry that cannot be written fails the read.
+    async fn client_read<T, R>(
+        &self,
+        statement: &str,
+        entry: &AccessLogEntry,
+        decode: impl FnOnce(R) -> Result<T, RepositoryError>,
+    ) -> Result<ClientRead<T>, RepositoryError>
+    where
+        R: for<'r> sqlx::FromRow<'r, SqliteRow> + Send + Unpin,
+    {
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        let row = sqlx::query_as::<_, ClientReadRow<R>>(statement)
+            .bind(entry.user.0)
+            .bind(entry.client.as_str())
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        let Some(ClientReadRow { data, granted }) = row else {
+            return Ok(ClientRead::UnknownUser);
+        };
+        let granted = granted.as_deref().map(scopes_from_json).transpose()?;
+        if !granted.is_some_and(|granted| covers(granted, entry.scopes)) {
+            return Ok(ClientRead::NotGranted);
+        }
+        append_access_log_on(&mut tx, entry).await?;
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(ClientRead::Answered(decode(data)?))
+    }
+}
+
+/// Inserts `experience` of `user` with `origin` on `conn`; a date that is
+/// not well-formed is refused and nothing is written.
+async fn insert_experience(
+    conn: &mut SqliteConnection,
+    user: UserId,
+    e: &Experience,
+    origin: &str,
+) -> Result<(), RepositoryError> {
+    let (inicio, fim) = (DATETIME.replace("?N", "?4"), DATETIME.replace("?N", "?5"));
+    let (inicio_ok, fim_ok) = (WELL_FORMED.replace("?N", "?4"), WELL_FORMED.replace("?N", "?5"));
+    let done = sqlx::query(&format!(
+        "INSERT INTO experiences (user_id, estabelecimento, profissao, data_inicio, data_fim, municipio, descricao, \
+           origin) \
+         SELECT ?1, ?2, ?3, {inicio}, {fim}, ?6, ?7, ?8 WHERE {inicio_ok} AND {fim_ok}"
+    ))
+    .bind(user.0)
+    .bind(&e.estabelecimento)
+    .bind(&e.profissao)
+    .bind(&e.data_inicio)
+    .bind(&e.data_fim)
+    .bind(&e.municipio)
+    .bind(&e.descricao)
+    .bind(origin)
+    .execute(conn)
+    .await
+    .map_err(to_repository_error)?;
+    if done.rows_affected() != 1 {
+        return Err(RepositoryError::Unexpected("an experience's date is not an ISO 8601 datetime".into()));
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl ProfileRepository for SqliteProfileRepository {
+    async fn own_profile(&self, user: UserId) -> Result<Option<OwnProfile>, RepositoryError> {
+        let row = sqlx::query_as::<_, ProfileColumns>(&OWN_PROFILE)
+            .bind(user.0)
+            .fetch_optional(self.db.readers())
+            .await
+            .map_err(to_repository_error)?;
+        row.map(own_profile).transpose()
+    }
+
+    async fn read_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead, RepositoryError> {
+        self.client_read(&READ_FOR_CLIENT, entry, own_profile).await
+    }
+
+    async fn identity_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead<UserIdentity>, RepositoryError> {
+        self.client_read(&IDENTITY_FOR_CLIENT, entry, |row: IdentityColumns| Ok(identity(row))).await
+    }
+
+    async fn set_profile(&self, user: UserId, avatar: &str, receita_validated: bool) -> Result<(), RepositoryError> {
+        sqlx::query("UPDATE users SET avatar = ?2, receita_validated = ?3 WHERE id = ?1")
+            .bind(user.0)
+            .bind(avatar)
+            .bind(receita_validated)
+            .execute(self.db.writer())
+            .await
+            .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn add_experience(&self, user: UserId, experience: Experience) -> Result<(), RepositoryError> {
+        let mut conn = self.db.writer().acquire().await.map_err(to_repository_error)?;
+        insert_experience(&mut conn, user, &experience, "user").await
+    }
+
+    async fn add_degree(&self, user: UserId, degree: AcademicDegree) -> Result<(), RepositoryError> {
+        let (inicio_ok, fim_ok) = (WELL_FORMED.replace("?N", "?4"), WELL_FORMED.replace("?N", "?5"));
+        let done = sqlx::query(&format!(
+            "INSERT INTO degrees (user_id, instituicao, curso, data_inicio, data_fim, municipio, descricao, grau) \
+             SELECT ?1, ?2, ?3, date(?4), date(?5), ?6, ?7, ?8 WHERE {inicio_ok} AND {fim_ok}"
+        ))
+        .bind(user.0)
+        .bind(&degree.instituicao)
+        .bind(&degree.curso)
+        .bind(&degree.data_inicio)
+        .bind(&degree.data_fim)
+        .bind(&degree.municipio)
+        .bind(&degree.descricao)
+        .bind(degree.grau.code())
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        if done.rows_affected() != 1 {
+            return Err(RepositoryError::Unexpected("a degree's date is not an ISO 8601 date".into()));
+        }
+        Ok(())
+    }
+
+    async fn supplement_from_cnes(&self, user: UserId, experiences: Vec<Experience>) -> Result<bool, RepositoryError> {
+        // One write transaction: a concurrent second call waits for it,
+        // then finds the flag set and inserts nothing.
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        let claimed = sqlx::query(
+            "UPDATE users SET cnes_supplemented_at = unixepoch() WHERE id = ?1 AND cnes_supplemented_at IS NULL",
+        )
+        .bind(user.0)
+        .execute(&mut *tx)
+        .await
+        .map_err(to_repository_error)?
+        .rows_affected()
+            == 1;
+        if !claimed {
+            return Ok(false);
+        }
+        for experience in &experiences {
+            insert_experience(&mut tx, user, experience, "cnes").await?;
+        }
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(true)
     }
 }

@@ -20,6 +20,8 @@ pub mod provider;
 pub mod readiness;
 pub mod refresh_tokens;
 pub mod registries;
+pub mod stored;
+pub mod transfer;
 pub mod user_data;
 pub mod users;
 
@@ -35,9 +37,10 @@ pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuth
 pub use pool::{PoolConnections, PoolStatus};
 pub use profile::{ClientRead, ProfileRepository, Snapshot, SnapshotStore};
 pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens};
-pub use readiness::{NotReady, ReadinessProbe};
+pub use readiness::{NotReady, ProbeAnswer, ReadinessProbe, SchemaStatus, READINESS_TIMEOUT};
 pub use refresh_tokens::{GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation, TokenRevocation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
+pub use transfer::{DataTransfer, TableSpec, TABLES};
 pub use user_data::{UpstreamError, UserDataSource};
 pub use users::{AccountRecord, DetailsUpdate, NewUser, Registered, UserCredentials, UserRepository};
 

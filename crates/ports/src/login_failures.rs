@@ -6,6 +6,21 @@ use credencial_domain::throttle::{FailureWindow, ThrottleKey};
 
 use crate::error::RepositoryError;
 
+/// The columns of a stored window, as every storage adapter selects them,
+/// in this order: `key`, `failures`, `window_start` (Unix milliseconds).
+pub type WindowColumns = (String, i64, i64);
+
+/// The windows of those of `keys` that `rows` hold (a row of a key not
+/// asked about is left out), as a storage adapter read them back.
+pub fn windows_from_columns(keys: &[ThrottleKey], rows: Vec<WindowColumns>) -> Vec<FailureWindow> {
+    rows.into_iter()
+        .filter_map(|(text, failures, started_at_ms)| {
+            let key = keys.iter().find(|k| k.as_str() == text)?.clone();
+            Some(FailureWindow { key, failures: u32::try_from(failures).unwrap_or(0), started_at_ms })
+        })
+        .collect()
+}
+
 /// Counts failed credential checks per key in fixed windows.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]

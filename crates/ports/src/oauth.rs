@@ -2,8 +2,8 @@
 
 use async_trait::async_trait;
 use credencial_domain::admin::NewAuditEntry;
-use credencial_domain::oauth::{ClientId, ClientPolicy, CodeGrant, CodeHash};
-use credencial_domain::ScopeSet;
+use credencial_domain::oauth::{ClientId, ClientPolicy, CodeChallenge, CodeGrant, CodeHash};
+use credencial_domain::{ScopeSet, UserId};
 
 use crate::error::RepositoryError;
 
@@ -67,6 +67,62 @@ impl OAuthClient {
             enabled_scopes: self.enabled_scopes,
         }
     }
+}
+
+/// The columns of a stored client, as every storage adapter selects them, in
+/// this order: `client_id`, `name`, `secret_hash`, `confidential`,
+/// `redirect_uris`, `post_logout_redirect_uris`, `require_pkce`,
+/// `enabled_scopes`, `is_active`, `created_at` (Unix seconds). The three
+/// lists come as the text of a JSON array of strings.
+pub type ClientColumns = (String, String, Option<String>, bool, String, String, bool, String, bool, i64);
+
+impl OAuthClient {
+    /// The client a storage adapter read back as [`ClientColumns`].
+    /// Errors: `Unexpected` for a stored value this build cannot read (an
+    /// invalid client id, an unknown scope, a list that is not JSON).
+    pub fn from_columns(columns: ClientColumns) -> Result<Self, RepositoryError> {
+        let (
+            client_id,
+            name,
+            secret_hash,
+            confidential,
+            redirect_uris,
+            post_logout,
+            require_pkce,
+            scopes,
+            is_active,
+            created_at,
+        ) = columns;
+        let client_id =
+            ClientId::parse(&client_id).map_err(|e| RepositoryError::Unexpected(format!("stored client id: {e}")))?;
+        let enabled_scopes = json_list(&scopes)?
+            .iter()
+            .map(|name| name.parse())
+            .collect::<Result<ScopeSet, _>>()
+            .map_err(|e| RepositoryError::Unexpected(format!("stored scopes of a client: {e}")))?;
+        Ok(Self {
+            client_id,
+            name,
+            secret_hash,
+            redirect_uris: json_list(&redirect_uris)?,
+            post_logout_redirect_uris: json_list(&post_logout)?,
+            confidential,
+            require_pkce,
+            enabled_scopes,
+            is_active,
+            created_at,
+        })
+    }
+}
+
+/// The names of `scopes`, as the `enabled_scopes` column lists them.
+pub fn scope_names(scopes: ScopeSet) -> Vec<String> {
+    scopes.iter().map(|s| s.name().to_owned()).collect()
+}
+
+/// A stored list: the text of a JSON array of strings.
+fn json_list(text: &str) -> Result<Vec<String>, RepositoryError> {
+    serde_json::from_str(text).map_err(|e| RepositoryError::Unexpected(format!("stored list: {e}")))
 }
 
 /// Changes to a registered client; `None` leaves a field as it is. Whether
@@ -149,6 +205,36 @@ pub struct NewAuthorizationCode {
     pub grant: CodeGrant,
 }
 
+/// The columns of a stored authorization code's grant, as every storage
+/// adapter selects them, in this order: `client_id`, `user_id`,
+/// `redirect_uri`, `redirect_uri_explicit`, `scope` (space-separated),
+/// `code_challenge`, `expires_at`, `nonce`, `auth_time` (instants in Unix
+/// seconds).
+pub type GrantColumns = (String, i64, String, bool, String, Option<String>, i64, Option<String>, Option<i64>);
+
+/// The grant a storage adapter read back as [`GrantColumns`]. Errors:
+/// `Unexpected` for a stored value this build cannot read.
+pub fn grant_from_columns(columns: GrantColumns) -> Result<CodeGrant, RepositoryError> {
+    let (client_id, user_id, redirect_uri, redirect_uri_explicit, scope, challenge, expires_at, nonce, auth_time) =
+        columns;
+    let unexpected = |what: &str| RepositoryError::Unexpected(format!("stored code: bad {what}"));
+    let code_challenge = match challenge {
+        Some(text) => Some(CodeChallenge::parse_s256(&text).ok_or_else(|| unexpected("challenge"))?),
+        None => None,
+    };
+    Ok(CodeGrant {
+        client_id: ClientId::parse(&client_id).map_err(|_| unexpected("client id"))?,
+        user_id: UserId(user_id),
+        redirect_uri,
+        redirect_uri_explicit,
+        scopes: ScopeSet::parse_strict(&scope).map_err(|_| unexpected("scope"))?,
+        code_challenge,
+        expires_at,
+        nonce,
+        auth_time,
+    })
+}
+
 /// Single-use authorization codes, shared by every instance.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
@@ -176,4 +262,62 @@ pub trait AuthorizationCodeStore: Send + Sync + 'static {
     /// Deletes codes that expired before `before` (Unix seconds), used or
     /// not, and returns how many. Errors: `Unexpected`.
     async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns(client_id: &str, scopes: &str, redirect_uris: &str) -> ClientColumns {
+        (
+            client_id.into(),
+            "Portal".into(),
+            Some("pbkdf2_sha256$1$s$h".into()),
+            true,
+            redirect_uris.into(),
+            "[]".into(),
+            false,
+            scopes.into(),
+            true,
+            1_900_000_000,
+        )
+    }
+
+    #[test]
+    fn debug_output_of_a_client_hides_the_secret_hash() {
+        let client = OAuthClient::from_columns(columns("portal", "[]", r#"["https://p.example/cb"]"#)).expect("read");
+        let shown = format!("{client:?}");
+        assert!(!shown.contains("pbkdf2") && shown.contains("[redacted]"), "{shown}");
+    }
+
+    #[test]
+    fn stored_columns_are_read_and_values_this_build_refuses_are_unexpected() {
+        let client = OAuthClient::from_columns(columns("portal", r#"["cnes","cpf"]"#, r#"["https://p.example/cb"]"#))
+            .expect("read");
+        assert_eq!(client.enabled_scopes, ScopeSet::parse_strict("cpf cnes").expect("scopes"));
+        assert_eq!(client.redirect_uris, ["https://p.example/cb"]);
+        assert_eq!(client.created_at, 1_900_000_000);
+        for bad in [
+            columns("por tal", "[]", "[]"),
+            columns("portal", r#"["retired_scope"]"#, "[]"),
+            columns("portal", "[]", "not json"),
+        ] {
+            assert!(matches!(OAuthClient::from_columns(bad), Err(RepositoryError::Unexpected(_))));
+        }
+        let grant = |challenge: Option<&str>| {
+            grant_from_columns((
+                "portal".into(),
+                1,
+                "https://p.example/cb".into(),
+                true,
+                "dados_publicos cpf email".into(),
+                challenge.map(str::to_owned),
+                1_900_000_060,
+                None,
+                None,
+            ))
+        };
+        assert!(grant(None).is_ok());
+        assert!(matches!(grant(Some("short")), Err(RepositoryError::Unexpected(_))));
+    }
 }

@@ -82,6 +82,27 @@ pub struct Snapshot {
     pub expires_at: i64,
 }
 
+/// The columns of a stored snapshot, as every storage adapter selects them,
+/// in this order: `scope`, `payload` (JSON text), `fetched_at`,
+/// `expires_at` (Unix seconds).
+pub type SnapshotColumns = (String, String, i64, i64);
+
+impl Snapshot {
+    /// The snapshot a storage adapter read back as [`SnapshotColumns`];
+    /// `None` for a scope this build does not know (left out of the
+    /// answer, as if never stored). Errors: `Unexpected` for a payload that
+    /// is not JSON.
+    pub fn from_columns(columns: SnapshotColumns) -> Option<Result<Self, RepositoryError>> {
+        let (scope, payload, fetched_at, expires_at) = columns;
+        let scope = scope.parse::<Scope>().ok()?;
+        Some(
+            serde_json::from_str(&payload)
+                .map(|payload| Self { scope, payload, fetched_at, expires_at })
+                .map_err(|e| RepositoryError::Unexpected(e.to_string())),
+        )
+    }
+}
+
 /// Durable cache of upstream scope data, shared by every instance.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]

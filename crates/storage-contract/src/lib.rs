@@ -47,6 +47,11 @@ pub trait Backend: Send + Sync + Sized + 'static {
     /// set-up: back-dating, corrupting, counting is [`Backend::count`]).
     async fn execute(&self, sql: &str);
 
+    /// Runs one statement of the engine's SQL that the test expects the
+    /// database may refuse (a trigger, a check): `Err` with the database's
+    /// message when it does.
+    async fn try_execute(&self, sql: &str) -> Result<(), String>;
+
     /// The single integer `sql` answers (e.g. `SELECT count(*) FROM t`).
     async fn count(&self, sql: &str) -> i64;
 

@@ -32,6 +32,10 @@ impl Backend for Postgres {
         sqlx::query(sql).execute(&self.database.pool).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 
+    async fn try_execute(&self, sql: &str) -> Result<(), String> {
+        sqlx::query(sql).execute(&self.database.pool).await.map(drop).map_err(|e| e.to_string())
+    }
+
     async fn count(&self, sql: &str) -> i64 {
         sqlx::query_scalar(sql).fetch_one(&self.database.pool).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
     }

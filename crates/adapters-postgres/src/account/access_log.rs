@@ -2,13 +2,12 @@
 
 use async_trait::async_trait;
 use credencial_domain::account::AccessLogPage;
-use credencial_domain::oauth::ClientId;
 use credencial_domain::UserId;
 use credencial_ports::account::{AccessLog, AccessLogEntry, AccessLogRow};
+use credencial_ports::stored::{client_id, scope_names, scopes_from_names};
 use credencial_ports::RepositoryError;
 use sqlx::PgPool;
 
-use super::scopes::{from_names, to_names};
 use crate::error::to_repository_error;
 use crate::paging::split_page;
 
@@ -50,7 +49,7 @@ impl AccessLog for PgAccessLog {
         sqlx::query(APPEND)
             .bind(entry.user.0)
             .bind(entry.client.as_str())
-            .bind(to_names(entry.scopes))
+            .bind(scope_names(entry.scopes))
             .bind(entry.at)
             .bind(&entry.request_id)
             .execute(&self.pool)
@@ -76,10 +75,9 @@ impl AccessLog for PgAccessLog {
             .into_iter()
             .map(|(id, name, scopes, at, request_id)| {
                 Ok(AccessLogRow {
-                    client_id: ClientId::parse(&id)
-                        .map_err(|e| RepositoryError::Unexpected(format!("stored client id: {e}")))?,
+                    client_id: client_id(&id)?,
                     client_name: name,
-                    scopes: from_names(&scopes)?,
+                    scopes: scopes_from_names(&scopes)?,
                     at,
                     request_id,
                 })

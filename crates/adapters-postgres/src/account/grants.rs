@@ -4,10 +4,10 @@ use async_trait::async_trait;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::{ScopeSet, UserId};
 use credencial_ports::account::{GrantRepository, GrantSummary};
+use credencial_ports::stored::{client_id, scope_names, scopes_from_names};
 use credencial_ports::RepositoryError;
 use sqlx::PgPool;
 
-use super::scopes::{from_names, to_names};
 use crate::error::to_repository_error;
 
 /// The grant check as an SQL condition on `$1` (user id) and `$2` (client
@@ -48,10 +48,6 @@ impl PgGrantRepository {
     }
 }
 
-fn client_id(text: &str) -> Result<ClientId, RepositoryError> {
-    ClientId::parse(text).map_err(|e| RepositoryError::Unexpected(format!("stored client id: {e}")))
-}
-
 #[async_trait]
 impl GrantRepository for PgGrantRepository {
     async fn widen(
@@ -64,12 +60,12 @@ impl GrantRepository for PgGrantRepository {
         let (scopes,): (Vec<String>,) = sqlx::query_as(WIDEN)
             .bind(user.0)
             .bind(client.as_str())
-            .bind(to_names(approved))
+            .bind(scope_names(approved))
             .bind(now)
             .fetch_one(&self.pool)
             .await
             .map_err(to_repository_error)?;
-        from_names(&scopes)
+        scopes_from_names(&scopes)
     }
 
     async fn granted_scopes(&self, user: UserId, client: &ClientId) -> Result<Option<ScopeSet>, RepositoryError> {
@@ -80,7 +76,7 @@ impl GrantRepository for PgGrantRepository {
                 .fetch_optional(&self.pool)
                 .await
                 .map_err(to_repository_error)?;
-        row.map(|(names,)| from_names(&names)).transpose()
+        row.map(|(names,)| scopes_from_names(&names)).transpose()
     }
 
     async fn is_granted(&self, user: UserId, client: &ClientId) -> Result<bool, RepositoryError> {
@@ -124,7 +120,7 @@ impl GrantRepository for PgGrantRepository {
                 Ok(GrantSummary {
                     client_id: client_id(&id)?,
                     client_name: name,
-                    scopes: from_names(&scopes)?,
+                    scopes: scopes_from_names(&scopes)?,
                     first_granted_at: first,
                     last_used_at: last,
                 })

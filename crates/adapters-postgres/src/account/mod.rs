@@ -3,7 +3,6 @@
 mod access_log;
 mod entries;
 mod grants;
-pub(crate) mod scopes;
 mod tax_id;
 
 pub use access_log::{PgAccessLog, APPEND as ACCESS_LOG_APPEND};

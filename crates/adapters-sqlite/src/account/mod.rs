@@ -6,6 +6,7 @@ mod entries;
 mod grants;
 mod tax_id;
 
+pub(crate) use access_log::append_on as append_access_log_on;
 pub use access_log::SqliteAccessLog;
 pub use entries::SqliteOwnEntryRepository;
 pub use grants::SqliteGrantRepository;

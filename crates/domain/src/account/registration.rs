@@ -163,10 +163,24 @@ impl UniqueField {
         }
     }
 
+    /// The fields in form order.
+    pub const FORM_ORDER: [UniqueField; 3] = [Self::Cpf, Self::Email, Self::Username];
+
+    /// The fields another account was found to have (`cpf`, `email`,
+    /// `username`: whether it has each), in form order: what a storage
+    /// adapter answers when it created nothing.
+    pub fn taken(cpf: bool, email: bool, username: bool) -> Vec<UniqueField> {
+        Self::FORM_ORDER
+            .into_iter()
+            .zip([cpf, email, username])
+            .filter_map(|(field, is_taken)| is_taken.then_some(field))
+            .collect()
+    }
+
     /// The field errors of `taken`, in form order.
     pub fn errors(taken: &[UniqueField]) -> FieldErrors {
         let mut errors = FieldErrors::new();
-        for field in [Self::Cpf, Self::Email, Self::Username] {
+        for field in Self::FORM_ORDER {
             if taken.contains(&field) {
                 errors.push(field.field(), field.taken_message());
             }

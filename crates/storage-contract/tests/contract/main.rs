@@ -1,4 +1,16 @@
 //! The storage ports' contract, run against PostgreSQL and SQLite (see the
 //! crate's documentation). One module per port group.
 
+mod account;
+mod account_admin;
+mod audit;
+mod directory;
+mod health;
 mod host_users;
+mod login_failures;
+mod oauth;
+mod profiles;
+mod race;
+mod refresh_tokens;
+mod snapshots;
+mod users;

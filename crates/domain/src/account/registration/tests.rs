@@ -138,3 +138,11 @@ fn taken_values_are_reported_on_their_fields_in_form_order() {
     assert!(errors.get("cpf").is_some_and(|m| m.contains("Já existe uma conta com este CPF")));
     assert!(UniqueField::errors(&[]).is_empty());
 }
+
+#[test]
+fn taken_fields_are_listed_in_form_order() {
+    assert_eq!(UniqueField::taken(false, false, false), []);
+    assert_eq!(UniqueField::taken(false, true, false), [UniqueField::Email]);
+    assert_eq!(UniqueField::taken(true, true, true), [UniqueField::Cpf, UniqueField::Email, UniqueField::Username]);
+    assert_eq!(UniqueField::taken(false, true, true), [UniqueField::Email, UniqueField::Username]);
+}

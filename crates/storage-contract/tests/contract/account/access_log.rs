@@ -1,16 +1,22 @@
 //! The access log: appends (also concurrent), pages with the client's name,
 //! append-only, batched purge.
 
-use std::sync::Arc;
-
-use credencial_adapters_postgres::account::PgAccessLog;
-use credencial_adapters_postgres::testing::TestDatabase;
 use credencial_domain::account::AccessLogPage;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::UserId;
-use credencial_ports::account::{AccessLog, AccessLogEntry};
+use credencial_ports::account::AccessLogEntry;
+use credencial_storage_contract::{contract, Backend, Engine};
 
-use crate::support::{client, client_id, scopes, user, NOW};
+use super::support::{client, client_id, scopes, user, NOW};
+
+contract!(
+    entries_are_listed_newest_first_fifty_a_page_with_the_client_s_name_and_a_total,
+    the_report_keeps_naming_a_client_deleted_since,
+    entries_cannot_be_changed,
+    the_purge_deletes_only_older_entries_in_batches_and_counts_them,
+    concurrent_appends_are_all_kept,
+    an_entry_for_a_user_that_does_not_exist_is_an_error,
+);
 
 fn entry(user: UserId, client: &ClientId, at: i64, request_id: &str) -> AccessLogEntry {
     AccessLogEntry {
@@ -22,13 +28,12 @@ fn entry(user: UserId, client: &ClientId, at: i64, request_id: &str) -> AccessLo
     }
 }
 
-#[tokio::test]
-async fn entries_are_listed_newest_first_fifty_a_page_with_the_client_s_name_and_a_total() {
-    let db = TestDatabase::new().await;
-    let ana = user(&db, "ana", None).await;
-    let bruno = user(&db, "bruno", None).await;
-    let host = client(&db, "demo-host", "Aplicação de demonstração").await;
-    let log = PgAccessLog::new(db.pool.clone());
+async fn entries_are_listed_newest_first_fifty_a_page_with_the_client_s_name_and_a_total<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let bruno = user(&b, "bruno", None).await;
+    let host = client(&b, "demo-host", "Aplicação de demonstração").await;
+    let log = b.access_log();
     for i in 0..120 {
         log.append(entry(ana, &host, NOW + i, &format!("req-{i}"))).await.expect("append");
     }
@@ -46,52 +51,54 @@ async fn entries_are_listed_newest_first_fifty_a_page_with_the_client_s_name_and
     assert_eq!(third.last().map(|e| e.request_id.as_str()), Some("req-0"));
     let (past_the_end, total) = log.list(ana, AccessLogPage::new(4)).await.expect("page 4");
     assert_eq!((past_the_end.len(), total), (0, 120), "the total also past the end");
-    let (none, total) = log.list(user(&db, "carla", None).await, AccessLogPage::FIRST).await.expect("empty");
+    let (none, total) = log.list(user(&b, "carla", None).await, AccessLogPage::FIRST).await.expect("empty");
     assert_eq!((none.len(), total), (0, 0));
 }
 
-#[tokio::test]
-async fn the_report_keeps_naming_a_client_deleted_since() {
-    let db = TestDatabase::new().await;
-    let ana = user(&db, "ana", None).await;
-    let gone = client(&db, "old-app", "App antigo").await;
-    let log = PgAccessLog::new(db.pool.clone());
+async fn the_report_keeps_naming_a_client_deleted_since<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let gone = client(&b, "old-app", "App antigo").await;
+    let log = b.access_log();
     log.append(entry(ana, &gone, NOW, "r1")).await.expect("append");
-    sqlx::query("DELETE FROM oauth_clients WHERE client_id = 'old-app'").execute(&db.pool).await.expect("delete");
+    b.execute("DELETE FROM oauth_clients WHERE client_id = 'old-app'").await;
     let (rows, total) = log.list(ana, AccessLogPage::FIRST).await.expect("list");
     assert_eq!(total, 1);
     assert_eq!((rows[0].client_id.as_str(), rows[0].client_name.as_str()), ("old-app", "old-app"));
 }
 
-#[tokio::test]
-async fn entries_cannot_be_changed() {
-    let db = TestDatabase::new().await;
-    let ana = user(&db, "ana", None).await;
-    let log = PgAccessLog::new(db.pool.clone());
+async fn entries_cannot_be_changed<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let log = b.access_log();
     log.append(entry(ana, &client_id("any-client"), NOW, "r1")).await.expect("append");
-    let refused = sqlx::query("UPDATE access_log SET client_id = 'someone-else'").execute(&db.pool).await;
-    assert!(refused.expect_err("append-only").to_string().contains("append-only"));
+    let refused = b.try_execute("UPDATE access_log SET client_id = 'someone-else'").await;
+    assert!(refused.expect_err("append-only").contains("append-only"));
     let (rows, _) = log.list(ana, AccessLogPage::FIRST).await.expect("list");
     assert_eq!(rows[0].client_id.as_str(), "any-client");
 }
 
-#[tokio::test]
-async fn the_purge_deletes_only_older_entries_in_batches_and_counts_them() {
-    let db = TestDatabase::new().await;
-    let ana = user(&db, "ana", None).await;
-    let host = client(&db, "demo-host", "Demo").await;
-    let log = PgAccessLog::new(db.pool.clone());
+async fn the_purge_deletes_only_older_entries_in_batches_and_counts_them<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let host = client(&b, "demo-host", "Demo").await;
+    let log = b.access_log();
     // 2,500 old entries in one statement, then 3 recent ones.
-    sqlx::query(
-        "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
-         SELECT $1, 'demo-host', '{cpf}', to_timestamp($2) - make_interval(secs => i), 'old-' || i \
-         FROM generate_series(1, 2500) AS i",
-    )
-    .bind(ana.0)
-    .bind(NOW as f64)
-    .execute(&db.pool)
-    .await
-    .expect("seed");
+    b.execute(&match B::ENGINE {
+        Engine::Postgres => format!(
+            "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
+             SELECT {}, 'demo-host', '{{cpf}}', to_timestamp({NOW}) - make_interval(secs => i), 'old-' || i \
+             FROM generate_series(1, 2500) AS i",
+            ana.0
+        ),
+        Engine::Sqlite => format!(
+            "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 2500) \
+             INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
+             SELECT {}, 'demo-host', '[\"cpf\"]', {NOW} - i, 'old-' || i FROM s",
+            ana.0
+        ),
+    })
+    .await;
     for i in 0..3 {
         log.append(entry(ana, &host, NOW + i, &format!("new-{i}"))).await.expect("append");
     }
@@ -103,15 +110,14 @@ async fn the_purge_deletes_only_older_entries_in_batches_and_counts_them() {
     assert_eq!(log.purge_before(NOW + 10, 1).await.expect("batches of one"), 3);
 }
 
-#[tokio::test]
-async fn concurrent_appends_are_all_kept() {
-    let db = TestDatabase::new().await;
-    let ana = user(&db, "ana", None).await;
-    let host = client(&db, "demo-host", "Demo").await;
-    let log = Arc::new(PgAccessLog::new(db.pool.clone()));
+async fn concurrent_appends_are_all_kept<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let host = client(&b, "demo-host", "Demo").await;
+    let log = b.access_log();
     let tasks: Vec<_> = (0..40)
         .map(|i| {
-            let (log, host) = (Arc::clone(&log), host.clone());
+            let (log, host) = (log.clone(), host.clone());
             tokio::spawn(async move { log.append(entry(ana, &host, NOW, &format!("r{i}"))).await.expect("append") })
         })
         .collect();
@@ -122,9 +128,8 @@ async fn concurrent_appends_are_all_kept() {
     assert_eq!((rows.len(), total), (40, 40));
 }
 
-#[tokio::test]
-async fn an_entry_for_a_user_that_does_not_exist_is_an_error() {
-    let db = TestDatabase::new().await;
-    let log = PgAccessLog::new(db.pool.clone());
+async fn an_entry_for_a_user_that_does_not_exist_is_an_error<B: Backend>() {
+    let b = B::fresh().await;
+    let log = b.access_log();
     assert!(log.append(entry(UserId(424_242), &client_id("x"), NOW, "r")).await.is_err());
 }

@@ -1,22 +1,26 @@
-//! Stored grants: widening (also concurrent), the check, the list, revocation.
+//! Stored grants: widening (also concurrent), the check, the list,
+//! revocation.
 
-use std::sync::Arc;
-
-use credencial_adapters_postgres::account::PgGrantRepository;
-use credencial_adapters_postgres::testing::TestDatabase;
-use credencial_adapters_postgres::PgRefreshTokenStore;
 use credencial_domain::ScopeSet;
-use credencial_ports::account::GrantRepository;
-use credencial_ports::{NewRefreshToken, RefreshTokenStore};
+use credencial_storage_contract::{contract, Backend};
 
-use crate::support::{client, scopes, user, NOW};
+use super::support::{client, is_current, refresh_token, scopes, user, NOW};
 
-#[tokio::test]
-async fn a_first_grant_is_stored_and_later_approvals_widen_it_never_narrow_it() {
-    let db = TestDatabase::new().await;
-    let ana = user(&db, "ana", None).await;
-    let portal = client(&db, "portal", "Portal do Servidor").await;
-    let grants = PgGrantRepository::new(db.pool.clone());
+contract!(
+    a_first_grant_is_stored_and_later_approvals_widen_it_never_narrow_it,
+    grants_are_per_user_and_client,
+    a_use_moves_last_used_forward_only,
+    concurrent_widenings_all_end_up_in_the_union,
+    revoking_deletes_the_grant_and_the_client_s_refresh_families_of_that_person_only,
+    deleting_a_client_deletes_its_grants,
+    a_grant_for_a_user_or_client_that_does_not_exist_is_an_error,
+);
+
+async fn a_first_grant_is_stored_and_later_approvals_widen_it_never_narrow_it<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let portal = client(&b, "portal", "Portal do Servidor").await;
+    let grants = b.grants();
     assert_eq!(grants.granted_scopes(ana, &portal).await.expect("read"), None);
     assert!(!grants.is_granted(ana, &portal).await.expect("check"));
 
@@ -36,50 +40,51 @@ async fn a_first_grant_is_stored_and_later_approvals_widen_it_never_narrow_it() 
     assert_eq!(listed[0].scopes, wider);
 }
 
-#[tokio::test]
-async fn grants_are_per_user_and_client() {
-    let db = TestDatabase::new().await;
-    let ana = user(&db, "ana", None).await;
-    let bruno = user(&db, "bruno", None).await;
-    let portal = client(&db, "portal", "Portal").await;
-    let host = client(&db, "demo-host", "Aplicação de demonstração").await;
-    let grants = PgGrantRepository::new(db.pool.clone());
+async fn grants_are_per_user_and_client<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let bruno = user(&b, "bruno", None).await;
+    let portal = client(&b, "portal", "Portal").await;
+    let host = client(&b, "demo-host", "Aplicação de demonstração").await;
+    let grants = b.grants();
     grants.widen(ana, &portal, scopes("cnes"), NOW).await.expect("widen");
     assert!(!grants.is_granted(bruno, &portal).await.expect("check"));
     assert!(!grants.is_granted(ana, &host).await.expect("check"));
-    grants.widen(ana, &host, ScopeSet::empty(), NOW + 10).await.expect("widen");
+    assert_eq!(grants.widen(ana, &host, ScopeSet::empty(), NOW + 10).await.expect("widen"), ScopeSet::empty());
+    assert_eq!(grants.granted_scopes(ana, &host).await.expect("read"), Some(ScopeSet::empty()), "a grant of nothing");
     let listed: Vec<_> = grants.list(ana).await.expect("list").into_iter().map(|g| g.client_name).collect();
     assert_eq!(listed, ["Aplicação de demonstração", "Portal"], "most recently used first");
     assert!(grants.list(bruno).await.expect("list").is_empty());
 }
 
-#[tokio::test]
-async fn a_use_moves_last_used_forward_only() {
-    let db = TestDatabase::new().await;
-    let ana = user(&db, "ana", None).await;
-    let portal = client(&db, "portal", "Portal").await;
-    let grants = PgGrantRepository::new(db.pool.clone());
+async fn a_use_moves_last_used_forward_only<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let portal = client(&b, "portal", "Portal").await;
+    let grants = b.grants();
     assert!(!grants.mark_used(ana, &portal, NOW).await.expect("no grant yet"));
     grants.widen(ana, &portal, scopes("cnes"), NOW).await.expect("widen");
     assert!(grants.mark_used(ana, &portal, NOW + 300).await.expect("use"));
     assert!(grants.mark_used(ana, &portal, NOW + 100).await.expect("late, out-of-order use"));
     let g = grants.list(ana).await.expect("list").pop().expect("one");
     assert_eq!((g.first_granted_at, g.last_used_at), (NOW, NOW + 300));
+    grants.widen(ana, &portal, scopes("cpf"), NOW + 200).await.expect("a widening dated before the last use");
+    let g = grants.list(ana).await.expect("list").pop().expect("one");
+    assert_eq!((g.first_granted_at, g.last_used_at), (NOW, NOW + 300));
 }
 
-#[tokio::test]
-async fn concurrent_widenings_all_end_up_in_the_union() {
-    let db = TestDatabase::new().await;
-    let ana = user(&db, "ana", None).await;
-    let portal = client(&db, "portal", "Portal").await;
-    let grants = Arc::new(PgGrantRepository::new(db.pool.clone()));
+async fn concurrent_widenings_all_end_up_in_the_union<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let portal = client(&b, "portal", "Portal").await;
+    let grants = b.grants();
     let each = ["receita_federal", "cnes", "experiencia_profissional", "formacao_academica", "cursos_cdp", "cpf"];
     // Several rounds, each starting without a grant: the first inserts race too.
     for round in 0..5 {
         let tasks: Vec<_> = each
             .iter()
             .map(|name| {
-                let (grants, portal) = (Arc::clone(&grants), portal.clone());
+                let (grants, portal) = (grants.clone(), portal.clone());
                 let approved = scopes(name);
                 tokio::spawn(async move { grants.widen(ana, &portal, approved, NOW).await.expect("widen") })
             })
@@ -93,22 +98,20 @@ async fn concurrent_widenings_all_end_up_in_the_union() {
     }
 }
 
-#[tokio::test]
-async fn revoking_deletes_the_grant_and_the_client_s_refresh_families_of_that_person_only() {
-    let db = TestDatabase::new().await;
-    let ana = user(&db, "ana", None).await;
-    let bruno = user(&db, "bruno", None).await;
-    let portal = client(&db, "portal", "Portal").await;
+async fn revoking_deletes_the_grant_and_the_client_s_refresh_families_of_that_person_only<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let bruno = user(&b, "bruno", None).await;
+    let portal = client(&b, "portal", "Portal").await;
     // A client id with LIKE's wildcard: it must not match other clients' families.
-    let other = client(&db, "porta_", "Outro").await;
-    let grants = PgGrantRepository::new(db.pool.clone());
-    let tokens = PgRefreshTokenStore::new(db.pool.clone());
-    let token = |jti: &str, user| NewRefreshToken { jti: jti.to_owned(), user_id: user, expires_at: NOW + 86_400 };
-    tokens.record(token("ana-portal", ana), "code:portal:aaaa").await.expect("record");
-    tokens.record(token("ana-portal-2", ana), "code:portal:bbbb").await.expect("record");
-    tokens.record(token("ana-other", ana), "code:porta_:cccc").await.expect("record");
-    tokens.record(token("ana-pair", ana), "ana-pair").await.expect("record");
-    tokens.record(token("bruno-portal", bruno), "code:portal:dddd").await.expect("record");
+    let other = client(&b, "porta_", "Outro").await;
+    let grants = b.grants();
+    refresh_token(&b, "ana-portal", ana, "code:portal:aaaa").await;
+    refresh_token(&b, "ana-portal-2", ana, "code:portal:bbbb").await;
+    refresh_token(&b, "ana-other", ana, "code:porta_:cccc").await;
+    refresh_token(&b, "ana-portal-x", ana, "code:portalx:eeee").await;
+    refresh_token(&b, "ana-pair", ana, "ana-pair").await;
+    refresh_token(&b, "bruno-portal", bruno, "code:portal:dddd").await;
     grants.widen(ana, &portal, scopes("cnes"), NOW).await.expect("widen");
     grants.widen(ana, &other, scopes("cnes"), NOW).await.expect("widen");
     grants.widen(bruno, &portal, scopes("cnes"), NOW).await.expect("widen");
@@ -121,21 +124,34 @@ async fn revoking_deletes_the_grant_and_the_client_s_refresh_families_of_that_pe
         ("ana-portal", false),
         ("ana-portal-2", false),
         ("ana-other", true),
+        ("ana-portal-x", true),
         ("ana-pair", true),
         ("bruno-portal", true),
     ] {
-        assert_eq!(tokens.is_current(jti).await.expect("read"), current, "{jti}");
+        assert_eq!(is_current(&b, jti).await, current, "{jti}");
     }
     assert!(!grants.revoke(ana, &portal).await.expect("revoke again"), "nothing left to revoke");
 }
 
-#[tokio::test]
-async fn deleting_a_client_or_a_user_deletes_their_grants() {
-    let db = TestDatabase::new().await;
-    let ana = user(&db, "ana", None).await;
-    let portal = client(&db, "portal", "Portal").await;
-    let grants = PgGrantRepository::new(db.pool.clone());
+async fn deleting_a_client_deletes_its_grants<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let portal = client(&b, "portal", "Portal").await;
+    let grants = b.grants();
     grants.widen(ana, &portal, scopes("cnes"), NOW).await.expect("widen");
-    sqlx::query("DELETE FROM oauth_clients WHERE client_id = 'portal'").execute(&db.pool).await.expect("delete");
+    b.execute("DELETE FROM oauth_clients WHERE client_id = 'portal'").await;
+    assert!(grants.list(ana).await.expect("list").is_empty());
+    assert!(!grants.is_granted(ana, &portal).await.expect("check"));
+}
+
+async fn a_grant_for_a_user_or_client_that_does_not_exist_is_an_error<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let portal = client(&b, "portal", "Portal").await;
+    let grants = b.grants();
+    let nobody = credencial_domain::UserId(ana.0 + 1000);
+    assert!(grants.widen(nobody, &portal, scopes("cnes"), NOW).await.is_err(), "no such user");
+    let unknown = super::support::client_id("unknown-app");
+    assert!(grants.widen(ana, &unknown, scopes("cnes"), NOW).await.is_err(), "no such client");
     assert!(grants.list(ana).await.expect("list").is_empty());
 }

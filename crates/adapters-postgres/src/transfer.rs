@@ -1,0 +1,113 @@
+//! [`DataTransfer`] on PostgreSQL: each row read as one `json_build_object`
+//! in the engine-neutral forms of [`credencial_ports::transfer`], and
+//! written back from them with one `INSERT … SELECT` per row.
+
+use async_trait::async_trait;
+use credencial_ports::transfer::{ColumnKind, DataTransfer, Row, TableSpec, TABLES};
+use credencial_ports::RepositoryError;
+use sqlx::PgPool;
+
+use crate::error::to_repository_error;
+
+/// Whole tables in and out of PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgDataTransfer {
+    pool: PgPool,
+}
+
+impl PgDataTransfer {
+    /// The transfer on `pool`.
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+/// The SQL of `column`'s value in its transferred form.
+fn read_expression(column: &str, kind: ColumnKind) -> String {
+    match kind {
+        ColumnKind::Integer => format!("{column}::bigint"),
+        ColumnKind::Text => format!("{column}::text"),
+        ColumnKind::Boolean => column.to_owned(),
+        ColumnKind::Instant => format!("extract(epoch FROM {column})::float8"),
+        ColumnKind::InstantMillis => format!("round(extract(epoch FROM {column}) * 1000)::bigint"),
+        ColumnKind::Date => format!("to_char({column}, 'YYYY-MM-DD')"),
+        ColumnKind::LocalDateTime => format!("to_char({column}, 'YYYY-MM-DD\"T\"HH24:MI:SS')"),
+        ColumnKind::TextArray => format!("to_jsonb({column})"),
+        ColumnKind::Json => format!("{column}::jsonb"),
+        ColumnKind::Bytes => format!("encode({column}, 'hex')"),
+    }
+}
+
+/// The SQL that turns the row `r` (jsonb) back into `column`'s type.
+fn write_expression(column: &str, kind: ColumnKind) -> String {
+    match kind {
+        ColumnKind::Integer => format!("(r->>'{column}')::bigint"),
+        ColumnKind::Text => format!("r->>'{column}'"),
+        ColumnKind::Boolean => format!("(r->>'{column}')::boolean"),
+        ColumnKind::Instant => format!("to_timestamp((r->>'{column}')::float8)"),
+        ColumnKind::InstantMillis => format!("to_timestamp((r->>'{column}')::float8 / 1000)"),
+        ColumnKind::Date => format!("(r->>'{column}')::date"),
+        ColumnKind::LocalDateTime => format!("(r->>'{column}')::timestamp"),
+        ColumnKind::TextArray => format!("ARRAY(SELECT jsonb_array_elements_text(r->'{column}'))"),
+        ColumnKind::Json => format!("nullif(r->'{column}', 'null'::jsonb)"),
+        ColumnKind::Bytes => format!("decode(r->>'{column}', 'hex')"),
+    }
+}
+
+fn decode_error(e: serde_json::Error) -> RepositoryError {
+    RepositoryError::Unexpected(format!("an exported row is not a JSON object: {e}"))
+}
+
+#[async_trait]
+impl DataTransfer for PgDataTransfer {
+    async fn export_table(&self, table: &TableSpec) -> Result<Vec<Row>, RepositoryError> {
+        let pairs: Vec<String> =
+            table.columns.iter().map(|(name, kind)| format!("'{name}', {}", read_expression(name, *kind))).collect();
+        let sql = format!(
+            "SELECT jsonb_build_object({})::text FROM {} ORDER BY {}",
+            pairs.join(", "),
+            table.name,
+            table.order_by
+        );
+        let rows: Vec<String> = sqlx::query_scalar(&sql).fetch_all(&self.pool).await.map_err(to_repository_error)?;
+        rows.iter().map(|row| serde_json::from_str(row).map_err(decode_error)).collect()
+    }
+
+    async fn row_count(&self) -> Result<u64, RepositoryError> {
+        let counts: Vec<String> = TABLES.iter().map(|t| format!("(SELECT count(*) FROM {})", t.name)).collect();
+        let total: i64 = sqlx::query_scalar(&format!("SELECT {}", counts.join(" + ")))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(u64::try_from(total).unwrap_or(0))
+    }
+
+    async fn import(&self, tables: &[(TableSpec, Vec<Row>)]) -> Result<(), RepositoryError> {
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        for (table, rows) in tables {
+            let columns: Vec<&str> = table.columns.iter().map(|(name, _)| *name).collect();
+            let values: Vec<String> = table.columns.iter().map(|(name, kind)| write_expression(name, *kind)).collect();
+            // Explicit ids into identity columns need OVERRIDING SYSTEM VALUE.
+            let sql = format!(
+                "INSERT INTO {} ({}) OVERRIDING SYSTEM VALUE SELECT {} FROM (SELECT $1::jsonb AS r) AS row",
+                table.name,
+                columns.join(", "),
+                values.join(", ")
+            );
+            for row in rows {
+                let row = serde_json::Value::Object(row.clone()).to_string();
+                sqlx::query(&sql).bind(row).execute(&mut *tx).await.map_err(to_repository_error)?;
+            }
+            if table.generated_id {
+                sqlx::query(&format!(
+                    "SELECT setval(pg_get_serial_sequence('{0}', 'id'), coalesce(max(id), 0) + 1, false) FROM {0}",
+                    table.name
+                ))
+                .execute(&mut *tx)
+                .await
+                .map_err(to_repository_error)?;
+            }
+        }
+        tx.commit().await.map_err(to_repository_error)
+    }
+}

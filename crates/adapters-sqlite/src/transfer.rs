@@ -1,0 +1,99 @@
+//! [`DataTransfer`] on SQLite: each row read as one `json_object` in the
+//! engine-neutral forms of [`credencial_ports::transfer`], and written back
+//! from them with one `INSERT … SELECT` per row.
+
+use async_trait::async_trait;
+use credencial_ports::transfer::{ColumnKind, DataTransfer, Row, TableSpec, TABLES};
+use credencial_ports::RepositoryError;
+
+use crate::error::to_repository_error;
+use crate::SqliteDb;
+
+/// Whole tables in and out of the SQLite file.
+#[derive(Debug, Clone)]
+pub struct SqliteDataTransfer {
+    db: SqliteDb,
+}
+
+impl SqliteDataTransfer {
+    /// The transfer on `db`.
+    pub fn new(db: SqliteDb) -> Self {
+        Self { db }
+    }
+}
+
+/// The SQL of `column`'s value in its transferred form (the schema keeps
+/// instants, dates and texts in that form already).
+fn read_expression(column: &str, kind: ColumnKind) -> String {
+    match kind {
+        ColumnKind::Integer | ColumnKind::Text | ColumnKind::Instant | ColumnKind::InstantMillis | ColumnKind::Date => {
+            column.to_owned()
+        }
+        ColumnKind::LocalDateTime => column.to_owned(),
+        ColumnKind::Boolean => {
+            format!("CASE WHEN {column} IS NULL THEN NULL WHEN {column} THEN json('true') ELSE json('false') END")
+        }
+        ColumnKind::TextArray | ColumnKind::Json => format!("json({column})"),
+        ColumnKind::Bytes => format!("lower(hex({column}))"),
+    }
+}
+
+/// The SQL that turns the row `r` (JSON text) back into `column`'s form.
+fn write_expression(column: &str, kind: ColumnKind) -> String {
+    let value = format!("json_extract(r, '$.{column}')");
+    match kind {
+        // JSON true/false come out of json_extract as 1/0.
+        ColumnKind::Integer | ColumnKind::Boolean => value,
+        // Sub-second instants (from PostgreSQL) keep their whole seconds.
+        ColumnKind::Instant | ColumnKind::InstantMillis => format!("CAST({value} AS INTEGER)"),
+        ColumnKind::Text | ColumnKind::Date | ColumnKind::LocalDateTime => value,
+        // Arrays and documents as JSON text (`->`); a JSON null as NULL.
+        ColumnKind::TextArray | ColumnKind::Json => format!("nullif(r -> '$.{column}', 'null')"),
+        ColumnKind::Bytes => format!("unhex({value})"),
+    }
+}
+
+fn decode_error(e: serde_json::Error) -> RepositoryError {
+    RepositoryError::Unexpected(format!("an exported row is not a JSON object: {e}"))
+}
+
+#[async_trait]
+impl DataTransfer for SqliteDataTransfer {
+    async fn export_table(&self, table: &TableSpec) -> Result<Vec<Row>, RepositoryError> {
+        let pairs: Vec<String> =
+            table.columns.iter().map(|(name, kind)| format!("'{name}', {}", read_expression(name, *kind))).collect();
+        let sql = format!("SELECT json_object({}) FROM {} ORDER BY {}", pairs.join(", "), table.name, table.order_by);
+        let rows: Vec<String> =
+            sqlx::query_scalar(&sql).fetch_all(self.db.readers()).await.map_err(to_repository_error)?;
+        rows.iter().map(|row| serde_json::from_str(row).map_err(decode_error)).collect()
+    }
+
+    async fn row_count(&self) -> Result<u64, RepositoryError> {
+        let counts: Vec<String> = TABLES.iter().map(|t| format!("(SELECT count(*) FROM {})", t.name)).collect();
+        let total: i64 = sqlx::query_scalar(&format!("SELECT {}", counts.join(" + ")))
+            .fetch_one(self.db.readers())
+            .await
+            .map_err(to_repository_error)?;
+        Ok(u64::try_from(total).unwrap_or(0))
+    }
+
+    async fn import(&self, tables: &[(TableSpec, Vec<Row>)]) -> Result<(), RepositoryError> {
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        for (table, rows) in tables {
+            let columns: Vec<&str> = table.columns.iter().map(|(name, _)| *name).collect();
+            let values: Vec<String> = table.columns.iter().map(|(name, kind)| write_expression(name, *kind)).collect();
+            // AUTOINCREMENT keeps its counter past the largest id inserted.
+            let sql = format!(
+                "INSERT INTO {} ({}) SELECT {} FROM (SELECT json(?1) AS r)",
+                table.name,
+                columns.join(", "),
+                values.join(", ")
+            );
+            for row in rows {
+                let row = serde_json::Value::Object(row.clone()).to_string();
+                sqlx::query(&sql).bind(row).execute(&mut *tx).await.map_err(to_repository_error)?;
+            }
+        }
+        tx.commit().await.map_err(to_repository_error)
+    }
+}
