@@ -470,7 +470,8 @@ pub async fn check_host_table(
     table: &str,
     mapping: &UserMapping,
 ) -> Result<(), SettingsError> {
-    let shape = store.describe(table).await.map_err(|e| SettingsError::about("user_table", e))?;
+    let table = host_table::TableName::parse(table).map_err(|e| SettingsError::about("user_table", e))?;
+    let shape = store.describe(&table).await.map_err(|e| SettingsError::about("user_table", e))?;
     let lookup = mapping.lookup().column().as_str();
     host_table::check_columns(&shape, &mapping.map().column_needs(), lookup).map_err(|problem| {
         // Which setting to change: the lookup column's, the table's, or the map's.
@@ -565,7 +566,8 @@ fn client_login(
         clock,
         ClientLoginConfig {
             mapping,
-            table: settings.user_table.clone(),
+            table: host_table::TableName::parse(&settings.user_table)
+                .map_err(|e| SettingsError::about("user_table", e))?,
             session_secs: HOST_SESSION_SECS,
             signer: ValueSigner::derive(&cookie_key_material(settings)?),
         },

@@ -14,8 +14,8 @@
 --   with json_valid;
 -- - regular-expression checks are GLOB patterns; checks that need a
 --   subquery (the allowed scope names in an array) are triggers.
--- Every table is STRICT, so a value of the wrong type is refused as
--- PostgreSQL would refuse it, and ids are AUTOINCREMENT, so the id of a
+-- Every table but host_users (see there) is STRICT, so a value of the wrong
+-- type is refused as PostgreSQL would refuse it, and ids are AUTOINCREMENT, so the id of a
 -- deleted row is never given to another (a token names its user by id).
 
 CREATE TABLE users (
@@ -165,23 +165,29 @@ CREATE INDEX oauth_codes_expires_at_idx ON oauth_codes (expires_at);
 CREATE INDEX oauth_codes_client_id_idx ON oauth_codes (client_id);
 CREATE INDEX oauth_codes_user_id_idx ON oauth_codes (user_id);
 
--- The client component's default host user table (the demo's).
+-- The client component's default host user table (the demo's). It stands
+-- for a host application's own table, so it is the one table here that is
+-- not STRICT: the client component reads each column's class from its
+-- declared type, as it would read a host's (VARCHAR(n)/CHAR(n)/TEXT text,
+-- DATE 'YYYY-MM-DD', BOOLEAN 0/1, JSONB JSON text, TIMESTAMP Unix seconds),
+-- and STRICT allows only INTEGER, REAL, TEXT, BLOB and ANY. The checks keep
+-- the values as typed as STRICT would.
 CREATE TABLE host_users (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
-    username     TEXT NOT NULL UNIQUE CHECK (length(username) <= 150),
-    email        TEXT CHECK (length(email) <= 254),
-    first_name   TEXT CHECK (length(first_name) <= 150),
-    last_name    TEXT CHECK (length(last_name) <= 150),
-    cpf          TEXT UNIQUE CHECK (length(cpf) <= 11),
-    birth_date   TEXT CHECK (birth_date IS date(birth_date)),
-    mother_name  TEXT,
-    city         TEXT,
-    state        TEXT CHECK (length(state) <= 2),
-    profile      TEXT CHECK (json_valid(profile)),
-    is_active    INTEGER NOT NULL DEFAULT 1 CHECK (is_active IN (0, 1)),
-    date_joined  INTEGER NOT NULL DEFAULT (unixepoch()),
-    last_login   INTEGER
-) STRICT;
+    username     VARCHAR(150) NOT NULL UNIQUE CHECK (typeof(username) = 'text' AND length(username) <= 150),
+    email        VARCHAR(254) CHECK (email IS NULL OR typeof(email) = 'text' AND length(email) <= 254),
+    first_name   VARCHAR(150) CHECK (first_name IS NULL OR typeof(first_name) = 'text' AND length(first_name) <= 150),
+    last_name    VARCHAR(150) CHECK (last_name IS NULL OR typeof(last_name) = 'text' AND length(last_name) <= 150),
+    cpf          CHAR(11) UNIQUE CHECK (cpf IS NULL OR typeof(cpf) = 'text' AND length(cpf) <= 11),
+    birth_date   DATE CHECK (birth_date IS date(birth_date)),
+    mother_name  TEXT CHECK (mother_name IS NULL OR typeof(mother_name) = 'text'),
+    city         TEXT CHECK (city IS NULL OR typeof(city) = 'text'),
+    state        CHAR(2) CHECK (state IS NULL OR typeof(state) = 'text' AND length(state) <= 2),
+    profile      JSONB CHECK (profile IS NULL OR json_valid(profile)),
+    is_active    BOOLEAN NOT NULL DEFAULT 1 CHECK (is_active IN (0, 1)),
+    date_joined  TIMESTAMP NOT NULL DEFAULT (unixepoch()) CHECK (typeof(date_joined) = 'integer'),
+    last_login   TIMESTAMP CHECK (last_login IS NULL OR typeof(last_login) = 'integer')
+);
 
 CREATE TABLE login_failures (
     key           TEXT PRIMARY KEY

@@ -3,7 +3,7 @@
 //! `json_each_text`, so any column type reads back as text).
 
 use async_trait::async_trait;
-use credencial_domain::host_table::is_sql_identifier;
+use credencial_domain::host_table::TableName;
 use credencial_ports::{HostUserError, HostUserRecords, RecordColumn};
 use sqlx::PgPool;
 
@@ -22,10 +22,7 @@ impl PgHostUserRecords {
 
 #[async_trait]
 impl HostUserRecords for PgHostUserRecords {
-    async fn fetch(&self, table: &str, id: i64) -> Result<Option<Vec<RecordColumn>>, HostUserError> {
-        if !is_sql_identifier(table) {
-            return Err(HostUserError::InvalidTable(format!("\"{table}\" is not a valid table name")));
-        }
+    async fn fetch(&self, table: &TableName, id: i64) -> Result<Option<Vec<RecordColumn>>, HostUserError> {
         // The name is a checked identifier and quoted; the id is bound.
         let sql = format!(
             "SELECT e.key, e.value FROM \"{table}\" AS t \

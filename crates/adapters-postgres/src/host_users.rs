@@ -1,28 +1,32 @@
-//! [`HostUserStore`] on a configurable host user table (default
-//! `host_users`).
+//! [`HostUserStore`](credencial_ports::HostUserStore) on a configurable
+//! host user table (default `host_users`): PostgreSQL's catalogue and
+//! statements ([`PgHostTable`]) under the port's shared implementation
+//! ([`HostTableStore`]: shape cache, plan, retries, log lines).
 //!
 //! Table and column names come from configuration, so they cannot be bound
-//! as parameters: every name is checked against `[a-z_][a-z0-9_]*` (at most
-//! 63 bytes) before any SQL runs, *and* double-quoted in the statement.
-//! Values are always bound parameters, never part of the SQL text.
+//! as parameters: they arrive checked
+//! ([`TableName`], [`ColumnName`](credencial_domain::host_table::ColumnName):
+//! `[a-z_][a-z0-9_]*`, at most 63 bytes) *and* are double-quoted in the
+//! statement. Values are always bound parameters, never part of the SQL
+//! text.
 //!
 //! **Conversion.** The table's shape is read from the catalogue once per
-//! table and kept (a later [`HostUserStore::describe`] refreshes it). Each
-//! value is checked in Rust against its column with
-//! [`check_value`](credencial_domain::host_table::check_value) *before* the
-//! statement (kind, `YYYY-MM-DD` calendar date, declared length, NUL
-//! characters, timestamp range); a value that does not fit is skipped with a
-//! `warn` naming the table, the column and the reason — never the value —
-//! and the rest is written. The statement then casts each parameter to the
-//! column's type (`CAST($n AS date)`, `to_timestamp($n)`,
-//! `CAST($n AS jsonb)`), which cannot fail for a checked value.
+//! table and kept. The domain's [`UpsertPlan`] checks each value against
+//! its column *before* the statement (kind, `YYYY-MM-DD` calendar date,
+//! declared length, NUL characters, timestamp range) and orders the
+//! columns; a value that does not fit is skipped with a `warn` naming the
+//! table, the column and the reason — never the value — and the rest is
+//! written. The statement then casts each parameter to the column's type
+//! (`CAST($n AS date)`, `to_timestamp($n)`, `CAST($n AS jsonb)`), which
+//! cannot fail for a checked value.
 //!
 //! What only the database can judge — a single-column `CHECK` constraint, a
 //! domain's `CHECK`, or a unique constraint on another column whose value
 //! another row already holds — fails the statement as a whole; the adapter
 //! then finds the column(s) the constraint covers (from the constraint name
-//! and the error's data type), skips those values with a warning and runs
-//! the statement again (each retry drops at least one value, so this ends).
+//! and the error's data type) and hands them to the plan
+//! ([`UpsertPlan::next_attempt`]), which skips those values; the statement
+//! runs again (each retry drops at least one value, so this ends).
 //! Nothing is written by a failed statement, so the retry is safe. A
 //! constraint that covers several columns cannot be pinned on one value and
 //! fails the login (`Unexpected`). Error texts of data exceptions (SQLSTATE
@@ -49,147 +53,41 @@
 //! WHERE "lookup" = $1 AND "is_active" IS NOT FALSE`, so an existing user
 //! still logs in, and only a new one is refused (`MissingRequired`).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
-
 use async_trait::async_trait;
 use credencial_domain::host_table::{
-    check_value, is_sql_identifier, ColumnType, HostColumn, HostValue, TableShape, ValueProblem, ID_COLUMN,
-    IS_ACTIVE_COLUMN,
+    ColumnType, HostColumn, HostParam, PlannedValue, Refusal, TableName, TableShape, UpsertPlan, ID_COLUMN,
+    IS_ACTIVE_COLUMN, LOOKUP_PARAMETER,
 };
-use credencial_ports::{HostUserError, HostUserStore, UpsertOutcome};
+use credencial_ports::{HostTableEngine, HostTableStore, HostUserError, StatementFailure, UpsertOutcome};
 use sqlx::postgres::{PgArguments, PgDatabaseError};
 use sqlx::{Arguments, PgPool};
 
-/// Host user tables in PostgreSQL.
+/// Host user tables in PostgreSQL: the port over [`PgHostTable`].
+pub type PgHostUserStore = HostTableStore<PgHostTable>;
+
+/// PostgreSQL's catalogue and statements for a host table (see the module
+/// documentation); [`PgHostUserStore::new`] takes the pool itself.
 #[derive(Debug, Clone)]
-pub struct PgHostUserStore {
+pub struct PgHostTable {
     pool: PgPool,
-    /// Shapes read so far, by table name.
-    shapes: Arc<Mutex<HashMap<String, Arc<TableShape>>>>,
 }
 
-impl PgHostUserStore {
-    /// A store on `pool`.
-    pub fn new(pool: PgPool) -> Self {
-        Self { pool, shapes: Arc::default() }
+impl From<PgPool> for PgHostTable {
+    fn from(pool: PgPool) -> Self {
+        Self { pool }
     }
+}
 
-    fn cached(&self, table: &str) -> Option<Arc<TableShape>> {
-        self.shapes.lock().unwrap_or_else(PoisonError::into_inner).get(table).cloned()
-    }
-
-    fn remember(&self, shape: TableShape) -> Arc<TableShape> {
-        let shape = Arc::new(shape);
-        self.shapes.lock().unwrap_or_else(PoisonError::into_inner).insert(shape.table.clone(), Arc::clone(&shape));
-        shape
-    }
-
-    fn forget(&self, table: &str) {
-        self.shapes.lock().unwrap_or_else(PoisonError::into_inner).remove(table);
-    }
-
-    async fn shape(&self, table: &str) -> Result<Arc<TableShape>, HostUserError> {
-        match self.cached(table) {
-            Some(shape) => Ok(shape),
-            None => Ok(self.remember(self.read_shape(table).await?)),
-        }
-    }
-
-    /// Reads the shape of `table` (a validated name) from the catalogue.
-    async fn read_shape(&self, table: &str) -> Result<TableShape, HostUserError> {
-        let kind: Option<String> =
-            sqlx::query_scalar("SELECT c.relkind::text FROM pg_class c WHERE c.oid = to_regclass(quote_ident($1))")
-                .bind(table)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(unexpected)?;
-        match kind.as_deref() {
-            None => return Err(HostUserError::InvalidTable(format!("table \"{table}\" does not exist"))),
-            Some("r" | "p") => {}
-            Some(_) => return Err(HostUserError::InvalidTable(format!("\"{table}\" is not a table"))),
-        }
-        let rows = sqlx::query_as::<_, ColumnRow>(DESCRIBE_COLUMNS)
-            .bind(table)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(unexpected)?;
-        let columns = rows
-            .into_iter()
-            .map(|r| HostColumn {
-                column_type: ColumnType::from_pg_type_name(&r.type_name),
-                max_length: r.max_length.and_then(|n| usize::try_from(n).ok()),
-                name: r.name,
-                type_name: r.type_name,
-                required: r.required,
-                generated: r.generated,
-                unique: r.is_unique,
-            })
-            .collect();
-        Ok(TableShape { table: table.to_owned(), columns })
-    }
-
-    /// The one-statement get-or-create. `Ok(Err(_))` is a refusal, `Err` a
-    /// failed statement (nothing written).
-    async fn try_upsert(
-        &self,
-        shape: &TableShape,
-        lookup: &Prepared<'_>,
-        values: &[Prepared<'_>],
-    ) -> Result<Result<UpsertOutcome, HostUserError>, sqlx::Error> {
-        let args = match arguments(lookup, values) {
-            Ok(args) => args,
-            Err(e) => return Ok(Err(e)),
-        };
-        let sql = upsert_sql(shape, lookup, values);
-        let row = sqlx::query_as_with::<_, UpsertRow, _>(&sql, args).fetch_optional(&self.pool).await?;
-        Ok(match row {
-            Some(row) => Ok(UpsertOutcome { id: row.id, created: row.created }),
-            None if shape.has_is_active() => Err(HostUserError::Inactive),
-            None => Err(HostUserError::Unexpected("the upsert returned no row".to_owned())),
-        })
-    }
-
-    /// The fallback when a new row cannot be built (`missing` got no
-    /// value): update the existing active row, or tell why there is none.
-    async fn try_update(
-        &self,
-        shape: &TableShape,
-        lookup: &Prepared<'_>,
-        values: &[Prepared<'_>],
-        missing: &str,
-    ) -> Result<Result<UpsertOutcome, HostUserError>, sqlx::Error> {
-        let args = match arguments(lookup, values) {
-            Ok(args) => args,
-            Err(e) => return Ok(Err(e)),
-        };
-        let updated: Option<i64> =
-            sqlx::query_scalar_with(&update_sql(shape, lookup, values), args).fetch_optional(&self.pool).await?;
-        if let Some(id) = updated {
-            return Ok(Ok(UpsertOutcome { id, created: false }));
-        }
-        let args = match arguments(lookup, &[]) {
-            Ok(args) => args,
-            Err(e) => return Ok(Err(e)),
-        };
-        let existing: Option<bool> =
-            sqlx::query_scalar_with(&existing_sql(shape, lookup), args).fetch_optional(&self.pool).await?;
-        Ok(match existing {
-            None => Err(HostUserError::MissingRequired(missing.to_owned())),
-            Some(false) => Err(HostUserError::Inactive),
-            Some(true) => Err(HostUserError::Unexpected("the host user row changed during the login".to_owned())),
-        })
-    }
-
+impl PgHostTable {
     /// The columns a failed constraint may stand for: the single column a
     /// table constraint or unique index covers, or every column of a
     /// domain type whose own constraint failed.
-    async fn constrained_columns(&self, table: &str, failed: &Violation) -> Result<Vec<String>, HostUserError> {
+    async fn constrained_columns(&self, table: &TableName, failed: &Violation) -> Result<Vec<String>, sqlx::Error> {
         let (sql, name) = match &failed.domain {
             Some(domain) => (DOMAIN_COLUMNS, domain),
             None => (CONSTRAINED_COLUMN, &failed.constraint),
         };
-        sqlx::query_scalar(sql).bind(table).bind(name).fetch_all(&self.pool).await.map_err(unexpected)
+        sqlx::query_scalar(sql).bind(table.as_str()).bind(name).fetch_all(&self.pool).await
     }
 }
 
@@ -249,56 +147,29 @@ struct UpsertRow {
     created: bool,
 }
 
-/// A parameter as it is bound.
-#[derive(Clone)]
-enum Bound {
-    Text(String),
-    Int(i64),
-    Bool(bool),
-}
-
-/// A checked value with its column, ready to bind.
-struct Prepared<'a> {
-    column: &'a HostColumn,
-    bound: Bound,
-}
-
-impl<'a> Prepared<'a> {
-    /// `value` for `column` once [`check_value`] accepted it.
-    fn new(column: &'a HostColumn, value: HostValue) -> Self {
-        let bound = match value {
-            HostValue::Text(s) | HostValue::Date(s) => Bound::Text(s),
-            HostValue::Timestamp(t) => Bound::Int(t),
-            HostValue::Bool(b) => Bound::Bool(b),
-            HostValue::Json(v) => Bound::Text(v.to_string()),
-        };
-        Self { column, bound }
-    }
-
-    /// Parameter `$n` cast to the column's type. Only fixed type names are
-    /// written into the SQL, never anything from the value.
-    fn expression(&self, n: usize) -> String {
-        match (&self.column.column_type, &self.bound) {
-            (ColumnType::Date, _) => format!("CAST(${n} AS date)"),
-            (ColumnType::Json, _) if self.column.type_name == "json" => format!("CAST(${n} AS json)"),
-            (ColumnType::Json, _) => format!("CAST(${n} AS jsonb)"),
-            (ColumnType::Timestamp, _) if self.column.type_name == "timestamp" => {
-                format!("(to_timestamp(${n}) AT TIME ZONE 'UTC')")
-            }
-            (ColumnType::Timestamp, _) => format!("to_timestamp(${n})"),
-            _ => format!("${n}"),
+/// Parameter `$n` cast to `column`'s type. Only fixed type names are
+/// written into the SQL, never anything from the value.
+fn expression(column: &HostColumn, n: usize) -> String {
+    match &column.column_type {
+        ColumnType::Date => format!("CAST(${n} AS date)"),
+        ColumnType::Json if column.type_name == "json" => format!("CAST(${n} AS json)"),
+        ColumnType::Json => format!("CAST(${n} AS jsonb)"),
+        ColumnType::Timestamp if column.type_name == "timestamp" => {
+            format!("(to_timestamp(${n}) AT TIME ZONE 'UTC')")
         }
+        ColumnType::Timestamp => format!("to_timestamp(${n})"),
+        _ => format!("${n}"),
     }
 }
 
-/// The lookup value as `$1` and `values` as `$2…`.
-fn arguments(lookup: &Prepared<'_>, values: &[Prepared<'_>]) -> Result<PgArguments, HostUserError> {
+/// `params` bound in order (`$1`, `$2`, …).
+fn arguments<'a>(params: impl Iterator<Item = &'a PlannedValue<'a>>) -> Result<PgArguments, HostUserError> {
     let mut args = PgArguments::default();
-    for bound in std::iter::once(&lookup.bound).chain(values.iter().map(|v| &v.bound)) {
-        match bound {
-            Bound::Text(s) => args.add(s.clone()),
-            Bound::Int(i) => args.add(*i),
-            Bound::Bool(b) => args.add(*b),
+    for planned in params {
+        match &planned.param {
+            HostParam::Text(s) => args.add(s.clone()),
+            HostParam::Integer(i) => args.add(*i),
+            HostParam::Bool(b) => args.add(*b),
         }
         .map_err(|e| HostUserError::Unexpected(format!("binding a host user value: {e}")))?;
     }
@@ -312,84 +183,81 @@ fn quoted(name: &str) -> String {
 /// `Unexpected`, with PostgreSQL's message, except for data exceptions
 /// (SQLSTATE class 22), whose messages quote the offending value.
 fn unexpected(e: sqlx::Error) -> HostUserError {
-    if let sqlx::Error::Database(db) = &e {
-        if let Some(code) = db.code().filter(|c| c.starts_with("22")) {
-            return HostUserError::Unexpected(format!(
-                "data exception {code} (message withheld: it may quote a value)"
-            ));
-        }
-    }
-    HostUserError::Unexpected(e.to_string())
+    HostUserError::Unexpected(message(&e))
 }
 
-fn check_table_name(table: &str) -> Result<(), HostUserError> {
-    if is_sql_identifier(table) {
-        Ok(())
-    } else {
-        Err(HostUserError::InvalidTable(format!(
-            "\"{table}\" is not a valid table name ([a-z_][a-z0-9_]*, at most 63 characters)"
-        )))
+/// PostgreSQL's message, except for data exceptions (SQLSTATE class 22),
+/// whose messages quote the offending value.
+fn message(e: &sqlx::Error) -> String {
+    if let sqlx::Error::Database(db) = e {
+        if let Some(code) = db.code().filter(|c| c.starts_with("22")) {
+            return format!("data exception {code} (message withheld: it may quote a value)");
+        }
     }
+    e.to_string()
 }
 
 /// The one-statement get-or-create (see the module documentation).
-fn upsert_sql(shape: &TableShape, lookup: &Prepared<'_>, values: &[Prepared<'_>]) -> String {
-    let table = quoted(&shape.table);
-    let lookup_column = quoted(&lookup.column.name);
-    let mut columns = vec![lookup_column.clone()];
-    let mut expressions = vec![lookup.expression(1)];
-    let mut assignments = Vec::with_capacity(values.len());
-    for (i, v) in values.iter().enumerate() {
-        let column = quoted(&v.column.name);
-        expressions.push(v.expression(i + 2));
-        assignments.push(format!("{column} = EXCLUDED.{column}"));
-        columns.push(column);
+fn upsert_sql(plan: &UpsertPlan<'_>) -> String {
+    let table = quoted(plan.table().as_str());
+    let lookup = plan.lookup().column;
+    let mut columns = vec![quoted(&lookup.name)];
+    let mut expressions = vec![expression(lookup, LOOKUP_PARAMETER)];
+    for (n, v) in plan.numbered_values() {
+        columns.push(quoted(&v.column.name));
+        expressions.push(expression(v.column, n));
     }
-    if assignments.is_empty() {
-        // Nothing to change, but the row must still be returned (and locked).
-        assignments.push(format!("{lookup_column} = EXCLUDED.{lookup_column}"));
-    }
-    let active = if shape.has_is_active() {
+    let assignments: Vec<String> =
+        plan.updated_columns().into_iter().map(|c| format!("{0} = EXCLUDED.{0}", quoted(c))).collect();
+    let active = if plan.guards_is_active() {
         format!(" WHERE {table}.\"{IS_ACTIVE_COLUMN}\" IS NOT FALSE")
     } else {
         String::new()
     };
     format!(
-        "INSERT INTO {table} ({}) VALUES ({}) ON CONFLICT ({lookup_column}) DO UPDATE SET {}{active} \
+        "INSERT INTO {table} ({}) VALUES ({}) ON CONFLICT ({}) DO UPDATE SET {}{active} \
          RETURNING {table}.\"{ID_COLUMN}\"::bigint AS id, ({table}.xmax = 0) AS created",
         columns.join(", "),
         expressions.join(", "),
+        quoted(&lookup.name),
         assignments.join(", "),
     )
 }
 
 /// The update of an existing, active row (the fallback of the upsert).
-fn update_sql(shape: &TableShape, lookup: &Prepared<'_>, values: &[Prepared<'_>]) -> String {
-    let table = quoted(&shape.table);
-    let lookup_column = quoted(&lookup.column.name);
-    let mut assignments: Vec<String> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| format!("{} = {}", quoted(&v.column.name), v.expression(i + 2)))
+fn update_sql(plan: &UpsertPlan<'_>) -> String {
+    let table = quoted(plan.table().as_str());
+    let lookup = plan.lookup().column;
+    let lookup_column = quoted(&lookup.name);
+    let mut assignments: Vec<String> = plan
+        .numbered_values()
+        .map(|(n, v)| format!("{} = {}", quoted(&v.column.name), expression(v.column, n)))
         .collect();
     if assignments.is_empty() {
         assignments.push(format!("{lookup_column} = {lookup_column}"));
     }
-    let active =
-        if shape.has_is_active() { format!(" AND {table}.\"{IS_ACTIVE_COLUMN}\" IS NOT FALSE") } else { String::new() };
+    let active = if plan.guards_is_active() {
+        format!(" AND {table}.\"{IS_ACTIVE_COLUMN}\" IS NOT FALSE")
+    } else {
+        String::new()
+    };
     format!(
         "UPDATE {table} SET {} WHERE {lookup_column} = {}{active} RETURNING {table}.\"{ID_COLUMN}\"::bigint",
         assignments.join(", "),
-        lookup.expression(1)
+        expression(lookup, LOOKUP_PARAMETER)
     )
 }
 
 /// Whether the row of the lookup value is active (no row: none).
-fn existing_sql(shape: &TableShape, lookup: &Prepared<'_>) -> String {
-    let table = quoted(&shape.table);
-    let active =
-        if shape.has_is_active() { format!("{table}.\"{IS_ACTIVE_COLUMN}\" IS NOT FALSE") } else { "true".to_owned() };
-    format!("SELECT {active} FROM {table} WHERE {} = {}", quoted(&lookup.column.name), lookup.expression(1))
+fn existing_sql(plan: &UpsertPlan<'_>) -> String {
+    let table = quoted(plan.table().as_str());
+    let lookup = plan.lookup().column;
+    let active = if plan.guards_is_active() {
+        format!("{table}.\"{IS_ACTIVE_COLUMN}\" IS NOT FALSE")
+    } else {
+        "true".to_owned()
+    };
+    format!("SELECT {active} FROM {table} WHERE {} = {}", quoted(&lookup.name), expression(lookup, LOOKUP_PARAMETER))
 }
 
 /// A failed `CHECK` or unique constraint.
@@ -446,130 +314,88 @@ fn classify(e: sqlx::Error) -> Failure {
     }
 }
 
-fn skip(table: &str, column: &str, reason: &dyn std::fmt::Display) {
-    tracing::warn!(table, column, reason = %reason, "host user value skipped: it does not fit its column");
-}
-
 #[async_trait]
-impl HostUserStore for PgHostUserStore {
-    async fn describe(&self, table: &str) -> Result<TableShape, HostUserError> {
-        check_table_name(table)?;
-        let shape = self.read_shape(table).await?;
-        self.remember(shape.clone());
-        Ok(shape)
+impl HostTableEngine for PgHostTable {
+    type Failure = sqlx::Error;
+
+    async fn read_shape(&self, table: &TableName) -> Result<TableShape, HostUserError> {
+        let kind: Option<String> =
+            sqlx::query_scalar("SELECT c.relkind::text FROM pg_class c WHERE c.oid = to_regclass(quote_ident($1))")
+                .bind(table.as_str())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(unexpected)?;
+        match kind.as_deref() {
+            None => return Err(HostUserError::InvalidTable(format!("table \"{table}\" does not exist"))),
+            Some("r" | "p") => {}
+            Some(_) => return Err(HostUserError::InvalidTable(format!("\"{table}\" is not a table"))),
+        }
+        let rows = sqlx::query_as::<_, ColumnRow>(DESCRIBE_COLUMNS)
+            .bind(table.as_str())
+            .fetch_all(&self.pool)
+            .await
+            .map_err(unexpected)?;
+        let columns = rows
+            .into_iter()
+            .map(|r| HostColumn {
+                column_type: ColumnType::from_pg_type_name(&r.type_name),
+                max_length: r.max_length.and_then(|n| usize::try_from(n).ok()),
+                name: r.name,
+                type_name: r.type_name,
+                required: r.required,
+                generated: r.generated,
+                unique: r.is_unique,
+            })
+            .collect();
+        Ok(TableShape { table: table.clone(), columns })
     }
 
-    async fn upsert(
+    async fn upsert(&self, plan: &UpsertPlan<'_>) -> Result<Result<UpsertOutcome, HostUserError>, sqlx::Error> {
+        let args = match arguments(plan.parameters().map(|(_, p)| p)) {
+            Ok(args) => args,
+            Err(e) => return Ok(Err(e)),
+        };
+        let row = sqlx::query_as_with::<_, UpsertRow, _>(&upsert_sql(plan), args).fetch_optional(&self.pool).await?;
+        Ok(match row {
+            Some(row) => Ok(UpsertOutcome { id: row.id, created: row.created }),
+            None => Err(plan.no_row_returned().into()),
+        })
+    }
+
+    async fn update(
         &self,
-        table: &str,
-        lookup_column: &str,
-        lookup_value: HostValue,
-        values: Vec<(String, HostValue)>,
-    ) -> Result<UpsertOutcome, HostUserError> {
-        check_table_name(table)?;
-        if let Some(bad) =
-            std::iter::once(lookup_column).chain(values.iter().map(|(c, _)| c.as_str())).find(|c| !is_sql_identifier(c))
-        {
-            return Err(HostUserError::UnknownColumn(bad.to_owned()));
+        plan: &UpsertPlan<'_>,
+        missing: &str,
+    ) -> Result<Result<UpsertOutcome, HostUserError>, sqlx::Error> {
+        let args = match arguments(plan.parameters().map(|(_, p)| p)) {
+            Ok(args) => args,
+            Err(e) => return Ok(Err(e)),
+        };
+        let updated: Option<i64> = sqlx::query_scalar_with(&update_sql(plan), args).fetch_optional(&self.pool).await?;
+        if let Some(id) = updated {
+            return Ok(Ok(UpsertOutcome { id, created: false }));
         }
-        let shape = self.shape(table).await?;
+        let args = match arguments(std::iter::once(plan.lookup())) {
+            Ok(args) => args,
+            Err(e) => return Ok(Err(e)),
+        };
+        let existing: Option<bool> =
+            sqlx::query_scalar_with(&existing_sql(plan), args).fetch_optional(&self.pool).await?;
+        Ok(Err(plan.not_updated(existing, missing).into()))
+    }
 
-        let lookup_col =
-            shape.column(lookup_column).ok_or_else(|| HostUserError::UnknownColumn(lookup_column.to_owned()))?;
-        if lookup_col.generated || lookup_column == ID_COLUMN || lookup_column == IS_ACTIVE_COLUMN {
-            return Err(HostUserError::UnknownColumn(lookup_column.to_owned()));
-        }
-        if !lookup_col.unique {
-            return Err(HostUserError::InvalidTable(format!(
-                "lookup column \"{lookup_column}\" of table \"{table}\" has no unique constraint of its own"
-            )));
-        }
-        if !shape.column(ID_COLUMN).is_some_and(|c| c.column_type == ColumnType::Integer) {
-            return Err(HostUserError::InvalidTable(format!("table \"{table}\" has no integer \"id\" column")));
-        }
-        let blank = matches!(&lookup_value, HostValue::Text(s) | HostValue::Date(s) if s.trim().is_empty());
-        if blank || check_value(lookup_col, &lookup_value).is_err() {
-            return Err(HostUserError::UnusableLookup(lookup_column.to_owned()));
-        }
-        let lookup = Prepared::new(lookup_col, lookup_value);
-
-        // One entry per column (the later wins), the lookup column left out.
-        let mut latest: Vec<(String, HostValue)> = Vec::with_capacity(values.len());
-        for (column, value) in values {
-            if column == lookup_column {
-                continue;
-            }
-            match latest.iter_mut().find(|(c, _)| *c == column) {
-                Some(entry) => entry.1 = value,
-                None => latest.push((column, value)),
-            }
-        }
-        let mut prepared = Vec::with_capacity(latest.len());
-        for (name, value) in latest {
-            let column = shape.column(&name).ok_or_else(|| HostUserError::UnknownColumn(name.clone()))?;
-            if column.generated || name == ID_COLUMN || name == IS_ACTIVE_COLUMN {
-                return Err(HostUserError::UnknownColumn(name));
-            }
-            match check_value(column, &value) {
-                Ok(()) => prepared.push(Prepared::new(column, value)),
-                Err(ValueProblem::Nothing) => {
-                    tracing::debug!(table, column = name.as_str(), "host user value null: column left as it is");
+    async fn classify(&self, plan: &UpsertPlan<'_>, failure: sqlx::Error) -> StatementFailure {
+        match classify(failure) {
+            Failure::Constraint(failed) => match self.constrained_columns(plan.table(), &failed).await {
+                Ok(columns) => {
+                    StatementFailure::Refused(Refusal::Constraint { columns, constraint: failed.constraint })
                 }
-                Err(problem) => skip(table, &name, &problem),
-            }
-        }
-
-        // The upsert; or, once a new row turned out impossible, the update of
-        // the existing one. Each retry drops one value, so this ends.
-        let mut missing: Option<String> = None;
-        loop {
-            let attempt = match &missing {
-                None => self.try_upsert(&shape, &lookup, &prepared).await,
-                Some(column) => self.try_update(&shape, &lookup, &prepared, column).await,
-            };
-            let error = match attempt {
-                Ok(outcome) => return outcome,
-                Err(e) => e,
-            };
-            match classify(error) {
-                Failure::Constraint(failed) => {
-                    let columns = self.constrained_columns(table, &failed).await?;
-                    let before = prepared.len();
-                    prepared.retain(|p| {
-                        let refused = columns.contains(&p.column.name);
-                        if refused {
-                            skip(table, &p.column.name, &"a constraint on the column refuses it");
-                        }
-                        !refused
-                    });
-                    if prepared.len() == before {
-                        if columns.iter().any(|c| c == lookup_column) {
-                            return Err(HostUserError::UnusableLookup(lookup_column.to_owned()));
-                        }
-                        return Err(HostUserError::Unexpected(format!(
-                            "constraint \"{}\" of table \"{table}\" failed, and it does not cover one column written",
-                            failed.constraint
-                        )));
-                    }
-                }
-                Failure::NotNull(column) if missing.is_none() => missing = Some(column),
-                Failure::NotNull(column) => {
-                    return Err(HostUserError::Unexpected(format!(
-                        "column \"{column}\" of table \"{table}\" refused a value on update"
-                    )))
-                }
-                Failure::NoArbiter(e) => {
-                    self.forget(table);
-                    return Err(HostUserError::InvalidTable(format!(
-                        "lookup column \"{lookup_column}\" of table \"{table}\" has no unique constraint of its own ({e})"
-                    )));
-                }
-                Failure::Schema(e) => {
-                    self.forget(table);
-                    return Err(unexpected(e));
-                }
-                Failure::Other(e) => return Err(unexpected(e)),
-            }
+                Err(e) => StatementFailure::Storage(message(&e)),
+            },
+            Failure::NotNull(column) => StatementFailure::Refused(Refusal::NotNull(column)),
+            Failure::NoArbiter(e) => StatementFailure::NoArbiter(e.to_string()),
+            Failure::Schema(e) => StatementFailure::TableChanged(message(&e)),
+            Failure::Other(e) => StatementFailure::Storage(message(&e)),
         }
     }
 }

@@ -34,7 +34,7 @@ pub use database::{
 };
 pub use directory::PgUserDirectory;
 pub use host_user_records::PgHostUserRecords;
-pub use host_users::PgHostUserStore;
+pub use host_users::{PgHostTable, PgHostUserStore};
 pub use login_failures::PgLoginFailureLog;
 pub use oauth_clients::PgOAuthClientRepository;
 pub use oauth_codes::PgAuthorizationCodeStore;

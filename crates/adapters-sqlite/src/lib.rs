@@ -36,7 +36,7 @@ pub use database::{
 };
 pub use directory::SqliteUserDirectory;
 pub use host_user_records::SqliteHostUserRecords;
-pub use host_users::SqliteHostUserStore;
+pub use host_users::{SqliteHostTable, SqliteHostUserStore};
 pub use login_failures::SqliteLoginFailureLog;
 pub use oauth_clients::SqliteOAuthClientRepository;
 pub use oauth_codes::SqliteAuthorizationCodeStore;

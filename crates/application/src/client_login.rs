@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use credencial_domain::attr_map::UserMapping;
 use credencial_domain::client_login::{safe_next, secrets_match, SignedPurpose, ValueSigner};
-use credencial_domain::host_table::HostValue;
+use credencial_domain::host_table::{HostValue, TableName};
 use credencial_domain::Redacted;
 use credencial_ports::{
     AuthorizationStart, Clock, HostUserError, HostUserRecords, HostUserStore, ProviderClient, ProviderError,
@@ -114,7 +114,7 @@ pub struct ClientLoginConfig {
     /// The mapping settings, checked.
     pub mapping: UserMapping,
     /// The host user table.
-    pub table: String,
+    pub table: TableName,
     /// Lifetime of the host session, in seconds.
     pub session_secs: i64,
     /// Signs the cookie values.
@@ -150,7 +150,7 @@ impl ClientLoginService {
 
     /// The host user table.
     pub fn table(&self) -> &str {
-        &self.config.table
+        self.config.table.as_str()
     }
 
     /// A fresh authorization request for the configured scopes, and `next`
@@ -187,13 +187,12 @@ impl ClientLoginService {
         for (column, reason) in mapped.record.skipped() {
             tracing::info!(column = %column, %reason, "host user column skipped");
         }
-        let lookup_column = mapped.lookup_column.to_string();
         let lookup_value = mapped.lookup_value;
         let outcome = self
             .store
             .upsert(
                 &self.config.table,
-                &lookup_column,
+                &mapped.lookup_column,
                 HostValue::Text(lookup_value.clone()),
                 mapped.record.into_values(),
             )

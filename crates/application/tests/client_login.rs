@@ -7,7 +7,7 @@ use credencial_application::{
 };
 use credencial_domain::attr_map::{AttrMap, ClientScopes, LookupField, UserMapping};
 use credencial_domain::client_login::{ValueSigner, DEFAULT_NEXT};
-use credencial_domain::host_table::HostValue;
+use credencial_domain::host_table::{HostValue, TableName};
 use credencial_domain::ScopeSet;
 use credencial_ports::{
     AuthorizationStart, HostUserError, MockClock, MockHostUserRecords, MockHostUserStore, MockProviderClient,
@@ -49,7 +49,7 @@ fn service(provider: MockProviderClient, store: MockHostUserStore, now: i64) -> 
         Arc::new(clock),
         ClientLoginConfig {
             mapping: mapping(),
-            table: "host_users".into(),
+            table: TableName::parse("host_users").expect("table"),
             session_secs: 3600,
             signer: ValueSigner::derive(b"test key material"),
         },
@@ -152,9 +152,9 @@ async fn a_login_maps_the_profile_and_upserts_the_host_user_by_its_lookup_value(
     store
         .expect_upsert()
         .withf(|table, column, lookup, values| {
-            let get = |name: &str| values.iter().find(|(c, _)| c == name).map(|(_, v)| v.clone());
-            table == "host_users"
-                && column == "username"
+            let get = |name: &str| values.iter().find(|(c, _)| c.as_str() == name).map(|(_, v)| v.clone());
+            table.as_str() == "host_users"
+                && column.as_str() == "username"
                 && *lookup == HostValue::Text("52998224725".into())
                 && get("first_name") == Some(HostValue::Text("Ana".into()))
                 && get("last_name") == Some(HostValue::Text("Beatriz Souza".into()))
@@ -181,7 +181,8 @@ async fn an_unavailable_scope_skips_its_columns_and_the_user_is_still_written() 
     store
         .expect_upsert()
         .withf(|_, _, _, values| {
-            values.iter().all(|(c, _)| c != "birth_date") && values.iter().any(|(c, _)| c == "profile")
+            values.iter().all(|(c, _)| c.as_str() != "birth_date")
+                && values.iter().any(|(c, _)| c.as_str() == "profile")
         })
         .times(1)
         .returning(|_, _, _, _| Ok(UpsertOutcome { id: 7, created: false }));

@@ -38,7 +38,8 @@ use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::host_table::{HostValue, ValueKind, MAX_IDENTIFIER_LEN};
+pub use crate::host_table::{ColumnName, IdentifierError};
+use crate::host_table::{HostValue, ValueKind};
 use crate::registries::is_iso_date;
 use crate::scope::{Scope, ScopeSet, ScopeShape};
 
@@ -66,58 +67,6 @@ pub fn object_fields(scope: Scope) -> &'static [&'static str] {
     match scope.shape() {
         ScopeShape::Object if scope == Scope::ReceitaFederal => &RECEITA_FIELDS,
         _ => &[],
-    }
-}
-
-/// Why a column name is refused.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum IdentifierError {
-    /// Nothing (or only spaces) where a column name belongs.
-    #[error("empty column name")]
-    Empty,
-    /// Longer than PostgreSQL keeps.
-    #[error("column name {0:?} is longer than 63 bytes")]
-    TooLong(String),
-    /// Anything but lowercase ASCII letters, digits and `_`, or a leading digit.
-    #[error(
-        "column name {0:?} is not a plain SQL identifier (lowercase letters, digits and _, not starting with a digit)"
-    )]
-    NotPlain(String),
-}
-
-/// A column of the host's user table: a plain SQL identifier
-/// (`[a-z_][a-z0-9_]*`, at most 63 bytes), safe to interpolate as a quoted
-/// identifier.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ColumnName(String);
-
-impl ColumnName {
-    /// Checks `text` (surrounding spaces are ignored).
-    pub fn parse(text: &str) -> Result<Self, IdentifierError> {
-        let name = text.trim();
-        if name.is_empty() {
-            return Err(IdentifierError::Empty);
-        }
-        let mut bytes = name.bytes();
-        let first_ok = bytes.next().is_some_and(|b| b.is_ascii_lowercase() || b == b'_');
-        if !first_ok || !bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
-            return Err(IdentifierError::NotPlain(name.to_owned()));
-        }
-        if name.len() > MAX_IDENTIFIER_LEN {
-            return Err(IdentifierError::TooLong(name.to_owned()));
-        }
-        Ok(Self(name.to_owned()))
-    }
-
-    /// The name.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for ColumnName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
     }
 }
 
@@ -881,11 +830,11 @@ impl MappedRecord {
 
     /// The columns to write, owned, in the form the host user port's
     /// `upsert` takes.
-    pub fn into_values(self) -> Vec<(String, HostValue)> {
+    pub fn into_values(self) -> Vec<(ColumnName, HostValue)> {
         self.columns
             .into_iter()
             .filter_map(|(c, v)| match v {
-                ColumnValue::Set(value) => Some((c.0, value)),
+                ColumnValue::Set(value) => Some((c, value)),
                 ColumnValue::Skip(_) => None,
             })
             .collect()

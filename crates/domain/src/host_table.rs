@@ -2,10 +2,14 @@
 //! table (columns, type classes, unique columns), the values the attribute
 //! map writes into it, and the rules that say whether a value fits a column.
 //!
-//! Everything here is pure: the PostgreSQL adapter reads the shape from the
-//! catalogue and uses these rules before it writes, and the start-up check
-//! ([`check_columns`]) uses them to stop a misconfigured service with a
-//! message that names the column.
+//! Everything here is pure: each storage adapter (PostgreSQL, SQLite) reads
+//! the shape from its engine's catalogue, maps the engine's type names to a
+//! [`ColumnType`] ([`ColumnType::from_pg_type_name`],
+//! [`ColumnType::from_sqlite_type_name`]), plans the get-or-create of a login
+//! with [`UpsertPlan`] and only renders the plan as SQL; the start-up check
+//! ([`check_columns`]) uses the same rules to stop a misconfigured service
+//! with a message that names the column, in the same words on both engines.
+//! Names are checked where they come from ([`TableName`], [`ColumnName`]).
 //!
 //! Which value fits which column:
 //!
@@ -24,8 +28,11 @@ use std::fmt;
 
 use crate::registries::is_iso_date;
 
-/// Longest identifier PostgreSQL keeps (`NAMEDATALEN - 1` bytes).
-pub const MAX_IDENTIFIER_LEN: usize = 63;
+mod names;
+mod plan;
+
+pub use names::{is_sql_identifier, ColumnName, IdentifierError, TableName, TableNameError, MAX_IDENTIFIER_LEN};
+pub use plan::{Attempt, HostParam, PlanError, PlannedValue, Refusal, SkippedValue, UpsertPlan, LOOKUP_PARAMETER};
 
 /// The column the inactive rule reads: a host user whose `is_active` is false
 /// is refused at login and never reactivated.
@@ -37,19 +44,6 @@ pub const ID_COLUMN: &str = "id";
 /// First and last instant a [`HostValue::Timestamp`] may hold (Unix seconds
 /// of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z).
 pub const TIMESTAMP_RANGE: std::ops::RangeInclusive<i64> = -62_135_596_800..=253_402_300_799;
-
-/// Whether `name` is a table or column name the client component accepts:
-/// `[a-z_][a-z0-9_]*`, at most 63 bytes. Such a name means the same quoted
-/// and unquoted, so the adapter can both validate and quote it.
-pub fn is_sql_identifier(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    let Some(first) = bytes.next() else {
-        return false;
-    };
-    name.len() <= MAX_IDENTIFIER_LEN
-        && (first.is_ascii_lowercase() || first == b'_')
-        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-}
 
 /// The class of a column's type, as far as the mapping cares.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -66,7 +60,7 @@ pub enum ColumnType {
     Json,
     /// `smallint`, `integer` or `bigint` (the row id; not a mapping target).
     Integer,
-    /// Anything else, with PostgreSQL's type name (e.g. `uuid`, `numeric`);
+    /// Anything else, with the engine's type name (e.g. `uuid`, `numeric`);
     /// not a mapping target.
     Other(String),
 }
@@ -85,6 +79,54 @@ impl ColumnType {
             other => Self::Other(other.to_owned()),
         }
     }
+
+    /// The class of a SQLite column's declared type (as `CREATE TABLE`
+    /// wrote it, any case, with or without a length): SQLite keeps any
+    /// declared name, so the class comes from the name the way the
+    /// embedded schema uses it — `TEXT`, `VARCHAR(n)`, `CHAR(n)` and their
+    /// kin hold text; `DATE` a `YYYY-MM-DD` text; `BOOLEAN`/`BOOL` the
+    /// integers 0 and 1; `JSON`/`JSONB` a JSON text (checked with
+    /// `json_valid` where the table says so); `TIMESTAMP`, `TIMESTAMPTZ`
+    /// and `DATETIME` Unix seconds as an integer; the integer types an
+    /// integer. Anything else (`REAL`, `NUMERIC`, `BLOB`, no type at all)
+    /// is [`ColumnType::Other`] with the lowercased name.
+    pub fn from_sqlite_type_name(declared: &str) -> Self {
+        let name = sqlite_type_base(declared);
+        match name.as_str() {
+            "text" | "varchar" | "char" | "character" | "character varying" | "varying character" | "nchar"
+            | "native character" | "nvarchar" | "clob" | "citext" => Self::Text,
+            "date" => Self::Date,
+            "timestamp" | "timestamptz" | "datetime" | "timestamp with time zone" | "timestamp without time zone" => {
+                Self::Timestamp
+            }
+            "boolean" | "bool" => Self::Boolean,
+            "json" | "jsonb" => Self::Json,
+            "int" | "integer" | "tinyint" | "smallint" | "mediumint" | "bigint" | "unsigned big int" | "int2"
+            | "int8" => Self::Integer,
+            _ => Self::Other(name),
+        }
+    }
+}
+
+/// A SQLite declared type's name without its length, lowercased, blanks
+/// collapsed: `VARCHAR (150)` is `varchar`, `Unsigned  Big Int` is
+/// `unsigned big int`.
+pub fn sqlite_type_base(declared: &str) -> String {
+    let name = declared.split('(').next().unwrap_or_default();
+    name.split_whitespace().map(str::to_ascii_lowercase).collect::<Vec<_>>().join(" ")
+}
+
+/// The length a SQLite declared text type names (`VARCHAR(150)` is 150),
+/// which the adapter enforces before writing as PostgreSQL would (SQLite
+/// itself does not); `None` for other classes or without a length.
+pub fn sqlite_declared_length(declared: &str) -> Option<usize> {
+    if ColumnType::from_sqlite_type_name(declared) != ColumnType::Text {
+        return None;
+    }
+    let (_, rest) = declared.split_once('(')?;
+    let (inside, _) = rest.split_once(')')?;
+    // `VARCHAR(10, 2)` is no length SQLite or PostgreSQL would keep.
+    inside.trim().parse().ok().filter(|n| *n > 0)
 }
 
 impl fmt::Display for ColumnType {
@@ -108,9 +150,12 @@ pub struct HostColumn {
     pub name: String,
     /// Class of its type.
     pub column_type: ColumnType,
-    /// PostgreSQL's name of its (base) type, e.g. `varchar`, `timestamptz`.
+    /// The engine's name of its type: PostgreSQL's name of the (base)
+    /// type, e.g. `varchar`, `timestamptz`; SQLite's declared type without
+    /// its length, lowercased, e.g. `varchar`, `jsonb` (empty when none).
     pub type_name: String,
-    /// Declared length of a `varchar(n)`/`char(n)` column, in characters.
+    /// Declared length of a `varchar(n)`/`char(n)` column, in characters
+    /// (enforced by the adapter on SQLite, which does not).
     pub max_length: Option<usize>,
     /// `NOT NULL` without a default: an insert must give it a value.
     pub required: bool,
@@ -122,11 +167,19 @@ pub struct HostColumn {
     pub unique: bool,
 }
 
+impl HostColumn {
+    /// Whether a login may write the column: not generated, not the row's
+    /// `id`, not `is_active` (the host's switch, never the mapping's).
+    pub fn is_writable_by_logins(&self) -> bool {
+        !self.generated && self.name != ID_COLUMN && self.name != IS_ACTIVE_COLUMN
+    }
+}
+
 /// The host table: its name and its columns in table order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableShape {
     /// Table name.
-    pub table: String,
+    pub table: TableName,
     /// Its columns.
     pub columns: Vec<HostColumn>,
 }
@@ -140,6 +193,12 @@ impl TableShape {
     /// Whether `name` is a column with a unique constraint of its own.
     pub fn is_unique(&self, name: &str) -> bool {
         self.column(name).is_some_and(|c| c.unique)
+    }
+
+    /// Whether the table has an integer `id` column (what the upsert
+    /// returns).
+    pub fn has_integer_id(&self) -> bool {
+        self.column(ID_COLUMN).is_some_and(|c| c.column_type == ColumnType::Integer)
     }
 
     /// Whether the table has a boolean `is_active` column (the inactive rule
@@ -289,9 +348,9 @@ impl fmt::Display for ValueProblem {
 }
 
 /// Whether `value` can be written into `column` as is (after the cast to the
-/// column's type the adapter adds). `Ok` means PostgreSQL will accept it,
-/// save for table or domain `CHECK` constraints, which only the database
-/// can evaluate.
+/// column's type the adapter adds). `Ok` means the engine will accept it,
+/// save for table or domain `CHECK` constraints and unique values, which
+/// only the database can evaluate.
 pub fn check_value(column: &HostColumn, value: &HostValue) -> Result<(), ValueProblem> {
     if value.is_nothing() {
         return Err(ValueProblem::Nothing);
@@ -357,9 +416,6 @@ fn json_has_nul(v: &serde_json::Value) -> bool {
 /// The error is a sentence that names the table and the column.
 pub fn check_columns(shape: &TableShape, needs: &[(&str, ValueKind)], lookup: &str) -> Result<(), String> {
     let table = &shape.table;
-    if !is_sql_identifier(table) {
-        return Err(format!("table name \"{table}\" is not a valid name ([a-z_][a-z0-9_]*, at most 63 characters)"));
-    }
     match shape.column(ID_COLUMN) {
         Some(c) if c.column_type == ColumnType::Integer => {}
         Some(c) => {
@@ -376,7 +432,7 @@ pub fn check_columns(shape: &TableShape, needs: &[(&str, ValueKind)], lookup: &s
         }
     }
     let lookup_column = column_of(shape, lookup, "lookup column")?;
-    if lookup_column.generated || lookup == ID_COLUMN || lookup == IS_ACTIVE_COLUMN {
+    if !lookup_column.is_writable_by_logins() {
         return Err(format!("lookup column \"{lookup}\" of table \"{table}\" cannot be written by logins"));
     }
     if !lookup_column.unique {
@@ -386,7 +442,7 @@ pub fn check_columns(shape: &TableShape, needs: &[(&str, ValueKind)], lookup: &s
     }
     for (name, kind) in needs {
         let column = column_of(shape, name, "column")?;
-        if column.generated || *name == ID_COLUMN || *name == IS_ACTIVE_COLUMN {
+        if !column.is_writable_by_logins() {
             return Err(format!(
                 "column \"{name}\" of table \"{table}\" cannot be mapped: it is not written by logins"
             ));
@@ -419,210 +475,4 @@ fn column_of<'a>(shape: &'a TableShape, name: &str, what: &str) -> Result<&'a Ho
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn column(name: &str, column_type: ColumnType) -> HostColumn {
-        HostColumn {
-            name: name.to_owned(),
-            type_name: column_type.to_string(),
-            column_type,
-            max_length: None,
-            required: false,
-            generated: false,
-            unique: false,
-        }
-    }
-
-    /// The shape of the default `host_users` table.
-    fn host_users() -> TableShape {
-        let mut id = column("id", ColumnType::Integer);
-        id.unique = true;
-        let mut username = column("username", ColumnType::Text);
-        username.unique = true;
-        username.required = true;
-        username.max_length = Some(150);
-        let mut cpf = column("cpf", ColumnType::Text);
-        cpf.unique = true;
-        cpf.max_length = Some(11);
-        TableShape {
-            table: "host_users".to_owned(),
-            columns: vec![
-                id,
-                username,
-                column("first_name", ColumnType::Text),
-                column("email", ColumnType::Text),
-                cpf,
-                column("birth_date", ColumnType::Date),
-                column("profile", ColumnType::Json),
-                column("is_active", ColumnType::Boolean),
-                column("last_login", ColumnType::Timestamp),
-                column("uuid", ColumnType::Other("uuid".to_owned())),
-            ],
-        }
-    }
-
-    #[test]
-    fn identifiers_are_lowercase_ascii_up_to_63_bytes() {
-        for ok in ["host_users", "_x", "a1", "first_name", &"a".repeat(63)] {
-            assert!(is_sql_identifier(ok), "{ok}");
-        }
-        for bad in [
-            "",
-            "1a",
-            "Users",
-            "host users",
-            "host-users",
-            "users\"; DROP TABLE users; --",
-            "a.b",
-            "\"quoted\"",
-            "çedilha",
-            &"a".repeat(64),
-        ] {
-            assert!(!is_sql_identifier(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn pg_type_names_map_to_classes() {
-        assert_eq!(ColumnType::from_pg_type_name("varchar"), ColumnType::Text);
-        assert_eq!(ColumnType::from_pg_type_name("bpchar"), ColumnType::Text);
-        assert_eq!(ColumnType::from_pg_type_name("timestamptz"), ColumnType::Timestamp);
-        assert_eq!(ColumnType::from_pg_type_name("jsonb"), ColumnType::Json);
-        assert_eq!(ColumnType::from_pg_type_name("bool"), ColumnType::Boolean);
-        assert_eq!(ColumnType::from_pg_type_name("int8"), ColumnType::Integer);
-        assert_eq!(ColumnType::from_pg_type_name("uuid"), ColumnType::Other("uuid".to_owned()));
-    }
-
-    #[test]
-    fn a_date_fits_a_date_or_text_column_and_nothing_else_crosses_classes() {
-        assert!(ValueKind::Date.fits(&ColumnType::Date));
-        assert!(ValueKind::Date.fits(&ColumnType::Text));
-        assert!(!ValueKind::Text.fits(&ColumnType::Date));
-        assert!(!ValueKind::Json.fits(&ColumnType::Text));
-        assert!(!ValueKind::Text.fits(&ColumnType::Json));
-        assert!(!ValueKind::Text.fits(&ColumnType::Other("uuid".to_owned())));
-        assert!(ValueKind::Boolean.fits(&ColumnType::Boolean));
-        assert!(ValueKind::Timestamp.fits(&ColumnType::Timestamp));
-    }
-
-    #[test]
-    fn the_default_mapping_passes_the_start_up_check() {
-        let needs = [
-            ("username", ValueKind::Text),
-            ("first_name", ValueKind::Text),
-            ("birth_date", ValueKind::Date),
-            ("profile", ValueKind::Json),
-            ("email", ValueKind::Text),
-        ];
-        assert_eq!(check_columns(&host_users(), &needs, "username"), Ok(()));
-        assert_eq!(check_columns(&host_users(), &[("username", ValueKind::Text)], "cpf"), Ok(()));
-    }
-
-    /// Mapped columns, lookup column, what the message must contain.
-    type Case = (&'static [(&'static str, ValueKind)], &'static str, &'static str);
-
-    #[test]
-    fn start_up_check_names_the_column_that_does_not_fit() {
-        let shape = host_users();
-        let cases: [Case; 9] = [
-            (
-                &[("username", ValueKind::Text), ("nickname", ValueKind::Text)],
-                "username",
-                "\"nickname\" does not exist",
-            ),
-            (&[("username", ValueKind::Text), ("birth_date", ValueKind::Text)], "username", "\"birth_date\""),
-            (&[("username", ValueKind::Text), ("first_name", ValueKind::Json)], "username", "\"first_name\""),
-            (&[("username", ValueKind::Text), ("profile", ValueKind::Text)], "username", "\"profile\""),
-            (&[("username", ValueKind::Text), ("uuid", ValueKind::Text)], "username", "\"uuid\" of table"),
-            (&[("username", ValueKind::Text)], "email", "lookup column \"email\""),
-            (&[("username", ValueKind::Text)], "nope", "lookup column \"nope\" does not exist"),
-            (&[("username", ValueKind::Text), ("is_active", ValueKind::Boolean)], "username", "\"is_active\""),
-            (
-                &[("username", ValueKind::Text), ("Bad Name", ValueKind::Text)],
-                "username",
-                "\"Bad Name\" is not a valid",
-            ),
-        ];
-        for (needs, lookup, expected) in cases {
-            let err = check_columns(&shape, needs, lookup).expect_err(expected);
-            assert!(err.contains(expected), "{err} should contain {expected}");
-            assert!(err.contains("host_users") || err.contains("not a valid"), "{err}");
-        }
-    }
-
-    #[test]
-    fn a_required_column_left_unmapped_stops_the_start() {
-        let shape = host_users();
-        let err = check_columns(&shape, &[("email", ValueKind::Text)], "cpf").expect_err("username is required");
-        assert!(err.contains("\"username\"") && err.contains("NOT NULL"), "{err}");
-    }
-
-    #[test]
-    fn a_table_without_integer_id_or_with_odd_is_active_is_refused() {
-        let mut shape = host_users();
-        shape.columns.retain(|c| c.name != "id");
-        assert!(check_columns(&shape, &[], "username").expect_err("no id").contains("\"id\""));
-
-        let mut shape = host_users();
-        if let Some(c) = shape.columns.iter_mut().find(|c| c.name == "is_active") {
-            c.column_type = ColumnType::Text;
-        }
-        assert!(!shape.has_is_active());
-        assert!(check_columns(&shape, &[], "username").expect_err("text is_active").contains("\"is_active\""));
-    }
-
-    fn date_as_text() -> HostColumn {
-        column("birth_text", ColumnType::Text)
-    }
-
-    #[test]
-    fn values_are_checked_against_their_column() {
-        let mut short = column("state", ColumnType::Text);
-        short.max_length = Some(2);
-        assert_eq!(check_value(&short, &HostValue::Text("RN".to_owned())), Ok(()));
-        assert_eq!(
-            check_value(&short, &HostValue::Text("São".to_owned())),
-            Err(ValueProblem::TooLong { max_length: 2 })
-        );
-        assert_eq!(check_value(&short, &HostValue::Text("Ão".to_owned())), Ok(()), "characters, not bytes");
-        assert_eq!(check_value(&short, &HostValue::Text(String::new())), Ok(()), "an empty string is a value");
-        assert_eq!(check_value(&date_as_text(), &HostValue::Date(String::new())), Err(ValueProblem::NotADate));
-        assert_eq!(check_value(&short, &HostValue::Text("a\0".to_owned())), Err(ValueProblem::NulCharacter));
-
-        let date = column("birth_date", ColumnType::Date);
-        assert_eq!(check_value(&date, &HostValue::Date("1988-03-14".to_owned())), Ok(()));
-        assert_eq!(check_value(&date, &HostValue::Date("2026-13-45".to_owned())), Err(ValueProblem::NotADate));
-        assert_eq!(check_value(&date, &HostValue::Date("2023-02-29".to_owned())), Err(ValueProblem::NotADate));
-        assert!(matches!(
-            check_value(&date, &HostValue::Text("1988-03-14".to_owned())),
-            Err(ValueProblem::WrongKind { kind: ValueKind::Text, .. })
-        ));
-        let text = column("birth_text", ColumnType::Text);
-        assert_eq!(check_value(&text, &HostValue::Date("1988-03-14".to_owned())), Ok(()));
-        assert_eq!(check_value(&text, &HostValue::Date("14/03/1988".to_owned())), Err(ValueProblem::NotADate));
-
-        let json = column("profile", ColumnType::Json);
-        assert_eq!(check_value(&json, &HostValue::Json(json!({"a": [1, "x"]}))), Ok(()));
-        assert_eq!(check_value(&json, &HostValue::Json(json!(null))), Err(ValueProblem::Nothing));
-        assert_eq!(check_value(&json, &HostValue::Json(json!({"a": ["x\u{0}"]}))), Err(ValueProblem::NulCharacter));
-        assert_eq!(check_value(&json, &HostValue::Json(json!({"k\u{0}": 1}))), Err(ValueProblem::NulCharacter));
-
-        let ts = column("last_login", ColumnType::Timestamp);
-        assert_eq!(check_value(&ts, &HostValue::Timestamp(1_700_000_000)), Ok(()));
-        assert_eq!(check_value(&ts, &HostValue::Timestamp(i64::MAX)), Err(ValueProblem::OutOfRange));
-        let flag = column("flag", ColumnType::Boolean);
-        assert_eq!(check_value(&flag, &HostValue::Bool(false)), Ok(()));
-    }
-
-    #[test]
-    fn debug_and_problems_never_show_the_value() {
-        let value = HostValue::Text("MARIA DAS GRACAS".to_owned());
-        assert!(!format!("{value:?}").contains("MARIA"));
-        let mut short = column("state", ColumnType::Text);
-        short.max_length = Some(2);
-        let problem = check_value(&short, &value).expect_err("too long");
-        assert!(!problem.to_string().contains("MARIA"));
-    }
-}
+mod tests;

@@ -2,6 +2,7 @@
 //! component's "my record" page). Writing it is [`crate::HostUserStore`].
 
 use async_trait::async_trait;
+use credencial_domain::host_table::TableName;
 
 use crate::host_users::HostUserError;
 
@@ -14,9 +15,10 @@ pub type RecordColumn = (String, Option<String>);
 #[async_trait]
 pub trait HostUserRecords: Send + Sync + 'static {
     /// Every column of the row of `table` whose `id` is `id`, in table
-    /// order, each value in PostgreSQL's text form; `None` when there is no
-    /// such row. Errors: `InvalidTable` when the name is not
-    /// `[a-z_][a-z0-9_]*` (checked before any SQL runs) or the table does
-    /// not exist; `Unexpected` when storage fails.
-    async fn fetch(&self, table: &str, id: i64) -> Result<Option<Vec<RecordColumn>>, HostUserError>;
+    /// order, each value in PostgreSQL's text form (on SQLite too: a
+    /// boolean reads `true`/`false`, a timestamp
+    /// `YYYY-MM-DDTHH:MM:SS+00:00`); `None` when there is no such row.
+    /// Errors: `InvalidTable` when the table does not exist; `Unexpected`
+    /// when storage fails.
+    async fn fetch(&self, table: &TableName, id: i64) -> Result<Option<Vec<RecordColumn>>, HostUserError>;
 }

@@ -31,7 +31,7 @@ pub use clock::{Clock, SystemClock};
 pub use directory::{ApiClientAccess, ApiTokenState, PreRegistered, UserDirectory};
 pub use error::RepositoryError;
 pub use host_user_records::{HostUserRecords, RecordColumn};
-pub use host_users::{HostUserError, HostUserStore, UpsertOutcome};
+pub use host_users::{HostTableEngine, HostTableStore, HostUserError, HostUserStore, StatementFailure, UpsertOutcome};
 pub use login_failures::LoginFailureLog;
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
 pub use pool::{PoolConnections, PoolStatus};

@@ -93,14 +93,12 @@ impl Backend for Sqlite {
         Arc::new(sqlite::SqliteUserDirectory::new(self.database.db.clone()))
     }
 
-    // TODO(issue 15): Arc::new(sqlite::SqliteHostUserStore::new(self.database.db.clone()))
     fn host_users(&self) -> Arc<dyn HostUserStore> {
-        unimplemented!("SQLite HostUserStore is being written")
+        Arc::new(sqlite::SqliteHostUserStore::new(self.database.db.clone()))
     }
 
-    // TODO(issue 15): Arc::new(sqlite::SqliteHostUserRecords::new(self.database.db.clone()))
     fn host_user_records(&self) -> Arc<dyn HostUserRecords> {
-        unimplemented!("SQLite HostUserRecords is being written")
+        Arc::new(sqlite::SqliteHostUserRecords::new(self.database.db.clone()))
     }
 
     fn grants(&self) -> Arc<dyn GrantRepository> {

@@ -289,7 +289,7 @@ fn the_default_map_turns_a_profile_into_username_email_and_names() {
         ("first_name", "Ana"),
         ("last_name", "Beatriz Souza"),
     ]
-    .map(|(c, v)| (c.to_owned(), HostValue::Text(v.to_owned())));
+    .map(|(c, v)| (ColumnName::parse(c).expect("column"), HostValue::Text(v.to_owned())));
     assert_eq!(values, expected);
 }
 
@@ -688,7 +688,7 @@ fn records_list_set_and_skipped_columns_in_map_order() {
     assert_eq!(set, ["username", "first_name", "last_name"]);
     let skipped: Vec<(&str, SkipReason)> = record.skipped().map(|(c, r)| (c.as_str(), r)).collect();
     assert_eq!(skipped, [("email", SkipReason::ScopeAbsent(Scope::Email))]);
-    let owned: Vec<String> = record.into_values().into_iter().map(|(c, _)| c).collect();
+    let owned: Vec<String> = record.into_values().into_iter().map(|(c, _)| c.to_string()).collect();
     assert_eq!(owned, ["username", "first_name", "last_name"]);
 }
 

@@ -6,6 +6,7 @@ mod account_admin;
 mod audit;
 mod directory;
 mod health;
+mod host_users;
 mod login_failures;
 mod oauth;
 mod profiles;
