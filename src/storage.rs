@@ -218,8 +218,28 @@ impl Storage {
                 tax_id: pg::account::PgTaxIdValidationStore,
                 transfer: pg::PgDataTransfer,
             }),
-            // TEMPORARY(issue 15): the SQLite ports land from the helpers' branches.
-            Database::Sqlite(_) => todo!("SQLite ports"),
+            Database::Sqlite(db) => storage_on!(db, database.clone(), {
+                users: sqlite::SqliteUserRepository,
+                profiles: sqlite::SqliteProfileRepository,
+                snapshots: sqlite::SqliteSnapshotStore,
+                refresh_tokens: sqlite::SqliteRefreshTokenStore,
+                clients: sqlite::SqliteOAuthClientRepository,
+                codes: sqlite::SqliteAuthorizationCodeStore,
+                login_failures: sqlite::SqliteLoginFailureLog,
+                readiness: sqlite::SqliteReadinessProbe,
+                pool_status: sqlite::SqlitePoolStatus,
+                audit: sqlite::SqliteAuditTrail,
+                account_admin: sqlite::SqliteAccountAdminStore,
+                login_history: sqlite::SqliteLoginHistory,
+                directory: sqlite::SqliteUserDirectory,
+                host_users: sqlite::SqliteHostUserStore,
+                host_user_records: sqlite::SqliteHostUserRecords,
+                grants: sqlite::account::SqliteGrantRepository,
+                own_entries: sqlite::account::SqliteOwnEntryRepository,
+                access_log: sqlite::account::SqliteAccessLog,
+                tax_id: sqlite::account::SqliteTaxIdValidationStore,
+                transfer: sqlite::SqliteDataTransfer,
+            }),
         }
     }
 

@@ -51,9 +51,6 @@ pub(crate) async fn commit_with(
 
 /// Runs `change` (an UPDATE of one row) with its audit entry in one write
 /// transaction; `Ok(false)`, and nothing written, when no row changed.
-// TODO(issue 15): the account administration's adapter calls it; drop the
-// allow once it does.
-#[allow(dead_code)]
 pub(crate) async fn audited_change<'q>(
     db: &SqliteDb,
     change: Query<'q, Sqlite, SqliteArguments<'q>>,
