@@ -22,3 +22,41 @@ wait_until_serving() {
         sleep 0.2
     done
 }
+
+# --- storage engine ------------------------------------------------------------
+# The scripts run the service on PostgreSQL (their default, as before the
+# embedded store) or on SQLite. BENCH_ENGINE (sqlite or postgres) chooses;
+# unset, a DATABASE_URL with the sqlite scheme chooses SQLite.
+
+# bench_engine: prints the engine (sqlite or postgres); returns 2, with the
+# reason on stderr, for an unknown BENCH_ENGINE.
+bench_engine() {
+    local engine=${BENCH_ENGINE:-}
+    if [[ -z $engine ]]; then
+        case ${DATABASE_URL:-} in sqlite:*) engine=sqlite ;; *) engine=postgres ;; esac
+    fi
+    case $engine in
+        sqlite | postgres) echo "$engine" ;;
+        *) echo "BENCH_ENGINE: sqlite or postgres, not \"$engine\"" >&2; return 2 ;;
+    esac
+}
+
+# engine_name ENGINE: as the summaries spell it.
+engine_name() { case $1 in sqlite) echo SQLite ;; postgres) echo PostgreSQL ;; *) echo "$1" ;; esac; }
+
+# sqlite_path URL: the file a sqlite:// URL names (relative to the working
+# directory unless it starts with a third slash), without its query.
+sqlite_path() {
+    local p=${1#sqlite:}
+    p=${p#//}
+    echo "${p%%\?*}"
+}
+
+# sqlite_remove FILE: deletes a SQLite database file and its companions
+# (write-ahead log, shared memory, the service's instance lock).
+sqlite_remove() { rm -f -- "$1" "$1-wal" "$1-shm" "$1.lock"; }
+
+# sqlite_sql FILE SQL: runs SQL with the sqlite3 shell (rows as `a|b`, no
+# header), waiting up to 5 s for the serving instance's write lock, like the
+# service's own busy timeout; stops at the first error.
+sqlite_sql() { sqlite3 -bail -batch -noheader -cmd ".timeout 5000" "$1" "$2"; }

@@ -6,6 +6,9 @@
 # BENCH_BASE_BIN, a second credencial binary (e.g. main's: "before" a change)
 # is served at the same time on its own database and measured in the same
 # rounds, so that the two profile throughputs compare under the same load.
+# With BENCH_BASE_ENGINE, the second server runs on that storage engine (the
+# same binary unless BENCH_BASE_BIN names another), so that SQLite and
+# PostgreSQL compare in one run.
 #
 #   1. `credencial demo` on a fresh database (ana: validated, two experiences,
 #      two degrees; the registries are the built-in sandbox); ana's consent
@@ -15,7 +18,8 @@
 #      wrk settings, BENCH_ROUNDS rounds;
 #   4. a profile-only phase per binary is bracketed by reads of
 #      pg_stat_database (xact_commit of its database: every statement runs
-#      in its own transaction), giving statements per request.
+#      in its own transaction), giving statements per request. PostgreSQL
+#      only: SQLite has no such counter, and the summary says it was skipped.
 # Loopback only, every load bounded in time, the servers stopped on exit.
 #
 # Usage: bash bench/profile.sh
@@ -23,7 +27,17 @@
 #        BENCH_DURATION (8), BENCH_CONNECTIONS (32),
 #        BENCH_SKIP_BUILD (set: reuse the release binary),
 #        BENCH_BASE_BIN (a second binary, measured as "before"),
-#        BENCH_DB_CONNECTIONS (the servers' database pool; default: theirs, 10)
+#        BENCH_ENGINE (postgres or sqlite: the storage engine of the binary
+#        under test; unset, DATABASE_URL's scheme, else postgres),
+#        BENCH_BASE_ENGINE (sqlite or postgres: serve a second server on this
+#        engine, BENCH_BASE_BIN or else the same binary; default: the
+#        second server, if any, on BENCH_ENGINE),
+#        BENCH_DB_CONNECTIONS (the servers' database pool; default: theirs, 10;
+#        on SQLite, the read-only connections beside the one writer)
+# Databases: PostgreSQL credencial_bench_profile (the second server:
+# credencial_bench_profile_base), dropped before the run and left after it
+# for inspection; SQLite: fresh files in the output directory
+# (profile.db, profile_base.db), removed on exit.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=bench/lib.sh
@@ -34,6 +48,17 @@ ROUNDS=${BENCH_ROUNDS:-2}
 DURATION=${BENCH_DURATION:-8}
 CONNECTIONS=${BENCH_CONNECTIONS:-32}
 BASE_BIN=${BENCH_BASE_BIN:-}
+ENGINE=$(bench_engine) || exit 2
+BASE_ENGINE=${BENCH_BASE_ENGINE:-$ENGINE}
+case $BASE_ENGINE in sqlite | postgres) ;; *) echo "BENCH_BASE_ENGINE: sqlite or postgres" >&2; exit 2 ;; esac
+# The second server: BENCH_BASE_BIN, or this binary on BENCH_BASE_ENGINE.
+if [[ -z $BASE_BIN && -n ${BENCH_BASE_ENGINE:-} ]]; then BASE_BIN=./target/release/credencial; fi
+# The columns of the second server: "base" (another binary), or its engine.
+if [[ $BASE_ENGINE != "$ENGINE" ]]; then
+    LABEL=$(engine_name "$ENGINE") BASE_LABEL=$(engine_name "$BASE_ENGINE")
+else
+    LABEL="" BASE_LABEL=base
+fi
 BASE="http://127.0.0.1:${PORT}"
 BEFORE="http://127.0.0.1:$((PORT + 2))"
 DB=credencial_bench_profile
@@ -41,7 +66,20 @@ DB_BEFORE=${DB}_base
 OUT="bench/out/$(date +%Y%m%d-%H%M%S)-profile"
 mkdir -p "$OUT"
 log() { printf '[profile-bench %s] %s\n' "$(date +%T)" "$*" >&2; }
-db_url() { echo "postgres://postgres@127.0.0.1:5432/$1"; }
+# db_url ENGINE DATABASE: the DATABASE_URL of a database name.
+db_url() {
+    case $1 in
+        postgres) echo "postgres://postgres@127.0.0.1:5432/$2" ;;
+        sqlite) echo "sqlite://$OUT/${2#credencial_bench_}.db" ;;
+    esac
+}
+# sql ENGINE DATABASE QUERY: one query, rows unaligned, no header.
+sql() {
+    case $1 in
+        postgres) psql -h 127.0.0.1 -U postgres -d "$2" -v ON_ERROR_STOP=1 -Atqc "$3" ;;
+        sqlite) sqlite_sql "$(sqlite_path "$(db_url sqlite "$2")")" "$3" ;;
+    esac
+}
 
 if ! command -v wrk >/dev/null; then
     log "installing wrk"
@@ -51,36 +89,56 @@ fi
 if [[ -n $BASE_BIN ]]; then
     [[ -x $BASE_BIN ]] || { log "BENCH_BASE_BIN: $BASE_BIN is missing"; exit 1; }
 fi
-for db in "$DB" "$DB_BEFORE"; do
-    psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS ${db} WITH (FORCE)"
-done
+if [[ " $ENGINE ${BASE_BIN:+$BASE_ENGINE} " == *" sqlite "* ]] && ! command -v sqlite3 >/dev/null; then
+    log "installing sqlite3"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlite3 >/dev/null
+fi
+# Fresh databases: PostgreSQL's are dropped here; SQLite's are new files in
+# the new output directory.
+[[ $ENGINE != postgres ]] || psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS ${DB} WITH (FORCE)"
+if [[ -n $BASE_BIN && $BASE_ENGINE == postgres ]]; then
+    psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS ${DB_BEFORE} WITH (FORCE)"
+fi
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done' EXIT
-# start BIN URL DATABASE LOG: `credencial demo` in the background.
+cleanup() {
+    local p
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+    for p in "$DB" "$DB_BEFORE"; do sqlite_remove "$(sqlite_path "$(db_url sqlite "$p")")"; done
+}
+trap cleanup EXIT
+# start BIN URL ENGINE DATABASE LOG: `credencial demo` in the background.
 start() {
     local port=${2##*:}
-    env DATABASE_URL="$(db_url "$3")" SERVICE_JWT_SECRET="$SECRET" SERVICE_BIND="127.0.0.1:${port}" RUST_LOG=warn \
-        ${BENCH_DB_CONNECTIONS:+SERVICE_DATABASE_MAX_CONNECTIONS=$BENCH_DB_CONNECTIONS} "$1" demo >"$4" 2>&1 &
+    env DATABASE_URL="$(db_url "$3" "$4")" SERVICE_JWT_SECRET="$SECRET" SERVICE_BIND="127.0.0.1:${port}" RUST_LOG=warn \
+        ${BENCH_DB_CONNECTIONS:+SERVICE_DATABASE_MAX_CONNECTIONS=$BENCH_DB_CONNECTIONS} "$1" demo >"$5" 2>&1 &
     PIDS+=($!)
-    wait_until_serving "$2" "$!" "$4" 60 || exit 1
+    wait_until_serving "$2" "$!" "$5" 60 || exit 1
 }
-start ./target/release/credencial "$BASE" "$DB" "$OUT/server.log"
-[[ -z $BASE_BIN ]] || start "$BASE_BIN" "$BEFORE" "$DB_BEFORE" "$OUT/server-base.log"
+start ./target/release/credencial "$BASE" "$ENGINE" "$DB" "$OUT/server.log"
+[[ -z $BASE_BIN ]] || start "$BASE_BIN" "$BEFORE" "$BASE_ENGINE" "$DB_BEFORE" "$OUT/server-base.log"
 
 ACCESS=$(curl -fsS -X POST "$BASE/api/token/pair/" -H 'Content-Type: application/json' \
     -d '{"username": "ana", "password": "ana-demo-2026"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["access"])')
 
-# prepare URL DATABASE: stores ana's consent to demo-host, prints an OAuth2
-# access token for it with every scope (signed like the service signs them:
-# HS256 with the configured secret), and warms the cache with one read.
+# prepare URL ENGINE DATABASE: stores ana's consent to demo-host, prints an
+# OAuth2 access token for it with every scope (signed like the service signs
+# them: HS256 with the configured secret), and warms the cache with one read.
 ALL="dados_publicos cpf email receita_federal cnes experiencia_profissional formacao_academica cursos_cdp"
+ALL_JSON=$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1].split()))' "$ALL")
 prepare() {
     local ana token
-    ana=$(psql -h 127.0.0.1 -U postgres -d "$2" -Atc "SELECT id FROM users WHERE username = 'ana'")
-    psql -h 127.0.0.1 -U postgres -d "$2" -qc "INSERT INTO oauth_grants (user_id, client_id, scopes, first_granted_at, last_used_at)
-        VALUES ($ana, 'demo-host', string_to_array('$ALL', ' '), now(), now()) ON CONFLICT DO NOTHING"
+    ana=$(sql "$2" "$3" "SELECT id FROM users WHERE username = 'ana'")
+    [[ -n $ana ]] || { log "no user ana in $3 ($2)"; exit 1; }
+    case $2 in
+        postgres) sql "$2" "$3" "INSERT INTO oauth_grants (user_id, client_id, scopes, first_granted_at, last_used_at)
+            VALUES ($ana, 'demo-host', string_to_array('$ALL', ' '), now(), now()) ON CONFLICT DO NOTHING" ;;
+        # The schema's text forms: scopes a JSON array, instants Unix seconds.
+        sqlite) sql "$2" "$3" "INSERT INTO oauth_grants (user_id, client_id, scopes, first_granted_at, last_used_at)
+            VALUES ($ana, 'demo-host', '$ALL_JSON', unixepoch(), unixepoch()) ON CONFLICT DO NOTHING" ;;
+    esac
     token=$(SECRET=$SECRET ANA_ID=$ana SCOPE=$ALL python3 - <<'PY'
 import base64, hashlib, hmac, json, os, time, uuid
 b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
@@ -102,9 +160,9 @@ assert sorted(p) == want, sorted(p)
 assert "erro" not in p["receita_federal"] and "erro" not in p["cnes"], p' >&2
     echo "$token"
 }
-OAUTH=$(prepare "$BASE" "$DB")
-[[ -z $BASE_BIN ]] || OAUTH_BEFORE=$(prepare "$BEFORE" "$DB_BEFORE")
-log "cache warm; profile answer has all nine keys${BASE_BIN:+ (both binaries)}"
+OAUTH=$(prepare "$BASE" "$ENGINE" "$DB")
+[[ -z $BASE_BIN ]] || OAUTH_BEFORE=$(prepare "$BEFORE" "$BASE_ENGINE" "$DB_BEFORE")
+log "cache warm; profile answer has all nine keys${BASE_BIN:+ (both servers)}"
 
 run() { # route-script token url label
     BENCH_TOKEN=$2 wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "bench/$1.lua" "$3" >"$OUT/$4.txt"
@@ -120,7 +178,7 @@ for r in $(seq 1 "$ROUNDS"); do
     row="| $r | $(echo "$v" | field rps) | $(echo "$p" | field rps) | $(ratio "$(echo "$p" | field rps)" "$(echo "$v" | field rps)") | $(echo "$v" | field p99_ms) | $(echo "$p" | field p99_ms) | $(echo "$p" | field errors_status) |"
     if [[ -n $BASE_BIN ]]; then
         b=$(run profile "$OAUTH_BEFORE" "$BEFORE/api/perfil/dados/" "profile-base-$r")
-        row+=" $(echo "$b" | field rps) | $(ratio "$(echo "$p" | field rps)" "$(echo "$b" | field rps)") | $(echo "$b" | field p99_ms) |"
+        row+=" $(echo "$b" | field rps) | $(ratio "$(echo "$p" | field rps)" "$(echo "$b" | field rps)") | $(echo "$b" | field p99_ms) | $(echo "$b" | field errors_status) |"
     fi
     rows+="$row"$'\n'
 done
@@ -138,25 +196,41 @@ statements() {
     after=$(commits "$3")
     python3 -c "print(f'{($after - $before) / $(echo "$p" | field requests):.3f}')"
 }
-per_request=$(statements "$BASE" "$OAUTH" "$DB" profile-roundtrips)
-[[ -z $BASE_BIN ]] || per_request_before=$(statements "$BEFORE" "$OAUTH_BEFORE" "$DB_BEFORE" profile-roundtrips-base)
-logged=$(psql -h 127.0.0.1 -U postgres -d "$DB" -Atc "SELECT count(*) FROM access_log" 2>/dev/null || echo "-")
+# pg_stat_database is PostgreSQL's: a server on SQLite is not counted.
+NOT_COUNTED="not measured on SQLite (pg_stat_database is PostgreSQL's)"
+per_request=$NOT_COUNTED per_request_before=$NOT_COUNTED
+[[ $ENGINE != postgres ]] || per_request=$(statements "$BASE" "$OAUTH" "$DB" profile-roundtrips)
+if [[ -n $BASE_BIN && $BASE_ENGINE == postgres ]]; then
+    per_request_before=$(statements "$BEFORE" "$OAUTH_BEFORE" "$DB_BEFORE" profile-roundtrips-base)
+fi
+logged=$(sql "$ENGINE" "$DB" "SELECT count(*) FROM access_log" 2>/dev/null || echo "-")
+[[ -z $BASE_BIN ]] || logged_before=$(sql "$BASE_ENGINE" "$DB_BEFORE" "SELECT count(*) FROM access_log" 2>/dev/null || echo "-")
 
+# The first server's columns carry its engine's name when the second
+# server runs on the other engine ("SQLite profile rps"), none otherwise.
+L=${LABEL:+$LABEL }
 {
     echo "## Profile endpoint vs verify — $(date -u +%FT%TZ)"
     echo
-    echo "- Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); client and server share the cores; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
+    echo "- Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); client and server share the cores; load average (1/5/15 min) at the start: $LOAD_START, at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
     echo "- wrk -t1 -c$CONNECTIONS, ${DURATION} s per phase, alternating; profile = all eight scopes of ana, warm cache; database pool: ${BENCH_DB_CONNECTIONS:-10} connections per server."
-    [[ -z $BASE_BIN ]] || echo "- Base (\"before\") binary: $BASE_BIN, served at the same time on its own database."
+    echo "- Storage: $(engine_name "$ENGINE") ($(db_url "$ENGINE" "$DB" | sed 's|^postgres://[^/]*/||; s|^sqlite://||'))."
+    if [[ -n $BASE_BIN ]]; then
+        if [[ $BASE_ENGINE != "$ENGINE" ]]; then
+            echo "- Second server: $BASE_BIN on $BASE_LABEL ($(db_url "$BASE_ENGINE" "$DB_BEFORE" | sed 's|^postgres://[^/]*/||; s|^sqlite://||')), served at the same time; its columns are headed $BASE_LABEL."
+        else
+            echo "- Base (\"before\") binary: $BASE_BIN, served at the same time on its own database."
+        fi
+    fi
     echo
     if [[ -n $BASE_BIN ]]; then
-        echo "| round | verify rps | profile rps | profile / verify | verify p99 ms | profile p99 ms | profile non-2xx | base profile rps | profile / base | base profile p99 ms |"
-        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        echo "| round | ${L}verify rps | ${L}profile rps | profile / verify | ${L}verify p99 ms | ${L}profile p99 ms | ${L}profile non-2xx | $BASE_LABEL profile rps | ${LABEL:-profile} / $BASE_LABEL | $BASE_LABEL profile p99 ms | $BASE_LABEL profile non-2xx |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     else
         echo "| round | verify rps | profile rps | profile / verify | verify p99 ms | profile p99 ms | profile non-2xx |"
         echo "|---|---:|---:|---:|---:|---:|---:|"
     fi
     printf '%s' "$rows"
     echo
-    echo "Database statements per profile request (pg_stat_database): **$per_request**${BASE_BIN:+ (base: $per_request_before)} (target: at most 2 with the grant check and the access-log row); access-log rows written: $logged."
+    echo "Database statements per profile request (pg_stat_database): **${LABEL:+$LABEL: }$per_request**${BASE_BIN:+ ($BASE_LABEL: $per_request_before)} (target: at most 2 with the grant check and the access-log row); access-log rows written: ${LABEL:+$LABEL }$logged${BASE_BIN:+, $BASE_LABEL ${logged_before:-}}."
 } | tee "$OUT/summary.md"

@@ -56,8 +56,17 @@
 #                                 hashing threads (nice 19 / SCHED_IDLE) during
 #                                 the pair phases, to show what that change in
 #                                 the service would do
-#   DATABASE_URL (postgres://postgres@127.0.0.1:5432/credencial_bench;
-#                                 the base binary uses <name>_base)
+#   BENCH_ENGINE (postgres)       the storage engine of the servers: postgres
+#                                 or sqlite; unset, a DATABASE_URL with the
+#                                 sqlite scheme selects SQLite
+#   DATABASE_URL                  PostgreSQL: postgres://postgres@127.0.0.1:5432/credencial_bench
+#                                 (reused between runs; the base binary uses
+#                                 <name>_base). SQLite: a fresh file in the
+#                                 output directory, bench/out/<timestamp>/credencial.db
+#                                 (the base binary: credencial-base.db beside
+#                                 it); a sqlite:// URL given here must name a
+#                                 file that does not exist yet. The SQLite
+#                                 files are removed on exit.
 #   RUST_LOG                      passed to the servers when set (unset: the
 #                                 service's default level, INFO)
 #   BENCH_METRICS                 "on" or "off": SERVICE_METRICS_ENABLED of the
@@ -98,7 +107,7 @@ THREADS=1
 BASE="http://127.0.0.1:${PORT}"
 BARE_BASE="http://127.0.0.1:$((PORT + 1))"
 BEFORE_BASE="http://127.0.0.1:$((PORT + 2))"
-export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/credencial_bench}
+ENGINE=$(bench_engine) || exit 2
 # One secret for every contender: the bare handler checks the same tokens.
 SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 LOG_LEVEL_DESC=${RUST_LOG:-"default (INFO: one line per request)"}
@@ -113,6 +122,33 @@ mkdir -p "$OUT"
 
 log() { printf '[bench %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# --- database ----------------------------------------------------------------
+
+# DATABASE_URL serves the binary under test, BASE_DATABASE_URL the base
+# binary. SQLite: fresh files (`credencial demo` takes an instance lock on
+# its file, and a run must not inherit another run's rows), removed on exit.
+SQLITE_FILES=()
+if [[ $ENGINE == sqlite ]]; then
+    if [[ ${DATABASE_URL:-} == sqlite:* ]]; then
+        DB_FILE=$(sqlite_path "$DATABASE_URL")
+    else
+        DB_FILE=$OUT/credencial.db
+    fi
+    BASE_DB_FILE=${DB_FILE%.db}-base.db
+    for f in "$DB_FILE" "$BASE_DB_FILE"; do
+        [[ ! -e $f ]] || die "$f exists; the benchmark needs a fresh SQLite file (remove it with its -wal, -shm and .lock files, or leave DATABASE_URL unset)"
+    done
+    SQLITE_FILES=("$DB_FILE" "$BASE_DB_FILE")
+    DATABASE_URL=sqlite://$DB_FILE
+    BASE_DATABASE_URL=sqlite://$BASE_DB_FILE
+    DB_DESC="SQLite, a fresh file ($DB_FILE)"
+else
+    case ${DATABASE_URL:-} in postgres:* | postgresql:*) ;; *) DATABASE_URL=postgres://postgres@127.0.0.1:5432/credencial_bench ;; esac
+    BASE_DATABASE_URL=${DATABASE_URL}_base
+    DB_DESC="PostgreSQL, database ${DATABASE_URL##*/}"
+fi
+export DATABASE_URL
 
 # --- tools -------------------------------------------------------------------
 
@@ -161,6 +197,7 @@ cleanup() {
     stop_server "$BARE_PID"
     stop_server "$BEFORE_PID"
     rm -f "$OUT/credencial" "$OUT/credencial-base" "$OUT/bench-bare" "$OUT/.times"
+    for f in "${SQLITE_FILES[@]}"; do sqlite_remove "$f"; done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -218,7 +255,7 @@ start_demo() {
     STARTED_PID=$!
 }
 : >"$OUT/server.log"
-log "starting $BIN_NAME demo on 127.0.0.1:$PORT (database: ${DATABASE_URL##*/}, log level: $LOG_LEVEL_DESC, metrics: $METRICS_DESC)"
+log "starting $BIN_NAME demo on 127.0.0.1:$PORT (database: $(engine_name "$ENGINE") ${DATABASE_URL##*/}, log level: $LOG_LEVEL_DESC, metrics: $METRICS_DESC)"
 start_demo "$BIN" "$PORT" "$DATABASE_URL" "$OUT/server.log" "$METRICS"
 SERVER_PID=$STARTED_PID
 
@@ -235,8 +272,8 @@ if [[ " $PHASES " == *" bare "* ]]; then
     log "bare contender ready (pid $BARE_PID)"
     if [[ -n $BASE_BIN ]]; then
         : >"$OUT/server-base.log"
-        log "starting the base binary $BASE_BIN on 127.0.0.1:$((PORT + 2)) (database: ${DATABASE_URL##*/}_base)"
-        start_demo "$OUT/credencial-base" "$((PORT + 2))" "${DATABASE_URL}_base" "$OUT/server-base.log"
+        log "starting the base binary $BASE_BIN on 127.0.0.1:$((PORT + 2)) (database: $(engine_name "$ENGINE") ${BASE_DATABASE_URL##*/})"
+        start_demo "$OUT/credencial-base" "$((PORT + 2))" "$BASE_DATABASE_URL" "$OUT/server-base.log"
         BEFORE_PID=$STARTED_PID
         wait_until_serving "$BEFORE_BASE" "$BEFORE_PID" "$OUT/server-base.log" 120 || die "the base binary did not start"
         log "base binary ready (pid $BEFORE_PID)"
@@ -608,6 +645,7 @@ verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "**NOT met
         "SERVICE_HASHING_THREADS=${SERVICE_HASHING_THREADS:-default}," \
         "SERVICE_PASSWORD_ITERATIONS=${SERVICE_PASSWORD_ITERATIONS:-default}," \
         "log level: $LOG_LEVEL_DESC, to a file; metrics: $METRICS_DESC${HASHING_PRIORITY:+; experiment: hashing threads at \"$HASHING_PRIORITY\" OS priority during the pair phases}."
+    echo "- Storage: $DB_DESC${BASE_BIN:+ (the base binary on its own database of the same engine)}."
     if [[ -n $BARE_PID ]]; then
         echo "- Bare contender: \`bench/bare\` (actix-web + jsonwebtoken, same secret, claims and body, no middleware, no log)${BASE_BIN:+; base binary: \`$BASE_BIN\`${BENCH_BASE_REVISION:+, revision $BENCH_BASE_REVISION}, \`credencial demo\` at the same log level on its own database}."
     fi

@@ -16,10 +16,14 @@
 #      on any error or on growth >= 10 % between the end of the warm-up and
 #      the end of the load.
 # Bounded in time; the server is stopped and the database dropped on exit.
+# BENCH_ENGINE=sqlite (or a DATABASE_URL with the sqlite scheme) runs the
+# server on a fresh SQLite file in the output directory instead, removed on
+# exit; the summary then counts "database is locked" in the server's log.
 # The loadgen's summary, the RSS readings, the server's log and a summary
 # with the binary's provenance and the machine's state go to
 # bench/out/<timestamp>-soak/ (git-ignored). Exit status: the loadgen's
-# (0 pass, 1 fail, 2 could not run).
+# (0 pass, 1 fail, 2 could not run); on SQLite, 1 as well when the server's
+# log says "database is locked".
 #
 # Usage: bash bench/soak.sh
 #
@@ -32,11 +36,16 @@
 #   SOAK_ITERATIONS (20000)  PBKDF2 iterations of those users' hashes (and the
 #                            server's SERVICE_PASSWORD_ITERATIONS)
 #   SOAK_REFRESH_POOL (32)   refresh tokens in rotation
+#   BENCH_ENGINE (postgres)  the storage engine: postgres (database
+#                            credencial_soak) or sqlite (bench/out/<timestamp>-soak/soak.db);
+#                            unset, DATABASE_URL's scheme decides
 #   SOAK_SYNC_COMMIT (on)    PostgreSQL's synchronous_commit for the soak
 #                            database; "off" takes the disk's flush latency out
 #                            of the commits (refresh, pair) on a machine whose
 #                            disk stalls under other work (see
-#                            docs/performance.md); the summary says which
+#                            docs/performance.md); the summary says which.
+#                            PostgreSQL only: SQLite runs with the adapter's
+#                            own setting (WAL, synchronous=NORMAL)
 #   SOAK_SATURATE (1024)     connections that keep GET /readyz busy for 3 s
 #                            before the warm-up, filling the server's
 #                            per-worker request pools (bounded; see
@@ -78,11 +87,18 @@ SATURATE=${SOAK_SATURATE:-1024}
 SYNC_COMMIT=${SOAK_SYNC_COMMIT:-on}
 PORT=${SOAK_PORT:-18200}
 BASE="http://127.0.0.1:${PORT}"
-DB=credencial_soak
-export DATABASE_URL="postgres://postgres@127.0.0.1:5432/${DB}"
+ENGINE=$(bench_engine) || exit 2
 
 OUT="bench/out/$(date +%Y%m%d-%H%M%S)-soak"
 mkdir -p "$OUT"
+if [[ $ENGINE == sqlite ]]; then
+    # A fresh file for every run, in the run's own directory.
+    DB=$OUT/soak.db
+    export DATABASE_URL="sqlite://${DB}"
+else
+    DB=credencial_soak
+    export DATABASE_URL="postgres://postgres@127.0.0.1:5432/${DB}"
+fi
 
 log() { printf '[soak %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 2; }
@@ -91,13 +107,24 @@ die() { log "error: $*"; exit 2; }
 
 missing=()
 command -v curl >/dev/null || missing+=(curl)
-command -v psql >/dev/null || missing+=(postgresql-client)
+if [[ $ENGINE == sqlite ]]; then
+    command -v sqlite3 >/dev/null || missing+=(sqlite3)
+else
+    command -v psql >/dev/null || missing+=(postgresql-client)
+fi
 if ((${#missing[@]})); then
     [[ $(id -u) -eq 0 ]] || die "install ${missing[*]} (needs root)"
     log "installing ${missing[*]} (apt-get)"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 psql_db() { psql -h 127.0.0.1 -U postgres -v ON_ERROR_STOP=1 -Atq "$@"; }
+# sql QUERY: one query on the soak database, rows unaligned, no header.
+sql() {
+    if [[ $ENGINE == sqlite ]]; then sqlite_sql "$DB" "$1"; else psql_db -d "$DB" -c "$1"; fi
+}
+drop_database() {
+    if [[ $ENGINE == sqlite ]]; then sqlite_remove "$DB"; else psql_db -d postgres -c "DROP DATABASE IF EXISTS ${DB} WITH (FORCE)"; fi
+}
 
 # --- binaries ----------------------------------------------------------------
 
@@ -142,7 +169,7 @@ cleanup() {
         kill -KILL "$SERVER_PID" 2>/dev/null || true
         wait "$SERVER_PID" 2>/dev/null || true
     fi
-    psql_db -d postgres -c "DROP DATABASE IF EXISTS ${DB} WITH (FORCE)" 2>/dev/null || true
+    drop_database 2>/dev/null || true
     rm -f "$OUT/credencial" "$OUT/loadgen" "$OUT/users.txt"
 }
 trap cleanup EXIT
@@ -152,15 +179,22 @@ if curl -s -o /dev/null --max-time 1 "$BASE/healthz"; then
     die "something already answers on $BASE; stop it or set SOAK_PORT"
 fi
 case $SYNC_COMMIT in on | off) ;; *) die "SOAK_SYNC_COMMIT: on or off" ;; esac
-psql_db -d postgres -c "DROP DATABASE IF EXISTS ${DB} WITH (FORCE)"
-# Created here (demo migrates an existing database) so that the setting holds
-# for every connection of the server.
-psql_db -d postgres -c "CREATE DATABASE ${DB}"
-psql_db -d postgres -c "ALTER DATABASE ${DB} SET synchronous_commit = ${SYNC_COMMIT}"
+if [[ $ENGINE == postgres ]]; then
+    psql_db -d postgres -c "DROP DATABASE IF EXISTS ${DB} WITH (FORCE)"
+    # Created here (demo migrates an existing database) so that the setting
+    # holds for every connection of the server.
+    psql_db -d postgres -c "CREATE DATABASE ${DB}"
+    psql_db -d postgres -c "ALTER DATABASE ${DB} SET synchronous_commit = ${SYNC_COMMIT}"
+    DB_DESC="PostgreSQL, database $DB, synchronous_commit $SYNC_COMMIT"
+else
+    [[ -z ${SOAK_SYNC_COMMIT:-} ]] || log "SOAK_SYNC_COMMIT is PostgreSQL's; ignored on SQLite"
+    # `credencial demo` creates the file (mode 0600).
+    DB_DESC="SQLite, a fresh file ($DB; WAL, synchronous=NORMAL, one writer connection, busy timeout 5 s)"
+fi
 
 SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export SERVICE_JWT_SECRET=$SECRET SERVICE_PASSWORD_ITERATIONS=$ITERATIONS
-log "starting $BIN_NAME demo on $BASE (database $DB, PBKDF2 $ITERATIONS iterations)"
+log "starting $BIN_NAME demo on $BASE ($(engine_name "$ENGINE") database $DB, PBKDF2 $ITERATIONS iterations)"
 SERVICE_BIND="127.0.0.1:${PORT}" RUST_LOG=warn "$BIN" demo >"$OUT/server.log" 2>&1 &
 SERVER_PID=$!
 wait_until_serving "$BASE" "$SERVER_PID" "$OUT/server.log" 120 || die "the server did not start"
@@ -175,13 +209,19 @@ for i in $(seq -w 1 "$USERS"); do
         --email "soak-$i@example.invalid" >/dev/null
     printf 'soak-%s %s\n' "$i" "$password" >>"$OUT/users.txt"
 done
-ANA_ID=$(psql_db -d "$DB" -c "SELECT id FROM users WHERE username = 'ana'")
+ANA_ID=$(sql "SELECT id FROM users WHERE username = 'ana'")
 [[ -n $ANA_ID ]] || die "no user ana in $DB"
 # Her consent to demo-host, as the consent page stores it: the profile
-# endpoint answers a client's tokens only while the grant exists.
-psql_db -d "$DB" -c "INSERT INTO oauth_grants (user_id, client_id, scopes, first_granted_at, last_used_at)
-    VALUES ($ANA_ID, 'demo-host', ARRAY['cnes', 'cursos_cdp', 'experiencia_profissional', 'formacao_academica',
-    'receita_federal'], now(), now()) ON CONFLICT DO NOTHING"
+# endpoint answers a client's tokens only while the grant exists. (SQLite's
+# schema: scopes a JSON array, instants Unix seconds.)
+GRANTED="'cnes', 'cursos_cdp', 'experiencia_profissional', 'formacao_academica', 'receita_federal'"
+if [[ $ENGINE == sqlite ]]; then
+    sql "INSERT INTO oauth_grants (user_id, client_id, scopes, first_granted_at, last_used_at)
+        VALUES ($ANA_ID, 'demo-host', json_array($GRANTED), unixepoch(), unixepoch()) ON CONFLICT DO NOTHING"
+else
+    sql "INSERT INTO oauth_grants (user_id, client_id, scopes, first_granted_at, last_used_at)
+        VALUES ($ANA_ID, 'demo-host', ARRAY[$GRANTED], now(), now()) ON CONFLICT DO NOTHING"
+fi
 log "seeded $USERS users; the profile requests read ana's (id $ANA_ID) with every scope"
 
 # --- load --------------------------------------------------------------------
@@ -211,6 +251,9 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 cat "$OUT/loadgen.log" >&2
 kill -0 "$SERVER_PID" 2>/dev/null || log "warning: the server is no longer running"
 WARN_LINES=$(grep -c -E 'WARN|ERROR' "$OUT/server.log" || true)
+# SQLite's lock errors (SQLITE_BUSY): none may reach the log.
+LOCKED_LINES=$(grep -c "database is locked" "$OUT/server.log" || true)
+if [[ $ENGINE == sqlite ]] && ((LOCKED_LINES > 0 && status == 0)); then status=1; fi
 # From vmstat's 1-second lines: the highest I/O wait, the seconds with at
 # least 20 % I/O wait, the most processes blocked on I/O at once (the first
 # line, averages since boot, is skipped).
@@ -227,15 +270,23 @@ fi
 {
     echo "## Mixed load and soak — $STARTED"
     echo
-    echo "- Command: \`SOAK_RATE=$RATE SOAK_DURATION=$DURATION SOAK_WARMUP=$WARMUP SOAK_SATURATE=$SATURATE SOAK_SYNC_COMMIT=$SYNC_COMMIT bash bench/soak.sh\`"
+    if [[ $ENGINE == sqlite ]]; then
+        echo "- Command: \`BENCH_ENGINE=sqlite SOAK_RATE=$RATE SOAK_DURATION=$DURATION SOAK_WARMUP=$WARMUP SOAK_SATURATE=$SATURATE bash bench/soak.sh\`"
+    else
+        echo "- Command: \`SOAK_RATE=$RATE SOAK_DURATION=$DURATION SOAK_WARMUP=$WARMUP SOAK_SATURATE=$SATURATE SOAK_SYNC_COMMIT=$SYNC_COMMIT bash bench/soak.sh\`"
+    fi
     echo "- Server: $BIN_DESC; \`credencial demo\`, RUST_LOG=warn, default workers and pool;" \
-        "PBKDF2 $ITERATIONS iterations for the $USERS pair users; PostgreSQL synchronous_commit $SYNC_COMMIT."
+        "PBKDF2 $ITERATIONS iterations for the $USERS pair users."
+    echo "- Storage: $DB_DESC."
     echo "- Load: bench/loadgen (open loop), mix $MIX, $REFRESH_POOL refresh tokens in rotation," \
         "profile = ana with all eight scopes (warm cache)."
     echo "- Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load generator," \
         "server and PostgreSQL share them. Load average (1/5/15 min) before: $LOAD_BEFORE, after: $LOAD_AFTER;" \
         "CPU ${BUSY_BEFORE}% busy in the second before the load; $IO_STATE (\`vmstat.txt\`)."
     echo "- Server log: $WARN_LINES warning or error lines (\`server.log\`)."
+    if [[ $ENGINE == sqlite ]]; then
+        echo "- \"database is locked\" in the server log: **$LOCKED_LINES** lines. PostgreSQL's CPU below is the idle server's (nothing uses it); SQLite works inside the server's process."
+    fi
     echo
     if [[ -s $OUT/loadgen.md ]]; then cat "$OUT/loadgen.md"; else echo "The load generator produced no summary (exit status $status)."; fi
 } | tee "$OUT/summary.md"
