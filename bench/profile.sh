@@ -197,7 +197,7 @@ statements() {
     python3 -c "print(f'{($after - $before) / $(echo "$p" | field requests):.3f}')"
 }
 # pg_stat_database is PostgreSQL's: a server on SQLite is not counted.
-NOT_COUNTED="not measured on SQLite (pg_stat_database is PostgreSQL's)"
+NOT_COUNTED="not measured (pg_stat_database is PostgreSQL's)"
 per_request=$NOT_COUNTED per_request_before=$NOT_COUNTED
 [[ $ENGINE != postgres ]] || per_request=$(statements "$BASE" "$OAUTH" "$DB" profile-roundtrips)
 if [[ -n $BASE_BIN && $BASE_ENGINE == postgres ]]; then
