@@ -50,11 +50,12 @@ async fn pair(app: &TestApp, username: &str, password: &str) -> (u16, serde_json
 }
 
 async fn flag(app: &TestApp, column: &str, id: i64) -> bool {
-    sqlx::query_scalar(&format!("SELECT {column} FROM users WHERE id = $1"))
+    let crate::database::Flag(flag) = sqlx::query_scalar(&format!("SELECT {column} FROM users WHERE id = $1"))
         .bind(id)
         .fetch_one(&app.db.pool)
         .await
-        .expect("flag")
+        .expect("flag");
+    flag
 }
 
 #[tokio::test]
