@@ -3,7 +3,7 @@
 //! written back from them with one `INSERT … SELECT` per row.
 
 use async_trait::async_trait;
-use credencial_ports::transfer::{not_empty, ColumnKind, DataTransfer, Dump, Row, TableSpec, TABLES};
+use credencial_ports::transfer::{count_all_rows, not_empty, ColumnKind, DataTransfer, Dump, Row, TableSpec, TABLES};
 use credencial_ports::RepositoryError;
 use sqlx::{PgConnection, PgPool};
 
@@ -60,11 +60,9 @@ fn decode_error(e: serde_json::Error) -> RepositoryError {
 
 /// The rows of `table`, each as one JSON object.
 async fn export_table(conn: &mut PgConnection, table: &TableSpec) -> Result<Vec<Row>, RepositoryError> {
-    let pairs: Vec<String> =
-        table.columns.iter().map(|(name, kind)| format!("'{name}', {}", read_expression(name, *kind))).collect();
     let sql = format!(
         "SELECT jsonb_build_object({})::text FROM {} ORDER BY {}",
-        pairs.join(", "),
+        table.object_arguments(read_expression),
         table.name,
         table.order_by
     );
@@ -110,24 +108,14 @@ impl DataTransfer for PgDataTransfer {
             .execute(&mut *tx)
             .await
             .map_err(to_repository_error)?;
-        let counts: Vec<String> = names.iter().map(|t| format!("(SELECT count(*) FROM {t})")).collect();
-        let present: i64 = sqlx::query_scalar(&format!("SELECT {}", counts.join(" + ")))
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
+        let present: i64 =
+            sqlx::query_scalar(&count_all_rows()).fetch_one(&mut *tx).await.map_err(to_repository_error)?;
         if present > 0 {
             return Err(not_empty(present));
         }
         for (table, rows) in &dump.tables {
-            let columns: Vec<&str> = table.columns.iter().map(|(name, _)| *name).collect();
-            let values: Vec<String> = table.columns.iter().map(|(name, kind)| write_expression(name, *kind)).collect();
             // Explicit ids into identity columns need OVERRIDING SYSTEM VALUE.
-            let sql = format!(
-                "INSERT INTO {} ({}) OVERRIDING SYSTEM VALUE SELECT {} FROM (SELECT $1::jsonb AS r) AS row",
-                table.name,
-                columns.join(", "),
-                values.join(", ")
-            );
+            let sql = table.insert_from_json("OVERRIDING SYSTEM VALUE", "$1::jsonb", write_expression);
             for row in rows {
                 let row = serde_json::Value::Object(row.clone()).to_string();
                 sqlx::query(&sql).bind(row).execute(&mut *tx).await.map_err(to_repository_error)?;

@@ -3,7 +3,7 @@
 //! from them with one `INSERT … SELECT` per row.
 
 use async_trait::async_trait;
-use credencial_ports::transfer::{not_empty, ColumnKind, DataTransfer, Dump, Row, TableSpec, TABLES};
+use credencial_ports::transfer::{count_all_rows, not_empty, ColumnKind, DataTransfer, Dump, Row, TableSpec, TABLES};
 use credencial_ports::RepositoryError;
 use sqlx::SqliteConnection;
 
@@ -61,9 +61,12 @@ fn decode_error(e: serde_json::Error) -> RepositoryError {
 
 /// The rows of `table`, each as one JSON object.
 async fn export_table(conn: &mut SqliteConnection, table: &TableSpec) -> Result<Vec<Row>, RepositoryError> {
-    let pairs: Vec<String> =
-        table.columns.iter().map(|(name, kind)| format!("'{name}', {}", read_expression(name, *kind))).collect();
-    let sql = format!("SELECT json_object({}) FROM {} ORDER BY {}", pairs.join(", "), table.name, table.order_by);
+    let sql = format!(
+        "SELECT json_object({}) FROM {} ORDER BY {}",
+        table.object_arguments(read_expression),
+        table.name,
+        table.order_by
+    );
     let rows: Vec<String> = sqlx::query_scalar(&sql).fetch_all(&mut *conn).await.map_err(to_repository_error)?;
     rows.iter().map(|row| serde_json::from_str(row).map_err(decode_error)).collect()
 }
@@ -95,23 +98,13 @@ impl DataTransfer for SqliteDataTransfer {
     async fn import(&self, dump: &Dump) -> Result<(), RepositoryError> {
         // BEGIN IMMEDIATE: the emptiness check and the rows under one lock.
         let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
-        let counts: Vec<String> = TABLES.iter().map(|t| format!("(SELECT count(*) FROM {})", t.name)).collect();
-        let present: i64 = sqlx::query_scalar(&format!("SELECT {}", counts.join(" + ")))
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
+        let present: i64 =
+            sqlx::query_scalar(&count_all_rows()).fetch_one(&mut *tx).await.map_err(to_repository_error)?;
         if present > 0 {
             return Err(not_empty(present));
         }
         for (table, rows) in &dump.tables {
-            let columns: Vec<&str> = table.columns.iter().map(|(name, _)| *name).collect();
-            let values: Vec<String> = table.columns.iter().map(|(name, kind)| write_expression(name, *kind)).collect();
-            let sql = format!(
-                "INSERT INTO {} ({}) SELECT {} FROM (SELECT json(?1) AS r)",
-                table.name,
-                columns.join(", "),
-                values.join(", ")
-            );
+            let sql = table.insert_from_json("", "json(?1)", write_expression);
             for row in rows {
                 let row = serde_json::Value::Object(row.clone()).to_string();
                 sqlx::query(&sql).bind(row).execute(&mut *tx).await.map_err(to_repository_error)?;

@@ -60,6 +60,37 @@ pub struct TableSpec {
 }
 
 use ColumnKind::InstantMillis as M;
+impl TableSpec {
+    /// `'column', <read(column)>, …` for every column: the arguments of a
+    /// JSON object built in SQL (`json_object`, `jsonb_build_object`).
+    pub fn object_arguments(&self, read: impl Fn(&str, ColumnKind) -> String) -> String {
+        let pairs: Vec<String> =
+            self.columns.iter().map(|(name, kind)| format!("'{name}', {}", read(name, *kind))).collect();
+        pairs.join(", ")
+    }
+
+    /// `INSERT INTO <table> (<columns>) <overriding> SELECT <write(column)>, …
+    /// FROM (SELECT <row> AS r)`: one row, from the JSON object `row` (the
+    /// engine's bound parameter) that `write` reads each column out of.
+    pub fn insert_from_json(&self, overriding: &str, row: &str, write: impl Fn(&str, ColumnKind) -> String) -> String {
+        let columns: Vec<&str> = self.columns.iter().map(|(name, _)| *name).collect();
+        let values: Vec<String> = self.columns.iter().map(|(name, kind)| write(name, *kind)).collect();
+        format!(
+            "INSERT INTO {} ({}) {overriding} SELECT {} FROM (SELECT {row} AS r) AS source",
+            self.name,
+            columns.join(", "),
+            values.join(", ")
+        )
+    }
+}
+
+/// `SELECT <the number of rows of every table together>`: 0 on a fresh
+/// database.
+pub fn count_all_rows() -> String {
+    let counts: Vec<String> = TABLES.iter().map(|t| format!("(SELECT count(*) FROM {})", t.name)).collect();
+    format!("SELECT {}", counts.join(" + "))
+}
+
 use ColumnKind::{Boolean as B, Bytes as X, Date as D, Instant as T, Integer as I, Json as J, LocalDateTime as L};
 use ColumnKind::{Text as S, TextArray as A};
 
