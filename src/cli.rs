@@ -155,6 +155,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Application::build_on(&settings, Mode::Demo, storage, listener).await?.run_until_stopped().await?;
         }
         Command::Migrate => {
+            // Not under a serving instance of the same SQLite file.
+            let _instance = lock_instance(settings.database_url())?;
             Database::create_if_missing(settings.database_url()).await?;
             storage(&settings).await?.database.migrate().await?;
             println!("migrations applied");
@@ -164,6 +166,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             eprintln!("exported {rows} rows");
         }
         Command::Import { input } => {
+            let _instance = lock_instance(settings.database_url())?;
             let rows = transfer::import(&settings, input.as_ref()).await?;
             println!("imported {rows} rows");
         }

@@ -262,7 +262,7 @@ impl Application {
         if metrics_endpoint == Some(None) {
             tracing::info!("metrics are served at /metrics on the main address");
         }
-        tracing::info!(address = %local, ?mode, "credencial is serving");
+        tracing::info!(address = %local, ?mode, storage = %storage.database.describe(), "credencial is serving");
         Ok(Self {
             port: local.port(),
             server,

@@ -93,6 +93,18 @@ impl Database {
         }
     }
 
+    /// What the log says the service stores in: `SQLite file <absolute
+    /// path>`, or `PostgreSQL` (never the URL: it may hold a password).
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Postgres(_) => "PostgreSQL".to_owned(),
+            Self::Sqlite(db) => {
+                let path = db.path().canonicalize().unwrap_or_else(|_| db.path().to_owned());
+                format!("SQLite file {}", path.display())
+            }
+        }
+    }
+
     /// Applies every pending migration of the engine's own folder.
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match self {

@@ -157,6 +157,11 @@ fn the_systemd_unit_runs_serve_sandboxed() {
     assert!(user, "a dynamic or dedicated non-root user");
     assert!(value("EnvironmentFile").iter().any(|f| f.contains("/etc/credencial/")), "settings from /etc/credencial");
     assert_eq!(value("KillSignal"), ["SIGTERM"], "graceful shutdown on SIGTERM");
+    // The default database (sqlite://credencial.db, relative to the working
+    // directory) lands in the one writable, private state directory.
+    assert_eq!(value("StateDirectory"), ["credencial"]);
+    assert_eq!(value("StateDirectoryMode"), ["0700"]);
+    assert_eq!(value("WorkingDirectory"), ["%S/credencial"]);
 }
 
 // ---- Dockerfile ----

@@ -13,7 +13,8 @@ use std::io::{BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use credencial_ports::transfer::{Row, TableSpec, TABLES};
+use credencial_ports::transfer::{Dump, Row, TABLES};
+use credencial_ports::RepositoryError;
 use serde::{Deserialize, Serialize};
 
 use super::storage;
@@ -34,6 +35,8 @@ struct Header {
     engine: String,
     /// How many rows each table has in the file.
     tables: BTreeMap<String, u64>,
+    /// The largest id each table's generator ever gave.
+    id_high_water: BTreeMap<String, i64>,
 }
 
 /// Every other line.
@@ -48,15 +51,13 @@ struct Line {
 pub(super) async fn export(settings: &Settings, out: Option<&Path>) -> anyhow::Result<u64> {
     let storage = storage(settings).await?;
     check_schema(&storage.database).await?;
-    let mut tables = Vec::with_capacity(TABLES.len());
-    for table in TABLES {
-        tables.push((table.name, storage.transfer.export_table(table).await?));
-    }
+    let Dump { tables, id_high_water } = storage.transfer.export().await?;
     let header = Header {
         format: FORMAT.into(),
         version: VERSION,
         engine: format!("{:?}", storage.database.engine()).to_lowercase(),
-        tables: tables.iter().map(|(name, rows)| ((*name).to_owned(), rows.len() as u64)).collect(),
+        tables: tables.iter().map(|(table, rows)| (table.name.to_owned(), rows.len() as u64)).collect(),
+        id_high_water,
     };
     let sink: Box<dyn Write> = match out {
         Some(path) => Box::new(private_file(path)?),
@@ -66,9 +67,9 @@ pub(super) async fn export(settings: &Settings, out: Option<&Path>) -> anyhow::R
     serde_json::to_writer(&mut sink, &header)?;
     writeln!(sink)?;
     let mut written = 0;
-    for (name, rows) in tables {
+    for (table, rows) in tables {
         for row in rows {
-            serde_json::to_writer(&mut sink, &Line { table: name.to_owned(), row })?;
+            serde_json::to_writer(&mut sink, &Line { table: table.name.to_owned(), row })?;
             writeln!(sink)?;
             written += 1;
         }
@@ -92,7 +93,7 @@ fn private_file(path: &Path) -> anyhow::Result<std::fs::File> {
 /// into the configured database, which must be migrated and empty; returns
 /// the rows imported.
 pub(super) async fn import(settings: &Settings, input: Option<&PathBuf>) -> anyhow::Result<u64> {
-    let tables = match input {
+    let dump = match input {
         Some(path) => {
             let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
             parse(std::io::BufReader::new(file))?
@@ -101,21 +102,19 @@ pub(super) async fn import(settings: &Settings, input: Option<&PathBuf>) -> anyh
     };
     let storage = storage(settings).await?;
     check_schema(&storage.database).await?;
-    let present = storage.transfer.row_count().await?;
-    anyhow::ensure!(
-        present == 0,
-        "the target database is not empty ({present} rows): import into a new, migrated database \
-         (`credencial migrate` on an empty one)"
-    );
-    let total = tables.iter().map(|(_, rows)| rows.len() as u64).sum();
-    storage.transfer.import(&tables).await?;
-    Ok(total)
+    let total = dump.tables.iter().map(|(_, rows)| rows.len() as u64).sum();
+    match storage.transfer.import(&dump).await {
+        Ok(()) => Ok(total),
+        // The target's own words: it holds data.
+        Err(RepositoryError::Conflict(why)) => anyhow::bail!(why),
+        Err(e) => Err(anyhow::Error::new(e).context("the import was refused and nothing was written")),
+    }
 }
 
 /// The tables of an export, checked: the header's format and version,
 /// every table and column known, every row's column set complete, the
 /// header's counts matching the rows.
-fn parse(input: impl BufRead) -> anyhow::Result<Vec<(TableSpec, Vec<Row>)>> {
+fn parse(input: impl BufRead) -> anyhow::Result<Dump> {
     let mut lines = input.lines().enumerate();
     let header: Header = match lines.next() {
         Some((_, line)) => serde_json::from_str(&line?).context("line 1 is not an export header")?,
@@ -151,7 +150,8 @@ fn parse(input: impl BufRead) -> anyhow::Result<Vec<(TableSpec, Vec<Row>)>> {
         let found = rows.get(name.as_str()).map_or(0, Vec::len) as u64;
         anyhow::ensure!(found == *count, "table `{name}`: the header says {count} rows, the file has {found}");
     }
-    Ok(TABLES.iter().map(|t| (*t, rows.remove(t.name).unwrap_or_default())).collect())
+    let tables = TABLES.iter().map(|t| (*t, rows.remove(t.name).unwrap_or_default())).collect();
+    Ok(Dump { tables, id_high_water: header.id_high_water })
 }
 
 #[cfg(test)]
@@ -159,7 +159,9 @@ mod tests {
     use super::*;
 
     fn header(tables: &str) -> String {
-        format!(r#"{{"format":"credencial-export","version":1,"engine":"sqlite","tables":{tables}}}"#)
+        format!(
+            r#"{{"format":"credencial-export","version":1,"engine":"sqlite","tables":{tables},"id_high_water":{{}}}}"#
+        )
     }
 
     #[test]
@@ -169,9 +171,9 @@ mod tests {
             header(r#"{"login_failures":1}"#),
             r#"{"table":"login_failures","row":{"key":"username:ana","failures":2,"window_start":1900000000}}"#
         );
-        let tables = parse(text.as_bytes()).expect("parsed");
-        assert_eq!(tables.len(), TABLES.len());
-        let (spec, rows) = tables.iter().find(|(t, _)| t.name == "login_failures").expect("table");
+        let dump = parse(text.as_bytes()).expect("parsed");
+        assert_eq!(dump.tables.len(), TABLES.len());
+        let (spec, rows) = dump.tables.iter().find(|(t, _)| t.name == "login_failures").expect("table");
         assert_eq!((spec.name, rows.len()), ("login_failures", 1));
         assert_eq!(rows[0]["failures"], 2);
     }
@@ -180,10 +182,7 @@ mod tests {
     fn a_wrong_header_table_column_or_count_is_refused_naming_the_line() {
         let cases = [
             (String::new(), "the input is empty"),
-            (
-                "{\"format\":\"other\",\"version\":1,\"engine\":\"x\",\"tables\":{}}\n".to_owned(),
-                "not a credencial export",
-            ),
+            (header("{}").replace("credencial-export", "other") + "\n", "not a credencial export"),
             (header("{}").replace("\"version\":1", "\"version\":9") + "\n", "version 9"),
             (format!("{}\n{}\n", header("{}"), r#"{"table":"secrets","row":{}}"#), "line 2: unknown table `secrets`"),
             (

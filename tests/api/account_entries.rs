@@ -130,7 +130,7 @@ async fn degrees_are_chosen_by_description_stored_by_code_and_answered_by_descri
     ];
     let added = post_form(&mut browser, "/conta/formacoes/", "/conta/formacoes/", &degree).await;
     assert_eq!((added.status, added.location.as_deref()), (303, Some("/conta/formacoes/?ok=adicionada")));
-    let (code,): (String,) = sqlx::query_as("SELECT grau::text FROM degrees WHERE user_id = $1")
+    let (code,): (String,) = sqlx::query_as("SELECT CAST(grau AS TEXT) FROM degrees WHERE user_id = $1")
         .bind(lia)
         .fetch_one(&app.db.pool)
         .await

@@ -56,11 +56,12 @@ fn alert(page: &Page) -> String {
 }
 
 async fn validated(app: &TestApp, user: i64) -> bool {
-    sqlx::query_scalar("SELECT receita_validated FROM users WHERE id = $1")
+    let crate::database::Flag(validated) = sqlx::query_scalar("SELECT receita_validated FROM users WHERE id = $1")
         .bind(user)
         .fetch_one(&app.db.pool)
         .await
-        .expect("row")
+        .expect("row");
+    validated
 }
 
 async fn attempts(app: &TestApp, user: i64) -> i64 {

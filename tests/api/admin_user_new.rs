@@ -88,7 +88,7 @@ async fn a_staff_user_creates_an_account_whose_temporary_password_must_be_change
     assert!(audit_body.contains("password: [definido]") && audit_body.contains("cpf: 529.***.***-25"), "{audit_body}");
     assert!(audit_body.contains("must_change_password: true"), "{audit_body}");
     assert!(!audit_body.contains(&temporary) && !audit_body.contains("52998224725"), "{audit_body}");
-    let stored: String = sqlx::query_scalar("SELECT changes::text FROM audit_log WHERE action = 'user.create'")
+    let stored: String = sqlx::query_scalar("SELECT CAST(changes AS TEXT) FROM audit_log WHERE action = 'user.create'")
         .fetch_one(&app.db.pool)
         .await
         .expect("entry");

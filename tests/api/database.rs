@@ -124,9 +124,8 @@ impl TestDatabase {
 
     /// How many rows the schema's tables hold together.
     pub async fn table_rows(&self) -> i64 {
-        let counts: Vec<String> =
-            credencial_ports::TABLES.iter().map(|t| format!("(SELECT count(*) FROM {})", t.name)).collect();
-        sqlx::query_scalar(&format!("SELECT {}", counts.join(" + "))).fetch_one(&self.pool).await.expect("count rows")
+        let sql = credencial_ports::transfer::count_all_rows();
+        sqlx::query_scalar(&sql).fetch_one(&self.pool).await.expect("count rows")
     }
 
     /// Every storage port on this database, for setting up a test through

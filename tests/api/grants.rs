@@ -165,16 +165,18 @@ async fn the_purge_deletes_only_entries_older_than_the_retention() {
     let (tokens, _) = portal_tokens(&app, "").await;
     assert_eq!(read_profile(&app, access_of(&tokens), None).await.status(), 200, "one entry of now");
     for days in [400, 31, 29, 2] {
-        sqlx::query(
-            "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
-             VALUES ($1, 'portal', ARRAY['cpf'], now() - make_interval(days => $2), $3)",
-        )
-        .bind(ana)
-        .bind(days)
-        .bind(format!("{days}-days-ago"))
-        .execute(&app.db.pool)
-        .await
-        .expect("entry");
+        app.db
+            .storage()
+            .access_log
+            .append(credencial_ports::account::AccessLogEntry {
+                user: credencial_domain::UserId(ana),
+                client: credencial_domain::oauth::ClientId::parse("portal").expect("client id"),
+                scopes: credencial_domain::ScopeSet::parse_strict("cpf").expect("scope"),
+                at: crate::profile::now() - i64::from(days) * 86_400,
+                request_id: format!("{days}-days-ago"),
+            })
+            .await
+            .expect("entry");
     }
     // A second instance keeps 30 days; its background purge runs as it starts.
     let db_url = app.db.url.clone();

@@ -391,15 +391,13 @@ async fn a_failing_registry_serves_stale_data_or_an_erro_object_never_an_error()
     register_client(&app, "host", ALL).await;
     let ana = person(&app, "ana", ANA_CPF, true).await;
     // A stale CNES snapshot exists; nothing for the tax authority and CDP.
-    sqlx::query(
-        "INSERT INTO scope_snapshots (user_id, scope, payload, fetched_at, expires_at) \
-         VALUES ($1, 'cnes', $2::jsonb, now() - interval '30 days', now() - interval '23 days')",
-    )
-    .bind(ana)
-    .bind(cnes_json().to_string())
-    .execute(&app.db.pool)
-    .await
-    .expect("stale snapshot");
+    let stale = credencial_ports::Snapshot {
+        scope: credencial_domain::Scope::Cnes,
+        payload: cnes_json(),
+        fetched_at: now() - 30 * 86_400,
+        expires_at: now() - 23 * 86_400,
+    };
+    app.db.storage().snapshots.put(credencial_domain::UserId(ana), stale).await.expect("stale snapshot");
     Mock::given(path(format!("/receita/cpf/{ANA_CPF}")))
         .respond_with(ResponseTemplate::new(200).set_body_json(receita_json()).set_delay(Duration::from_secs(2)))
         .mount(&app.upstream)

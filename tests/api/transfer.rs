@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use credencial::demo;
 use credencial::startup::hasher;
-use credencial_domain::{Scope, UserId};
+use credencial_domain::profile::{AcademicDegree, Experience};
+use credencial_domain::{Degree, Scope, UserId};
 use credencial_ports::Snapshot;
 use serde_json::{json, Value};
 
@@ -94,6 +95,25 @@ async fn used_deployment() -> TestApp {
     let access = tokens["access_token"].as_str().expect("access token");
     let read = app.client.post(format!("{}/api/perfil/dados/", app.address)).bearer_auth(access).send().await;
     assert_eq!(read.expect("sent").status(), 200);
+    let experience = Experience {
+        estabelecimento: "Hospital Universitário".into(),
+        profissao: "Enfermeira".into(),
+        data_inicio: Some("2015-03-02T08:00:00".into()),
+        data_fim: None,
+        municipio: "Natal".into(),
+        descricao: String::new(),
+    };
+    storage.profiles.add_experience(UserId(ana), experience).await.expect("experience");
+    let degree = AcademicDegree {
+        instituicao: "UFRN".into(),
+        curso: "Enfermagem".into(),
+        data_inicio: "2010-02-01".into(),
+        data_fim: Some("2014-12-15".into()),
+        municipio: "Natal".into(),
+        descricao: String::new(),
+        grau: Degree::from_code("GRA").expect("degree"),
+    };
+    storage.profiles.add_degree(UserId(ana), degree).await.expect("degree");
     storage
         .snapshots
         .put(
@@ -195,6 +215,8 @@ async fn an_import_refuses_a_database_with_data_and_a_bad_file_writes_nothing() 
     let empty = TestDatabase::on(other(engine())).await;
     let out = credencial(&empty.url, &["import", "--in", broken.to_str().expect("path")], "");
     assert!(!out.status.success(), "a grant of an unknown client is refused");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_lowercase();
+    assert!(stderr.contains("foreign key"), "refused for the grant's client: {stderr}");
     assert_eq!(empty.table_rows().await, 0, "nothing of the file was kept");
 
     // An existing file is never overwritten by an export.

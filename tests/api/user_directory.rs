@@ -32,11 +32,12 @@ fn joana() -> Vec<(&'static str, &'static str)> {
 
 /// An API token for `client` (registered if needed) with `permissions`.
 pub(crate) async fn api_token(app: &TestApp, client: &str, permissions: &str) -> String {
-    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM oauth_clients WHERE client_id = $1)")
-        .bind(client)
-        .fetch_one(&app.db.pool)
-        .await
-        .expect("query");
+    let crate::database::Flag(exists) =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM oauth_clients WHERE client_id = $1)")
+            .bind(client)
+            .fetch_one(&app.db.pool)
+            .await
+            .expect("query");
     if !exists {
         register_client(app, client, "").await;
     }

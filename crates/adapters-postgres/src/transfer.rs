@@ -3,9 +3,9 @@
 //! written back from them with one `INSERT … SELECT` per row.
 
 use async_trait::async_trait;
-use credencial_ports::transfer::{ColumnKind, DataTransfer, Row, TableSpec, TABLES};
+use credencial_ports::transfer::{count_all_rows, not_empty, ColumnKind, DataTransfer, Dump, Row, TableSpec, TABLES};
 use credencial_ports::RepositoryError;
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 
 use crate::error::to_repository_error;
 
@@ -58,51 +58,76 @@ fn decode_error(e: serde_json::Error) -> RepositoryError {
     RepositoryError::Unexpected(format!("an exported row is not a JSON object: {e}"))
 }
 
+/// The rows of `table`, each as one JSON object.
+async fn export_table(conn: &mut PgConnection, table: &TableSpec) -> Result<Vec<Row>, RepositoryError> {
+    let sql = format!(
+        "SELECT jsonb_build_object({})::text FROM {} ORDER BY {}",
+        table.object_arguments(read_expression),
+        table.name,
+        table.order_by
+    );
+    let rows: Vec<String> = sqlx::query_scalar(&sql).fetch_all(&mut *conn).await.map_err(to_repository_error)?;
+    rows.iter().map(|row| serde_json::from_str(row).map_err(decode_error)).collect()
+}
+
+/// The SQL of the last value `table`'s id sequence gave (NULL if none).
+fn last_id(table: &str) -> String {
+    format!("SELECT pg_sequence_last_value(pg_get_serial_sequence('{table}', 'id')::regclass)")
+}
+
 #[async_trait]
 impl DataTransfer for PgDataTransfer {
-    async fn export_table(&self, table: &TableSpec) -> Result<Vec<Row>, RepositoryError> {
-        let pairs: Vec<String> =
-            table.columns.iter().map(|(name, kind)| format!("'{name}', {}", read_expression(name, *kind))).collect();
-        let sql = format!(
-            "SELECT jsonb_build_object({})::text FROM {} ORDER BY {}",
-            pairs.join(", "),
-            table.name,
-            table.order_by
-        );
-        let rows: Vec<String> = sqlx::query_scalar(&sql).fetch_all(&self.pool).await.map_err(to_repository_error)?;
-        rows.iter().map(|row| serde_json::from_str(row).map_err(decode_error)).collect()
-    }
-
-    async fn row_count(&self) -> Result<u64, RepositoryError> {
-        let counts: Vec<String> = TABLES.iter().map(|t| format!("(SELECT count(*) FROM {})", t.name)).collect();
-        let total: i64 = sqlx::query_scalar(&format!("SELECT {}", counts.join(" + ")))
-            .fetch_one(&self.pool)
+    async fn export(&self) -> Result<Dump, RepositoryError> {
+        // One snapshot of every table, whatever serving instances write meanwhile.
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .execute(&mut *tx)
             .await
             .map_err(to_repository_error)?;
-        Ok(u64::try_from(total).unwrap_or(0))
+        let mut dump = Dump::default();
+        for table in TABLES {
+            let rows = export_table(&mut tx, table).await?;
+            if table.generated_id {
+                let last: Option<i64> =
+                    sqlx::query_scalar(&last_id(table.name)).fetch_one(&mut *tx).await.map_err(to_repository_error)?;
+                let largest = rows.iter().filter_map(|r| r.get("id").and_then(serde_json::Value::as_i64)).max();
+                let high = last.into_iter().chain(largest).max().unwrap_or(0);
+                dump.id_high_water.insert(table.name.to_owned(), high);
+            }
+            dump.tables.push((*table, rows));
+        }
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(dump)
     }
 
-    async fn import(&self, tables: &[(TableSpec, Vec<Row>)]) -> Result<(), RepositoryError> {
+    async fn import(&self, dump: &Dump) -> Result<(), RepositoryError> {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
-        for (table, rows) in tables {
-            let columns: Vec<&str> = table.columns.iter().map(|(name, _)| *name).collect();
-            let values: Vec<String> = table.columns.iter().map(|(name, kind)| write_expression(name, *kind)).collect();
+        // No other writer may add rows between the check and the import.
+        let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
+        sqlx::query(&format!("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", names.join(", ")))
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        let present: i64 =
+            sqlx::query_scalar(&count_all_rows()).fetch_one(&mut *tx).await.map_err(to_repository_error)?;
+        if present > 0 {
+            return Err(not_empty(present));
+        }
+        for (table, rows) in &dump.tables {
             // Explicit ids into identity columns need OVERRIDING SYSTEM VALUE.
-            let sql = format!(
-                "INSERT INTO {} ({}) OVERRIDING SYSTEM VALUE SELECT {} FROM (SELECT $1::jsonb AS r) AS row",
-                table.name,
-                columns.join(", "),
-                values.join(", ")
-            );
+            let sql = table.insert_from_json("OVERRIDING SYSTEM VALUE", "$1::jsonb", write_expression);
             for row in rows {
                 let row = serde_json::Value::Object(row.clone()).to_string();
                 sqlx::query(&sql).bind(row).execute(&mut *tx).await.map_err(to_repository_error)?;
             }
             if table.generated_id {
+                let high = dump.id_high_water.get(table.name).copied().unwrap_or(0);
                 sqlx::query(&format!(
-                    "SELECT setval(pg_get_serial_sequence('{0}', 'id'), coalesce(max(id), 0) + 1, false) FROM {0}",
+                    "SELECT setval(pg_get_serial_sequence('{0}', 'id'), greatest($1, coalesce(max(id), 0), 1), \
+                     greatest($1, coalesce(max(id), 0)) > 0) FROM {0}",
                     table.name
                 ))
+                .bind(high)
                 .execute(&mut *tx)
                 .await
                 .map_err(to_repository_error)?;

@@ -131,6 +131,7 @@ mod tests {
     async fn database() -> (SqliteDb, std::path::PathBuf) {
         let dir = std::env::temp_dir().join(format!("credencial-audit-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("dir");
+        crate::ensure_file(&dir.join("c.db")).expect("create the file");
         let db = crate::connect(&format!("sqlite://{}", dir.join("c.db").display()), 2, Duration::from_secs(10))
             .await
             .expect("open");

@@ -41,6 +41,9 @@ pub enum DatabaseError {
         /// The innermost error reported.
         cause: String,
     },
+    /// The file does not exist (only `demo` and `migrate` create it).
+    #[error("the SQLite database {0} does not exist: `credencial migrate` creates it")]
+    Missing(String),
     /// Another instance serves the same file.
     #[error(
         "another credencial instance is serving {0} (one SQLite file serves one instance; \
@@ -152,11 +155,15 @@ fn options(path: &Path) -> SqliteConnectOptions {
         .synchronous(SqliteSynchronous::Normal)
 }
 
-/// Opens the database file of `url` (creating it, mode 0600): the writer
-/// first, which turns WAL on, then `readers` read-only connections.
+/// Opens the existing database file of `url` (see [`ensure_file`]): the
+/// writer first, which turns WAL on, then `readers` read-only connections.
+/// A missing file is an error, so that a command run in the wrong directory
+/// does not leave an empty database behind.
 pub async fn connect(url: &str, readers: u32, acquire_timeout: Duration) -> Result<SqliteDb, DatabaseError> {
     let path = parse_url(url)?;
-    ensure_file(&path)?;
+    if !path.exists() {
+        return Err(DatabaseError::Missing(path.display().to_string()));
+    }
     let writer = SqlitePoolOptions::new()
         .max_connections(1)
         .min_connections(1)
@@ -185,9 +192,12 @@ pub struct InstanceLock {
 
 /// Takes the instance lock of the database file of `url`, or says that
 /// another instance holds it. Commands that run beside a serving instance
-/// (`user`, `client`, `audit`) do not take it.
+/// (`user`, `client`, `audit`, `export`) do not take it; `serve`, `demo`,
+/// `migrate` and `import` do. The lock file is named after the file's
+/// canonical path, so a symbolic link to the file (or to its directory)
+/// finds the same lock.
 pub fn lock_instance(url: &str) -> Result<InstanceLock, DatabaseError> {
-    let path = parse_url(url)?;
+    let path = canonical(&parse_url(url)?);
     let mut lock_path = path.clone().into_os_string();
     lock_path.push(".lock");
     let lock_path = PathBuf::from(lock_path);
@@ -200,6 +210,22 @@ pub fn lock_instance(url: &str) -> Result<InstanceLock, DatabaseError> {
         Ok(()) => Ok(InstanceLock { _file: file }),
         Err(std::fs::TryLockError::WouldBlock) => Err(DatabaseError::InUse(path.display().to_string())),
         Err(std::fs::TryLockError::Error(e)) => Err(open_error(&lock_path, &e)),
+    }
+}
+
+/// `path` with its links resolved: the file's own canonical path if it
+/// exists, else its directory's joined with its name, else `path`.
+fn canonical(path: &Path) -> PathBuf {
+    if let Ok(resolved) = path.canonicalize() {
+        return resolved;
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match (parent.canonicalize(), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => path.to_owned(),
     }
 }
 
@@ -252,6 +278,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("credencial-db-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("dir");
         let url = format!("sqlite://{}", dir.join("c.db").display());
+        let missing = connect(&url, 2, Duration::from_secs(5)).await.expect_err("no file yet").to_string();
+        assert!(missing.contains("does not exist: `credencial migrate` creates it"), "{missing}");
+        assert!(!dir.join("c.db").exists(), "opening never creates the file");
+        ensure_file(&dir.join("c.db")).expect("create");
         let db = connect(&url, 2, Duration::from_secs(5)).await.expect("open");
         #[cfg(unix)]
         {
@@ -269,6 +299,15 @@ mod tests {
         let held = lock_instance(&url).expect("first instance");
         let e = lock_instance(&url).expect_err("second instance").to_string();
         assert!(e.contains("another credencial instance") && e.contains("PostgreSQL"), "{e}");
+        // Through a link to the directory: the same file, the same lock.
+        #[cfg(unix)]
+        {
+            let link = std::env::temp_dir().join(format!("credencial-link-{}", uuid::Uuid::new_v4().simple()));
+            std::os::unix::fs::symlink(&dir, &link).expect("link");
+            let linked = format!("sqlite://{}", link.join("c.db").display());
+            assert!(lock_instance(&linked).is_err(), "a link does not get a lock of its own");
+            std::fs::remove_file(&link).ok();
+        }
         drop(held);
         lock_instance(&url).expect("free again once the first instance ends");
         assert_eq!(schema_status(&db).await.expect("status").pending, known_versions());

@@ -51,6 +51,7 @@ mod tests {
     async fn the_writer_and_the_readers_count_together() {
         let dir = std::env::temp_dir().join(format!("credencial-pool-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("dir");
+        crate::ensure_file(&dir.join("c.db")).expect("create the file");
         let url = format!("sqlite://{}", dir.join("c.db").display());
         let db = crate::connect(&url, 3, Duration::from_secs(10)).await.expect("open");
         let status = SqlitePoolStatus::new(db.clone());

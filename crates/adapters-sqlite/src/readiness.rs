@@ -64,6 +64,7 @@ mod tests {
     async fn every_reader_busy_is_unavailable_after_the_probes_bound() {
         let dir = std::env::temp_dir().join(format!("credencial-ready-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("dir");
+        crate::ensure_file(&dir.join("c.db")).expect("create the file");
         let url = format!("sqlite://{}", dir.join("c.db").display());
         let db = crate::connect(&url, 2, Duration::from_secs(30)).await.expect("open");
         crate::migrate(&db).await.expect("migrate");

@@ -33,6 +33,7 @@ impl TestDatabase {
         let dir = std::env::temp_dir().join(format!("credencial-test-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("create the test database's directory");
         let url = format!("sqlite://{}", dir.join("credencial.db").display());
+        crate::ensure_file(&dir.join("credencial.db")).expect("create the test database");
         let db = connect(&url, 4, std::time::Duration::from_secs(10)).await.expect("open test database");
         Self { db, url, dir }
     }

@@ -30,6 +30,7 @@ impl OneFile {
     async fn new() -> Self {
         let dir = std::env::temp_dir().join(format!("credencial-accounts-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("dir");
+        credencial_adapters_sqlite::ensure_file(&dir.join("c.db")).expect("create the file");
         let url = format!("sqlite://{}", dir.join("c.db").display());
         let first = connect(&url, 2, Duration::from_secs(10)).await.expect("first handle");
         migrate(&first).await.expect("migrate");

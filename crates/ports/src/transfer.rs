@@ -12,6 +12,8 @@
 //! keeps them: password and client-secret hashes, SHA-256 digests of codes
 //! and API tokens, sealed grace-window pairs.
 
+use std::collections::BTreeMap;
+
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
@@ -58,6 +60,37 @@ pub struct TableSpec {
 }
 
 use ColumnKind::InstantMillis as M;
+impl TableSpec {
+    /// `'column', <read(column)>, …` for every column: the arguments of a
+    /// JSON object built in SQL (`json_object`, `jsonb_build_object`).
+    pub fn object_arguments(&self, read: impl Fn(&str, ColumnKind) -> String) -> String {
+        let pairs: Vec<String> =
+            self.columns.iter().map(|(name, kind)| format!("'{name}', {}", read(name, *kind))).collect();
+        pairs.join(", ")
+    }
+
+    /// `INSERT INTO <table> (<columns>) <overriding> SELECT <write(column)>, …
+    /// FROM (SELECT <row> AS r)`: one row, from the JSON object `row` (the
+    /// engine's bound parameter) that `write` reads each column out of.
+    pub fn insert_from_json(&self, overriding: &str, row: &str, write: impl Fn(&str, ColumnKind) -> String) -> String {
+        let columns: Vec<&str> = self.columns.iter().map(|(name, _)| *name).collect();
+        let values: Vec<String> = self.columns.iter().map(|(name, kind)| write(name, *kind)).collect();
+        format!(
+            "INSERT INTO {} ({}) {overriding} SELECT {} FROM (SELECT {row} AS r) AS source",
+            self.name,
+            columns.join(", "),
+            values.join(", ")
+        )
+    }
+}
+
+/// `SELECT <the number of rows of every table together>`: 0 on a fresh
+/// database.
+pub fn count_all_rows() -> String {
+    let counts: Vec<String> = TABLES.iter().map(|t| format!("(SELECT count(*) FROM {})", t.name)).collect();
+    format!("SELECT {}", counts.join(" + "))
+}
+
 use ColumnKind::{Boolean as B, Bytes as X, Date as D, Instant as T, Integer as I, Json as J, LocalDateTime as L};
 use ColumnKind::{Text as S, TextArray as A};
 
@@ -259,19 +292,38 @@ pub const TABLES: &[TableSpec] = &[
 /// One transferred row: column name → value in the forms above.
 pub type Row = Map<String, Value>;
 
-/// Reading and writing whole tables, for moving a deployment.
+/// A whole database, as one snapshot.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Dump {
+    /// Every table of [`TABLES`] with its rows, in that order.
+    pub tables: Vec<(TableSpec, Vec<Row>)>,
+    /// Per table with a generated id: the largest id it ever gave (a
+    /// deleted row's included), so that an import never gives it again.
+    pub id_high_water: BTreeMap<String, i64>,
+}
+
+/// Reading and writing whole databases, for moving a deployment.
 #[async_trait]
 pub trait DataTransfer: Send + Sync + 'static {
-    /// Every row of `table`, in the order of its key.
-    async fn export_table(&self, table: &TableSpec) -> Result<Vec<Row>, RepositoryError>;
+    /// Every row of every table, read in one transaction (one snapshot, so
+    /// it may run beside a serving instance), each table in the order of
+    /// its key.
+    async fn export(&self) -> Result<Dump, RepositoryError>;
 
-    /// How many rows the schema's tables hold together (0: a fresh database).
-    async fn row_count(&self) -> Result<u64, RepositoryError>;
+    /// Writes `dump` in one transaction (all or nothing), tables in the
+    /// order given, and moves each id generator past the dump's high-water
+    /// mark. Errors: `Conflict` when the database already holds rows (it
+    /// is checked inside the same transaction); `Unexpected` when a row
+    /// breaks a rule of the schema (nothing is then written).
+    async fn import(&self, dump: &Dump) -> Result<(), RepositoryError>;
+}
 
-    /// Writes every table's rows in one transaction (all or nothing), in
-    /// the order given, and moves each generated id past the imported ones.
-    /// A row that breaks a rule of the schema fails the whole import.
-    async fn import(&self, tables: &[(TableSpec, Vec<Row>)]) -> Result<(), RepositoryError>;
+/// The error of an import into a database that holds `rows` rows.
+pub fn not_empty(rows: i64) -> RepositoryError {
+    RepositoryError::Conflict(format!(
+        "the target database is not empty ({rows} rows): import into a new, migrated database \
+         (`credencial migrate` on an empty one)"
+    ))
 }
 
 #[cfg(test)]

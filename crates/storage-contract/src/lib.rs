@@ -93,6 +93,8 @@ pub trait Backend: Send + Sync + Sized + 'static {
     fn access_log(&self) -> Arc<dyn AccessLog>;
     /// [`TaxIdValidationStore`].
     fn tax_id(&self) -> Arc<dyn TaxIdValidationStore>;
+    /// [`credencial_ports::DataTransfer`].
+    fn transfer(&self) -> Arc<dyn credencial_ports::DataTransfer>;
 
     /// Creates an active user `name` (e-mail `<name>@example.gov.br`, name
     /// `Full <name>`, an unusable password hash) and returns its id.

@@ -112,6 +112,10 @@ impl Backend for Postgres {
         Arc::new(pg::account::PgAccessLog::new(self.database.pool.clone()))
     }
 
+    fn transfer(&self) -> Arc<dyn credencial_ports::DataTransfer> {
+        Arc::new(pg::PgDataTransfer::new(self.database.pool.clone()))
+    }
+
     fn tax_id(&self) -> Arc<dyn TaxIdValidationStore> {
         Arc::new(pg::account::PgTaxIdValidationStore::new(self.database.pool.clone()))
     }

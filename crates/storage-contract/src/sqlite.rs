@@ -113,6 +113,10 @@ impl Backend for Sqlite {
         Arc::new(sqlite::account::SqliteAccessLog::new(self.database.db.clone()))
     }
 
+    fn transfer(&self) -> Arc<dyn credencial_ports::DataTransfer> {
+        Arc::new(sqlite::SqliteDataTransfer::new(self.database.db.clone()))
+    }
+
     fn tax_id(&self) -> Arc<dyn TaxIdValidationStore> {
         Arc::new(sqlite::account::SqliteTaxIdValidationStore::new(self.database.db.clone()))
     }

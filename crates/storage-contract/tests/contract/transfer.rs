@@ -1,12 +1,117 @@
-//! The transfer's description of the schema (`credencial_ports::TABLES`,
-//! what `export` and `import` move) against each engine's own catalogue:
-//! every table and every column, nothing more, so a migration that adds a
-//! column to one engine and not to the description fails here.
+//! `DataTransfer`, what `credencial export` and `import` run: the
+//! description of the schema (`credencial_ports::TABLES`) against each
+//! engine's own catalogue, so a migration that adds a column to one engine
+//! and not to the description fails here; and a round trip through one
+//! engine that keeps every kind of value (NULL bytes and JSON, booleans,
+//! sealed blobs, millisecond windows, the id generators' high-water marks).
+//! The e2e suite (tests/api/transfer.rs) moves a deployment between the two.
 
-use credencial_ports::TABLES;
+use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
+use credencial_domain::oauth::ClientId;
+use credencial_domain::throttle::ThrottleKey;
+use credencial_domain::{Scope, ScopeSet, UserId, Username};
+use credencial_ports::transfer::{count_all_rows, Dump};
+use credencial_ports::{GraceRotation, NewRefreshToken, OAuthClient, RepositoryError, Snapshot, TABLES};
 use credencial_storage_contract::{contract, Backend, Engine};
+use serde_json::json;
 
-contract!(the_transfer_describes_every_table_and_column_of_the_schema);
+contract!(
+    the_transfer_describes_every_table_and_column_of_the_schema,
+    a_dump_imported_into_an_empty_database_exports_the_same_and_keeps_the_id_generators,
+    an_import_into_a_database_with_rows_is_a_conflict_and_writes_nothing,
+    a_refused_row_rolls_the_whole_import_back,
+);
+
+fn audit() -> NewAuditEntry {
+    NewAuditEntry::new(Actor::Cli { os_user: "test".into() }, AuditAction::ClientCreate, AuditTarget::None)
+}
+
+fn token(jti: &str, user: UserId) -> NewRefreshToken {
+    NewRefreshToken { jti: jti.into(), user_id: user, expires_at: 4_102_444_800 }
+}
+
+/// A database with a row of every kind of value: a client without an API
+/// token (NULL bytes), a rotation inside the grace window (a sealed blob), a
+/// failure window (milliseconds), a snapshot (JSON), a deleted user (a gap
+/// under the id generator's high-water mark).
+async fn filled<B: Backend>() -> (B, Dump) {
+    let b = B::fresh().await;
+    let ana = b.create_user("ana").await;
+    let gone = b.create_user("gone").await;
+    b.execute(&format!("DELETE FROM users WHERE id = {}", gone.0)).await;
+    let client = OAuthClient {
+        client_id: ClientId::parse("portal").expect("id"),
+        name: "Portal".into(),
+        secret_hash: Some("pbkdf2_sha256$1000$salt$hash=".into()),
+        redirect_uris: vec!["https://portal.example.gov.br/cb".into()],
+        post_logout_redirect_uris: vec![],
+        confidential: true,
+        require_pkce: false,
+        enabled_scopes: ScopeSet::parse_strict("cnes").expect("scopes"),
+        is_active: true,
+        created_at: 0,
+    };
+    b.clients().create(client, &audit()).await.expect("client");
+    let tokens = b.refresh_tokens();
+    tokens.record(token("first", ana), "first").await.expect("record");
+    let grace =
+        GraceRotation { sealed_successor: vec![0, 1, 2, 254, 255], at: 1_900_000_000, covered_since: 1_899_999_990 };
+    tokens.rotate("first", ana, token("second", ana), Some(grace)).await.expect("rotate");
+    let key = ThrottleKey::username(&Username::parse("ana").expect("username"));
+    b.login_failures().record_failure(&[key], 1_900_000_000_123, 60_000).await.expect("failure");
+    let payload = json!({"vinculos": [{"cnes": "2653818"}], "vazio": null});
+    let snapshot = Snapshot { scope: Scope::Cnes, payload, fetched_at: 1_900_000_000, expires_at: 1_900_086_400 };
+    b.snapshots().put(ana, snapshot).await.expect("snapshot");
+    let dump = b.transfer().export().await.expect("export");
+    (b, dump)
+}
+
+async fn a_dump_imported_into_an_empty_database_exports_the_same_and_keeps_the_id_generators<B: Backend>() {
+    let (_source, dump) = filled::<B>().await;
+    let rows = |name: &str| dump.tables.iter().find(|(t, _)| t.name == name).map(|(_, r)| r.clone()).expect(name);
+    let client = &rows("oauth_clients")[0];
+    assert_eq!((client["api_token_hash"].clone(), client["confidential"].clone()), (json!(null), json!(true)));
+    let rotated = rows("refresh_tokens").into_iter().find(|r| r["jti"] == "first").expect("the rotated token");
+    assert_eq!(rotated["successor_sealed"], "000102feff");
+    assert_eq!(rows("login_failures")[0]["window_start"], 1_900_000_000_123_i64);
+    assert_eq!(rows("scope_snapshots")[0]["payload"]["vazio"], json!(null));
+    assert_eq!(dump.id_high_water["users"], 2, "the deleted user's id is remembered");
+
+    let target = B::fresh().await;
+    target.transfer().import(&dump).await.expect("import");
+    assert_eq!(target.transfer().export().await.expect("export again"), dump);
+    // The next user gets an id no user ever had.
+    let next = target.create_user("bia").await;
+    assert_eq!(next.0, 3);
+    // What was moved works: the rotated token's successor is current.
+    assert!(target.refresh_tokens().is_current("second").await.expect("current"));
+}
+
+async fn an_import_into_a_database_with_rows_is_a_conflict_and_writes_nothing<B: Backend>() {
+    let (_source, dump) = filled::<B>().await;
+    let busy = B::fresh().await;
+    busy.create_user("zeca").await;
+    let refused = busy.transfer().import(&dump).await;
+    assert!(
+        matches!(&refused, Err(RepositoryError::Conflict(why)) if why.contains("not empty (1 rows)")),
+        "{refused:?}"
+    );
+    assert_eq!(busy.count("SELECT count(*) FROM users").await, 1);
+    assert_eq!(busy.count("SELECT count(*) FROM oauth_clients").await, 0);
+}
+
+async fn a_refused_row_rolls_the_whole_import_back<B: Backend>() {
+    let (_source, mut dump) = filled::<B>().await;
+    // A second row with the first client's id: refused by the primary key,
+    // after every user and the first client were written.
+    let clients = dump.tables.iter_mut().find(|(t, _)| t.name == "oauth_clients").expect("clients");
+    let copy = clients.1[0].clone();
+    clients.1.push(copy);
+    let target = B::fresh().await;
+    let refused = target.transfer().import(&dump).await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(target.count(&count_all_rows()).await, 0, "nothing was kept");
+}
 
 async fn the_transfer_describes_every_table_and_column_of_the_schema<B: Backend>() {
     let b = B::fresh().await;
