@@ -122,25 +122,17 @@ impl AuditTrail for SqliteAuditTrail {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use credencial_domain::admin::{Actor, AuditAction, AuditTarget};
 
     use super::*;
 
-    async fn database() -> (SqliteDb, std::path::PathBuf) {
-        let dir = std::env::temp_dir().join(format!("credencial-audit-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        crate::ensure_file(&dir.join("c.db")).expect("create the file");
-        let db = crate::connect(&format!("sqlite://{}", dir.join("c.db").display()), 2, Duration::from_secs(10))
-            .await
-            .expect("open");
-        crate::migrate(&db).await.expect("migrate");
+    async fn database() -> crate::testing::TestDatabase {
+        let file = crate::testing::TestDatabase::new().await;
         sqlx::query("INSERT INTO users (id, username, password) VALUES (1, 'ana', 'x')")
-            .execute(db.writer())
+            .execute(file.db.writer())
             .await
             .expect("ana");
-        (db, dir)
+        file
     }
 
     fn entry(os_user: &str) -> NewAuditEntry {
@@ -162,19 +154,18 @@ mod tests {
 
     #[tokio::test]
     async fn an_audited_change_is_kept_only_with_its_entry_and_only_when_a_row_changed() {
-        let (db, dir) = database().await;
+        let file = database().await;
+        let db = &file.db;
         let change = |id: i64| sqlx::query("UPDATE users SET is_staff = 1 WHERE id = ?1").bind(id);
 
-        let refused = audited_change(&db, change(1), &entry(&"x".repeat(201))).await;
+        let refused = audited_change(db, change(1), &entry(&"x".repeat(201))).await;
         assert!(matches!(refused, Err(RepositoryError::Unexpected(_))), "{refused:?}");
-        assert_eq!(state(&db).await, (false, 0), "the entry was refused: nothing changed");
+        assert_eq!(state(db).await, (false, 0), "the entry was refused: nothing changed");
 
-        assert!(!audited_change(&db, change(99), &entry("root")).await.expect("no such row"));
-        assert_eq!(state(&db).await, (false, 0), "no change, no entry");
+        assert!(!audited_change(db, change(99), &entry("root")).await.expect("no such row"));
+        assert_eq!(state(db).await, (false, 0), "no change, no entry");
 
-        assert!(audited_change(&db, change(1), &entry("root")).await.expect("changed"));
-        assert_eq!(state(&db).await, (true, 1));
-        db.close().await;
-        std::fs::remove_dir_all(&dir).ok();
+        assert!(audited_change(db, change(1), &entry("root")).await.expect("changed"));
+        assert_eq!(state(db).await, (true, 1));
     }
 }

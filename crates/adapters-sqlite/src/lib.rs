@@ -23,7 +23,7 @@ mod profiles;
 mod readiness;
 mod refresh_tokens;
 mod snapshots;
-#[cfg(feature = "test-support")]
+#[cfg(any(test, feature = "test-support"))]
 pub mod testing;
 mod transfer;
 mod users;

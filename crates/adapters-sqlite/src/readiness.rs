@@ -62,12 +62,8 @@ mod tests {
 
     #[tokio::test]
     async fn every_reader_busy_is_unavailable_after_the_probes_bound() {
-        let dir = std::env::temp_dir().join(format!("credencial-ready-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        crate::ensure_file(&dir.join("c.db")).expect("create the file");
-        let url = format!("sqlite://{}", dir.join("c.db").display());
-        let db = crate::connect(&url, 2, Duration::from_secs(30)).await.expect("open");
-        crate::migrate(&db).await.expect("migrate");
+        let file = crate::testing::TestDatabase::with_readers(2).await;
+        let db = file.db.clone();
         let probe = SqliteReadinessProbe::new(db.clone()).with_timeout(Duration::from_millis(300));
         probe.check().await.expect("ready");
 
@@ -80,7 +76,5 @@ mod tests {
         assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(5), "answered after {took:?}");
         drop(held);
         probe.check().await.expect("ready again once a reader is free");
-        db.close().await;
-        std::fs::remove_dir_all(&dir).ok();
     }
 }

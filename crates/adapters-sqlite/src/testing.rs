@@ -1,5 +1,6 @@
 //! A fresh, migrated database file per test, in a directory of its own that
-//! is removed when the test ends.
+//! is removed when the test ends (this crate's own tests, the contract
+//! suite and the end-to-end tests).
 
 use std::path::PathBuf;
 
@@ -15,12 +16,24 @@ pub struct TestDatabase {
 }
 
 impl TestDatabase {
+    /// Readers of [`new`](Self::new)'s handle.
+    const READERS: u32 = 4;
+
     /// Creates and migrates a database file in a new temporary directory.
     ///
     /// # Panics
     /// When the temporary directory cannot be written.
     pub async fn new() -> Self {
-        let db = Self::new_unmigrated().await;
+        Self::with_readers(Self::READERS).await
+    }
+
+    /// [`new`](Self::new), with `readers` read-only connections (for tests
+    /// that count or exhaust them).
+    ///
+    /// # Panics
+    /// When the temporary directory cannot be written.
+    pub async fn with_readers(readers: u32) -> Self {
+        let db = Self::unmigrated(readers).await;
         migrate(&db.db).await.expect("migrate test database");
         db
     }
@@ -30,12 +43,25 @@ impl TestDatabase {
     /// # Panics
     /// When the temporary directory cannot be written.
     pub async fn new_unmigrated() -> Self {
+        Self::unmigrated(Self::READERS).await
+    }
+
+    async fn unmigrated(readers: u32) -> Self {
         let dir = std::env::temp_dir().join(format!("credencial-test-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("create the test database's directory");
         let url = format!("sqlite://{}", dir.join("credencial.db").display());
         crate::ensure_file(&dir.join("credencial.db")).expect("create the test database");
-        let db = connect(&url, 4, std::time::Duration::from_secs(10)).await.expect("open test database");
+        let db = connect(&url, readers, std::time::Duration::from_secs(10)).await.expect("open test database");
         Self { db, url, dir }
+    }
+
+    /// Another handle on the same file (its own writer and readers), as a
+    /// CLI command running beside a serving instance opens it.
+    ///
+    /// # Panics
+    /// When the file cannot be opened.
+    pub async fn second_handle(&self) -> SqliteDb {
+        connect(&self.url, Self::READERS, std::time::Duration::from_secs(10)).await.expect("a second handle")
     }
 
     /// Records a migration this build does not know, as a newer release

@@ -4,12 +4,9 @@
 //! IMMEDIATE`, or one statement that writes, and the busy timeout), not in
 //! one writer's queue. What the ports promise "on any instance" holds.
 
-use std::time::Duration;
-
 use credencial_adapters_sqlite::account::{SqliteAccessLog, SqliteGrantRepository, SqliteTaxIdValidationStore};
-use credencial_adapters_sqlite::{
-    connect, migrate, SqliteDb, SqliteProfileRepository, SqliteUserDirectory, SqliteUserRepository,
-};
+use credencial_adapters_sqlite::testing::TestDatabase;
+use credencial_adapters_sqlite::{SqliteDb, SqliteProfileRepository, SqliteUserDirectory, SqliteUserRepository};
 use credencial_domain::account::{AccessLogPage, Registration, SignupForm};
 use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry, PreRegistration, PreRegistrationForm};
 use credencial_domain::oauth::ClientId;
@@ -23,19 +20,14 @@ const NOW: i64 = 1_900_000_000;
 /// directory goes with it.
 struct OneFile {
     handles: [SqliteDb; 2],
-    dir: std::path::PathBuf,
+    _file: TestDatabase,
 }
 
 impl OneFile {
     async fn new() -> Self {
-        let dir = std::env::temp_dir().join(format!("credencial-accounts-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        credencial_adapters_sqlite::ensure_file(&dir.join("c.db")).expect("create the file");
-        let url = format!("sqlite://{}", dir.join("c.db").display());
-        let first = connect(&url, 2, Duration::from_secs(10)).await.expect("first handle");
-        migrate(&first).await.expect("migrate");
-        let second = connect(&url, 2, Duration::from_secs(10)).await.expect("second handle");
-        Self { handles: [first, second], dir }
+        let file = TestDatabase::new().await;
+        let second = file.second_handle().await;
+        Self { handles: [file.db.clone(), second], _file: file }
     }
 
     /// A user `name` written through the first handle.
@@ -46,12 +38,6 @@ impl OneFile {
             .await
             .expect("user");
         UserId(id)
-    }
-}
-
-impl Drop for OneFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

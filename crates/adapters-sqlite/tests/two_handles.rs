@@ -3,10 +3,9 @@
 //! meet at SQLite's file lock (`BEGIN IMMEDIATE` and the busy timeout),
 //! not in one writer's queue. Rotations and redemptions stay single-use.
 
-use std::time::Duration;
-
+use credencial_adapters_sqlite::testing::TestDatabase;
 use credencial_adapters_sqlite::{
-    connect, migrate, SqliteAuthorizationCodeStore, SqliteDb, SqliteLoginFailureLog, SqliteRefreshTokenStore,
+    SqliteAuthorizationCodeStore, SqliteDb, SqliteLoginFailureLog, SqliteRefreshTokenStore,
 };
 use credencial_domain::oauth::{ClientId, CodeGrant, CodeHash};
 use credencial_domain::throttle::ThrottleKey;
@@ -23,17 +22,14 @@ const NOW: i64 = 1_900_000_000;
 struct TwoHandles {
     first: SqliteDb,
     second: SqliteDb,
-    dir: std::path::PathBuf,
+    /// The file; its directory goes with it.
+    _file: TestDatabase,
 }
 
 impl TwoHandles {
     async fn new() -> Self {
-        let dir = std::env::temp_dir().join(format!("credencial-two-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        credencial_adapters_sqlite::ensure_file(&dir.join("c.db")).expect("create the file");
-        let url = format!("sqlite://{}", dir.join("c.db").display());
-        let first = connect(&url, 4, Duration::from_secs(10)).await.expect("first handle");
-        migrate(&first).await.expect("migrate");
+        let file = TestDatabase::new().await;
+        let first = file.db.clone();
         sqlx::query("INSERT INTO users (id, username, password) VALUES (1, 'ana', 'pbkdf2_sha256$1$s$h')")
             .execute(first.writer())
             .await
@@ -45,18 +41,12 @@ impl TwoHandles {
         .execute(first.writer())
         .await
         .expect("portal");
-        let second = connect(&url, 4, Duration::from_secs(10)).await.expect("second handle");
-        Self { first, second, dir }
+        let second = file.second_handle().await;
+        Self { first, second, _file: file }
     }
 
     fn both(&self) -> [SqliteDb; 2] {
         [self.first.clone(), self.second.clone()]
-    }
-}
-
-impl Drop for TwoHandles {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
