@@ -3,6 +3,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use credencial_ports::error::root_cause;
 use credencial_ports::SchemaStatus;
 use sqlx::migrate::{MigrateDatabase, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -63,16 +64,6 @@ fn target(options: &PgConnectOptions) -> String {
         None if options.get_host().contains(':') => format!("[{}]:{}", options.get_host(), options.get_port()),
         None => format!("{}:{}", options.get_host(), options.get_port()),
     }
-}
-
-/// The innermost error of `e`'s chain (e.g. "Connection refused (os error
-/// 111)" rather than "error communicating with database: …").
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut current = e;
-    while let Some(source) = current.source() {
-        current = source;
-    }
-    current.to_string()
 }
 
 fn connect_error(options: &PgConnectOptions, e: &sqlx::Error) -> DatabaseError {

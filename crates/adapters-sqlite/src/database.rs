@@ -11,6 +11,7 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use credencial_ports::error::root_cause;
 use credencial_ports::SchemaStatus;
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
@@ -112,15 +113,6 @@ pub fn parse_url(url: &str) -> Result<PathBuf, DatabaseError> {
         return Err(DatabaseError::BadUrl("name a database file, e.g. sqlite://credencial.db".into()));
     }
     Ok(PathBuf::from(path))
-}
-
-/// The innermost error of `e`'s chain.
-pub(crate) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut current = e;
-    while let Some(source) = current.source() {
-        current = source;
-    }
-    current.to_string()
 }
 
 fn open_error(path: &Path, e: &(dyn std::error::Error + 'static)) -> DatabaseError {

@@ -13,3 +13,14 @@ pub enum RepositoryError {
     #[error("storage error: {0}")]
     Unexpected(String),
 }
+
+/// The innermost error of `e`'s chain, as text: what a storage adapter
+/// reports of a driver error ("Connection refused (os error 111)" rather
+/// than "error communicating with database: …").
+pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = e;
+    while let Some(source) = current.source() {
+        current = source;
+    }
+    current.to_string()
+}
