@@ -5,19 +5,13 @@
 
 use std::sync::Once;
 
+/// The storage engines the suite runs on: PostgreSQL at 127.0.0.1:5432 (or
+/// `TEST_DATABASE_URL`), a SQLite file in a temporary directory.
+pub use credencial::storage::Engine;
 use credencial::storage::{Database, Storage};
 use credencial_adapters_postgres::testing::TestDatabase as PgTestDatabase;
 use credencial_adapters_sqlite::testing::TestDatabase as SqliteTestDatabase;
 use sqlx::AnyPool;
-
-/// The storage engines the suite runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
-    /// PostgreSQL at 127.0.0.1:5432 (or `TEST_DATABASE_URL`).
-    Postgres,
-    /// A SQLite file in a temporary directory.
-    Sqlite,
-}
 
 tokio::task_local! {
     /// Set while a test that is PostgreSQL's by nature runs.
