@@ -132,12 +132,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             // The port first: a taken one is reported before anything is written.
             let listener = crate::startup::listen(&settings)?;
             let _instance = lock_instance(settings.database_url())?;
-            let created = Database::create_if_missing(settings.database_url()).await?;
-            if created {
-                tracing::info!("created the database");
-            }
-            let storage = storage(&settings).await?;
-            storage.database.migrate().await?;
+            let storage = migrated_storage(&settings).await?;
             let hasher = hasher(&settings)?;
             let seeded = demo::seed(&storage, &hasher).await?;
             tracing::info!(seeded, "demo users ready: ana / ana-demo-2026, bruno / bruno-demo-2026; staff (/admin/): admin / admin-demo-2026");
@@ -157,8 +152,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Migrate => {
             // Not under a serving instance of the same SQLite file.
             let _instance = lock_instance(settings.database_url())?;
-            Database::create_if_missing(settings.database_url()).await?;
-            storage(&settings).await?.database.migrate().await?;
+            migrated_storage(&settings).await?;
             println!("migrations applied");
         }
         Command::Export { out } => {
@@ -183,6 +177,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 /// reported at once.
 pub(crate) async fn storage(settings: &Settings) -> anyhow::Result<Storage> {
     Storage::connect(settings.database_url(), settings.database_max_connections, Duration::from_secs(5)).await
+}
+
+/// The configured database, created if missing (the SQLite file with mode
+/// 0600, or the PostgreSQL database) and migrated: what `demo` and
+/// `migrate` start from.
+async fn migrated_storage(settings: &Settings) -> anyhow::Result<Storage> {
+    if Database::create_if_missing(settings.database_url()).await? {
+        tracing::info!("created the database");
+    }
+    let storage = storage(settings).await?;
+    storage.database.migrate().await?;
+    Ok(storage)
 }
 
 /// Who the audit trail names for a change made from the command line

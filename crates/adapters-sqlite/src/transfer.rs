@@ -27,10 +27,12 @@ impl SqliteDataTransfer {
 /// instants, dates and texts in that form already).
 fn read_expression(column: &str, kind: ColumnKind) -> String {
     match kind {
-        ColumnKind::Integer | ColumnKind::Text | ColumnKind::Instant | ColumnKind::InstantMillis | ColumnKind::Date => {
-            column.to_owned()
-        }
-        ColumnKind::LocalDateTime => column.to_owned(),
+        ColumnKind::Integer
+        | ColumnKind::Text
+        | ColumnKind::Instant
+        | ColumnKind::InstantMillis
+        | ColumnKind::Date
+        | ColumnKind::LocalDateTime => column.to_owned(),
         ColumnKind::Boolean => {
             format!("CASE WHEN {column} IS NULL THEN NULL WHEN {column} THEN json('true') ELSE json('false') END")
         }
