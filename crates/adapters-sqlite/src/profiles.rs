@@ -13,7 +13,7 @@ use credencial_ports::{ClientRead, ProfileRepository, RepositoryError};
 use sqlx::sqlite::SqliteRow;
 use sqlx::SqliteConnection;
 
-use crate::account::append_access_log_on;
+use crate::account::{append_access_log_on, append_if_grant_unchanged};
 use crate::error::to_repository_error;
 use crate::json::scopes_from_json;
 use crate::SqliteDb;
@@ -93,11 +93,18 @@ const DATETIME: &str = "strftime('%Y-%m-%dT%H:%M:%S', ?N)";
 const WELL_FORMED: &str = "(?N IS NULL OR (julianday(?N) IS NOT NULL AND date(?N) = substr(?N, 1, 10)))";
 
 impl SqliteProfileRepository {
-    /// Runs the [`client_read`] `statement` for `entry` in one write
-    /// transaction: the user and the grant are read, and, when the grant
-    /// covers the read, `entry` is appended before the data is answered —
-    /// a concurrent revocation (a write too) comes either before both or
-    /// after both, and an entry that cannot be written fails the read.
+    /// Runs the [`client_read`] `statement` for `entry`: the data is
+    /// answered exactly when `entry` is appended, and only if at that
+    /// moment the grant covers the read — a concurrent revocation (a
+    /// write) comes either before both or after both, and an entry that
+    /// cannot be written fails the read.
+    ///
+    /// The read runs on a reader, and the entry is appended by one
+    /// statement on the writer on condition that the grant the read saw is
+    /// still the one stored ([`append_if_grant_unchanged`]), so the single
+    /// writer is held for one statement, not a transaction of four. When
+    /// the grant or the user changed in between, the whole read runs again
+    /// as one write transaction, which decides.
     async fn client_read<T, R>(
         &self,
         statement: &str,
@@ -107,24 +114,65 @@ impl SqliteProfileRepository {
     where
         R: for<'r> sqlx::FromRow<'r, SqliteRow> + Send + Unpin,
     {
-        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
-        let row = sqlx::query_as::<_, ClientReadRow<R>>(statement)
-            .bind(entry.user.0)
-            .bind(entry.client.as_str())
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
-        let Some(ClientReadRow { data, granted }) = row else {
-            return Ok(ClientRead::UnknownUser);
+        let row = query_client_read(statement, entry, self.db.readers()).await?;
+        let (data, granted) = match checked(row, entry)? {
+            Checked::Covered { data, granted } => (data, granted),
+            Checked::Refused(refusal) => return Ok(refusal),
         };
-        let granted = granted.as_deref().map(scopes_from_json).transpose()?;
-        if !granted.is_some_and(|granted| covers(granted, entry.scopes)) {
-            return Ok(ClientRead::NotGranted);
+        if append_if_grant_unchanged(&self.db, entry, &granted).await? {
+            return Ok(ClientRead::Answered(decode(data)?));
         }
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        let row = query_client_read(statement, entry, &mut *tx).await?;
+        let data = match checked(row, entry)? {
+            Checked::Covered { data, .. } => data,
+            Checked::Refused(refusal) => return Ok(refusal),
+        };
         append_access_log_on(&mut tx, entry).await?;
         tx.commit().await.map_err(to_repository_error)?;
         Ok(ClientRead::Answered(decode(data)?))
     }
+}
+
+/// Runs the [`client_read`] `statement` for `entry` on `conn`.
+async fn query_client_read<'c, R>(
+    statement: &str,
+    entry: &AccessLogEntry,
+    conn: impl sqlx::SqliteExecutor<'c>,
+) -> Result<Option<ClientReadRow<R>>, RepositoryError>
+where
+    R: for<'r> sqlx::FromRow<'r, SqliteRow> + Send + Unpin,
+{
+    sqlx::query_as::<_, ClientReadRow<R>>(statement)
+        .bind(entry.user.0)
+        .bind(entry.client.as_str())
+        .fetch_optional(conn)
+        .await
+        .map_err(to_repository_error)
+}
+
+/// What a [`client_read`] row allows (`T`: the answer's data).
+enum Checked<R, T> {
+    /// The grant covers the read: the data, and the grant's scopes as
+    /// stored.
+    Covered { data: R, granted: String },
+    /// No user, or no grant that covers the read: the answer, with nothing
+    /// logged.
+    Refused(ClientRead<T>),
+}
+
+/// Whether the [`client_read`] `row` lets `entry`'s read be answered.
+fn checked<R, T>(row: Option<ClientReadRow<R>>, entry: &AccessLogEntry) -> Result<Checked<R, T>, RepositoryError> {
+    let Some(ClientReadRow { data, granted }) = row else {
+        return Ok(Checked::Refused(ClientRead::UnknownUser));
+    };
+    let Some(granted) = granted else {
+        return Ok(Checked::Refused(ClientRead::NotGranted));
+    };
+    if !covers(scopes_from_json(&granted)?, entry.scopes) {
+        return Ok(Checked::Refused(ClientRead::NotGranted));
+    }
+    Ok(Checked::Covered { data, granted })
 }
 
 /// Inserts `experience` of `user` with `origin` on `conn`; a date that is

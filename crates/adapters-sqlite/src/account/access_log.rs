@@ -1,5 +1,7 @@
 //! [`AccessLog`] on the append-only `access_log` table.
 
+use std::sync::LazyLock;
+
 use async_trait::async_trait;
 use credencial_domain::account::AccessLogPage;
 use credencial_domain::UserId;
@@ -12,21 +14,57 @@ use crate::error::to_repository_error;
 use crate::json::{scopes_from_json, scopes_to_json};
 use crate::SqliteDb;
 
+/// The insert of one entry (`?1` to `?5`: user, client, scopes, instant,
+/// request id), as a `SELECT` that a condition can follow.
+const INSERT_ENTRY: &str =
+    "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) SELECT ?1, ?2, ?3, ?4, ?5";
+
+/// Runs the [`INSERT_ENTRY`] statement `sql` for `entry` (with `grant`, the
+/// stored scopes text, as `?6` when given) on `conn`; returns whether a row
+/// was written.
+async fn insert<'c>(
+    conn: impl sqlx::SqliteExecutor<'c>,
+    sql: &str,
+    entry: &AccessLogEntry,
+    grant: Option<&str>,
+) -> Result<bool, RepositoryError> {
+    let mut query = sqlx::query(sql)
+        .bind(entry.user.0)
+        .bind(entry.client.as_str())
+        .bind(scopes_to_json(entry.scopes)?)
+        .bind(entry.at)
+        .bind(&entry.request_id);
+    if let Some(grant) = grant {
+        query = query.bind(grant);
+    }
+    let done = query.execute(conn).await.map_err(to_repository_error)?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Appends `entry` on `conn` (the profile read's write transaction, so
 /// that the entry is written exactly when the data is answered).
 pub(crate) async fn append_on(conn: &mut SqliteConnection, entry: &AccessLogEntry) -> Result<(), RepositoryError> {
-    sqlx::query(
-        "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )
-    .bind(entry.user.0)
-    .bind(entry.client.as_str())
-    .bind(scopes_to_json(entry.scopes)?)
-    .bind(entry.at)
-    .bind(&entry.request_id)
-    .execute(conn)
-    .await
-    .map_err(to_repository_error)?;
+    insert(conn, INSERT_ENTRY, entry, None).await?;
     Ok(())
+}
+
+/// Appends `entry` in one statement on the writer if, at that moment, the
+/// user is active and still grants the client exactly `grant` (the scopes
+/// text a read saw); returns whether it did. A revocation, a widening or a
+/// deactivation committed since the read leaves the log untouched and
+/// answers `false`.
+pub(crate) async fn append_if_grant_unchanged(
+    db: &SqliteDb,
+    entry: &AccessLogEntry,
+    grant: &str,
+) -> Result<bool, RepositoryError> {
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "{INSERT_ENTRY} WHERE EXISTS (SELECT 1 FROM oauth_grants g JOIN users u ON u.id = g.user_id \
+               WHERE g.user_id = ?1 AND g.client_id = ?2 AND g.scopes = ?6 AND u.is_active)"
+        )
+    });
+    insert(db.writer(), &SQL, entry, Some(grant)).await
 }
 
 /// The access log, in the SQLite file.
@@ -45,8 +83,8 @@ impl SqliteAccessLog {
 #[async_trait]
 impl AccessLog for SqliteAccessLog {
     async fn append(&self, entry: AccessLogEntry) -> Result<(), RepositoryError> {
-        let mut conn = self.db.writer().acquire().await.map_err(to_repository_error)?;
-        append_on(&mut conn, &entry).await
+        insert(self.db.writer(), INSERT_ENTRY, &entry, None).await?;
+        Ok(())
     }
 
     async fn list(&self, user: UserId, page: AccessLogPage) -> Result<(Vec<AccessLogRow>, u64), RepositoryError> {
@@ -103,5 +141,80 @@ impl AccessLog for SqliteAccessLog {
                 return Ok(purged);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use credencial_domain::oauth::ClientId;
+    use credencial_domain::ScopeSet;
+
+    use super::*;
+    use crate::testing::TestDatabase;
+
+    /// The stored grant the conditional append is checked against.
+    const GRANT: &str = r#"["cnes","cpf"]"#;
+
+    async fn database() -> TestDatabase {
+        let file = TestDatabase::new().await;
+        for statement in [
+            "INSERT INTO users (id, username, password) VALUES (1, 'ana', 'x')",
+            "INSERT INTO oauth_clients (client_id, name, confidential, redirect_uris) \
+             VALUES ('demo-host', 'Demo', 0, '[\"https://h/cb\"]')",
+            r#"INSERT INTO oauth_grants (user_id, client_id, scopes, first_granted_at, last_used_at)
+               VALUES (1, 'demo-host', '["cnes","cpf"]', 0, 0)"#,
+        ] {
+            sqlx::query(statement).execute(file.db.writer()).await.expect(statement);
+        }
+        file
+    }
+
+    fn entry() -> AccessLogEntry {
+        AccessLogEntry {
+            user: UserId(1),
+            client: ClientId::parse("demo-host").expect("client id"),
+            scopes: ScopeSet::parse_strict("cnes").expect("scope"),
+            at: 1_700_000_000,
+            request_id: "req".into(),
+        }
+    }
+
+    async fn logged(db: &SqliteDb) -> i64 {
+        sqlx::query_scalar("SELECT count(*) FROM access_log").fetch_one(db.readers()).await.expect("count")
+    }
+
+    async fn run(db: &SqliteDb, statement: &str) {
+        sqlx::query(statement).execute(db.writer()).await.expect(statement);
+    }
+
+    #[tokio::test]
+    async fn the_conditional_append_writes_only_while_the_grant_read_is_still_the_stored_one() {
+        let file = database().await;
+        let db = &file.db;
+        assert!(append_if_grant_unchanged(db, &entry(), GRANT).await.expect("append"));
+        assert_eq!(logged(db).await, 1);
+
+        // Widened since the read: the text differs, nothing is written.
+        run(db, r#"UPDATE oauth_grants SET scopes = '["cnes","cpf","email"]'"#).await;
+        assert!(!append_if_grant_unchanged(db, &entry(), GRANT).await.expect("append"));
+        run(db, &format!("UPDATE oauth_grants SET scopes = '{GRANT}'")).await;
+
+        // The account deactivated since the read.
+        run(db, "UPDATE users SET is_active = 0").await;
+        assert!(!append_if_grant_unchanged(db, &entry(), GRANT).await.expect("append"));
+        run(db, "UPDATE users SET is_active = 1").await;
+
+        // Revoked since the read.
+        run(db, "DELETE FROM oauth_grants").await;
+        assert!(!append_if_grant_unchanged(db, &entry(), GRANT).await.expect("append"));
+        assert_eq!(logged(db).await, 1, "only the first append wrote an entry");
+    }
+
+    #[tokio::test]
+    async fn an_entry_the_table_refuses_fails_the_conditional_append() {
+        let file = database().await;
+        let refused = AccessLogEntry { request_id: "x".repeat(201), ..entry() };
+        assert!(append_if_grant_unchanged(&file.db, &refused, GRANT).await.is_err());
+        assert_eq!(logged(&file.db).await, 0);
     }
 }

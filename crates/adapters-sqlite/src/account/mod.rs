@@ -6,8 +6,8 @@ mod entries;
 mod grants;
 mod tax_id;
 
-pub(crate) use access_log::append_on as append_access_log_on;
 pub use access_log::SqliteAccessLog;
+pub(crate) use access_log::{append_if_grant_unchanged, append_on as append_access_log_on};
 pub use entries::SqliteOwnEntryRepository;
 pub use grants::SqliteGrantRepository;
 pub use tax_id::SqliteTaxIdValidationStore;
