@@ -95,42 +95,60 @@ const WELL_FORMED: &str = "(?N IS NULL OR (julianday(?N) IS NOT NULL AND date(?N
 impl SqliteProfileRepository {
     /// Runs the [`client_read`] `statement` for `entry`: the data is
     /// answered exactly when `entry` is appended, and only if at that
-    /// moment the grant covers the read — a concurrent revocation (a
-    /// write) comes either before both or after both, and an entry that
-    /// cannot be written fails the read.
+    /// moment the grant covers the read — a revocation still in force when
+    /// the entry would be appended refuses the read, and an entry that
+    /// cannot be written fails it. Data that does not decode fails the
+    /// read before anything is logged.
     ///
-    /// The read runs on a reader, and the entry is appended by one
-    /// statement on the writer on condition that the grant the read saw is
-    /// still the one stored ([`append_if_grant_unchanged`]), so the single
-    /// writer is held for one statement, not a transaction of four. When
-    /// the grant or the user changed in between, the whole read runs again
-    /// as one write transaction, which decides.
+    /// The read runs on a reader; [`append_or_read_again`](Self::append_or_read_again)
+    /// then holds the single writer for one statement, not a transaction
+    /// of four.
     async fn client_read<T, R>(
         &self,
         statement: &str,
         entry: &AccessLogEntry,
-        decode: impl FnOnce(R) -> Result<T, RepositoryError>,
+        decode: impl Fn(R) -> Result<T, RepositoryError>,
     ) -> Result<ClientRead<T>, RepositoryError>
     where
         R: for<'r> sqlx::FromRow<'r, SqliteRow> + Send + Unpin,
     {
         let row = query_client_read(statement, entry, self.db.readers()).await?;
-        let (data, granted) = match checked(row, entry)? {
-            Checked::Covered { data, granted } => (data, granted),
-            Checked::Refused(refusal) => return Ok(refusal),
-        };
-        if append_if_grant_unchanged(&self.db, entry, &granted).await? {
-            return Ok(ClientRead::Answered(decode(data)?));
+        match checked(row, entry, &decode)? {
+            Checked::Covered { data, granted } => {
+                self.append_or_read_again(statement, entry, data, &granted, decode).await
+            }
+            Checked::Refused(refusal) => Ok(refusal),
+        }
+    }
+
+    /// Answers `data`, read under the grant whose stored scopes are
+    /// `granted`, if `entry` can be appended while that grant is in force
+    /// for an active user ([`append_if_grant_unchanged`]). If the grant or
+    /// the user changed since the read, the whole read runs again as one
+    /// write transaction, which decides.
+    async fn append_or_read_again<T, R>(
+        &self,
+        statement: &str,
+        entry: &AccessLogEntry,
+        data: T,
+        granted: &str,
+        decode: impl Fn(R) -> Result<T, RepositoryError>,
+    ) -> Result<ClientRead<T>, RepositoryError>
+    where
+        R: for<'r> sqlx::FromRow<'r, SqliteRow> + Send + Unpin,
+    {
+        if append_if_grant_unchanged(&self.db, entry, granted).await? {
+            return Ok(ClientRead::Answered(data));
         }
         let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
         let row = query_client_read(statement, entry, &mut *tx).await?;
-        let data = match checked(row, entry)? {
+        let data = match checked(row, entry, &decode)? {
             Checked::Covered { data, .. } => data,
             Checked::Refused(refusal) => return Ok(refusal),
         };
         append_access_log_on(&mut tx, entry).await?;
         tx.commit().await.map_err(to_repository_error)?;
-        Ok(ClientRead::Answered(decode(data)?))
+        Ok(ClientRead::Answered(data))
     }
 }
 
@@ -151,18 +169,23 @@ where
         .map_err(to_repository_error)
 }
 
-/// What a [`client_read`] row allows (`T`: the answer's data).
-enum Checked<R, T> {
-    /// The grant covers the read: the data, and the grant's scopes as
-    /// stored.
-    Covered { data: R, granted: String },
+/// What a [`client_read`] row allows.
+enum Checked<T> {
+    /// The grant covers the read: the decoded data, and the grant's scopes
+    /// as stored.
+    Covered { data: T, granted: String },
     /// No user, or no grant that covers the read: the answer, with nothing
     /// logged.
     Refused(ClientRead<T>),
 }
 
-/// Whether the [`client_read`] `row` lets `entry`'s read be answered.
-fn checked<R, T>(row: Option<ClientReadRow<R>>, entry: &AccessLogEntry) -> Result<Checked<R, T>, RepositoryError> {
+/// Whether the [`client_read`] `row` lets `entry`'s read be answered, with
+/// its data decoded when it does.
+fn checked<T, R>(
+    row: Option<ClientReadRow<R>>,
+    entry: &AccessLogEntry,
+    decode: impl Fn(R) -> Result<T, RepositoryError>,
+) -> Result<Checked<T>, RepositoryError> {
     let Some(ClientReadRow { data, granted }) = row else {
         return Ok(Checked::Refused(ClientRead::UnknownUser));
     };
@@ -172,7 +195,7 @@ fn checked<R, T>(row: Option<ClientReadRow<R>>, entry: &AccessLogEntry) -> Resul
     if !covers(scopes_from_json(&granted)?, entry.scopes) {
         return Ok(Checked::Refused(ClientRead::NotGranted));
     }
-    Ok(Checked::Covered { data, granted })
+    Ok(Checked::Covered { data: decode(data)?, granted })
 }
 
 /// Inserts `experience` of `user` with `origin` on `conn`; a date that is
@@ -286,5 +309,99 @@ impl ProfileRepository for SqliteProfileRepository {
         }
         tx.commit().await.map_err(to_repository_error)?;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use credencial_domain::oauth::ClientId;
+    use credencial_domain::ScopeSet;
+
+    use super::*;
+    use crate::testing::TestDatabase;
+
+    /// ana, active, grants `demo-host` `cnes` and `cpf`.
+    async fn database() -> TestDatabase {
+        let file = TestDatabase::new().await;
+        for statement in [
+            "INSERT INTO users (id, username, password, name) VALUES (1, 'ana', 'x', 'Ana')",
+            "INSERT INTO oauth_clients (client_id, name, confidential, redirect_uris) \
+             VALUES ('demo-host', 'Demo', 0, '[\"https://h/cb\"]')",
+            r#"INSERT INTO oauth_grants (user_id, client_id, scopes, first_granted_at, last_used_at)
+               VALUES (1, 'demo-host', '["cnes","cpf"]', 0, 0)"#,
+        ] {
+            sqlx::query(statement).execute(file.db.writer()).await.expect(statement);
+        }
+        file
+    }
+
+    fn entry() -> AccessLogEntry {
+        AccessLogEntry {
+            user: UserId(1),
+            client: ClientId::parse("demo-host").expect("client id"),
+            scopes: ScopeSet::parse_strict("cnes").expect("scope"),
+            at: 1_700_000_000,
+            request_id: "req".into(),
+        }
+    }
+
+    fn decode(row: IdentityColumns) -> Result<UserIdentity, RepositoryError> {
+        Ok(identity(row))
+    }
+
+    /// The first half of a userinfo read, on a reader: the data and the
+    /// grant it was read under.
+    async fn read_on_a_reader(db: &SqliteDb) -> (UserIdentity, String) {
+        let row = query_client_read(&IDENTITY_FOR_CLIENT, &entry(), db.readers()).await.expect("read");
+        match checked(row, &entry(), decode).expect("checked") {
+            Checked::Covered { data, granted } => (data, granted),
+            Checked::Refused(refusal) => panic!("the grant covers the read: {refusal:?}"),
+        }
+    }
+
+    /// Changes the database with `statement` between the read on a reader
+    /// and the append, then finishes the read: what it answers, and how
+    /// many entries the log holds.
+    async fn race(statement: &str) -> (ClientRead<UserIdentity>, i64) {
+        let file = database().await;
+        let repository = SqliteProfileRepository::new(file.db.clone());
+        let (data, granted) = read_on_a_reader(&file.db).await;
+        sqlx::query(statement).execute(file.db.writer()).await.expect(statement);
+        let answer = repository
+            .append_or_read_again(&IDENTITY_FOR_CLIENT, &entry(), data, &granted, decode)
+            .await
+            .expect("answer");
+        let logged: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM access_log").fetch_one(file.db.readers()).await.expect("count");
+        (answer, logged)
+    }
+
+    #[tokio::test]
+    async fn a_revocation_between_the_read_and_the_append_refuses_the_read_and_logs_nothing() {
+        assert_eq!(race("DELETE FROM oauth_grants").await, (ClientRead::NotGranted, 0));
+    }
+
+    #[tokio::test]
+    async fn a_deactivation_between_the_read_and_the_append_refuses_the_read_and_logs_nothing() {
+        assert_eq!(race("UPDATE users SET is_active = 0").await, (ClientRead::UnknownUser, 0));
+    }
+
+    #[tokio::test]
+    async fn a_narrowing_below_the_read_between_the_read_and_the_append_refuses_it() {
+        assert_eq!(race(r#"UPDATE oauth_grants SET scopes = '["cpf"]'"#).await, (ClientRead::NotGranted, 0));
+    }
+
+    #[tokio::test]
+    async fn a_widening_between_the_read_and_the_append_answers_the_data_read_again_with_one_entry() {
+        let (answer, logged) = race(r#"UPDATE oauth_grants SET scopes = '["cnes","cpf","email"]'"#).await;
+        let ClientRead::Answered(identity) = answer else { panic!("still covered: {answer:?}") };
+        assert_eq!((identity.username.as_str(), identity.name.as_str(), logged), ("ana", "Ana", 1));
+    }
+
+    #[tokio::test]
+    async fn with_nothing_changed_the_read_is_answered_with_one_entry() {
+        let (answer, logged) = race("SELECT 1").await;
+        assert!(matches!(answer, ClientRead::Answered(_)), "{answer:?}");
+        assert_eq!(logged, 1);
     }
 }

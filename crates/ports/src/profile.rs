@@ -32,18 +32,20 @@ pub trait ProfileRepository: Send + Sync + 'static {
     /// user does not exist or is inactive. Errors: `Unexpected`.
     async fn own_profile(&self, user: UserId) -> Result<Option<OwnProfile>, RepositoryError>;
 
-    /// The profile read of a client (`POST /api/perfil/dados/`), in one
-    /// round trip: checks that `entry.user` still has a grant for
-    /// `entry.client`, reads what [`own_profile`](Self::own_profile) reads,
-    /// and appends `entry` to the access log — the entry is written exactly
-    /// when the profile is returned (`Answered`), in the same statement, so
-    /// a concurrent revocation either comes first (`NotGranted`) or after
-    /// both. Errors: `Unexpected` (also when the entry cannot be written;
-    /// then nothing is returned and the read must not be answered).
+    /// The profile read of a client (`POST /api/perfil/dados/`): checks
+    /// that `entry.user` still has a grant for `entry.client`, reads what
+    /// [`own_profile`](Self::own_profile) reads, and appends `entry` to the
+    /// access log — the entry is written exactly when the profile is
+    /// returned (`Answered`), atomically with the grant check, so a
+    /// concurrent revocation either comes first (`NotGranted`) or after
+    /// both (PostgreSQL: one statement; SQLite: a read, then a conditional
+    /// append on the writer). Errors: `Unexpected` (also when the entry
+    /// cannot be written; then nothing is returned and the read must not be
+    /// answered).
     async fn read_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead, RepositoryError>;
 
-    /// The userinfo read of a client (`/oauth/userinfo/`), in one round
-    /// trip and under the same rules as
+    /// The userinfo read of a client (`/oauth/userinfo/`), under the same
+    /// rules as
     /// [`read_for_client`](Self::read_for_client) (grant check, the entry
     /// written exactly when the data is returned), reading only what the
     /// userinfo claims need. Errors: `Unexpected` (also when the entry

@@ -50,9 +50,10 @@ pub(crate) async fn append_on(conn: &mut SqliteConnection, entry: &AccessLogEntr
 
 /// Appends `entry` in one statement on the writer if, at that moment, the
 /// user is active and still grants the client exactly `grant` (the scopes
-/// text a read saw); returns whether it did. A revocation, a widening or a
-/// deactivation committed since the read leaves the log untouched and
-/// answers `false`.
+/// text a read saw); returns whether it did. A revocation, a change of the
+/// scopes or a deactivation committed since the read leaves the log
+/// untouched and answers `false`, unless by then the same grant is in force
+/// again for an active user.
 pub(crate) async fn append_if_grant_unchanged(
     db: &SqliteDb,
     entry: &AccessLogEntry,
