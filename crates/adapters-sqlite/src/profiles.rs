@@ -314,36 +314,8 @@ impl ProfileRepository for SqliteProfileRepository {
 
 #[cfg(test)]
 mod tests {
-    use credencial_domain::oauth::ClientId;
-    use credencial_domain::ScopeSet;
-
     use super::*;
-    use crate::testing::TestDatabase;
-
-    /// ana, active, grants `demo-host` `cnes` and `cpf`.
-    async fn database() -> TestDatabase {
-        let file = TestDatabase::new().await;
-        for statement in [
-            "INSERT INTO users (id, username, password, name) VALUES (1, 'ana', 'x', 'Ana')",
-            "INSERT INTO oauth_clients (client_id, name, confidential, redirect_uris) \
-             VALUES ('demo-host', 'Demo', 0, '[\"https://h/cb\"]')",
-            r#"INSERT INTO oauth_grants (user_id, client_id, scopes, first_granted_at, last_used_at)
-               VALUES (1, 'demo-host', '["cnes","cpf"]', 0, 0)"#,
-        ] {
-            sqlx::query(statement).execute(file.db.writer()).await.expect(statement);
-        }
-        file
-    }
-
-    fn entry() -> AccessLogEntry {
-        AccessLogEntry {
-            user: UserId(1),
-            client: ClientId::parse("demo-host").expect("client id"),
-            scopes: ScopeSet::parse_strict("cnes").expect("scope"),
-            at: 1_700_000_000,
-            request_id: "req".into(),
-        }
-    }
+    use crate::testing::client_read::{database, entry, logged};
 
     fn decode(row: IdentityColumns) -> Result<UserIdentity, RepositoryError> {
         Ok(identity(row))
@@ -371,9 +343,7 @@ mod tests {
             .append_or_read_again(&IDENTITY_FOR_CLIENT, &entry(), data, &granted, decode)
             .await
             .expect("answer");
-        let logged: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM access_log").fetch_one(file.db.readers()).await.expect("count");
-        (answer, logged)
+        (answer, logged(&file).await)
     }
 
     #[tokio::test]

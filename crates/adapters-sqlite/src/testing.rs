@@ -84,3 +84,50 @@ impl Drop for TestDatabase {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// Fixtures of this crate's own tests of the client's profile read.
+#[cfg(test)]
+pub(crate) mod client_read {
+    use credencial_domain::oauth::ClientId;
+    use credencial_domain::{ScopeSet, UserId};
+    use credencial_ports::account::AccessLogEntry;
+
+    use super::TestDatabase;
+
+    /// The grant [`database`] stores, as stored.
+    pub(crate) const GRANT: &str = r#"["cnes","cpf"]"#;
+
+    /// ana (id 1, active, named Ana) grants `demo-host` [`GRANT`].
+    pub(crate) async fn database() -> TestDatabase {
+        let file = TestDatabase::new().await;
+        let grant = format!(
+            "INSERT INTO oauth_grants (user_id, client_id, scopes, first_granted_at, last_used_at) \
+             VALUES (1, 'demo-host', '{GRANT}', 0, 0)"
+        );
+        for statement in [
+            "INSERT INTO users (id, username, password, name) VALUES (1, 'ana', 'x', 'Ana')",
+            "INSERT INTO oauth_clients (client_id, name, confidential, redirect_uris) \
+             VALUES ('demo-host', 'Demo', 0, '[\"https://h/cb\"]')",
+            &grant,
+        ] {
+            sqlx::query(statement).execute(file.db.writer()).await.expect(statement);
+        }
+        file
+    }
+
+    /// `demo-host` reads ana's `cnes`.
+    pub(crate) fn entry() -> AccessLogEntry {
+        AccessLogEntry {
+            user: UserId(1),
+            client: ClientId::parse("demo-host").expect("client id"),
+            scopes: ScopeSet::parse_strict("cnes").expect("scope"),
+            at: 1_700_000_000,
+            request_id: "req".into(),
+        }
+    }
+
+    /// How many entries the access log holds.
+    pub(crate) async fn logged(file: &TestDatabase) -> i64 {
+        sqlx::query_scalar("SELECT count(*) FROM access_log").fetch_one(file.db.readers()).await.expect("count")
+    }
+}

@@ -147,42 +147,8 @@ impl AccessLog for SqliteAccessLog {
 
 #[cfg(test)]
 mod tests {
-    use credencial_domain::oauth::ClientId;
-    use credencial_domain::ScopeSet;
-
     use super::*;
-    use crate::testing::TestDatabase;
-
-    /// The stored grant the conditional append is checked against.
-    const GRANT: &str = r#"["cnes","cpf"]"#;
-
-    async fn database() -> TestDatabase {
-        let file = TestDatabase::new().await;
-        for statement in [
-            "INSERT INTO users (id, username, password) VALUES (1, 'ana', 'x')",
-            "INSERT INTO oauth_clients (client_id, name, confidential, redirect_uris) \
-             VALUES ('demo-host', 'Demo', 0, '[\"https://h/cb\"]')",
-            r#"INSERT INTO oauth_grants (user_id, client_id, scopes, first_granted_at, last_used_at)
-               VALUES (1, 'demo-host', '["cnes","cpf"]', 0, 0)"#,
-        ] {
-            sqlx::query(statement).execute(file.db.writer()).await.expect(statement);
-        }
-        file
-    }
-
-    fn entry() -> AccessLogEntry {
-        AccessLogEntry {
-            user: UserId(1),
-            client: ClientId::parse("demo-host").expect("client id"),
-            scopes: ScopeSet::parse_strict("cnes").expect("scope"),
-            at: 1_700_000_000,
-            request_id: "req".into(),
-        }
-    }
-
-    async fn logged(db: &SqliteDb) -> i64 {
-        sqlx::query_scalar("SELECT count(*) FROM access_log").fetch_one(db.readers()).await.expect("count")
-    }
+    use crate::testing::client_read::{database, entry, logged, GRANT};
 
     async fn run(db: &SqliteDb, statement: &str) {
         sqlx::query(statement).execute(db.writer()).await.expect(statement);
@@ -193,7 +159,7 @@ mod tests {
         let file = database().await;
         let db = &file.db;
         assert!(append_if_grant_unchanged(db, &entry(), GRANT).await.expect("append"));
-        assert_eq!(logged(db).await, 1);
+        assert_eq!(logged(&file).await, 1);
 
         // Widened since the read: the text differs, nothing is written.
         run(db, r#"UPDATE oauth_grants SET scopes = '["cnes","cpf","email"]'"#).await;
@@ -208,7 +174,7 @@ mod tests {
         // Revoked since the read.
         run(db, "DELETE FROM oauth_grants").await;
         assert!(!append_if_grant_unchanged(db, &entry(), GRANT).await.expect("append"));
-        assert_eq!(logged(db).await, 1, "only the first append wrote an entry");
+        assert_eq!(logged(&file).await, 1, "only the first append wrote an entry");
     }
 
     #[tokio::test]
@@ -216,6 +182,6 @@ mod tests {
         let file = database().await;
         let refused = AccessLogEntry { request_id: "x".repeat(201), ..entry() };
         assert!(append_if_grant_unchanged(&file.db, &refused, GRANT).await.is_err());
-        assert_eq!(logged(&file.db).await, 0);
+        assert_eq!(logged(&file).await, 0);
     }
 }
