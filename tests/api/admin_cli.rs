@@ -81,7 +81,7 @@ async fn audit_list_of_nothing_is_an_empty_table_and_page_zero_is_refused() {
     drop(db);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_create_with_a_temporary_password_prints_it_last_and_it_must_be_changed() {
     let db = TestDatabase::new().await;
     let out = ok(as_operator(

@@ -139,7 +139,7 @@ async fn the_account_page_shows_own_data_masked_validation_applications_and_last
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deactivation_ends_every_way_in_at_once_and_a_reactivation_restores_the_login() {
     let app = spawn_app().await;
     let bruno = with_bruno(&app).await;
@@ -280,7 +280,7 @@ async fn clearing_a_validation_answers_receita_federal_as_for_an_account_never_v
     assert!(audit.body.contains("Validação do CPF removida"), "{}", audit.body);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lifting_a_throttle_lets_the_account_log_in_again_at_once() {
     let app = spawn_app().await;
     let bruno = with_bruno(&app).await;
@@ -296,7 +296,7 @@ async fn lifting_a_throttle_lets_the_account_log_in_again_at_once() {
     assert!(audit.body.contains("Bloqueio de login removido"), "{}", audit.body);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_staff_flag_goes_on_and_off_from_the_panel_but_never_off_for_oneself() {
     let app = spawn_app().await;
     let bruno = with_bruno(&app).await;
@@ -370,7 +370,7 @@ mod cli {
 
     use super::{flag, pair, with_bruno, PASSWORD};
 
-    #[tokio::test]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_cli_does_what_the_panel_does_through_the_same_use_cases_as_the_os_user() {
         let app = spawn_app().await;
         let bruno = with_bruno(&app).await;
@@ -434,7 +434,7 @@ mod cli {
         assert!(!changes.contains(&temporary), "never a password: {changes}");
     }
 
-    #[tokio::test]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_cli_refuses_an_unknown_user_a_bad_cpf_and_creates_staff() {
         let app = spawn_app().await;
         let url = app.db.url.clone();

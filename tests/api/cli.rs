@@ -9,6 +9,14 @@ use serde_json::json;
 
 use crate::helpers::{spawn_app_with, status_and_json};
 
+/// Runs the binary with `args` on `db_url`, `stdin` written to it.
+///
+/// It blocks its thread until the command exits. A test that runs it beside
+/// a server it spawned in its own runtime uses a multi-thread runtime
+/// (`#[tokio::test(flavor = "multi_thread")]`): on the default one, the
+/// server's tasks stop while the command runs, and a write transaction of
+/// the server in flight then (such as the start-up purge's) keeps SQLite's write lock
+/// until the command's busy timeout ends it with "database is locked".
 pub(crate) fn credencial(db_url: &str, args: &[&str], stdin: &str) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_credencial"))
         .args(args)
@@ -24,7 +32,7 @@ pub(crate) fn credencial(db_url: &str, args: &[&str], stdin: &str) -> std::proce
     child.wait_with_output().expect("binary exits")
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_create_reads_the_password_from_stdin_and_the_user_can_log_in() {
     let db = TestDatabase::new().await;
     let url = db.url.clone();
@@ -145,7 +153,7 @@ async fn user_list_pages_through_the_users_with_their_cpf_masked() {
     assert!(!zero.status.success() && stderr(&zero).contains("pages start at 1"), "{}", stderr(&zero));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_active_false_ends_every_session_of_the_user_and_true_lets_them_back_in() {
     let db = TestDatabase::new().await;
     let url = db.url.clone();
@@ -177,7 +185,7 @@ async fn set_active_false_ends_every_session_of_the_user_and_true_lets_them_back
     assert!(!junk.status.success(), "only true or false");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_password_checks_the_rules_and_revokes_every_refresh_token() {
     let db = TestDatabase::new().await;
     let url = db.url.clone();

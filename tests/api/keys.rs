@@ -135,7 +135,7 @@ async fn es256_tokens_name_their_key_and_the_key_set_holds_the_p256_key() {
     assert_eq!((ec["crv"].as_str(), ec["alg"].as_str()), (Some("P-256"), Some("ES256")));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_generate_writes_a_private_file_only_its_owner_reads_and_never_overwrites() {
     let dir = std::env::temp_dir().join(format!("credencial-keys-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("temp dir");

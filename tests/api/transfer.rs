@@ -130,7 +130,7 @@ async fn used_deployment() -> TestApp {
     app
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_used_deployment_moves_to_the_other_engine_and_back_with_every_row_equal() {
     let source = used_deployment().await;
     let first = export_path("first.jsonl");

@@ -394,7 +394,7 @@ fn credencial(db_url: &str, args: &[&str]) -> std::process::Output {
         .expect("binary runs")
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cli_prints_a_new_api_token_as_its_last_line() {
     let app = spawn_app().await;
     register_client(&app, "demo-host", "").await;
