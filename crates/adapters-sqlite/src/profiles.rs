@@ -146,7 +146,7 @@ impl SqliteProfileRepository {
             Checked::Covered { data, .. } => data,
             Checked::Refused(refusal) => return Ok(refusal),
         };
-        append_access_log_on(&mut tx, entry).await?;
+        append_access_log_on(&mut *tx, entry).await?;
         tx.commit().await.map_err(to_repository_error)?;
         Ok(ClientRead::Answered(data))
     }

@@ -8,7 +8,6 @@ use credencial_domain::UserId;
 use credencial_ports::account::{AccessLog, AccessLogEntry, AccessLogRow};
 use credencial_ports::stored::client_id;
 use credencial_ports::RepositoryError;
-use sqlx::SqliteConnection;
 
 use crate::error::to_repository_error;
 use crate::json::{scopes_from_json, scopes_to_json};
@@ -41,9 +40,13 @@ async fn insert<'c>(
     Ok(done.rows_affected() == 1)
 }
 
-/// Appends `entry` on `conn` (the profile read's write transaction, so
-/// that the entry is written exactly when the data is answered).
-pub(crate) async fn append_on(conn: &mut SqliteConnection, entry: &AccessLogEntry) -> Result<(), RepositoryError> {
+/// Appends `entry` on `conn`: the writer, or the profile read's write
+/// transaction, so that the entry is written exactly when the data is
+/// answered.
+pub(crate) async fn append_on<'c>(
+    conn: impl sqlx::SqliteExecutor<'c>,
+    entry: &AccessLogEntry,
+) -> Result<(), RepositoryError> {
     insert(conn, INSERT_ENTRY, entry, None).await?;
     Ok(())
 }
@@ -84,8 +87,7 @@ impl SqliteAccessLog {
 #[async_trait]
 impl AccessLog for SqliteAccessLog {
     async fn append(&self, entry: AccessLogEntry) -> Result<(), RepositoryError> {
-        insert(self.db.writer(), INSERT_ENTRY, &entry, None).await?;
-        Ok(())
+        append_on(self.db.writer(), &entry).await
     }
 
     async fn list(&self, user: UserId, page: AccessLogPage) -> Result<(Vec<AccessLogRow>, u64), RepositoryError> {
