@@ -2,28 +2,15 @@
 //! `/admin/auditoria/`) and `user create --temporary-password` (the panel's
 //! `/admin/usuarios/novo/`).
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use crate::helpers::TestDatabase;
 
-use crate::cli::{stderr, stdout};
+use crate::cli::{credencial_as, stderr, stdout};
 
 /// Runs the binary as the operating-system user `os_user`.
 fn as_operator(db_url: &str, os_user: &str, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_credencial"))
-        .args(args)
-        .env("DATABASE_URL", db_url)
-        .env("SERVICE_PASSWORD_ITERATIONS", "1000")
-        .env("RUST_LOG", "warn")
-        .env("USER", os_user)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
-    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
-    child.wait_with_output().expect("binary exits")
+    credencial_as(db_url, Some(os_user), args, stdin)
 }
 
 fn ok(out: Output) -> String {

@@ -18,16 +18,25 @@ use crate::helpers::{spawn_app_with, status_and_json};
 /// the server in flight then (such as the start-up purge's) keeps SQLite's write lock
 /// until the command's busy timeout ends it with "database is locked".
 pub(crate) fn credencial(db_url: &str, args: &[&str], stdin: &str) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_credencial"))
+    credencial_as(db_url, None, args, stdin)
+}
+
+/// [`credencial`], as the operating-system user `os_user` when given (the
+/// actor the audit trail records for the CLI).
+pub(crate) fn credencial_as(db_url: &str, os_user: Option<&str>, args: &[&str], stdin: &str) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_credencial"));
+    command
         .args(args)
         .env("DATABASE_URL", db_url)
         .env("SERVICE_PASSWORD_ITERATIONS", "1000")
         .env("RUST_LOG", "warn")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
+        .stderr(Stdio::piped());
+    if let Some(os_user) = os_user {
+        command.env("USER", os_user);
+    }
+    let mut child = command.spawn().expect("binary runs");
     child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
     child.wait_with_output().expect("binary exits")
 }

@@ -1,7 +1,7 @@
 //! The real binary's OAuth2 client administration: `client create`,
 //! `client update` and `client list`.
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use crate::helpers::TestDatabase;
 use credencial_domain::oauth::ClientId;
@@ -9,16 +9,7 @@ use credencial_domain::{DjangoPbkdf2, ScopeSet};
 use credencial_ports::OAuthClient;
 
 fn credencial(db_url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_credencial"))
-        .args(args)
-        .env("DATABASE_URL", db_url)
-        .env("SERVICE_PASSWORD_ITERATIONS", "1000")
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("binary runs")
+    crate::cli::credencial(db_url, args, "")
 }
 
 /// Runs the command, asserts it succeeded and returns its standard output.
