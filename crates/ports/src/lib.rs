@@ -9,6 +9,7 @@ pub mod account_admin;
 pub mod audit;
 pub mod clock;
 pub mod directory;
+pub mod email_keys;
 pub mod error;
 pub mod host_user_records;
 pub mod host_users;

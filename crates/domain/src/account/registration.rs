@@ -6,6 +6,7 @@
 
 use crate::account::fields::FieldErrors;
 use crate::cpf::{Cpf, CpfError};
+use crate::email::EmailKey;
 use crate::password_policy::{check_new_password, AccountIdentifiers};
 use crate::user::Username;
 
@@ -94,8 +95,9 @@ impl std::fmt::Debug for AccountDetails {
 }
 
 /// An e-mail address of the usual shape (`local@domain.tld`), trimmed, as
-/// typed otherwise. Two addresses that differ in case only are the same
-/// account's (the storage compares them case-insensitively).
+/// typed otherwise. Two addresses with one [`EmailKey`] (they differ in
+/// case or Unicode form only) are the same account's: the storage compares
+/// their keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmailAddress(String);
 
@@ -131,6 +133,11 @@ impl EmailAddress {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The key the address is unique and looked up under.
+    pub fn key(&self) -> EmailKey {
+        EmailKey::of(&self.0)
+    }
 }
 
 /// A value of an account that no other account may have.
@@ -140,7 +147,7 @@ pub enum UniqueField {
     Username,
     /// The CPF.
     Cpf,
-    /// The e-mail address (ignoring case).
+    /// The e-mail address (by its [`EmailKey`]: ignoring case and Unicode form).
     Email,
 }
 
