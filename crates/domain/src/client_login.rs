@@ -20,25 +20,14 @@ use subtle::ConstantTimeEq;
 /// Where a login lands when `next` is missing or not a path of this site.
 pub const DEFAULT_NEXT: &str = "/auth/me/";
 
-/// Longest `next` accepted.
-const MAX_NEXT_LEN: usize = 2048;
-
-/// `next` when it is a path on this site: starts with `/` but not `//`,
-/// holds no backslash, no control character and no space, and is at most
-/// 2048 bytes; anything else (an absolute URL, `//host`, `/\host`) gives
+/// `next` resolved as the browser will resolve it (dot segments removed,
+/// `%2e` read as a dot: [`crate::local_path::resolve`]) when it is a path
+/// on this site: it starts with `/` but not `//`, holds no backslash, no
+/// control character and no space, and is at most 2048 bytes; anything
+/// else (an absolute URL, `//host`, `/\host`, `/a/..//host`) gives
 /// [`DEFAULT_NEXT`], so a login can never send the browser to another site.
 pub fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(path) if is_local_path(path) => path.to_owned(),
-        _ => DEFAULT_NEXT.to_owned(),
-    }
-}
-
-fn is_local_path(path: &str) -> bool {
-    path.len() <= MAX_NEXT_LEN
-        && path.starts_with('/')
-        && !path.starts_with("//")
-        && !path.chars().any(|c| c == '\\' || c.is_control() || c.is_whitespace())
+    next.and_then(crate::local_path::resolve).unwrap_or_else(|| DEFAULT_NEXT.to_owned())
 }
 
 /// Whether two secrets are equal, compared in constant time (the length is
@@ -138,6 +127,9 @@ mod tests {
         for ok in ["/auth/me/", "/", "/a/b?c=d&e=%2F%2F", "/caf%C3%A9"] {
             assert_eq!(safe_next(Some(ok)), ok);
         }
+        for (dotted, resolved) in [("/auth/../x/", "/x/"), ("/auth/%2E%2e/%2e/x", "/x"), ("/a/.%2e/..", "/")] {
+            assert_eq!(safe_next(Some(dotted)), resolved, "{dotted:?}");
+        }
         for off in [
             "https://evil.example/",
             "//evil.example/",
@@ -149,6 +141,8 @@ mod tests {
             "/a\nb",
             "/a b",
             "/\t/evil",
+            "/a/..//evil.example/",
+            "/a/%2e%2e//evil.example/",
         ] {
             assert_eq!(safe_next(Some(off)), DEFAULT_NEXT, "{off:?}");
         }
