@@ -23,3 +23,7 @@ soak:
 # Schema-driven fuzzing of every JSON route against the release binary.
 fuzz:
     bash tests/fuzz/run.sh
+
+# Interop with a real Django + djangorestframework-simplejwt resource server.
+interop:
+    bash tests/interop/simplejwt/run.sh
