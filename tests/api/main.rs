@@ -17,6 +17,7 @@ mod client_login;
 mod clients;
 mod consent;
 mod consume;
+mod control_characters;
 mod database;
 mod demo;
 mod errors;

@@ -34,6 +34,7 @@ use credencial_application::{
     SignupService, TaxIdValidationService,
 };
 use credencial_domain::admin::LoginVia;
+use credencial_domain::local_path::resolve_under;
 use secrecy::SecretString;
 
 use crate::client_address::client_address;
@@ -244,10 +245,18 @@ pub fn refused(status: StatusCode, reason: &str) -> HttpResponse {
     html::html(html::response(status), &page)
 }
 
+/// What a page says about text that holds a control character (a NUL,
+/// say): the service refuses it in any text a client sends.
+pub const CONTROL_CHARACTER: &str =
+    "O texto enviado contém um caractere de controle (como o caractere nulo), que não é aceito. Nada foi alterado.";
+
 /// The page for a form that could not be read.
 pub fn form_refused(e: FormError) -> HttpResponse {
-    let status = if e == FormError::TooLarge { StatusCode::PAYLOAD_TOO_LARGE } else { StatusCode::BAD_REQUEST };
-    refused(status, "O formulário enviado é inválido.")
+    match e {
+        FormError::TooLarge => refused(StatusCode::PAYLOAD_TOO_LARGE, "O formulário enviado é inválido."),
+        FormError::ControlCharacter(_) => refused(StatusCode::BAD_REQUEST, CONTROL_CHARACTER),
+        _ => refused(StatusCode::BAD_REQUEST, "O formulário enviado é inválido."),
+    }
 }
 
 /// The text values of `names` in `fields` (an absent or empty field is
@@ -314,17 +323,14 @@ fn to_login(next: &str) -> HttpResponse {
     see_other(&format!("{LOGIN_PATH}?{query}"))
 }
 
-/// `next` when it is an account or administration page of this site,
-/// else the overview: a path under `/conta` or `/admin` with no `//` or `\`
-/// (which browsers read as another host) and no control characters.
-pub fn safe_next(next: Option<&str>) -> &str {
-    next.filter(|n| {
-        ["/conta", "/admin"].iter().any(|root| n == root || n.strip_prefix(root).is_some_and(|r| r.starts_with('/')))
-            && !n.contains("//")
-            && !n.contains('\\')
-            && !n.chars().any(char::is_control)
-    })
-    .unwrap_or(HOME_PATH)
+/// `next` resolved as the browser will resolve it (dot segments removed in
+/// every spelling: `..`, `%2e%2e`, `.%2E`, …) when the resolved path is an
+/// account or administration page of this site, else the overview: a path
+/// under `/conta` or `/admin` with no `//` or `\` (which browsers read as
+/// another host) and no control characters
+/// ([`credencial_domain::local_path::resolve_under`]).
+pub fn safe_next(next: Option<&str>) -> String {
+    next.and_then(|n| resolve_under(n, &["/conta", "/admin"])).unwrap_or_else(|| HOME_PATH.to_owned())
 }
 
 // ---------------------------------------------------------------- login
@@ -340,11 +346,11 @@ async fn login_get(
     let fields = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     let next = safe_next(fields.get("next").ok().flatten());
     match session_of(&req, &oauth).await {
-        Ok(Some(_)) => return see_other(next),
+        Ok(Some(_)) => return see_other(&next),
         Ok(None) => {}
         Err(e) => return html::failure_page(e),
     }
-    login_page(&req, &oauth, &cookies, &settings, next, "", None, StatusCode::OK)
+    login_page(&req, &oauth, &cookies, &settings, &next, "", None, StatusCode::OK)
 }
 
 /// `POST /conta/entrar/`: checks the form token, the username (or CPF) and
@@ -367,7 +373,7 @@ async fn login_post(
     let field = |name| fields.get(name).ok().flatten().unwrap_or("");
     let next = safe_next(fields.get("next").ok().flatten());
     let username = field("username").trim();
-    let page = |message, status| login_page(&req, &oauth, &cookies, &settings, next, username, Some(message), status);
+    let page = |message, status| login_page(&req, &oauth, &cookies, &settings, &next, username, Some(message), status);
     let key = cookies::read(&req, LOGIN_COOKIE);
     if !key.as_deref().is_some_and(|k| oauth.login_form_token_matches(k, field("csrf_token"))) {
         return page(FORM_EXPIRED, StatusCode::BAD_REQUEST);
@@ -381,7 +387,7 @@ async fn login_post(
         Ok(signed) if signed.session.must_change_password => {
             with_session(&req, &cookies, see_other(MUST_CHANGE_LOCATION), &signed)
         }
-        Ok(signed) => with_session(&req, &cookies, see_other(next), &signed),
+        Ok(signed) => with_session(&req, &cookies, see_other(&next), &signed),
         Err(ServiceError::InvalidCredentials) => page(WRONG_CREDENTIALS, StatusCode::OK),
         Err(ServiceError::Throttled { retry_after_secs }) => {
             let answer = page(&throttled_text(retry_after_secs), StatusCode::TOO_MANY_REQUESTS);
@@ -478,6 +484,9 @@ mod tests {
         for ok in ["/conta/", "/conta", "/conta/experiencias/?x=1", "/conta/formacoes/3/"] {
             assert_eq!(safe_next(Some(ok)), ok);
         }
+        for (dotted, resolved) in [("/admin/../conta/", "/conta/"), ("/conta/x/%2E%2e/", "/conta/")] {
+            assert_eq!(safe_next(Some(dotted)), resolved);
+        }
         for bad in [
             "//evil.example/",
             "https://evil.example/conta/",
@@ -486,6 +495,10 @@ mod tests {
             "/oauth/x",
             "/contas",
             "/conta/\n",
+            "/conta/../auth/logout/",
+            "/conta/%2e%2e/auth/logout/",
+            "/conta/.%2E/auth/logout/",
+            "/conta/..\\auth/logout/",
         ] {
             assert_eq!(safe_next(Some(bad)), HOME_PATH, "{bad:?}");
         }

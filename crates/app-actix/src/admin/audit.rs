@@ -9,10 +9,9 @@ use askama::Template;
 use credencial_application::{OAuthService, StaffService};
 use credencial_domain::admin::AuditFilter;
 
-use super::staff_signed_in;
+use super::{filter_query, staff_signed_in};
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
-use crate::oauth::form::FormFields;
 use crate::routes::resource;
 
 /// The audit trail's path.
@@ -74,7 +73,7 @@ pub struct AuditPageView<'a> {
 /// `GET /admin/auditoria/`.
 async fn trail(req: HttpRequest, oauth: web::Data<OAuthService>, staff: web::Data<StaffService>) -> HttpResponse {
     or_answer!(staff_signed_in(&req, &oauth, &staff).await);
-    let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
+    let query = or_answer!(filter_query(&req));
     let value = |name| {
         let v: &str = query.get(name).ok().flatten().unwrap_or("").trim();
         v.chars().take(MAX_FILTER_CHARS).collect::<String>()

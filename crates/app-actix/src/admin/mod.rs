@@ -30,10 +30,10 @@ use credencial_application::{
 };
 use credencial_domain::admin::Actor;
 
-use crate::account::{signed_in, signed_post};
+use crate::account::{signed_in, signed_post, CONTROL_CHARACTER};
 use crate::cookies::CookiePolicy;
 use crate::html::{self, ErrorPage, PROVIDER};
-use crate::oauth::form::FormFields;
+use crate::oauth::form::{FormError, FormFields};
 use crate::routes::resource;
 
 /// The panel's home.
@@ -117,6 +117,18 @@ pub async fn staff_post(
     let (session, fields) = signed_post(req, payload, oauth).await?;
     let actor = member(staff, &session).await?;
     Ok((session, actor, fields))
+}
+
+/// The fields of a panel page's query string (its filters: `?q=…`,
+/// `?ator=…`); the 400 page when one holds a control character (a NUL can
+/// match nothing, and must not reach storage); a query that cannot be read
+/// otherwise is an empty filter, as before.
+pub fn filter_query(req: &HttpRequest) -> Result<FormFields, HttpResponse> {
+    match FormFields::parse(req.query_string().as_bytes()) {
+        Ok(fields) => Ok(fields),
+        Err(FormError::ControlCharacter(_)) => Err(refused(StatusCode::BAD_REQUEST, CONTROL_CHARACTER)),
+        Err(_) => Ok(FormFields::default()),
+    }
 }
 
 async fn member(staff: &StaffService, session: &LoginSession) -> Result<Actor, HttpResponse> {

@@ -24,7 +24,7 @@ use credencial_domain::admin::AccountQuery;
 use credencial_domain::UserId;
 use secrecy::ExposeSecret;
 
-use super::{refused, staff_post, staff_signed_in};
+use super::{filter_query, refused, staff_post, staff_signed_in};
 use crate::account::{form_refused, see_other};
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
@@ -174,7 +174,7 @@ async fn search(
     accounts: web::Data<AccountAdminService>,
 ) -> HttpResponse {
     or_answer!(staff_signed_in(&req, &oauth, &staff).await);
-    let fields = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
+    let fields = or_answer!(filter_query(&req));
     let query = AccountQuery::parse(fields.get("q").ok().flatten().unwrap_or(""));
     // Junk or a number past the end shows a page, never an error.
     let number = fields.get("pagina").ok().flatten().and_then(|n| n.trim().parse::<u32>().ok()).unwrap_or(1);

@@ -5,6 +5,7 @@
 use actix_web::http::header;
 use actix_web::{web, HttpRequest};
 use credencial_domain::oauth::AuthorizationParams;
+use credencial_domain::text::refused_control;
 use futures_util::StreamExt;
 
 use crate::body::MAX_BODY_BYTES;
@@ -31,6 +32,10 @@ pub enum FormError {
     Malformed,
     /// A parameter was sent more than once.
     Repeated(String),
+    /// A parameter's name or value holds a control character the service
+    /// refuses in client text ([`credencial_domain::text`]): the name, as
+    /// sent.
+    ControlCharacter(String),
 }
 
 impl FormError {
@@ -41,6 +46,9 @@ impl FormError {
             FormError::TooLarge => format!("the body is larger than {MAX_BODY_BYTES} bytes"),
             FormError::Malformed => "the body is not a valid form".into(),
             FormError::Repeated(name) => format!("parameter {name} was sent more than once"),
+            FormError::ControlCharacter(name) => {
+                format!("parameter {} holds a control character", name.escape_debug())
+            }
         }
     }
 }
@@ -60,9 +68,19 @@ const AUTHORIZATION_PARAMS: [&str; 10] = [
 ];
 
 impl FormFields {
-    /// Decodes form-encoded `bytes` (a body or a query string).
+    /// Decodes form-encoded `bytes` (a body or a query string). Errors:
+    /// `Malformed`; `ControlCharacter` when a name or value holds one the
+    /// service refuses in client text (NUL, percent-encoded or not, and the
+    /// other C0 controls but tab, line feed and carriage return).
     pub fn parse(bytes: &[u8]) -> Result<Self, FormError> {
-        serde_urlencoded::from_bytes::<Vec<(String, String)>>(bytes).map(Self).map_err(|_| FormError::Malformed)
+        let pairs =
+            serde_urlencoded::from_bytes::<Vec<(String, String)>>(bytes).map_err(|_| FormError::Malformed)?;
+        if let Some((name, _)) =
+            pairs.iter().find(|(k, v)| refused_control(k).is_some() || refused_control(v).is_some())
+        {
+            return Err(FormError::ControlCharacter(name.clone()));
+        }
+        Ok(Self(pairs))
     }
 
     /// The value of `name`; `Ok(None)` when absent or empty. Errors:
@@ -159,6 +177,22 @@ mod tests {
         assert_eq!(f.get("b"), Ok(None));
         assert_eq!(f.get("z"), Ok(None));
         assert_eq!(f.get("c"), Err(FormError::Repeated("c".into())));
+    }
+
+    #[test]
+    fn a_control_character_in_a_name_or_value_refuses_the_form() {
+        for (bytes, name) in [
+            (&b"q=%00"[..], "q"),
+            (b"q=a\0b", "q"),
+            (b"ok=1&ator=x%01", "ator"),
+            (b"a%00=1", "a\0"),
+            (b"x=%1F&y=%00", "x"),
+        ] {
+            assert_eq!(FormFields::parse(bytes).map(drop), Err(FormError::ControlCharacter(name.into())), "{bytes:?}");
+        }
+        assert_eq!(FormError::ControlCharacter("a\0".into()).message(), "parameter a\\0 holds a control character");
+        let text = FormFields::parse(b"q=a%09b%0Ac%0Dd").expect("tab and line breaks are text");
+        assert_eq!(text.get("q"), Ok(Some("a\tb\nc\rd")));
     }
 
     #[test]
