@@ -26,6 +26,7 @@ mod faults;
 mod grants;
 mod helpers;
 mod keys;
+mod login_next;
 mod metrics;
 mod oauth;
 mod oidc;
