@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use credencial_domain::account::{AccountDetails, FieldErrors, UniqueField};
 use credencial_domain::throttle::{ClientAddress, Subject};
-use credencial_domain::{check_new_password, AccountIdentifiers, PasswordStamp, UserId};
+use credencial_domain::{check_new_password, AccountIdentifiers, PasswordStamp, UserId, Username};
 use credencial_ports::{DetailsUpdate, RefreshTokenStore, UserRepository};
 use secrecy::{ExposeSecret, SecretString};
 
@@ -133,7 +133,9 @@ impl AccountEditService {
         }
         let throttle = self.tokens.throttle();
         let hasher = self.tokens.credentials().hasher();
-        let subject = Subject::Username(&credentials.username);
+        // The account's one count (see `CredentialCheck::check_login`).
+        let name = Username::parse(&credentials.username).ok();
+        let subject = name.as_ref().map_or(Subject::Unknown(&credentials.username), Subject::Account);
         let stored = Some(credentials.password_hash.into_inner());
         if !throttle.verify(hasher, subject, from, stored, current, true).await? {
             errors.push("password_atual", MSG_SENHA_ATUAL);

@@ -78,9 +78,11 @@ impl CredentialCheck {
     /// password (on the hashing threads) sent from `from`. Unknown users,
     /// wrong passwords and inactive accounts all answer
     /// `InvalidCredentials` after the same hashing work (one look-up either
-    /// way), and count as failures against the login typed (a CPF by its
-    /// digits) and the address; while either is limited, every attempt
-    /// answers `Throttled` without hashing.
+    /// way), and count as failures against the account (one count whether
+    /// its username or its CPF, punctuated or not, named it), or against
+    /// the login typed when it named none (a CPF by its digits), and
+    /// against the address; while either is limited, every attempt answers
+    /// `Throttled` without hashing.
     pub async fn check_credentials(
         &self,
         username: &str,
@@ -110,9 +112,13 @@ impl CredentialCheck {
             (None, Ok(valid)) => self.users.find_credentials(valid.as_str()).await?,
             (None, Err(_)) => None,
         };
-        // The failures of a CPF count under its digits, however it was
-        // punctuated.
-        let subject = Subject::Username(cpf.as_ref().map_or(username, Cpf::as_str));
+        // The failures count per account, under its username, whichever
+        // identifier named it; a login that named none counts under what
+        // was typed (a CPF by its digits), in the same form. A stored
+        // username that no login could type (white space, from an import)
+        // counts under the identifier typed.
+        let account_name = found.as_ref().and_then(|c| Username::parse(&c.username).ok());
+        let subject = account_name.as_ref().map_or(Subject::Unknown(username), Subject::Account);
         let (hash, account) = match found {
             Some(c) => (Some(c.password_hash.expose().clone()), Some(c)),
             None => (None, None),

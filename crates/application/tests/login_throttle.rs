@@ -35,12 +35,34 @@ fn secret(s: &str) -> SecretString {
     SecretString::from(s.to_owned())
 }
 
-/// A token service whose users are ana (`ana-pw`), bob (`bob-pw`) and the
-/// inactive carla (`carla-pw`), with the limits of `policy` on `log`.
+/// A token service whose users are ana (`ana-pw`, CPF [`ANA_CPF`]), bob
+/// (`bob-pw`) and the inactive carla (`carla-pw`), with the limits of
+/// `policy` on `log`.
 struct Setup {
     service: TokenService,
     now_ms: Arc<AtomicI64>,
     hasher: PasswordHasher,
+}
+
+/// ana's CPF.
+const ANA_CPF: &str = "52998224725";
+
+/// The stored credentials of ana, bob and carla (password `<name>-pw`).
+fn credentials_of(username: &str) -> Option<UserCredentials> {
+    let (id, active) = match username {
+        "ana" => (1, true),
+        "bob" => (2, true),
+        "carla" => (3, false),
+        _ => return None,
+    };
+    let hash = DjangoPbkdf2::derive(&format!("{username}-pw"), "salt", ITERATIONS).expect("derive").encode();
+    Some(UserCredentials {
+        id: UserId(id),
+        username: username.to_owned(),
+        password_hash: hash.into(),
+        is_active: active,
+        must_change_password: false,
+    })
 }
 
 fn setup(policy: ThrottlePolicy, log: MockLoginFailureLog, hashing_threads: usize) -> Setup {
@@ -53,22 +75,11 @@ fn setup(policy: ThrottlePolicy, log: MockLoginFailureLog, hashing_threads: usiz
     let clock = Arc::new(clock);
 
     let mut users = MockUserRepository::new();
-    users.expect_find_credentials().returning(|username| {
-        let (id, active) = match username {
-            "ana" => (1, true),
-            "bob" => (2, true),
-            "carla" => (3, false),
-            _ => return Ok(None),
-        };
-        let hash = DjangoPbkdf2::derive(&format!("{username}-pw"), "salt", ITERATIONS).expect("derive").encode();
-        Ok(Some(UserCredentials {
-            id: UserId(id),
-            username: username.to_owned(),
-            password_hash: hash.into(),
-            is_active: active,
-            must_change_password: false,
-        }))
-    });
+    users.expect_find_credentials().returning(|username| Ok(credentials_of(username)));
+    // ana's CPF is ANA_CPF (no username is a CPF here).
+    users
+        .expect_find_credentials_for_cpf()
+        .returning(|cpf, _| Ok(if cpf.as_str() == ANA_CPF { credentials_of("ana") } else { None }));
     let mut store = MockRefreshTokenStore::new();
     store.expect_record_login().returning(|_, _, _| Ok(()));
     let hasher = PasswordHasher::new(hashing_threads, ITERATIONS).expect("hasher");
@@ -162,6 +173,31 @@ async fn unknown_and_inactive_users_count_like_wrong_passwords_and_answer_alike_
     }
     assert_eq!(failures.on("username:nobody"), 5);
     assert_eq!(failures.on("username:carla"), 5);
+}
+
+#[tokio::test]
+async fn an_account_has_one_count_whether_its_cpf_punctuated_or_bare_or_its_username_named_it() {
+    let failures = Failures::default();
+    let s = setup(POLICY, failures.log(), 2);
+    for typed in ["529.982.247-25", "52998224725", "529.982.247-25", "52998224725", "ana"] {
+        invalid(s.service.pair(typed, secret("guess"), here()).await);
+    }
+    assert_eq!(failures.on("username:ana"), 5, "one count, under the account's username");
+    assert_eq!(failures.on("username:52998224725"), 0);
+    assert_eq!(throttled(s.service.pair("ana", secret("ana-pw"), elsewhere()).await), 300, "the 6th guess");
+    assert_eq!(throttled(s.service.pair("529.982.247-25", secret("ana-pw"), elsewhere()).await), 300);
+    assert_eq!(failures.on("address:192.0.2.10"), 5, "the address counts each guess once");
+}
+
+#[tokio::test]
+async fn an_unknown_cpf_is_limited_like_a_known_one_whatever_its_punctuation() {
+    let failures = Failures::default();
+    let s = setup(POLICY, failures.log(), 2);
+    for typed in ["111.444.777-35", "11144477735", "111.444.777-35", "11144477735", "111444777-35"] {
+        invalid(s.service.pair(typed, secret("guess"), here()).await);
+    }
+    assert_eq!(failures.on("username:11144477735"), 5, "under its digits, as a known account's would be");
+    assert_eq!(throttled(s.service.pair("11144477735", secret("guess"), elsewhere()).await), 300);
 }
 
 #[tokio::test]

@@ -1,9 +1,14 @@
 //! Brute-force limits on credential checks: which keys a failure counts
 //! against, when a key is limited, and how long until it is free again.
 //!
-//! A failed password counts against the username (at `pair` and at the
-//! login form) and against the client's address; a failed client secret (at
-//! `/oauth/token/`) against the address only. Client secrets are 256 random
+//! A failed password counts against the account (at `pair`, at the login
+//! form and at a password change) and against the client's address; a
+//! failed client secret (at `/oauth/token/`) against the address only. An
+//! account has one count whichever identifier named it — its username or
+//! its CPF, with or without punctuation — kept under its username
+//! (`username:<name>`). A login that named no account counts under the
+//! identifier typed, in the same form (`username:<digits>` for a CPF), so
+//! that its answers cannot be told from a known account's. Client secrets are 256 random
 //! bits made by `credencial client`, so counting failures per `client_id`
 //! would stop no guessing; it would only let anyone who knows a client's
 //! public id lock out every user of that application with a handful of
@@ -15,6 +20,7 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
 
+use crate::cpf::Cpf;
 use crate::user::Username;
 
 /// What a throttle key counts the failures of.
@@ -78,6 +84,15 @@ impl ThrottleKey {
         Self::new(KeyKind::Username, username.as_str())
     }
 
+    /// The key of a login that named no account: a CPF (see
+    /// [`Cpf::parse`]) by its digits, however punctuated, anything else as
+    /// typed; `None` for text no username can be.
+    pub fn identifier(typed: &str) -> Option<Self> {
+        let digits = Cpf::parse(typed).ok();
+        let text = digits.as_ref().map_or(typed, Cpf::as_str);
+        Username::parse(text).ok().map(|name| Self::username(&name))
+    }
+
     /// The key of a client address.
     pub fn address(address: ClientAddress) -> Self {
         Self::new(KeyKind::Address, &address.to_string())
@@ -136,9 +151,14 @@ impl Default for ThrottlePolicy {
 /// Who an attempt claims to be.
 #[derive(Debug, Clone, Copy)]
 pub enum Subject<'a> {
-    /// A username as typed (trimmed). One that cannot exist (see
+    /// The account a login named, by its username as stored, whichever
+    /// identifier named it: one count per account.
+    Account(&'a Username),
+    /// A login that named no account, as typed (trimmed): counted under
+    /// [`ThrottleKey::identifier`] of it, the key an account of that
+    /// username would have. One that cannot exist (see
     /// [`Username::parse`]) has no key of its own.
-    Username(&'a str),
+    Unknown(&'a str),
     /// A client secret at `/oauth/token/`: counted against the address only
     /// (see the module's documentation).
     ClientSecret,
@@ -166,8 +186,12 @@ impl ThrottlePolicy {
     /// comes first.
     pub fn keys(&self, subject: Subject<'_>, address: Option<ClientAddress>) -> Vec<ThrottleKey> {
         let mut keys = Vec::with_capacity(2);
-        if let (Subject::Username(raw), true) = (subject, self.username_failures > 0) {
-            keys.extend(Username::parse(raw).ok().map(|u| ThrottleKey::username(&u)));
+        if self.username_failures > 0 {
+            match subject {
+                Subject::Account(username) => keys.push(ThrottleKey::username(username)),
+                Subject::Unknown(typed) => keys.extend(ThrottleKey::identifier(typed)),
+                Subject::ClientSecret => {}
+            }
         }
         if self.address_failures > 0 {
             keys.extend(address.map(ThrottleKey::address));
@@ -259,25 +283,42 @@ mod tests {
     #[test]
     fn a_password_counts_against_username_and_address_a_client_secret_against_the_address_only() {
         let from = Some(ClientAddress::of(ip("192.0.2.1")));
-        let keys = policy().keys(Subject::Username("ana"), from);
+        let keys = policy().keys(Subject::Unknown("ana"), from);
         let texts: Vec<&str> = keys.iter().map(ThrottleKey::as_str).collect();
         assert_eq!(texts, ["username:ana", "address:192.0.2.1"]);
+        let ana = Username::parse("ana").expect("username");
+        assert_eq!(policy().keys(Subject::Account(&ana), from), keys, "a known account's key looks the same");
         let keys = policy().keys(Subject::ClientSecret, from);
         let texts: Vec<&str> = keys.iter().map(ThrottleKey::as_str).collect();
         assert_eq!(texts, ["address:192.0.2.1"]);
     }
 
     #[test]
+    fn an_unknown_cpf_counts_under_its_digits_however_punctuated() {
+        let bare = ThrottleKey::identifier("52998224725").expect("a key");
+        assert_eq!(bare.as_str(), "username:52998224725");
+        assert_eq!(ThrottleKey::identifier("529.982.247-25"), Some(bare.clone()));
+        assert_eq!(ThrottleKey::identifier("529982247-25"), Some(bare));
+        // Not a CPF (wrong check digits): the text as typed.
+        assert_eq!(
+            ThrottleKey::identifier("529.982.247-26").map(|k| k.to_string()).as_deref(),
+            Some("username:529.982.247-26")
+        );
+        assert_eq!(ThrottleKey::identifier("ana"), Some(ana()));
+        assert_eq!(ThrottleKey::identifier("a\u{0}"), None);
+    }
+
+    #[test]
     fn disabled_limits_and_impossible_subjects_have_no_keys() {
         let from = Some(ClientAddress::of(ip("192.0.2.1")));
         let no_subject = ThrottlePolicy { username_failures: 0, ..policy() };
-        assert_eq!(no_subject.keys(Subject::Username("ana"), from).len(), 1);
+        assert_eq!(no_subject.keys(Subject::Unknown("ana"), from).len(), 1);
         let no_address = ThrottlePolicy { address_failures: 0, ..policy() };
-        assert_eq!(no_address.keys(Subject::Username("ana"), from), vec![ana()]);
-        assert!(ThrottlePolicy::DISABLED.keys(Subject::Username("ana"), from).is_empty());
-        assert!(policy().keys(Subject::Username("has space"), None).is_empty());
+        assert_eq!(no_address.keys(Subject::Unknown("ana"), from), vec![ana()]);
+        assert!(ThrottlePolicy::DISABLED.keys(Subject::Unknown("ana"), from).is_empty());
+        assert!(policy().keys(Subject::Unknown("has space"), None).is_empty());
         assert!(policy().keys(Subject::ClientSecret, None).is_empty());
-        assert!(policy().keys(Subject::Username(""), None).is_empty());
+        assert!(policy().keys(Subject::Unknown(""), None).is_empty());
     }
 
     #[test]
