@@ -36,6 +36,16 @@ pub struct TestApp {
 /// The folder of the key pairs the tests sign with (they protect nothing).
 pub const TEST_KEYS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/domain/tests/keys");
 
+/// The codec of the tokens the test app issues to client applications:
+/// its OpenID Connect key pair (`rsa_private.pem`, RS256), not the HS256
+/// secret that first-party tokens share with SUAP-side APIs.
+pub fn client_token_codec() -> credencial_domain::TokenCodec {
+    let pem = std::fs::read(format!("{TEST_KEYS}/rsa_private.pem")).expect("the test key pair");
+    let keys = credencial_domain::JwtKeys::from_private_pem(credencial_domain::JwtAlgorithm::RS256, &pem)
+        .expect("an RS256 key");
+    credencial_domain::TokenCodec::new(keys, 0).expect("a codec")
+}
+
 /// Settings for a test app on `db` with `upstream` as the user-data resource.
 pub fn test_settings(db: &TestDatabase, upstream: &MockServer) -> Settings {
     Settings {

@@ -288,8 +288,14 @@ async fn a_confidential_client_gets_tokens_for_a_code_reads_the_profile_and_rota
     assert_eq!(tokens["scope"], "dados_publicos cpf email cnes formacao_academica");
     let access = tokens["access_token"].as_str().expect("access");
     let c = claims(access);
-    assert_eq!((c["token_type"].as_str(), c["user_id"].as_i64()), (Some("access"), Some(ana)));
+    assert_eq!((c["token_type"].as_str(), c["user_id"].as_i64()), (Some("oauth_access"), Some(ana)));
     assert_eq!((c["client_id"].as_str(), c["scope"].as_str()), (Some("portal"), tokens["scope"].as_str()));
+    // RFC 9068 §2.1: typed as an access token, and signed with the
+    // provider's published key pair, not the secret SUAP-side APIs share.
+    let header = jsonwebtoken::decode_header(access).expect("header");
+    assert_eq!((header.typ.as_deref(), header.alg), (Some("at+jwt"), jsonwebtoken::Algorithm::RS256));
+    let refresh_claims = claims(tokens["refresh_token"].as_str().expect("refresh"));
+    assert_eq!(refresh_claims["token_type"], "oauth_refresh");
 
     let (status, profile) = profile_of(&app, access).await;
     assert_eq!(status, 200, "{profile}");

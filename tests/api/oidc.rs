@@ -165,8 +165,10 @@ async fn discovery_has_the_required_members_and_every_url_starts_with_the_issuer
     for scope in ["openid", "profile", "email", "cpf", "dados_publicos", "cnes"] {
         assert!(scopes.contains(&scope), "{scope} in {scopes:?}");
     }
-    assert_eq!(doc["credencial_access_token_signing_alg"], "HS256");
-    assert_eq!(doc["credencial_access_token_key_published"], false, "the HS256 secret is not published");
+    // Tokens issued to applications are signed with the provider's key
+    // pair (published), not the HS256 secret of first-party tokens.
+    assert_eq!(doc["credencial_access_token_signing_alg"], "RS256");
+    assert_eq!(doc["credencial_access_token_key_published"], true);
     // The endpoints it names are this service's routes.
     for member in ["authorization_endpoint", "token_endpoint", "userinfo_endpoint", "end_session_endpoint"] {
         let path = doc[member].as_str().expect("url").strip_prefix(ISSUER).expect("below the issuer").to_owned();

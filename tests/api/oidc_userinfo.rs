@@ -4,11 +4,11 @@
 //! one, one without `openid`, a revoked grant, a read that cannot be
 //! logged).
 
-use credencial_domain::{Claims, JwtKeys, TokenCodec, TokenType};
+use credencial_domain::{Claims, TokenType};
 use reqwest::header::{CACHE_CONTROL, WWW_AUTHENTICATE};
 use serde_json::{json, Value};
 
-use crate::helpers::{status_and_json, TestApp, SECRET};
+use crate::helpers::{status_and_json, TestApp};
 use crate::oidc::{oidc_app, signed_in};
 
 const USERINFO: &str = "/oauth/userinfo/";
@@ -37,18 +37,17 @@ async fn log_rows(app: &TestApp) -> Vec<(String, Vec<String>)> {
     rows.into_iter().map(|(client, scopes)| (client, crate::database::json_list(&scopes))).collect()
 }
 
-/// An access token of portal for ana, as our HS256 key signs them, with
+/// An access token of portal for ana, as the provider signs them, with
 /// `scope` and `exp` (a token the provider never issued, to test the rules).
 fn crafted_token(ana: i64, scope: &str, exp: i64) -> String {
-    let codec = TokenCodec::new(JwtKeys::hmac(SECRET.as_bytes()).expect("secret"), 0).expect("codec");
     let claims = Claims {
         scope: Some(scope.into()),
         client_id: Some("portal".into()),
         aud: Some("portal".into()),
         exp,
-        ..Claims::new(TokenType::Access, ana, exp - 300, 300)
+        ..Claims::new(TokenType::ClientAccess, ana, exp - 300, 300)
     };
-    codec.encode(&claims).expect("signed")
+    crate::helpers::client_token_codec().encode_claims(&claims).expect("signed")
 }
 
 fn now() -> i64 {

@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{AcademicDegree, Experience, ERRO_NAO_VALIDADO, ERRO_SEM_EXPERIENCIA};
-use credencial_domain::{Degree, ScopeSet, UserData, UserId, Username};
+use credencial_domain::{Claims, Degree, ScopeSet, TokenType, UserData, UserId, Username};
 use credencial_ports::{NewUser, OAuthClient};
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, ResponseTemplate};
 
-use crate::helpers::{spawn_app_with, status_and_json, TestApp, SECRET};
+use crate::helpers::{client_token_codec, spawn_app_with, status_and_json, TestApp, SECRET};
 
 pub(crate) const ALL: &str =
     "dados_publicos cpf email receita_federal cnes experiencia_profissional formacao_academica cursos_cdp";
@@ -155,15 +155,18 @@ pub(crate) fn token(user_id: i64, scope: &str, client: &str, exp_in: i64) -> Str
     token_with(user_id, scope, client, Some(client), exp_in)
 }
 
-/// An access token signed with the test key whose `aud` is `aud`.
+/// An OAuth2 access token as the test app issues them to applications
+/// (`oauth_access`, `typ: at+jwt`, signed with its client key) whose `aud`
+/// is `aud`.
 pub(crate) fn token_with(user_id: i64, scope: &str, client: &str, aud: Option<&str>, exp_in: i64) -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
-    let mut claims = json!({"token_type": "access", "iat": now, "exp": now + exp_in, "jti": format!("j{now}{user_id}"),
-                            "user_id": user_id, "scope": scope, "client_id": client});
-    if let Some(aud) = aud {
-        claims["aud"] = json!(aud);
-    }
-    encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(SECRET.as_bytes())).expect("sign")
+    let claims = Claims {
+        scope: Some(scope.into()),
+        client_id: Some(client.into()),
+        aud: aud.map(Into::into),
+        ..Claims::new(TokenType::ClientAccess, user_id, now, exp_in)
+    };
+    client_token_codec().encode_claims(&claims).expect("sign")
 }
 
 pub(crate) fn receita_json() -> Value {
@@ -308,6 +311,37 @@ async fn a_scope_the_client_is_not_enabled_for_is_omitted_even_when_the_token_ha
     assert!(app.upstream.received_requests().await.unwrap_or_default().is_empty());
 }
 
+/// An OAuth2 access token of the form issued before the client types
+/// (`access` with an audience, signed with the shared HS256 secret), issued
+/// `age` seconds ago and living `lifetime` seconds.
+fn shared_secret_token(user_id: i64, client: &str, age: i64, lifetime: i64) -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
+    let claims = json!({"token_type": "access", "iat": now - age, "exp": now - age + lifetime, "jti": "legacy",
+                        "user_id": user_id, "scope": ALL, "client_id": client, "aud": client});
+    encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(SECRET.as_bytes())).expect("sign")
+}
+
+#[tokio::test]
+async fn an_application_token_issued_before_the_upgrade_is_served_until_it_expires_but_the_shared_secret_mints_none() {
+    let app = app().await;
+    register_client(&app, "host", ALL).await;
+    let ana = person(&app, "ana", ANA_CPF, true).await;
+    consent_to_every_client(&app, ana).await;
+    // Issued (with the shared secret, as before the upgrade) a minute
+    // before this instance started, still unexpired: served.
+    let (status, body) = profile(&app, Some(&shared_secret_token(ana, "host", 60, 300)), None).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["cpf"], ANA_CPF);
+    for (what, token) in [
+        ("issued after the start", shared_secret_token(ana, "host", -2, 300)),
+        ("living longer than an access token", shared_secret_token(ana, "host", 60, 3_600)),
+        ("expired", shared_secret_token(ana, "host", 400, 300)),
+    ] {
+        let (status, body) = profile(&app, Some(&token), None).await;
+        assert_eq!(status, 401, "{what}: {body}");
+    }
+}
+
 #[tokio::test]
 async fn bad_credentials_are_401_and_other_methods_405() {
     let app = app().await;
@@ -329,6 +363,9 @@ async fn bad_credentials_are_401_and_other_methods_405() {
         ("no OAuth2 claims", Some(pair_style)),
         ("unknown client", Some(token(ana, ALL, "deleted", 300))),
         ("client but no audience", Some(token_with(ana, ALL, "host", None, 300))),
+        // An application's token that the shared secret (which SUAP-side
+        // APIs hold) minted now: the client key signs those.
+        ("minted with the shared secret", Some(shared_secret_token(ana, "host", 0, 300))),
         ("audience of another client", Some(token_with(ana, ALL, "host", Some("other"), 300))),
     ];
     for (what, t) in cases {

@@ -777,12 +777,12 @@ async fn a_code_buys_scoped_tokens_for_the_client_and_records_the_refresh_token(
     assert_eq!((tokens.token_type, tokens.expires_in), ("Bearer", 300));
     assert_eq!(tokens.scope, "dados_publicos cpf email cnes");
     let access = decode(&tokens.access_token);
-    assert_eq!((access.token_type, access.user_id, access.exp), (TokenType::Access, USER.0, NOW + 300));
+    assert_eq!((access.token_type, access.user_id, access.exp), (TokenType::ClientAccess, USER.0, NOW + 300));
     assert_eq!(access.scope.as_deref(), Some("dados_publicos cpf email cnes"));
     assert_eq!(access.client_id.as_deref(), Some("portal"));
     assert_eq!(access.aud.as_deref(), Some("portal"), "the audience is the client: no first-party route takes it");
     let refresh = decode(&tokens.refresh_token);
-    assert_eq!((refresh.token_type, refresh.exp), (TokenType::Refresh, NOW + 86_400));
+    assert_eq!((refresh.token_type, refresh.exp), (TokenType::ClientRefresh, NOW + 86_400));
     assert_eq!(refresh.aud.as_deref(), Some("portal"));
     assert_eq!((refresh.scope, refresh.client_id), (access.scope, access.client_id));
     assert_eq!(handles.refreshes.lock().expect("lock").get(&refresh.jti).map(|(current, _)| *current), Some(true));

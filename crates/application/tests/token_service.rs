@@ -88,8 +88,8 @@ impl Fakes {
 /// A token signed with the service's key, for the user under test.
 fn token(token_type: TokenType, issued_at: i64) -> (String, Claims) {
     let lifetime = match token_type {
-        TokenType::Access => ACCESS_SECS,
-        TokenType::Refresh => REFRESH_SECS,
+        TokenType::Access | TokenType::ClientAccess => ACCESS_SECS,
+        TokenType::Refresh | TokenType::ClientRefresh => REFRESH_SECS,
         TokenType::Session => 600,
     };
     let claims = Claims::new(token_type, USER, issued_at, lifetime);
@@ -357,14 +357,14 @@ async fn verify_of_a_login_session_token_is_wrong_type() {
 /// A token a user granted to the client application `portal`, of
 /// `token_type`, with the given audience and client claims.
 fn client_token(token_type: TokenType, aud: Option<&str>, client_id: Option<&str>) -> String {
-    let lifetime = if token_type == TokenType::Access { ACCESS_SECS } else { REFRESH_SECS };
+    let lifetime = if token_type.is_access() { ACCESS_SECS } else { REFRESH_SECS };
     let claims = Claims {
         scope: Some("dados_publicos cpf email".into()),
         client_id: client_id.map(Into::into),
         aud: aud.map(Into::into),
         ..Claims::new(token_type, USER, NOW, lifetime)
     };
-    codec().encode(&claims).expect("encode")
+    codec().encode_claims(&claims).expect("encode")
 }
 
 /// Every shape of token issued to a client application: as issued (`aud`
@@ -379,7 +379,9 @@ fn client_tokens(token_type: TokenType) -> [String; 3] {
 
 #[tokio::test]
 async fn verify_refuses_every_token_issued_to_a_client_application_as_wrong_type() {
-    for token_type in [TokenType::Access, TokenType::Refresh] {
+    // The client types, and the first-party types with a client's claims
+    // (the form issued before the client types).
+    for token_type in [TokenType::Access, TokenType::Refresh, TokenType::ClientAccess, TokenType::ClientRefresh] {
         for token in client_tokens(token_type) {
             let mut fakes = Fakes::new();
             // Refused on its claims alone: the refresh-token store is never asked.
@@ -402,10 +404,15 @@ async fn refresh_refuses_a_refresh_token_with_an_audience_alone_and_never_rotate
 #[test]
 fn a_client_token_is_accepted_only_in_the_client_lane_and_a_first_party_one_only_outside_it() {
     let service = Fakes::new().service();
-    let issued = client_token(TokenType::Access, Some("portal"), Some("portal"));
-    let claims = service.authenticate_client_token(&issued).expect("a client's token in the client lane");
-    assert_eq!(claims.aud.as_deref(), Some("portal"));
-    let err = service.authenticate(&issued).expect_err("not first party");
+    for token_type in [TokenType::ClientAccess, TokenType::Access] {
+        let issued = client_token(token_type, Some("portal"), Some("portal"));
+        let claims = service.authenticate_client_token(&issued).expect("a client's token in the client lane");
+        assert_eq!(claims.aud.as_deref(), Some("portal"));
+        let err = service.authenticate(&issued).expect_err("not first party");
+        assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
+    }
+    let refresh = client_token(TokenType::ClientRefresh, Some("portal"), Some("portal"));
+    let err = service.authenticate_client_token(&refresh).expect_err("a refresh token authorises nothing");
     assert!(matches!(err, ServiceError::InvalidToken(TokenError::WrongType)), "{err:?}");
 
     let (first_party, _) = token(TokenType::Access, NOW);
@@ -415,6 +422,8 @@ fn a_client_token_is_accepted_only_in_the_client_lane_and_a_first_party_one_only
         client_token(TokenType::Access, None, Some("portal")),
         client_token(TokenType::Access, Some("portal"), None),
         client_token(TokenType::Access, Some("other"), Some("portal")),
+        client_token(TokenType::ClientAccess, None, Some("portal")),
+        client_token(TokenType::ClientAccess, Some("other"), Some("portal")),
     ];
     for token in refused {
         let err = service.authenticate_client_token(&token).expect_err("no audience naming its client");

@@ -52,8 +52,10 @@ pub fn revocation_target<'a>(claims: &'a Claims, caller: &ClientId) -> Revocatio
         return RevocationTarget::NotTheCallers;
     }
     match claims.token_type {
-        TokenType::Refresh => RevocationTarget::RefreshFamily { jti: &claims.jti, user_id: claims.user_id },
-        TokenType::Access => RevocationTarget::AccessToken,
+        TokenType::Refresh | TokenType::ClientRefresh => {
+            RevocationTarget::RefreshFamily { jti: &claims.jti, user_id: claims.user_id }
+        }
+        TokenType::Access | TokenType::ClientAccess => RevocationTarget::AccessToken,
         TokenType::Session => RevocationTarget::NotTheCallers,
     }
 }
@@ -98,8 +100,8 @@ impl Introspection {
     /// answer to give if those checks pass.
     pub fn for_caller(claims: &Claims, caller: &ClientId) -> Self {
         let token_type = match claims.token_type {
-            TokenType::Access => ACCESS_TOKEN,
-            TokenType::Refresh => REFRESH_TOKEN,
+            TokenType::Access | TokenType::ClientAccess => ACCESS_TOKEN,
+            TokenType::Refresh | TokenType::ClientRefresh => REFRESH_TOKEN,
             TokenType::Session => return Self::inactive(),
         };
         if !issued_to(claims, caller) {
@@ -193,5 +195,22 @@ mod tests {
         ] {
             assert_eq!(revocation_target(&claims, &portal), RevocationTarget::NotTheCallers, "{claims:?}");
         }
+    }
+
+    #[test]
+    fn tokens_of_the_client_types_are_described_and_revoked_like_the_old_form() {
+        let portal = client("portal");
+        let access = issued(TokenType::ClientAccess, Some("portal"));
+        let refresh = issued(TokenType::ClientRefresh, Some("portal"));
+        assert_eq!(Introspection::for_caller(&access, &portal).token_type, Some(ACCESS_TOKEN));
+        assert_eq!(Introspection::for_caller(&refresh, &portal).token_type, Some(REFRESH_TOKEN));
+        assert_eq!(revocation_target(&access, &portal), RevocationTarget::AccessToken);
+        assert_eq!(
+            revocation_target(&refresh, &portal),
+            RevocationTarget::RefreshFamily { jti: &refresh.jti, user_id: 42 }
+        );
+        let others = issued(TokenType::ClientRefresh, Some("other"));
+        assert_eq!(Introspection::for_caller(&others, &portal), Introspection::inactive());
+        assert_eq!(revocation_target(&others, &portal), RevocationTarget::NotTheCallers);
     }
 }

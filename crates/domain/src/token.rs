@@ -2,18 +2,78 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The kinds of token the service issues. A token of one kind is never
-/// accepted where another is expected.
+/// The kinds of token the service issues, as the `token_type` claim names
+/// them. A token of one kind is never accepted where another is expected.
+///
+/// First-party tokens (`pair`, `refresh`) keep simplejwt's `access` and
+/// `refresh`, so that SUAP-side APIs running djangorestframework-simplejwt
+/// accept them unchanged. Tokens issued to client applications (OAuth2)
+/// carry `oauth_access` and `oauth_refresh`, which simplejwt refuses
+/// ("Token has wrong type") whatever key it holds: a token a person granted
+/// to a third-party application never reads as a login there (RFC 8725
+/// §3.11–3.12). OAuth2 tokens issued before this distinction carry
+/// `access`/`refresh` with an `aud`; they are still read in the client lane
+/// until they expire ([`Claims::client_audience`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TokenType {
-    /// Short-lived token that authorises requests.
+    /// Short-lived first-party token that authorises requests.
     Access,
-    /// Longer-lived, single-use token that buys a new pair.
+    /// Longer-lived, single-use first-party token that buys a new pair.
     Refresh,
     /// The user's login session at `/oauth/authorize/` (kept in an HttpOnly
     /// cookie scoped to `/oauth`); it authorises nothing else.
     Session,
+    /// An OAuth2 access token issued to a client application (JWT header
+    /// `typ: at+jwt`, RFC 9068 §2.1).
+    #[serde(rename = "oauth_access")]
+    ClientAccess,
+    /// An OAuth2 refresh token issued to a client application.
+    #[serde(rename = "oauth_refresh")]
+    ClientRefresh,
+}
+
+/// The JWT header `typ` of OAuth2 access tokens (RFC 9068 §2.1).
+pub const ACCESS_TOKEN_JWT_TYPE: &str = "at+jwt";
+
+/// Whether a JWT header's `typ` names an OAuth2 access token: `at+jwt` or
+/// `application/at+jwt`, in any case (RFC 9068 §2.1, RFC 8725 §3.11).
+pub fn is_access_token_jwt_type(typ: &str) -> bool {
+    let typ = typ.get(..12).filter(|p| p.eq_ignore_ascii_case("application/")).map_or(typ, |_| &typ[12..]);
+    typ.eq_ignore_ascii_case(ACCESS_TOKEN_JWT_TYPE)
+}
+
+impl TokenType {
+    /// The type of the same kind in the client lane: `oauth_access` for
+    /// `access`, `oauth_refresh` for `refresh` (the others are kept).
+    pub fn for_client(self) -> Self {
+        match self {
+            Self::Access => Self::ClientAccess,
+            Self::Refresh => Self::ClientRefresh,
+            other => other,
+        }
+    }
+
+    /// The first-party type of the same kind, which OAuth2 tokens issued
+    /// before the client types existed carry: `access` for
+    /// `oauth_access`, `refresh` for `oauth_refresh` (the others are kept).
+    pub fn legacy(self) -> Self {
+        match self {
+            Self::ClientAccess => Self::Access,
+            Self::ClientRefresh => Self::Refresh,
+            other => other,
+        }
+    }
+
+    /// Whether the token authorises requests (`access`, `oauth_access`).
+    pub fn is_access(self) -> bool {
+        matches!(self, Self::Access | Self::ClientAccess)
+    }
+
+    /// Whether the token buys a new pair (`refresh`, `oauth_refresh`).
+    pub fn is_refresh(self) -> bool {
+        matches!(self, Self::Refresh | Self::ClientRefresh)
+    }
 }
 
 /// The claims carried by every token we issue.
@@ -27,7 +87,10 @@ pub struct Claims {
     pub iat: i64,
     /// Unique token id (a UUID v4 in simple form).
     pub jti: String,
-    /// Primary key of the user the token speaks for.
+    /// Primary key of the user the token speaks for. Read from a number or
+    /// from a string of digits: djangorestframework-simplejwt 5.5 writes
+    /// `str(user.pk)`, and tokens it mints with the shared key verify here.
+    #[serde(deserialize_with = "user_id")]
     pub user_id: i64,
     /// Optional not-before time; we never issue it but honour it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,23 +141,81 @@ impl Claims {
     }
 
     /// Whether the token was issued to the service's own users (by `pair`
-    /// or `refresh`): it names no audience and no client. Only such tokens
-    /// are accepted at `verify`, `refresh` and the consume routes.
+    /// or `refresh`, or a login session): a first-party type, and no
+    /// audience and no client. Only such tokens are accepted at `verify`,
+    /// `refresh` and the consume routes.
     pub fn is_first_party(&self) -> bool {
-        self.aud.is_none() && self.client_id.is_none()
+        matches!(self.token_type, TokenType::Access | TokenType::Refresh | TokenType::Session)
+            && self.aud.is_none()
+            && self.client_id.is_none()
     }
 
     /// The client application an OAuth2 token was issued to: its `aud`,
-    /// when it names the same client as `client_id`. `None` for a
-    /// first-party token and for one whose two claims disagree or where one
-    /// is missing; only tokens with an audience are accepted at the profile
-    /// endpoint and the OAuth2 refresh grant.
+    /// when it names the same client as `client_id` and the type is an
+    /// access or refresh type (`oauth_*`, or `access`/`refresh` on tokens
+    /// issued before the client types). `None` for a first-party token, a
+    /// session, and one whose two claims disagree or where one is missing;
+    /// only tokens with an audience are accepted at the profile endpoint
+    /// and the OAuth2 refresh grant.
     pub fn client_audience(&self) -> Option<&str> {
+        if self.token_type == TokenType::Session {
+            return None;
+        }
         match (&self.aud, &self.client_id) {
             (Some(aud), Some(client)) if aud == client => Some(aud),
             _ => None,
         }
     }
+
+    /// `Ok` for a token issued to a client application of `expected` kind:
+    /// `oauth_access`/`oauth_refresh`, or the first-party type of the same
+    /// kind with a client audience (the form issued before the client
+    /// types), whose `aud` and `client_id` name one client. `WrongType`
+    /// for a first-party token, a session and a token of another kind.
+    pub fn require_client_kind(&self, expected: TokenType) -> Result<(), crate::error::TokenError> {
+        let expected = expected.for_client();
+        let of_kind = self.token_type == expected || self.token_type == expected.legacy();
+        if !of_kind || self.client_audience().is_none() {
+            return Err(crate::error::TokenError::WrongType);
+        }
+        Ok(())
+    }
+
+    /// Whether this is an OAuth2 token of the form issued before the client
+    /// types (`access`/`refresh` with a client audience): still read in
+    /// the client lane until it expires, never issued any more.
+    pub fn is_legacy_client_token(&self) -> bool {
+        matches!(self.token_type, TokenType::Access | TokenType::Refresh) && self.client_audience().is_some()
+    }
+}
+
+/// `user_id` as a number, or as a string of ASCII digits (simplejwt 5.5).
+/// A visitor rather than an untagged enum: this runs on every token check.
+fn user_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    struct UserIdVisitor;
+    impl serde::de::Visitor<'_> for UserIdVisitor {
+        type Value = i64;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an integer or a string of digits")
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<i64, E> {
+            Ok(v)
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<i64, E> {
+            i64::try_from(v).map_err(|_| E::custom("user_id out of range"))
+        }
+
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<i64, E> {
+            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(E::invalid_value(serde::de::Unexpected::Str(v), &self));
+            }
+            v.parse().map_err(|_| E::custom("user_id out of range"))
+        }
+    }
+    d.deserialize_any(UserIdVisitor)
 }
 
 /// `aud` as a string or an array of strings (RFC 7519 §4.1.3).
@@ -134,8 +255,8 @@ impl TokenLifetimes {
     /// Lifetime of a token of `token_type`.
     pub fn of(&self, token_type: TokenType) -> i64 {
         match token_type {
-            TokenType::Access => self.access_secs,
-            TokenType::Refresh => self.refresh_secs,
+            TokenType::Access | TokenType::ClientAccess => self.access_secs,
+            TokenType::Refresh | TokenType::ClientRefresh => self.refresh_secs,
             TokenType::Session => self.session_secs,
         }
     }

@@ -89,7 +89,7 @@ impl OAuthService {
     pub fn discovery(&self, paths: EndpointPaths) -> Option<ProviderMetadata> {
         let issuer = self.issuer()?;
         let id_token_alg = self.id_token_codec()?.algorithm();
-        Some(ProviderMetadata::new(issuer, paths, id_token_alg, self.tokens.codec().algorithm()))
+        Some(ProviderMetadata::new(issuer, paths, id_token_alg, self.tokens.issuer().client_codec().algorithm()))
     }
 
     /// The signed ID token of `to`, living as long as an access token.

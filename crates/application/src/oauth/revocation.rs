@@ -4,7 +4,7 @@
 
 use credencial_domain::introspection::{revocation_target, Introspection, RevocationTarget};
 use credencial_domain::oauth::{OAuthError, BAD_CLIENT};
-use credencial_domain::{ScopeSet, TokenType, UserId};
+use credencial_domain::{ScopeSet, UserId};
 use credencial_ports::TokenRevocation;
 
 use super::{OAuthService, TokenRequest};
@@ -24,7 +24,7 @@ impl OAuthService {
     pub async fn revoke(&self, client: &TokenRequest, token: Option<&str>) -> Result<(), ServiceError> {
         let token = required_token(token)?;
         let caller = self.authenticate_client(client).await?;
-        let Ok(claims) = self.tokens.codec().decode(token, self.clock.now()) else {
+        let Ok(claims) = self.tokens.issuer().decode_client_lane(token) else {
             return Ok(());
         };
         if let RevocationTarget::RefreshFamily { jti, user_id } = revocation_target(&claims, &caller.client_id) {
@@ -59,7 +59,7 @@ impl OAuthService {
         if !caller.confidential {
             return Err(OAuthError::InvalidClient(BAD_CLIENT).into());
         }
-        let Ok(claims) = self.tokens.codec().decode(token, self.clock.now()) else {
+        let Ok(claims) = self.tokens.issuer().decode_client_lane(token) else {
             return Ok(Introspection::inactive());
         };
         let mut answer = Introspection::for_caller(&claims, &caller.client_id);
@@ -67,8 +67,8 @@ impl OAuthService {
             return Ok(answer);
         }
         let user = UserId(claims.user_id);
-        let current = claims.token_type != TokenType::Refresh
-            || self.tokens.issuer().refresh_tokens().is_current(&claims.jti).await?;
+        let current =
+            !claims.token_type.is_refresh() || self.tokens.issuer().refresh_tokens().is_current(&claims.jti).await?;
         if !current
             || !self.tokens.is_active_user(user).await?
             || !self.grants.is_granted(user, &caller.client_id).await?

@@ -9,7 +9,7 @@ use credencial_domain::oauth::{
     CodeHash, GrantType, OAuthError, BAD_CLIENT,
 };
 use credencial_domain::throttle::ClientAddress;
-use credencial_domain::{Redacted, ScopeSet, TokenType, UserId};
+use credencial_domain::{Redacted, ScopeSet, UserId};
 use credencial_ports::OAuthClient;
 use secrecy::SecretString;
 use serde::Serialize;
@@ -192,12 +192,13 @@ impl OAuthService {
     async fn refresh(&self, client: &OAuthClient, request: &TokenRequest) -> Result<OAuthTokens, ServiceError> {
         let raw = present(&request.refresh_token)
             .ok_or_else(|| OAuthError::InvalidRequest("refresh_token is required".into()))?;
-        let now = self.clock.now();
         let old = self
             .tokens
-            .codec()
-            .decode_typed(raw, TokenType::Refresh, now)
-            .map_err(|_| OAuthError::InvalidGrant("refresh token is invalid or expired".into()))?;
+            .issuer()
+            .decode_client_lane(raw)
+            .ok()
+            .filter(|claims| claims.token_type.is_refresh())
+            .ok_or_else(|| OAuthError::InvalidGrant("refresh token is invalid or expired".into()))?;
         // The token's audience must be this client (a first-party refresh
         // token, or one issued to another client, buys nothing here).
         if old.client_audience() != Some(client.client_id.as_str()) {

@@ -16,7 +16,7 @@ impl TokenService {
     /// rotated is a replay: its family is revoked all the same). Errors:
     /// `InvalidToken`, `Storage`.
     pub async fn blacklist(&self, refresh_token: &str) -> Result<(), ServiceError> {
-        let claims = self.issuer.codec().decode_first_party(refresh_token, TokenType::Refresh, self.issuer.now())?;
+        let claims = self.issuer.decode_first_party(refresh_token, TokenType::Refresh)?;
         let user = UserId(claims.user_id);
         match self.issuer.refresh_tokens().revoke_token(&claims.jti, user).await? {
             TokenRevocation::Revoked => {

@@ -80,10 +80,22 @@ pub struct IssuedPair {
 }
 
 /// Signs, records and rotates every token the service issues.
+///
+/// Two keys, one per kind of token (RFC 8725 §3.12): first-party tokens
+/// and login sessions are signed with the service's key (`codec`: the
+/// HS256 secret SUAP-side APIs share); tokens issued to client applications
+/// with the provider's key pair when OpenID Connect has one (the ID-token
+/// key, published at the JWKS URI), and with the service's key otherwise.
+/// So an API holding the shared secret cannot verify, let alone mint, a
+/// token a person granted to an application.
 #[derive(Clone)]
 pub struct TokenIssuer {
     codec: Arc<TokenCodec>,
     id_token_codec: Option<Arc<TokenCodec>>,
+    /// When this issuer was built (Unix seconds): client access tokens that
+    /// the service's key signed before a client key was configured are
+    /// accepted for one access-token lifetime after it.
+    started_at: i64,
     refresh_tokens: Arc<dyn RefreshTokenStore>,
     clock: Arc<dyn Clock>,
     lifetimes: TokenLifetimes,
@@ -115,6 +127,7 @@ impl TokenIssuer {
         Self {
             codec,
             id_token_codec: None,
+            started_at: clock.now(),
             refresh_tokens,
             clock,
             lifetimes,
@@ -154,6 +167,85 @@ impl TokenIssuer {
         &self.codec
     }
 
+    /// The codec of tokens issued to client applications: the ID-token
+    /// codec when the provider has a key pair, the service's own otherwise.
+    pub fn client_codec(&self) -> &TokenCodec {
+        self.id_token_codec.as_deref().unwrap_or(&self.codec)
+    }
+
+    /// Verifies a token with the service's key (first-party tokens and
+    /// login sessions), at the issuer's clock, whatever its type and lane.
+    /// A client application's token signed with the client key is refused
+    /// as `WrongType` rather than `Invalid`: it is a token of ours, in the
+    /// wrong place (the client key is only tried for a token the service's
+    /// key refused). Errors: as [`TokenCodec::decode`].
+    pub fn decode_own(&self, token: &str) -> Result<Claims, TokenError> {
+        let now = self.now();
+        match self.codec.decode(token, now) {
+            Err(TokenError::Invalid)
+                if !std::ptr::eq(self.client_codec(), self.codec.as_ref())
+                    && self.client_codec().decode(token, now).is_ok() =>
+            {
+                Err(TokenError::WrongType)
+            }
+            read => read,
+        }
+    }
+
+    /// Verifies a first-party token of `expected` type (`access` or
+    /// `refresh`) with the service's key, at the issuer's clock (see
+    /// [`decode_own`](Self::decode_own)); any other token is `WrongType`.
+    pub fn decode_first_party(&self, token: &str, expected: TokenType) -> Result<Claims, TokenError> {
+        let claims = self.decode_own(token)?;
+        if claims.token_type != expected || !claims.is_first_party() {
+            return Err(TokenError::WrongType);
+        }
+        Ok(claims)
+    }
+
+    /// Verifies a token issued to a client application, of `expected` kind
+    /// (access or refresh; see [`Claims::require_client_kind`]), at the
+    /// issuer's clock, with the keys of [`decode_client_lane`](Self::decode_client_lane).
+    pub fn decode_client(&self, token: &str, expected: TokenType) -> Result<Claims, TokenError> {
+        let claims = self.decode_client_lane(token)?;
+        claims.require_client_kind(expected)?;
+        Ok(claims)
+    }
+
+    /// Verifies a token that a client application presents (whose lane the
+    /// caller then checks, as revocation and introspection do) at the
+    /// issuer's clock: with the client key, and when that is not the
+    /// service's own key, also with the service's key — for tokens issued
+    /// before the provider had a key pair, and for the first-party tokens a
+    /// client may present by mistake.
+    ///
+    /// A client token the service's key signed is then read as a refresh
+    /// token until it expires (its record in the refresh-token store vouches
+    /// for it at every use), and as an access token only within one
+    /// access-token lifetime of this issuer's start, if it was issued before
+    /// that start and lives no longer than an access token: the shared
+    /// secret cannot mint access tokens for applications beyond that
+    /// window. Errors: as [`TokenCodec::decode`]; `Invalid` for such an
+    /// access token outside the window.
+    pub fn decode_client_lane(&self, token: &str) -> Result<Claims, TokenError> {
+        let now = self.now();
+        let client = self.client_codec();
+        let read = client.decode(token, now);
+        if !matches!(read, Err(TokenError::Invalid)) || std::ptr::eq(client, self.codec.as_ref()) {
+            return read;
+        }
+        let claims = self.codec.decode(token, now)?;
+        if claims.client_audience().is_some() && claims.token_type.is_access() {
+            let window_over =
+                self.started_at.saturating_add(self.lifetimes.access_secs).saturating_add(self.codec.leeway_secs());
+            let short_lived = claims.exp.saturating_sub(claims.iat) <= self.lifetimes.access_secs;
+            if now >= window_over || claims.iat > self.started_at || !short_lived {
+                return Err(TokenError::Invalid);
+            }
+        }
+        Ok(claims)
+    }
+
     /// The codec of ID tokens, when the provider has a key.
     pub fn id_token_codec(&self) -> Option<&TokenCodec> {
         self.id_token_codec.as_deref()
@@ -179,10 +271,16 @@ impl TokenIssuer {
         self.refresh_tokens.as_ref()
     }
 
-    /// Signs `claims` with the service's key. Errors: `Internal` (a key
-    /// problem, never a client's fault).
+    /// Signs `claims` with the key of their lane: the client key for a
+    /// token with a client audience, the service's key otherwise (see
+    /// [`TokenIssuer`]). Errors: `Internal` (a key problem, never a
+    /// client's fault).
     pub fn sign(&self, claims: &Claims) -> Result<String, ServiceError> {
-        self.codec.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))
+        let codec = match claims.client_audience() {
+            Some(_) => self.client_codec(),
+            None => &self.codec,
+        };
+        codec.encode_claims(claims).map_err(|e| ServiceError::Internal(e.to_string()))
     }
 
     /// Signs an ID token's claims with the provider's asymmetric key.
@@ -235,8 +333,9 @@ impl TokenIssuer {
             match audience {
                 Audience::FirstParty => base,
                 Audience::Client { client_id, access_scopes, refresh_scopes, auth_time } => {
-                    let scopes = if token_type == TokenType::Access { access_scopes } else { refresh_scopes };
+                    let scopes = if token_type.is_access() { access_scopes } else { refresh_scopes };
                     Claims {
+                        token_type: token_type.for_client(),
                         scope: Some(scopes.to_scope_string()),
                         client_id: Some(client_id.as_str().to_owned()),
                         aud: Some(client_id.as_str().to_owned()),
@@ -302,10 +401,18 @@ impl TokenIssuer {
         now: i64,
     ) -> Result<IssuedPair, ServiceError> {
         let texts = open_successor(old_token, old_jti, sealed).ok_or(TokenError::Revoked)?;
-        let access_claims = self.codec.decode_typed(&texts.access, TokenType::Access, now)?;
-        let refresh_claims = self.codec.decode_typed(&texts.refresh, TokenType::Refresh, now)?;
+        let (access_claims, refresh_claims) = match audience {
+            Audience::FirstParty => (
+                self.codec.decode_first_party(&texts.access, TokenType::Access, now)?,
+                self.codec.decode_first_party(&texts.refresh, TokenType::Refresh, now)?,
+            ),
+            Audience::Client { .. } => (
+                self.decode_client(&texts.access, TokenType::ClientAccess)?,
+                self.decode_client(&texts.refresh, TokenType::ClientRefresh)?,
+            ),
+        };
         let lane = match audience {
-            Audience::FirstParty => access_claims.is_first_party() && refresh_claims.is_first_party(),
+            Audience::FirstParty => true,
             Audience::Client { client_id, .. } => {
                 access_claims.client_audience() == Some(client_id.as_str())
                     && refresh_claims.client_audience() == Some(client_id.as_str())

@@ -207,7 +207,7 @@ impl TokenService {
     /// the wrong type: it is renewed at `/oauth/token/`, where its scopes
     /// and client are kept; here it would buy an unscoped token.
     pub async fn refresh(&self, refresh_token: &str) -> Result<RefreshedPair, ServiceError> {
-        let old = self.codec().decode_first_party(refresh_token, TokenType::Refresh, self.issuer.now())?;
+        let old = self.issuer.decode_first_party(refresh_token, TokenType::Refresh)?;
         let rotate = Recording::Rotate { old_jti: &old.jti, old_token: refresh_token };
         let issued = self.issuer.issue_pair(UserId(old.user_id), Audience::FirstParty, rotate).await?;
         Ok(RefreshedPair { access: issued.access, refresh: issued.refresh })
@@ -221,7 +221,7 @@ impl TokenService {
     /// its users in by checking tokens here must never accept a token a
     /// user granted to a third-party application.
     pub async fn verify(&self, token: &str) -> Result<(), ServiceError> {
-        let claims = self.codec().decode(token, self.issuer.now())?;
+        let claims = self.issuer.decode_own(token)?;
         if !claims.is_first_party() {
             return Err(TokenError::WrongType.into());
         }
@@ -229,7 +229,9 @@ impl TokenService {
             TokenType::Access => Ok(()),
             TokenType::Refresh if self.issuer.refresh_tokens().is_current(&claims.jti).await? => Ok(()),
             TokenType::Refresh => Err(TokenError::Revoked.into()),
-            TokenType::Session => Err(TokenError::WrongType.into()),
+            TokenType::Session | TokenType::ClientAccess | TokenType::ClientRefresh => {
+                Err(TokenError::WrongType.into())
+            }
         }
     }
 
@@ -251,7 +253,7 @@ impl TokenService {
     /// Checks a first-party access token locally and returns its claims; a
     /// token issued to a client application is refused as of the wrong type.
     pub fn authenticate(&self, access_token: &str) -> Result<Claims, ServiceError> {
-        Ok(self.codec().decode_first_party(access_token, TokenType::Access, self.issuer.now())?)
+        Ok(self.issuer.decode_first_party(access_token, TokenType::Access)?)
     }
 
     /// Checks an access token issued to a client application (OAuth2)
@@ -259,11 +261,7 @@ impl TokenService {
     /// `aud` is missing or names another client than its `client_id`, is
     /// refused as of the wrong type.
     pub fn authenticate_client_token(&self, access_token: &str) -> Result<Claims, ServiceError> {
-        let claims = self.codec().decode_typed(access_token, TokenType::Access, self.issuer.now())?;
-        if claims.client_audience().is_none() {
-            return Err(TokenError::WrongType.into());
-        }
-        Ok(claims)
+        Ok(self.issuer.decode_client(access_token, TokenType::ClientAccess)?)
     }
 
     /// Reads user data from the upstream for the holder of `access_token`.

@@ -45,9 +45,11 @@ fn id_claims(token: &str) -> IdTokenClaims {
     id_token_codec().verified_payload(token).expect("signed with the provider's key")
 }
 
-/// The claims of one of our tokens, whatever the time.
+/// The claims of one of our tokens issued to a client application (signed
+/// with the provider's key, as every client token is when there is one),
+/// whatever the time.
 fn claims_of(token: &str) -> Claims {
-    codec().verified_payload(token).expect("one of ours")
+    id_token_codec().verified_payload(token).expect("one of ours, signed with the provider's key")
 }
 
 fn oidc_params(scope: &str, nonce: Option<&str>, max_age: Option<&str>) -> AuthorizationParams {
@@ -126,7 +128,10 @@ async fn the_discovery_document_names_the_issuer_and_the_keys_algorithms() {
         (ISSUER, "https://id.example.gov.br/.well-known/jwks.json")
     );
     assert_eq!(doc.id_token_signing_alg_values_supported, ["RS256"]);
-    assert_eq!(doc.credencial_access_token_signing_alg, "HS256");
+    // Access tokens are signed with the provider's key pair too (one key
+    // per kind: the HS256 secret is the first-party tokens').
+    assert_eq!(doc.credencial_access_token_signing_alg, "RS256");
+    assert!(doc.credencial_access_token_key_published);
 }
 
 #[tokio::test]

@@ -23,7 +23,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header};
 use thiserror::Error;
 
 use crate::error::TokenError;
-use crate::token::{Claims, TokenType};
+use crate::token::{is_access_token_jwt_type, Claims, TokenType, ACCESS_TOKEN_JWT_TYPE};
 pub use keys::{generate_pem_pair, PublicKey};
 
 /// Allowance for clocks of two instances that disagree by a few seconds: a
@@ -210,6 +210,8 @@ pub struct TokenCodec {
     algorithm: JwtAlgorithm,
     encoding: EncodingKey,
     header: Header,
+    /// The header of OAuth2 access tokens: `header` with `typ: at+jwt`.
+    access_header: Header,
     /// The current key first, then the previous public keys.
     verifying: Vec<VerifyingKey>,
     /// The published form of the current and previous public keys
@@ -236,12 +238,14 @@ impl TokenCodec {
         let alg = keys.algorithm.as_jsonwebtoken();
         let mut header = Header::new(alg);
         header.kid = Some(keys.kid.clone());
+        let access_header = Header { typ: Some(ACCESS_TOKEN_JWT_TYPE.to_owned()), ..header.clone() };
         // Time-based claims are checked by `decode` against the caller's
         // clock, so that the rules are testable and the clock is a port.
         let codec = Self {
             algorithm: keys.algorithm,
             encoding: keys.encoding,
             header,
+            access_header,
             verifying: vec![VerifyingKey { kid: keys.kid, algorithm: alg, decoding: keys.decoding }],
             published: keys.public.iter().map(|p| p.jwk().clone()).collect(),
             leeway_secs: leeway_secs.max(0),
@@ -296,19 +300,37 @@ impl TokenCodec {
     }
 
     /// Signs `claims` (our [`Claims`], or any other claim set such as an
-    /// ID token's) into a compact JWT.
+    /// ID token's) into a compact JWT with the header `typ: JWT`.
     pub fn encode<T: serde::Serialize>(&self, claims: &T) -> Result<String, SigningError> {
         jsonwebtoken::encode(&self.header, claims, &self.encoding).map_err(|e| SigningError(e.to_string()))
+    }
+
+    /// Signs our `claims` with the header their type calls for: `typ:
+    /// at+jwt` for an OAuth2 access token (`oauth_access`, RFC 9068 §2.1),
+    /// `typ: JWT` for every other (simplejwt's exact shape).
+    pub fn encode_claims(&self, claims: &Claims) -> Result<String, SigningError> {
+        let header = match claims.token_type {
+            TokenType::ClientAccess => &self.access_header,
+            _ => &self.header,
+        };
+        jsonwebtoken::encode(header, claims, &self.encoding).map_err(|e| SigningError(e.to_string()))
     }
 
     /// Verifies `token` at time `now` (Unix seconds) and returns its claims,
     /// whatever its type and lane (see [`decode_first_party`](Self::decode_first_party)).
     ///
     /// Refuses: a header naming another algorithm, a bad signature, missing or
-    /// mistyped claims (`Invalid`); `exp` reached (`Expired`); `nbf`/`iat` in
-    /// the future beyond leeway and clock skew (`NotYetValid`).
+    /// mistyped claims, a header `typ` of `at+jwt` on anything but an
+    /// `oauth_access` token or an `oauth_access` token without it
+    /// (`Invalid`: the two kinds' rules exclude each other, RFC 8725
+    /// §3.12); `exp` reached (`Expired`); `nbf`/`iat` in the future beyond
+    /// leeway and clock skew (`NotYetValid`).
     pub fn decode(&self, token: &str, now: i64) -> Result<Claims, TokenError> {
-        let claims: Claims = self.verified_payload(token).ok_or(TokenError::Invalid)?;
+        let (typ, claims): (_, Claims) = self.verified(token).ok_or(TokenError::Invalid)?;
+        let typed_as_access_token = typ.as_deref().is_some_and(is_access_token_jwt_type);
+        if typed_as_access_token != (claims.token_type == TokenType::ClientAccess) {
+            return Err(TokenError::Invalid);
+        }
         if now >= claims.exp.saturating_add(self.leeway_secs) {
             return Err(TokenError::Expired);
         }
@@ -334,6 +356,11 @@ impl TokenCodec {
     /// parser, the signature check (with the key's algorithm, never the
     /// header's), then one parse of the claims.
     pub fn verified_payload<T: serde::de::DeserializeOwned>(&self, token: &str) -> Option<T> {
+        self.verified(token).map(|(_, payload)| payload)
+    }
+
+    /// [`verified_payload`](Self::verified_payload) with the header's `typ`.
+    fn verified<T: serde::de::DeserializeOwned>(&self, token: &str) -> Option<(Option<String>, T)> {
         let mut parts = token.split('.');
         let (header, payload, signature) = (parts.next()?, parts.next()?, parts.next()?);
         if parts.next().is_some() {
@@ -352,7 +379,7 @@ impl TokenCodec {
             return None;
         }
         let json = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?;
-        serde_json::from_slice(&json).ok()
+        Some((presented.typ, serde_json::from_slice(&json).ok()?))
     }
 
     /// Like [`decode_typed`](Self::decode_typed), and also requires a
@@ -366,10 +393,23 @@ impl TokenCodec {
         Ok(claims)
     }
 
+    /// Like [`decode`](Self::decode), and also requires a token issued to a
+    /// client application of `expected` kind (`oauth_access` or
+    /// `oauth_refresh`, or the first-party type of the same kind with a
+    /// client audience: the form issued before the client types), whose
+    /// `aud` and `client_id` name one client ([`Claims::client_audience`]).
+    /// A first-party token, a session and another kind are `WrongType`.
+    pub fn decode_client(&self, token: &str, expected: TokenType, now: i64) -> Result<Claims, TokenError> {
+        let claims = self.decode(token, now)?;
+        claims.require_client_kind(expected)?;
+        Ok(claims)
+    }
+
     /// Like [`decode`](Self::decode), and also requires `expected` type.
     /// It does not check the lane: use
     /// [`decode_first_party`](Self::decode_first_party) where a first-party
-    /// token is expected, or [`Claims::client_audience`] for a client's.
+    /// token is expected, or [`decode_client`](Self::decode_client) for a
+    /// client's.
     pub fn decode_typed(&self, token: &str, expected: TokenType, now: i64) -> Result<Claims, TokenError> {
         let claims = self.decode(token, now)?;
         if claims.token_type != expected {
