@@ -90,9 +90,9 @@ async fn wrong_methods_get_a_405_json_with_allow() {
         ("GET", "/api/token/pair/", "POST"),
         ("PUT", "/api/token/refresh", "POST"),
         ("DELETE", "/api/token/verify/", "POST"),
-        ("DELETE", "/api/token/user-info/", "GET, POST"),
-        ("PATCH", "/api/token/rh/eu", "GET, POST"),
-        ("POST", "/healthz", "GET"),
+        ("DELETE", "/api/token/user-info/", "GET, HEAD, POST"),
+        ("PATCH", "/api/token/rh/eu", "GET, HEAD, POST"),
+        ("POST", "/healthz", "GET, HEAD"),
     ];
     for (m, p, allow) in cases {
         let r =

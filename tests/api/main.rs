@@ -24,6 +24,7 @@ mod errors;
 mod fault_server;
 mod faults;
 mod grants;
+mod head;
 mod helpers;
 mod keys;
 mod login_next;

@@ -211,8 +211,13 @@ impl Checker {
             assert_eq!(status, 405);
         }
         let allow = send().send().await.expect("sent").headers()["allow"].to_str().expect("ascii").to_owned();
-        let listed: Vec<String> = documented.iter().map(|m| m.to_uppercase()).collect();
-        assert_eq!(allow, listed.join(", "), "{path}: Allow names exactly the documented methods");
+        // HEAD, undocumented, is answered wherever GET is (RFC 9110 §9.3.2).
+        let listed: Vec<String> = documented
+            .iter()
+            .flat_map(|m| if *m == "get" { vec!["GET", "HEAD"] } else { vec![*m] })
+            .map(str::to_uppercase)
+            .collect();
+        assert_eq!(allow, listed.join(", "), "{path}: Allow names exactly the documented methods, and HEAD with GET");
     }
 }
 

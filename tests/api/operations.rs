@@ -21,7 +21,7 @@ async fn readyz_is_ready_on_a_live_app_with_or_without_the_slash() {
     let r = app.client.post(format!("{}/readyz", app.address)).send().await.expect("sent");
     let allow = r.headers().get("allow").map(|v| v.to_str().expect("ascii").to_owned());
     let (status, body) = status_and_json(r).await;
-    assert_eq!((status, allow.as_deref(), body["code"].as_str()), (405, Some("GET"), Some("method_not_allowed")));
+    assert_eq!((status, allow.as_deref(), body["code"].as_str()), (405, Some("GET, HEAD"), Some("method_not_allowed")));
 }
 
 #[tokio::test]

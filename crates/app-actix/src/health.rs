@@ -48,7 +48,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::routes::resource;
+    use crate::routes::{self, resource};
 
     /// `request` to an app that serves `/readyz` with `probe`.
     async fn call(probe: MockReadinessProbe, request: test::TestRequest) -> actix_web::dev::ServiceResponse {
@@ -56,7 +56,7 @@ mod tests {
         let app = test::init_service(
             App::new()
                 .app_data(web::Data::from(probe))
-                .service(resource("/readyz", "GET").route(web::get().to(readyz))),
+                .service(resource("/readyz", "GET").route(routes::get().to(readyz))),
         )
         .await;
         test::call_service(&app, request.to_request()).await
@@ -103,6 +103,6 @@ mod tests {
         // No expectation: a call to the probe would panic.
         let response = call(MockReadinessProbe::new(), test::TestRequest::post().uri("/readyz")).await;
         assert_eq!(response.status().as_u16(), 405);
-        assert_eq!(response.headers().get("allow").and_then(|v| v.to_str().ok()), Some("GET"));
+        assert_eq!(response.headers().get("allow").and_then(|v| v.to_str().ok()), Some("GET, HEAD"));
     }
 }

@@ -30,7 +30,7 @@ use crate::client_address::client_address;
 use crate::consume;
 use crate::error::ApiError;
 use crate::private::private_json;
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// The prefix the sub-application is mounted under unless told otherwise.
 pub const DEFAULT_PREFIX: &str = "/api/token/";
@@ -119,5 +119,7 @@ impl HttpServiceFactory for JwtApi {
 }
 
 fn consume_resource(path: &str) -> actix_web::Resource {
-    resource(path, "GET, POST").route(web::get().to(consume::consume_get)).route(web::post().to(consume::consume_post))
+    resource(path, "GET, POST")
+        .route(routes::get().to(consume::consume_get))
+        .route(web::post().to(consume::consume_post))
 }

@@ -8,7 +8,7 @@ use actix_web::{web, HttpResponse, Resource};
 use credencial_application::TokenIssuer;
 use credencial_domain::jwt::{Jwk, JwkSet};
 
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// Where the key set is served.
 pub const PATH: &str = "/.well-known/jwks.json";
@@ -35,7 +35,7 @@ pub fn key_set(issuer: &TokenIssuer) -> JwkSet {
 /// with the settings).
 pub fn resource_for(set: &JwkSet) -> Resource {
     let body = web::Bytes::from(serde_json::to_vec(set).unwrap_or_else(|_| b"{\"keys\":[]}".to_vec()));
-    resource(PATH, "GET").route(web::get().to(move || {
+    resource(PATH, "GET").route(routes::get().to(move || {
         let body = body.clone();
         async move {
             HttpResponse::Ok()

@@ -26,7 +26,7 @@ use credencial_ports::PoolStatus;
 use metrics::{Counter, Histogram};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
-use crate::routes::{not_found, resource};
+use crate::routes::{self, not_found, resource};
 use crate::telemetry::RequestLog;
 
 /// Where the metrics are served.
@@ -105,7 +105,7 @@ pub async fn scrape(exporter: web::Data<MetricsExporter>) -> HttpResponse {
 
 /// The `/metrics` resource (GET; other methods answer 405) on `exporter`.
 pub fn resource_for(exporter: MetricsExporter) -> actix_web::Resource {
-    resource(PATH, "GET").app_data(web::Data::new(exporter)).route(web::get().to(scrape))
+    resource(PATH, "GET").app_data(web::Data::new(exporter)).route(routes::get().to(scrape))
 }
 
 /// A server of its own for `/metrics` on `listener` (the `metrics_bind`

@@ -1,19 +1,40 @@
 //! Route helpers: every path answers with and without its trailing slash
-//! (no redirect, so a POST is served), and a wrong method gets a JSON 405.
+//! (no redirect, so a POST is served), a GET route answers HEAD too, and a
+//! wrong method gets a JSON 405.
 
-use actix_web::{web, HttpRequest, Resource};
+use actix_web::{guard, web, HttpRequest, Resource, Route};
 
 use crate::error::ApiError;
 
 /// A resource at `path` and at `path/`, whose other methods answer 405 with
-/// `Allow: allow`.
+/// `Allow: allow` (`HEAD` added after `GET`, which [`get`] answers).
 pub fn resource(path: &str, allow: &'static str) -> Resource {
     let bare = path.trim_end_matches('/');
     let bare = if bare.is_empty() { "/" } else { bare };
     let with_slash = format!("{bare}/");
     web::resource([bare.to_owned(), with_slash]).default_service(web::to(move |req: HttpRequest| async move {
-        Err::<actix_web::HttpResponse, _>(ApiError::method_not_allowed(req.method().as_str(), allow))
+        Err::<actix_web::HttpResponse, _>(ApiError::method_not_allowed(req.method().as_str(), &with_head(allow)))
     }))
+}
+
+/// The route of a resource's GET handler, which answers HEAD as well (RFC
+/// 9110 §9.3.2: the same status and headers, no content). The handler runs
+/// as for a GET (a HEAD has GET's effects, no more) and actix-http's HTTP/1
+/// encoder writes the head only, keeping the `Content-Length` GET would
+/// send. Use it instead of `routes::get()` (clippy's `disallowed-methods`
+/// holds this crate to it).
+pub fn get() -> Route {
+    web::route().guard(guard::Any(guard::Get()).or(guard::Head()))
+}
+
+/// `allow` with `HEAD` after `GET` when it lists `GET` (`"GET, POST"` →
+/// `"GET, HEAD, POST"`).
+fn with_head(allow: &str) -> String {
+    let methods: Vec<&str> = allow.split(", ").collect();
+    if !methods.contains(&"GET") || methods.contains(&"HEAD") {
+        return allow.to_owned();
+    }
+    methods.iter().flat_map(|m| if *m == "GET" { vec!["GET", "HEAD"] } else { vec![*m] }).collect::<Vec<_>>().join(", ")
 }
 
 /// The app's fallback for paths no route serves: JSON 404.
@@ -67,4 +88,17 @@ fn quoted_paths(debug: &str) -> std::collections::BTreeSet<String> {
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_head;
+
+    #[test]
+    fn allow_lists_head_right_after_get_and_only_where_get_is() {
+        assert_eq!(with_head("GET"), "GET, HEAD");
+        assert_eq!(with_head("GET, POST"), "GET, HEAD, POST");
+        assert_eq!(with_head("POST"), "POST");
+        assert_eq!(with_head("GET, HEAD"), "GET, HEAD");
+    }
 }

@@ -8,7 +8,7 @@ use credencial_application::TokenService;
 
 use crate::consume::bearer_token;
 use crate::error::ApiError;
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// Where the sandbox is mounted; the demo points the upstream base URL here.
 pub const SANDBOX_PREFIX: &str = "/_sandbox/rh";
@@ -21,5 +21,5 @@ async fn user_data(req: HttpRequest, service: web::Data<TokenService>) -> Result
 
 /// The sandbox's routes.
 pub fn scope() -> actix_web::Scope {
-    web::scope(SANDBOX_PREFIX).service(resource("/api/rh/eu", "GET").route(web::get().to(user_data)))
+    web::scope(SANDBOX_PREFIX).service(resource("/api/rh/eu", "GET").route(routes::get().to(user_data)))
 }

@@ -20,7 +20,7 @@ use actix_web::{http::StatusCode, web, HttpResponse};
 use credencial_domain::{CdpCourse, Cnes, CnesVinculo, Cpf, CursosCdp, ReceitaFederal};
 
 use crate::error::ApiError;
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// Where the registry sandbox is mounted.
 pub const SANDBOX_REGISTRIES_PREFIX: &str = "/_sandbox/registries";
@@ -140,9 +140,9 @@ async fn cdp(cpf: web::Path<String>) -> Result<HttpResponse, ApiError> {
 /// The registry sandbox's routes, under [`SANDBOX_REGISTRIES_PREFIX`].
 pub fn scope() -> actix_web::Scope {
     web::scope(SANDBOX_REGISTRIES_PREFIX)
-        .service(resource("/receita/cpf/{cpf}", "GET").route(web::get().to(receita)))
-        .service(resource("/cnes/profissionais/{cpf}/vinculos", "GET").route(web::get().to(cnes)))
-        .service(resource("/cdp/usuarios/{cpf}/cursos", "GET").route(web::get().to(cdp)))
+        .service(resource("/receita/cpf/{cpf}", "GET").route(routes::get().to(receita)))
+        .service(resource("/cnes/profissionais/{cpf}/vinculos", "GET").route(routes::get().to(cnes)))
+        .service(resource("/cdp/usuarios/{cpf}/cursos", "GET").route(routes::get().to(cdp)))
 }
 
 #[cfg(test)]
@@ -263,6 +263,6 @@ mod tests {
         let request = test::TestRequest::post().uri(&format!("{RECEITA_BASE_PATH}/cpf/{ANA_CPF}")).to_request();
         let response = test::call_service(&app, request).await;
         assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
-        assert_eq!(response.headers().get("allow").and_then(|v| v.to_str().ok()), Some("GET"));
+        assert_eq!(response.headers().get("allow").and_then(|v| v.to_str().ok()), Some("GET, HEAD"));
     }
 }

@@ -23,7 +23,7 @@ use crate::health;
 use crate::jwt::JwtApi;
 use crate::metrics::MetricsExporter;
 use crate::oauth::OAuthApi;
-use crate::routes::{not_found, resource};
+use crate::routes::{self, not_found, resource};
 use crate::{openapi, profile, sandbox, sandbox_registries, user_directory};
 
 /// What the HTTP layer needs to know from the configuration.
@@ -173,9 +173,9 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .app_data(client_address.clone())
             .app_data(readiness.clone())
             .app_data(grants.clone())
-            .service(resource("/healthz", "GET").route(web::get().to(health::healthz)))
-            .service(resource("/readyz", "GET").route(web::get().to(health::readyz)))
-            .service(resource(openapi::PATH, "GET").route(web::get().to(openapi::document)))
+            .service(resource("/healthz", "GET").route(routes::get().to(health::healthz)))
+            .service(resource("/readyz", "GET").route(routes::get().to(health::readyz)))
+            .service(resource(openapi::PATH, "GET").route(routes::get().to(openapi::document)))
             .service(crate::keys::resource_for(&key_set))
             .service(profile::resource_for(profiles.clone()))
             .service(crate::oauth::userinfo::resource_for(data.clone(), profiles.clone()))
@@ -200,8 +200,9 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         }
         #[cfg(feature = "route-inventory")]
         {
-            app = app
-                .service(web::resource(crate::routes::INVENTORY_PATH).route(web::get().to(crate::routes::inventory)));
+            app = app.service(
+                web::resource(crate::routes::INVENTORY_PATH).route(routes::get().to(crate::routes::inventory)),
+            );
         }
         app.default_service(web::to(not_found))
     })

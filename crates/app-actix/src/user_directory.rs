@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 use crate::body::FormOrJsonBody;
 use crate::client_address::client_address;
 use crate::error::ApiError;
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// The collection's path.
 pub const PATH: &str = "/usuarios";
@@ -32,8 +32,11 @@ const INVALID_TOKEN: &str = "Invalid token.";
 /// The API's resources, with the service as application data.
 pub fn resources(service: web::Data<UserDirectoryService>) -> (actix_web::Resource, actix_web::Resource) {
     (
-        resource(PATH, "GET, POST").app_data(service.clone()).route(web::get().to(list)).route(web::post().to(create)),
-        resource(&format!("{PATH}/{{cpf_ou_email}}"), "GET").app_data(service).route(web::get().to(read)),
+        resource(PATH, "GET, POST")
+            .app_data(service.clone())
+            .route(routes::get().to(list))
+            .route(web::post().to(create)),
+        resource(&format!("{PATH}/{{cpf_ou_email}}"), "GET").app_data(service).route(routes::get().to(read)),
     )
 }
 

@@ -24,7 +24,7 @@ use crate::cookies::CookiePolicy;
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
 use crate::oauth::form::FormFields;
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// The authorized applications' path.
 pub const APPLICATIONS_PATH: &str = "/conta/aplicativos/";
@@ -35,10 +35,10 @@ pub const ACCESSES_PATH: &str = "/conta/acessos/";
 /// data (the grant service is the application's).
 pub fn register(config: &mut AppService, with_data: impl Fn(Resource) -> Resource) {
     with_data(resource(APPLICATIONS_PATH, "GET, POST"))
-        .route(web::get().to(applications))
+        .route(routes::get().to(applications))
         .route(web::post().to(revoke))
         .register(config);
-    with_data(resource(ACCESSES_PATH, "GET")).route(web::get().to(accesses)).register(config);
+    with_data(resource(ACCESSES_PATH, "GET")).route(routes::get().to(accesses)).register(config);
 }
 
 /// One authorized application as the page shows it.

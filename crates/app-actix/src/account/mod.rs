@@ -45,7 +45,7 @@ use crate::oauth::{
     session_of, COOKIE_PATH, FORM_EXPIRED, LOGIN_COOKIE, LOGIN_FORM_SECS, MISSING_CREDENTIALS, SESSION_COOKIE,
     WRONG_CREDENTIALS,
 };
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// The overview's path (a trailing slash is optional on every account path).
 pub const HOME_PATH: &str = "/conta/";
@@ -138,23 +138,23 @@ impl AccountApi {
 impl HttpServiceFactory for AccountApi {
     fn register(self, config: &mut AppService) {
         self.with_data(resource(HOME_PATH, "GET, POST"))
-            .route(web::get().to(overview))
+            .route(routes::get().to(overview))
             .route(web::post().to(details::update))
             .register(config);
         self.with_data(resource(LOGIN_PATH, "GET, POST"))
-            .route(web::get().to(login_get))
+            .route(routes::get().to(login_get))
             .route(web::post().to(login_post))
             .register(config);
         self.with_data(resource(LOGOUT_PATH, "GET, POST"))
-            .route(web::get().to(logout_get))
+            .route(routes::get().to(logout_get))
             .route(web::post().to(logout_post))
             .register(config);
         self.with_data(resource(SIGNUP_PATH, "GET, POST"))
-            .route(web::get().to(signup::form))
+            .route(routes::get().to(signup::form))
             .route(web::post().to(signup::create))
             .register(config);
         self.with_data(resource(PASSWORD_PATH, "GET, POST"))
-            .route(web::get().to(password::form))
+            .route(routes::get().to(password::form))
             .route(web::post().to(password::change))
             .register(config);
         entries::register(config, |r| self.with_data(r));

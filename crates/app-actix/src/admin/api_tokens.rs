@@ -17,7 +17,7 @@ use super::{refused, staff_post, staff_signed_in};
 use crate::account::form_refused;
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// The section the page belongs to.
 const SECTION: &str = "/admin/aplicativos/";
@@ -32,7 +32,7 @@ pub fn path_of(client_id: &str) -> String {
 /// Registers the page; `with_data` gives it the panel's application data.
 pub fn register(config: &mut AppService, with_data: impl Fn(Resource) -> Resource) {
     with_data(resource("/admin/aplicativos/{client_id}/api/", "GET, POST"))
-        .route(web::get().to(show))
+        .route(routes::get().to(show))
         .route(web::post().to(issue))
         .register(config);
 }

@@ -33,7 +33,7 @@ use crate::account::{form_refused, see_other, text_fields};
 use crate::html::Frame;
 use crate::html::{self, ErrorPage, PROVIDER};
 use crate::oauth::form::FormFields;
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// The list's path.
 pub const LIST_PATH: &str = "/admin/aplicativos/";
@@ -66,13 +66,13 @@ const BAD_CLIENT_ID: &str =
 
 /// Registers the pages; `with_data` gives them the panel's application data.
 pub fn register(config: &mut AppService, with_data: impl Fn(Resource) -> Resource) {
-    with_data(resource(LIST_PATH, "GET")).route(web::get().to(list)).register(config);
+    with_data(resource(LIST_PATH, "GET")).route(routes::get().to(list)).register(config);
     // Before `{client_id}/`: "novo" is the form, not an application.
     with_data(resource(NEW_PATH, "GET, POST"))
-        .route(web::get().to(new_form))
+        .route(routes::get().to(new_form))
         .route(web::post().to(create))
         .register(config);
-    with_data(resource("/admin/aplicativos/{client_id}/", "GET")).route(web::get().to(detail)).register(config);
+    with_data(resource("/admin/aplicativos/{client_id}/", "GET")).route(routes::get().to(detail)).register(config);
     for (segment, action) in ACTIONS {
         with_data(resource(&format!("/admin/aplicativos/{{client_id}}/{segment}/"), "POST"))
             .app_data(web::Data::new(action))

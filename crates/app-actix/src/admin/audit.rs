@@ -12,7 +12,7 @@ use credencial_domain::admin::AuditFilter;
 use super::{filter_query, staff_signed_in};
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// The audit trail's path.
 pub const AUDIT_PATH: &str = "/admin/auditoria/";
@@ -22,7 +22,7 @@ const MAX_FILTER_CHARS: usize = 200;
 
 /// Registers the page; `with_data` gives it the panel's application data.
 pub fn register(config: &mut AppService, with_data: impl Fn(Resource) -> Resource) {
-    with_data(resource(AUDIT_PATH, "GET")).route(web::get().to(trail)).register(config);
+    with_data(resource(AUDIT_PATH, "GET")).route(routes::get().to(trail)).register(config);
 }
 
 /// One entry as the page shows it.

@@ -34,7 +34,7 @@ use crate::account::{signed_in, signed_post, CONTROL_CHARACTER};
 use crate::cookies::CookiePolicy;
 use crate::html::{self, ErrorPage, PROVIDER};
 use crate::oauth::form::{FormError, FormFields};
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// The panel's home.
 pub const HOME_PATH: &str = "/admin/";
@@ -81,7 +81,7 @@ impl AdminApi {
 
 impl HttpServiceFactory for AdminApi {
     fn register(self, config: &mut AppService) {
-        self.with_data(resource(HOME_PATH, "GET")).route(web::get().to(home)).register(config);
+        self.with_data(resource(HOME_PATH, "GET")).route(routes::get().to(home)).register(config);
         audit::register(config, |r| self.with_data(r));
         applications::register(config, |r| self.with_data(r));
         // Before `users`: `/admin/usuarios/novo/` is not an account's page.

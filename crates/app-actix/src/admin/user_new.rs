@@ -28,7 +28,7 @@ use super::{staff_post, staff_signed_in};
 use crate::account::{form_refused, text_fields};
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// The form's path.
 pub const NEW_USER_PATH: &str = "/admin/usuarios/novo/";
@@ -41,7 +41,7 @@ const BAD_CPF: &str =
 /// Before `/admin/usuarios/{id}/`: "novo" is the form, not an account.
 pub fn register(config: &mut AppService, with_data: impl Fn(Resource) -> Resource) {
     with_data(resource(NEW_USER_PATH, "GET, POST"))
-        .route(web::get().to(form))
+        .route(routes::get().to(form))
         .route(web::post().to(create))
         .register(config);
 }

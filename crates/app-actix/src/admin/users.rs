@@ -29,7 +29,7 @@ use crate::account::{form_refused, see_other};
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
 use crate::oauth::form::FormFields;
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// The search's path.
 pub const USERS_PATH: &str = "/admin/usuarios/";
@@ -38,9 +38,9 @@ pub const USERS_PATH: &str = "/admin/usuarios/";
 /// data.
 pub fn register(config: &mut actix_web::dev::AppService, with_data: impl Fn(Resource) -> Resource) {
     use actix_web::dev::HttpServiceFactory;
-    with_data(resource(USERS_PATH, "GET")).route(web::get().to(search)).register(config);
+    with_data(resource(USERS_PATH, "GET")).route(routes::get().to(search)).register(config);
     with_data(resource(&format!("{USERS_PATH}{{id}}/"), "GET, POST"))
-        .route(web::get().to(show))
+        .route(routes::get().to(show))
         .route(web::post().to(act))
         .register(config);
 }

@@ -35,7 +35,7 @@ use crate::cookies::{self, CookiePolicy};
 use crate::error::ApiError;
 use crate::html::{self, html, response};
 use crate::oauth::form::read_form;
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// Path of the login route.
 pub const LOGIN_PATH: &str = "/auth/login/";
@@ -93,13 +93,13 @@ impl HttpServiceFactory for ClientLoginApi {
         let data = |r: actix_web::Resource| {
             r.app_data(self.service.clone()).app_data(self.cookies.clone()).app_data(self.table.clone())
         };
-        data(resource(LOGIN_PATH, "GET")).route(web::get().to(login)).register(config);
-        data(resource(CALLBACK_PATH, "GET")).route(web::get().to(callback)).register(config);
+        data(resource(LOGIN_PATH, "GET")).route(routes::get().to(login)).register(config);
+        data(resource(CALLBACK_PATH, "GET")).route(routes::get().to(callback)).register(config);
         data(resource(LOGOUT_PATH, "GET, POST"))
-            .route(web::get().to(logout_page))
+            .route(routes::get().to(logout_page))
             .route(web::post().to(logout))
             .register(config);
-        data(resource(ME_PATH, "GET")).route(web::get().to(me)).register(config);
+        data(resource(ME_PATH, "GET")).route(routes::get().to(me)).register(config);
     }
 }
 

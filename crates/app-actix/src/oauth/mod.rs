@@ -52,7 +52,7 @@ use crate::cookies::{self, CookiePolicy};
 use crate::error::ApiError;
 use crate::html;
 use crate::private::private_json;
-use crate::routes::resource;
+use crate::routes::{self, resource};
 use form::{read_form, FormError, FormFields};
 
 /// Path of the authorization endpoint (a trailing slash is optional).
@@ -97,7 +97,7 @@ impl HttpServiceFactory for OAuthApi {
         resource(AUTHORIZE_PATH, "GET, POST")
             .app_data(self.service.clone())
             .app_data(self.cookies.clone())
-            .route(web::get().to(authorize_get))
+            .route(routes::get().to(authorize_get))
             .route(web::post().to(authorize_post))
             .register(config);
         resource(revocation::REVOKE_PATH, "POST")
@@ -111,12 +111,12 @@ impl HttpServiceFactory for OAuthApi {
         resource(logout::LOGOUT_PATH, "GET, POST")
             .app_data(self.service.clone())
             .app_data(self.cookies.clone())
-            .route(web::get().to(logout::logout_get))
+            .route(routes::get().to(logout::logout_get))
             .route(web::post().to(logout::logout_post))
             .register(config);
         resource(discovery::DISCOVERY_PATH, "GET")
             .app_data(self.service.clone())
-            .route(web::get().to(discovery::openid_configuration))
+            .route(routes::get().to(discovery::openid_configuration))
             .register(config);
         resource(TOKEN_PATH, "POST").app_data(self.service).route(web::post().to(token)).register(config);
     }

@@ -20,7 +20,7 @@ use super::form::{read_form, FormError};
 use crate::consume::bearer_token;
 use crate::error::ApiError;
 use crate::private::private_json;
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// The route's path (a trailing slash is optional).
 pub const USERINFO_PATH: &str = "/oauth/userinfo";
@@ -35,7 +35,7 @@ pub fn resource_for(tokens: web::Data<TokenService>, profiles: web::Data<Profile
     resource(USERINFO_PATH, "GET, POST")
         .app_data(tokens)
         .app_data(profiles)
-        .route(web::get().to(userinfo_get))
+        .route(routes::get().to(userinfo_get))
         .route(web::post().to(userinfo_post))
 }
 

@@ -28,7 +28,7 @@ use super::{see_other, service_failure, signed_in, signed_post};
 use crate::cookies::CookiePolicy;
 use crate::html::{self, ErrorPage, PROVIDER};
 use crate::oauth::form::FormFields;
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// Registers the pages of both kinds; `with_data` gives each resource the
 /// account's application data.
@@ -38,17 +38,17 @@ pub fn register(config: &mut AppService, with_data: impl Fn(Resource) -> Resourc
         let section = web::Data::new(section);
         with_data(resource(section.path, "GET, POST"))
             .app_data(section.clone())
-            .route(web::get().to(list))
+            .route(routes::get().to(list))
             .route(web::post().to(add))
             .register(config);
         with_data(resource(&format!("{}{{id}}/", section.path), "GET, POST"))
             .app_data(section.clone())
-            .route(web::get().to(edit_form))
+            .route(routes::get().to(edit_form))
             .route(web::post().to(save))
             .register(config);
         with_data(resource(&format!("{}{{id}}/excluir/", section.path), "GET, POST"))
             .app_data(section)
-            .route(web::get().to(confirm_delete))
+            .route(routes::get().to(confirm_delete))
             .route(web::post().to(delete))
             .register(config);
     }

@@ -30,7 +30,7 @@ use self::pages::{attempts_left, unavailable, validation_page, ClaimForm, MISMAT
 use super::{form_refused, see_other, service_failure, signed_in, signed_post};
 use crate::cookies::CookiePolicy;
 use crate::html;
-use crate::routes::resource;
+use crate::routes::{self, resource};
 
 /// How long to tell the browser to wait when the registry is down.
 const REGISTRY_RETRY_AFTER_SECS: u32 = 30;
@@ -38,7 +38,10 @@ const REGISTRY_RETRY_AFTER_SECS: u32 = 30;
 /// Registers the page; `with_data` gives it the account's application data.
 pub fn register(config: &mut AppService, with_data: impl Fn(Resource) -> Resource) {
     use actix_web::dev::HttpServiceFactory;
-    with_data(resource(PATH, "GET, POST")).route(web::get().to(show)).route(web::post().to(attempt)).register(config);
+    with_data(resource(PATH, "GET, POST"))
+        .route(routes::get().to(show))
+        .route(web::post().to(attempt))
+        .register(config);
 }
 
 #[allow(clippy::too_many_arguments)]
