@@ -119,8 +119,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         _ => None,
     };
     let settings = Settings::load_for(cli.config.as_deref(), mode)?;
-    // Held until the command ends: dropping it writes out the queued lines.
-    let _log_writer = telemetry::init(&settings.log_format);
+    // The service logs to standard output; every other command to standard
+    // error, its standard output holding only its data (a secret, when it
+    // prints one, as the last line). Held until the command ends: dropping
+    // it writes out the queued lines.
+    let _log_writer = match mode {
+        Some(_) => Some(telemetry::init(&settings.log_format)),
+        None => {
+            telemetry::init_for_command(&settings.log_format);
+            None
+        }
+    };
     match cli.command {
         Command::Serve => {
             // Held while serving: a second instance on one SQLite file is refused.

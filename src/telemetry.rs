@@ -23,11 +23,13 @@ pub const REQUEST_ID_FIELD: &str = "request_id";
 /// finished request (`credencial::request`).
 const DEFAULT_FILTER: &str = "info,sqlx=warn,actix_server=warn";
 
-/// Installs the global subscriber: `RUST_LOG` (default `info`) filters,
-/// `json` picks JSON lines (for production), anything else readable text;
-/// lines go to standard output through [`off_thread`]. Keep the guard for
-/// as long as the process logs: dropping it (at the end of a graceful stop)
-/// writes out the lines still queued.
+/// Installs the global subscriber of the service (`serve`, `demo`):
+/// `RUST_LOG` (default `info`) filters, `json` picks JSON lines (for
+/// production), anything else readable text; lines go to standard output
+/// through [`off_thread`] (the other commands log to standard error:
+/// [`init_for_command`]). Keep the guard for as long as the process logs:
+/// dropping it (at the end of a graceful stop) writes out the lines still
+/// queued.
 #[must_use = "dropping the guard stops the log writer"]
 pub fn init(format: &str) -> WorkerGuard {
     let colours = std::io::IsTerminal::is_terminal(&std::io::stdout());
@@ -35,6 +37,18 @@ pub fn init(format: &str) -> WorkerGuard {
     // A second call (tests) keeps the first subscriber.
     drop(build(format, default_filter(), writer, colours).try_init());
     guard
+}
+
+/// Installs the global subscriber of a command (anything but `serve` and
+/// `demo`): the same filter and formats as [`init`], but every line goes
+/// straight to standard error, so that standard output holds the command's
+/// data alone (`TOKEN=$(credencial client update … | tail -n 1)`). A
+/// command logs a few lines: they are written on the spot, in order with
+/// its other messages on standard error, with no writer thread.
+pub fn init_for_command(format: &str) {
+    let colours = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    // A second call (tests) keeps the first subscriber.
+    drop(build(format, default_filter(), std::io::stderr, colours).try_init());
 }
 
 /// How many formatted lines may wait for the writer thread before a thread

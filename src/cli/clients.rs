@@ -291,9 +291,12 @@ fn service_error(e: ServiceError) -> anyhow::Error {
     anyhow::anyhow!(e)
 }
 
+/// Prints a new client secret as the last line so far of standard output,
+/// after the line that says what it is (a `--rotate-api-token` in the same
+/// command prints its token after it, as the very last line).
 fn print_secret_once(secret: &SecretString) {
-    println!("client_secret: {}", secret.expose_secret());
-    println!("Store this secret now: it is shown only once and only its hash is kept.");
+    println!("Store this client secret now: it is shown only once and only its hash is kept. It is the next line:");
+    println!("{}", secret.expose_secret());
 }
 
 fn client_type(client: &OAuthClient) -> &'static str {

@@ -26,11 +26,16 @@ fn fails(db_url: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// The secret from a `client_secret: …` line.
+/// The client secret: the last line of standard output, right after the
+/// line that announces it, and printed nowhere else.
 fn printed_secret(stdout: &str) -> String {
-    let secrets: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("client_secret: ")).collect();
-    assert_eq!(secrets.len(), 1, "printed exactly once: {stdout}");
-    secrets[0].to_owned()
+    let lines: Vec<&str> = stdout.lines().collect();
+    let notice = lines.iter().position(|l| l.starts_with("Store this client secret now")).expect("announced");
+    assert_eq!(notice + 2, lines.len(), "the secret is the last line: {stdout}");
+    let secret = lines[notice + 1];
+    assert!(secret.len() >= 32 && !secret.contains(' '), "a bare secret: {secret:?}");
+    assert_eq!(stdout.matches(secret).count(), 1, "printed exactly once: {stdout}");
+    secret.to_owned()
 }
 
 async fn stored(db: &TestDatabase, id: &str) -> Option<OAuthClient> {
@@ -107,7 +112,7 @@ async fn creating_a_public_client_prints_no_secret_and_requires_pkce() {
             "--public",
         ],
     );
-    assert!(!out.contains("client_secret"), "{out}");
+    assert!(!out.contains("client secret"), "{out}");
     assert!(out.contains("public client spa"), "{out}");
     let client = stored(&db, "spa").await.expect("stored");
     assert!(!client.confidential);
@@ -209,7 +214,7 @@ async fn update_replaces_redirect_uris_and_scopes_and_sets_require_pkce() {
             "true",
         ],
     );
-    assert!(!out.contains("client_secret"), "no new secret unless asked: {out}");
+    assert!(!out.contains("client secret"), "no new secret unless asked: {out}");
     let after = stored(&db, "portal").await.expect("stored");
     assert_eq!(after.redirect_uris, ["https://c.example/cb"], "list replaced");
     assert_eq!(after.enabled_scopes.to_scope_string(), "formacao_academica cursos_cdp");

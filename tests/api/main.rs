@@ -13,6 +13,7 @@ mod admin_cli;
 mod admin_user_new;
 mod admin_users;
 mod cli;
+mod cli_output;
 mod client_login;
 mod clients;
 mod consent;

@@ -118,8 +118,9 @@ import json, sys
 d = json.load(sys.stdin)
 assert d["userinfo_endpoint"].endswith("/oauth/userinfo/"), d'
 # An API token of demo-host for the user-management API, as the README gives
-# it (the CLI prints it as its last line).
-API_TOKEN=$(RUST_LOG=warn "${TARGET}/release/credencial" client update --client-id demo-host --rotate-api-token \
+# it (the CLI prints it as the last line of standard output; its log lines go
+# to standard error).
+API_TOKEN=$("${TARGET}/release/credencial" client update --client-id demo-host --rotate-api-token \
     --api-permissions users:read,users:create | tail -n 1)
 curl -fsS -o /dev/null -H "Authorization: Token ${API_TOKEN}" "${BASE}/usuarios/?cpfs=52998224725"
 log "credentials ready: pair access token, OAuth2 access token with every scope and openid, demo-host secret, API token"
