@@ -40,6 +40,7 @@ mod outbound;
 mod profile;
 mod provider_client;
 mod revocation;
+mod response_mode;
 mod round_robin;
 mod scale_out;
 mod settings;

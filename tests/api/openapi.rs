@@ -27,8 +27,9 @@ const HTML_ROUTES: [&str; 6] =
 /// the administration panel).
 const HTML_PREFIXES: [&str; 2] = ["/conta", "/admin"];
 /// Routes that answer another text format than JSON: the metrics
-/// (Prometheus text format, when enabled).
-const TEXT_ROUTES: [&str; 1] = ["/metrics"];
+/// (Prometheus text format, when enabled) and the script of the
+/// `response_mode=form_post` page.
+const TEXT_ROUTES: [&str; 2] = ["/metrics", "/oauth/form_post.js"];
 /// The confidential client of these tests.
 const CLIENT: &str = "host";
 const CLIENT_SECRET: &str = "host-secret-0123456789";

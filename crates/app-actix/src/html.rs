@@ -11,8 +11,9 @@ use askama::Template;
 /// `Content-Security-Policy` of every page: nothing but inline styles (the
 /// frame's one `<style>` element), and no framing (the consent page must
 /// not be clickjacked). No `form-action`: browsers apply it to the redirect
-/// that follows the consent form.
-const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
+/// that follows the consent form. The form-post page adds to it
+/// (`oauth::form_post`).
+pub(crate) const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
 
 /// Who a page speaks for: the header bar, the title bar and the footer.
 #[derive(Debug)]

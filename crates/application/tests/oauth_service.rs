@@ -364,6 +364,7 @@ fn params(client: &str, redirect: &str, scope: &str) -> AuthorizationParams {
         prompt: None,
         nonce: None,
         max_age: None,
+        ..AuthorizationParams::default()
     }
 }
 
@@ -672,6 +673,83 @@ async fn prompt_none_answers_the_client_instead_of_showing_a_page() {
     assert_eq!(q["error"], "consent_required");
 }
 
+fn with_mode(mut p: AuthorizationParams, mode: &str) -> AuthorizationParams {
+    p.response_mode = Some(mode.into());
+    p
+}
+
+/// The fields of a form-post step, posted to portal's redirect URI.
+fn form_posted(step: AuthorizationStep) -> HashMap<String, String> {
+    match step {
+        AuthorizationStep::FormPost(response) => {
+            assert_eq!(response.redirect_uri(), PORTAL_URI);
+            assert_eq!(response.location(), None);
+            response.params().map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
+        }
+        other => panic!("expected a form post, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn form_post_carries_the_code_and_every_error_in_a_form_and_fragment_in_the_fragment() {
+    let (service, handles) = World::new().service();
+    let form_post = || with_mode(portal_params("cnes"), "form_post");
+    let f = form_posted(service.authorize(None, &with_prompt(form_post(), "none")).await.expect("answer"));
+    assert_eq!((f["error"].as_str(), f["state"].as_str()), ("login_required", "st&te 1"));
+    let session = ana_session(&service).await;
+    let f = form_posted(service.deny(&form_post()).await.expect("answer"));
+    assert_eq!((f["error"].as_str(), f["state"].as_str()), ("access_denied", "st&te 1"));
+    let f = form_posted(service.approve(&session, &form_post()).await.expect("answer"));
+    assert_eq!((f["code"].len(), f["state"].as_str()), (43, "st&te 1"));
+    assert_eq!(f.len(), 2, "code and state only: {f:?}");
+    assert_eq!(handles.codes.lock().expect("lock").len(), 1);
+    // Remembered consent: the code goes at once, in the same mode.
+    let f = form_posted(service.authorize(Some(&session), &form_post()).await.expect("answer"));
+    assert!(f.contains_key("code"), "{f:?}");
+
+    let step = service.authorize(Some(&session), &with_mode(portal_params("cnes"), "fragment")).await.expect("ok");
+    let AuthorizationStep::Redirect(location) = step else { panic!("expected a redirect, got {step:?}") };
+    let url = Url::parse(&location).expect("url");
+    assert_eq!((url.query(), url.as_str().starts_with(PORTAL_URI)), (None, true), "{location}");
+    let fragment: HashMap<String, String> =
+        url::form_urlencoded::parse(url.fragment().expect("fragment").as_bytes()).into_owned().collect();
+    assert_eq!((fragment["code"].len(), fragment["state"].as_str()), (43, "st&te 1"));
+}
+
+#[tokio::test]
+async fn request_objects_and_registration_are_refused_in_the_requested_mode_and_unknown_modes_in_the_query() {
+    let (service, handles) = World::new().service();
+    let session = ana_session(&service).await;
+    for (name, code) in [
+        ("request", "request_not_supported"),
+        ("request_uri", "request_uri_not_supported"),
+        ("registration", "registration_not_supported"),
+    ] {
+        let mut p = portal_params("cnes");
+        let value = Some("eyJhbGciOiJub25lIn0.e30.".to_owned());
+        match name {
+            "request" => p.request = value,
+            "request_uri" => p.request_uri = value,
+            _ => p.registration = value,
+        }
+        let q = redirected(service.authorize(Some(&session), &p).await.expect("answer"));
+        assert_eq!((q["error"].as_str(), q["state"].as_str()), (code, "st&te 1"), "{name}");
+        let q = redirected(service.authorize(None, &p).await.expect("answer"));
+        assert_eq!(q["error"], code, "before the login form: {name}");
+        let q = redirected(service.approve(&session, &p).await.expect("answer"));
+        assert_eq!(q["error"], code, "approve validates again: {name}");
+        let f = form_posted(service.authorize(None, &with_mode(p, "form_post")).await.expect("answer"));
+        assert_eq!((f["error"].as_str(), f["state"].as_str()), (code, "st&te 1"), "{name}");
+    }
+    for mode in ["form_post.jwt", "web_message", "FORM_POST"] {
+        let q =
+            redirected(service.authorize(Some(&session), &with_mode(portal_params("cnes"), mode)).await.expect("ok"));
+        assert_eq!((q["error"].as_str(), q["state"].as_str()), ("invalid_request", "st&te 1"), "{mode}");
+        assert!(q["error_description"].contains("response_mode"), "{q:?}");
+    }
+    assert!(handles.codes.lock().expect("lock").is_empty() && handles.grants.lock().expect("lock").is_empty());
+}
+
 #[tokio::test]
 async fn an_unknown_prompt_or_none_with_another_value_is_an_invalid_request_redirect() {
     let (service, handles) = World::new().service();
@@ -765,6 +843,11 @@ async fn form_tokens_are_bound_to_their_key_session_and_request() {
     assert!(service.consent_form_token_matches(&a, &p, &t));
     assert!(!service.consent_form_token_matches(&b, &p, &t), "another session");
     assert!(!service.consent_form_token_matches(&a, &portal_params("cnes receita_federal"), &t), "another request");
+    let form_post = with_mode(portal_params("cnes"), "form_post");
+    assert!(!service.consent_form_token_matches(&a, &form_post, &t), "another response mode");
+    let t = service.consent_form_token(&a, &form_post);
+    assert!(service.consent_form_token_matches(&a, &form_post, &t));
+    assert!(!service.consent_form_token_matches(&a, &with_mode(portal_params("cnes"), "query"), &t));
 }
 
 // ---------------------------------------------------------- code exchange

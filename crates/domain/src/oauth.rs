@@ -29,9 +29,11 @@ pub mod id_token;
 pub mod logout;
 pub mod oidc;
 mod prompt;
+pub mod response_mode;
 pub mod userinfo;
 
 pub use prompt::{prompt_after_login, Prompt};
+pub use response_mode::{AuthorizationResponse, ResponseMode};
 
 /// How long an authorization code can be redeemed after it is issued, in
 /// seconds (RFC 6749 §4.1.2 recommends at most 10 minutes; we take 60 s).
@@ -102,6 +104,19 @@ pub enum OAuthError {
     /// (OpenID Connect Core §3.1.2.6).
     #[error("the request needs the user's consent and prompt=none forbids asking for it")]
     ConsentRequired,
+    /// The request has a `request` parameter: request objects are not
+    /// supported (OpenID Connect Core §6.1).
+    #[error("request objects (the request parameter) are not supported")]
+    RequestNotSupported,
+    /// The request has a `request_uri` parameter: request objects by
+    /// reference are not supported (OpenID Connect Core §6.2).
+    #[error("request objects by reference (the request_uri parameter) are not supported")]
+    RequestUriNotSupported,
+    /// The request has a `registration` parameter: clients are registered
+    /// by an administrator, never by the request (OpenID Connect Core
+    /// §7.2.1).
+    #[error("the registration parameter is not supported; clients are registered by an administrator")]
+    RegistrationNotSupported,
 }
 
 impl OAuthError {
@@ -118,6 +133,9 @@ impl OAuthError {
             OAuthError::AccessDenied => "access_denied",
             OAuthError::LoginRequired => "login_required",
             OAuthError::ConsentRequired => "consent_required",
+            OAuthError::RequestNotSupported => "request_not_supported",
+            OAuthError::RequestUriNotSupported => "request_uri_not_supported",
+            OAuthError::RegistrationNotSupported => "registration_not_supported",
         }
     }
 
@@ -465,6 +483,15 @@ pub struct AuthorizationParams {
     /// `max_age` (OpenID Connect): seconds since the login beyond which the
     /// person logs in again.
     pub max_age: Option<String>,
+    /// `response_mode`: how the response travels (see [`ResponseMode`]).
+    pub response_mode: Option<String>,
+    /// `request` (OpenID Connect): a request object; refused.
+    pub request: Option<String>,
+    /// `request_uri` (OpenID Connect): a request object by reference;
+    /// refused.
+    pub request_uri: Option<String>,
+    /// `registration` (OpenID Connect): the client's own metadata; refused.
+    pub registration: Option<String>,
 }
 
 /// Why an authorization request is refused, and where the answer goes.
@@ -476,10 +503,13 @@ pub enum AuthorizationRefusal {
     /// redirector.
     ShowToUser(OAuthError),
     /// Any other problem: send the error to the client's (verified)
-    /// redirect URI with the request's `state`.
+    /// redirect URI with the request's `state`, in the requested response
+    /// mode (the default one when the mode itself was refused).
     Redirect {
         /// The verified redirect URI.
         redirect_uri: String,
+        /// How the error travels.
+        response_mode: ResponseMode,
         /// The request's `state`, if any.
         state: Option<String>,
         /// The error to report.
@@ -510,13 +540,18 @@ pub struct ValidAuthorization {
     pub nonce: Option<String>,
     /// The request's `max_age`, in seconds (see [`oidc::login_is_recent`]).
     pub max_age: Option<i64>,
+    /// How the response travels to the redirect URI.
+    pub response_mode: ResponseMode,
 }
 
 /// Validates an authorization request against the client it names.
 /// `client` is the stored client looked up by `params.client_id` (`None`
 /// when there is none). The order follows RFC 6749 §4.1.2.1: the client and
 /// redirect URI are checked first and their errors are shown to the user;
-/// every later error is redirected with `state`.
+/// every later error is redirected with `state`. The `response_mode` comes
+/// next (every later error travels in it; its own error in the default
+/// mode), then the OpenID Connect parameters that are never supported
+/// (`request`, `request_uri`, `registration`), then the rest.
 pub fn validate_authorization_request(
     params: &AuthorizationParams,
     client: Option<ClientPolicy<'_>>,
@@ -534,11 +569,16 @@ pub fn validate_authorization_request(
     let redirect_uri = resolve_redirect_uri(redirect_requested, client.redirect_uris).map_err(ShowToUser)?;
 
     let state = params.state.clone().filter(|s| !s.is_empty());
-    let refuse = |error: OAuthError| AuthorizationRefusal::Redirect {
+    let refuse_in = |response_mode: ResponseMode, error: OAuthError| AuthorizationRefusal::Redirect {
         redirect_uri: redirect_uri.clone(),
+        response_mode,
         state: state.clone(),
         error,
     };
+    let response_mode =
+        ResponseMode::parse(params.response_mode.as_deref()).map_err(|e| refuse_in(ResponseMode::default(), e))?;
+    let refuse = |error: OAuthError| refuse_in(response_mode, error);
+    oidc::refuse_unsupported_parameters(params).map_err(refuse)?;
 
     match present(params.response_type.as_deref()) {
         None => return Err(refuse(invalid_request("response_type is required"))),
@@ -571,6 +611,7 @@ pub fn validate_authorization_request(
         prompt,
         nonce,
         max_age,
+        response_mode,
     })
 }
 
@@ -590,38 +631,6 @@ impl ValidAuthorization {
             auth_time: Some(auth_time),
         }
     }
-}
-
-/// The `Location` of a successful authorization response: `redirect_uri`
-/// with `code` and (if any) `state` appended to its query, keeping the
-/// query it already has (RFC 6749 §4.1.2). `None` only if `redirect_uri` is
-/// not a URL, which registration prevents.
-pub fn authorization_response_uri(redirect_uri: &str, code: &str, state: Option<&str>) -> Option<String> {
-    let mut url = Url::parse(redirect_uri).ok()?;
-    {
-        let mut query = url.query_pairs_mut();
-        query.append_pair("code", code);
-        if let Some(state) = state {
-            query.append_pair("state", state);
-        }
-    }
-    Some(url.into())
-}
-
-/// The `Location` of an authorization error response: `redirect_uri` with
-/// `error`, `error_description` and (if any) `state` appended to its query.
-/// `None` only if `redirect_uri` is not a URL.
-pub fn authorization_error_uri(redirect_uri: &str, error: &OAuthError, state: Option<&str>) -> Option<String> {
-    let mut url = Url::parse(redirect_uri).ok()?;
-    {
-        let mut query = url.query_pairs_mut();
-        query.append_pair("error", error.error_code());
-        query.append_pair("error_description", &error.description());
-        if let Some(state) = state {
-            query.append_pair("state", state);
-        }
-    }
-    Some(url.into())
 }
 
 // --------------------------------------------------------------------- codes
@@ -933,6 +942,7 @@ mod tests {
             prompt: None,
             nonce: None,
             max_age: None,
+            ..AuthorizationParams::default()
         }
     }
 
@@ -944,7 +954,7 @@ mod tests {
 
     fn redirected_error(r: Result<ValidAuthorization, AuthorizationRefusal>) -> (String, Option<String>, OAuthError) {
         match r {
-            Err(AuthorizationRefusal::Redirect { redirect_uri, state, error }) => (redirect_uri, state, error),
+            Err(AuthorizationRefusal::Redirect { redirect_uri, state, error, .. }) => (redirect_uri, state, error),
             other => panic!("expected a redirected error, got {other:?}"),
         }
     }
@@ -985,6 +995,9 @@ mod tests {
             (OAuthError::AccessDenied, "access_denied"),
             (OAuthError::LoginRequired, "login_required"),
             (OAuthError::ConsentRequired, "consent_required"),
+            (OAuthError::RequestNotSupported, "request_not_supported"),
+            (OAuthError::RequestUriNotSupported, "request_uri_not_supported"),
+            (OAuthError::RegistrationNotSupported, "registration_not_supported"),
         ];
         for (error, code) in cases {
             assert_eq!(error.error_code(), code);
@@ -1334,8 +1347,12 @@ mod tests {
         let cid = id("portal");
         let list = uris(&["https://app.example.gov.br/callback"]);
         let client = Some(policy(&cid, &list, true));
-        let cases: [(Spoil, &str); 11] = [
+        let cases: [(Spoil, &str); 15] = [
             (|p| p.response_type = None, "invalid_request"),
+            (|p| p.response_mode = Some("form_post.jwt".into()), "invalid_request"),
+            (|p| p.request = Some("eyJhbGciOiJub25lIn0.e30.".into()), "request_not_supported"),
+            (|p| p.request_uri = Some("https://app.example.gov.br/req/1".into()), "request_uri_not_supported"),
+            (|p| p.registration = Some("{}".into()), "registration_not_supported"),
             (|p| p.prompt = Some("always".into()), "invalid_request"),
             (|p| p.prompt = Some("none consent".into()), "invalid_request"),
             (|p| p.response_type = Some("token".into()), "unsupported_response_type"),
@@ -1355,6 +1372,55 @@ mod tests {
             assert_eq!(state.as_deref(), Some("xyz"));
             assert_eq!(error.error_code(), code, "{p:?}");
         }
+    }
+
+    #[test]
+    fn the_response_mode_is_kept_and_later_errors_travel_in_it() {
+        let cid = id("portal");
+        let list = uris(&["https://app.example.gov.br/callback"]);
+        let client = Some(policy(&cid, &list, true));
+        let mode_of = |p: &AuthorizationParams| match validate_authorization_request(p, client) {
+            Ok(valid) => Ok(valid.response_mode),
+            Err(AuthorizationRefusal::Redirect { response_mode, error, .. }) => {
+                Err((response_mode, error.error_code()))
+            }
+            Err(other) => panic!("expected a redirect, got {other:?}"),
+        };
+        let mut p = params("portal");
+        assert_eq!(mode_of(&p), Ok(ResponseMode::Query), "query by default");
+        for (raw, mode) in [
+            ("query", ResponseMode::Query),
+            ("fragment", ResponseMode::Fragment),
+            ("form_post", ResponseMode::FormPost),
+        ] {
+            p.response_mode = Some(raw.into());
+            assert_eq!(mode_of(&p), Ok(mode), "{raw}");
+        }
+        // Every error after the mode travels in it, request objects first of all.
+        p.response_mode = Some("form_post".into());
+        p.request_uri = Some("urn:example:req".into());
+        p.response_type = Some("token".into());
+        assert_eq!(mode_of(&p), Err((ResponseMode::FormPost, "request_uri_not_supported")));
+        p.request_uri = None;
+        assert_eq!(mode_of(&p), Err((ResponseMode::FormPost, "unsupported_response_type")));
+        // A mode we cannot honour is refused in the default mode, before
+        // anything else is looked at.
+        p.response_mode = Some("web_message".into());
+        p.request = Some("x".into());
+        assert_eq!(mode_of(&p), Err((ResponseMode::Query, "invalid_request")));
+    }
+
+    #[test]
+    fn request_objects_with_an_unknown_client_or_redirect_uri_are_shown_never_redirected() {
+        let cid = id("portal");
+        let list = uris(&["https://app.example.gov.br/callback"]);
+        let mut p = params("portal");
+        p.request = Some("eyJhbGciOiJub25lIn0.e30.".into());
+        p.response_mode = Some("form_post".into());
+        assert_eq!(shown_error(validate_authorization_request(&p, None)).error_code(), "invalid_client");
+        p.redirect_uri = Some("https://evil.example/callback".into());
+        let client = Some(policy(&cid, &list, true));
+        assert_eq!(shown_error(validate_authorization_request(&p, client)).error_code(), "invalid_request");
     }
 
     #[test]
@@ -1385,20 +1451,6 @@ mod tests {
         assert_eq!(ok.redirect_uri, "https://app.example.gov.br/callback");
         assert!(!ok.redirect_uri_explicit);
         assert_eq!(ok.state, None, "an empty state counts as absent");
-    }
-
-    #[test]
-    fn responses_append_to_the_redirect_uri_query() {
-        let uri =
-            authorization_response_uri("https://app.example/cb?tenant=a%20b", "c0de", Some("s t&x")).expect("url");
-        assert_eq!(uri, "https://app.example/cb?tenant=a%20b&code=c0de&state=s+t%26x");
-        let uri = authorization_response_uri("http://127.0.0.1:9000/cb", "c", None).expect("url");
-        assert_eq!(uri, "http://127.0.0.1:9000/cb?code=c");
-        let uri = authorization_error_uri("https://app.example/cb", &OAuthError::AccessDenied, Some("s")).expect("url");
-        assert_eq!(
-            uri,
-            "https://app.example/cb?error=access_denied&error_description=the+resource+owner+denied+the+request&state=s"
-        );
     }
 
     // ----------------------------------------------------------------- codes

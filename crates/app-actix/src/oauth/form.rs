@@ -54,7 +54,7 @@ impl FormError {
 }
 
 /// The names of the authorization request's parameters.
-const AUTHORIZATION_PARAMS: [&str; 10] = [
+const AUTHORIZATION_PARAMS: [&str; 14] = [
     "response_type",
     "client_id",
     "redirect_uri",
@@ -65,6 +65,10 @@ const AUTHORIZATION_PARAMS: [&str; 10] = [
     "prompt",
     "nonce",
     "max_age",
+    "response_mode",
+    "request",
+    "request_uri",
+    "registration",
 ];
 
 impl FormFields {
@@ -100,8 +104,9 @@ impl FormFields {
 
     /// The authorization request's parameters (`response_type`,
     /// `client_id`, `redirect_uri`, `scope`, `state`, `code_challenge`,
-    /// `code_challenge_method`, `prompt`, `nonce`, `max_age`). Errors:
-    /// `Repeated`.
+    /// `code_challenge_method`, `prompt`, `nonce`, `max_age`,
+    /// `response_mode`, and the refused `request`, `request_uri` and
+    /// `registration`). Errors: `Repeated`.
     pub fn authorization_params(&self) -> Result<AuthorizationParams, FormError> {
         Ok(AuthorizationParams {
             response_type: self.owned("response_type")?,
@@ -114,6 +119,10 @@ impl FormFields {
             prompt: self.owned("prompt")?,
             nonce: self.owned("nonce")?,
             max_age: self.owned("max_age")?,
+            response_mode: self.owned("response_mode")?,
+            request: self.owned("request")?,
+            request_uri: self.owned("request_uri")?,
+            registration: self.owned("registration")?,
         })
     }
 }
@@ -133,6 +142,10 @@ pub fn authorization_pairs(params: &AuthorizationParams) -> Vec<(&'static str, &
         &params.prompt,
         &params.nonce,
         &params.max_age,
+        &params.response_mode,
+        &params.request,
+        &params.request_uri,
+        &params.registration,
     ];
     AUTHORIZATION_PARAMS.iter().zip(values).filter_map(|(name, value)| value.as_deref().map(|v| (*name, v))).collect()
 }
@@ -198,7 +211,7 @@ mod tests {
     #[test]
     fn authorization_params_round_trip_through_their_pairs() {
         let f = FormFields::parse(
-            b"prompt=login+consent&client_id=portal&scope=cpf+cnes&state=a%26b&response_type=code&other=1&max_age=60&nonce=n%201",
+            b"prompt=login+consent&client_id=portal&scope=cpf+cnes&state=a%26b&response_type=code&other=1&max_age=60&nonce=n%201&response_mode=form_post",
         )
         .expect("form");
         let p = f.authorization_params().expect("params");
@@ -214,7 +227,8 @@ mod tests {
                 ("state", "a&b"),
                 ("prompt", "login consent"),
                 ("nonce", "n 1"),
-                ("max_age", "60")
+                ("max_age", "60"),
+                ("response_mode", "form_post")
             ]
         );
         let twice = FormFields::parse(b"client_id=a&client_id=b").expect("form");

@@ -12,6 +12,12 @@
 //!   session, then 303 back to the GET with the same parameters) and the
 //!   consent form (`action=approve` or `action=deny`: 303 to the client's
 //!   redirect URI with `code` or `error=access_denied`, and `state`).
+//! - The response to the client travels as its `response_mode` says: in
+//!   the redirect URI's query (the default) or fragment, or, with
+//!   `form_post`, in a page whose form posts it there ([`form_post`], with
+//!   `GET /oauth/form_post.js`). The OpenID Connect `request`,
+//!   `request_uri` and `registration` parameters are refused with their
+//!   own errors.
 //! - `POST /oauth/token/`: form-encoded token requests (`authorization_code`
 //!   and `refresh_token` grants); JSON answers with `Cache-Control: no-store`
 //!   (with an `id_token` when `openid` was granted).
@@ -30,6 +36,7 @@
 
 pub mod discovery;
 pub mod form;
+pub mod form_post;
 pub mod logout;
 pub mod pages;
 pub mod revocation;
@@ -100,6 +107,7 @@ impl HttpServiceFactory for OAuthApi {
             .route(routes::get().to(authorize_get))
             .route(web::post().to(authorize_post))
             .register(config);
+        resource(form_post::SCRIPT_PATH, "GET").route(routes::get().to(form_post::script)).register(config);
         resource(revocation::REVOKE_PATH, "POST")
             .app_data(self.service.clone())
             .route(web::post().to(revocation::revoke))
@@ -340,6 +348,7 @@ fn step_response(step: Result<AuthorizationStep, ServiceError>, redirect_status:
             builder.insert_header((header::LOCATION, location));
             builder.finish()
         }
+        Ok(AuthorizationStep::FormPost(response)) => form_post::page(&response),
         Ok(AuthorizationStep::Refused(e)) => refused(&e),
         Ok(AuthorizationStep::Consent(_) | AuthorizationStep::LogIn { .. }) => {
             html::failure_page(ServiceError::Internal("unexpected page step".into()))

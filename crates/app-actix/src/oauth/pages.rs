@@ -1,10 +1,11 @@
 //! The HTML pages of `/oauth/authorize/`: login, consent and errors, as
 //! askama templates under `templates/` (auto-escaped: every value that a
 //! user or a client controls comes out as text). In Portuguese like the
-//! scope descriptions; no script, no external asset.
+//! scope descriptions; no external asset, and no script but the form-post
+//! page's own file ([`super::form_post`]).
 
 use askama::Template;
-use credencial_domain::oauth::AuthorizationParams;
+use credencial_domain::oauth::{AuthorizationParams, AuthorizationResponse};
 use credencial_domain::ScopeSet;
 
 use super::form::authorization_pairs;
@@ -32,6 +33,19 @@ pub struct Consent<'a> {
     scopes: Vec<&'static str>,
     destination: String,
     hidden: Vec<(&'static str, &'a str)>,
+}
+
+/// The page that posts an authorization response to the client
+/// (`templates/oauth/form_post.html`, `response_mode=form_post`).
+#[derive(Debug, Template)]
+#[template(path = "oauth/form_post.html")]
+pub struct FormPost<'a> {
+    site: &'static Site,
+    title: &'a str,
+    destination: String,
+    action: &'a str,
+    hidden: Vec<(&'static str, &'a str)>,
+    script: &'static str,
 }
 
 /// The request's parameters, then `extra`, as the form's hidden fields.
@@ -70,9 +84,7 @@ pub fn consent<'a>(
     params: &'a AuthorizationParams,
     form_token: &'a str,
 ) -> Consent<'a> {
-    let destination = url::Url::parse(redirect_uri)
-        .map(|u| u.origin().ascii_serialization())
-        .unwrap_or_else(|_| redirect_uri.to_owned());
+    let destination = origin_of(redirect_uri);
     Consent {
         site: &PROVIDER,
         title: "Autorizar acesso",
@@ -86,6 +98,27 @@ pub fn consent<'a>(
         destination,
         hidden: hidden(params, &[("csrf_token", form_token)]),
     }
+}
+
+/// The form-post page: a form that posts the response's parameters to the
+/// redirect URI exactly as registered, named by its origin; the script at
+/// `script` submits it at once, and its *Continuar* button does without
+/// scripts.
+pub fn form_post<'a>(response: &'a AuthorizationResponse, script: &'static str) -> FormPost<'a> {
+    FormPost {
+        site: &PROVIDER,
+        title: "Voltando ao aplicativo",
+        destination: origin_of(response.redirect_uri()),
+        action: response.redirect_uri(),
+        hidden: response.params().collect(),
+        script,
+    }
+}
+
+/// The origin of `uri` (where an answer goes, in the words a person
+/// checks), or `uri` itself if it is not a URL.
+fn origin_of(uri: &str) -> String {
+    url::Url::parse(uri).map(|u| u.origin().ascii_serialization()).unwrap_or_else(|_| uri.to_owned())
 }
 
 /// The logout confirmation (`templates/oauth/logout.html`).
@@ -147,6 +180,7 @@ mod tests {
             prompt: None,
             nonce: None,
             max_age: None,
+            ..AuthorizationParams::default()
         }
     }
 
@@ -197,6 +231,44 @@ mod tests {
         let out = render(&logged_out(Some("Portal"), true));
         assert!(out.contains("Você saiu do credencial") && out.contains("não está registrado"), "{out}");
         assert!(!render(&logged_out(None, false)).contains("não está registrado"));
+    }
+
+    #[test]
+    fn the_form_post_page_posts_the_escaped_fields_to_the_redirect_uri_with_a_button_and_no_inline_script() {
+        use credencial_domain::oauth::{OAuthError, ResponseMode};
+        let response = AuthorizationResponse::code(
+            "https://app.example/cb?x=1&y=\"2\"",
+            ResponseMode::FormPost,
+            "c0de",
+            Some("\"><script>alert(1)</script>"),
+        );
+        let page = render(&form_post(&response, "/oauth/form_post.js"));
+        assert!(!page.contains("<script>alert") && !page.contains("y=\"2\""), "{page}");
+        assert!(
+            page.contains(
+                "<form id=\"resposta\" method=\"post\" action=\"https://app.example/cb?x=1&#38;y=&#34;2&#34;\">"
+            ),
+            "{page}"
+        );
+        assert!(page.contains("<input type=\"hidden\" name=\"code\" value=\"c0de\">"), "{page}");
+        assert!(
+            page.contains("name=\"state\" value=\"&#34;&#62;&#60;script&#62;alert(1)&#60;/script&#62;\""),
+            "{page}"
+        );
+        assert!(page.contains("<button type=\"submit\">Continuar</button>"), "works without scripts: {page}");
+        assert!(page.contains("<code>https://app.example</code>"), "{page}");
+        assert_eq!(page.matches("<script").count(), 1, "{page}");
+        assert!(page.contains("<script src=\"/oauth/form_post.js\"></script>"), "the one script is the file: {page}");
+        let error = AuthorizationResponse::error(
+            "https://app.example/cb",
+            ResponseMode::FormPost,
+            &OAuthError::AccessDenied,
+            None,
+        );
+        let page = render(&form_post(&error, "/oauth/form_post.js"));
+        let names: Vec<&str> =
+            page.split("<input type=\"hidden\" name=\"").skip(1).filter_map(|r| r.split('"').next()).collect();
+        assert_eq!(names, ["error", "error_description"]);
     }
 
     #[test]

@@ -5,8 +5,8 @@
 use credencial_domain::account::covers;
 use credencial_domain::oauth::oidc::login_is_recent;
 use credencial_domain::oauth::{
-    authorization_error_uri, authorization_response_uri, random_token_text, validate_authorization_request,
-    AuthorizationParams, AuthorizationRefusal, ClientId, CodeHash, OAuthError, ValidAuthorization,
+    random_token_text, validate_authorization_request, AuthorizationParams, AuthorizationRefusal,
+    AuthorizationResponse, ClientId, CodeHash, OAuthError, ResponseMode, ValidAuthorization,
 };
 use credencial_ports::{NewAuthorizationCode, OAuthClient};
 use rand::RngCore;
@@ -21,8 +21,12 @@ pub enum AuthorizationStep {
     /// client is unknown or the redirect URI is not one of its own.
     Refused(OAuthError),
     /// Send the browser to this URI: the client's redirect URI with a code,
-    /// or with an error and the request's `state`.
+    /// or with an error and the request's `state` (in its query, or in its
+    /// fragment with `response_mode=fragment`).
     Redirect(String),
+    /// `response_mode=form_post`: a page whose form posts this response (a
+    /// code, or an error, and `state`) to the client's redirect URI.
+    FormPost(AuthorizationResponse),
     /// A valid request that needs a login first: show the login form.
     LogIn {
         /// The client's registered name.
@@ -87,8 +91,7 @@ impl OAuthService {
             Checked::Valid(authorization, client) => (authorization, client),
         };
         let prompt = authorization.prompt;
-        let refuse =
-            |error: OAuthError| error_redirect(&authorization.redirect_uri, &error, authorization.state.as_deref());
+        let refuse = |error: OAuthError| error_response(&authorization, &error);
         let now = self.clock.now();
         let recent = |s: &&LoginSession| login_is_recent(s.auth_time, authorization.max_age, now);
         let session = session.filter(|_| !prompt.forces_login()).filter(recent);
@@ -151,9 +154,7 @@ impl OAuthService {
     pub async fn deny(&self, params: &AuthorizationParams) -> Result<AuthorizationStep, ServiceError> {
         match self.check(params).await? {
             Checked::Done(step) => Ok(step),
-            Checked::Valid(authorization, _) => {
-                error_redirect(&authorization.redirect_uri, &OAuthError::AccessDenied, authorization.state.as_deref())
-            }
+            Checked::Valid(authorization, _) => error_response(&authorization, &OAuthError::AccessDenied),
         }
     }
 
@@ -173,15 +174,14 @@ impl OAuthService {
         let client_id: ClientId = authorization.client_id.clone();
         let redirect_uri = authorization.redirect_uri.clone();
         let state = authorization.state.clone();
+        let mode = authorization.response_mode;
         let grant = authorization.into_grant(user, session.auth_time, self.clock.now());
         self.codes.store(NewAuthorizationCode { code_hash: CodeHash::of(&code), grant }).await?;
         tracing::info!(client_id = %client_id, user = user.0, scope = %scopes.to_scope_string(), "authorization code issued");
         if let Err(e) = self.profiles.on_authorized(user, scopes).await {
             tracing::warn!(user = user.0, error = %e, "profile supplementation on authorization failed; the authorization goes on");
         }
-        let location = authorization_response_uri(&redirect_uri, &code, state.as_deref())
-            .ok_or_else(|| ServiceError::Internal("registered redirect URI is not a URL".into()))?;
-        Ok(AuthorizationStep::Redirect(location))
+        respond(AuthorizationResponse::code(&redirect_uri, mode, &code, state.as_deref()))
     }
 
     async fn check(&self, params: &AuthorizationParams) -> Result<Checked, ServiceError> {
@@ -193,26 +193,38 @@ impl OAuthService {
             Ok(valid) if valid.scopes.has_openid() && !self.openid_enabled() => {
                 let error =
                     OAuthError::InvalidScope("openid is not available: OpenID Connect is not configured".into());
-                Ok(Checked::Done(error_redirect(&valid.redirect_uri, &error, valid.state.as_deref())?))
+                Ok(Checked::Done(error_response(&valid, &error)?))
             }
             Ok(valid) => match client {
                 Some(client) => Ok(Checked::Valid(valid, client)),
                 None => Err(ServiceError::Internal("a request without client validated".into())),
             },
             Err(AuthorizationRefusal::ShowToUser(e)) => Ok(Checked::Done(AuthorizationStep::Refused(e))),
-            Err(AuthorizationRefusal::Redirect { redirect_uri, state, error }) => {
-                Ok(Checked::Done(error_redirect(&redirect_uri, &error, state.as_deref())?))
-            }
+            Err(AuthorizationRefusal::Redirect { redirect_uri, response_mode, state, error }) => Ok(Checked::Done(
+                respond(AuthorizationResponse::error(&redirect_uri, response_mode, &error, state.as_deref()))?,
+            )),
         }
     }
 }
 
-fn error_redirect(
-    redirect_uri: &str,
-    error: &OAuthError,
-    state: Option<&str>,
-) -> Result<AuthorizationStep, ServiceError> {
-    authorization_error_uri(redirect_uri, error, state)
-        .map(AuthorizationStep::Redirect)
-        .ok_or_else(|| ServiceError::Internal("registered redirect URI is not a URL".into()))
+/// `error` for the validated request, to its redirect URI with its
+/// `state`, in its response mode.
+fn error_response(authorization: &ValidAuthorization, error: &OAuthError) -> Result<AuthorizationStep, ServiceError> {
+    respond(AuthorizationResponse::error(
+        &authorization.redirect_uri,
+        authorization.response_mode,
+        error,
+        authorization.state.as_deref(),
+    ))
+}
+
+/// The step that delivers `response`: a form post, or a redirect.
+fn respond(response: AuthorizationResponse) -> Result<AuthorizationStep, ServiceError> {
+    match response.mode() {
+        ResponseMode::FormPost => Ok(AuthorizationStep::FormPost(response)),
+        ResponseMode::Query | ResponseMode::Fragment => response
+            .location()
+            .map(AuthorizationStep::Redirect)
+            .ok_or_else(|| ServiceError::Internal("registered redirect URI is not a URL".into())),
+    }
 }

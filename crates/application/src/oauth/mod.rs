@@ -258,12 +258,14 @@ pub(crate) async fn serving_client(
 
 /// The request values a consent token is bound to, in a fixed order: all
 /// that the approval decides on (the OpenID Connect `nonce` goes into the
-/// ID token; `prompt` and `max_age` decide what is shown).
-fn bound_values(params: &AuthorizationParams) -> [&str; 10] {
+/// ID token; `prompt` and `max_age` decide what is shown; `response_mode`
+/// how the code travels, added only when sent, so that the tokens of
+/// requests without it are those of earlier releases).
+fn bound_values(params: &AuthorizationParams) -> Vec<&str> {
     fn v(o: &Option<String>) -> &str {
         o.as_deref().unwrap_or("")
     }
-    [
+    let mut values = vec![
         v(&params.response_type),
         v(&params.client_id),
         v(&params.redirect_uri),
@@ -274,5 +276,7 @@ fn bound_values(params: &AuthorizationParams) -> [&str; 10] {
         v(&params.prompt),
         v(&params.nonce),
         v(&params.max_age),
-    ]
+    ];
+    values.extend(params.response_mode.as_deref().filter(|m| !m.is_empty()));
+    values
 }

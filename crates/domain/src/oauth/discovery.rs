@@ -8,6 +8,7 @@ use serde::Serialize;
 use thiserror::Error;
 use url::{Host, Url};
 
+use super::response_mode::RESPONSE_MODES_SUPPORTED;
 use super::userinfo::CLAIMS_SUPPORTED;
 use super::PKCE_METHOD_S256;
 use crate::jwt::JwtAlgorithm;
@@ -131,7 +132,7 @@ pub struct ProviderMetadata {
     pub introspection_endpoint: String,
     /// `["code"]`.
     pub response_types_supported: &'static [&'static str],
-    /// `["query"]`.
+    /// `["query", "fragment", "form_post"]`.
     pub response_modes_supported: &'static [&'static str],
     /// `authorization_code` and `refresh_token`.
     pub grant_types_supported: &'static [&'static str],
@@ -197,7 +198,7 @@ impl ProviderMetadata {
             revocation_endpoint: issuer.join(paths.revocation),
             introspection_endpoint: issuer.join(paths.introspection),
             response_types_supported: &["code"],
-            response_modes_supported: &["query"],
+            response_modes_supported: &RESPONSE_MODES_SUPPORTED,
             grant_types_supported: &["authorization_code", "refresh_token"],
             subject_types_supported: &["public"],
             id_token_signing_alg_values_supported: vec![id_token_alg.to_string()],
@@ -287,6 +288,13 @@ mod tests {
         }
         assert_eq!(json["id_token_signing_alg_values_supported"], serde_json::json!(["RS256"]));
         assert_eq!(json["code_challenge_methods_supported"], serde_json::json!(["S256"]));
+        assert_eq!(json["response_modes_supported"], serde_json::json!(["query", "fragment", "form_post"]));
+        // OIDC Discovery 1.0 §3: request_uri_parameter_supported defaults to
+        // true, so its false is written out.
+        assert_eq!(
+            (&json["request_parameter_supported"], &json["request_uri_parameter_supported"]),
+            (&false.into(), &false.into())
+        );
         let scopes = json["scopes_supported"].as_array().expect("list");
         assert_eq!(scopes.len(), 10, "openid, profile and the eight of the catalogue");
         assert_eq!((&scopes[0], &scopes[1]), (&serde_json::json!("openid"), &serde_json::json!("profile")));

@@ -1,9 +1,10 @@
 //! What OpenID Connect adds to an authorization request (OIDC Core 1.0
 //! §3.1.2.1): the `nonce` echoed in the ID token, `max_age` (how recent the
-//! login must be), and the standard `profile` scope, which names our
-//! `dados_publicos`. `prompt` has its own module ([`super::Prompt`]).
+//! login must be), the standard `profile` scope, which names our
+//! `dados_publicos`, and the parameters we never support (request objects,
+//! dynamic registration). `prompt` has its own module ([`super::Prompt`]).
 
-use super::{invalid_request, OAuthError};
+use super::{invalid_request, AuthorizationParams, OAuthError};
 use crate::scope::{Scope, ScopeSet};
 
 /// Longest `nonce` accepted, in bytes. A nonce is echoed whole in the ID
@@ -79,9 +80,62 @@ pub fn login_is_recent(auth_time: i64, max_age: Option<i64>, now: i64) -> bool {
     }
 }
 
+/// Refuses the OpenID Connect parameters we do not support, whatever
+/// their value (an empty one counts as absent): `request` is
+/// `request_not_supported` (OIDC Core §6.1), `request_uri` is
+/// `request_uri_not_supported` (§6.2), `registration` is
+/// `registration_not_supported` (§7.2.1). A request that carries several
+/// hears of the first of these. Ignoring them would serve a request other
+/// than the one the client signed or meant.
+pub fn refuse_unsupported_parameters(params: &AuthorizationParams) -> Result<(), OAuthError> {
+    let sent = |value: &Option<String>| value.as_deref().is_some_and(|v| !v.is_empty());
+    if sent(&params.request) {
+        return Err(OAuthError::RequestNotSupported);
+    }
+    if sent(&params.request_uri) {
+        return Err(OAuthError::RequestUriNotSupported);
+    }
+    if sent(&params.registration) {
+        return Err(OAuthError::RegistrationNotSupported);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_objects_and_registration_are_refused_with_their_own_codes() {
+        let some = |v: &str| Some(v.to_owned());
+        assert_eq!(refuse_unsupported_parameters(&AuthorizationParams::default()), Ok(()));
+        let empty = AuthorizationParams {
+            request: some(""),
+            request_uri: some(""),
+            registration: some(""),
+            ..AuthorizationParams::default()
+        };
+        assert_eq!(refuse_unsupported_parameters(&empty), Ok(()), "empty values count as absent");
+        let request = AuthorizationParams { request: some("eyJhbGciOiJub25lIn0.e30."), ..Default::default() };
+        assert_eq!(refuse_unsupported_parameters(&request).map_err(|e| e.error_code()), Err("request_not_supported"));
+        let by_reference = AuthorizationParams { request_uri: some("https://rp.example/r/1"), ..Default::default() };
+        assert_eq!(
+            refuse_unsupported_parameters(&by_reference).map_err(|e| e.error_code()),
+            Err("request_uri_not_supported")
+        );
+        let registration = AuthorizationParams { registration: some("{\"client_name\":\"x\"}"), ..Default::default() };
+        assert_eq!(
+            refuse_unsupported_parameters(&registration).map_err(|e| e.error_code()),
+            Err("registration_not_supported")
+        );
+        let all = AuthorizationParams {
+            request: some("x"),
+            request_uri: some("y"),
+            registration: some("z"),
+            ..Default::default()
+        };
+        assert_eq!(refuse_unsupported_parameters(&all), Err(OAuthError::RequestNotSupported));
+    }
 
     #[test]
     fn profile_names_dados_publicos_and_unknown_names_are_none() {
