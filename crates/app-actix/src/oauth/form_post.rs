@@ -5,10 +5,9 @@
 //!
 //! The page works without scripts (a *Continuar* button). Its
 //! `Content-Security-Policy` is every page's, plus `script-src 'self'` (the
-//! file above; still no inline script, and every other answer of the
-//! service is sent with `nosniff` and a type no browser runs as a script)
-//! and `form-action` naming the redirect URI's origin, the one place the
-//! page may post to (docs/decisions.md).
+//! file above; still no inline script, and no other answer of the service
+//! runs as a script with an effect) and `form-action` naming the redirect
+//! URI's origin, the one place the page may post to (docs/decisions.md).
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
