@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Mixed load and soak against the release binary, on loopback (see
 # docs/performance.md, "Mixed load and soak"):
-#   1. `credencial demo` on a fresh database, with a known HS256 secret and
-#      RUST_LOG=warn;
+#   1. `credencial demo` on a fresh database, with a known HS256 secret, an
+#      OpenID Connect key pair made for the run by `credencial keys generate`
+#      (SERVICE_OIDC_SIGNING_KEY_FILE: the key the service signs client
+#      applications' tokens with, which loadgen mints the profile token
+#      with) and RUST_LOG=warn;
 #   2. SOAK_USERS users seeded for the pair requests (PBKDF2 at
 #      SOAK_ITERATIONS, see below), each with its own random password;
 #   3. bench/loadgen, open loop at a constant SOAK_RATE: verify 70 %,
@@ -170,7 +173,7 @@ cleanup() {
         wait "$SERVER_PID" 2>/dev/null || true
     fi
     drop_database 2>/dev/null || true
-    rm -f "$OUT/credencial" "$OUT/loadgen" "$OUT/users.txt"
+    rm -f "$OUT/credencial" "$OUT/loadgen" "$OUT/users.txt" "$OUT"/oidc-private.pem "$OUT"/oidc-public.pem
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -193,7 +196,11 @@ else
 fi
 
 SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-export SERVICE_JWT_SECRET=$SECRET SERVICE_PASSWORD_ITERATIONS=$ITERATIONS
+# The provider's key pair: the server signs client applications' tokens
+# with it (RS256, typ at+jwt; docs/resource-servers.md), and loadgen mints
+# the profile token with it (the demo would otherwise make one of its own).
+"$BIN" keys generate --alg RS256 --out "$OUT" --name oidc >/dev/null
+export SERVICE_JWT_SECRET=$SECRET SERVICE_PASSWORD_ITERATIONS=$ITERATIONS SERVICE_OIDC_SIGNING_KEY_FILE=$OUT/oidc-private.pem
 log "starting $BIN_NAME demo on $BASE ($(engine_name "$ENGINE") database $DB, PBKDF2 $ITERATIONS iterations)"
 SERVICE_BIND="127.0.0.1:${PORT}" RUST_LOG=warn "$BIN" demo >"$OUT/server.log" 2>&1 &
 SERVER_PID=$!
@@ -243,7 +250,7 @@ if command -v vmstat >/dev/null; then
     VMSTAT_PID=$!
 fi
 status=0
-LOADGEN_JWT_SECRET=$SECRET timeout $((WARMUP + DURATION + 300)) "$OUT/loadgen" \
+LOADGEN_OAUTH_KEY_FILE=$OUT/oidc-private.pem timeout $((WARMUP + DURATION + 300)) "$OUT/loadgen" \
     --base-url "$BASE" --rate "$RATE" --duration "$DURATION" --warmup "$WARMUP" --mix "$MIX" \
     --users "$OUT/users.txt" --refresh-pool "$REFRESH_POOL" --profile-user-id "$ANA_ID" \
     --saturate-connections "$SATURATE" --server-pid "$SERVER_PID" --rss-csv "$OUT/rss.csv" --timeline-csv "$OUT/timeline.csv" >"$OUT/loadgen.md" 2>"$OUT/loadgen.log" || status=$?

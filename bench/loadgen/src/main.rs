@@ -64,9 +64,11 @@ struct Args {
     /// OAuth2 client the profile token is issued to (every scope enabled).
     #[arg(long, default_value = "demo-host")]
     client_id: String,
-    /// The service's HS256 secret, to mint the profile token.
-    #[arg(long, env = "LOADGEN_JWT_SECRET", hide_env_values = true)]
-    jwt_secret: Option<String>,
+    /// The provider's private key (PEM, RS256: the server's
+    /// `oidc_signing_key_file`), to mint the profile token as the service
+    /// signs a client's access tokens.
+    #[arg(long, env = "LOADGEN_OAUTH_KEY_FILE")]
+    oauth_key_file: Option<PathBuf>,
     /// The server's pid: its resident memory and CPU are watched.
     #[arg(long)]
     server_pid: Option<u32>,
@@ -155,11 +157,14 @@ async fn run(args: Args) -> anyhow::Result<Summary> {
     let mut target = Target::new(&args.base_url, timeout, users)?;
 
     if mix.weight(Route::Profile) > 0 {
-        let secret = args.jwt_secret.as_deref().context("profile needs the service's secret (LOADGEN_JWT_SECRET)")?;
+        let key_file = args.oauth_key_file.as_deref().context("profile needs the provider's key (--oauth-key-file)")?;
+        let key = std::fs::read(key_file).with_context(|| format!("--oauth-key-file {}", key_file.display()))?;
         let user_id = args.profile_user_id.context("profile needs --profile-user-id")?;
         let lifetime = warmup + duration + Duration::from_secs(600);
-        target.profile_token =
-            Some(tokens::mint_oauth_access_token(secret.as_bytes(), user_id, &args.client_id, lifetime)?);
+        target.profile_token = Some(
+            tokens::mint_oauth_access_token(&key, user_id, &args.client_id, lifetime)
+                .with_context(|| format!("--oauth-key-file {}", key_file.display()))?,
+        );
     }
     let target = Arc::new(target);
 

@@ -1,6 +1,7 @@
 //! The credentials the load needs: seeded users, a pool of refresh tokens
 //! (each replaced by its rotated successor), recent access tokens, and an
-//! OAuth2 access token minted like the service mints them.
+//! OAuth2 access token minted like the service mints them (RS256 with the
+//! provider's key, `typ: at+jwt`, `token_type: oauth_access`).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -113,6 +114,8 @@ impl AccessTokens {
 
 #[derive(Serialize)]
 struct OAuthClaims<'a> {
+    /// `oauth_access`: the service's type for a client's access token,
+    /// which simplejwt refuses (docs/resource-servers.md).
     token_type: &'a str,
     exp: i64,
     iat: i64,
@@ -124,17 +127,28 @@ struct OAuthClaims<'a> {
     scope: &'a str,
 }
 
+/// The JWT header `typ` of the service's OAuth2 access tokens (RFC 9068 §2.1).
+const ACCESS_TOKEN_JWT_TYPE: &str = "at+jwt";
+
 /// An OAuth2 access token of `client_id` for `user_id` with every scope,
-/// living `lifetime`, signed HS256 with `secret` as the service signs them.
+/// living `lifetime`, as the service issues them when OpenID Connect has a
+/// key pair: RS256 with `private_pem` (the server's `oidc_signing_key_file`,
+/// PKCS#8 or PKCS#1 PEM), header `typ: at+jwt` and `kid` (the key's RFC 7638
+/// SHA-256 thumbprint), `token_type: oauth_access`.
 pub fn mint_oauth_access_token(
-    secret: &[u8],
+    private_pem: &[u8],
     user_id: i64,
     client_id: &str,
     lifetime: Duration,
 ) -> anyhow::Result<String> {
+    use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+
+    let key = EncodingKey::from_rsa_pem(private_pem).context("not an RSA private key in PEM")?;
+    let kid = Jwk::from_encoding_key(&key, Algorithm::RS256)?.thumbprint(ThumbprintHash::SHA256);
     let now = i64::try_from(SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs())?;
     let claims = OAuthClaims {
-        token_type: "access",
+        token_type: "oauth_access",
         iat: now,
         exp: now + i64::try_from(lifetime.as_secs())?,
         jti: uuid::Uuid::new_v4().simple().to_string(),
@@ -143,8 +157,9 @@ pub fn mint_oauth_access_token(
         aud: client_id,
         scope: ALL_SCOPES,
     };
-    let header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
-    Ok(jsonwebtoken::encode(&header, &claims, &jsonwebtoken::EncodingKey::from_secret(secret))?)
+    let header =
+        Header { typ: Some(ACCESS_TOKEN_JWT_TYPE.to_owned()), kid: Some(kid), ..Header::new(Algorithm::RS256) };
+    Ok(jsonwebtoken::encode(&header, &claims, &key)?)
 }
 
 #[cfg(test)]
@@ -185,25 +200,45 @@ mod tests {
         assert_eq!(picks, ["b", "c", "b", "c"]);
     }
 
+    /// Read back by the service's own codec with the provider's key, as
+    /// the profile endpoint reads a client's token: the signature, the
+    /// `kid`, the `typ: at+jwt` that `oauth_access` requires, the client
+    /// lane; and the claims the profile read uses.
     #[test]
-    fn the_minted_token_carries_the_services_oauth_claims() {
-        let secret = b"0123456789abcdef0123456789abcdef";
-        let token = mint_oauth_access_token(secret, 7, "demo-host", Duration::from_secs(600)).expect("token");
-        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
-        validation.required_spec_claims = ["exp".to_owned()].into();
-        validation.set_audience(&["demo-host"]);
-        let data = jsonwebtoken::decode::<serde_json::Value>(
-            &token,
-            &jsonwebtoken::DecodingKey::from_secret(secret),
-            &validation,
+    fn the_minted_token_has_the_shape_of_the_services_oauth_access_tokens() {
+        use credencial_domain::jwt::{generate_pem_pair, JwtKeys, TokenCodec};
+        use credencial_domain::{JwtAlgorithm, TokenType};
+
+        let (private, _) = generate_pem_pair(JwtAlgorithm::RS256).expect("key pair");
+        let pem = private.expose().as_bytes();
+        let token = mint_oauth_access_token(pem, 7, "demo-host", Duration::from_secs(600)).expect("token");
+
+        let provider =
+            TokenCodec::new(JwtKeys::from_private_pem(JwtAlgorithm::RS256, pem).expect("keys"), 0).expect("codec");
+        let header = jsonwebtoken::decode_header(&token).expect("header");
+        assert_eq!(header.alg, jsonwebtoken::Algorithm::RS256);
+        assert_eq!(header.typ.as_deref(), Some("at+jwt"));
+        assert_eq!(header.kid.as_deref(), Some(provider.kid()), "the key id the service gives its key");
+
+        let now = i64::try_from(SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_secs()).expect("now");
+        let claims = provider.decode_client(&token, TokenType::ClientAccess, now).expect("a client access token");
+        assert_eq!(claims.token_type, TokenType::ClientAccess, "oauth_access, not simplejwt's access");
+        assert!(!claims.is_legacy_client_token());
+        assert_eq!(claims.user_id, 7);
+        assert_eq!(claims.client_audience(), Some("demo-host"));
+        assert_eq!(claims.scope.as_deref().map(|s| s.split(' ').count()), Some(8));
+        assert_eq!(claims.exp - claims.iat, 600);
+
+        // Another key's codec refuses it: the signature is checked.
+        let (other, _) = generate_pem_pair(JwtAlgorithm::RS256).expect("key pair");
+        let stranger = TokenCodec::new(
+            JwtKeys::from_private_pem(JwtAlgorithm::RS256, other.expose().as_bytes()).expect("keys"),
+            0,
         )
-        .expect("valid signature");
-        let claims = data.claims;
-        assert_eq!(claims["token_type"], "access");
-        assert_eq!(claims["user_id"], 7);
-        assert_eq!(claims["client_id"], "demo-host");
-        assert_eq!(claims["aud"], "demo-host");
-        assert_eq!(claims["scope"].as_str().map(|s| s.split(' ').count()), Some(8));
-        assert_eq!(claims["exp"].as_i64().zip(claims["iat"].as_i64()).map(|(e, i)| e - i), Some(600));
+        .expect("codec");
+        assert!(stranger.decode(&token, now).is_err());
+        // An HS256 secret is not a key to mint with.
+        assert!(mint_oauth_access_token(b"0123456789abcdef0123456789abcdef", 7, "demo-host", Duration::from_secs(600))
+            .is_err());
     }
 }
