@@ -1,11 +1,14 @@
 //! Connecting, creating the database and migrating.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::str::FromStr;
 use std::time::Duration;
 
 use credencial_ports::error::root_cause;
 use credencial_ports::SchemaStatus;
-use sqlx::migrate::{MigrateDatabase, Migrator};
+use sqlx::error::BoxDynError;
+use sqlx::migrate::{MigrateDatabase, Migration, MigrationSource, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool, Postgres};
 use thiserror::Error;
@@ -120,9 +123,39 @@ pub async fn connect(url: &str, max_connections: u32, acquire_timeout: Duration)
         .map_err(|e| connect_error(&options, &e))
 }
 
-/// Applies every pending migration.
+/// The migration that adds `users.email_key`: the keys are computed in
+/// Rust once it is applied, before the next one makes them unique.
+pub const EMAIL_KEY_MIGRATION: i64 = 20261129010000;
+
+/// Applies every pending migration; the e-mail keys are computed after
+/// [`EMAIL_KEY_MIGRATION`] (every time: an account that an instance of an
+/// older release created meanwhile gets its key). Errors: `Migrate`, with
+/// the accounts whose addresses would share a key named.
 pub async fn migrate(pool: &PgPool) -> Result<(), DatabaseError> {
+    migrate_through(pool, EMAIL_KEY_MIGRATION).await?;
+    crate::email_keys::fill(pool).await?;
     MIGRATOR.run(pool).await.map_err(|e| DatabaseError::Migrate(e.to_string()))
+}
+
+/// Applies the pending migrations up to `last` (included) and none after:
+/// the schema a release of that version left (the first step of
+/// [`migrate`], and an upgrade's starting point in tests).
+pub async fn migrate_through(pool: &PgPool, last: i64) -> Result<(), DatabaseError> {
+    let earlier: Vec<Migration> = MIGRATOR.iter().filter(|m| m.version <= last).cloned().collect();
+    let mut migrator = Migrator::new(Migrations(earlier)).await.map_err(|e| DatabaseError::Migrate(e.to_string()))?;
+    // Later migrations may already be applied.
+    migrator.set_ignore_missing(true);
+    migrator.run(pool).await.map_err(|e| DatabaseError::Migrate(e.to_string()))
+}
+
+/// Migrations in memory, as a source of a [`Migrator`].
+#[derive(Debug)]
+struct Migrations(Vec<Migration>);
+
+impl MigrationSource<'static> for Migrations {
+    fn resolve(self) -> Pin<Box<dyn Future<Output = Result<Vec<Migration>, BoxDynError>> + Send>> {
+        Box::pin(std::future::ready(Ok(self.0)))
+    }
 }
 
 /// The versions of this build's (up) migrations, oldest first.

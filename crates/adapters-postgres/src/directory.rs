@@ -79,8 +79,8 @@ impl UserDirectory for PgUserDirectory {
 
     async fn find_user(&self, key: &DirectoryKey) -> Result<Option<DirectoryUser>, RepositoryError> {
         let (condition, value) = match key {
-            DirectoryKey::Cpf(cpf) => ("cpf = $1", cpf.as_str()),
-            DirectoryKey::Email(email) => ("email <> '' AND lower(email) = lower($1)", email.as_str()),
+            DirectoryKey::Cpf(cpf) => ("cpf = $1", cpf.as_str().to_owned()),
+            DirectoryKey::Email(email) => ("email_key = $1", email.key().as_str().to_owned()),
         };
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE {condition}");
         let query = sqlx::query_as::<_, DirectoryUserColumns>(&sql).bind(value);
@@ -110,12 +110,13 @@ impl UserDirectory for PgUserDirectory {
     ) -> Result<PreRegistered, RepositoryError> {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         // ON CONFLICT DO NOTHING covers every unique index (username, cpf,
-        // lower(email)): a concurrent pre-registration of the CPF waits for
+        // email_key): a concurrent pre-registration of the CPF waits for
         // the other's commit, then inserts nothing.
+        let email_key = user.email.key();
         let created = sqlx::query_as::<_, DirectoryUserColumns>(&format!(
             "INSERT INTO users (username, password, is_active, nome_usual, email, name, cpf, genero, \
-             data_de_nascimento) \
-             VALUES ($1, $2, TRUE, $3, $4, $3, $1, $5, $6::DATE) ON CONFLICT DO NOTHING RETURNING {USER_COLUMNS}"
+             data_de_nascimento, email_key) \
+             VALUES ($1, $2, TRUE, $3, $4, $3, $1, $5, $6::DATE, $7) ON CONFLICT DO NOTHING RETURNING {USER_COLUMNS}"
         ))
         .bind(user.cpf.as_str())
         .bind(unusable_password)
@@ -123,6 +124,7 @@ impl UserDirectory for PgUserDirectory {
         .bind(user.email.as_str())
         .bind(&user.genero)
         .bind(user.data_de_nascimento.as_str())
+        .bind(email_key.as_str())
         .fetch_optional(&mut *tx)
         .await
         .map_err(to_repository_error)?;
@@ -135,11 +137,11 @@ impl UserDirectory for PgUserDirectory {
             return Ok(PreRegistered::Existing(existing));
         }
         let (username, email): (bool, bool) = sqlx::query_as(
-            "SELECT coalesce(bool_or(username = $1), FALSE), coalesce(bool_or(lower(email) = lower($2)), FALSE) \
-             FROM users WHERE username = $1 OR (email <> '' AND lower(email) = lower($2))",
+            "SELECT coalesce(bool_or(username = $1), FALSE), coalesce(bool_or(email_key = $2), FALSE) \
+             FROM users WHERE username = $1 OR email_key = $2",
         )
         .bind(user.cpf.as_str())
-        .bind(user.email.as_str())
+        .bind(email_key.as_str())
         .fetch_one(&self.pool)
         .await
         .map_err(to_repository_error)?;

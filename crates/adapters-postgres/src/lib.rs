@@ -8,6 +8,7 @@ mod account_admin;
 mod audit;
 mod database;
 mod directory;
+mod email_keys;
 mod error;
 mod expiry;
 mod host_user_records;
@@ -29,8 +30,8 @@ mod users;
 pub use account_admin::{PgAccountAdminStore, PgLoginHistory};
 pub use audit::PgAuditTrail;
 pub use database::{
-    connect, connect_once, ensure_database_exists, known_versions, migrate, parse_url, schema_status, DatabaseError,
-    MIGRATOR, SCHEMES,
+    connect, connect_once, ensure_database_exists, known_versions, migrate, migrate_through, parse_url, schema_status,
+    DatabaseError, EMAIL_KEY_MIGRATION, MIGRATOR, SCHEMES,
 };
 pub use directory::PgUserDirectory;
 pub use host_user_records::PgHostUserRecords;

@@ -101,6 +101,8 @@ impl DataTransfer for PgDataTransfer {
     }
 
     async fn import(&self, dump: &Dump) -> Result<(), RepositoryError> {
+        // The e-mail keys are computed here, not read (a shared one is named).
+        let dump = &dump.with_email_keys()?;
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         // No other writer may add rows between the check and the import.
         let names: Vec<&str> = TABLES.iter().map(|t| t.name).collect();

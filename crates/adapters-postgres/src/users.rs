@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use credencial_domain::account::{AccountDetails, Registration, UniqueField};
 use credencial_domain::admin::NewAuditEntry;
-use credencial_domain::{Cpf, UserData, UserId, Username};
+use credencial_domain::{Cpf, EmailKey, UserData, UserId, Username};
 use credencial_ports::stored::{
     account_record, credentials, user_data, CredentialColumns, RecordColumns, UserDataColumns,
 };
@@ -39,8 +39,8 @@ pub(crate) async fn insert_user(
 ) -> Result<UserId, sqlx::Error> {
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO users (username, password, is_active, identificacao, nome_usual, \
-         email, campus, tipo_usuario, name, cpf, is_staff, must_change_password) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+         email, campus, tipo_usuario, name, cpf, is_staff, must_change_password, email_key) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
     )
     .bind(user.username.as_str())
     .bind(&user.password_hash)
@@ -90,6 +90,7 @@ pub(crate) async fn find_record_by_id(pool: &PgPool, id: UserId) -> Result<Optio
 pub(crate) async fn find_record_by_username(
     pool: &PgPool,
     username: &Username,
+    .bind(EmailKey::of(&user.data.email).as_str())
 ) -> Result<Option<AccountRecord>, RepositoryError> {
     let row = sqlx::query_as::<_, RecordColumns>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE username = $1"))
         .bind(username.as_str())
@@ -181,10 +182,11 @@ impl UserRepository for PgUserRepository {
         // the chosen username, name and password, never a second account.
         // One statement; of concurrent claims the row lock lets one win,
         // the others see a usable password and fall through to the insert,
-        // which finds the CPF taken.
+        // which finds the CPF taken. The address is compared by its key.
+        let email_key = registration.email.key();
         let claimed = sqlx::query_scalar::<_, i64>(
             "UPDATE users SET username = $1, password = $2, nome_usual = $3, name = $3 \
-             WHERE cpf = $5 AND email <> '' AND lower(email) = lower($4) AND password LIKE '!%' AND is_active \
+             WHERE cpf = $5 AND email_key = $4 AND password LIKE '!%' AND is_active \
              RETURNING id",
         )
         .bind(registration.username.as_str())
@@ -204,16 +206,16 @@ impl UserRepository for PgUserRepository {
             Err(e) => return Err(to_repository_error(e)),
         }
         // ON CONFLICT DO NOTHING covers every unique index (username, cpf,
-        // lower(email)): a concurrent registration with one of the values
+        // email_key): a concurrent registration with one of the values
         // waits for the other's commit, then inserts nothing.
         let created: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO users (username, password, is_active, nome_usual, email, name, cpf) \
-             VALUES ($1, $2, TRUE, $3, $4, $3, $5) ON CONFLICT DO NOTHING RETURNING id",
+            "INSERT INTO users (username, password, is_active, nome_usual, email, name, cpf, email_key) \
+             VALUES ($1, $2, TRUE, $3, $4, $3, $5, $6) ON CONFLICT DO NOTHING RETURNING id",
         )
         .bind(registration.username.as_str())
         .bind(password_hash)
         .bind(&registration.name)
-        .bind(registration.email.as_str())
+        .bind(email_key.as_str())
         .bind(registration.cpf.as_str())
         .fetch_optional(&self.pool)
         .await
@@ -223,12 +225,12 @@ impl UserRepository for PgUserRepository {
         }
         let (username, cpf, email): (bool, bool, bool) = sqlx::query_as(
             "SELECT coalesce(bool_or(username = $1), FALSE), coalesce(bool_or(cpf = $2), FALSE), \
-                    coalesce(bool_or(lower(email) = lower($3)), FALSE) \
-             FROM users WHERE username = $1 OR cpf = $2 OR (email <> '' AND lower(email) = lower($3))",
+                    coalesce(bool_or(email_key = $3), FALSE) \
+             FROM users WHERE username = $1 OR cpf = $2 OR email_key = $3",
         )
         .bind(registration.username.as_str())
         .bind(registration.cpf.as_str())
-        .bind(registration.email.as_str())
+        .bind(email_key.as_str())
         .fetch_one(&self.pool)
         .await
         .map_err(to_repository_error)?;
@@ -241,16 +243,20 @@ impl UserRepository for PgUserRepository {
     }
 
     async fn update_details(&self, id: UserId, details: &AccountDetails) -> Result<DetailsUpdate, RepositoryError> {
-        let done = sqlx::query("UPDATE users SET name = $2, email = $3, avatar = $4 WHERE id = $1 AND is_active")
-            .bind(id.0)
-            .bind(&details.name)
-            .bind(details.email.as_str())
-            .bind(&details.avatar)
+        let done = sqlx::query(
+            "UPDATE users SET name = $2, email = $3, avatar = $4, email_key = $5 WHERE id = $1 AND is_active",
+        )
+        .bind(id.0)
+        .bind(&details.name)
+        .bind(details.email.as_str())
+        .bind(&details.avatar)
+        .bind(details.email.key().as_str())
             .execute(&self.pool)
             .await;
         match done {
             Ok(done) if done.rows_affected() == 1 => Ok(DetailsUpdate::Updated),
             Ok(_) => Ok(DetailsUpdate::NotFound),
+        .bind(email_key.as_str())
             // The e-mail index is the only unique one these columns have.
             Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(DetailsUpdate::EmailTaken),
             Err(e) => Err(to_repository_error(e)),

@@ -190,7 +190,7 @@ impl LoginHistory for SqliteLoginHistory {
 /// A unique violation of a new account as `Conflict` naming the taken
 /// field (`username`, `cpf` or `email`, by the column or index SQLite
 /// names: `UNIQUE constraint failed: users.cpf`, `…: index
-/// 'users_email_lower_key'`); any other error as usual.
+/// 'users_email_key_key'`); any other error as usual.
 fn taken_field(e: sqlx::Error) -> RepositoryError {
     if let sqlx::Error::Database(db) = &e {
         if db.is_unique_violation() {

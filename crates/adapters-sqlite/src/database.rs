@@ -8,12 +8,15 @@
 //! [`BUSY_TIMEOUT`] for a lock another process (a CLI command) holds.
 
 use std::fs::{File, OpenOptions};
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::time::Duration;
 
 use credencial_ports::error::root_cause;
 use credencial_ports::SchemaStatus;
-use sqlx::migrate::Migrator;
+use sqlx::error::BoxDynError;
+use sqlx::migrate::{Migration, MigrationSource, Migrator};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqlitePool, Transaction};
 use thiserror::Error;
@@ -221,9 +224,38 @@ fn canonical(path: &Path) -> PathBuf {
     }
 }
 
-/// Applies every pending migration.
+/// The migration that adds `users.email_key`: the keys are computed in
+/// Rust once it is applied, before the next one makes them unique.
+pub const EMAIL_KEY_MIGRATION: i64 = 20261129010000;
+
+/// Applies every pending migration; the e-mail keys are computed after
+/// [`EMAIL_KEY_MIGRATION`]. Errors: `Migrate`, with the accounts whose
+/// addresses would share a key named.
 pub async fn migrate(db: &SqliteDb) -> Result<(), DatabaseError> {
+    migrate_through(db, EMAIL_KEY_MIGRATION).await?;
+    crate::email_keys::fill(db).await?;
     MIGRATOR.run(db.writer()).await.map_err(|e| DatabaseError::Migrate(e.to_string()))
+}
+
+/// Applies the pending migrations up to `last` (included) and none after:
+/// the schema a release of that version left (the first step of
+/// [`migrate`], and an upgrade's starting point in tests).
+pub async fn migrate_through(db: &SqliteDb, last: i64) -> Result<(), DatabaseError> {
+    let earlier: Vec<Migration> = MIGRATOR.iter().filter(|m| m.version <= last).cloned().collect();
+    let mut migrator = Migrator::new(Migrations(earlier)).await.map_err(|e| DatabaseError::Migrate(e.to_string()))?;
+    // Later migrations may already be applied.
+    migrator.set_ignore_missing(true);
+    migrator.run(db.writer()).await.map_err(|e| DatabaseError::Migrate(e.to_string()))
+}
+
+/// Migrations in memory, as a source of a [`Migrator`].
+#[derive(Debug)]
+struct Migrations(Vec<Migration>);
+
+impl MigrationSource<'static> for Migrations {
+    fn resolve(self) -> Pin<Box<dyn Future<Output = Result<Vec<Migration>, BoxDynError>> + Send>> {
+        Box::pin(std::future::ready(Ok(self.0)))
+    }
 }
 
 /// The versions of this build's (up) migrations, oldest first.

@@ -39,8 +39,8 @@ async fn find_user_on<'e>(
     key: &DirectoryKey,
 ) -> Result<Option<DirectoryUser>, RepositoryError> {
     let (condition, value) = match key {
-        DirectoryKey::Cpf(cpf) => ("cpf = ?1", cpf.as_str()),
-        DirectoryKey::Email(email) => ("email <> '' AND lower(email) = lower(?1)", email.as_str()),
+        DirectoryKey::Cpf(cpf) => ("cpf = ?1", cpf.as_str().to_owned()),
+        DirectoryKey::Email(email) => ("email_key = ?1", email.key().as_str().to_owned()),
     };
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE {condition}");
     let row = sqlx::query_as::<_, DirectoryUserColumns>(&sql)
@@ -59,11 +59,12 @@ async fn pre_register_on(
     unusable_password: &str,
 ) -> Result<PreRegistered, RepositoryError> {
     // DO NOTHING without a target covers every unique index (username,
-    // cpf, lower(email)).
+    // cpf, email_key).
+    let email_key = user.email.key();
     let created = sqlx::query_as::<_, DirectoryUserColumns>(&format!(
         "INSERT INTO users (username, password, is_active, nome_usual, email, name, cpf, genero, \
-         data_de_nascimento) \
-         VALUES (?1, ?2, 1, ?3, ?4, ?3, ?1, ?5, ?6) ON CONFLICT DO NOTHING RETURNING {USER_COLUMNS}"
+         data_de_nascimento, email_key) \
+         VALUES (?1, ?2, 1, ?3, ?4, ?3, ?1, ?5, ?6, ?7) ON CONFLICT DO NOTHING RETURNING {USER_COLUMNS}"
     ))
     .bind(user.cpf.as_str())
     .bind(unusable_password)
@@ -71,6 +72,7 @@ async fn pre_register_on(
     .bind(user.email.as_str())
     .bind(&user.genero)
     .bind(user.data_de_nascimento.as_str())
+    .bind(email_key.as_str())
     .fetch_optional(&mut *conn)
     .await
     .map_err(to_repository_error)?;
@@ -81,11 +83,11 @@ async fn pre_register_on(
         return Ok(PreRegistered::Existing(existing));
     }
     let (username, email): (bool, bool) = sqlx::query_as(
-        "SELECT coalesce(max(username = ?1), 0), coalesce(max(lower(email) = lower(?2)), 0) \
-         FROM users WHERE username = ?1 OR (email <> '' AND lower(email) = lower(?2))",
+        "SELECT coalesce(max(username = ?1), 0), coalesce(max(email_key = ?2), 0) \
+         FROM users WHERE username = ?1 OR email_key = ?2",
     )
     .bind(user.cpf.as_str())
-    .bind(user.email.as_str())
+    .bind(email_key.as_str())
     .fetch_one(&mut *conn)
     .await
     .map_err(to_repository_error)?;

@@ -11,6 +11,7 @@ mod account_admin;
 mod audit;
 mod database;
 mod directory;
+mod email_keys;
 mod error;
 mod host_user_records;
 mod host_users;
@@ -31,8 +32,8 @@ mod users;
 pub use account_admin::{SqliteAccountAdminStore, SqliteLoginHistory};
 pub use audit::SqliteAuditTrail;
 pub use database::{
-    connect, ensure_file, known_versions, lock_instance, migrate, parse_url, schema_status, DatabaseError,
-    InstanceLock, SqliteDb, BUSY_TIMEOUT, MIGRATOR, SCHEME,
+    connect, ensure_file, known_versions, lock_instance, migrate, migrate_through, parse_url, schema_status,
+    DatabaseError, InstanceLock, SqliteDb, BUSY_TIMEOUT, EMAIL_KEY_MIGRATION, MIGRATOR, SCHEME,
 };
 pub use directory::SqliteUserDirectory;
 pub use host_user_records::SqliteHostUserRecords;

@@ -98,6 +98,8 @@ impl DataTransfer for SqliteDataTransfer {
     }
 
     async fn import(&self, dump: &Dump) -> Result<(), RepositoryError> {
+        // The e-mail keys are computed here, not read (a shared one is named).
+        let dump = &dump.with_email_keys()?;
         // BEGIN IMMEDIATE: the emptiness check and the rows under one lock.
         let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
         let present: i64 =

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use credencial_domain::account::{AccountDetails, Registration, UniqueField};
 use credencial_domain::admin::NewAuditEntry;
-use credencial_domain::{Cpf, UserData, UserId, Username};
+use credencial_domain::{Cpf, EmailKey, UserData, UserId, Username};
 use credencial_ports::stored::{
     account_record, credentials, user_data, CredentialColumns, RecordColumns, UserDataColumns,
 };
@@ -51,8 +51,8 @@ pub(crate) async fn insert_user(
 ) -> Result<UserId, sqlx::Error> {
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO users (username, password, is_active, identificacao, nome_usual, \
-         email, campus, tipo_usuario, name, cpf, is_staff, must_change_password) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
+         email, campus, tipo_usuario, name, cpf, is_staff, must_change_password, email_key) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING id",
     )
     .bind(user.username.as_str())
     .bind(&user.password_hash)
@@ -99,6 +99,7 @@ pub(crate) async fn find_record_by_username(
 ) -> Result<Option<AccountRecord>, RepositoryError> {
     let row = sqlx::query_as::<_, RecordColumns>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE username = ?1"))
         .bind(username.as_str())
+    .bind(EmailKey::of(&user.data.email).as_str().to_owned())
         .fetch_optional(readers)
         .await
         .map_err(to_repository_error)?;
@@ -121,7 +122,7 @@ impl SqliteUserRepository {
 }
 
 /// `registration` bound as `?1` username, `?2` password hash, `?3` name,
-/// `?4` e-mail and `?5` CPF.
+/// `?4` e-mail, `?5` CPF and `?6` e-mail key.
 fn bind_registration<'q>(
     query: QueryScalar<'q, Sqlite, i64, SqliteArguments<'q>>,
     registration: &'q Registration,
@@ -144,11 +145,11 @@ async fn register_on(
 ) -> Result<Registered, RepositoryError> {
     // A pre-registered account (user-management API: unusable password
     // '!…', still active) with this CPF and e-mail is claimed: it takes
-    // the chosen username, name and password, never a second account.
+    // the chosen username, name and password, never a second account. The
+    // address is compared by its key.
     let claimed = sqlx::query_scalar(
         "UPDATE users SET username = ?1, password = ?2, nome_usual = ?3, name = ?3 \
-         WHERE cpf = ?5 AND email <> '' AND lower(email) = lower(?4) AND substr(password, 1, 1) = '!' \
-           AND is_active \
+         WHERE cpf = ?5 AND email_key = ?6 AND substr(password, 1, 1) = '!' AND is_active \
          RETURNING id",
     );
     let claimed = bind_registration(claimed, registration, password_hash).fetch_optional(&mut *conn).await;
@@ -160,12 +161,13 @@ async fn register_on(
         Err(e) => return Err(to_repository_error(e)),
     }
     // DO NOTHING without a target covers every unique index (username,
-    // cpf, lower(email)).
+    // cpf, email_key).
     let created = sqlx::query_scalar(
-        "INSERT INTO users (username, password, is_active, nome_usual, email, name, cpf) \
-         VALUES (?1, ?2, 1, ?3, ?4, ?3, ?5) ON CONFLICT DO NOTHING RETURNING id",
+        "INSERT INTO users (username, password, is_active, nome_usual, email, name, cpf, email_key) \
+         VALUES (?1, ?2, 1, ?3, ?4, ?3, ?5, ?6) ON CONFLICT DO NOTHING RETURNING id",
     );
     let created = bind_registration(created, registration, password_hash)
+        .bind(registration.email.key().as_str().to_owned())
         .fetch_optional(&mut *conn)
         .await
         .map_err(to_repository_error)?;
@@ -173,13 +175,12 @@ async fn register_on(
         return Ok(Registered::Created(UserId(id)));
     }
     let (username, cpf, email): (bool, bool, bool) = sqlx::query_as(
-        "SELECT coalesce(max(username = ?1), 0), coalesce(max(cpf = ?2), 0), \
-                coalesce(max(email <> '' AND lower(email) = lower(?3)), 0) \
-         FROM users WHERE username = ?1 OR cpf = ?2 OR (email <> '' AND lower(email) = lower(?3))",
+        "SELECT coalesce(max(username = ?1), 0), coalesce(max(cpf = ?2), 0), coalesce(max(email_key = ?3), 0) \
+         FROM users WHERE username = ?1 OR cpf = ?2 OR email_key = ?3",
     )
     .bind(registration.username.as_str())
     .bind(registration.cpf.as_str())
-    .bind(registration.email.as_str())
+    .bind(registration.email.key().as_str().to_owned())
     .fetch_one(&mut *conn)
     .await
     .map_err(to_repository_error)?;
@@ -265,11 +266,14 @@ impl UserRepository for SqliteUserRepository {
     }
 
     async fn update_details(&self, id: UserId, details: &AccountDetails) -> Result<DetailsUpdate, RepositoryError> {
-        let done = sqlx::query("UPDATE users SET name = ?2, email = ?3, avatar = ?4 WHERE id = ?1 AND is_active")
-            .bind(id.0)
-            .bind(&details.name)
-            .bind(details.email.as_str())
-            .bind(&details.avatar)
+        let done = sqlx::query(
+            "UPDATE users SET name = ?2, email = ?3, avatar = ?4, email_key = ?5 WHERE id = ?1 AND is_active",
+        )
+        .bind(id.0)
+        .bind(&details.name)
+        .bind(details.email.as_str())
+        .bind(&details.avatar)
+        .bind(details.email.key().as_str().to_owned())
             .execute(self.db.writer())
             .await;
         match done {

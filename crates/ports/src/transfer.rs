@@ -15,8 +15,10 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
+use credencial_domain::EmailKey;
 use serde_json::{Map, Value};
 
+use crate::email_keys::{KeyedAccount, SharedAddresses};
 use crate::error::RepositoryError;
 
 /// How a column's values are written in a transferred row.
@@ -119,6 +121,9 @@ pub const TABLES: &[TableSpec] = &[
             ("must_change_password", B),
             ("genero", S),
             ("data_de_nascimento", D),
+            // Derived from `email`: an import computes it again (see
+            // [`Dump::with_email_keys`]).
+            ("email_key", S),
         ],
         order_by: "id",
         generated_id: true,
@@ -300,6 +305,39 @@ pub struct Dump {
     /// Per table with a generated id: the largest id it ever gave (a
     /// deleted row's included), so that an import never gives it again.
     pub id_high_water: BTreeMap<String, i64>,
+}
+
+impl Dump {
+    /// The dump with the `email_key` of every user computed again from its
+    /// `email` (a dump of a release before the key has none; a key is never
+    /// taken on trust). Errors: `Conflict` naming the accounts whose
+    /// addresses would share a key (a dump of an engine that compared
+    /// addresses otherwise), before anything is written.
+    pub fn with_email_keys(&self) -> Result<Self, RepositoryError> {
+        let mut dump = self.clone();
+        let Some((_, users)) = dump.tables.iter_mut().find(|(table, _)| table.name == "users") else {
+            return Ok(dump);
+        };
+        let mut keyed = Vec::with_capacity(users.len());
+        for row in users.iter_mut() {
+            let text = |column: &str| row.get(column).and_then(Value::as_str).unwrap_or("").to_owned();
+            let account = KeyedAccount {
+                id: row.get("id").and_then(Value::as_i64).unwrap_or(0),
+                username: text("username"),
+                email: text("email"),
+            };
+            let key = EmailKey::of(&account.email);
+            row.insert("email_key".into(), Value::String(key.as_str().to_owned()));
+            keyed.push((key, account));
+        }
+        let mut shared = SharedAddresses::default();
+        shared.add(&keyed);
+        if shared.is_empty() {
+            Ok(dump)
+        } else {
+            Err(RepositoryError::Conflict(shared.message("export and import again")))
+        }
+    }
 }
 
 /// Reading and writing whole databases, for moving a deployment.

@@ -43,6 +43,18 @@ pub trait Backend: Send + Sync + Sized + 'static {
     /// A new database, migrated, for one test.
     async fn fresh() -> Self;
 
+    /// The migration of this engine that adds `users.email_key` (the
+    /// schema before it is the previous release's).
+    const EMAIL_KEY_MIGRATION: i64;
+
+    /// A new database migrated up to, not including, `version`: the schema
+    /// a previous release left, for a test of an upgrade.
+    async fn before(version: i64) -> Self;
+
+    /// Applies the pending migrations as `credencial migrate` does.
+    /// Errors: the message `migrate` would print.
+    async fn migrate(&self) -> Result<(), String>;
+
     /// Runs one statement of the engine's SQL that returns nothing (test
     /// set-up: back-dating, corrupting, counting is [`Backend::count`]).
     async fn execute(&self, sql: &str);

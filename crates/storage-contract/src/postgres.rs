@@ -28,6 +28,18 @@ impl Backend for Postgres {
         Self { database: TestDatabase::new().await }
     }
 
+    const EMAIL_KEY_MIGRATION: i64 = pg::EMAIL_KEY_MIGRATION;
+
+    async fn before(version: i64) -> Self {
+        let database = TestDatabase::new_unmigrated().await;
+        pg::migrate_through(&database.pool, version - 1).await.expect("the earlier migrations");
+        Self { database }
+    }
+
+    async fn migrate(&self) -> Result<(), String> {
+        pg::migrate(&self.database.pool).await.map_err(|e| e.to_string())
+    }
+
     async fn execute(&self, sql: &str) {
         sqlx::query(sql).execute(&self.database.pool).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     }

@@ -29,6 +29,18 @@ impl Backend for Sqlite {
         Self { database: TestDatabase::new().await }
     }
 
+    const EMAIL_KEY_MIGRATION: i64 = sqlite::EMAIL_KEY_MIGRATION;
+
+    async fn before(version: i64) -> Self {
+        let database = TestDatabase::new_unmigrated().await;
+        sqlite::migrate_through(&database.db, version - 1).await.expect("the earlier migrations");
+        Self { database }
+    }
+
+    async fn migrate(&self) -> Result<(), String> {
+        sqlite::migrate(&self.database.db).await.map_err(|e| e.to_string())
+    }
+
     async fn execute(&self, sql: &str) {
         sqlx::query(sql).execute(self.database.db.writer()).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     }

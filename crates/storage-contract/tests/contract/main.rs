@@ -5,6 +5,7 @@ mod account;
 mod account_admin;
 mod audit;
 mod directory;
+mod email_keys;
 mod health;
 mod host_users;
 mod login_failures;

@@ -20,6 +20,7 @@ contract!(
     a_dump_imported_into_an_empty_database_exports_the_same_and_keeps_the_id_generators,
     an_import_into_a_database_with_rows_is_a_conflict_and_writes_nothing,
     a_refused_row_rolls_the_whole_import_back,
+    an_import_computes_the_e_mail_keys_and_names_accounts_that_would_share_one,
 );
 
 fn audit() -> NewAuditEntry {
@@ -139,4 +140,39 @@ async fn the_transfer_describes_every_table_and_column_of_the_schema<B: Backend>
             b.count(&format!("SELECT count({column}) FROM {}", table.name)).await;
         }
     }
+}
+
+async fn an_import_computes_the_e_mail_keys_and_names_accounts_that_would_share_one<B: Backend>() {
+    let (_source, dump) = filled::<B>().await;
+    // A dump of a release before the key: no `email_key`, and (SQLite's
+    // lower() folds ASCII only) two addresses that differ in case only.
+    let mut older = dump.clone();
+    let users = users_of(&mut older);
+    for row in users.iter_mut() {
+        row.remove("email_key");
+    }
+    let mut twin = users[0].clone();
+    twin.insert("id".into(), json!(7));
+    twin.insert("username".into(), json!("ana2"));
+    twin.insert("email".into(), json!("\u{c1}NA@example.gov.br"));
+    users[0].insert("email".into(), json!("\u{e1}na@example.gov.br"));
+    users.push(twin);
+    let target = B::fresh().await;
+    let refused = target.transfer().import(&older).await;
+    let Err(RepositoryError::Conflict(why)) = &refused else { panic!("{refused:?}") };
+    assert!(
+        why.contains("\u{e1}na@example.gov.br: account 1 \"ana\" <\u{e1}na@example.gov.br>, account 7 \"ana2\" <\u{c1}NA@example.gov.br>"),
+        "{why}"
+    );
+    assert_eq!(target.count(&count_all_rows()).await, 0, "nothing was written");
+
+    // Without the twin, the keys are computed and the account is found by
+    // its address in another case.
+    users_of(&mut older).pop();
+    target.transfer().import(&older).await.expect("import");
+    assert_eq!(target.count("SELECT count(*) FROM users WHERE email_key = '\u{e1}na@example.gov.br'").await, 1);
+}
+
+fn users_of(dump: &mut Dump) -> &mut Vec<credencial_ports::transfer::Row> {
+    &mut dump.tables.iter_mut().find(|(t, _)| t.name == "users").expect("users").1
 }

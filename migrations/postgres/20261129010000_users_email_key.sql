@@ -1,0 +1,13 @@
+-- One e-mail normalisation on both engines (issue 22): an address is
+-- unique, and accounts are looked up, by its key (credencial_domain::
+-- EmailKey: trimmed, NFD, full Unicode case folding, NFC), computed by the
+-- service in Rust. lower() is not that rule: its folding depends on the
+-- database's locale here and is ASCII only on SQLite, so `Élodie@…` and
+-- `élodie@…` could be two accounts on one engine and a unique violation on
+-- the other.
+--
+-- This migration only adds the column (NULL: not keyed yet; '' for an
+-- account without an address). `credencial migrate` then computes the key
+-- of every account in Rust and stops, naming the accounts, if two
+-- addresses would share one; the next migration makes the key unique.
+ALTER TABLE users ADD COLUMN email_key TEXT;

@@ -1,0 +1,12 @@
+-- One e-mail normalisation on both engines (issue 22): an address is
+-- unique, and accounts are looked up, by its key (credencial_domain::
+-- EmailKey: trimmed, NFD, full Unicode case folding, NFC), computed by the
+-- service in Rust. SQLite's lower() folds ASCII only, so `Élodie@…` and
+-- `élodie@…` could be two accounts here and a unique violation once
+-- imported into PostgreSQL.
+--
+-- This migration only adds the column (NULL: not keyed yet; '' for an
+-- account without an address). `credencial migrate` then computes the key
+-- of every account in Rust and stops, naming the accounts, if two
+-- addresses would share one; the next migration makes the key unique.
+ALTER TABLE users ADD COLUMN email_key TEXT;
