@@ -28,6 +28,7 @@ mod grants;
 mod head;
 mod helpers;
 mod keys;
+mod last_staff;
 mod login_next;
 mod metrics;
 mod oauth;

@@ -7,12 +7,14 @@ use credencial_domain::admin::{AccountQuery, LoginRecord, LoginVia, NewAuditEntr
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserId, Username};
 use credencial_ports::stored::{account_record, RecordColumns};
-use credencial_ports::{AccountAdminStore, AccountRecord, LoginHistory, NewUser, RepositoryError};
+use credencial_ports::{AccessChange, AccountAdminStore, AccountRecord, LoginHistory, NewUser, RepositoryError};
 use sqlx::PgPool;
 
 use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
-use crate::users::{find_record_by_id, find_record_by_username, insert_user, InsertFlags, RECORD_COLUMNS};
+use crate::users::{
+    access_change, find_record_by_id, find_record_by_username, insert_user, InsertFlags, RECORD_COLUMNS,
+};
 
 /// Account administration in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -80,13 +82,14 @@ impl AccountAdminStore for PgAccountAdminStore {
         Ok(id)
     }
 
-    async fn set_active(&self, id: UserId, active: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
-        audited_change(
-            &self.pool,
-            sqlx::query("UPDATE users SET is_active = $2 WHERE id = $1").bind(id.0).bind(active),
-            audit,
-        )
-        .await
+    async fn set_active(
+        &self,
+        id: UserId,
+        active: bool,
+        audit: &NewAuditEntry,
+    ) -> Result<AccessChange, RepositoryError> {
+        let change = sqlx::query("UPDATE users SET is_active = $2 WHERE id = $1").bind(id.0).bind(active);
+        access_change(&self.pool, id, !active, change, audit).await
     }
 
     async fn set_password(

@@ -8,11 +8,13 @@ use credencial_ports::stored::{
     account_record, credentials, user_data, CredentialColumns, RecordColumns, UserDataColumns,
 };
 use credencial_ports::{
-    AccountRecord, DetailsUpdate, NewUser, Registered, RepositoryError, UserCredentials, UserRepository,
+    AccessChange, AccountRecord, DetailsUpdate, NewUser, Registered, RepositoryError, UserCredentials, UserRepository,
 };
-use sqlx::{PgExecutor, PgPool};
+use sqlx::postgres::PgArguments;
+use sqlx::query::Query;
+use sqlx::{PgExecutor, PgPool, Postgres};
 
-use crate::audit::audited_change;
+use crate::audit::commit_with;
 use crate::error::to_repository_error;
 
 /// Users in PostgreSQL.
@@ -26,6 +28,39 @@ impl PgUserRepository {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
+}
+
+/// Runs `change` (one statement that changes the row of `id` when it
+/// exists) and appends `entry`, in one transaction, unless `takes_access`
+/// (the change takes the staff flag or the activation away) and `id` is
+/// the last active staff account ([`AccessChange::LastStaff`], nothing
+/// stored). The active staff rows are locked first (`FOR UPDATE`, in id
+/// order, so that two such changes never deadlock): a concurrent change
+/// waits, then sees this one's outcome.
+pub(crate) async fn access_change(
+    pool: &PgPool,
+    id: UserId,
+    takes_access: bool,
+    change: Query<'_, Postgres, PgArguments>,
+    entry: &NewAuditEntry,
+) -> Result<AccessChange, RepositoryError> {
+    let mut tx = pool.begin().await.map_err(to_repository_error)?;
+    if takes_access {
+        let staff: Vec<i64> =
+            sqlx::query_scalar("SELECT id FROM users WHERE is_active AND is_staff ORDER BY id FOR UPDATE")
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(to_repository_error)?;
+        if staff == [id.0] {
+            return Ok(AccessChange::LastStaff);
+        }
+    }
+    let done = change.execute(&mut *tx).await.map_err(to_repository_error)?;
+    if done.rows_affected() != 1 {
+        return Ok(AccessChange::NotFound);
+    }
+    commit_with(tx, entry).await?;
+    Ok(AccessChange::Changed)
 }
 
 /// Inserts `user` with `flags` on `on` and returns its id: the one insert
@@ -271,8 +306,8 @@ impl UserRepository for PgUserRepository {
             .map_err(to_repository_error)
     }
 
-    async fn set_staff(&self, id: UserId, staff: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
+    async fn set_staff(&self, id: UserId, staff: bool, audit: &NewAuditEntry) -> Result<AccessChange, RepositoryError> {
         let change = sqlx::query("UPDATE users SET is_staff = $2 WHERE id = $1").bind(id.0).bind(staff);
-        audited_change(&self.pool, change, audit).await
+        access_change(&self.pool, id, !staff, change, audit).await
     }
 }

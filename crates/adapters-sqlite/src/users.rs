@@ -8,13 +8,13 @@ use credencial_ports::stored::{
     account_record, credentials, user_data, CredentialColumns, RecordColumns, UserDataColumns,
 };
 use credencial_ports::{
-    AccountRecord, DetailsUpdate, NewUser, Registered, RepositoryError, UserCredentials, UserRepository,
+    AccessChange, AccountRecord, DetailsUpdate, NewUser, Registered, RepositoryError, UserCredentials, UserRepository,
 };
-use sqlx::query::QueryScalar;
+use sqlx::query::{Query, QueryScalar};
 use sqlx::sqlite::SqliteArguments;
 use sqlx::{Sqlite, SqliteConnection, SqlitePool};
 
-use crate::audit::audited_change;
+use crate::audit::commit_with;
 use crate::error::{is_unique_violation, to_repository_error};
 use crate::SqliteDb;
 
@@ -29,6 +29,38 @@ impl SqliteUserRepository {
     pub fn new(db: SqliteDb) -> Self {
         Self { db }
     }
+}
+
+/// Runs `change` (one statement that changes the row of `id` when it
+/// exists) and appends `entry`, in one write transaction, unless
+/// `takes_access` (the change takes the staff flag or the activation away)
+/// and `id` is the last active staff account ([`AccessChange::LastStaff`],
+/// nothing stored). The transaction holds the file's write lock from its
+/// start (`BEGIN IMMEDIATE`): no other connection or process writes
+/// between the check and the change.
+pub(crate) async fn access_change<'q>(
+    db: &SqliteDb,
+    id: UserId,
+    takes_access: bool,
+    change: Query<'q, Sqlite, SqliteArguments<'q>>,
+    entry: &NewAuditEntry,
+) -> Result<AccessChange, RepositoryError> {
+    let mut tx = db.begin_write().await.map_err(to_repository_error)?;
+    if takes_access {
+        let staff: Vec<i64> = sqlx::query_scalar("SELECT id FROM users WHERE is_active AND is_staff ORDER BY id")
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        if staff == [id.0] {
+            return Ok(AccessChange::LastStaff);
+        }
+    }
+    let done = change.execute(&mut *tx).await.map_err(to_repository_error)?;
+    if done.rows_affected() != 1 {
+        return Ok(AccessChange::NotFound);
+    }
+    commit_with(tx, entry).await?;
+    Ok(AccessChange::Changed)
 }
 
 /// The flags [`insert_user`] sets beside the [`NewUser`]'s fields.
@@ -293,8 +325,8 @@ impl UserRepository for SqliteUserRepository {
             .map_err(to_repository_error)
     }
 
-    async fn set_staff(&self, id: UserId, staff: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError> {
+    async fn set_staff(&self, id: UserId, staff: bool, audit: &NewAuditEntry) -> Result<AccessChange, RepositoryError> {
         let change = sqlx::query("UPDATE users SET is_staff = ?2 WHERE id = ?1").bind(id.0).bind(staff);
-        audited_change(&self.db, change, audit).await
+        access_change(&self.db, id, !staff, change, audit).await
     }
 }

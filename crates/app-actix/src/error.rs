@@ -323,6 +323,11 @@ impl From<ServiceError> for ApiError {
             },
             ServiceError::ClientLogin(e) => Self::client_login(e),
             ServiceError::Invalid(why) => Self::detail(StatusCode::BAD_REQUEST, &why, "invalid"),
+            ServiceError::LastStaff => Self::detail(
+                StatusCode::CONFLICT,
+                "The last active staff account can be neither demoted nor deactivated.",
+                "last_staff",
+            ),
             ServiceError::Forbidden(why) => Self::detail(StatusCode::FORBIDDEN, &why, "permission_denied"),
             ServiceError::Storage(why) => Self::server_fault(
                 StatusCode::SERVICE_UNAVAILABLE,

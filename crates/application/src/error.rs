@@ -40,6 +40,11 @@ pub enum ServiceError {
     /// A login at the client component did not succeed.
     #[error("client login: {0}")]
     ClientLogin(#[from] crate::client_login::ClientLoginError),
+    /// The change would leave no active staff account: the account is the
+    /// last one, and may be neither demoted nor deactivated until another
+    /// account is made staff.
+    #[error("the last active staff account can be neither demoted nor deactivated: make another account staff first")]
+    LastStaff,
     /// The request breaks a rule of the domain (a weak password, a taken
     /// username or CPF); the text says which, for the person who asked.
     #[error("{0}")]

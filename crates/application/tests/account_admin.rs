@@ -14,8 +14,8 @@ use credencial_domain::admin::{AccountQuery, Actor, AuditAction, AuditTarget, Lo
 use credencial_domain::{Cpf, UserData, UserId, Username};
 use credencial_ports::account::MockGrantRepository;
 use credencial_ports::{
-    AccountRecord, MockAccountAdminStore, MockAuditTrail, MockClock, MockLoginHistory, MockRefreshTokenStore,
-    MockUserRepository, RepositoryError,
+    AccessChange, AccountRecord, MockAccountAdminStore, MockAuditTrail, MockClock, MockLoginHistory,
+    MockRefreshTokenStore, MockUserRepository, RepositoryError,
 };
 use secrecy::{ExposeSecret, SecretString};
 
@@ -107,13 +107,13 @@ async fn deactivating_records_who_in_the_same_write_and_revokes_every_refresh_to
             *id == LIA && !*active && recorded(entry, &admin(), AuditAction::UserDeactivate, &[("is_active", "false")])
         })
         .times(1)
-        .returning(|_, _, _| Ok(true));
+        .returning(|_, _, _| Ok(AccessChange::Changed));
     fakes
         .store
         .expect_set_active()
         .withf(|_, active, entry| *active && entry.action == AuditAction::UserReactivate)
         .times(1)
-        .returning(|_, _, _| Ok(true));
+        .returning(|_, _, _| Ok(AccessChange::Changed));
     fakes.tokens.expect_revoke_user().withf(|u| *u == LIA).times(1).returning(|_| Ok(3));
     let svc = fakes.service();
     assert_eq!(svc.set_active(&admin(), LIA, false).await.expect("off"), 3);
@@ -127,6 +127,18 @@ async fn a_failed_deactivation_revokes_nothing() {
     fakes.tokens.expect_revoke_user().times(0);
     let e = fakes.service().set_active(&admin(), LIA, false).await;
     assert!(matches!(e, Err(ServiceError::Storage(_))), "{e:?}");
+}
+
+#[tokio::test]
+async fn the_last_active_staff_account_is_refused_as_the_storage_says_and_nothing_is_revoked() {
+    let mut fakes = Fakes::finding_lia();
+    fakes.store.expect_set_active().times(1).returning(|_, _, _| Ok(AccessChange::LastStaff));
+    fakes.tokens.expect_revoke_user().times(0);
+    fakes.users.expect_find_summary().returning(|_| Ok(Some(lia())));
+    fakes.users.expect_set_staff().times(1).returning(|_, _, _| Ok(AccessChange::LastStaff));
+    let svc = fakes.service();
+    assert!(matches!(svc.set_active(&admin(), LIA, false).await, Err(ServiceError::LastStaff)));
+    assert!(matches!(svc.set_staff(&admin(), LIA, false).await, Err(ServiceError::LastStaff)));
 }
 
 #[tokio::test]
@@ -275,7 +287,7 @@ async fn making_staff_goes_through_the_staff_service_by_username() {
         .expect_set_staff()
         .withf(|id, staff, entry| *id == LIA && *staff && entry.action == AuditAction::UserStaff)
         .times(1)
-        .returning(|_, _, _| Ok(true));
+        .returning(|_, _, _| Ok(AccessChange::Changed));
     fakes.service().set_staff(&admin(), LIA, true).await.expect("staff");
 }
 

@@ -11,7 +11,7 @@ use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserId, Username};
 
 use crate::error::RepositoryError;
-use crate::users::{AccountRecord, NewUser};
+use crate::users::{AccessChange, AccountRecord, NewUser};
 
 /// Storage of the account administration.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -43,9 +43,17 @@ pub trait AccountAdminStore: Send + Sync + 'static {
     ) -> Result<UserId, RepositoryError>;
 
     /// Lets the account `id` log in or not and appends `audit`, in one
-    /// transaction; `Ok(false)` (nothing stored) when there is no such
-    /// account. Errors: `Unexpected`.
-    async fn set_active(&self, id: UserId, active: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError>;
+    /// transaction. Nothing is stored (nor appended) when there is no such
+    /// account (`NotFound`), or when `id` is the last active staff account
+    /// and `active` is false (`LastStaff`); the check and the change are
+    /// atomic, as for [`crate::UserRepository::set_staff`]. Errors:
+    /// `Unexpected`.
+    async fn set_active(
+        &self,
+        id: UserId,
+        active: bool,
+        audit: &NewAuditEntry,
+    ) -> Result<AccessChange, RepositoryError>;
 
     /// Replaces the password hash of `id`, marks whether it must be changed
     /// at the next login (`temporary`), and appends `audit`, in one

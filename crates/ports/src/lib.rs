@@ -43,7 +43,7 @@ pub use refresh_tokens::{GraceRotation, NewRefreshToken, RefreshTokenStore, Rota
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
 pub use transfer::{DataTransfer, TableSpec, TABLES};
 pub use user_data::{UpstreamError, UserDataSource};
-pub use users::{AccountRecord, DetailsUpdate, NewUser, Registered, UserCredentials, UserRepository};
+pub use users::{AccessChange, AccountRecord, DetailsUpdate, NewUser, Registered, UserCredentials, UserRepository};
 
 #[cfg(any(test, feature = "mocks"))]
 pub use account_admin::{MockAccountAdminStore, MockLoginHistory};

@@ -106,6 +106,19 @@ pub enum DetailsUpdate {
     NotFound,
 }
 
+/// The outcome of a change that may take away an account's access to the
+/// administration panel (its staff flag, or its activation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessChange {
+    /// Stored, with its audit entry.
+    Changed,
+    /// There is no such account; nothing stored.
+    NotFound,
+    /// Refused, nothing stored: the account is the last active staff
+    /// account, and the change would leave none.
+    LastStaff,
+}
+
 /// Storage of user accounts.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
@@ -173,7 +186,18 @@ pub trait UserRepository: Send + Sync + 'static {
     async fn find_active_staff(&self, id: UserId) -> Result<Option<String>, RepositoryError>;
 
     /// Makes the user `id` staff or not and appends `audit`, in one
-    /// transaction; `Ok(false)` (and nothing appended) when there is no
-    /// such user. Errors: `Unexpected`.
-    async fn set_staff(&self, id: UserId, staff: bool, audit: &NewAuditEntry) -> Result<bool, RepositoryError>;
+    /// transaction. Nothing is stored (nor appended) when there is no such
+    /// user (`NotFound`), or when `id` is the last active staff account and
+    /// `staff` is false (`LastStaff`): the panel always keeps an active
+    /// staff account.
+    ///
+    /// The check and the change are atomic against every other change of
+    /// staff flags or activations, on any instance or connection: of two
+    /// concurrent changes that would each leave the other account as the
+    /// last active staff one, exactly one is stored (PostgreSQL locks the
+    /// active staff rows, `SELECT … FOR UPDATE`, in the change's
+    /// transaction; SQLite takes the file's write lock first, `BEGIN
+    /// IMMEDIATE`). The same holds for
+    /// [`crate::AccountAdminStore::set_active`]. Errors: `Unexpected`.
+    async fn set_staff(&self, id: UserId, staff: bool, audit: &NewAuditEntry) -> Result<AccessChange, RepositoryError>;
 }

@@ -108,6 +108,13 @@ pub trait Backend: Send + Sync + Sized + 'static {
     /// [`credencial_ports::DataTransfer`].
     fn transfer(&self) -> Arc<dyn credencial_ports::DataTransfer>;
 
+    /// [`UserRepository`] and [`AccountAdminStore`] on a second handle on
+    /// the same database, as another instance or a CLI command beside the
+    /// service opens it (PostgreSQL: a pool of its own; SQLite: a writer
+    /// and readers of their own, so that two writers meet at the file's
+    /// lock), for the tests of concurrent changes.
+    async fn second_handle(&self) -> (Arc<dyn UserRepository>, Arc<dyn AccountAdminStore>);
+
     /// Creates an active user `name` (e-mail `<name>@example.gov.br`, name
     /// `Full <name>`, an unusable password hash) and returns its id.
     async fn create_user(&self, name: &str) -> UserId {

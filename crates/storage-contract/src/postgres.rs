@@ -96,6 +96,11 @@ impl Backend for Postgres {
         Arc::new(pg::PgAccountAdminStore::new(self.database.pool.clone()))
     }
 
+    async fn second_handle(&self) -> (Arc<dyn UserRepository>, Arc<dyn AccountAdminStore>) {
+        let pool = sqlx::PgPool::connect(&self.database.url).await.expect("a second pool");
+        (Arc::new(pg::PgUserRepository::new(pool.clone())), Arc::new(pg::PgAccountAdminStore::new(pool)))
+    }
+
     fn login_history(&self) -> Arc<dyn LoginHistory> {
         Arc::new(pg::PgLoginHistory::new(self.database.pool.clone()))
     }

@@ -97,6 +97,11 @@ impl Backend for Sqlite {
         Arc::new(sqlite::SqliteAccountAdminStore::new(self.database.db.clone()))
     }
 
+    async fn second_handle(&self) -> (Arc<dyn UserRepository>, Arc<dyn AccountAdminStore>) {
+        let db = self.database.second_handle().await;
+        (Arc::new(sqlite::SqliteUserRepository::new(db.clone())), Arc::new(sqlite::SqliteAccountAdminStore::new(db)))
+    }
+
     fn login_history(&self) -> Arc<dyn LoginHistory> {
         Arc::new(sqlite::SqliteLoginHistory::new(self.database.db.clone()))
     }

@@ -349,12 +349,18 @@ fn not_found() -> HttpResponse {
     refused(StatusCode::NOT_FOUND, "Esta conta não existe.")
 }
 
+/// What the panel says when an action would leave no active staff account.
+pub const LAST_STAFF: &str = "Esta é a última conta ativa da equipe: ela não pode perder o acesso à administração \
+     nem ser desativada. Dê acesso à administração a outra conta primeiro.";
+
 /// The page for a use case's failure: no such account (404), a rule the
-/// action breaks (409), storage down (503) or a fault (500).
+/// action breaks (409: the last active staff account among them), storage
+/// down (503) or a fault (500).
 fn failure(e: ServiceError) -> HttpResponse {
     match e {
         ServiceError::UnknownUser => not_found(),
         ServiceError::Invalid(why) => refused(StatusCode::CONFLICT, &capitalized(&why)),
+        ServiceError::LastStaff => refused(StatusCode::CONFLICT, LAST_STAFF),
         other => html::failure_page(other),
     }
 }
@@ -419,6 +425,16 @@ mod tests {
     #[test]
     fn a_rule_message_reads_as_a_sentence() {
         assert_eq!(capitalized("você não pode"), "Você não pode.");
+    }
+
+    #[test]
+    fn the_last_staff_refusal_is_a_409_page_that_says_why() {
+        let answer = failure(ServiceError::LastStaff);
+        assert_eq!(answer.status(), StatusCode::CONFLICT);
+        let body = actix_web::body::to_bytes(answer.into_body());
+        let body = futures_util::FutureExt::now_or_never(body).expect("ready").expect("body");
+        let text = String::from_utf8(body.to_vec()).expect("UTF-8");
+        assert!(text.contains("Esta é a última conta ativa da equipe"), "{text}");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{check_new_password, AccountIdentifiers, Cpf, UserData, UserId, Username};
 use credencial_ports::account::{GrantRepository, GrantSummary};
 use credencial_ports::{
-    AccountAdminStore, AccountRecord, Clock, LoginHistory, NewUser, RefreshTokenStore, RepositoryError,
+    AccessChange, AccountAdminStore, AccountRecord, Clock, LoginHistory, NewUser, RefreshTokenStore, RepositoryError,
 };
 use rand::RngCore;
 use secrecy::{ExposeSecret, SecretString};
@@ -254,7 +254,9 @@ impl AccountAdminService {
     /// family): its access tokens are refused at once by the routes that
     /// read the account, and no refresh outlives it. Returns how many
     /// refresh tokens were revoked. Errors: `Invalid` when a staff user
-    /// deactivates their own account; `UnknownUser`; `Storage`.
+    /// deactivates their own account; `LastStaff` when deactivating the
+    /// last active staff account (checked atomically by the storage);
+    /// `UnknownUser`; `Storage`.
     pub async fn set_active(&self, actor: &Actor, id: UserId, active: bool) -> Result<u64, ServiceError> {
         if !active && actor.user_id() == Some(id) {
             return Err(ServiceError::Invalid("você não pode desativar a sua própria conta".into()));
@@ -263,8 +265,10 @@ impl AccountAdminService {
         let action = if active { AuditAction::UserReactivate } else { AuditAction::UserDeactivate };
         let entry = audit_entry(actor, action, AuditTarget::User(account.username.clone()))
             .with("is_active", active.to_string());
-        if !self.store.set_active(id, active, &entry).await? {
-            return Err(ServiceError::UnknownUser);
+        match self.store.set_active(id, active, &entry).await? {
+            AccessChange::Changed => {}
+            AccessChange::NotFound => return Err(ServiceError::UnknownUser),
+            AccessChange::LastStaff => return Err(ServiceError::LastStaff),
         }
         if active {
             return Ok(0);
@@ -344,6 +348,7 @@ impl AccountAdminService {
 
     /// Makes the account `id` staff or not, as `actor`. Errors: `Invalid`
     /// when a staff user takes the flag from their own account;
+    /// `LastStaff` when taking it from the last active staff account;
     /// `UnknownUser`; `Storage`.
     pub async fn set_staff(&self, actor: &Actor, id: UserId, staff: bool) -> Result<(), ServiceError> {
         if !staff && actor.user_id() == Some(id) {

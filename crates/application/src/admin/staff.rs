@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use credencial_domain::admin::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, Page};
 use credencial_domain::{UserId, Username};
-use credencial_ports::{AuditTrail, UserRepository};
+use credencial_ports::{AccessChange, AuditTrail, UserRepository};
 
 use super::audit_entry;
 use crate::error::ServiceError;
@@ -53,15 +53,18 @@ impl StaffService {
     }
 
     /// Makes `username` staff (`true`) or not, as `actor`. Errors:
-    /// `UnknownUser`; `Storage` (nothing changed).
+    /// `UnknownUser`; `LastStaff` when it is the last active staff account
+    /// and `staff` is false (checked atomically by the storage); `Storage`
+    /// (nothing changed).
     pub async fn set_staff(&self, actor: &Actor, username: &Username, staff: bool) -> Result<(), ServiceError> {
         let user = self.users.find_summary(username).await?.ok_or(ServiceError::UnknownUser)?;
         let entry = audit_entry(actor, AuditAction::UserStaff, AuditTarget::User(user.username))
             .with("is_staff", staff.to_string());
-        if !self.users.set_staff(user.id, staff, &entry).await? {
-            return Err(ServiceError::UnknownUser);
+        match self.users.set_staff(user.id, staff, &entry).await? {
+            AccessChange::Changed => Ok(()),
+            AccessChange::NotFound => Err(ServiceError::UnknownUser),
+            AccessChange::LastStaff => Err(ServiceError::LastStaff),
         }
-        Ok(())
     }
 
     /// Page `page` (from 1; 0 is the first) of the entries `filter`
@@ -125,9 +128,19 @@ mod tests {
                     && entry.changes == vec![("is_staff".to_owned(), "true".to_owned())]
             })
             .times(1)
-            .returning(|_, _, _| Ok(true));
+            .returning(|_, _, _| Ok(AccessChange::Changed));
         let username = Username::parse("bruno").expect("valid");
         service(users).set_staff(&Actor::Cli { os_user: "root".into() }, &username, true).await.expect("set");
+    }
+
+    #[tokio::test]
+    async fn the_storage_s_last_staff_refusal_is_the_service_s() {
+        let mut users = MockUserRepository::new();
+        users.expect_find_summary().returning(|_| Ok(Some(summary(5, "bruno"))));
+        users.expect_set_staff().times(1).returning(|_, _, _| Ok(AccessChange::LastStaff));
+        let username = Username::parse("bruno").expect("valid");
+        let e = service(users).set_staff(&Actor::Cli { os_user: "root".into() }, &username, false).await;
+        assert!(matches!(e, Err(ServiceError::LastStaff)), "{e:?}");
     }
 
     #[tokio::test]

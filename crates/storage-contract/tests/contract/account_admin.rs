@@ -5,7 +5,7 @@
 use credencial_domain::admin::{AccountQuery, Actor, AuditAction, AuditTarget, LoginVia, NewAuditEntry, Page};
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserData, UserId, Username};
-use credencial_ports::{AccountAdminStore, NewUser, RepositoryError};
+use credencial_ports::{AccessChange, AccountAdminStore, NewUser, RepositoryError};
 use credencial_storage_contract::{contract, Backend, Engine};
 
 use crate::account::support::user;
@@ -86,12 +86,12 @@ async fn a_deactivation_and_its_audit_entry_are_stored_together_or_not_at_all<B:
     assert_eq!(audit_count(&b, AuditAction::UserDeactivate).await, 0);
 
     let off = entry(AuditAction::UserDeactivate, "ana").with("is_active", "false");
-    assert!(store.set_active(ana, false, &off).await.expect("deactivated"));
+    assert_eq!(store.set_active(ana, false, &off).await.expect("deactivated"), AccessChange::Changed);
     assert!(!store.find(ana).await.expect("find").expect("ana").is_active);
     assert_eq!(audit_count(&b, AuditAction::UserDeactivate).await, 1);
 
     let nobody = store.set_active(UserId(ana.0 + 999), false, &entry(AuditAction::UserDeactivate, "x")).await;
-    assert!(!nobody.expect("no such account"));
+    assert_eq!(nobody.expect("no such account"), AccessChange::NotFound);
     assert_eq!(audit_count(&b, AuditAction::UserDeactivate).await, 1, "no entry without a change");
 }
 

@@ -8,6 +8,7 @@ mod directory;
 mod email_keys;
 mod health;
 mod host_users;
+mod last_staff;
 mod login_failures;
 mod oauth;
 mod profiles;

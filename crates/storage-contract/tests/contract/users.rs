@@ -4,7 +4,7 @@
 
 use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
 use credencial_domain::{Cpf, UserData, UserId, Username};
-use credencial_ports::{NewUser, RepositoryError};
+use credencial_ports::{AccessChange, NewUser, RepositoryError};
 use credencial_storage_contract::{contract, Backend};
 
 contract!(
@@ -278,11 +278,12 @@ async fn staff_is_granted_and_taken_with_its_audit_entry<B: Backend>() {
         .with("is_staff", if staff { "true" } else { "false" })
     };
     assert_eq!(users.find_active_staff(ana).await.expect("read"), None);
-    assert!(users.set_staff(ana, true, &audit(true)).await.expect("staff"));
+    assert_eq!(users.set_staff(ana, true, &audit(true)).await.expect("staff"), AccessChange::Changed);
     assert_eq!(users.find_active_staff(ana).await.expect("read").as_deref(), Some("ana"));
     deactivate(&b, ana).await;
     assert_eq!(users.find_active_staff(ana).await.expect("read"), None, "an inactive account is no staff");
-    assert!(users.set_staff(ana, false, &audit(false)).await.expect("not staff"));
-    assert!(!users.set_staff(UserId(ana.0 + 1), true, &audit(true)).await.expect("no such user"));
+    assert_eq!(users.set_staff(ana, false, &audit(false)).await.expect("not staff"), AccessChange::Changed);
+    let nobody = users.set_staff(UserId(ana.0 + 1), true, &audit(true)).await.expect("no such user");
+    assert_eq!(nobody, AccessChange::NotFound);
     assert_eq!(b.count("SELECT count(*) FROM audit_log WHERE action = 'user.staff'").await, 2, "one per change");
 }
