@@ -16,10 +16,15 @@
 #      (/api/openapi.json) and runs every phase (examples, coverage, fuzzing,
 #      stateful) with the checks not_a_server_error, status_code_conformance,
 #      content_type_conformance, response_schema_conformance and
-#      response_headers_conformance;
-#   5. fails unless schemathesis passed and made at least FUZZ_MIN_REQUESTS
-#      requests; prints the count. The server is stopped and the database
-#      dropped on exit.
+#      response_headers_conformance; its strings may hold NUL and any
+#      Unicode text (--generation-allow-x00 true, --generation-codec utf-8:
+#      schemathesis 4's defaults, pinned here so that a change of default
+#      cannot take them away);
+#   5. fails unless schemathesis passed, made at least FUZZ_MIN_REQUESTS
+#      requests, and sent a NUL and non-ASCII text in some of them (counted
+#      in the report: %00 or \u0000, and percent-encoded, escaped or raw
+#      characters past U+007F); prints the counts. The server is stopped and
+#      the database dropped on exit.
 #
 # Loopback only, bounded in time (FUZZ_MAX_TIME per run of schemathesis).
 # Usage: bash tests/fuzz/run.sh
@@ -147,27 +152,38 @@ OUT_ABS=$(cd "$OUT" && pwd)
     "${BASE}/api/openapi.json" --url "$BASE" \
     --checks "$CHECKS" \
     --max-examples "$MAX_EXAMPLES" --max-time "$MAX_TIME" --seed "$SEED" --workers 2 \
+    --generation-allow-x00 true --generation-codec utf-8 \
     --request-timeout 10 --report har --report-har-path "${OUT_ABS}/report.har" \
     --suppress-health-check all --warnings off) || status=$?
 
 # 5. the verdict
-read -r REQUESTS FIVE < <(python3 - "${OUT}/report.har" <<'PY'
-import collections, json, sys, urllib.parse
+read -r REQUESTS FIVE NUL NON_ASCII < <(python3 - "${OUT}/report.har" <<'PY'
+import collections, json, re, sys, urllib.parse
 entries = json.load(open(sys.argv[1]))["log"]["entries"]
 answers = collections.Counter()
+# A NUL as a request carries it: percent-encoded (URL, form), escaped (JSON) or raw.
+NUL = re.compile(r"%00|\\u0000|\x00")
+# Text past U+007F: percent-encoded bytes of UTF-8, JSON escapes, or raw.
+NON_ASCII = re.compile(r"%[89A-Fa-f][0-9A-Fa-f]|\\u(?:00[89a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]|[1-9a-fA-F][0-9a-fA-F]{2})[0-9a-fA-F]|[^\x00-\x7f]")
+nul = non_ascii = 0
 for e in entries:
     route = urllib.parse.urlsplit(e["request"]["url"]).path
     answers[(route, e["request"]["method"], e["response"]["status"])] += 1
+    sent = e["request"]["url"] + ((e["request"].get("postData") or {}).get("text") or "")
+    nul += bool(NUL.search(sent))
+    non_ascii += bool(NON_ASCII.search(sent))
 for (route, method, status), n in sorted(answers.items()):
     print(f"  {method:7} {route:28} {status}  {n}", file=sys.stderr)
-print(len(entries), sum(n for (_, _, status), n in answers.items() if status >= 500))
+print(len(entries), sum(n for (_, _, status), n in answers.items() if status >= 500), nul, non_ascii)
 PY
 )
-log "requests made: ${REQUESTS}; 5xx answers: ${FIVE}; schemathesis exit status: ${status}"
+log "requests made: ${REQUESTS} (with a NUL: ${NUL}; with non-ASCII text: ${NON_ASCII}); 5xx answers: ${FIVE}; schemathesis exit status: ${status}"
 if grep -q 'panicked' "${OUT}/server.log"; then
     log "the server panicked:"; grep -A5 panicked "${OUT}/server.log" >&2; status=1
 fi
 [ "$REQUESTS" -ge "$MIN_REQUESTS" ] || { log "fewer than ${MIN_REQUESTS} requests"; status=1; }
+[ "$NUL" -gt 0 ] || { log "no request carried a NUL"; status=1; }
+[ "$NON_ASCII" -gt 0 ] || { log "no request carried non-ASCII text"; status=1; }
 [ "$FIVE" -eq 0 ] || status=1
 if [ "$status" -ne 0 ]; then
     echo "fuzz: 0 passed, 1 failed"
