@@ -196,6 +196,23 @@ async fn a_taken_cpf_or_e_mail_is_a_field_error_and_counts_toward_the_address_li
 }
 
 #[tokio::test]
+async fn an_e_mail_that_differs_in_case_or_unicode_form_only_is_taken_and_the_address_is_kept_as_typed() {
+    let app = signup_app().await;
+    let first = sign_up(&mut Browser::new(&app), &carla(&[("email", Some("\u{c9}lodie@example.org"))])).await;
+    assert_eq!(first.status, 303, "{}", first.body);
+    // Lower case (é as one code point), then decomposed (e + combining acute).
+    for email in ["\u{e9}lodie@example.org", "e\u{301}lodie@EXAMPLE.org"] {
+        let twin = carla(&[("email", Some(email)), ("username", Some("lodi")), ("cpf", Some("111.444.777-35"))]);
+        let page = sign_up(&mut Browser::new(&app), &twin).await;
+        assert_eq!(page.status, 422, "{email:?}: {}", page.body);
+        assert!(page.body.contains("Este e-mail já está em uso por outra conta."), "{email:?}: {}", page.body);
+    }
+    assert_eq!(users(&app).await, 1);
+    let stored: String = sqlx::query_scalar("SELECT email FROM users").fetch_one(&app.db.pool).await.expect("email");
+    assert_eq!(stored, "\u{c9}lodie@example.org");
+}
+
+#[tokio::test]
 async fn forged_cross_site_and_unreadable_sign_ups_are_refused() {
     let app = signup_app().await;
     let mut browser = Browser::new(&app);

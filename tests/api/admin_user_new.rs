@@ -140,6 +140,24 @@ async fn a_taken_username_cpf_or_email_is_a_field_error() {
 }
 
 #[tokio::test]
+async fn an_e_mail_that_differs_in_case_or_unicode_form_only_is_taken() {
+    let app = spawn_app().await;
+    add_staff(&app).await;
+    let mut staff = staff_browser(&app).await;
+    let token = new_form_token(&mut staff).await;
+    let elodie = [("username", "elodie"), ("nome", "Élodie"), ("email", "\u{c9}lodie@example.org"), ("cpf", "")];
+    assert_eq!(staff.post(NEW, &fields(&token, &elodie)).await.status, 201);
+    // Lower case (é as one code point), then decomposed (e + combining acute).
+    for email in ["\u{e9}lodie@example.org", "e\u{301}lodie@EXAMPLE.org"] {
+        let twin = [("username", "lodi"), ("nome", "Lodi"), ("email", email), ("cpf", "")];
+        let page = staff.post(NEW, &fields(&token, &twin)).await;
+        assert_eq!(page.status, 409, "{email:?}: {}", page.body);
+        assert!(page.body.contains("id=\"erro-email\""), "{email:?}: {}", page.body);
+    }
+    assert_eq!(count(&app, "SELECT count(*) FROM users WHERE username = 'lodi'").await, 0);
+}
+
+#[tokio::test]
 async fn non_staff_cross_site_and_forged_posts_are_refused_and_create_nothing() {
     let app = spawn_app().await;
     add_staff(&app).await;

@@ -115,6 +115,38 @@ async fn a_success_resets_the_username_but_not_the_address() {
 }
 
 #[tokio::test]
+async fn an_account_has_one_count_whether_its_cpf_punctuated_or_bare_or_its_username_named_it() {
+    let app = spawn_app().await;
+    let maria = app.add_user("maria", "pw-maria-1", true).await;
+    sqlx::query("UPDATE users SET cpf = '52998224725' WHERE id = $1")
+        .bind(maria)
+        .execute(&app.db.pool)
+        .await
+        .expect("maria's CPF");
+    for login in ["529.982.247-25", "52998224725", "529.982.247-25", "52998224725", "529982247-25"] {
+        let (status, body) = status_and_json(pair(&app, login, "wrong").await).await;
+        assert_eq!((status, body["code"].as_str()), (401, Some("authentication_failed")), "{login}");
+    }
+    // The 6th guess, through the username, is refused: one count per account.
+    assert_pair_throttled(pair(&app, "maria", "pw-maria-1").await, 300).await;
+    assert_pair_throttled(pair(&app, "529.982.247-25", "pw-maria-1").await, 300).await;
+    assert_eq!(failures_on(&app, "username:maria").await, 5);
+    assert_eq!(failures_on(&app, "username:52998224725").await, 0, "no second count under the CPF");
+    // The address counted each guess once, as before.
+    assert_eq!(failures_on(&app, "address:127.0.0.1").await, 5);
+}
+
+#[tokio::test]
+async fn an_unknown_cpf_is_limited_like_a_known_one_whatever_its_punctuation() {
+    let app = spawn_app().await;
+    for login in ["111.444.777-35", "11144477735", "111.444.777-35", "11144477735", "111444777-35"] {
+        assert_eq!(pair(&app, login, "guess").await.status(), 401, "{login}");
+    }
+    assert_pair_throttled(pair(&app, "11144477735", "guess").await, 300).await;
+    assert_eq!(failures_on(&app, "username:11144477735").await, 5);
+}
+
+#[tokio::test]
 async fn the_address_limit_holds_across_usernames() {
     let app = spawn_app().await;
     app.add_user("maria", "pw-maria-1", true).await;
