@@ -323,14 +323,15 @@ async fn the_new_account_logs_in_with_its_cpf_punctuated_or_not_or_its_username(
 }
 
 #[tokio::test]
-async fn wrong_passwords_by_cpf_count_under_its_digits_however_it_is_punctuated() {
+async fn wrong_passwords_by_cpf_count_against_the_account_however_it_is_punctuated() {
     let w = world();
     carla(&w).await;
     for login in [CPF, "52998224725", "529982247-25"] {
         let e = w.tokens.check_credentials(login, secret("wrong password"), None).await.expect_err("wrong");
         assert!(matches!(e, ServiceError::InvalidCredentials), "{e:?}");
     }
-    assert_eq!(w.failures.on("username:52998224725"), 3);
+    assert_eq!(w.failures.on("username:carla"), 3, "the account's one count");
+    assert_eq!(w.failures.on("username:52998224725"), 0);
     let unknown = w.tokens.check_credentials("111.444.777-35", secret(PASSWORD), None).await;
     assert!(matches!(unknown, Err(ServiceError::InvalidCredentials)), "an unknown CPF: {unknown:?}");
 }
