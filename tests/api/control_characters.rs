@@ -125,7 +125,11 @@ async fn the_token_pair_refuses_a_nul_in_its_json_with_drf_s_message() {
     let app = spawn_app().await;
     app.add_user("ana", "senha-da-ana-1", true).await;
     for value in RAW {
-        let message = if value.contains('\0') { "Null characters are not allowed." } else { "Control characters are not allowed." };
+        let message = if value.contains('\0') {
+            "Null characters are not allowed."
+        } else {
+            "Control characters are not allowed."
+        };
         for (body, field) in [
             (json!({"username": value, "password": "senha-da-ana-1"}), "username"),
             (json!({"username": "ana", "password": value}), "password"),
@@ -177,7 +181,9 @@ async fn the_user_directory_refuses_a_nul_in_its_paths_queries_and_bodies() {
             let (status, body) = directory_get(&app, &path, &token).await;
             assert_eq!((status, body["detail"].as_str()), (404, Some("Not found.")), "{path}: {body}");
         }
-        for query in [format!("cpfs={value}"), format!("cpfs=52998224725,{value}"), format!("cpfs=52998224725&page={value}")] {
+        for query in
+            [format!("cpfs={value}"), format!("cpfs=52998224725,{value}"), format!("cpfs=52998224725&page={value}")]
+        {
             let (status, body) = directory_get(&app, &format!("/usuarios/?{query}"), &token).await;
             assert_eq!(status, 400, "{query}: {body}");
             assert!(body.as_object().is_some_and(|o| o.values().all(Value::is_array)), "{query}: {body}");
@@ -223,5 +229,37 @@ async fn the_panel_forms_refuse_a_nul_with_their_portuguese_error() {
         let fields = [("csrf_token".to_owned(), token.clone()), ("acao".to_owned(), format!("desativar{value}"))];
         let page = browser.post(&path, &fields).await;
         assert_refused_page(&page, &format!("{value:?}"));
+    }
+}
+
+#[tokio::test]
+async fn the_authorization_and_token_endpoints_refuse_a_nul_as_a_bad_request() {
+    let (app, _) = crate::oauth::app().await;
+    let mut browser = Browser::new(&app);
+    // The login step of the authorization endpoint: its error page.
+    let login = browser.get(&crate::oauth::portal_request("cnes", "s")).await;
+    assert_eq!(login.status, 200, "{}", login.body);
+    for value in RAW {
+        let fields = with(hidden_fields(&login.body), &[("username", value), ("password", "ana-password")]);
+        let page = browser.post("/oauth/authorize/", &fields).await;
+        assert_eq!(page.status, 400, "{value:?}: {}", page.body);
+        assert!(page.body.contains("holds a control character"), "{}", page.body);
+    }
+    // Its query: the same page, nothing sent to the client.
+    let page = browser.get(&crate::oauth::portal_request("cnes", "s\0")).await;
+    assert!(page.status == 400 && page.location.is_none(), "{page:?}");
+    // The token endpoint: invalid_request.
+    for body in ["grant_type=authorization_code&code=a%00b", "grant_type=refresh_token&refresh_token=%00"] {
+        let r = app
+            .client
+            .post(format!("{}/oauth/token/", app.address))
+            .basic_auth("portal", Some(crate::oauth::PORTAL_SECRET))
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .expect("sent");
+        let (status, answer) = status_and_json(r).await;
+        assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_request")), "{body}: {answer}");
     }
 }

@@ -63,8 +63,10 @@ async fn the_account_login_resolves_next_before_the_prefix_check() {
         // A login form posted with `next` as sent (not as the page wrote it).
         let mut other = Browser::new(&app);
         let form = other.get("/conta/entrar/").await;
-        let fields: Vec<(String, String)> =
-            hidden_fields(&form.body).into_iter().map(|(k, v)| if k == "next" { (k, next.to_owned()) } else { (k, v) }).collect();
+        let fields: Vec<(String, String)> = hidden_fields(&form.body)
+            .into_iter()
+            .map(|(k, v)| if k == "next" { (k, next.to_owned()) } else { (k, v) })
+            .collect();
         let answer = other.post("/conta/entrar/", &with(fields, &[("username", "lia"), ("password", PASSWORD)])).await;
         assert_eq!((answer.status, answer.location.as_deref()), (303, Some(expected)), "posted {next}");
     }

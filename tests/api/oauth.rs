@@ -517,7 +517,8 @@ async fn a_wrong_password_shows_the_form_again_and_answers_like_an_unknown_user(
     let mut browser = Browser::new(&app);
     let login = browser.get(&portal_request("", "s")).await;
     let mut answers = Vec::new();
-    for (user, password) in [("ana", "wrong"), ("nobody", "ana-password"), ("a\u{0}na", "ana-password")] {
+    // (A username with a NUL is refused before any check: tests/api/control_characters.rs.)
+    for (user, password) in [("ana", "wrong"), ("nobody", "ana-password")] {
         let fields = with(hidden_fields(&login.body), &[("username", "u"), ("password", password)]);
         let fields: Vec<_> =
             fields.into_iter().map(|(k, v)| if k == "username" { (k, user.to_owned()) } else { (k, v) }).collect();
@@ -530,7 +531,6 @@ async fn a_wrong_password_shows_the_form_again_and_answers_like_an_unknown_user(
         answers.push(page.body.replace(&format!("value=\"{user}\""), "value=\"<user>\""));
     }
     assert_eq!(answers[0], answers[1], "the same page for a wrong password and an unknown user");
-    assert_eq!(answers[0], answers[2], "a username with a NUL byte is just an unknown user");
 }
 
 #[tokio::test]

@@ -55,7 +55,6 @@ async fn unknown_user_wrong_password_and_inactive_user_answer_the_same() {
         ("nobody", "pw-maria-1"),
         ("zeca", "pw-zeca-1"),
         ("MARIA", "pw-maria-1"),
-        ("ma\u{0}ria", "pw-maria-1"),
         ("x".repeat(200).as_str(), "pw-maria-1"),
     ] {
         let r = app.post_json("/api/token/pair/", &json!({"username": u, "password": p})).await;
