@@ -329,9 +329,11 @@ impl AccountAdminService {
         Ok(())
     }
 
-    /// Forgets the failed logins counted against the account's username
-    /// (and its CPF, under which a login typed as a CPF counts), as
-    /// `actor`, so that it may log in again at once. The limits of the
+    /// Forgets the failed logins counted against the account (under its
+    /// username, whichever identifier named it; and under its CPF, where
+    /// failures typed as the CPF while it named no account, or before the
+    /// count was per account, are), as `actor`, so that it may log in
+    /// again at once. The limits of the
     /// addresses the failures came from stay. Returns whether a count was
     /// forgotten. Errors: `UnknownUser`; `Storage`.
     pub async fn lift_throttle(&self, actor: &Actor, id: UserId) -> Result<bool, ServiceError> {
