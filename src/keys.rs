@@ -90,8 +90,10 @@ pub(crate) fn id_token_codec(
         }
         (None, Mode::Serve) if jwt.algorithm().is_asymmetric() => return Ok(Some(Arc::clone(jwt))),
         (None, Mode::Serve) => {
-            tracing::info!(
-                "OpenID Connect is off: set oidc_signing_key_file (`credencial keys generate`) to sign ID tokens"
+            tracing::warn!(
+                "no oidc_signing_key_file: OpenID Connect is off, and the shared HS256 secret also signs the tokens \
+                 issued to applications and the login sessions, so every holder of the secret can mint them; \
+                 make a key pair with `credencial keys generate` (docs/resource-servers.md)"
             );
             return Ok(None);
         }

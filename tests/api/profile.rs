@@ -322,23 +322,22 @@ fn shared_secret_token(user_id: i64, client: &str, age: i64, lifetime: i64) -> S
 }
 
 #[tokio::test]
-async fn an_application_token_issued_before_the_upgrade_is_served_until_it_expires_but_the_shared_secret_mints_none() {
+async fn an_application_token_minted_with_the_shared_secret_is_refused_even_for_a_consenting_person() {
+    // Every API that reads first-party tokens holds the HS256 secret; with
+    // a provider key pair, no access token it signs is an application's.
     let app = app().await;
     register_client(&app, "host", ALL).await;
     let ana = person(&app, "ana", ANA_CPF, true).await;
     consent_to_every_client(&app, ana).await;
-    // Issued (with the shared secret, as before the upgrade) a minute
-    // before this instance started, still unexpired: served.
-    let (status, body) = profile(&app, Some(&shared_secret_token(ana, "host", 60, 300)), None).await;
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(body["cpf"], ANA_CPF);
+    let (status, body) = profile(&app, Some(&token(ana, ALL, "host", 300)), None).await;
+    assert_eq!(status, 200, "the provider's own token is served: {body}");
     for (what, token) in [
-        ("issued after the start", shared_secret_token(ana, "host", -2, 300)),
-        ("living longer than an access token", shared_secret_token(ana, "host", 60, 3_600)),
-        ("expired", shared_secret_token(ana, "host", 400, 300)),
+        ("old form, issued before the start", shared_secret_token(ana, "host", 60, 300)),
+        ("old form, issued now", shared_secret_token(ana, "host", -1, 300)),
     ] {
         let (status, body) = profile(&app, Some(&token), None).await;
         assert_eq!(status, 401, "{what}: {body}");
+        assert_eq!(body["code"], "token_not_valid", "{what}");
     }
 }
 
@@ -363,9 +362,6 @@ async fn bad_credentials_are_401_and_other_methods_405() {
         ("no OAuth2 claims", Some(pair_style)),
         ("unknown client", Some(token(ana, ALL, "deleted", 300))),
         ("client but no audience", Some(token_with(ana, ALL, "host", None, 300))),
-        // An application's token that the shared secret (which SUAP-side
-        // APIs hold) minted now: the client key signs those.
-        ("minted with the shared secret", Some(shared_secret_token(ana, "host", 0, 300))),
         ("audience of another client", Some(token_with(ana, ALL, "host", Some("other"), 300))),
     ];
     for (what, t) in cases {

@@ -1,7 +1,8 @@
 //! One key per kind of token (RFC 8725 §3.12): the issuer signs first-party
 //! tokens with the service key and tokens issued to client applications with
-//! the provider's key pair when it has one; client tokens signed with the
-//! shared key before that are read only as the transition allows.
+//! the provider's key pair when it has one (login sessions too); client
+//! tokens signed with the shared key before that are read as refresh tokens
+//! only.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -11,7 +12,7 @@ use credencial_application::{Audience, Recording, TokenIssuer};
 use credencial_domain::admin::LoginVia;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::{
-    Claims, JwtAlgorithm, JwtKeys, ScopeSet, TokenCodec, TokenError, TokenLifetimes, TokenType, UserId,
+    Claims, JwtAlgorithm, JwtKeys, PasswordStamp, ScopeSet, TokenCodec, TokenError, TokenLifetimes, TokenType, UserId,
 };
 use credencial_ports::{MockClock, MockRefreshTokenStore};
 use serde_json::Value;
@@ -120,32 +121,41 @@ async fn without_a_provider_key_client_tokens_use_the_shared_key_with_their_own_
 }
 
 #[test]
-fn an_old_client_access_token_signed_with_the_shared_key_is_read_for_one_access_lifetime_after_the_start() {
-    let (issuer, now) = issuer(true);
-    let issued_before = old_client_token(TokenType::Access, START - 60, 300);
-    assert!(issuer.decode_client(&issued_before, TokenType::ClientAccess).is_ok(), "issued before the start");
-    now.store(START + 200, Ordering::SeqCst);
-    assert!(issuer.decode_client(&issued_before, TokenType::ClientAccess).is_ok(), "still unexpired");
-    now.store(START + 240, Ordering::SeqCst);
-    assert_eq!(issuer.decode_client(&issued_before, TokenType::ClientAccess), Err(TokenError::Expired));
+fn a_client_access_token_signed_with_the_shared_key_is_never_read_once_there_is_a_provider_key() {
+    // Whoever holds the shared secret (every API that reads first-party
+    // tokens) could mint one, whatever its dates say.
+    let (with_key, _) = issuer(true);
+    for (iat, lifetime) in [(START - 60, 300), (START, 300), (START - 1, 2)] {
+        let old_form = old_client_token(TokenType::Access, iat, lifetime);
+        assert_eq!(with_key.decode_client(&old_form, TokenType::ClientAccess), Err(TokenError::Invalid));
+        let new_form = {
+            let claims =
+                Claims { token_type: TokenType::ClientAccess, ..shared().decode(&old_form, START).expect("read") };
+            shared().encode_claims(&claims).expect("signs")
+        };
+        assert_eq!(with_key.decode_client(&new_form, TokenType::ClientAccess), Err(TokenError::Invalid));
+    }
+    // Without a provider key the shared key is the client key: read.
+    let (without, _) = issuer(false);
+    assert!(without.decode_client(&old_client_token(TokenType::Access, START, 300), TokenType::ClientAccess).is_ok());
+}
 
-    // The shared key cannot mint one after the start…
-    now.store(START + 10, Ordering::SeqCst);
-    let minted_after = old_client_token(TokenType::Access, START + 5, 300);
-    assert_eq!(issuer.decode_client(&minted_after, TokenType::ClientAccess), Err(TokenError::Invalid));
-    let new_form_after = {
-        let claims =
-            Claims { token_type: TokenType::ClientAccess, ..shared().decode(&minted_after, START + 10).expect("read") };
-        shared().encode_claims(&claims).expect("signs")
-    };
-    assert_eq!(issuer.decode_client(&new_form_after, TokenType::ClientAccess), Err(TokenError::Invalid));
-    // …nor back-date a long-lived one…
-    let long_lived = old_client_token(TokenType::Access, START - 60, 86_400);
-    assert_eq!(issuer.decode_client(&long_lived, TokenType::ClientAccess), Err(TokenError::Invalid));
-    // …and once an access lifetime has passed, none is read at all.
-    now.store(START + 300, Ordering::SeqCst);
-    let back_dated = old_client_token(TokenType::Access, START - 1, 302);
-    assert_eq!(issuer.decode_client(&back_dated, TokenType::ClientAccess), Err(TokenError::Invalid));
+#[test]
+fn login_sessions_are_signed_with_the_provider_key_so_the_shared_secret_cannot_mint_one() {
+    let (issuer, _) = issuer(true);
+    let (session, _) = issuer.session(UserId(42), &PasswordStamp::of("pbkdf2_sha256$1$s$h")).expect("session");
+    assert_eq!(header(&session.0), ("RS256".into(), Some("JWT".into())));
+    assert_eq!(issuer.decode_session(&session.0).map(|c| c.user_id), Ok(42));
+    let minted = shared()
+        .encode_claims(&Claims {
+            password_stamp: Some(PasswordStamp::of("pbkdf2_sha256$1$s$h").as_str().to_owned()),
+            ..Claims::new(TokenType::Session, 42, START, 600)
+        })
+        .expect("signs");
+    assert_eq!(issuer.decode_session(&minted), Err(TokenError::Invalid));
+    // A session is no token anywhere else.
+    assert_eq!(issuer.decode_first_party(&session.0, TokenType::Access), Err(TokenError::WrongType));
+    assert_eq!(issuer.decode_client(&session.0, TokenType::ClientAccess), Err(TokenError::WrongType));
 }
 
 #[test]

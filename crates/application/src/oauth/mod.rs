@@ -28,7 +28,7 @@ use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose}
 use credencial_domain::oauth::discovery::IssuerUrl;
 use credencial_domain::oauth::{random_token_text, AuthorizationParams, ClientId};
 use credencial_domain::throttle::ClientAddress;
-use credencial_domain::{PasswordStamp, Redacted, TokenType, UserId};
+use credencial_domain::{PasswordStamp, Redacted, UserId};
 use credencial_ports::account::GrantRepository;
 use credencial_ports::{AuthorizationCodeStore, Clock, LoginHistory, OAuthClient, OAuthClientRepository};
 use rand::RngCore;
@@ -189,7 +189,7 @@ impl OAuthService {
     /// without a password stamp, from before stamps existed, is over).
     /// `Ok(None)` for no session. Errors: `Storage`.
     pub async fn session(&self, token: &str) -> Result<Option<LoginSession>, ServiceError> {
-        let Ok(claims) = self.tokens.codec().decode_typed(token, TokenType::Session, self.clock.now()) else {
+        let Ok(claims) = self.tokens.issuer().decode_session(token) else {
             return Ok(None);
         };
         let Some(stamp) = claims.password_stamp.as_deref() else {

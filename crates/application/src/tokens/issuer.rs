@@ -92,10 +92,6 @@ pub struct IssuedPair {
 pub struct TokenIssuer {
     codec: Arc<TokenCodec>,
     id_token_codec: Option<Arc<TokenCodec>>,
-    /// When this issuer was built (Unix seconds): client access tokens that
-    /// the service's key signed before a client key was configured are
-    /// accepted for one access-token lifetime after it.
-    started_at: i64,
     refresh_tokens: Arc<dyn RefreshTokenStore>,
     clock: Arc<dyn Clock>,
     lifetimes: TokenLifetimes,
@@ -127,7 +123,6 @@ impl TokenIssuer {
         Self {
             codec,
             id_token_codec: None,
-            started_at: clock.now(),
             refresh_tokens,
             clock,
             lifetimes,
@@ -215,18 +210,17 @@ impl TokenIssuer {
     /// Verifies a token that a client application presents (whose lane the
     /// caller then checks, as revocation and introspection do) at the
     /// issuer's clock: with the client key, and when that is not the
-    /// service's own key, also with the service's key — for tokens issued
-    /// before the provider had a key pair, and for the first-party tokens a
-    /// client may present by mistake.
+    /// service's own key, also with the service's key — for the refresh
+    /// tokens issued before the provider had a key pair, and for the
+    /// first-party tokens a client may present by mistake.
     ///
-    /// A client token the service's key signed is then read as a refresh
-    /// token until it expires (its record in the refresh-token store vouches
-    /// for it at every use), and as an access token only within one
-    /// access-token lifetime of this issuer's start, if it was issued before
-    /// that start and lives no longer than an access token: the shared
-    /// secret cannot mint access tokens for applications beyond that
-    /// window. Errors: as [`TokenCodec::decode`]; `Invalid` for such an
-    /// access token outside the window.
+    /// A client token that the service's key signed is then read as a
+    /// refresh token only (until it expires; its record in the
+    /// refresh-token store is checked at every use): a client *access*
+    /// token signed with the shared secret is `Invalid`, because whoever
+    /// holds that secret (every API that reads first-party tokens) could
+    /// mint one. Errors: as [`TokenCodec::decode`]; `Invalid` for such an
+    /// access token.
     pub fn decode_client_lane(&self, token: &str) -> Result<Claims, TokenError> {
         let now = self.now();
         let client = self.client_codec();
@@ -236,12 +230,7 @@ impl TokenIssuer {
         }
         let claims = self.codec.decode(token, now)?;
         if claims.client_audience().is_some() && claims.token_type.is_access() {
-            let window_over =
-                self.started_at.saturating_add(self.lifetimes.access_secs).saturating_add(self.codec.leeway_secs());
-            let short_lived = claims.exp.saturating_sub(claims.iat) <= self.lifetimes.access_secs;
-            if now >= window_over || claims.iat > self.started_at || !short_lived {
-                return Err(TokenError::Invalid);
-            }
+            return Err(TokenError::Invalid);
         }
         Ok(claims)
     }
@@ -283,6 +272,22 @@ impl TokenIssuer {
         codec.encode_claims(claims).map_err(|e| ServiceError::Internal(e.to_string()))
     }
 
+    /// Signs a login session's claims with the client key (see
+    /// [`decode_session`](Self::decode_session)). Errors: `Internal`.
+    fn sign_session(&self, claims: &Claims) -> Result<String, ServiceError> {
+        self.client_codec().encode_claims(claims).map_err(|e| ServiceError::Internal(e.to_string()))
+    }
+
+    /// Verifies a login session token (the cookie of `/oauth/authorize/`
+    /// and `/conta/`) at the issuer's clock. Sessions are signed with the
+    /// client key, like every token that leads to a client's token: with
+    /// the provider's key pair, the shared secret that SUAP-side APIs hold
+    /// cannot mint a session, and through it a consent and a client token.
+    /// Errors: as [`TokenCodec::decode_typed`].
+    pub fn decode_session(&self, token: &str) -> Result<Claims, TokenError> {
+        self.client_codec().decode_typed(token, TokenType::Session, self.now())
+    }
+
     /// Signs an ID token's claims with the provider's asymmetric key.
     /// Errors: `Internal` when the provider has no key or signing fails.
     pub fn sign_id_token<T: serde::Serialize>(&self, claims: &T) -> Result<String, ServiceError> {
@@ -302,7 +307,7 @@ impl TokenIssuer {
             password_stamp: Some(stamp.as_str().to_owned()),
             ..Claims::new(TokenType::Session, user.0, self.now(), self.lifetimes.session_secs)
         };
-        let token = Redacted(self.sign(&claims)?);
+        let token = Redacted(self.sign_session(&claims)?);
         self.metrics.tokens_issued(TokenKind::Session, 1);
         Ok((token, claims))
     }
