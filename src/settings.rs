@@ -21,6 +21,12 @@ pub use crate::storage::DEFAULT_DATABASE_URL;
 /// Largest `access_log_retention_days` (100 years): times stay in range.
 pub const MAX_ACCESS_LOG_RETENTION_DAYS: u32 = 36_500;
 
+/// Largest `purge_batch_rows`: one batch must stay short.
+pub const MAX_PURGE_BATCH_ROWS: u32 = 100_000;
+
+/// Largest `purge_start_delay_secs` (a day): the purge must run some day.
+pub const MAX_PURGE_START_DELAY_SECS: u64 = 24 * 60 * 60;
+
 /// Largest `shutdown_timeout_secs` (one hour): a stop must end.
 pub const MAX_SHUTDOWN_TIMEOUT_SECS: u64 = 60 * 60;
 
@@ -138,6 +144,13 @@ pub struct Settings {
     /// Days an entry of the access report (who read a person's data) is
     /// kept before the periodic purge deletes it (default 1,825: 5 years).
     pub access_log_retention_days: u32,
+    /// Rows one statement of the periodic purge deletes at most (default
+    /// 2,000; 1 to 100,000): the purge yields between batches, and a stop
+    /// waits for one batch at most.
+    pub purge_batch_rows: u32,
+    /// Seconds the service serves before its first purge pass (default
+    /// 300; at most 86,400): a restart is not slowed by a backlog.
+    pub purge_start_delay_secs: u64,
     /// PBKDF2 iterations for new password hashes.
     pub password_iterations: u32,
     /// Passwords hashed at once (default: cores − 1, at least 1).
@@ -242,6 +255,8 @@ impl Default for Settings {
             cdp_cache_secs: cache_default(credencial_domain::Scope::CursosCdp),
             scope_cache_memory_entries: 10_000,
             access_log_retention_days: credencial_domain::account::DEFAULT_ACCESS_LOG_RETENTION_DAYS,
+            purge_batch_rows: credencial_application::purge::DEFAULT_PURGE_BATCH_ROWS,
+            purge_start_delay_secs: credencial_application::purge::DEFAULT_PURGE_START_DELAY_SECS,
             password_iterations: credencial_domain::password::DEFAULT_ITERATIONS,
             hashing_threads: None,
             login_throttle_username_failures: 5,

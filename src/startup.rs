@@ -17,7 +17,7 @@ use credencial_application::admin::AccountAdminPorts;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
     ClientLoginService, GrantService, LoginThrottle, Metrics, OAuthService, OwnEntryService, PasswordHasher,
-    ProfileService, Registries, ScopeCache, ScopeTtls, SignupService, StaffService, TaxIdValidationService,
+    ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SignupService, StaffService, TaxIdValidationService,
     TokenService, TokenServiceConfig, UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
@@ -208,14 +208,17 @@ impl Application {
             // The same hashing threads for the operators' passwords.
             hasher.clone(),
         ));
-        let background = BackgroundTasks::start(
+        let purge = Purge::new(
             Arc::clone(&oauth),
             Arc::clone(&tokens),
             Arc::clone(&tax_id_validation),
             Arc::clone(&grants),
             Arc::clone(&account_admin),
-            exporter.clone(),
+            exporter.as_ref().map(|e| e.metrics().clone()).unwrap_or_else(Metrics::disabled),
+            settings.purge_batch_rows,
         );
+        let background =
+            BackgroundTasks::start(purge, Duration::from_secs(settings.purge_start_delay_secs), exporter.clone());
         let readiness = Arc::clone(&storage.readiness);
         let accounts = Arc::new(AccountService::new(Arc::clone(&storage.users), Arc::clone(&storage.profiles)));
         let users = Arc::clone(&storage.users);
@@ -287,7 +290,7 @@ impl Application {
     /// lets in-flight requests finish (up to `shutdown_timeout_secs`), ends
     /// the background tasks and closes the database pool.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        let Self { server, metrics_server, shutdown_timeout_secs, background, database, .. } = self;
+        let Self { server, metrics_server, shutdown_timeout_secs, mut background, database, .. } = self;
         // The metrics server runs beside the main one and stops with it.
         let metrics_server = metrics_server.map(|(_, server)| {
             let handle = server.handle();
@@ -303,6 +306,9 @@ impl Application {
                     timeout_secs = shutdown_timeout_secs,
                     "stopping: no new connections, finishing in-flight requests"
                 );
+                // A purge under way stops after its current batch, while
+                // the requests finish.
+                background.request_stop();
                 let started = std::time::Instant::now();
                 // The server acts on the stop only while it is polled.
                 let ((), result) = tokio::join!(handle.stop(true), server);
@@ -387,36 +393,33 @@ async fn shutdown_signal() -> &'static str {
 
 /// The service's periodic tasks; they end when told to.
 struct BackgroundTasks {
-    stop: tokio::sync::watch::Sender<()>,
+    /// Dropped to tell the tasks to stop.
+    stop: Option<tokio::sync::watch::Sender<()>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl BackgroundTasks {
-    /// Starts the purge of expired authorization codes, expired refresh
-    /// tokens, ended failure windows, validation attempts that no longer
-    /// count, access-log entries past their retention and old logins; with
-    /// metrics on, the exporter's upkeep.
-    fn start(
-        oauth: Arc<OAuthService>,
-        tokens: Arc<TokenService>,
-        validation: Arc<TaxIdValidationService>,
-        grants: Arc<GrantService>,
-        accounts: Arc<AccountAdminService>,
-        exporter: Option<MetricsExporter>,
-    ) -> Self {
+    /// Starts the periodic purge (first pass after `purge_delay`; see
+    /// [`Purge`]) and, with metrics on, the exporter's upkeep.
+    fn start(purge: Purge, purge_delay: Duration, exporter: Option<MetricsExporter>) -> Self {
         let (stop, stopped) = tokio::sync::watch::channel(());
-        let mut tasks =
-            vec![tokio::spawn(purge_periodically(oauth, tokens, validation, grants, accounts, stopped.clone()))];
+        let mut tasks = vec![tokio::spawn(purge_periodically(purge, purge_delay, stopped.clone()))];
         if let Some(exporter) = exporter {
             tasks.push(tokio::spawn(metrics_upkeep(exporter, stopped)));
         }
-        Self { stop, tasks }
+        Self { stop: Some(stop), tasks }
+    }
+
+    /// Tells every task to stop, without waiting (a purge under way stops
+    /// after its current batch).
+    fn request_stop(&mut self) {
+        self.stop = None;
     }
 
     /// Tells every task to stop and waits until each has (a purge under way
-    /// finishes first).
-    async fn stop(self) {
-        drop(self.stop);
+    /// finishes its current batch first).
+    async fn stop(mut self) {
+        self.request_stop();
         for task in self.tasks {
             if let Err(e) = task.await {
                 tracing::warn!(error = %e, "a background task ended abnormally");
@@ -591,61 +594,25 @@ fn cookie_key_material(settings: &Settings) -> Result<Vec<u8>, SettingsError> {
     Ok(material)
 }
 
-/// How often expired authorization codes and refresh tokens, ended failure
-/// windows, old validation attempts and access-log entries past their
-/// retention are deleted.
+/// How often the purge passes run after the first (see [`Purge`]).
 const PURGE_INTERVAL: Duration = Duration::from_secs(10 * 60);
 
-/// Deletes expired authorization codes, expired refresh-token records, the
-/// brute-force limits' ended failure windows, the validation attempts out
-/// of their window and the access-log entries older than
-/// `access_log_retention_days` (in batches) every [`PURGE_INTERVAL`] until
-/// `stop`'s sender goes away (every instance does; the deletes are
-/// idempotent).
-async fn purge_periodically(
-    oauth: Arc<OAuthService>,
-    tokens: Arc<TokenService>,
-    validation: Arc<TaxIdValidationService>,
-    grants: Arc<GrantService>,
-    accounts: Arc<AccountAdminService>,
-    mut stop: tokio::sync::watch::Receiver<()>,
-) {
-    let mut ticks = tokio::time::interval(PURGE_INTERVAL);
+/// Runs a [`Purge`] pass `delay` after the start, then every
+/// [`PURGE_INTERVAL`], until `stop`'s sender goes away; a pass under way
+/// then stops after its current batch (every instance purges; the deletes
+/// are idempotent).
+async fn purge_periodically(purge: Purge, delay: Duration, mut stop: tokio::sync::watch::Receiver<()>) {
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + delay, PURGE_INTERVAL);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = ticks.tick() => {}
             _ = stop.changed() => break,
         }
-        match oauth.purge_expired_codes().await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(deleted = n, "expired authorization codes purged"),
-            Err(e) => tracing::warn!(error = %e, "purging expired authorization codes failed"),
-        }
-        match tokens.purge_expired_refresh_tokens().await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(deleted = n, "expired refresh tokens purged"),
-            Err(e) => tracing::warn!(error = %e, "purging expired refresh tokens failed"),
-        }
-        match tokens.throttle().purge_ended().await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(deleted = n, "ended failure windows of the brute-force limits purged"),
-            Err(e) => tracing::warn!(error = %e, "purging ended failure windows failed"),
-        }
-        match accounts.purge_login_history().await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(deleted = n, "old entries of the login history purged"),
-            Err(e) => tracing::warn!(error = %e, "purging the login history failed"),
-        }
-        match validation.purge_old_attempts().await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(deleted = n, "tax-id validation attempts out of their window purged"),
-            Err(e) => tracing::warn!(error = %e, "purging old tax-id validation attempts failed"),
-        }
-        match grants.purge_access_log().await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(deleted = n, "access-log entries past their retention purged"),
-            Err(e) => tracing::warn!(error = %e, "purging the access log failed"),
+        // The sender gone is the stop request; asked before every batch.
+        let stopping = || stop.has_changed().is_err();
+        if purge.pass(&stopping).await.stopped {
+            break;
         }
     }
 }

@@ -6,8 +6,8 @@ use credencial_adapters_upstream::{check_client_id, check_redirect_uri};
 use secrecy::ExposeSecret;
 
 use super::{
-    outbound_error, Settings, SettingsError, MAX_ACCESS_LOG_RETENTION_DAYS, MAX_REFRESH_GRACE_SECS,
-    MAX_SHUTDOWN_TIMEOUT_SECS, MAX_THROTTLE_WINDOW_SECS,
+    outbound_error, Settings, SettingsError, MAX_ACCESS_LOG_RETENTION_DAYS, MAX_PURGE_BATCH_ROWS,
+    MAX_PURGE_START_DELAY_SECS, MAX_REFRESH_GRACE_SECS, MAX_SHUTDOWN_TIMEOUT_SECS, MAX_THROTTLE_WINDOW_SECS,
 };
 use crate::startup::Mode;
 
@@ -84,6 +84,18 @@ impl Settings {
             problems.push(SettingsError::about(
                 "access_log_retention_days",
                 format!("must be between 1 and {MAX_ACCESS_LOG_RETENTION_DAYS} days"),
+            ));
+        }
+        if !(1..=MAX_PURGE_BATCH_ROWS).contains(&self.purge_batch_rows) {
+            problems.push(SettingsError::about(
+                "purge_batch_rows",
+                format!("must be between 1 and {MAX_PURGE_BATCH_ROWS} rows"),
+            ));
+        }
+        if self.purge_start_delay_secs > MAX_PURGE_START_DELAY_SECS {
+            problems.push(SettingsError::about(
+                "purge_start_delay_secs",
+                format!("must be at most {MAX_PURGE_START_DELAY_SECS} seconds"),
             ));
         }
         if self.scope_cache_memory_entries == 0 {

@@ -178,11 +178,14 @@ async fn the_purge_deletes_only_entries_older_than_the_retention() {
             .await
             .expect("entry");
     }
-    // A second instance keeps 30 days; its background purge runs as it starts.
+    // A second instance keeps 30 days; its first purge pass runs as it
+    // starts (no start-up delay), one row a batch.
     let db_url = app.db.url.clone();
     let _second = spawn_app_with(|s| {
         s.database_url = db_url.into();
         s.access_log_retention_days = 30;
+        s.purge_start_delay_secs = 0;
+        s.purge_batch_rows = 1;
     })
     .await;
     let ids = || async {
@@ -201,7 +204,7 @@ async fn the_purge_deletes_only_entries_older_than_the_retention() {
     assert_eq!(&left[..2], ["29-days-ago", "2-days-ago"], "{left:?}");
     assert_eq!(left.len(), 3, "and the read of now: {left:?}");
     // Through the use case, with the default retention, nothing more goes.
-    assert_eq!(grant_service(&app, 1825).purge_access_log().await.expect("purge"), 0);
-    assert_eq!(grant_service(&app, 1).purge_access_log().await.expect("purge"), 2, "the 29- and 2-day-old ones");
+    assert_eq!(grant_service(&app, 1825).purge_access_log(100).await.expect("purge"), 0);
+    assert_eq!(grant_service(&app, 1).purge_access_log(100).await.expect("purge"), 2, "the 29- and 2-day-old ones");
     assert_eq!(ids().await.len(), 1, "the read of now stays");
 }

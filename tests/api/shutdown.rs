@@ -1,5 +1,6 @@
 //! Graceful shutdown of the real binary: `credencial serve` configured by
-//! the environment, stopped with SIGTERM while a request is in flight.
+//! the environment, stopped with SIGTERM while a request is in flight, and
+//! while the periodic purge works through a backlog.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -7,6 +8,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+use crate::database::Engine;
 use crate::helpers::TestDatabase;
 use serde_json::{json, Value};
 use wiremock::matchers::{method, path};
@@ -273,4 +275,74 @@ async fn sigterm_stops_the_metrics_listener_with_the_service() {
     assert!(status.success(), "exit status {status:?}");
     assert!(refused(metrics), "the metrics listener is closed after the stop");
     assert!(service.rest_of_the_log().iter().any(|l| l["message"] == "stopped"));
+}
+
+/// Refresh-token records in `db`, every one long expired.
+async fn refresh_tokens_left(db: &TestDatabase) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM refresh_tokens").fetch_one(&db.pool).await.expect("count")
+}
+
+/// The value of the series `name{table="…"}` in a Prometheus text page.
+fn series_value(page: &str, name: &str, table: &str) -> Option<f64> {
+    let key = format!("{name}{{table=\"{table}\"}} ");
+    page.lines().find_map(|l| l.strip_prefix(&key)).and_then(|v| v.trim().parse().ok())
+}
+
+#[tokio::test]
+async fn sigterm_during_a_purge_backlog_stops_the_purge_within_a_batch_and_leaves_the_rest() {
+    const BACKLOG: i64 = 100_000;
+    let db = TestDatabase::new().await;
+    let ana = add_user_to(&db, "ana", "ana-pass-phrase", true).await;
+    // A backlog of refresh-token records that expired a year ago.
+    let backlog = match db.engine() {
+        Engine::Postgres => format!(
+            "INSERT INTO refresh_tokens (jti, user_id, expires_at, family) \
+             SELECT 'old-' || i, {ana}, now() - interval '365 days', 'old-' || i FROM generate_series(1, {BACKLOG}) AS i"
+        ),
+        Engine::Sqlite => format!(
+            "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {BACKLOG}) \
+             INSERT INTO refresh_tokens (jti, user_id, expires_at, family) \
+             SELECT 'old-' || i, {ana}, unixepoch() - 365 * 86400, 'old-' || i FROM s"
+        ),
+    };
+    sqlx::query(&backlog).execute(&db.pool).await.expect("backlog");
+    let upstream = MockServer::start().await;
+    // The first pass at once, one row a statement: a pass far longer than
+    // the test, so the stop finds it under way.
+    let env = [
+        ("SERVICE_PURGE_START_DELAY_SECS", "0"),
+        ("SERVICE_PURGE_BATCH_ROWS", "1"),
+        ("SERVICE_METRICS_BIND", "127.0.0.1:0"),
+    ];
+    let mut service = Service::start(&db, &upstream, &env);
+    let line = service.seen.iter().find(|l| l["message"] == "metrics are served at /metrics on their own address");
+    let metrics: SocketAddr =
+        line.expect("the metrics address is logged")["address"].as_str().expect("address").parse().expect("address");
+    wait_until_healthy(&service).await;
+    let deadline = Instant::now() + PATIENCE;
+    while refresh_tokens_left(&db).await == BACKLOG {
+        assert!(Instant::now() < deadline, "the purge never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The service answers while the purge runs, and counts its batches.
+    let page = client().get(format!("http://{metrics}/metrics")).send().await.expect("scraped");
+    let page = page.text().await.expect("body");
+    let batches = series_value(&page, "credencial_purge_batches_total", "refresh_tokens").expect("batches series");
+    let rows = series_value(&page, "credencial_purge_rows_total", "refresh_tokens").expect("rows series");
+    assert!(batches >= 1.0 && rows == batches, "one row a batch: {batches} batches, {rows} rows");
+
+    service.terminate();
+    let status = service.wait_for_exit();
+    assert!(status.success(), "exit status {status:?}");
+    let log = service.rest_of_the_log();
+    let stopped = log
+        .iter()
+        .find(|l| l["message"] == "purge stopped: the service is stopping, the rest waits for the next pass")
+        .expect("the purge saw the stop");
+    assert_eq!(stopped["table"], "refresh_tokens", "{stopped}");
+    let deleted = stopped["deleted"].as_i64().expect("deleted");
+    let left = refresh_tokens_left(&db).await;
+    assert!(left > 0, "the rest waits for the next pass");
+    assert_eq!(deleted + left, BACKLOG, "every row deleted is counted, nothing else went");
+    assert!(log.iter().any(|l| l["message"] == "stopped"), "the stop is logged");
 }

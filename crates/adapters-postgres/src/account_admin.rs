@@ -166,27 +166,40 @@ impl LoginHistory for PgLoginHistory {
         Ok(rows.into_iter().filter_map(|(at, via)| Some(LoginRecord { at, via: LoginVia::from_code(&via)? })).collect())
     }
 
-    async fn purge(&self, before: i64, keep: u32) -> Result<u64, RepositoryError> {
-        // Old rows by age; then, for each account, what lies beyond its
-        // `keep` newest (an index probe per account with that many).
-        let old = sqlx::query("DELETE FROM user_logins WHERE at < to_timestamp($1)")
-            .bind(before as f64)
-            .execute(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
+    async fn purge(&self, before: i64, keep: u32, limit: u32) -> Result<u64, RepositoryError> {
+        // Old rows by age, the oldest first through `user_logins_at_idx`;
+        // once none is left, for each account, what lies beyond its `keep`
+        // newest (an index probe per account with that many).
+        let old = sqlx::query(
+            "DELETE FROM user_logins WHERE ctid = ANY(ARRAY( \
+               SELECT ctid FROM user_logins WHERE at < to_timestamp($1) ORDER BY at LIMIT $2))",
+        )
+        .bind(before as f64)
+        .bind(i64::from(limit))
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?
+        .rows_affected();
+        let left = u64::from(limit).saturating_sub(old);
+        if left == 0 {
+            return Ok(old);
+        }
         let surplus = sqlx::query(
-            "DELETE FROM user_logins l USING ( \
-               SELECT u.user_id, ( \
-                 SELECT id FROM user_logins x WHERE x.user_id = u.user_id \
-                 ORDER BY id DESC OFFSET $1 LIMIT 1) AS last_dropped \
-               FROM (SELECT user_id FROM user_logins GROUP BY user_id HAVING count(*) > $1) u) c \
-             WHERE l.user_id = c.user_id AND l.id <= c.last_dropped",
+            "DELETE FROM user_logins WHERE id IN ( \
+               SELECT l.id FROM user_logins l JOIN ( \
+                 SELECT u.user_id, ( \
+                   SELECT id FROM user_logins x WHERE x.user_id = u.user_id \
+                   ORDER BY id DESC OFFSET $1 LIMIT 1) AS last_dropped \
+                 FROM (SELECT user_id FROM user_logins GROUP BY user_id HAVING count(*) > $1) u) c \
+               ON l.user_id = c.user_id AND l.id <= c.last_dropped \
+               LIMIT $2)",
         )
         .bind(i64::from(keep))
+        .bind(i64::try_from(left).unwrap_or(i64::MAX))
         .execute(&self.pool)
         .await
         .map_err(to_repository_error)?;
-        Ok(old.rows_affected() + surplus.rows_affected())
+        Ok(old + surplus.rows_affected())
     }
 }
 

@@ -1,5 +1,6 @@
-//! Deleting rows whose `expires_at` has passed, for the tables that the
-//! periodic purge keeps small (authorization codes, refresh tokens).
+//! Deleting rows whose `expires_at` has passed, in bounded batches, for the
+//! tables that the periodic purge keeps small (authorization codes, refresh
+//! tokens).
 
 use credencial_ports::RepositoryError;
 use sqlx::PgPool;
@@ -15,13 +16,32 @@ pub(crate) enum Expiring {
     RefreshTokens,
 }
 
-/// Deletes the rows of `table` that expired before `before` (Unix seconds)
+/// Deletes at most `limit` rows of `table` that expired before `before`
+/// (Unix seconds), the oldest first through the table's `expires_at` index,
 /// and returns how many.
-pub(crate) async fn delete_expired(pool: &PgPool, table: Expiring, before: i64) -> Result<u64, RepositoryError> {
+pub(crate) async fn delete_expired(
+    pool: &PgPool,
+    table: Expiring,
+    before: i64,
+    limit: u32,
+) -> Result<u64, RepositoryError> {
+    // The rows are picked by their physical address (ctid) in the same
+    // statement: one index range scan, one delete, no second look-up.
     let statement = match table {
-        Expiring::AuthorizationCodes => "DELETE FROM oauth_codes WHERE expires_at < to_timestamp($1)",
-        Expiring::RefreshTokens => "DELETE FROM refresh_tokens WHERE expires_at < to_timestamp($1)",
+        Expiring::AuthorizationCodes => {
+            "DELETE FROM oauth_codes WHERE ctid = ANY(ARRAY( \
+               SELECT ctid FROM oauth_codes WHERE expires_at < to_timestamp($1) ORDER BY expires_at LIMIT $2))"
+        }
+        Expiring::RefreshTokens => {
+            "DELETE FROM refresh_tokens WHERE ctid = ANY(ARRAY( \
+               SELECT ctid FROM refresh_tokens WHERE expires_at < to_timestamp($1) ORDER BY expires_at LIMIT $2))"
+        }
     };
-    let done = sqlx::query(statement).bind(before as f64).execute(pool).await.map_err(to_repository_error)?;
+    let done = sqlx::query(statement)
+        .bind(before as f64)
+        .bind(i64::from(limit))
+        .execute(pool)
+        .await
+        .map_err(to_repository_error)?;
     Ok(done.rows_affected())
 }

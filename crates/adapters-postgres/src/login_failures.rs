@@ -86,16 +86,18 @@ impl LoginFailureLog for PgLoginFailureLog {
         Ok(())
     }
 
-    async fn purge_started_before(&self, before_ms: i64) -> Result<u64, RepositoryError> {
+    async fn purge_started_before(&self, before_ms: i64, limit: u32) -> Result<u64, RepositoryError> {
         // Rows a failure being recorded holds are skipped (purged next
         // time): the purge never waits on a row lock, so it cannot
         // deadlock with `record_failure`, which locks its keys in key order
         // while a plain DELETE would lock in scan order.
         let done = sqlx::query(
             "DELETE FROM login_failures WHERE key IN \
-             (SELECT key FROM login_failures WHERE window_start < to_timestamp($1) FOR UPDATE SKIP LOCKED)",
+             (SELECT key FROM login_failures WHERE window_start < to_timestamp($1) \
+              ORDER BY window_start LIMIT $2 FOR UPDATE SKIP LOCKED)",
         )
         .bind(seconds(before_ms))
+        .bind(i64::from(limit))
         .execute(&self.pool)
         .await
         .map_err(to_repository_error)?;

@@ -73,7 +73,7 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
         row.map(grant_from_columns).transpose()
     }
 
-    async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError> {
-        delete_expired(&self.pool, Expiring::AuthorizationCodes, before).await
+    async fn purge_expired(&self, before: i64, limit: u32) -> Result<u64, RepositoryError> {
+        delete_expired(&self.pool, Expiring::AuthorizationCodes, before, limit).await
     }
 }

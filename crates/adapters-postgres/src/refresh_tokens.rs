@@ -153,12 +153,17 @@ impl RefreshTokenStore for PgRefreshTokenStore {
         })
     }
 
-    async fn forget_sealed(&self, before: i64) -> Result<u64, RepositoryError> {
+    async fn forget_sealed(&self, before: i64, limit: u32) -> Result<u64, RepositoryError> {
+        // Through `refresh_tokens_sealed_idx` (rotated_at, partial on the
+        // sealed rows), at most `limit` rows per statement.
         let done = sqlx::query(
-            "UPDATE refresh_tokens SET successor_sealed = NULL \
-             WHERE successor_sealed IS NOT NULL AND rotated_at < to_timestamp($1)",
+            "UPDATE refresh_tokens SET successor_sealed = NULL WHERE ctid = ANY(ARRAY( \
+               SELECT ctid FROM refresh_tokens \
+               WHERE successor_sealed IS NOT NULL AND rotated_at < to_timestamp($1) \
+               ORDER BY rotated_at LIMIT $2))",
         )
         .bind(before as f64)
+        .bind(i64::from(limit))
         .execute(&self.pool)
         .await
         .map_err(to_repository_error)?;
@@ -197,8 +202,8 @@ impl RefreshTokenStore for PgRefreshTokenStore {
         Ok(found.is_some())
     }
 
-    async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError> {
-        delete_expired(&self.pool, Expiring::RefreshTokens, before).await
+    async fn purge_expired(&self, before: i64, limit: u32) -> Result<u64, RepositoryError> {
+        delete_expired(&self.pool, Expiring::RefreshTokens, before, limit).await
     }
 }
 

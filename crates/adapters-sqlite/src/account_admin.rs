@@ -166,27 +166,36 @@ impl LoginHistory for SqliteLoginHistory {
         Ok(rows.into_iter().filter_map(|(at, via)| Some(LoginRecord { at, via: LoginVia::from_code(&via)? })).collect())
     }
 
-    async fn purge(&self, before: i64, keep: u32) -> Result<u64, RepositoryError> {
-        // Old rows by age; then, for each account, what lies beyond its
-        // `keep` newest.
-        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
-        let old = sqlx::query("DELETE FROM user_logins WHERE at < ?1")
-            .bind(before)
-            .execute(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
+    async fn purge(&self, before: i64, keep: u32, limit: u32) -> Result<u64, RepositoryError> {
+        // Old rows by age, the oldest first through `user_logins_at_idx`;
+        // once none is left, for each account, what lies beyond its `keep`
+        // newest. Each its own statement: the writer is free in between.
+        let old = sqlx::query(
+            "DELETE FROM user_logins WHERE rowid IN ( \
+               SELECT rowid FROM user_logins WHERE at < ?1 ORDER BY at LIMIT ?2)",
+        )
+        .bind(before)
+        .bind(i64::from(limit))
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?
+        .rows_affected();
+        let left = u64::from(limit).saturating_sub(old);
+        if left == 0 {
+            return Ok(old);
+        }
         let surplus = sqlx::query(
             "DELETE FROM user_logins WHERE id IN ( \
                SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY user_id ORDER BY id DESC) AS n \
                                FROM user_logins) \
-               WHERE n > ?1)",
+               WHERE n > ?1 LIMIT ?2)",
         )
         .bind(i64::from(keep))
-        .execute(&mut *tx)
+        .bind(i64::try_from(left).unwrap_or(i64::MAX))
+        .execute(self.db.writer())
         .await
         .map_err(to_repository_error)?;
-        tx.commit().await.map_err(to_repository_error)?;
-        Ok(old.rows_affected() + surplus.rows_affected())
+        Ok(old + surplus.rows_affected())
     }
 }
 

@@ -79,12 +79,16 @@ impl LoginFailureLog for SqliteLoginFailureLog {
         Ok(())
     }
 
-    async fn purge_started_before(&self, before_ms: i64) -> Result<u64, RepositoryError> {
-        let done = sqlx::query("DELETE FROM login_failures WHERE window_start < ?1")
-            .bind(before_ms)
-            .execute(self.db.writer())
-            .await
-            .map_err(to_repository_error)?;
+    async fn purge_started_before(&self, before_ms: i64, limit: u32) -> Result<u64, RepositoryError> {
+        let done = sqlx::query(
+            "DELETE FROM login_failures WHERE rowid IN ( \
+               SELECT rowid FROM login_failures WHERE window_start < ?1 ORDER BY window_start LIMIT ?2)",
+        )
+        .bind(before_ms)
+        .bind(i64::from(limit))
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
         Ok(done.rows_affected())
     }
 }

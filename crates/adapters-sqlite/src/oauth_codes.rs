@@ -71,12 +71,16 @@ impl AuthorizationCodeStore for SqliteAuthorizationCodeStore {
         row.map(grant_from_columns).transpose()
     }
 
-    async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError> {
-        let done = sqlx::query("DELETE FROM oauth_codes WHERE expires_at < ?1")
-            .bind(before)
-            .execute(self.db.writer())
-            .await
-            .map_err(to_repository_error)?;
+    async fn purge_expired(&self, before: i64, limit: u32) -> Result<u64, RepositoryError> {
+        let done = sqlx::query(
+            "DELETE FROM oauth_codes WHERE rowid IN ( \
+               SELECT rowid FROM oauth_codes WHERE expires_at < ?1 ORDER BY expires_at LIMIT ?2)",
+        )
+        .bind(before)
+        .bind(i64::from(limit))
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
         Ok(done.rows_affected())
     }
 }

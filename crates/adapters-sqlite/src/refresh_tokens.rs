@@ -163,12 +163,16 @@ impl RefreshTokenStore for SqliteRefreshTokenStore {
         Ok(if current { TokenRevocation::Revoked } else { TokenRevocation::WasRotated })
     }
 
-    async fn forget_sealed(&self, before: i64) -> Result<u64, RepositoryError> {
+    async fn forget_sealed(&self, before: i64, limit: u32) -> Result<u64, RepositoryError> {
+        // Through `refresh_tokens_sealed_idx` (rotated_at, partial on the
+        // sealed rows), at most `limit` rows per statement.
         let done = sqlx::query(
-            "UPDATE refresh_tokens SET successor_sealed = NULL \
-             WHERE successor_sealed IS NOT NULL AND rotated_at < ?1",
+            "UPDATE refresh_tokens SET successor_sealed = NULL WHERE rowid IN ( \
+               SELECT rowid FROM refresh_tokens \
+               WHERE successor_sealed IS NOT NULL AND rotated_at < ?1 ORDER BY rotated_at LIMIT ?2)",
         )
         .bind(before)
+        .bind(i64::from(limit))
         .execute(self.db.writer())
         .await
         .map_err(to_repository_error)?;
@@ -201,12 +205,17 @@ impl RefreshTokenStore for SqliteRefreshTokenStore {
         Ok(done.rows_affected())
     }
 
-    async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError> {
-        let done = sqlx::query("DELETE FROM refresh_tokens WHERE expires_at < ?1")
-            .bind(before)
-            .execute(self.db.writer())
-            .await
-            .map_err(to_repository_error)?;
+    async fn purge_expired(&self, before: i64, limit: u32) -> Result<u64, RepositoryError> {
+        // One bounded statement: the single writer is free between batches.
+        let done = sqlx::query(
+            "DELETE FROM refresh_tokens WHERE rowid IN ( \
+               SELECT rowid FROM refresh_tokens WHERE expires_at < ?1 ORDER BY expires_at LIMIT ?2)",
+        )
+        .bind(before)
+        .bind(i64::from(limit))
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
         Ok(done.rows_affected())
     }
 }

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use credencial_domain::account::{effective_scopes, AccessLogPage, ACCESS_LOG_PURGE_BATCH};
+use credencial_domain::account::{effective_scopes, AccessLogPage};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::UserId;
 use credencial_ports::account::{AccessLog, AccessLogRow, GrantRepository, GrantSummary};
@@ -98,12 +98,11 @@ impl GrantService {
         Ok(AccessReport { entries, page, pages: AccessLogPage::count(total), total })
     }
 
-    /// Deletes the access-log entries older than the retention, in batches
-    /// of [`ACCESS_LOG_PURGE_BATCH`], and returns how many; the binary runs
-    /// it periodically. Errors: `Storage` (batches already deleted stay
-    /// deleted).
-    pub async fn purge_access_log(&self) -> Result<u64, ServiceError> {
+    /// Deletes access-log entries older than the retention, at most `limit`
+    /// rows (one batch of the [`crate::purge`] loop), and returns how many;
+    /// the binary's purge calls it. Errors: `Storage`.
+    pub async fn purge_access_log(&self, limit: u32) -> Result<u64, ServiceError> {
         let before = self.clock.now().saturating_sub(i64::from(self.retention_days) * DAY_SECS);
-        Ok(self.log.purge_before(before, ACCESS_LOG_PURGE_BATCH).await?)
+        Ok(self.log.purge_before(before, limit).await?)
     }
 }

@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod oauth;
 pub mod own_entries;
 pub mod profile;
+pub mod purge;
 pub mod request_context;
 pub mod scope_cache;
 pub mod signup;
@@ -40,6 +41,7 @@ pub use oauth::{
 };
 pub use own_entries::{EntrySave, OwnEntryService};
 pub use profile::{ProfileService, Registries};
+pub use purge::Purge;
 pub use request_context::RequestId;
 pub use scope_cache::{ScopeCache, ScopeTtls};
 pub use signup::{SignupOutcome, SignupService};

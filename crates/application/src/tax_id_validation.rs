@@ -175,9 +175,10 @@ impl TaxIdValidationService {
         }
     }
 
-    /// Deletes the attempts that no longer count (older than the window)
-    /// and returns how many. Errors: `Storage`.
-    pub async fn purge_old_attempts(&self) -> Result<u64, ServiceError> {
-        Ok(self.store.purge_attempts_before(window_start(self.clock.now())).await?)
+    /// Deletes attempts that no longer count (older than the window), at
+    /// most `limit` rows (one batch of the [`crate::purge`] loop), and
+    /// returns how many; the binary's purge calls it. Errors: `Storage`.
+    pub async fn purge_old_attempts(&self, limit: u32) -> Result<u64, ServiceError> {
+        Ok(self.store.purge_attempts_before(window_start(self.clock.now()), limit).await?)
     }
 }

@@ -143,12 +143,13 @@ impl LoginThrottle {
         }
     }
 
-    /// Deletes the failure windows that have ended and returns how many;
-    /// the binary runs it periodically. Errors: `Storage`.
-    pub async fn purge_ended(&self) -> Result<u64, ServiceError> {
+    /// Deletes failure windows that have ended, at most `limit` rows (one
+    /// batch of the [`crate::purge`] loop), and returns how many; the
+    /// binary's purge calls it. Errors: `Storage`.
+    pub async fn purge_ended(&self, limit: u32) -> Result<u64, ServiceError> {
         match (&self.log, &self.clock) {
             (Some(log), Some(clock)) => {
-                Ok(log.purge_started_before(self.policy.ended_before(clock.now_millis())).await?)
+                Ok(log.purge_started_before(self.policy.ended_before(clock.now_millis()), limit).await?)
             }
             _ => Ok(0),
         }

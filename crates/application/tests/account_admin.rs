@@ -373,10 +373,10 @@ async fn the_login_history_keeps_180_days_and_20_a_person() {
     fakes
         .logins
         .expect_purge()
-        .withf(|before, keep| *before == 1_800_000_000 - 180 * 86_400 && *keep == 20)
+        .withf(|before, keep, limit| *before == 1_800_000_000 - 180 * 86_400 && *keep == 20 && *limit == 500)
         .times(1)
-        .returning(|_, _| Ok(4));
-    assert_eq!(fakes.service().purge_login_history().await.expect("purged"), 4);
+        .returning(|_, _, _| Ok(4));
+    assert_eq!(fakes.service().purge_login_history(500).await.expect("purged"), 4);
 }
 
 fn new_temporary_account() -> AccountFields {

@@ -118,10 +118,10 @@ async fn an_empty_report_has_one_empty_page() {
 }
 
 #[tokio::test]
-async fn the_purge_deletes_entries_older_than_the_retention_in_batches() {
+async fn one_purge_batch_deletes_entries_older_than_the_retention_up_to_the_limit() {
     for (days, before) in [(1825, NOW - 1825 * DAY), (1, NOW - DAY)] {
         let mut log = MockAccessLog::new();
         log.expect_purge_before().with(eq(before), eq(1_000)).times(1).returning(|_, _| Ok(42));
-        assert_eq!(service(MockGrantRepository::new(), log, days).purge_access_log().await.expect("purge"), 42);
+        assert_eq!(service(MockGrantRepository::new(), log, days).purge_access_log(1_000).await.expect("purge"), 42);
     }
 }

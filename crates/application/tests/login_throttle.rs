@@ -310,6 +310,6 @@ async fn purging_deletes_the_ended_windows() {
     s.now_ms.store(NOW_MS + 100_000, Ordering::SeqCst);
     invalid(s.service.pair("bob", secret("guess"), None).await);
     s.now_ms.store(NOW_MS + 300_001, Ordering::SeqCst);
-    assert_eq!(s.service.throttle().purge_ended().await.expect("purge"), 2, "ana's and the address's");
+    assert_eq!(s.service.throttle().purge_ended(100).await.expect("purge"), 2, "ana's and the address's");
     assert_eq!(failures.on("username:bob"), 1);
 }

@@ -188,7 +188,7 @@ impl World {
         });
 
         let store = Arc::clone(&self.codes);
-        codes.expect_purge_expired().returning(move |before| {
+        codes.expect_purge_expired().returning(move |before, _| {
             let mut all = store.lock().expect("lock");
             let n = all.len();
             all.retain(|_, (grant, _)| grant.expires_at >= before);
@@ -534,9 +534,9 @@ async fn the_purge_deletes_codes_a_minute_after_they_expired() {
     let (service, handles) = World::new().service();
     let _ = code_for(&service, &portal_params("")).await;
     handles.now.store(NOW + 60 + 59, Ordering::SeqCst);
-    assert_eq!(service.purge_expired_codes().await.expect("purge"), 0, "expired, but less than a minute ago");
+    assert_eq!(service.purge_expired_codes(100).await.expect("purge"), 0, "expired, but less than a minute ago");
     handles.now.store(NOW + 60 + 61, Ordering::SeqCst);
-    assert_eq!(service.purge_expired_codes().await.expect("purge"), 1);
+    assert_eq!(service.purge_expired_codes(100).await.expect("purge"), 1);
     assert!(handles.codes.lock().expect("lock").is_empty());
 }
 

@@ -295,10 +295,10 @@ async fn a_gone_account_is_an_unknown_user() {
 #[tokio::test]
 async fn old_attempts_are_purged_once_out_of_the_window() {
     let mut store = MockTaxIdValidationStore::new();
-    store.expect_purge_attempts_before().with(eq(window_start(NOW))).times(1).returning(|_| Ok(3));
+    store.expect_purge_attempts_before().with(eq(window_start(NOW)), eq(500)).times(1).returning(|_, _| Ok(3));
     let registry = profile_service(registry(0, || Ok(record())), snapshots(None));
     let service = service(profiles(Some(CPF), false), store, registry);
-    assert_eq!(service.purge_old_attempts().await.expect("purged"), 3);
+    assert_eq!(service.purge_old_attempts(500).await.expect("purged"), 3);
 }
 
 /// A buffer the log lines of a test go to.

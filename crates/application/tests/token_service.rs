@@ -449,10 +449,18 @@ async fn purging_refresh_tokens_keeps_those_still_inside_the_leeway_and_a_minute
     let mut store = MockRefreshTokenStore::new();
     // With a 30 s leeway a token is accepted until 30 s past its `exp`; its
     // record may go a minute after that: records that expired before NOW - 90.
-    store.expect_purge_expired().withf(|before: &i64| *before == NOW - 90).times(1).returning(|_| Ok(7));
+    store
+        .expect_purge_expired()
+        .withf(|before, limit| *before == NOW - 90 && *limit == 500)
+        .times(1)
+        .returning(|_, _| Ok(7));
     // The sealed pairs of the grace window (10 s by default) are forgotten
     // once it is over.
-    store.expect_forget_sealed().withf(|before: &i64| *before == NOW - 10).times(1).returning(|_| Ok(2));
+    store
+        .expect_forget_sealed()
+        .withf(|before, limit| *before == NOW - 10 && *limit == 500)
+        .times(1)
+        .returning(|_, _| Ok(2));
     let service = TokenService::new(
         Arc::new(TokenCodec::new(JwtKeys::hmac(&[7u8; 32]).expect("secret"), 30).expect("codec")),
         Arc::new(MockUserRepository::new()),
@@ -462,15 +470,15 @@ async fn purging_refresh_tokens_keeps_those_still_inside_the_leeway_and_a_minute
         PasswordHasher::new(1, 1000).expect("hasher"),
         TokenServiceConfig::default(),
     );
-    assert_eq!(service.purge_expired_refresh_tokens().await.expect("purged"), 7);
+    assert_eq!(service.purge_expired_refresh_tokens(500).await.expect("purged"), 7);
+    assert_eq!(service.forget_expired_sealed_pairs(500).await.expect("forgotten"), 2);
 }
 
 #[tokio::test]
 async fn a_failing_purge_is_a_storage_error() {
     let mut fakes = Fakes::new();
-    fakes.store.expect_forget_sealed().returning(|_| Ok(0));
-    fakes.store.expect_purge_expired().returning(|_| Err(RepositoryError::Unexpected("down".into())));
-    let err = fakes.service().purge_expired_refresh_tokens().await.expect_err("fails");
+    fakes.store.expect_purge_expired().returning(|_, _| Err(RepositoryError::Unexpected("down".into())));
+    let err = fakes.service().purge_expired_refresh_tokens(500).await.expect_err("fails");
     assert!(matches!(err, ServiceError::Storage(_)), "{err:?}");
 }
 

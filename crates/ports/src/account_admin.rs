@@ -91,8 +91,12 @@ pub trait LoginHistory: Send + Sync + 'static {
     /// Errors: `Unexpected`.
     async fn recent(&self, user: UserId, limit: u32) -> Result<Vec<LoginRecord>, RepositoryError>;
 
-    /// Deletes the logins before `before` (Unix seconds) and those beyond
-    /// the `keep` newest of each account, and returns how many.
-    /// Errors: `Unexpected`.
-    async fn purge(&self, before: i64, keep: u32) -> Result<u64, RepositoryError>;
+    /// Deletes logins before `before` (Unix seconds) and, once none of
+    /// those is left, logins beyond the `keep` newest of each account:
+    /// at most `limit` rows per call in all (the old ones by an index whose
+    /// leading column is the time), and returns how many; the caller calls
+    /// again until a call returns fewer than `limit` or the service is
+    /// stopping (see the application's `purge` module). Errors:
+    /// `Unexpected`.
+    async fn purge(&self, before: i64, keep: u32, limit: u32) -> Result<u64, RepositoryError>;
 }

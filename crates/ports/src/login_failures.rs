@@ -40,7 +40,12 @@ pub trait LoginFailureLog: Send + Sync + 'static {
     /// Forgets the failures of `key` (after a success). Errors: `Unexpected`.
     async fn clear(&self, key: &ThrottleKey) -> Result<(), RepositoryError>;
 
-    /// Deletes the windows that started before `before_ms` and returns how
-    /// many. Errors: `Unexpected`.
-    async fn purge_started_before(&self, before_ms: i64) -> Result<u64, RepositoryError>;
+    /// Deletes windows that started before `before_ms`, at most `limit` rows
+    /// per call (the oldest first, by an index whose leading column is that
+    /// time), and returns how many; the caller calls again until a call returns
+    /// fewer than `limit` or the service is stopping (see the application's
+    /// `purge` module). A window locked by a failure being recorded may be
+    /// skipped (the next pass takes it), so a short count does not prove none
+    /// is left. Errors: `Unexpected`.
+    async fn purge_started_before(&self, before_ms: i64, limit: u32) -> Result<u64, RepositoryError>;
 }

@@ -259,9 +259,12 @@ pub trait AuthorizationCodeStore: Send + Sync + 'static {
         now: i64,
     ) -> Result<Option<CodeGrant>, RepositoryError>;
 
-    /// Deletes codes that expired before `before` (Unix seconds), used or
-    /// not, and returns how many. Errors: `Unexpected`.
-    async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError>;
+    /// Deletes codes that expired before `before` (Unix seconds), used or not,
+    /// at most `limit` rows per call (the oldest first, by an index whose
+    /// leading column is that time), and returns how many; the caller calls
+    /// again until a call returns fewer than `limit` or the service is stopping
+    /// (see the application's `purge` module). Errors: `Unexpected`.
+    async fn purge_expired(&self, before: i64, limit: u32) -> Result<u64, RepositoryError>;
 }
 
 #[cfg(test)]

@@ -142,10 +142,13 @@ pub trait RefreshTokenStore: Send + Sync + 'static {
     /// says what the token was. Errors: `Unexpected`.
     async fn revoke_token(&self, jti: &str, user_id: UserId) -> Result<TokenRevocation, RepositoryError>;
 
-    /// Forgets the sealed pairs kept for the grace window by rotations
-    /// before `before` (Unix seconds), and returns how many. Errors:
+    /// Forgets the sealed pairs kept for the grace window by rotations before
+    /// `before` (Unix seconds), at most `limit` rows per call (the oldest
+    /// first, by an index whose leading column is that time), and returns how
+    /// many; the caller calls again until a call returns fewer than `limit` or
+    /// the service is stopping (see the application's `purge` module). Errors:
     /// `Unexpected`.
-    async fn forget_sealed(&self, before: i64) -> Result<u64, RepositoryError>;
+    async fn forget_sealed(&self, before: i64, limit: u32) -> Result<u64, RepositoryError>;
 
     /// Marks every current token of `family` as rotated, so that none of
     /// them is accepted again, and returns how many. An unknown family
@@ -160,7 +163,10 @@ pub trait RefreshTokenStore: Send + Sync + 'static {
     /// `Unexpected`.
     async fn revoke_user(&self, user: UserId) -> Result<u64, RepositoryError>;
 
-    /// Deletes the tokens that expired before `before` (Unix seconds),
-    /// rotated or not, and returns how many. Errors: `Unexpected`.
-    async fn purge_expired(&self, before: i64) -> Result<u64, RepositoryError>;
+    /// Deletes the tokens that expired before `before` (Unix seconds), rotated
+    /// or not, at most `limit` rows per call (the oldest first, by an index
+    /// whose leading column is that time), and returns how many; the caller
+    /// calls again until a call returns fewer than `limit` or the service is
+    /// stopping (see the application's `purge` module). Errors: `Unexpected`.
+    async fn purge_expired(&self, before: i64, limit: u32) -> Result<u64, RepositoryError>;
 }

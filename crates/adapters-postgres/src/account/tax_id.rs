@@ -98,12 +98,17 @@ impl TaxIdValidationStore for PgTaxIdValidationStore {
         })
     }
 
-    async fn purge_attempts_before(&self, before: i64) -> Result<u64, RepositoryError> {
-        let done = sqlx::query("DELETE FROM tax_id_attempts WHERE attempted_at < to_timestamp($1)")
-            .bind(before)
-            .execute(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
+    async fn purge_attempts_before(&self, before: i64, limit: u32) -> Result<u64, RepositoryError> {
+        let done = sqlx::query(
+            "DELETE FROM tax_id_attempts WHERE ctid = ANY(ARRAY( \
+               SELECT ctid FROM tax_id_attempts WHERE attempted_at < to_timestamp($1) \
+               ORDER BY attempted_at LIMIT $2))",
+        )
+        .bind(before)
+        .bind(i64::from(limit))
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
         Ok(done.rows_affected())
     }
 }

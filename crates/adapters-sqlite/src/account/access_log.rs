@@ -125,25 +125,20 @@ impl AccessLog for SqliteAccessLog {
         Ok((entries, u64::try_from(total).unwrap_or(0)))
     }
 
-    async fn purge_before(&self, before: i64, batch: u32) -> Result<u64, RepositoryError> {
-        // Batches, each its own statement: the writer is free in between.
-        let batch = i64::from(batch.max(1));
-        let mut purged = 0;
-        loop {
-            let done = sqlx::query(
-                "DELETE FROM access_log WHERE id IN \
-                   (SELECT id FROM access_log WHERE accessed_at < ?1 LIMIT ?2)",
-            )
-            .bind(before)
-            .bind(batch)
-            .execute(self.db.writer())
-            .await
-            .map_err(to_repository_error)?;
-            purged += done.rows_affected();
-            if i64::try_from(done.rows_affected()).unwrap_or(i64::MAX) < batch {
-                return Ok(purged);
-            }
-        }
+    async fn purge_before(&self, before: i64, limit: u32) -> Result<u64, RepositoryError> {
+        // One bounded statement, the oldest first through
+        // `access_log_accessed_at_idx`: the single writer is free between
+        // the caller's batches.
+        let done = sqlx::query(
+            "DELETE FROM access_log WHERE rowid IN ( \
+               SELECT rowid FROM access_log WHERE accessed_at < ?1 ORDER BY accessed_at LIMIT ?2)",
+        )
+        .bind(before)
+        .bind(i64::from(limit))
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(done.rows_affected())
     }
 }
 

@@ -86,12 +86,16 @@ impl TaxIdValidationStore for SqliteTaxIdValidationStore {
         Ok(if exists { CpfChange::Validated } else { CpfChange::NotFound })
     }
 
-    async fn purge_attempts_before(&self, before: i64) -> Result<u64, RepositoryError> {
-        let done = sqlx::query("DELETE FROM tax_id_attempts WHERE attempted_at < ?1")
-            .bind(before)
-            .execute(self.db.writer())
-            .await
-            .map_err(to_repository_error)?;
+    async fn purge_attempts_before(&self, before: i64, limit: u32) -> Result<u64, RepositoryError> {
+        let done = sqlx::query(
+            "DELETE FROM tax_id_attempts WHERE rowid IN ( \
+               SELECT rowid FROM tax_id_attempts WHERE attempted_at < ?1 ORDER BY attempted_at LIMIT ?2)",
+        )
+        .bind(before)
+        .bind(i64::from(limit))
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
         Ok(done.rows_affected())
     }
 }

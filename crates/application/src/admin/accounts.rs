@@ -361,12 +361,13 @@ impl AccountAdminService {
         self.staff.set_staff(actor, &username, staff).await
     }
 
-    /// Deletes the logins older than [`LOGIN_HISTORY_DAYS`] and those beyond
-    /// the [`LOGIN_HISTORY_KEEP`] newest of each account, and returns how
-    /// many; the binary runs it periodically. Errors: `Storage`.
-    pub async fn purge_login_history(&self) -> Result<u64, ServiceError> {
+    /// Deletes logins older than [`LOGIN_HISTORY_DAYS`], then those beyond
+    /// the [`LOGIN_HISTORY_KEEP`] newest of each account, at most `limit`
+    /// rows (one batch of the [`crate::purge`] loop), and returns how many;
+    /// the binary's purge calls it. Errors: `Storage`.
+    pub async fn purge_login_history(&self, limit: u32) -> Result<u64, ServiceError> {
         let before = self.clock.now().saturating_sub(LOGIN_HISTORY_DAYS * 86_400);
-        Ok(self.logins.purge(before, LOGIN_HISTORY_KEEP).await?)
+        Ok(self.logins.purge(before, LOGIN_HISTORY_KEEP, limit).await?)
     }
 
     async fn store_password(

@@ -248,6 +248,52 @@ impl CacheResult {
     }
 }
 
+/// What one step of the periodic purge empties (label `table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PurgeTable {
+    /// Expired authorization codes (`oauth_codes`).
+    AuthorizationCodes,
+    /// Sealed pairs of rotations whose grace window is over
+    /// (`refresh_tokens.successor_sealed`, set to null).
+    SealedPairs,
+    /// Expired refresh-token records (`refresh_tokens`).
+    RefreshTokens,
+    /// Ended failure windows of the brute-force limits (`login_failures`).
+    LoginFailures,
+    /// Old entries of the login history (`user_logins`).
+    LoginHistory,
+    /// Tax-id validation attempts out of their window (`tax_id_attempts`).
+    TaxIdAttempts,
+    /// Access-log entries past their retention (`access_log`).
+    AccessLog,
+}
+
+impl PurgeTable {
+    /// Every step, in the order a pass runs them.
+    pub const ALL: [Self; 7] = [
+        Self::AuthorizationCodes,
+        Self::SealedPairs,
+        Self::RefreshTokens,
+        Self::LoginFailures,
+        Self::LoginHistory,
+        Self::TaxIdAttempts,
+        Self::AccessLog,
+    ];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::AuthorizationCodes => "oauth_codes",
+            Self::SealedPairs => "sealed_pairs",
+            Self::RefreshTokens => "refresh_tokens",
+            Self::LoginFailures => "login_failures",
+            Self::LoginHistory => "user_logins",
+            Self::TaxIdAttempts => "tax_id_attempts",
+            Self::AccessLog => "access_log",
+        }
+    }
+}
+
 /// The methods that get a label of their own; any other is `other`, so a
 /// client cannot make up series.
 const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];

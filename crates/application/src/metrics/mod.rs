@@ -26,7 +26,7 @@ use crate::error::ServiceError;
 mod labels;
 
 pub use labels::{
-    method_label, CacheResult, LoginForm, LoginOutcome, ReplayOutcome, TokenKind, Upstream, UpstreamOutcome,
+    method_label, CacheResult, LoginForm, LoginOutcome, PurgeTable, ReplayOutcome, TokenKind, Upstream, UpstreamOutcome,
 };
 
 /// Requests answered, by method, route template and status.
@@ -48,6 +48,12 @@ pub const UPSTREAM_DURATION: &str = "credencial_upstream_request_duration_second
 pub const SCOPE_CACHE: &str = "credencial_scope_cache_lookups_total";
 /// Password and client-secret checks waiting for a hashing slot.
 pub const HASHING_QUEUE: &str = "credencial_hashing_queue_length";
+/// Rows the periodic purge deleted (sealed pairs: forgotten), by table.
+pub const PURGE_ROWS: &str = "credencial_purge_rows_total";
+/// Bounded statements the periodic purge ran, by table.
+pub const PURGE_BATCHES: &str = "credencial_purge_batches_total";
+/// Time of one pass of the periodic purge, every table.
+pub const PURGE_PASS_DURATION: &str = "credencial_purge_pass_duration_seconds";
 /// Database connections checked out.
 pub const DB_POOL_IN_USE: &str = "credencial_db_pool_connections_in_use";
 /// Database connections open and idle.
@@ -80,6 +86,9 @@ struct Series {
     upstream_duration: Vec<Histogram>,
     scope_cache: Vec<Counter>,
     hashing_queue: Gauge,
+    purge_rows: Vec<Counter>,
+    purge_batches: Vec<Counter>,
+    purge_pass: Histogram,
     pool: Option<(Arc<dyn PoolStatus>, [Gauge; 3])>,
 }
 
@@ -148,6 +157,12 @@ impl Metrics {
             upstream_duration,
             scope_cache,
             hashing_queue: gauge(HASHING_QUEUE),
+            purge_rows: PurgeTable::ALL.iter().map(|t| counter(PURGE_ROWS, vec![label("table", t.label())])).collect(),
+            purge_batches: PurgeTable::ALL
+                .iter()
+                .map(|t| counter(PURGE_BATCHES, vec![label("table", t.label())]))
+                .collect(),
+            purge_pass: r.register_histogram(&Key::from_static_name(PURGE_PASS_DURATION), &METADATA),
             pool: pool.map(|p| (p, [gauge(DB_POOL_IN_USE), gauge(DB_POOL_IDLE), gauge(DB_POOL_MAX)])),
             recorder: Arc::clone(&recorder),
         };
@@ -218,6 +233,23 @@ impl Metrics {
         QueuedGuard { gauge }
     }
 
+    /// Counts one bounded statement of the purge of `table` that deleted
+    /// `rows`.
+    pub fn purge_batch(&self, table: PurgeTable, rows: u64) {
+        if let Some(s) = &self.series {
+            let at = index(&PurgeTable::ALL, table);
+            s.purge_batches[at].increment(1);
+            s.purge_rows[at].increment(rows);
+        }
+    }
+
+    /// Records one pass of the periodic purge that took `elapsed`.
+    pub fn purge_pass(&self, elapsed: Duration) {
+        if let Some(s) = &self.series {
+            s.purge_pass.record(elapsed.as_secs_f64());
+        }
+    }
+
     /// Reads what is sampled at scrape time (the database pool's gauges);
     /// the metrics endpoint calls it before rendering.
     pub fn sample(&self) {
@@ -281,7 +313,7 @@ fn index<T: PartialEq>(all: &[T], item: T) -> usize {
 
 /// The `# HELP` texts and units of every series.
 fn describe(r: &(dyn Recorder + Send + Sync)) {
-    let counters: [(&'static str, &'static str); 6] = [
+    let counters: [(&'static str, &'static str); 8] = [
         (HTTP_REQUESTS, "HTTP requests answered, by method, route template and status."),
         (LOGINS, "Credential checks by login form (pair, oauth, account, client_secret) and outcome."),
         (TOKENS_ISSUED, "Tokens signed, by kind."),
@@ -291,6 +323,8 @@ fn describe(r: &(dyn Recorder + Send + Sync)) {
         ),
         (UPSTREAM_REQUESTS, "Calls to an upstream (registries, user-data resource), by outcome."),
         (SCOPE_CACHE, "Look-ups of upstream scope data in the scope cache, by result."),
+        (PURGE_ROWS, "Rows the periodic purge deleted (sealed pairs: forgotten), by table."),
+        (PURGE_BATCHES, "Bounded statements the periodic purge ran, by table."),
     ];
     for (name, help) in counters {
         r.describe_counter(KeyName::from_const_str(name), None, SharedString::const_str(help));
@@ -298,6 +332,7 @@ fn describe(r: &(dyn Recorder + Send + Sync)) {
     for (name, help) in [
         (HTTP_DURATION, "Time from the request's arrival to its answer, by method and route template."),
         (UPSTREAM_DURATION, "Time of an upstream call, by upstream."),
+        (PURGE_PASS_DURATION, "Time of one pass of the periodic purge over every table."),
     ] {
         r.describe_histogram(KeyName::from_const_str(name), Some(Unit::Seconds), SharedString::const_str(help));
     }

@@ -238,10 +238,11 @@ impl OAuthService {
     }
 
     /// Deletes authorization codes that expired more than a minute ago
-    /// (used or not) and returns how many; the binary runs it periodically.
-    /// Errors: `Storage`.
-    pub async fn purge_expired_codes(&self) -> Result<u64, ServiceError> {
-        Ok(self.codes.purge_expired(self.clock.now().saturating_sub(60)).await?)
+    /// (used or not), at most `limit` rows (one batch of the
+    /// [`crate::purge`] loop), and returns how many; the binary's purge
+    /// calls it. Errors: `Storage`.
+    pub async fn purge_expired_codes(&self, limit: u32) -> Result<u64, ServiceError> {
+        Ok(self.codes.purge_expired(self.clock.now().saturating_sub(60), limit).await?)
     }
 }
 

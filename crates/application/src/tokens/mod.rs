@@ -235,19 +235,24 @@ impl TokenService {
         }
     }
 
-    /// Deletes the records of refresh tokens that expired more than a
-    /// minute (plus the codec's leeway) ago, rotated or not, and returns how
-    /// many; the binary runs it periodically. Such a token is refused by its
-    /// `exp` before its record is read, so its record serves no purpose.
-    /// Also forgets the sealed pairs kept for the grace window by rotations
-    /// whose window is over (a replay would not read them anyway).
+    /// Deletes records of refresh tokens that expired more than a minute
+    /// (plus the codec's leeway) ago, rotated or not, at most `limit` rows
+    /// (one batch of the [`crate::purge`] loop), and returns how many; the
+    /// binary's purge calls it. Such a token is refused by its `exp` before
+    /// its record is read, so its record serves no purpose.
     /// Errors: `Storage`.
-    pub async fn purge_expired_refresh_tokens(&self) -> Result<u64, ServiceError> {
-        let now = self.issuer.now();
-        let window_over = now.saturating_sub(self.issuer.refresh_grace().secs());
-        self.issuer.refresh_tokens().forget_sealed(window_over).await?;
-        let before = now.saturating_sub(self.codec().leeway_secs()).saturating_sub(60);
-        Ok(self.issuer.refresh_tokens().purge_expired(before).await?)
+    pub async fn purge_expired_refresh_tokens(&self, limit: u32) -> Result<u64, ServiceError> {
+        let before = self.issuer.now().saturating_sub(self.codec().leeway_secs()).saturating_sub(60);
+        Ok(self.issuer.refresh_tokens().purge_expired(before, limit).await?)
+    }
+
+    /// Forgets sealed pairs kept for the grace window by rotations whose
+    /// window is over (a replay would not read them anyway), at most
+    /// `limit` rows (one batch of the [`crate::purge`] loop), and returns
+    /// how many; the binary's purge calls it. Errors: `Storage`.
+    pub async fn forget_expired_sealed_pairs(&self, limit: u32) -> Result<u64, ServiceError> {
+        let window_over = self.issuer.now().saturating_sub(self.issuer.refresh_grace().secs());
+        Ok(self.issuer.refresh_tokens().forget_sealed(window_over, limit).await?)
     }
 
     /// Checks a first-party access token locally and returns its claims; a

@@ -65,7 +65,7 @@ impl Failures {
             Ok(())
         });
         let windows = Arc::clone(&self.windows);
-        log.expect_purge_started_before().returning(move |before| {
+        log.expect_purge_started_before().returning(move |before, _| {
             let mut all = windows.lock().expect("lock");
             let n = all.len();
             all.retain(|_, w| w.1 >= before);

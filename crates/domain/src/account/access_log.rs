@@ -3,9 +3,6 @@
 /// Entries on one page of the access report.
 pub const ACCESS_LOG_PAGE_SIZE: u32 = 50;
 
-/// Rows one purge statement deletes at most (short statements, short locks).
-pub const ACCESS_LOG_PURGE_BATCH: u32 = 1_000;
-
 /// How long entries are kept unless configured otherwise (5 years).
 pub const DEFAULT_ACCESS_LOG_RETENTION_DAYS: u32 = 1_825;
 

@@ -10,7 +10,7 @@ pub mod grant;
 pub mod registration;
 pub mod tax_id;
 
-pub use access_log::{AccessLogPage, ACCESS_LOG_PAGE_SIZE, ACCESS_LOG_PURGE_BATCH, DEFAULT_ACCESS_LOG_RETENTION_DAYS};
+pub use access_log::{AccessLogPage, ACCESS_LOG_PAGE_SIZE, DEFAULT_ACCESS_LOG_RETENTION_DAYS};
 pub use date::IsoDate;
 pub use entries::{Entry, EntryForm, EntryId, EntryKind};
 pub use fields::{FieldError, FieldErrors};

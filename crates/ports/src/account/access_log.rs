@@ -49,8 +49,10 @@ pub trait AccessLog: Send + Sync + 'static {
     /// and how many entries the user has in all. Errors: `Unexpected`.
     async fn list(&self, user: UserId, page: AccessLogPage) -> Result<(Vec<AccessLogRow>, u64), RepositoryError>;
 
-    /// Deletes every entry older than `before` (Unix seconds), at most
-    /// `batch` rows per statement until none is left, and returns how many.
-    /// Errors: `Unexpected` (batches already deleted stay deleted).
-    async fn purge_before(&self, before: i64, batch: u32) -> Result<u64, RepositoryError>;
+    /// Deletes entries older than `before` (Unix seconds), at most `limit` rows
+    /// per call (the oldest first, by an index whose leading column is that
+    /// time), and returns how many; the caller calls again until a call returns
+    /// fewer than `limit` or the service is stopping (see the application's
+    /// `purge` module). Errors: `Unexpected`.
+    async fn purge_before(&self, before: i64, limit: u32) -> Result<u64, RepositoryError>;
 }

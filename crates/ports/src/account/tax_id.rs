@@ -46,7 +46,10 @@ pub trait TaxIdValidationStore: Send + Sync + 'static {
     /// `Unexpected` otherwise.
     async fn change_cpf(&self, user: UserId, cpf: &Cpf) -> Result<CpfChange, RepositoryError>;
 
-    /// Deletes attempts made before `before` (Unix seconds), which no
-    /// longer count, and returns how many. Errors: `Unexpected`.
-    async fn purge_attempts_before(&self, before: i64) -> Result<u64, RepositoryError>;
+    /// Deletes attempts made before `before` (Unix seconds), which no longer
+    /// count, at most `limit` rows per call (the oldest first, by an index
+    /// whose leading column is that time), and returns how many; the caller
+    /// calls again until a call returns fewer than `limit` or the service is
+    /// stopping (see the application's `purge` module). Errors: `Unexpected`.
+    async fn purge_attempts_before(&self, before: i64, limit: u32) -> Result<u64, RepositoryError>;
 }

@@ -213,9 +213,13 @@ async fn the_login_history_answers_the_newest_first_and_is_bounded<B: Backend>()
     assert!(recent.iter().all(|l| (now - 60..=now + 60).contains(&l.at)), "recorded now");
     assert!(history.record(UserId(ana.0 + 999), LoginVia::Pair).await.is_err(), "no login of an unknown user");
 
-    assert_eq!(history.purge(0, 2).await.expect("purged"), 3, "only ana's 2 newest are kept, bruno's 1 stays");
+    // At most `limit` rows a call; the caller calls again until one is short.
+    assert_eq!(history.purge(0, 2, 2).await.expect("purged"), 2, "bounded by the limit");
+    assert_eq!(history.purge(0, 2, 100).await.expect("purged"), 1, "only ana's 2 newest are kept, bruno's 1 stays");
+    assert_eq!(history.purge(0, 2, 100).await.expect("purged"), 0);
     assert_eq!(history.recent(ana, 10).await.expect("recent").len(), 2);
     assert_eq!(history.recent(bruno, 10).await.expect("recent").len(), 1);
-    assert_eq!(history.purge(now + 3_600, 2).await.expect("purged"), 3, "then by age");
+    assert_eq!(history.purge(now + 3_600, 2, 2).await.expect("purged"), 2, "then by age, bounded");
+    assert_eq!(history.purge(now + 3_600, 2, 2).await.expect("purged"), 1, "the last one");
     assert!(history.recent(ana, 10).await.expect("recent").is_empty());
 }

@@ -110,12 +110,17 @@ async fn purging_deletes_the_windows_that_started_before_the_cutoff<B: Backend>(
     log.record_failure(&[user("ana")], NOW - WINDOW - 1, WINDOW).await.expect("old");
     log.record_failure(&[user("bruno")], NOW - WINDOW, WINDOW).await.expect("exactly at the cutoff");
     log.record_failure(&[address("192.0.2.1")], NOW, WINDOW).await.expect("new");
+    log.record_failure(&[user("carla")], NOW - WINDOW - 5, WINDOW).await.expect("oldest");
 
-    assert_eq!(log.purge_started_before(NOW - WINDOW).await.expect("purge"), 1);
+    // At most `limit` rows a call, the oldest window first.
+    assert_eq!(log.purge_started_before(NOW - WINDOW, 1).await.expect("purge"), 1);
+    assert_eq!(window_of(&log, &user("carla")).await, None, "the oldest went first");
+    assert!(window_of(&log, &user("ana")).await.is_some(), "the next one waits for the next call");
+    assert_eq!(log.purge_started_before(NOW - WINDOW, 1).await.expect("purge"), 1);
     assert_eq!(window_of(&log, &user("ana")).await, None);
     assert!(window_of(&log, &user("bruno")).await.is_some());
     assert!(window_of(&log, &address("192.0.2.1")).await.is_some());
-    assert_eq!(log.purge_started_before(NOW - WINDOW).await.expect("again"), 0);
+    assert_eq!(log.purge_started_before(NOW - WINDOW, 1).await.expect("again"), 0);
 }
 
 async fn forty_concurrent_failures_on_two_keys_all_count<B: Backend>() {

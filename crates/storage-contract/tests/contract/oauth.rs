@@ -374,11 +374,15 @@ async fn storing_a_code_twice_is_a_conflict_and_for_an_unknown_client_fails<B: B
 
 async fn purging_removes_only_codes_expired_before_the_cut<B: Backend>() {
     let s = setup::<B>().await;
-    for (text, expires) in [("old", NOW - 10), ("edge", NOW), ("fresh", NOW + 60)] {
+    for (text, expires) in [("older", NOW - 20), ("old", NOW - 10), ("edge", NOW), ("fresh", NOW + 60)] {
         s.codes.store(code(text, "portal", s.ana, expires)).await.expect("store");
     }
-    assert_eq!(s.codes.purge_expired(NOW).await.expect("purge"), 1);
-    assert_eq!(s.codes.purge_expired(NOW).await.expect("purge"), 0, "idempotent");
+    // At most `limit` rows a call, the oldest first.
+    assert_eq!(s.codes.purge_expired(NOW, 1).await.expect("purge"), 1);
+    let old = s.codes.redeem(&CodeHash::of("old"), &client_id("portal"), NOW - 15).await.expect("redeem");
+    assert!(old.is_some(), "the younger expired code waits for the next call");
+    assert_eq!(s.codes.purge_expired(NOW, 1).await.expect("purge"), 1);
+    assert_eq!(s.codes.purge_expired(NOW, 1).await.expect("purge"), 0, "idempotent");
     assert_eq!(s.b.count("SELECT count(*) FROM oauth_codes").await, 2);
     let fresh = s.codes.redeem(&CodeHash::of("fresh"), &client_id("portal"), NOW).await.expect("redeem");
     assert!(fresh.is_some(), "a live code survives the purge");

@@ -198,8 +198,8 @@ async fn forgetting_clears_the_sealed_pairs_of_rotations_before_the_cutoff_only<
     tokens.rotate("old", ana, token("new", ana), grace(b"early", AT)).await.expect("rotate");
     tokens.rotate("other", ana, token("other-new", ana), grace(b"late", AT + 20)).await.expect("rotate");
 
-    assert_eq!(tokens.forget_sealed(AT + 10).await.expect("forget"), 1);
-    assert_eq!(tokens.forget_sealed(AT + 10).await.expect("again"), 0);
+    assert_eq!(tokens.forget_sealed(AT + 10, 1).await.expect("forget"), 1);
+    assert_eq!(tokens.forget_sealed(AT + 10, 1).await.expect("again"), 0);
     let replay = tokens.rotate("old", ana, token("x", ana), grace(b"p", AT + 1)).await.expect("replay");
     assert_eq!(replay, Rotation::Replayed { family: "fam".into() }, "a forgotten pair is never answered");
     let kept = tokens.rotate("other", ana, token("y", ana), grace(b"p", AT + 21)).await.expect("replay");
@@ -302,10 +302,14 @@ async fn purging_deletes_tokens_expired_before_the_cutoff_rotated_or_not_and_kee
     tokens.record(expiring("at-cutoff", 2_000), "at-cutoff").await.expect("record");
     tokens.record(token("live", ana), "live").await.expect("record");
 
-    assert_eq!(tokens.purge_expired(2_000).await.expect("purge"), 3);
+    // At most `limit` rows a call, the oldest first; calls again finish the job.
+    assert_eq!(tokens.purge_expired(2_000, 2).await.expect("purge"), 2);
+    assert!(current(&tokens, "rotated-into").await, "the youngest expired one waits for the next call");
+    assert_eq!(b.count("SELECT count(*) FROM refresh_tokens").await, 3);
+    assert_eq!(tokens.purge_expired(2_000, 2).await.expect("purge"), 1, "a short batch: the last one");
     assert_eq!(b.count("SELECT count(*) FROM refresh_tokens").await, 2);
     assert!(current(&tokens, "at-cutoff").await && current(&tokens, "live").await, "the rest stays current");
-    assert_eq!(tokens.purge_expired(2_000).await.expect("second purge"), 0, "nothing left to purge");
+    assert_eq!(tokens.purge_expired(2_000, 2).await.expect("second purge"), 0, "nothing left to purge");
 }
 
 // ------------------------------------------------------------- concurrency

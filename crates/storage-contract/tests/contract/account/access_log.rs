@@ -13,7 +13,7 @@ contract!(
     entries_are_listed_newest_first_fifty_a_page_with_the_client_s_name_and_a_total,
     the_report_keeps_naming_a_client_deleted_since,
     entries_cannot_be_changed,
-    the_purge_deletes_only_older_entries_in_batches_and_counts_them,
+    a_purge_call_deletes_at_most_the_limit_oldest_first_and_only_older_entries,
     concurrent_appends_are_all_kept,
     an_entry_for_a_user_that_does_not_exist_is_an_error,
 );
@@ -78,7 +78,7 @@ async fn entries_cannot_be_changed<B: Backend>() {
     assert_eq!(rows[0].client_id.as_str(), "any-client");
 }
 
-async fn the_purge_deletes_only_older_entries_in_batches_and_counts_them<B: Backend>() {
+async fn a_purge_call_deletes_at_most_the_limit_oldest_first_and_only_older_entries<B: Backend>() {
     let b = B::fresh().await;
     let ana = user(&b, "ana", None).await;
     let host = client(&b, "demo-host", "Demo").await;
@@ -102,12 +102,23 @@ async fn the_purge_deletes_only_older_entries_in_batches_and_counts_them<B: Back
     for i in 0..3 {
         log.append(entry(ana, &host, NOW + i, &format!("new-{i}"))).await.expect("append");
     }
-    assert_eq!(log.purge_before(NOW, 1_000).await.expect("purge"), 2_500, "three batches: 1,000 + 1,000 + 500");
+    let kept = |id: &'static str| {
+        let b = &b;
+        async move { b.count(&format!("SELECT count(*) FROM access_log WHERE request_id = '{id}'")).await == 1 }
+    };
+    assert_eq!(log.purge_before(NOW, 1_000).await.expect("purge"), 1_000, "one batch");
+    assert!(!kept("old-2500").await && !kept("old-1501").await, "the oldest went first");
+    assert!(kept("old-1500").await && kept("old-1").await, "the younger ones wait for the next call");
+    assert_eq!(log.purge_before(NOW, 1_000).await.expect("purge"), 1_000);
+    assert_eq!(log.purge_before(NOW, 1_000).await.expect("purge"), 500, "a short batch: done");
     let (rows, total) = log.list(ana, AccessLogPage::FIRST).await.expect("list");
     assert_eq!(total, 3);
     assert!(rows.iter().all(|r| r.request_id.starts_with("new-")));
     assert_eq!(log.purge_before(NOW, 1_000).await.expect("purge again"), 0);
-    assert_eq!(log.purge_before(NOW + 10, 1).await.expect("batches of one"), 3);
+    for _ in 0..3 {
+        assert_eq!(log.purge_before(NOW + 10, 1).await.expect("batches of one"), 1);
+    }
+    assert_eq!(log.purge_before(NOW + 10, 1).await.expect("nothing left"), 0);
 }
 
 async fn concurrent_appends_are_all_kept<B: Backend>() {

@@ -43,7 +43,8 @@ async fn five_attempts_are_recorded_in_a_day_then_none_until_the_oldest_leaves_t
     let next_day = NOW + 24 * HOUR;
     assert!(store.record_attempt(ana, next_day, window_start(next_day), MAX_VALIDATION_ATTEMPTS).await.expect("again"));
     assert_eq!(store.attempts_since(ana, window_start(next_day)).await.expect("read").len(), 5);
-    assert_eq!(store.purge_attempts_before(window_start(next_day) + 1).await.expect("purge"), 1);
+    assert_eq!(store.purge_attempts_before(window_start(next_day) + 1, 1).await.expect("purge"), 1);
+    assert_eq!(store.purge_attempts_before(window_start(next_day) + 1, 1).await.expect("again"), 0);
     assert_eq!(store.attempts_since(ana, 0).await.expect("read").len(), 5, "the purge kept the others");
 }
 

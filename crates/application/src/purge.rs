@@ -1,0 +1,175 @@
+//! The periodic purge, in small steps: every table it empties is emptied by
+//! bounded batches (each one statement deleting at most `batch_rows` rows,
+//! the oldest first by an index whose leading column is the expiry time),
+//! the task yields between batches, and a stop requested between two
+//! batches ends the pass at once. On SQLite each batch holds the single
+//! writer connection for one statement only, so a request waits at most one
+//! batch for it.
+//!
+//! [`drain`] is the loop over one table; [`Purge::pass`] runs it over
+//! every table, logs what went and records the metrics. The binary decides
+//! when a pass runs (after a start-up delay, then periodically).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::error::ServiceError;
+use crate::metrics::{Metrics, PurgeTable};
+use crate::{AccountAdminService, GrantService, OAuthService, TaxIdValidationService, TokenService};
+
+/// Rows one purge statement deletes at most, unless configured otherwise
+/// (`purge_batch_rows`).
+pub const DEFAULT_PURGE_BATCH_ROWS: u32 = 2_000;
+
+/// Seconds the service serves before its first purge pass, unless
+/// configured otherwise (`purge_start_delay_secs`).
+pub const DEFAULT_PURGE_START_DELAY_SECS: u64 = 300;
+
+/// How a [`drain`] ended.
+#[derive(Debug)]
+pub enum DrainEnd {
+    /// A batch came back short: nothing (or only locked rows) left.
+    Finished,
+    /// A stop was requested between two batches.
+    Stopped,
+    /// A batch failed; the batches before it stay done.
+    Failed(ServiceError),
+}
+
+/// What a [`drain`] did.
+#[derive(Debug)]
+pub struct Drained {
+    /// Rows deleted, every batch together.
+    pub rows: u64,
+    /// Batches run (a failed one not counted).
+    pub batches: u64,
+    /// How it ended.
+    pub end: DrainEnd,
+}
+
+/// Calls `batch(limit)` (one bounded statement, returning how many rows it
+/// deleted) until a call returns fewer than `limit` rows, a call fails, or
+/// `stopping()` says the service is stopping; `stopping` is asked before
+/// every batch, and the task yields between batches. A `limit` of 0 counts
+/// as 1.
+pub async fn drain<F, Fut>(limit: u32, stopping: &(impl Fn() -> bool + Sync), mut batch: F) -> Drained
+where
+    F: FnMut(u32) -> Fut,
+    Fut: Future<Output = Result<u64, ServiceError>>,
+{
+    let limit = limit.max(1);
+    let mut drained = Drained { rows: 0, batches: 0, end: DrainEnd::Finished };
+    loop {
+        if stopping() {
+            drained.end = DrainEnd::Stopped;
+            return drained;
+        }
+        match batch(limit).await {
+            Ok(rows) => {
+                drained.rows += rows;
+                drained.batches += 1;
+                if rows < u64::from(limit) {
+                    return drained;
+                }
+            }
+            Err(e) => {
+                drained.end = DrainEnd::Failed(e);
+                return drained;
+            }
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+/// What one [`Purge::pass`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassOutcome {
+    /// Rows deleted (sealed pairs: forgotten), every table together.
+    pub rows: u64,
+    /// Whether a stop request ended the pass before every table was done.
+    pub stopped: bool,
+}
+
+/// The periodic purge over every table it keeps small.
+#[derive(Clone)]
+pub struct Purge {
+    oauth: Arc<OAuthService>,
+    tokens: Arc<TokenService>,
+    validation: Arc<TaxIdValidationService>,
+    grants: Arc<GrantService>,
+    accounts: Arc<AccountAdminService>,
+    metrics: Metrics,
+    batch_rows: u32,
+}
+
+impl std::fmt::Debug for Purge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Purge").field("batch_rows", &self.batch_rows).finish_non_exhaustive()
+    }
+}
+
+impl Purge {
+    /// A purge through these services, deleting at most `batch_rows` rows
+    /// per statement, recording on `metrics`.
+    pub fn new(
+        oauth: Arc<OAuthService>,
+        tokens: Arc<TokenService>,
+        validation: Arc<TaxIdValidationService>,
+        grants: Arc<GrantService>,
+        accounts: Arc<AccountAdminService>,
+        metrics: Metrics,
+        batch_rows: u32,
+    ) -> Self {
+        Self { oauth, tokens, validation, grants, accounts, metrics, batch_rows }
+    }
+
+    /// One pass: every table of [`PurgeTable::ALL`] in turn, [`drain`]ed
+    /// in batches. A failing table is logged and the pass goes on with the
+    /// next; a stop request ends the pass within one batch (the rest is
+    /// left for the next pass). Logs what went, records the rows, the
+    /// batches and the pass's time.
+    pub async fn pass(&self, stopping: &(impl Fn() -> bool + Sync)) -> PassOutcome {
+        let started = Instant::now();
+        let mut outcome = PassOutcome { rows: 0, stopped: false };
+        for table in PurgeTable::ALL {
+            let drained = drain(self.batch_rows, stopping, |limit| self.batch(table, limit)).await;
+            outcome.rows += drained.rows;
+            let (label, rows, batches) = (table.label(), drained.rows, drained.batches);
+            match drained.end {
+                DrainEnd::Finished if rows == 0 => {}
+                DrainEnd::Finished => tracing::info!(table = label, deleted = rows, batches, "purged"),
+                DrainEnd::Failed(e) => {
+                    tracing::warn!(table = label, deleted = rows, batches, error = %e, "purge failed");
+                }
+                DrainEnd::Stopped => {
+                    tracing::info!(
+                        table = label,
+                        deleted = rows,
+                        batches,
+                        "purge stopped: the service is stopping, the rest waits for the next pass"
+                    );
+                    outcome.stopped = true;
+                    break;
+                }
+            }
+        }
+        self.metrics.purge_pass(started.elapsed());
+        outcome
+    }
+
+    /// One bounded statement on `table`, counted.
+    async fn batch(&self, table: PurgeTable, limit: u32) -> Result<u64, ServiceError> {
+        let rows = match table {
+            PurgeTable::AuthorizationCodes => self.oauth.purge_expired_codes(limit).await?,
+            PurgeTable::SealedPairs => self.tokens.forget_expired_sealed_pairs(limit).await?,
+            PurgeTable::RefreshTokens => self.tokens.purge_expired_refresh_tokens(limit).await?,
+            PurgeTable::LoginFailures => self.tokens.throttle().purge_ended(limit).await?,
+            PurgeTable::LoginHistory => self.accounts.purge_login_history(limit).await?,
+            PurgeTable::TaxIdAttempts => self.validation.purge_old_attempts(limit).await?,
+            PurgeTable::AccessLog => self.grants.purge_access_log(limit).await?,
+        };
+        self.metrics.purge_batch(table, rows);
+        Ok(rows)
+    }
+}

@@ -1,0 +1,99 @@
+//! Tests of the purge loop (`purge::drain`): batches until one comes back
+//! short, a stop between batches ends it at once, a failure ends it with
+//! the batches before it done; over a fake of the access log, through
+//! `GrantService::purge_access_log`.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+
+use credencial_application::purge::{drain, DrainEnd};
+use credencial_application::{GrantService, ServiceError};
+use credencial_ports::account::{MockAccessLog, MockGrantRepository};
+use credencial_ports::{MockClock, RepositoryError};
+
+const NOW: i64 = 1_700_000_000;
+
+fn grants(log: MockAccessLog) -> GrantService {
+    let mut clock = MockClock::new();
+    clock.expect_now().return_const(NOW);
+    GrantService::new(Arc::new(MockGrantRepository::new()), Arc::new(log), Arc::new(clock), 30)
+}
+
+/// A log whose purge answers `answers` in turn, counting the calls, each
+/// with `limit` asked.
+fn log_answering(answers: Vec<Result<u64, RepositoryError>>, limit: u32, calls: Arc<AtomicU32>) -> MockAccessLog {
+    let mut log = MockAccessLog::new();
+    let mut answers = answers.into_iter();
+    log.expect_purge_before().times(answers.len()).returning(move |before, asked| {
+        assert_eq!((before, asked), (NOW - 30 * 86_400, limit), "the retention's cut, the limit");
+        calls.fetch_add(1, Ordering::SeqCst);
+        answers.next().expect("no more calls than answers")
+    });
+    log
+}
+
+#[tokio::test]
+async fn the_loop_calls_again_until_a_batch_comes_back_short() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let service = grants(log_answering(vec![Ok(3), Ok(3), Ok(1)], 3, Arc::clone(&calls)));
+    let drained = drain(3, &|| false, |limit| service.purge_access_log(limit)).await;
+    assert!(matches!(drained.end, DrainEnd::Finished), "{drained:?}");
+    assert_eq!((drained.rows, drained.batches, calls.load(Ordering::SeqCst)), (7, 3, 3));
+}
+
+#[tokio::test]
+async fn an_empty_first_batch_ends_the_loop() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let service = grants(log_answering(vec![Ok(0)], 2_000, Arc::clone(&calls)));
+    let drained = drain(2_000, &|| false, |limit| service.purge_access_log(limit)).await;
+    assert!(matches!(drained.end, DrainEnd::Finished), "{drained:?}");
+    assert_eq!((drained.rows, drained.batches), (0, 1));
+}
+
+#[tokio::test]
+async fn a_stop_requested_between_batches_ends_the_loop_before_the_next_one() {
+    let stop = Arc::new(AtomicBool::new(false));
+    let calls = Arc::new(AtomicU32::new(0));
+    let mut log = MockAccessLog::new();
+    let (raised, counted) = (Arc::clone(&stop), Arc::clone(&calls));
+    // Full batches, a backlog with no end; the second one is under way
+    // when the stop is requested. A third call would fail `times`.
+    log.expect_purge_before().times(2).returning(move |_, limit| {
+        if counted.fetch_add(1, Ordering::SeqCst) == 1 {
+            raised.store(true, Ordering::SeqCst);
+        }
+        Ok(u64::from(limit))
+    });
+    let service = grants(log);
+    let drained = drain(5, &|| stop.load(Ordering::SeqCst), |limit| service.purge_access_log(limit)).await;
+    assert!(matches!(drained.end, DrainEnd::Stopped), "{drained:?}");
+    assert_eq!((drained.rows, drained.batches, calls.load(Ordering::SeqCst)), (10, 2, 2));
+}
+
+#[tokio::test]
+async fn a_stop_requested_before_the_pass_runs_no_batch() {
+    let mut log = MockAccessLog::new();
+    log.expect_purge_before().times(0);
+    let service = grants(log);
+    let drained = drain(5, &|| true, |limit| service.purge_access_log(limit)).await;
+    assert!(matches!(drained.end, DrainEnd::Stopped), "{drained:?}");
+    assert_eq!((drained.rows, drained.batches), (0, 0));
+}
+
+#[tokio::test]
+async fn a_failing_batch_ends_the_loop_and_the_batches_before_it_count() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let answers = vec![Ok(4), Err(RepositoryError::Unexpected("down".into()))];
+    let service = grants(log_answering(answers, 4, Arc::clone(&calls)));
+    let drained = drain(4, &|| false, |limit| service.purge_access_log(limit)).await;
+    assert!(matches!(drained.end, DrainEnd::Failed(ServiceError::Storage(_))), "{drained:?}");
+    assert_eq!((drained.rows, drained.batches), (4, 1));
+}
+
+#[tokio::test]
+async fn a_limit_of_zero_asks_for_one_row() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let service = grants(log_answering(vec![Ok(1), Ok(0)], 1, Arc::clone(&calls)));
+    let drained = drain(0, &|| false, |limit| service.purge_access_log(limit)).await;
+    assert_eq!((drained.rows, drained.batches), (1, 2));
+}
