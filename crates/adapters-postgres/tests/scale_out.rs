@@ -148,7 +148,7 @@ async fn purging_failures_skips_a_row_that_is_locked_instead_of_waiting_for_it()
         .execute(&mut *holder)
         .await
         .expect("lock");
-    let purged = tokio::time::timeout(Duration::from_secs(5), log.purge_started_before(NOW_MS - WINDOW_MS))
+    let purged = tokio::time::timeout(Duration::from_secs(5), log.purge_started_before(NOW_MS - WINDOW_MS, 100))
         .await
         .expect("the purge does not wait for the lock")
         .expect("purge");
@@ -156,5 +156,5 @@ async fn purging_failures_skips_a_row_that_is_locked_instead_of_waiting_for_it()
     assert!(log.windows(&[bruno_key()]).await.expect("windows").is_empty());
     holder.rollback().await.expect("rollback");
     assert_eq!(log.windows(&[ana_key()]).await.expect("windows").len(), 1, "the locked row waits for the next purge");
-    assert_eq!(log.purge_started_before(NOW_MS - WINDOW_MS).await.expect("purge"), 1);
+    assert_eq!(log.purge_started_before(NOW_MS - WINDOW_MS, 100).await.expect("purge"), 1);
 }
