@@ -286,8 +286,8 @@ impl UserRepository for PgUserRepository {
         .bind(details.email.as_str())
         .bind(&details.avatar)
         .bind(details.email.key().as_str())
-            .execute(&self.pool)
-            .await;
+        .execute(&self.pool)
+        .await;
         match done {
             Ok(done) if done.rows_affected() == 1 => Ok(DetailsUpdate::Updated),
             Ok(_) => Ok(DetailsUpdate::NotFound),

@@ -306,8 +306,8 @@ impl UserRepository for SqliteUserRepository {
         .bind(details.email.as_str())
         .bind(&details.avatar)
         .bind(details.email.key().as_str().to_owned())
-            .execute(self.db.writer())
-            .await;
+        .execute(self.db.writer())
+        .await;
         match done {
             Ok(done) if done.rows_affected() == 1 => Ok(DetailsUpdate::Updated),
             Ok(_) => Ok(DetailsUpdate::NotFound),
