@@ -32,6 +32,41 @@ pub struct PublicKey {
     kid: String,
     decoding: DecodingKey,
     jwk: Jwk,
+    fast: Option<FastVerifier>,
+}
+
+/// The public key in the form `ring` verifies with. jsonwebtoken's
+/// `rust_crypto` backend takes about 300 µs for one RS256 verification on
+/// the machines we measure on (docs/performance.md), on the profile read's
+/// hot path; `ring` (already in the tree through rustls) takes a fraction
+/// of that. Signing stays with jsonwebtoken.
+#[derive(Clone)]
+pub(super) enum FastVerifier {
+    /// An RSA key of at least 2,048 bits (ring's floor; a smaller key
+    /// verifies through jsonwebtoken): modulus and exponent, big-endian.
+    Rsa {
+        /// The modulus.
+        n: Vec<u8>,
+        /// The public exponent.
+        e: Vec<u8>,
+    },
+    /// A P-256 point, uncompressed (0x04‖x‖y).
+    P256(Vec<u8>),
+}
+
+impl FastVerifier {
+    /// Whether `signature` (raw bytes) signs `message` with this key:
+    /// RSASSA-PKCS1-v1_5 with SHA-256, or ECDSA P-256 with SHA-256 in the
+    /// fixed-length form JWS uses (RFC 7518 §3.4).
+    pub(super) fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
+        use ring::signature::{RsaPublicKeyComponents, UnparsedPublicKey, ECDSA_P256_SHA256_FIXED};
+        match self {
+            Self::Rsa { n, e } => RsaPublicKeyComponents { n, e }
+                .verify(&ring::signature::RSA_PKCS1_2048_8192_SHA256, message, signature)
+                .is_ok(),
+            Self::P256(point) => UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, point).verify(message, signature).is_ok(),
+        }
+    }
 }
 
 impl std::fmt::Debug for PublicKey {
@@ -61,7 +96,8 @@ impl PublicKey {
         let (n, e) = (key.n().to_bytes_be(), key.e().to_bytes_be());
         let decoding = DecodingKey::from_rsa_raw_components(&n, &e);
         let params = AlgorithmParameters::RSA(RSAKeyParameters { key_type: RSAKeyType::RSA, n: b64(&n), e: b64(&e) });
-        Self::with_jwk(JwtAlgorithm::RS256, decoding, params)
+        let fast = (n.len() * 8 >= RSA_KEY_BITS).then(|| FastVerifier::Rsa { n: n.clone(), e: e.clone() });
+        Self::with_jwk(JwtAlgorithm::RS256, decoding, params, fast)
     }
 
     fn p256(key: &p256::PublicKey) -> Self {
@@ -75,10 +111,16 @@ impl PublicKey {
             x,
             y,
         });
-        Self::with_jwk(JwtAlgorithm::ES256, decoding, params)
+        let fast = Some(FastVerifier::P256(point.as_bytes().to_vec()));
+        Self::with_jwk(JwtAlgorithm::ES256, decoding, params, fast)
     }
 
-    fn with_jwk(algorithm: JwtAlgorithm, decoding: DecodingKey, params: AlgorithmParameters) -> Self {
+    fn with_jwk(
+        algorithm: JwtAlgorithm,
+        decoding: DecodingKey,
+        params: AlgorithmParameters,
+        fast: Option<FastVerifier>,
+    ) -> Self {
         let mut jwk = Jwk { common: CommonParameters::default(), algorithm: params };
         let kid = jwk.thumbprint(ThumbprintHash::SHA256);
         jwk.common = CommonParameters {
@@ -90,7 +132,7 @@ impl PublicKey {
             key_id: Some(kid.clone()),
             ..CommonParameters::default()
         };
-        Self { algorithm, kid, decoding, jwk }
+        Self { algorithm, kid, decoding, jwk, fast }
     }
 
     /// The algorithm this key verifies.
@@ -110,6 +152,10 @@ impl PublicKey {
 
     pub(super) fn decoding(&self) -> &DecodingKey {
         &self.decoding
+    }
+
+    pub(super) fn fast_verifier(&self) -> Option<&FastVerifier> {
+        self.fast.as_ref()
     }
 
     pub(super) fn jsonwebtoken_algorithm(&self) -> Algorithm {

@@ -198,11 +198,13 @@ impl JwtKeys {
     }
 }
 
-/// One key a codec verifies with: its id, algorithm and key.
+/// One key a codec verifies with: its id, algorithm and key (and, for a
+/// public key, the same key in `ring`'s form, which verifies it).
 struct VerifyingKey {
     kid: String,
     algorithm: Algorithm,
     decoding: DecodingKey,
+    fast: Option<keys::FastVerifier>,
 }
 
 /// Signs and verifies tokens with the configured keys only.
@@ -246,7 +248,12 @@ impl TokenCodec {
             encoding: keys.encoding,
             header,
             access_header,
-            verifying: vec![VerifyingKey { kid: keys.kid, algorithm: alg, decoding: keys.decoding }],
+            verifying: vec![VerifyingKey {
+                kid: keys.kid,
+                algorithm: alg,
+                decoding: keys.decoding,
+                fast: keys.public.as_ref().and_then(|p| p.fast_verifier().cloned()),
+            }],
             published: keys.public.iter().map(|p| p.jwk().clone()).collect(),
             leeway_secs: leeway_secs.max(0),
         };
@@ -273,6 +280,7 @@ impl TokenCodec {
                 kid: key.kid().to_owned(),
                 algorithm: key.jsonwebtoken_algorithm(),
                 decoding: key.decoding().clone(),
+                fast: key.fast_verifier().cloned(),
             });
         }
         Ok(self)
@@ -375,7 +383,14 @@ impl TokenCodec {
             return None;
         }
         let message = &token[..header.len() + 1 + payload.len()];
-        if !jsonwebtoken::crypto::verify(signature, message.as_bytes(), &key.decoding, key.algorithm).ok()? {
+        let verified = match &key.fast {
+            Some(fast) => {
+                let signature = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(signature).ok()?;
+                fast.verify(message.as_bytes(), &signature)
+            }
+            None => jsonwebtoken::crypto::verify(signature, message.as_bytes(), &key.decoding, key.algorithm).ok()?,
+        };
+        if !verified {
             return None;
         }
         let json = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?;
