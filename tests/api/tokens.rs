@@ -297,6 +297,32 @@ async fn the_sub_application_can_be_mounted_under_another_prefix() {
 }
 
 #[tokio::test]
+async fn the_token_routes_hide_no_other_route_under_their_prefix() {
+    // The token scope is tried before every other route (docs/performance.md,
+    // 2026-11-27); under a prefix the account pages use, it still claims its
+    // own paths only.
+    let app = spawn_app_with(|s| s.token_prefix = "/conta/".into()).await;
+    app.add_user("maria", "pw-maria-1", true).await;
+    let (status, body) =
+        status_and_json(app.post_json("/conta/pair/", &json!({"username": "maria", "password": "pw-maria-1"})).await)
+            .await;
+    assert_eq!(status, 200);
+    let access = body["access"].as_str().expect("access");
+    let page = app.client.get(format!("{}/conta/entrar/", app.address)).send().await.expect("request sent");
+    assert_eq!(page.status(), 200, "the account's login page");
+    assert!(page.text().await.expect("body").contains("<form"), "an HTML form");
+    // The path as the router reads it: percent-encoded characters re-quoted.
+    for path in ["/conta/verify/", "/conta/verify", "/conta/verif%79/"] {
+        let (status, _) = status_and_json(app.post_json(path, &json!({"token": access})).await).await;
+        assert_eq!(status, 200, "{path}");
+    }
+    let (status, body) = status_and_json(app.post_json("/conta/nada/", &json!({})).await).await;
+    assert_eq!((status, body["detail"].is_string()), (404, true), "{body}");
+    let r = app.client.get(format!("{}/conta/verify/", app.address)).send().await.expect("request sent");
+    assert_eq!(r.status(), 405, "the token route's own answer to another method");
+}
+
+#[tokio::test]
 async fn every_shape_of_a_client_applications_token_is_the_wrong_type_at_verify_and_refresh() {
     let app = spawn_app().await;
     let id = app.add_user("maria", "pw-maria-1", true).await;

@@ -20,7 +20,8 @@
 
 use std::sync::Arc;
 
-use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::dev::{AppService, HttpServiceFactory, Url};
+use actix_web::guard::{Guard, GuardContext};
 use actix_web::{web, HttpRequest, HttpResponse};
 use credencial_application::TokenService;
 use secrecy::SecretString;
@@ -104,17 +105,56 @@ impl JwtApi {
     }
 }
 
+/// The sub-application's routes under its prefix, the busiest first (the
+/// scope tries them in this order: `verify` is what every resource server
+/// calls).
+const ROUTES: [&str; 6] = ["/verify", "/pair", "/refresh", "/blacklist", "/user-info", "/rh/eu"];
+
 impl HttpServiceFactory for JwtApi {
     fn register(self, config: &mut AppService) {
-        web::scope(&self.scope_path())
+        let scope_path = self.scope_path();
+        let [verify_path, pair_path, refresh_path, blacklist_path, user_info_path, rh_eu_path] = ROUTES;
+        web::scope(&scope_path)
+            .guard(OwnPaths::of(&scope_path))
             .app_data(self.service.clone())
-            .service(resource("/pair", "POST").route(web::post().to(pair)))
-            .service(resource("/refresh", "POST").route(web::post().to(refresh)))
-            .service(resource("/verify", "POST").route(web::post().to(verify)))
-            .service(resource("/blacklist", "POST").route(web::post().to(blacklist)))
-            .service(consume_resource("/user-info"))
-            .service(consume_resource("/rh/eu"))
+            .service(resource(verify_path, "POST").route(web::post().to(verify)))
+            .service(resource(pair_path, "POST").route(web::post().to(pair)))
+            .service(resource(refresh_path, "POST").route(web::post().to(refresh)))
+            .service(resource(blacklist_path, "POST").route(web::post().to(blacklist)))
+            .service(consume_resource(user_info_path))
+            .service(consume_resource(rh_eu_path))
             .register(config);
+    }
+}
+
+/// The scope's guard: it claims a request only when the path is one of
+/// [`ROUTES`] under the prefix (with or without its trailing slash), so
+/// that any other path under the prefix goes on to the services registered
+/// after it, as if the scope were not there. The scope can then be
+/// registered first — before the pages, whose two-form routes actix tries
+/// one by one, each with a regular-expression set — without hiding a route
+/// that shares its prefix.
+struct OwnPaths(Vec<String>);
+
+impl OwnPaths {
+    fn of(scope_path: &str) -> Self {
+        Self(ROUTES.iter().flat_map(|r| [format!("{scope_path}{r}"), format!("{scope_path}{r}/")]).collect())
+    }
+
+    fn claims(&self, path: &str) -> bool {
+        self.0.iter().any(|p| p == path)
+    }
+}
+
+impl Guard for OwnPaths {
+    fn check(&self, ctx: &GuardContext<'_>) -> bool {
+        let uri = &ctx.head().uri;
+        if uri.path().contains('%') {
+            // The router matches the path with its percent-encoded
+            // characters re-quoted as actix's `Url` does.
+            return self.claims(Url::new(uri.clone()).path());
+        }
+        self.claims(uri.path())
     }
 }
 

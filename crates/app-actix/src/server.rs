@@ -172,7 +172,20 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .app_data(data.clone())
             .app_data(client_address.clone())
             .app_data(readiness.clone())
-            .app_data(grants.clone())
+            .app_data(grants.clone());
+        // First the routes a load calls: actix tries the services in the
+        // order they are registered, and each page route before them would
+        // cost a request a regular-expression match (docs/performance.md).
+        // The token scope claims only its own paths, so that it hides no
+        // route registered after it whatever its prefix (`JwtApi`); the
+        // benchmark's no-op route is one exact path.
+        if let Some(prefix) = &s.token_prefix {
+            app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
+        }
+        if s.noop_route {
+            app = app.service(resource("/_noop", "POST").route(web::post().to(health::noop)));
+        }
+        app = app
             .service(resource("/healthz", "GET").route(routes::get().to(health::healthz)))
             .service(resource("/readyz", "GET").route(routes::get().to(health::readyz)))
             .service(resource(openapi::PATH, "GET").route(routes::get().to(openapi::document)))
@@ -183,9 +196,6 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(AccountApi::new(account_services.clone(), cookies, s.account))
             .service(AdminApi::new(admin_services.clone(), cookies))
             .service(user_directory::resources(user_directory.clone()));
-        if let Some(prefix) = &s.token_prefix {
-            app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
-        }
         if let Some(client_login) = &client_login {
             app = app.service(ClientLoginApi::new(Arc::clone(client_login), s.cookie_secure));
         }
@@ -194,9 +204,6 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         }
         if let (true, Some(exporter)) = (s.metrics_route, &s.metrics) {
             app = app.service(crate::metrics::resource_for(exporter.clone()));
-        }
-        if s.noop_route {
-            app = app.service(resource("/_noop", "POST").route(web::post().to(health::noop)));
         }
         #[cfg(feature = "route-inventory")]
         {
