@@ -64,7 +64,9 @@ impl FastVerifier {
             Self::Rsa { n, e } => RsaPublicKeyComponents { n, e }
                 .verify(&ring::signature::RSA_PKCS1_2048_8192_SHA256, message, signature)
                 .is_ok(),
-            Self::P256(point) => UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, point).verify(message, signature).is_ok(),
+            Self::P256(point) => {
+                UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, point).verify(message, signature).is_ok()
+            }
         }
     }
 }
