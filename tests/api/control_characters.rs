@@ -1,10 +1,12 @@
 //! NUL and the other control characters in client text (docs/decisions.md,
 //! "Control characters in client text"): wherever a client's string could
-//! reach SQL — the panel's search and audit filters, the login form, the
-//! token pair, the user-management API — a NUL (percent-encoded, or raw in
-//! a body) or another C0 control is a clear 400 (or no match for a path
-//! lookup), never a 5xx, on both engines. PostgreSQL refuses a NUL in text
-//! (`invalid byte sequence for encoding "UTF8": 0x00`), which answered 503.
+//! reach SQL — the panel's search and audit filters, the login forms, the
+//! token pair, the OAuth2 endpoints, the user-management API — a NUL
+//! (percent-encoded, or raw in a body) is a clear 400 (no match for a path
+//! look-up), and another control character is judged by the field's own
+//! rule or matches nothing; never a 5xx, on both engines. PostgreSQL
+//! refuses a NUL in text (`invalid byte sequence for encoding "UTF8":
+//! 0x00`), which answered 503.
 
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{json, Value};
@@ -14,14 +16,20 @@ use crate::admin::{add_staff, staff_browser};
 use crate::helpers::{hidden_fields, spawn_app, status_and_json, with, Browser, Page, TestApp};
 use crate::user_directory::api_token;
 
-/// What a page says about a control character.
-const PAGE_MESSAGE: &str = "caractere de controle";
+/// What a page says about a NUL.
+const PAGE_MESSAGE: &str = "caractere nulo";
 
-/// Percent-encoded values with a control character, for query strings.
-const ENCODED: [&str; 5] = ["%00", "ana%00", "%00ana", "a%00%00b", "%01"];
+/// Percent-encoded values with a NUL, for query strings and paths.
+const ENCODED: [&str; 4] = ["%00", "ana%00", "%00ana", "a%00%00b"];
 
-/// Values with a control character, for bodies.
-const RAW: [&str; 4] = ["\0", "ana\0", "a\0b", "\u{1}"];
+/// Values with a NUL, for bodies.
+const RAW: [&str; 3] = ["\0", "ana\0", "a\0b"];
+
+/// Percent-encoded values with another control character.
+const OTHER_ENCODED: [&str; 3] = ["%01", "ana%1B", "%7F"];
+
+/// Values with another control character.
+const OTHER_RAW: [&str; 2] = ["\u{1}", "ana\u{1b}"];
 
 /// A page answered 400 with the Portuguese message.
 fn assert_refused_page(page: &Page, what: &str) {
@@ -51,11 +59,15 @@ async fn every_panel_search_and_audit_filter_refuses_a_nul() {
             }
         }
     }
-    // Tab, line feed and carriage return are text: a search for them finds no one.
-    let page = browser.get("/admin/usuarios/?q=an%09a").await;
-    assert!(page.status == 200 && page.body.contains("Nenhuma conta encontrada"), "{}", page.body);
-    let page = browser.get("/admin/auditoria/?ator=%0A%0D").await;
-    assert_eq!(page.status, 200, "{}", page.body);
+    // Another control character is text that matches no one.
+    for value in OTHER_ENCODED.iter().chain(&["an%09a", "an%0A%0Da"]) {
+        let page = browser.get(&format!("/admin/usuarios/?q={value}")).await;
+        assert!(page.status == 200 && page.body.contains("Nenhuma conta encontrada"), "{value}: {}", page.body);
+        for filter in ["ator", "alvo"] {
+            let page = browser.get(&format!("/admin/auditoria/?{filter}={value}")).await;
+            assert!(page.status == 200 && page.body.contains("Nenhum registro"), "{value}: {}", page.body);
+        }
+    }
     // The panel still works afterwards.
     let page = browser.get("/admin/usuarios/?q=ana").await;
     assert!(page.status == 200 && page.body.contains(">ana</a>"), "{}", page.body);
@@ -66,7 +78,7 @@ async fn an_account_path_with_a_nul_is_the_404_page() {
     let app = spawn_app().await;
     add_staff(&app).await;
     let mut browser = staff_browser(&app).await;
-    for path in ["/admin/usuarios/%00/", "/admin/usuarios/1%00/", "/admin/aplicativos/%00/"] {
+    for path in ["/admin/usuarios/%00/", "/admin/usuarios/1%00/", "/admin/aplicativos/%00/", "/admin/usuarios/1%01/"] {
         let page = browser.get(path).await;
         assert_eq!(page.status, 404, "{path}: {}", page.body);
     }
@@ -113,6 +125,17 @@ async fn the_login_form_refuses_a_nul_in_any_field() {
             }
         }
     }
+    // Another control character: a username no one has.
+    for value in OTHER_RAW {
+        for raw in [false, true] {
+            let page = post_login(&mut browser, value, "senha-da-ana-1", raw).await;
+            assert!(
+                page.status == 200 && page.body.contains("Usuário ou senha inválidos."),
+                "{value:?}: {}",
+                page.body
+            );
+        }
+    }
     // The `next` of the login page with a NUL is no `next`: the overview.
     let form = browser.get("/conta/entrar/?next=%2Fconta%2F%00").await;
     assert_eq!(form.status, 200, "{}", form.body);
@@ -125,22 +148,22 @@ async fn the_token_pair_refuses_a_nul_in_its_json_with_drf_s_message() {
     let app = spawn_app().await;
     app.add_user("ana", "senha-da-ana-1", true).await;
     for value in RAW {
-        let message = if value.contains('\0') {
-            "Null characters are not allowed."
-        } else {
-            "Control characters are not allowed."
-        };
         for (body, field) in [
             (json!({"username": value, "password": "senha-da-ana-1"}), "username"),
             (json!({"username": "ana", "password": value}), "password"),
         ] {
             let (status, answer) = status_and_json(app.post_json("/api/token/pair/", &body).await).await;
-            assert_eq!((status, &answer), (400, &json!({ field: [message] })), "{body}");
+            assert_eq!((status, &answer), (400, &json!({ field: ["Null characters are not allowed."] })), "{body}");
         }
-        // Nested anywhere in the object, under a field the route does not read.
+        // A field the route does not read is not looked at, as DRF ignores it.
         let body = json!({"username": "ana", "password": "senha-da-ana-1", "extra": {"list": [value]}});
+        assert_eq!(app.post_json("/api/token/pair/", &body).await.status(), 200, "{body}");
+    }
+    // Another control character: a username no one has.
+    for value in OTHER_RAW {
+        let body = json!({"username": value, "password": "senha-da-ana-1"});
         let (status, answer) = status_and_json(app.post_json("/api/token/pair/", &body).await).await;
-        assert_eq!((status, &answer), (400, &json!({ "extra": [message] })), "{body}");
+        assert_eq!((status, answer["code"].as_str()), (401, Some("authentication_failed")), "{body}");
     }
     // A raw NUL byte inside a JSON string is no JSON at all.
     let r = app
@@ -168,10 +191,10 @@ async fn directory_get(app: &TestApp, path: &str, token: &str) -> (u16, Value) {
 }
 
 #[tokio::test]
-async fn the_user_directory_refuses_a_nul_in_its_paths_queries_and_bodies() {
+async fn the_user_directory_refuses_a_nul_in_its_queries_and_bodies_and_finds_nothing_at_such_a_path() {
     let app = spawn_app().await;
     let token = api_token(&app, "sistema", "users:read,users:create").await;
-    for value in ENCODED {
+    for value in ENCODED.iter().chain(&OTHER_ENCODED) {
         for path in [
             format!("/usuarios/{value}/"),
             format!("/usuarios/joana{value}@example.org/"),
@@ -181,15 +204,26 @@ async fn the_user_directory_refuses_a_nul_in_its_paths_queries_and_bodies() {
             let (status, body) = directory_get(&app, &path, &token).await;
             assert_eq!((status, body["detail"].as_str()), (404, Some("Not found.")), "{path}: {body}");
         }
-        for query in
-            [format!("cpfs={value}"), format!("cpfs=52998224725,{value}"), format!("cpfs=52998224725&page={value}")]
-        {
+    }
+    // A NUL in the query is DRF's 400 on its field ...
+    for value in ENCODED {
+        for (query, field) in [
+            (format!("cpfs={value}"), "cpfs"),
+            (format!("cpfs=52998224725,{value}"), "cpfs"),
+            (format!("cpfs=52998224725&page={value}"), "page"),
+        ] {
             let (status, body) = directory_get(&app, &format!("/usuarios/?{query}"), &token).await;
-            assert_eq!(status, 400, "{query}: {body}");
-            assert!(body.as_object().is_some_and(|o| o.values().all(Value::is_array)), "{query}: {body}");
+            assert_eq!((status, body), (400, json!({ field: ["Null characters are not allowed."] })), "{query}");
         }
     }
-    for value in RAW {
+    // ... and another control character is no CPF: no match.
+    for value in OTHER_ENCODED {
+        let (status, body) = directory_get(&app, &format!("/usuarios/?cpfs={value}"), &token).await;
+        assert_eq!((status, body), (200, json!([])), "{value}");
+    }
+    // In the creation's form, a NUL is DRF's 400 on the field; another
+    // control character the field's own 400.
+    for value in RAW.iter().chain(&OTHER_RAW) {
         for field in ["cpf", "email", "nome", "genero", "data_de_nascimento"] {
             let mut form = serde_json::Map::new();
             for (name, v) in [
@@ -243,7 +277,7 @@ async fn the_authorization_and_token_endpoints_refuse_a_nul_as_a_bad_request() {
         let fields = with(hidden_fields(&login.body), &[("username", value), ("password", "ana-password")]);
         let page = browser.post("/oauth/authorize/", &fields).await;
         assert_eq!(page.status, 400, "{value:?}: {}", page.body);
-        assert!(page.body.contains("holds a control character"), "{}", page.body);
+        assert!(page.body.contains("parameter username holds a NUL character"), "{}", page.body);
     }
     // Its query: the same page, nothing sent to the client.
     let page = browser.get(&crate::oauth::portal_request("cnes", "s\0")).await;

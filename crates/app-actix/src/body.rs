@@ -1,13 +1,13 @@
 //! Reading JSON request bodies at the edge: a size cap, a content-type
-//! check, an object at the top, text free of the control characters the
-//! service refuses ([`credencial_domain::text`]), and DRF-style messages
-//! per field.
+//! check, an object at the top, and DRF-style messages per field, among
+//! them DRF's refusal of a text field that holds a NUL
+//! ([`credencial_domain::text`]).
 
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest};
+use credencial_domain::text::holds_nul;
 use futures_util::future::LocalBoxFuture;
-use credencial_domain::text::refused_control;
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 
@@ -21,9 +21,6 @@ pub const REQUIRED: &str = "This field is required.";
 
 /// DRF's message for a NUL in a text field (`ProhibitNullCharactersValidator`).
 pub const NULL_CHARACTER: &str = "Null characters are not allowed.";
-
-/// The message for another refused control character in a text field.
-pub const CONTROL_CHARACTER: &str = "Control characters are not allowed.";
 
 /// A request body that must be a JSON object.
 #[derive(Default)]
@@ -110,15 +107,14 @@ fn read(
             if accept == Accept::JsonFormOrNothing && is_form(ct) {
                 return serde_urlencoded::from_bytes::<Vec<(String, String)>>(&bytes)
                     .map(|pairs| JsonBody(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect()))
-                    .map_err(|e| ApiError::parse_error(&e.to_string()))
-                    .and_then(without_control_characters);
+                    .map_err(|e| ApiError::parse_error(&e.to_string()));
             }
             if !is_json(ct) {
                 return Err(ApiError::unsupported_media_type(ct));
             }
         }
         match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(map)) => without_control_characters(JsonBody(map)),
+            Ok(Value::Object(map)) => Ok(JsonBody(map)),
             Ok(other) => Err(ApiError::fields(non_field_error(&format!(
                 "Invalid data. Expected a dictionary, but got {}.",
                 kind(&other)
@@ -128,38 +124,10 @@ fn read(
     })
 }
 
-/// The fields of a JSON route's query string, in the order sent (an
-/// unreadable query has none); a 400 in DRF's shape naming the first field
-/// whose name or value holds a control character the service refuses.
-pub fn query_fields(query: &str) -> Result<Vec<(String, String)>, ApiError> {
-    let fields: Vec<(String, String)> = serde_urlencoded::from_str(query).unwrap_or_default();
-    let found = fields.iter().find_map(|(k, v)| refused_control(k).or_else(|| refused_control(v)).map(|c| (k, c)));
-    match found {
-        None => Ok(fields),
-        Some((name, c)) => Err(ApiError::field(name, if c == '\0' { NULL_CHARACTER } else { CONTROL_CHARACTER })),
-    }
-}
-
-/// `body`, or a 400 naming the first top-level field whose name or text (at
-/// any depth, in a field the route reads or not) holds a control character
-/// the service refuses: DRF's message for a NUL, its own for the others.
-fn without_control_characters(body: JsonBody) -> Result<JsonBody, ApiError> {
-    let found = body.0.iter().find_map(|(name, value)| refused_control(name).or_else(|| refused_in(value)).map(|c| (name, c)));
-    match found {
-        None => Ok(body),
-        Some((name, c)) => Err(ApiError::field(name, if c == '\0' { NULL_CHARACTER } else { CONTROL_CHARACTER })),
-    }
-}
-
-/// The first refused control character in `value`'s text (strings and
-/// object keys, at any depth).
-fn refused_in(value: &Value) -> Option<char> {
-    match value {
-        Value::String(text) => refused_control(text),
-        Value::Array(items) => items.iter().find_map(refused_in),
-        Value::Object(map) => map.iter().find_map(|(k, v)| refused_control(k).or_else(|| refused_in(v))),
-        Value::Null | Value::Bool(_) | Value::Number(_) => None,
-    }
+/// DRF's message for `text` when it holds a NUL; `None` for text that may
+/// be used.
+pub fn null_character_message(text: &str) -> Option<&'static str> {
+    holds_nul(text).then_some(NULL_CHARACTER)
 }
 
 fn is_json(content_type: &str) -> bool {
@@ -224,7 +192,8 @@ impl JsonBody {
         }
     }
 
-    /// Reads an optional string field: absent or `null` give `None`.
+    /// Reads an optional string field: absent or `null` give `None`; text
+    /// with a NUL, a 400 on the field.
     pub fn optional(&self, name: &str) -> Result<Option<String>, ApiError> {
         self.string(name, Trim::Yes).map_err(|message| ApiError::field(name, message))
     }
@@ -237,6 +206,9 @@ impl JsonBody {
             Some(Value::Number(n)) => n.to_string(),
             Some(_) => return Err("Not a valid string."),
         };
+        if let Some(message) = null_character_message(&text) {
+            return Err(message);
+        }
         Ok(Some(match trim {
             Trim::Yes => text.trim().to_owned(),
             Trim::No => text,
@@ -282,25 +254,23 @@ mod tests {
     }
 
     #[test]
-    fn a_control_character_anywhere_in_the_body_is_a_400_on_its_top_level_field() {
-        for (sent, field, message) in [
-            (json!({"username": "a\u{0}b", "password": "x"}), "username", NULL_CHARACTER),
-            (json!({"username": "ana", "password": "\u{0}"}), "password", NULL_CHARACTER),
-            (json!({"nome": "a\u{1b}"}), "nome", CONTROL_CHARACTER),
-            (json!({"extra": {"deep": ["ok", "\u{0}"]}}), "extra", NULL_CHARACTER),
-            (json!({"extra": {"k\u{0}": 1}}), "extra", NULL_CHARACTER),
-            (json!({"k\u{1}": "v"}), "k\u{1}", CONTROL_CHARACTER),
-        ] {
-            let bytes = serde_json::to_vec(&sent).expect("JSON");
-            let e = read_as(Accept::Json, Some("application/json"), bytes).expect_err("refused");
-            assert_eq!((e.status().as_u16(), e.body()), (400, &json!({ field: [message] })), "{sent}");
-        }
-        let e = read_as(Accept::JsonFormOrNothing, Some("application/x-www-form-urlencoded"), b"nome=a%00".to_vec())
-            .expect_err("refused");
-        assert_eq!(e.body(), &json!({"nome": [NULL_CHARACTER]}));
-        let text = json!({"nome": "Ana\tMaria\r\n", "n": 1, "b": true, "z": null});
-        let got = read_as(Accept::Json, Some("application/json"), serde_json::to_vec(&text).expect("JSON"));
-        assert_eq!(Value::Object(got.expect("tab and line breaks are text").0), text);
+    fn a_field_read_with_a_nul_is_a_400_on_that_field_and_others_are_ignored() {
+        let b = body(json!({"username": "a\u{0}b", "password": "\u{0}", "nome": "Ana\tMaria\u{1}\r\n", "x": "\u{0}"}));
+        let e = b.required([("username", Trim::Yes), ("password", Trim::No)]).expect_err("refused");
+        assert_eq!(e.body(), &json!({"username": [NULL_CHARACTER], "password": [NULL_CHARACTER]}));
+        let e = b.optional("x").expect_err("refused");
+        assert_eq!((e.status().as_u16(), e.body()), (400, &json!({"x": [NULL_CHARACTER]})));
+        let text = b.optional("nome").expect("other control characters are the field's rules' to judge");
+        assert_eq!(text.as_deref(), Some("Ana\tMaria\u{1}"));
+        // A field no route reads is not looked at, as DRF ignores it.
+        let sent = json!({"extra": {"k\u{0}": ["\u{0}"]}, "k\u{1}": "v"});
+        let got = read_as(Accept::Json, Some("application/json"), serde_json::to_vec(&sent).expect("JSON"));
+        assert_eq!(Value::Object(got.expect("an object").0), sent);
+        let form = read_as(Accept::JsonFormOrNothing, Some("application/x-www-form-urlencoded"), b"nome=a%00".to_vec());
+        assert_eq!(
+            form.expect("a form").optional("nome").expect_err("refused").body(),
+            &json!({"nome": [NULL_CHARACTER]})
+        );
     }
 
     #[test]

@@ -104,8 +104,13 @@ async fn read(
 /// `GET /usuarios/?cpfs=a,b,c&page=N`: 200 a list of the users found.
 async fn list(req: HttpRequest, service: web::Data<UserDirectoryService>) -> Result<HttpResponse, ApiError> {
     let caller = caller(&req, &service).await?;
-    let query = crate::body::query_fields(req.query_string())?;
+    let query: Vec<(String, String)> = serde_urlencoded::from_str(req.query_string()).unwrap_or_default();
     let value = |name: &str| query.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    for name in ["cpfs", "page"] {
+        if let Some(message) = value(name).and_then(crate::body::null_character_message) {
+            return Err(ApiError::field(name, message));
+        }
+    }
     let cpfs = value("cpfs").ok_or_else(|| ApiError::field("cpfs", crate::body::REQUIRED))?;
     let page = match value("page").map(str::trim) {
         None | Some("") => 1,

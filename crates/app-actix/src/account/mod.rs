@@ -245,16 +245,16 @@ pub fn refused(status: StatusCode, reason: &str) -> HttpResponse {
     html::html(html::response(status), &page)
 }
 
-/// What a page says about text that holds a control character (a NUL,
-/// say): the service refuses it in any text a client sends.
-pub const CONTROL_CHARACTER: &str =
-    "O texto enviado contém um caractere de controle (como o caractere nulo), que não é aceito. Nada foi alterado.";
+/// What a page says about text that holds a NUL: the service refuses it in
+/// any text a client sends.
+pub const NULL_CHARACTER: &str =
+    "O texto enviado contém um caractere nulo (NUL), que não é aceito. Nada foi alterado.";
 
 /// The page for a form that could not be read.
 pub fn form_refused(e: FormError) -> HttpResponse {
     match e {
         FormError::TooLarge => refused(StatusCode::PAYLOAD_TOO_LARGE, "O formulário enviado é inválido."),
-        FormError::ControlCharacter(_) => refused(StatusCode::BAD_REQUEST, CONTROL_CHARACTER),
+        FormError::NullCharacter(_) => refused(StatusCode::BAD_REQUEST, NULL_CHARACTER),
         _ => refused(StatusCode::BAD_REQUEST, "O formulário enviado é inválido."),
     }
 }

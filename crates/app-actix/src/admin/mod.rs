@@ -30,7 +30,7 @@ use credencial_application::{
 };
 use credencial_domain::admin::Actor;
 
-use crate::account::{signed_in, signed_post, CONTROL_CHARACTER};
+use crate::account::{signed_in, signed_post, NULL_CHARACTER};
 use crate::cookies::CookiePolicy;
 use crate::html::{self, ErrorPage, PROVIDER};
 use crate::oauth::form::{FormError, FormFields};
@@ -120,13 +120,13 @@ pub async fn staff_post(
 }
 
 /// The fields of a panel page's query string (its filters: `?q=…`,
-/// `?ator=…`); the 400 page when one holds a control character (a NUL can
-/// match nothing, and must not reach storage); a query that cannot be read
-/// otherwise is an empty filter, as before.
+/// `?ator=…`); the 400 page when one holds a NUL (it can match nothing, and
+/// must not reach storage); a query that cannot be read otherwise is an
+/// empty filter, as before.
 pub fn filter_query(req: &HttpRequest) -> Result<FormFields, HttpResponse> {
     match FormFields::parse(req.query_string().as_bytes()) {
         Ok(fields) => Ok(fields),
-        Err(FormError::ControlCharacter(_)) => Err(refused(StatusCode::BAD_REQUEST, CONTROL_CHARACTER)),
+        Err(FormError::NullCharacter(_)) => Err(refused(StatusCode::BAD_REQUEST, NULL_CHARACTER)),
         Err(_) => Ok(FormFields::default()),
     }
 }

@@ -5,7 +5,7 @@
 use actix_web::http::header;
 use actix_web::{web, HttpRequest};
 use credencial_domain::oauth::AuthorizationParams;
-use credencial_domain::text::refused_control;
+use credencial_domain::text::holds_nul;
 use futures_util::StreamExt;
 
 use crate::body::MAX_BODY_BYTES;
@@ -32,10 +32,9 @@ pub enum FormError {
     Malformed,
     /// A parameter was sent more than once.
     Repeated(String),
-    /// A parameter's name or value holds a control character the service
-    /// refuses in client text ([`credencial_domain::text`]): the name, as
-    /// sent.
-    ControlCharacter(String),
+    /// A parameter's name or value holds a NUL, which no text a client
+    /// sends may hold ([`credencial_domain::text`]): the name, as sent.
+    NullCharacter(String),
 }
 
 impl FormError {
@@ -45,12 +44,23 @@ impl FormError {
             FormError::NotAForm => "the body must be application/x-www-form-urlencoded".into(),
             FormError::TooLarge => format!("the body is larger than {MAX_BODY_BYTES} bytes"),
             FormError::Malformed => "the body is not a valid form".into(),
-            FormError::Repeated(name) => format!("parameter {name} was sent more than once"),
-            FormError::ControlCharacter(name) => {
-                format!("parameter {} holds a control character", name.escape_debug())
-            }
+            FormError::Repeated(name) => match quotable(name) {
+                Some(name) => format!("parameter {name} was sent more than once"),
+                None => "a parameter was sent more than once".into(),
+            },
+            FormError::NullCharacter(name) => match quotable(name) {
+                Some(name) => format!("parameter {name} holds a NUL character"),
+                None => "a parameter holds a NUL character".into(),
+            },
         }
     }
+}
+
+/// `name` when an error text may quote it: printable ASCII but `"` and `\`,
+/// the characters of RFC 6749's `error_description` (§5.2), which these
+/// texts become at the OAuth2 endpoints.
+fn quotable(name: &str) -> Option<&str> {
+    name.bytes().all(|b| matches!(b, 0x20..=0x21 | 0x23..=0x5B | 0x5D..=0x7E)).then_some(name)
 }
 
 /// The names of the authorization request's parameters.
@@ -73,16 +83,12 @@ const AUTHORIZATION_PARAMS: [&str; 14] = [
 
 impl FormFields {
     /// Decodes form-encoded `bytes` (a body or a query string). Errors:
-    /// `Malformed`; `ControlCharacter` when a name or value holds one the
-    /// service refuses in client text (NUL, percent-encoded or not, and the
-    /// other C0 controls but tab, line feed and carriage return).
+    /// `Malformed`; `NullCharacter` when a name or value holds a NUL
+    /// (percent-encoded or not).
     pub fn parse(bytes: &[u8]) -> Result<Self, FormError> {
-        let pairs =
-            serde_urlencoded::from_bytes::<Vec<(String, String)>>(bytes).map_err(|_| FormError::Malformed)?;
-        if let Some((name, _)) =
-            pairs.iter().find(|(k, v)| refused_control(k).is_some() || refused_control(v).is_some())
-        {
-            return Err(FormError::ControlCharacter(name.clone()));
+        let pairs = serde_urlencoded::from_bytes::<Vec<(String, String)>>(bytes).map_err(|_| FormError::Malformed)?;
+        if let Some((name, _)) = pairs.iter().find(|(k, v)| holds_nul(k) || holds_nul(v)) {
+            return Err(FormError::NullCharacter(name.clone()));
         }
         Ok(Self(pairs))
     }
@@ -193,19 +199,25 @@ mod tests {
     }
 
     #[test]
-    fn a_control_character_in_a_name_or_value_refuses_the_form() {
+    fn a_nul_in_a_name_or_value_refuses_the_form() {
         for (bytes, name) in [
             (&b"q=%00"[..], "q"),
             (b"q=a\0b", "q"),
-            (b"ok=1&ator=x%01", "ator"),
+            (b"ok=1&ator=x%00", "ator"),
             (b"a%00=1", "a\0"),
-            (b"x=%1F&y=%00", "x"),
+            (b"x=%1F%00&y=%00", "x"),
         ] {
-            assert_eq!(FormFields::parse(bytes).map(drop), Err(FormError::ControlCharacter(name.into())), "{bytes:?}");
+            assert_eq!(FormFields::parse(bytes).map(drop), Err(FormError::NullCharacter(name.into())), "{bytes:?}");
         }
-        assert_eq!(FormError::ControlCharacter("a\0".into()).message(), "parameter a\\0 holds a control character");
-        let text = FormFields::parse(b"q=a%09b%0Ac%0Dd").expect("tab and line breaks are text");
-        assert_eq!(text.get("q"), Ok(Some("a\tb\nc\rd")));
+        assert_eq!(FormError::NullCharacter("ator".into()).message(), "parameter ator holds a NUL character");
+        // Only a name of RFC 6749's error_description characters is quoted.
+        for name in ["a\0", "açaí", "a\"b", "a\\b"] {
+            assert!(!FormError::NullCharacter(name.into()).message().contains(name), "{name:?}");
+            assert!(!FormError::Repeated(name.into()).message().contains(name), "{name:?}");
+        }
+        // The other control characters are text here (their fields' rules judge them).
+        let text = FormFields::parse(b"q=a%09b%0Ac%0Dd%01").expect("text");
+        assert_eq!(text.get("q"), Ok(Some("a\tb\nc\rd\u{1}")));
     }
 
     #[test]
@@ -260,6 +272,14 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn an_error_text_is_always_a_valid_error_description(name in "\\PC{0,8}|[\\x00-\\x1f\"\\\\a-z]{0,8}") {
+            for e in [FormError::Repeated(name.clone()), FormError::NullCharacter(name.clone())] {
+                let text = e.message();
+                prop_assert!(text.bytes().all(|b| matches!(b, 0x20..=0x21 | 0x23..=0x5B | 0x5D..=0x7E)), "{text:?}");
+            }
+        }
+
         #[test]
         fn any_bytes_are_fields_or_a_form_error(
             content_type in prop::option::of(prop_oneof![
