@@ -89,6 +89,7 @@ pub(crate) async fn insert_user(
     .bind(user.cpf.as_ref().map(Cpf::as_str))
     .bind(flags.staff)
     .bind(flags.must_change_password)
+    .bind(EmailKey::of(&user.data.email).as_str())
     .fetch_one(on)
     .await?;
     Ok(UserId(id))
@@ -125,7 +126,6 @@ pub(crate) async fn find_record_by_id(pool: &PgPool, id: UserId) -> Result<Optio
 pub(crate) async fn find_record_by_username(
     pool: &PgPool,
     username: &Username,
-    .bind(EmailKey::of(&user.data.email).as_str())
 ) -> Result<Option<AccountRecord>, RepositoryError> {
     let row = sqlx::query_as::<_, RecordColumns>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE username = $1"))
         .bind(username.as_str())
@@ -227,7 +227,7 @@ impl UserRepository for PgUserRepository {
         .bind(registration.username.as_str())
         .bind(password_hash)
         .bind(&registration.name)
-        .bind(registration.email.as_str())
+        .bind(email_key.as_str())
         .bind(registration.cpf.as_str())
         .fetch_optional(&self.pool)
         .await;
@@ -250,8 +250,9 @@ impl UserRepository for PgUserRepository {
         .bind(registration.username.as_str())
         .bind(password_hash)
         .bind(&registration.name)
-        .bind(email_key.as_str())
+        .bind(registration.email.as_str())
         .bind(registration.cpf.as_str())
+        .bind(email_key.as_str())
         .fetch_optional(&self.pool)
         .await
         .map_err(to_repository_error)?;
@@ -291,7 +292,6 @@ impl UserRepository for PgUserRepository {
         match done {
             Ok(done) if done.rows_affected() == 1 => Ok(DetailsUpdate::Updated),
             Ok(_) => Ok(DetailsUpdate::NotFound),
-        .bind(email_key.as_str())
             // The e-mail index is the only unique one these columns have.
             Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Ok(DetailsUpdate::EmailTaken),
             Err(e) => Err(to_repository_error(e)),

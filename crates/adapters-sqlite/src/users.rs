@@ -98,6 +98,7 @@ pub(crate) async fn insert_user(
     .bind(user.cpf.as_ref().map(Cpf::as_str))
     .bind(flags.staff)
     .bind(flags.must_change_password)
+    .bind(EmailKey::of(&user.data.email).as_str().to_owned())
     .fetch_one(conn)
     .await?;
     Ok(UserId(id))
@@ -131,7 +132,6 @@ pub(crate) async fn find_record_by_username(
 ) -> Result<Option<AccountRecord>, RepositoryError> {
     let row = sqlx::query_as::<_, RecordColumns>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE username = ?1"))
         .bind(username.as_str())
-    .bind(EmailKey::of(&user.data.email).as_str().to_owned())
         .fetch_optional(readers)
         .await
         .map_err(to_repository_error)?;
@@ -166,6 +166,7 @@ fn bind_registration<'q>(
         .bind(&registration.name)
         .bind(registration.email.as_str())
         .bind(registration.cpf.as_str())
+        .bind(registration.email.key().as_str().to_owned())
 }
 
 /// The sign-up's pre-registered claim, its insert and its taken-values
@@ -199,7 +200,6 @@ async fn register_on(
          VALUES (?1, ?2, 1, ?3, ?4, ?3, ?5, ?6) ON CONFLICT DO NOTHING RETURNING id",
     );
     let created = bind_registration(created, registration, password_hash)
-        .bind(registration.email.key().as_str().to_owned())
         .fetch_optional(&mut *conn)
         .await
         .map_err(to_repository_error)?;
