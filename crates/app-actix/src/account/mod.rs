@@ -247,8 +247,7 @@ pub fn refused(status: StatusCode, reason: &str) -> HttpResponse {
 
 /// What a page says about text that holds a NUL: the service refuses it in
 /// any text a client sends.
-pub const NULL_CHARACTER: &str =
-    "O texto enviado contém um caractere nulo (NUL), que não é aceito. Nada foi alterado.";
+pub const NULL_CHARACTER: &str = "O texto enviado contém um caractere nulo (NUL), que não é aceito. Nada foi alterado.";
 
 /// The page for a form that could not be read.
 pub fn form_refused(e: FormError) -> HttpResponse {
