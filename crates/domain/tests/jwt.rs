@@ -428,3 +428,56 @@ fn claims_with_a_user_id_string_of_digits_are_read_and_any_other_string_is_inval
     value["user_id"] = json!("forty-two");
     assert!(matches!(hs256(0).decode(&sign_value(&value), NOW), Err(TokenError::Invalid)));
 }
+
+// ---------------------------------------------------------------- hand-made headers
+
+/// A token with `header` (raw JSON) over the full claims, HS256-signed with
+/// the codec's secret: only the header decides whether it is accepted.
+fn with_header(header: &str) -> String {
+    use hmac::Mac as _;
+    let message = format!("{}.{}", b64(header.as_bytes()), b64(&serde_json::to_vec(&full_claims()).expect("claims")));
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(SECRET).expect("HMAC key");
+    mac.update(message.as_bytes());
+    format!("{message}.{}", b64(&mac.finalize().into_bytes()))
+}
+
+#[test]
+fn a_header_is_read_for_its_algorithm_key_id_and_type_and_nothing_else() {
+    let codec = hs256(0);
+    let kid = jsonwebtoken::decode_header(&codec.encode(&access(1)).expect("encode")).expect("header").kid;
+    let kid = kid.expect("our tokens name their key");
+    // Accepted: the minimal header, ours, unknown members, an escaped
+    // string, a null type or key id (no key id: the current key).
+    for header in [
+        r#"{"alg":"HS256"}"#.to_owned(),
+        format!(r#"{{"alg":"HS256","typ":"JWT","kid":"{kid}"}}"#),
+        r#"{"alg":"HS256","x5u":"https://example.invalid/","crit":[],"extra":{"a":[1,2]}}"#.to_owned(),
+        r#"{"alg":"HS\u0032\u00356","typ":"J\u0057T"}"#.to_owned(),
+        r#"{"alg":"HS256","typ":null,"kid":null}"#.to_owned(),
+    ] {
+        assert!(codec.decode(&with_header(&header), NOW).is_ok(), "accepted: {header}");
+    }
+    // Refused: another or no algorithm, a lower-case name, a key id the
+    // codec does not hold, members of the wrong type, a member given twice,
+    // not an object, not JSON.
+    for header in [
+        r#"{"alg":"HS512"}"#,
+        r#"{"alg":"hs256"}"#,
+        r#"{"typ":"JWT"}"#,
+        r#"{"alg":"HS256","kid":"someone-else"}"#,
+        r#"{"alg":"HS256","kid":7}"#,
+        r#"{"alg":["HS256"]}"#,
+        r#"{"alg":"HS256","typ":1}"#,
+        r#"{"alg":"HS256","alg":"HS256"}"#,
+        r#"["HS256"]"#,
+        r#"{"alg":"HS256""#,
+        "",
+    ] {
+        assert!(matches!(codec.decode(&with_header(header), NOW), Err(TokenError::Invalid)), "refused: {header}");
+    }
+    // `typ: at+jwt` (escaped or not) marks an OAuth2 access token: on an
+    // `access` token it is refused (the two kinds exclude each other).
+    for header in [r#"{"alg":"HS256","typ":"at+jwt"}"#, r#"{"alg":"HS256","typ":"at\u002bjwt"}"#] {
+        assert!(matches!(codec.decode(&with_header(header), NOW), Err(TokenError::Invalid)), "refused: {header}");
+    }
+}

@@ -35,7 +35,7 @@ pub struct PublicKey {
     fast: Option<FastVerifier>,
 }
 
-/// The public key in the form `ring` verifies with. jsonwebtoken's
+/// A key in the form `ring` verifies with. jsonwebtoken's
 /// `rust_crypto` backend takes about 300 µs for one RS256 verification on
 /// the machines we measure on (docs/performance.md), on the profile read's
 /// hot path; `ring` (already in the tree through rustls) takes a fraction
@@ -52,12 +52,21 @@ pub(super) enum FastVerifier {
     },
     /// A P-256 point, uncompressed (0x04‖x‖y).
     P256(Vec<u8>),
+    /// An HS256 secret, with the HMAC's inner and outer states computed
+    /// once (jsonwebtoken computes them again for every token).
+    HmacSha256(ring::hmac::Key),
 }
 
 impl FastVerifier {
+    /// The verifier of HS256 with `secret`.
+    pub(super) fn hmac_sha256(secret: &[u8]) -> Self {
+        Self::HmacSha256(ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret))
+    }
+
     /// Whether `signature` (raw bytes) signs `message` with this key:
-    /// RSASSA-PKCS1-v1_5 with SHA-256, or ECDSA P-256 with SHA-256 in the
-    /// fixed-length form JWS uses (RFC 7518 §3.4).
+    /// RSASSA-PKCS1-v1_5 with SHA-256, ECDSA P-256 with SHA-256 in the
+    /// fixed-length form JWS uses (RFC 7518 §3.4), or HMAC-SHA256 (compared
+    /// in constant time).
     pub(super) fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
         use ring::signature::{RsaPublicKeyComponents, UnparsedPublicKey, ECDSA_P256_SHA256_FIXED};
         match self {
@@ -67,6 +76,7 @@ impl FastVerifier {
             Self::P256(point) => {
                 UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, point).verify(message, signature).is_ok()
             }
+            Self::HmacSha256(key) => ring::hmac::verify(key, message, signature).is_ok(),
         }
     }
 }

@@ -52,6 +52,15 @@ impl JwtAlgorithm {
         !matches!(self, Self::HS256)
     }
 
+    /// Its name in a JWS header's `alg` (RFC 7518 §3.1).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::HS256 => "HS256",
+            Self::RS256 => "RS256",
+            Self::ES256 => "ES256",
+        }
+    }
+
     fn as_jsonwebtoken(self) -> Algorithm {
         match self {
             Self::HS256 => Algorithm::HS256,
@@ -63,11 +72,7 @@ impl JwtAlgorithm {
 
 impl fmt::Display for JwtAlgorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::HS256 => "HS256",
-            Self::RS256 => "RS256",
-            Self::ES256 => "ES256",
-        })
+        f.write_str(self.as_str())
     }
 }
 
@@ -127,6 +132,8 @@ pub struct JwtKeys {
     encoding: EncodingKey,
     decoding: DecodingKey,
     public: Option<PublicKey>,
+    /// The key in `ring`'s form, which verifies it (see [`keys::FastVerifier`]).
+    fast: Option<keys::FastVerifier>,
 }
 
 impl fmt::Debug for JwtKeys {
@@ -147,6 +154,7 @@ impl JwtKeys {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
             public: None,
+            fast: Some(keys::FastVerifier::hmac_sha256(secret)),
         })
     }
 
@@ -183,6 +191,7 @@ impl JwtKeys {
             kid: public.kid().to_owned(),
             encoding,
             decoding: public.decoding().clone(),
+            fast: public.fast_verifier().cloned(),
             public: Some(public),
         }
     }
@@ -202,9 +211,26 @@ impl JwtKeys {
 /// public key, the same key in `ring`'s form, which verifies it).
 struct VerifyingKey {
     kid: String,
+    /// The algorithm, and its name as a header's `alg` gives it.
     algorithm: Algorithm,
+    alg_name: &'static str,
     decoding: DecodingKey,
     fast: Option<keys::FastVerifier>,
+}
+
+/// What a token check reads from a JOSE header (RFC 7515 §4): the
+/// algorithm, the key id and the type; other members are ignored, as
+/// jsonwebtoken's header type ignores them. Read borrowed from the decoded
+/// header (escaped strings are copied), so that a check allocates no string
+/// for them: the header is parsed on every token check.
+#[derive(serde::Deserialize)]
+struct JoseHeader<'a> {
+    #[serde(borrow)]
+    alg: std::borrow::Cow<'a, str>,
+    #[serde(default, borrow)]
+    kid: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    typ: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// Signs and verifies tokens with the configured keys only.
@@ -251,8 +277,9 @@ impl TokenCodec {
             verifying: vec![VerifyingKey {
                 kid: keys.kid,
                 algorithm: alg,
+                alg_name: keys.algorithm.as_str(),
                 decoding: keys.decoding,
-                fast: keys.public.as_ref().and_then(|p| p.fast_verifier().cloned()),
+                fast: keys.fast,
             }],
             published: keys.public.iter().map(|p| p.jwk().clone()).collect(),
             leeway_secs: leeway_secs.max(0),
@@ -279,6 +306,7 @@ impl TokenCodec {
             self.verifying.push(VerifyingKey {
                 kid: key.kid().to_owned(),
                 algorithm: key.jsonwebtoken_algorithm(),
+                alg_name: key.algorithm().as_str(),
                 decoding: key.decoding().clone(),
                 fast: key.fast_verifier().cloned(),
             });
@@ -334,8 +362,7 @@ impl TokenCodec {
     /// §3.12); `exp` reached (`Expired`); `nbf`/`iat` in the future beyond
     /// leeway and clock skew (`NotYetValid`).
     pub fn decode(&self, token: &str, now: i64) -> Result<Claims, TokenError> {
-        let (typ, claims): (_, Claims) = self.verified(token).ok_or(TokenError::Invalid)?;
-        let typed_as_access_token = typ.as_deref().is_some_and(is_access_token_jwt_type);
+        let (typed_as_access_token, claims): (_, Claims) = self.verified(token).ok_or(TokenError::Invalid)?;
         if typed_as_access_token != (claims.token_type == TokenType::ClientAccess) {
             return Err(TokenError::Invalid);
         }
@@ -367,19 +394,26 @@ impl TokenCodec {
         self.verified(token).map(|(_, payload)| payload)
     }
 
-    /// [`verified_payload`](Self::verified_payload) with the header's `typ`.
-    fn verified<T: serde::de::DeserializeOwned>(&self, token: &str) -> Option<(Option<String>, T)> {
+    /// [`verified_payload`](Self::verified_payload), and whether the
+    /// header's `typ` is an access token's (`at+jwt`).
+    fn verified<T: serde::de::DeserializeOwned>(&self, token: &str) -> Option<(bool, T)> {
         let mut parts = token.split('.');
         let (header, payload, signature) = (parts.next()?, parts.next()?, parts.next()?);
         if parts.next().is_some() {
             return None;
         }
-        let presented = jsonwebtoken::decode_header(token).ok()?;
+        let header_json = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(header).ok()?;
+        // A JOSE header is a JSON object (RFC 7515 §4); a derived struct
+        // would also read an array, member by position.
+        if header_json.trim_ascii_start().first() != Some(&b'{') {
+            return None;
+        }
+        let presented: JoseHeader<'_> = serde_json::from_slice(&header_json).ok()?;
         let key = match presented.kid.as_deref() {
             None => self.verifying.first()?,
             Some(kid) => self.verifying.iter().find(|k| k.kid == kid)?,
         };
-        if presented.alg != key.algorithm {
+        if presented.alg != key.alg_name {
             return None;
         }
         let message = &token[..header.len() + 1 + payload.len()];
@@ -394,7 +428,8 @@ impl TokenCodec {
             return None;
         }
         let json = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?;
-        Some((presented.typ, serde_json::from_slice(&json).ok()?))
+        let typed_as_access_token = presented.typ.as_deref().is_some_and(is_access_token_jwt_type);
+        Some((typed_as_access_token, serde_json::from_slice(&json).ok()?))
     }
 
     /// Like [`decode_typed`](Self::decode_typed), and also requires a
