@@ -31,7 +31,7 @@ use crate::client_address::client_address;
 use crate::consume;
 use crate::error::ApiError;
 use crate::private::private_json;
-use crate::routes::{self, resource};
+use crate::routes::{self, two_forms};
 
 /// The prefix the sub-application is mounted under unless told otherwise.
 pub const DEFAULT_PREFIX: &str = "/api/token/";
@@ -117,10 +117,10 @@ impl HttpServiceFactory for JwtApi {
         web::scope(&scope_path)
             .guard(OwnPaths::of(&scope_path))
             .app_data(self.service.clone())
-            .service(resource(verify_path, "POST").route(web::post().to(verify)))
-            .service(resource(pair_path, "POST").route(web::post().to(pair)))
-            .service(resource(refresh_path, "POST").route(web::post().to(refresh)))
-            .service(resource(blacklist_path, "POST").route(web::post().to(blacklist)))
+            .service(two_forms(verify_path, "POST", |r| r.route(web::post().to(verify))))
+            .service(two_forms(pair_path, "POST", |r| r.route(web::post().to(pair))))
+            .service(two_forms(refresh_path, "POST", |r| r.route(web::post().to(refresh))))
+            .service(two_forms(blacklist_path, "POST", |r| r.route(web::post().to(blacklist))))
             .service(consume_resource(user_info_path))
             .service(consume_resource(rh_eu_path))
             .register(config);
@@ -158,8 +158,8 @@ impl Guard for OwnPaths {
     }
 }
 
-fn consume_resource(path: &str) -> actix_web::Resource {
-    resource(path, "GET, POST")
-        .route(routes::get().to(consume::consume_get))
-        .route(web::post().to(consume::consume_post))
+fn consume_resource(path: &str) -> impl HttpServiceFactory {
+    two_forms(path, "GET, POST", |r| {
+        r.route(routes::get().to(consume::consume_get)).route(web::post().to(consume::consume_post))
+    })
 }

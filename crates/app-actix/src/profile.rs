@@ -9,7 +9,7 @@ use crate::body::FormOrJsonBody;
 use crate::consume::bearer_token;
 use crate::error::ApiError;
 use crate::private::private_json;
-use crate::routes::resource;
+use crate::routes::two_forms;
 
 /// The route's path.
 pub const PATH: &str = "/api/perfil/dados";
@@ -44,6 +44,6 @@ fn request_id() -> RequestId {
 }
 
 /// The profile endpoint's resource (POST only; other methods get a 405).
-pub fn resource_for(profiles: web::Data<ProfileService>) -> actix_web::Resource {
-    resource(PATH, "POST").app_data(profiles).route(web::post().to(perfil_dados))
+pub fn resource_for(profiles: web::Data<ProfileService>) -> impl actix_web::dev::HttpServiceFactory {
+    two_forms(PATH, "POST", move |r| r.app_data(profiles.clone()).route(web::post().to(perfil_dados)))
 }

@@ -183,7 +183,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             app = app.service(JwtApi::new(Arc::clone(&service)).at(prefix));
         }
         if s.noop_route {
-            app = app.service(resource("/_noop", "POST").route(web::post().to(health::noop)));
+            app = app.service(routes::two_forms("/_noop", "POST", |r| r.route(web::post().to(health::noop))));
         }
         app = app
             .service(resource("/healthz", "GET").route(routes::get().to(health::healthz)))

@@ -140,7 +140,7 @@ fn log_request<B>(response: &ServiceResponse<B>, started: Instant, id: RequestId
         target: REQUEST_LOG_TARGET,
         tracing::Level::INFO,
         http.method = request.method().as_str(),
-        http.route = route.as_deref().unwrap_or("unmatched"),
+        http.route = route.as_deref().map_or("unmatched", template_without_slash),
         http.status_code = u64::from(response.status().as_u16()),
         latency_us = latency_us,
         request_id = id.as_str(),
@@ -148,9 +148,28 @@ fn log_request<B>(response: &ServiceResponse<B>, started: Instant, id: RequestId
     );
 }
 
+/// A route template as the request line names it: without its trailing
+/// slash (every route answers with and without it, and a hot route is two
+/// resources, one per form: `routes::two_forms`), `/` for the root.
+fn template_without_slash(template: &str) -> &str {
+    match template.trim_end_matches('/') {
+        "" => "/",
+        bare => bare,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_request_line_names_a_template_without_its_trailing_slash() {
+        assert_eq!(template_without_slash("/api/token/verify/"), "/api/token/verify");
+        assert_eq!(template_without_slash("/api/token/verify"), "/api/token/verify");
+        assert_eq!(template_without_slash("/admin/usuarios/{id}/"), "/admin/usuarios/{id}");
+        assert_eq!(template_without_slash("/"), "/");
+        assert_eq!(template_without_slash("//"), "/");
+    }
 
     #[test]
     fn request_ids_are_random_uuid_v4s() {

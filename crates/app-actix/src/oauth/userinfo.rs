@@ -20,7 +20,7 @@ use super::form::{read_form, FormError};
 use crate::consume::bearer_token;
 use crate::error::ApiError;
 use crate::private::private_json;
-use crate::routes::{self, resource};
+use crate::routes;
 
 /// The route's path (a trailing slash is optional).
 pub const USERINFO_PATH: &str = "/oauth/userinfo";
@@ -31,12 +31,16 @@ const BAD_TOKEN: &str = "the access token is invalid, expired, revoked or not is
 const NO_OPENID: &str = "the access token was not granted the openid scope";
 
 /// The route (GET and POST; other methods get a 405).
-pub fn resource_for(tokens: web::Data<TokenService>, profiles: web::Data<ProfileService>) -> actix_web::Resource {
-    resource(USERINFO_PATH, "GET, POST")
-        .app_data(tokens)
-        .app_data(profiles)
-        .route(routes::get().to(userinfo_get))
-        .route(web::post().to(userinfo_post))
+pub fn resource_for(
+    tokens: web::Data<TokenService>,
+    profiles: web::Data<ProfileService>,
+) -> impl actix_web::dev::HttpServiceFactory {
+    routes::two_forms(USERINFO_PATH, "GET, POST", move |r| {
+        r.app_data(tokens.clone())
+            .app_data(profiles.clone())
+            .route(routes::get().to(userinfo_get))
+            .route(web::post().to(userinfo_post))
+    })
 }
 
 /// `GET /oauth/userinfo/`: the token from the `Authorization` header.
