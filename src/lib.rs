@@ -5,6 +5,7 @@ pub mod cli;
 pub mod demo;
 mod keys;
 mod log_format;
+pub mod log_writer;
 pub mod settings;
 pub mod startup;
 pub mod storage;

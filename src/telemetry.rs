@@ -5,13 +5,13 @@
 //! their own ([`init`]), so a request never waits for the output.
 
 use tracing::Subscriber;
-use tracing_appender::non_blocking::{NonBlocking, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::fmt::{self, MakeWriter};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 use crate::log_format::{JsonLine, TextLine};
+use crate::log_writer::{off_thread, LogWriterGuard};
 
 /// The field that holds a request's id: added to every line written inside
 /// a request (the id the HTTP layer set as the current request,
@@ -26,12 +26,12 @@ const DEFAULT_FILTER: &str = "info,sqlx=warn,actix_server=warn";
 /// Installs the global subscriber of the service (`serve`, `demo`):
 /// `RUST_LOG` (default `info`) filters, `json` picks JSON lines (for
 /// production), anything else readable text; lines go to standard output
-/// through [`off_thread`] (the other commands log to standard error:
+/// through a writer thread ([`crate::log_writer`]; the other commands log to standard error:
 /// [`init_for_command`]). Keep the guard for as long as the process logs:
 /// dropping it (at the end of a graceful stop) writes out the lines still
 /// queued.
 #[must_use = "dropping the guard stops the log writer"]
-pub fn init(format: &str) -> WorkerGuard {
+pub fn init(format: &str) -> LogWriterGuard {
     let colours = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let (writer, guard) = off_thread(std::io::stdout());
     // A second call (tests) keeps the first subscriber.
@@ -49,58 +49,6 @@ pub fn init_for_command(format: &str) {
     let colours = std::io::IsTerminal::is_terminal(&std::io::stderr());
     // A second call (tests) keeps the first subscriber.
     drop(build(format, default_filter(), std::io::stderr, colours).try_init());
-}
-
-/// How many formatted lines may wait for the writer thread before a thread
-/// that logs waits for it (tracing-appender's default).
-pub const QUEUED_LINES: usize = 128_000;
-
-/// How long the writer thread rests after writing out what had queued up.
-/// Meanwhile the threads that log queue their lines without waking it, and
-/// it writes them with one system call: a line costs neither a wake-up nor
-/// a write of its own (at 4 connections, a wake-up and a write per line
-/// cost more CPU than formatting it). A line reaches the output at most
-/// this late.
-pub const WRITE_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
-
-/// A writer that hands every formatted line to a thread of its own, which
-/// writes it to `sink` in batches ([`WRITE_PAUSE`]); the guard, when
-/// dropped, writes out what is still queued and ends that thread.
-/// Back-pressure blocks, it never drops lines:
-/// when [`QUEUED_LINES`] lines are waiting (the output has been slower than
-/// the service for a while), a thread that logs waits until there is room,
-/// as it would have with a direct write; warnings and refusals are never
-/// lost (docs/decisions.md).
-pub fn off_thread<W: std::io::Write + Send + 'static>(sink: W) -> (NonBlocking, WorkerGuard) {
-    let batched = Batched { sink: std::io::BufWriter::with_capacity(64 * 1024, sink), written: false };
-    NonBlockingBuilder::default()
-        .lossy(false)
-        .buffered_lines_limit(QUEUED_LINES)
-        .thread_name("credencial-log")
-        .finish(batched)
-}
-
-/// The writer thread's output: lines are buffered, and written out when the
-/// queue is empty (tracing-appender's worker flushes then), after which the
-/// thread rests for [`WRITE_PAUSE`] if it wrote anything.
-struct Batched<W: std::io::Write> {
-    sink: std::io::BufWriter<W>,
-    written: bool,
-}
-
-impl<W: std::io::Write> std::io::Write for Batched<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.written = true;
-        self.sink.write(buf)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.sink.flush()?;
-        if std::mem::take(&mut self.written) {
-            std::thread::sleep(WRITE_PAUSE);
-        }
-        Ok(())
-    }
 }
 
 /// `RUST_LOG`, or the service's default filter.
@@ -162,7 +110,8 @@ mod tests {
     }
 
     #[test]
-    fn the_writer_thread_loses_no_line_and_writes_out_the_queue_when_its_guard_is_dropped() {
+    fn the_service_subscriber_through_the_writer_thread_loses_no_line_and_writes_out_the_rest_when_its_guard_is_dropped(
+    ) {
         let kept = Kept::default();
         let (writer, guard) = off_thread(kept.clone());
         let subscriber = subscriber("json", EnvFilter::new("info"), writer);
