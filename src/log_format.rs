@@ -18,6 +18,7 @@ use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
 
+use credencial_app_actix::telemetry::{RequestLine, REQUEST_LINE_MESSAGE};
 use credencial_application::request_context::{self, RequestId};
 
 use crate::telemetry::REQUEST_ID_FIELD;
@@ -65,6 +66,50 @@ where
         fields.result?;
         writer.write_str("}\n")
     }
+}
+
+/// Appends the request line of `line` to `buffer`, in JSON or in text
+/// without colours: exactly what [`JsonLine`] or [`TextLine`] write for the
+/// event the HTTP layer's request log gives tracing (a test compares them),
+/// without the event's dispatch and field visits.
+pub(crate) fn request_line(buffer: &mut String, json: bool, line: &RequestLine<'_>) -> fmt::Result {
+    let mut writer = Writer::new(buffer);
+    let w = &mut writer;
+    let (mut status, mut latency) = (itoa::Buffer::new(), itoa::Buffer::new());
+    let (status, latency) = (status.format(line.status), latency.format(line.latency_us));
+    if json {
+        w.write_str("{\"timestamp\":\"")?;
+        write_timestamp(w, std::time::SystemTime::now())?;
+        w.write_str("\",\"level\":\"INFO\",\"message\":")?;
+        json_string(w, REQUEST_LINE_MESSAGE)?;
+        w.write_str(",\"http.method\":")?;
+        json_string(w, line.method)?;
+        w.write_str(",\"http.route\":")?;
+        json_string(w, line.route)?;
+        w.write_str(",\"http.status_code\":")?;
+        w.write_str(status)?;
+        w.write_str(",\"latency_us\":")?;
+        w.write_str(latency)?;
+        w.write_str(",\"request_id\":")?;
+        json_string(w, line.request_id)?;
+        return w.write_str("}\n");
+    }
+    write_timestamp(w, std::time::SystemTime::now())?;
+    w.write_char(' ')?;
+    w.write_str(padded(Level::INFO))?;
+    w.write_char(' ')?;
+    TextEscaped(w).write_str(REQUEST_LINE_MESSAGE)?;
+    w.write_str(" http.method=")?;
+    text_str_value(&mut TextEscaped(w), line.method)?;
+    w.write_str(" http.route=")?;
+    text_str_value(&mut TextEscaped(w), line.route)?;
+    w.write_str(" http.status_code=")?;
+    w.write_str(status)?;
+    w.write_str(" latency_us=")?;
+    w.write_str(latency)?;
+    w.write_str(" request_id=")?;
+    text_str_value(&mut TextEscaped(w), line.request_id)?;
+    w.write_char('\n')
 }
 
 /// Writes an event's fields as JSON members, each preceded by a comma.
@@ -266,12 +311,10 @@ fn write_text_field(
 
 impl Visit for TextFields<'_, '_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        if is_bare_word(value) {
-            self.field(field, |w| w.verbatim(value));
-        } else if field.name() == "message" {
+        if field.name() == "message" && !is_bare_word(value) {
             self.field(field, |w| w.write_str(value));
         } else {
-            self.field(field, |w| write!(w, "{value:?}"));
+            self.field(field, |w| text_str_value(w, value));
         }
     }
 
@@ -293,6 +336,16 @@ impl Visit for TextFields<'_, '_> {
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         self.field(field, |w| write!(w, "{value:?}"));
+    }
+}
+
+/// A string field's value in text: as it is when it is a bare word, quoted
+/// and escaped otherwise.
+fn text_str_value(writer: &mut TextEscaped<'_, '_>, value: &str) -> fmt::Result {
+    if is_bare_word(value) {
+        writer.verbatim(value)
+    } else {
+        write!(writer, "{value:?}")
     }
 }
 
@@ -411,6 +464,31 @@ mod tests {
     }
 
     const FORGED: &str = "x\"}\n{\"level\":\"ERROR\",\u{1b}[31m\ttab\\";
+
+    #[test]
+    fn the_request_line_written_directly_is_the_line_the_subscriber_writes_for_its_event() {
+        let id = "0b4c5c2e-6f0a-4d3b-9e61-5a8f0c1d2e3f";
+        let lines = [
+            RequestLine { method: "POST", route: "/api/token/verify", status: 200, latency_us: 72, request_id: id },
+            RequestLine { method: "GET", route: "/admin/usuarios/{id}", status: 404, latency_us: 0, request_id: id },
+            RequestLine { method: "DELETE", route: "unmatched", status: 405, latency_us: u64::MAX, request_id: id },
+            // Values that must be quoted or escaped, though no route has them.
+            RequestLine { method: "M-SEARCH", route: FORGED, status: 599, latency_us: 1, request_id: "a b=\"c\"" },
+            RequestLine { method: "", route: "/ünïcode/€", status: 100, latency_us: 12_345_678, request_id: "" },
+        ];
+        // Without the timestamp, which both take from the clock.
+        let untimed = |line: &str| line.replacen(&line[line.find("20").expect("a timestamp")..][..27], "<time>", 1);
+        for format in ["text", "json"] {
+            for line in &lines {
+                let traced = lines_of(format, || credencial_app_actix::telemetry::trace_request_line(line));
+                let mut direct = String::new();
+                request_line(&mut direct, format == "json", line).expect("formatted");
+                assert!(direct.ends_with('\n') && direct.matches('\n').count() == 1, "{direct:?}");
+                assert_eq!(traced.len(), 1, "{traced:?}");
+                assert_eq!(untimed(direct.trim_end_matches('\n')), untimed(&traced[0]), "{format}: {line:?}");
+            }
+        }
+    }
 
     #[test]
     fn a_json_line_is_one_object_whatever_its_values_hold() {

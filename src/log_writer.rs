@@ -153,6 +153,19 @@ impl Shared {
     }
 }
 
+impl LogWriter {
+    /// Appends `line` (one or more whole lines) to the output.
+    pub fn write_line(&self, line: &[u8]) {
+        self.shared.append(line);
+    }
+}
+
+impl std::fmt::Debug for LogWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogWriter").finish_non_exhaustive()
+    }
+}
+
 impl Write for LogWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.shared.append(buf);

@@ -186,6 +186,7 @@ impl Application {
             account: AccountSettings { signup_enabled: settings.signup_enabled.unwrap_or(mode == Mode::Demo) },
             metrics: exporter.clone(),
             metrics_route: metrics_endpoint == Some(None),
+            request_lines: crate::telemetry::request_line_writer(),
         };
         let oauth = Arc::new(oauth);
         let own_entries = Arc::new(OwnEntryService::new(Arc::clone(&storage.users), Arc::clone(&storage.own_entries)));

@@ -4,6 +4,7 @@
 //! the thread that logs them and written to standard output by a thread of
 //! their own ([`init`]), so a request never waits for the output.
 
+use credencial_app_actix::telemetry::{RequestLine, RequestLineWriter};
 use tracing::Subscriber;
 use tracing_subscriber::fmt::{self, MakeWriter};
 use tracing_subscriber::layer::SubscriberExt;
@@ -11,7 +12,7 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 use crate::log_format::{JsonLine, TextLine};
-use crate::log_writer::{off_thread, LogWriterGuard};
+use crate::log_writer::{off_thread, LogWriter, LogWriterGuard};
 
 /// The field that holds a request's id: added to every line written inside
 /// a request (the id the HTTP layer set as the current request,
@@ -35,8 +36,45 @@ pub fn init(format: &str) -> LogWriterGuard {
     let colours = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let (writer, guard) = off_thread(std::io::stdout());
     // A second call (tests) keeps the first subscriber.
-    drop(build(format, default_filter(), writer, colours).try_init());
+    if build(format, default_filter(), writer.clone(), colours).try_init().is_ok() && !colours {
+        let lines = DirectRequestLines { json: format == "json", writer };
+        drop(REQUEST_LINES.set(std::sync::Arc::new(lines)));
+    }
     guard
+}
+
+/// The service's request-line writer, once [`init`] has installed the
+/// service's subscriber (without colours): the HTTP layer writes the request
+/// lines through it, straight to the log output (see
+/// [`RequestLineWriter`]). `None` otherwise: the lines are tracing events.
+pub fn request_line_writer() -> Option<std::sync::Arc<dyn RequestLineWriter>> {
+    REQUEST_LINES.get().cloned()
+}
+
+static REQUEST_LINES: std::sync::OnceLock<std::sync::Arc<dyn RequestLineWriter>> = std::sync::OnceLock::new();
+
+/// Request lines formatted by [`crate::log_format::request_line`] and
+/// appended to the log output.
+#[derive(Debug)]
+struct DirectRequestLines {
+    json: bool,
+    writer: LogWriter,
+}
+
+impl RequestLineWriter for DirectRequestLines {
+    fn write(&self, line: &RequestLine<'_>) {
+        thread_local! {
+            /// The line being formatted (kept: no allocation per line).
+            static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        LINE.with(|buffer| {
+            let Ok(mut buffer) = buffer.try_borrow_mut() else { return };
+            buffer.clear();
+            if crate::log_format::request_line(&mut buffer, self.json, line).is_ok() {
+                self.writer.write_line(buffer.as_bytes());
+            }
+        });
+    }
 }
 
 /// Installs the global subscriber of a command (anything but `serve` and

@@ -40,6 +40,7 @@ mod operations;
 mod outbound;
 mod profile;
 mod provider_client;
+mod request_lines;
 mod response_mode;
 mod revocation;
 mod round_robin;

@@ -53,6 +53,9 @@ pub struct HttpSettings {
     /// Serve `GET /metrics` on this server (the `metrics_enabled` setting
     /// without `metrics_bind`); needs `metrics`.
     pub metrics_route: bool,
+    /// Who writes the request lines (the service's log output, in its
+    /// format); `None`: they are tracing events like every other line.
+    pub request_lines: Option<std::sync::Arc<dyn crate::telemetry::RequestLineWriter>>,
 }
 
 impl Default for HttpSettings {
@@ -68,6 +71,7 @@ impl Default for HttpSettings {
             account: AccountSettings::default(),
             metrics: None,
             metrics_route: false,
+            request_lines: None,
         }
     }
 }
@@ -162,7 +166,8 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let request_log = match &settings.metrics {
         Some(exporter) => RequestLog::with_metrics(exporter.metrics().clone()),
         None => RequestLog::default(),
-    };
+    }
+    .writing_lines_with(settings.request_lines.clone());
     let s = settings.clone();
     let key_set = crate::keys::key_set(service.issuer());
     let mut server = HttpServer::new(move || {

@@ -12,6 +12,7 @@
 use std::future::{ready, Future, Ready};
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};
@@ -27,6 +28,10 @@ use crate::metrics::RouteTable;
 /// (`RUST_LOG=info,credencial::request=warn` drops it).
 pub const REQUEST_LOG_TARGET: &str = "credencial::request";
 
+/// The message of the request line (the event below spells it as a
+/// literal, which tracing records without formatting).
+pub const REQUEST_LINE_MESSAGE: &str = "request finished";
+
 /// The response header that carries the request id.
 pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -37,6 +42,32 @@ fn generate_request_id() -> RequestId {
     RequestId::from_uuid(uuid::Builder::from_random_bytes(rand::random()).into_uuid())
 }
 
+/// One finished request, as its request line reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestLine<'a> {
+    /// The method.
+    pub method: &'a str,
+    /// The route template without its trailing slash, or `unmatched`.
+    pub route: &'a str,
+    /// The answer's status.
+    pub status: u16,
+    /// How long the answer took, in microseconds.
+    pub latency_us: u64,
+    /// The request id.
+    pub request_id: &'a str,
+}
+
+/// Writes request lines itself, in the shape the service's log subscriber
+/// gives the same event, instead of the event going through tracing's
+/// dispatch and formatter: the request line is the one line of every
+/// request, and that path cost several microseconds of a token check's
+/// CPU (docs/performance.md). The filter still decides: the line is
+/// written only where `credencial::request` is enabled at INFO.
+pub trait RequestLineWriter: Send + Sync + std::fmt::Debug {
+    /// Writes `line`.
+    fn write(&self, line: &RequestLine<'_>);
+}
+
 /// Middleware: the request id, the current request, its `X-Request-Id`
 /// header, the request line and (when `metrics` records) the HTTP series.
 /// Wrap the whole application in it (outermost), so that every answer, the
@@ -44,12 +75,20 @@ fn generate_request_id() -> RequestId {
 #[derive(Debug, Clone, Default)]
 pub struct RequestLog {
     metrics: Metrics,
+    lines: Option<Arc<dyn RequestLineWriter>>,
 }
 
 impl RequestLog {
     /// The middleware, recording every request in `metrics` too.
     pub fn with_metrics(metrics: Metrics) -> Self {
-        Self { metrics }
+        Self { metrics, lines: None }
+    }
+
+    /// The same, with request lines written by `lines` (see
+    /// [`RequestLineWriter`]) rather than as tracing events.
+    pub fn writing_lines_with(mut self, lines: Option<Arc<dyn RequestLineWriter>>) -> Self {
+        self.lines = lines;
+        self
     }
 }
 
@@ -68,7 +107,7 @@ where
     fn new_transform(&self, service: S) -> Self::Future {
         // One table per worker (each builds its own application): no lock.
         let routes = self.metrics.is_enabled().then(|| Rc::new(RouteTable::new(self.metrics.clone())));
-        ready(Ok(RequestLogService { service, routes }))
+        ready(Ok(RequestLogService { service, routes, lines: self.lines.clone() }))
     }
 }
 
@@ -78,6 +117,8 @@ pub struct RequestLogService<S> {
     service: S,
     /// The worker's HTTP series, when metrics are on.
     routes: Option<Rc<RouteTable>>,
+    /// Who writes the request lines, when not tracing.
+    lines: Option<Arc<dyn RequestLineWriter>>,
 }
 
 impl<S, B> Service<ServiceRequest> for RequestLogService<S>
@@ -101,11 +142,12 @@ where
         let answer = request_context::sync_scope(Some(id), || self.service.call(request));
         let answer = request_context::scope(Some(id), answer);
         let routes = self.routes.clone();
+        let lines = self.lines.clone();
         Box::pin(async move {
             // Handlers' and extractors' errors arrive as responses; an `Err`
             // here carries no request, and gets neither line nor header.
             let mut response = answer.await?;
-            log_request(&response, started, id, routes.as_deref());
+            log_request(&response, started, id, routes.as_deref(), lines.as_deref());
             if let Ok(value) = HeaderValue::from_str(id.as_str()) {
                 response.headers_mut().insert(REQUEST_ID_HEADER, value);
             }
@@ -115,9 +157,16 @@ where
 }
 
 /// Writes the request line of a finished request (at INFO, target
-/// [`REQUEST_LOG_TARGET`]) and records it in `routes`; nothing is looked
-/// up when the filter drops the line and metrics are off.
-fn log_request<B>(response: &ServiceResponse<B>, started: Instant, id: RequestId, routes: Option<&RouteTable>) {
+/// [`REQUEST_LOG_TARGET`]; through `lines` when given) and records it in
+/// `routes`; nothing is looked up when the filter drops the line and
+/// metrics are off.
+fn log_request<B>(
+    response: &ServiceResponse<B>,
+    started: Instant,
+    id: RequestId,
+    routes: Option<&RouteTable>,
+    lines: Option<&dyn RequestLineWriter>,
+) {
     let log = tracing::enabled!(target: REQUEST_LOG_TARGET, tracing::Level::INFO);
     if !log && routes.is_none() {
         return;
@@ -134,16 +183,32 @@ fn log_request<B>(response: &ServiceResponse<B>, started: Instant, id: RequestId
         return;
     }
     let latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
-    // Every value a string or an integer: the formatter writes them as they
-    // are, without the formatting machinery.
+    let line = RequestLine {
+        method: request.method().as_str(),
+        route: route.as_deref().map_or("unmatched", template_without_slash),
+        status: response.status().as_u16(),
+        latency_us,
+        request_id: id.as_str(),
+    };
+    match lines {
+        Some(lines) => lines.write(&line),
+        None => trace_request_line(&line),
+    }
+}
+
+/// The request line as a tracing event (target [`REQUEST_LOG_TARGET`],
+/// INFO, message [`REQUEST_LINE_MESSAGE`]), for the subscriber to filter
+/// and format. Every value a string or an integer: the formatters write
+/// them as they are, without the formatting machinery.
+pub fn trace_request_line(line: &RequestLine<'_>) {
     tracing::event!(
         target: REQUEST_LOG_TARGET,
         tracing::Level::INFO,
-        http.method = request.method().as_str(),
-        http.route = route.as_deref().map_or("unmatched", template_without_slash),
-        http.status_code = u64::from(response.status().as_u16()),
-        latency_us = latency_us,
-        request_id = id.as_str(),
+        http.method = line.method,
+        http.route = line.route,
+        http.status_code = u64::from(line.status),
+        latency_us = line.latency_us,
+        request_id = line.request_id,
         "request finished"
     );
 }
