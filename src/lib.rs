@@ -10,6 +10,8 @@ pub mod settings;
 pub mod startup;
 pub mod storage;
 pub mod telemetry;
+#[cfg(test)]
+mod test_sink;
 
 pub use settings::Settings;
 pub use startup::{Application, Mode};

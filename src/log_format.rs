@@ -430,28 +430,12 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
     use std::time::{Duration, UNIX_EPOCH};
 
     use tracing_subscriber::EnvFilter;
 
     use super::*;
-
-    /// A sink that keeps what is written.
-    #[derive(Clone, Default)]
-    struct Kept(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Kept {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
-            Ok(buf.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::test_sink::Kept;
 
     /// The lines `log` writes in `format`.
     fn lines_of(format: &str, log: impl FnOnce()) -> Vec<String> {
@@ -459,8 +443,7 @@ mod tests {
         let sink = kept.clone();
         let subscriber = crate::telemetry::subscriber(format, EnvFilter::new("info"), move || sink.clone());
         tracing::subscriber::with_default(subscriber, log);
-        let text = String::from_utf8(kept.0.lock().expect("lock").clone()).expect("UTF-8");
-        text.lines().map(str::to_owned).collect()
+        kept.lines()
     }
 
     const FORGED: &str = "x\"}\n{\"level\":\"ERROR\",\u{1b}[31m\ttab\\";

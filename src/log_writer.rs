@@ -208,34 +208,11 @@ impl Drop for LogWriterGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A sink that keeps what is written, and can be slow.
-    #[derive(Clone, Default)]
-    struct Kept(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Kept {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            // A slow output: the lines queue up behind it.
-            std::thread::sleep(Duration::from_micros(200));
-            self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
-            Ok(buf.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Kept {
-        fn lines(&self) -> Vec<String> {
-            let bytes = self.0.lock().expect("lock").clone();
-            String::from_utf8(bytes).expect("UTF-8").lines().map(str::to_owned).collect()
-        }
-    }
+    use crate::test_sink::Kept;
 
     #[test]
     fn lines_from_several_threads_arrive_whole_and_in_each_threads_order_even_past_a_full_buffer() {
-        let kept = Kept::default();
+        let kept = Kept::slow(Duration::from_micros(200));
         // A buffer that fills after a few lines: the threads wait for room.
         let (writer, guard) = with_limit(kept.clone(), 256);
         let threads: Vec<_> = (0..4)
@@ -263,7 +240,7 @@ mod tests {
 
     #[test]
     fn a_line_reaches_the_output_while_the_guard_is_alive() {
-        let kept = Kept::default();
+        let kept = Kept::slow(Duration::from_micros(200));
         let (mut writer, _guard) = off_thread(kept.clone());
         // After a quiet spell (the writer thread idle), then again after a
         // batch (the writer thread resting).

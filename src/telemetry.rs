@@ -125,32 +125,13 @@ where
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
-
     use super::*;
-
-    /// A sink that keeps what is written, and can be slow.
-    #[derive(Clone, Default)]
-    struct Kept(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Kept {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            // A slow output: the lines queue up behind it.
-            std::thread::sleep(std::time::Duration::from_micros(20));
-            self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
-            Ok(buf.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::test_sink::Kept;
 
     #[test]
     fn the_service_subscriber_through_the_writer_thread_loses_no_line_and_writes_out_the_rest_when_its_guard_is_dropped(
     ) {
-        let kept = Kept::default();
+        let kept = Kept::slow(std::time::Duration::from_micros(20));
         let (writer, guard) = off_thread(kept.clone());
         let subscriber = subscriber("json", EnvFilter::new("info"), writer);
         tracing::subscriber::with_default(subscriber, || {
@@ -159,7 +140,7 @@ mod tests {
             }
         });
         drop(guard);
-        let text = String::from_utf8(kept.0.lock().expect("lock").clone()).expect("UTF-8");
+        let text = kept.text();
         let numbers: Vec<u64> = text
             .lines()
             .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON")["n"].as_u64().expect("n"))
