@@ -32,7 +32,7 @@ impl PgAccountAdminStore {
 /// What a search selects: `$1` the text (`''`: everything), `$2` its
 /// `LIKE` pattern, `$3` the CPF it is (NULL when none).
 const SEARCH_WHERE: &str = "$1 = '' OR username ILIKE $2 ESCAPE '\\' OR name ILIKE $2 ESCAPE '\\' \
-     OR email ILIKE $2 ESCAPE '\\' OR cpf = $3";
+     OR email ILIKE $2 ESCAPE '\\' OR cpf = $3::bpchar";
 
 #[async_trait]
 impl AccountAdminStore for PgAccountAdminStore {

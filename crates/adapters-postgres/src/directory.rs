@@ -13,6 +13,7 @@ use sqlx::PgPool;
 
 use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
+use crate::user_lookups::{BY_CPF, BY_CPFS, BY_EMAIL_KEY, TAKEN_BY_PRE_REGISTRATION};
 
 /// The user-management API's storage in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -79,8 +80,8 @@ impl UserDirectory for PgUserDirectory {
 
     async fn find_user(&self, key: &DirectoryKey) -> Result<Option<DirectoryUser>, RepositoryError> {
         let (condition, value) = match key {
-            DirectoryKey::Cpf(cpf) => ("cpf = $1", cpf.as_str().to_owned()),
-            DirectoryKey::Email(email) => ("email_key = $1", email.key().as_str().to_owned()),
+            DirectoryKey::Cpf(cpf) => (BY_CPF, cpf.as_str().to_owned()),
+            DirectoryKey::Email(email) => (BY_EMAIL_KEY, email.key().as_str().to_owned()),
         };
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE {condition}");
         let query = sqlx::query_as::<_, DirectoryUserColumns>(&sql).bind(value);
@@ -91,7 +92,7 @@ impl UserDirectory for PgUserDirectory {
     async fn list_by_cpfs(&self, cpfs: &[Cpf], page: Page) -> Result<Vec<DirectoryUser>, RepositoryError> {
         let cpfs: Vec<&str> = cpfs.iter().map(Cpf::as_str).collect();
         let rows = sqlx::query_as::<_, DirectoryUserColumns>(&format!(
-            "SELECT {USER_COLUMNS} FROM users WHERE cpf = ANY($1) ORDER BY cpf LIMIT $2 OFFSET $3"
+            "SELECT {USER_COLUMNS} FROM users WHERE {BY_CPFS} ORDER BY cpf LIMIT $2 OFFSET $3"
         ))
         .bind(cpfs)
         .bind(i64::from(page.limit()))
@@ -136,10 +137,10 @@ impl UserDirectory for PgUserDirectory {
         if let Some(existing) = self.find_user(&DirectoryKey::Cpf(user.cpf.clone())).await? {
             return Ok(PreRegistered::Existing(existing));
         }
-        let (username, email): (bool, bool) = sqlx::query_as(
+        let (username, email): (bool, bool) = sqlx::query_as(&format!(
             "SELECT coalesce(bool_or(username = $1), FALSE), coalesce(bool_or(email_key = $2), FALSE) \
-             FROM users WHERE username = $1 OR email_key = $2",
-        )
+             FROM users WHERE {TAKEN_BY_PRE_REGISTRATION}"
+        ))
         .bind(user.cpf.as_str())
         .bind(email_key.as_str())
         .fetch_one(&self.pool)

@@ -68,7 +68,7 @@ async fn holders(
 ) -> Result<Vec<(EmailKey, KeyedAccount)>, DatabaseError> {
     let keys: Vec<&str> = batch.iter().filter(|(key, _)| !key.is_empty()).map(|(key, _)| key.as_str()).collect();
     let rows: Vec<(i64, String, String)> =
-        sqlx::query_as("SELECT id, username, email FROM users WHERE email_key = ANY($1)")
+        sqlx::query_as(&format!("SELECT id, username, email FROM users WHERE {}", crate::user_lookups::BY_EMAIL_KEYS))
             .bind(&keys)
             .fetch_all(conn)
             .await

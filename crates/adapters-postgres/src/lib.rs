@@ -25,6 +25,7 @@ mod snapshots;
 #[cfg(feature = "test-support")]
 pub mod testing;
 mod transfer;
+pub mod user_lookups;
 mod users;
 
 pub use account_admin::{PgAccountAdminStore, PgLoginHistory};

@@ -16,6 +16,7 @@ use sqlx::{PgExecutor, PgPool, Postgres};
 
 use crate::audit::commit_with;
 use crate::error::to_repository_error;
+use crate::user_lookups::{BY_USERNAME, BY_USERNAME_OR_CPF, CLAIMABLE, TAKEN_BY_SIGN_UP};
 
 /// Users in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -127,7 +128,7 @@ pub(crate) async fn find_record_by_username(
     pool: &PgPool,
     username: &Username,
 ) -> Result<Option<AccountRecord>, RepositoryError> {
-    let row = sqlx::query_as::<_, RecordColumns>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE username = $1"))
+    let row = sqlx::query_as::<_, RecordColumns>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE {BY_USERNAME}"))
         .bind(username.as_str())
         .fetch_optional(pool)
         .await
@@ -139,7 +140,7 @@ pub(crate) async fn find_record_by_username(
 impl UserRepository for PgUserRepository {
     async fn find_credentials(&self, username: &str) -> Result<Option<UserCredentials>, RepositoryError> {
         let row = sqlx::query_as::<_, CredentialColumns>(&format!(
-            "SELECT {CREDENTIALS_COLUMNS} FROM users WHERE username = $1"
+            "SELECT {CREDENTIALS_COLUMNS} FROM users WHERE {BY_USERNAME}"
         ))
         .bind(username)
         .fetch_optional(&self.pool)
@@ -190,7 +191,7 @@ impl UserRepository for PgUserRepository {
         // Both lookups are unique-index scans; a username equal to the typed
         // text wins over a CPF.
         let row = sqlx::query_as::<_, CredentialColumns>(&format!(
-            "SELECT {CREDENTIALS_COLUMNS} FROM users WHERE username = $1 OR cpf = $2 \
+            "SELECT {CREDENTIALS_COLUMNS} FROM users WHERE {BY_USERNAME_OR_CPF} \
              ORDER BY (username = $1) DESC LIMIT 1"
         ))
         .bind(as_typed)
@@ -219,11 +220,9 @@ impl UserRepository for PgUserRepository {
         // the others see a usable password and fall through to the insert,
         // which finds the CPF taken. The address is compared by its key.
         let email_key = registration.email.key();
-        let claimed = sqlx::query_scalar::<_, i64>(
-            "UPDATE users SET username = $1, password = $2, nome_usual = $3, name = $3 \
-             WHERE cpf = $5 AND email_key = $4 AND password LIKE '!%' AND is_active \
-             RETURNING id",
-        )
+        let claimed = sqlx::query_scalar::<_, i64>(&format!(
+            "UPDATE users SET username = $1, password = $2, nome_usual = $3, name = $3 WHERE {CLAIMABLE} RETURNING id"
+        ))
         .bind(registration.username.as_str())
         .bind(password_hash)
         .bind(&registration.name)
@@ -259,11 +258,11 @@ impl UserRepository for PgUserRepository {
         if let Some(id) = created {
             return Ok(Registered::Created(UserId(id)));
         }
-        let (username, cpf, email): (bool, bool, bool) = sqlx::query_as(
-            "SELECT coalesce(bool_or(username = $1), FALSE), coalesce(bool_or(cpf = $2), FALSE), \
+        let (username, cpf, email): (bool, bool, bool) = sqlx::query_as(&format!(
+            "SELECT coalesce(bool_or(username = $1), FALSE), coalesce(bool_or(cpf = $2::bpchar), FALSE), \
                     coalesce(bool_or(email_key = $3), FALSE) \
-             FROM users WHERE username = $1 OR cpf = $2 OR email_key = $3",
-        )
+             FROM users WHERE {TAKEN_BY_SIGN_UP}"
+        ))
         .bind(registration.username.as_str())
         .bind(registration.cpf.as_str())
         .bind(email_key.as_str())

@@ -14,6 +14,7 @@ use sqlx::{SqliteConnection, SqliteExecutor};
 use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
 use crate::json::{from_json, to_json};
+use crate::user_lookups::{BY_CPF, BY_CPFS, BY_EMAIL_KEY, TAKEN_BY_PRE_REGISTRATION};
 use crate::SqliteDb;
 
 /// The user-management API's storage, in the SQLite file.
@@ -39,8 +40,8 @@ async fn find_user_on<'e>(
     key: &DirectoryKey,
 ) -> Result<Option<DirectoryUser>, RepositoryError> {
     let (condition, value) = match key {
-        DirectoryKey::Cpf(cpf) => ("cpf = ?1", cpf.as_str().to_owned()),
-        DirectoryKey::Email(email) => ("email_key = ?1", email.key().as_str().to_owned()),
+        DirectoryKey::Cpf(cpf) => (BY_CPF, cpf.as_str().to_owned()),
+        DirectoryKey::Email(email) => (BY_EMAIL_KEY, email.key().as_str().to_owned()),
     };
     let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE {condition}");
     let row = sqlx::query_as::<_, DirectoryUserColumns>(&sql)
@@ -82,10 +83,10 @@ async fn pre_register_on(
     if let Some(existing) = find_user_on(&mut *conn, &DirectoryKey::Cpf(user.cpf.clone())).await? {
         return Ok(PreRegistered::Existing(existing));
     }
-    let (username, email): (bool, bool) = sqlx::query_as(
+    let (username, email): (bool, bool) = sqlx::query_as(&format!(
         "SELECT coalesce(max(username = ?1), 0), coalesce(max(email_key = ?2), 0) \
-         FROM users WHERE username = ?1 OR email_key = ?2",
-    )
+         FROM users WHERE {TAKEN_BY_PRE_REGISTRATION}"
+    ))
     .bind(user.cpf.as_str())
     .bind(email_key.as_str())
     .fetch_one(&mut *conn)
@@ -156,7 +157,7 @@ impl UserDirectory for SqliteUserDirectory {
     async fn list_by_cpfs(&self, cpfs: &[Cpf], page: Page) -> Result<Vec<DirectoryUser>, RepositoryError> {
         let cpfs: Vec<&str> = cpfs.iter().map(Cpf::as_str).collect();
         let rows = sqlx::query_as::<_, DirectoryUserColumns>(&format!(
-            "SELECT {USER_COLUMNS} FROM users WHERE cpf IN (SELECT value FROM json_each(?1)) \
+            "SELECT {USER_COLUMNS} FROM users WHERE {BY_CPFS} \
              ORDER BY cpf LIMIT ?2 OFFSET ?3"
         ))
         .bind(to_json(&cpfs)?)

@@ -68,7 +68,7 @@ async fn holders(
     let keys: Vec<&str> = batch.iter().filter(|(key, _)| !key.is_empty()).map(|(key, _)| key.as_str()).collect();
     let keys = serde_json::to_string(&keys).map_err(|e| DatabaseError::Migrate(e.to_string()))?;
     let rows: Vec<(i64, String, String)> =
-        sqlx::query_as("SELECT id, username, email FROM users WHERE email_key IN (SELECT value FROM json_each(?1))")
+        sqlx::query_as(&format!("SELECT id, username, email FROM users WHERE {}", crate::user_lookups::BY_EMAIL_KEYS))
             .bind(keys)
             .fetch_all(conn)
             .await

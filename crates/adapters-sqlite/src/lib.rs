@@ -27,6 +27,7 @@ mod snapshots;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
 mod transfer;
+pub mod user_lookups;
 mod users;
 
 pub use account_admin::{SqliteAccountAdminStore, SqliteLoginHistory};

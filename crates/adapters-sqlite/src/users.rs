@@ -16,6 +16,7 @@ use sqlx::{Sqlite, SqliteConnection, SqlitePool};
 
 use crate::audit::commit_with;
 use crate::error::{is_unique_violation, to_repository_error};
+use crate::user_lookups::{BY_USERNAME, BY_USERNAME_OR_CPF, CLAIMABLE, TAKEN_BY_SIGN_UP};
 use crate::SqliteDb;
 
 /// User accounts and their credentials, in the SQLite file.
@@ -130,7 +131,7 @@ pub(crate) async fn find_record_by_username(
     readers: &SqlitePool,
     username: &Username,
 ) -> Result<Option<AccountRecord>, RepositoryError> {
-    let row = sqlx::query_as::<_, RecordColumns>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE username = ?1"))
+    let row = sqlx::query_as::<_, RecordColumns>(&format!("SELECT {RECORD_COLUMNS} FROM users WHERE {BY_USERNAME}"))
         .bind(username.as_str())
         .fetch_optional(readers)
         .await
@@ -180,11 +181,10 @@ async fn register_on(
     // '!…', still active) with this CPF and e-mail is claimed: it takes
     // the chosen username, name and password, never a second account. The
     // address is compared by its key.
-    let claimed = sqlx::query_scalar(
-        "UPDATE users SET username = ?1, password = ?2, nome_usual = ?3, name = ?3 \
-         WHERE cpf = ?5 AND email_key = ?6 AND substr(password, 1, 1) = '!' AND is_active \
-         RETURNING id",
+    let sql = format!(
+        "UPDATE users SET username = ?1, password = ?2, nome_usual = ?3, name = ?3 WHERE {CLAIMABLE} RETURNING id"
     );
+    let claimed = sqlx::query_scalar(&sql);
     let claimed = bind_registration(claimed, registration, password_hash).fetch_optional(&mut *conn).await;
     match claimed {
         Ok(Some(id)) => return Ok(Registered::Created(UserId(id))),
@@ -206,10 +206,10 @@ async fn register_on(
     if let Some(id) = created {
         return Ok(Registered::Created(UserId(id)));
     }
-    let (username, cpf, email): (bool, bool, bool) = sqlx::query_as(
+    let (username, cpf, email): (bool, bool, bool) = sqlx::query_as(&format!(
         "SELECT coalesce(max(username = ?1), 0), coalesce(max(cpf = ?2), 0), coalesce(max(email_key = ?3), 0) \
-         FROM users WHERE username = ?1 OR cpf = ?2 OR email_key = ?3",
-    )
+         FROM users WHERE {TAKEN_BY_SIGN_UP}"
+    ))
     .bind(registration.username.as_str())
     .bind(registration.cpf.as_str())
     .bind(registration.email.key().as_str().to_owned())
@@ -228,7 +228,7 @@ async fn register_on(
 #[async_trait]
 impl UserRepository for SqliteUserRepository {
     async fn find_credentials(&self, username: &str) -> Result<Option<UserCredentials>, RepositoryError> {
-        self.credentials_where("username = ?1", &[username]).await
+        self.credentials_where(BY_USERNAME, &[username]).await
     }
 
     async fn find_active_user_data(&self, id: UserId) -> Result<Option<UserData>, RepositoryError> {
@@ -271,8 +271,11 @@ impl UserRepository for SqliteUserRepository {
         as_typed: &str,
     ) -> Result<Option<UserCredentials>, RepositoryError> {
         // A username equal to the typed text wins over a CPF.
-        self.credentials_where("username = ?1 OR cpf = ?2 ORDER BY (username = ?1) DESC", &[as_typed, cpf.as_str()])
-            .await
+        self.credentials_where(
+            &format!("{BY_USERNAME_OR_CPF} ORDER BY (username = ?1) DESC"),
+            &[as_typed, cpf.as_str()],
+        )
+        .await
     }
 
     async fn find_credentials_by_id(&self, id: UserId) -> Result<Option<UserCredentials>, RepositoryError> {

@@ -69,7 +69,7 @@ impl TaxIdValidationStore for PgTaxIdValidationStore {
     }
 
     async fn set_validated(&self, user: UserId, checked: &Cpf) -> Result<bool, RepositoryError> {
-        let done = sqlx::query("UPDATE users SET receita_validated = TRUE WHERE id = $1 AND cpf = $2")
+        let done = sqlx::query("UPDATE users SET receita_validated = TRUE WHERE id = $1 AND cpf = $2::bpchar")
             .bind(user.0)
             .bind(checked.as_str())
             .execute(&self.pool)

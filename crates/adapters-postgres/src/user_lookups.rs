@@ -1,0 +1,64 @@
+//! The conditions by which a request finds users, each in one place: the
+//! stores build their statements from them, and the plan tests
+//! (`tests/lookup_plans.rs`) check that PostgreSQL answers each with an
+//! index, so that a change that makes one read the whole table fails CI.
+//!
+//! `cpf` is `CHAR(11)`: a parameter bound as text would be compared as
+//! text (`cpf::text = $1`), which no index on the column serves (on a
+//! million users, a login by CPF read the whole table). Every comparison
+//! casts the parameter to the column's type, `bpchar` without a length (a
+//! length would truncate a longer value instead of refusing the match).
+
+/// One login name: `$1` the username.
+pub const BY_USERNAME: &str = "username = $1";
+
+/// Login by CPF: `$1` the text typed, `$2` the CPF it reads as.
+pub const BY_USERNAME_OR_CPF: &str = "username = $1 OR cpf = $2::bpchar";
+
+/// A pre-registered account a sign-up claims: `$4` the e-mail key, `$5`
+/// the CPF.
+pub const CLAIMABLE: &str =
+    "cpf = $5::bpchar AND email_key = $4 AND email_key <> '' AND password LIKE '!%' AND is_active";
+
+/// Which unique values a sign-up found taken: `$1` username, `$2` CPF, `$3`
+/// e-mail key.
+pub const TAKEN_BY_SIGN_UP: &str = "username = $1 OR cpf = $2::bpchar OR (email_key = $3 AND email_key <> '')";
+
+/// The user directory by CPF: `$1`.
+pub const BY_CPF: &str = "cpf = $1::bpchar";
+
+/// The user directory by e-mail key: `$1`.
+pub const BY_EMAIL_KEY: &str = "email_key = $1 AND email_key <> ''";
+
+/// The user directory by a list of CPFs: `$1` a text array.
+pub const BY_CPFS: &str = "cpf = ANY($1::bpchar[])";
+
+/// Which unique values a pre-registration found taken: `$1` username (the
+/// CPF), `$2` e-mail key.
+pub const TAKEN_BY_PRE_REGISTRATION: &str = "username = $1 OR (email_key = $2 AND email_key <> '')";
+
+/// Users whose e-mail key is one of a list: `$1` a text array.
+pub const BY_EMAIL_KEYS: &str = "email_key = ANY($1) AND email_key <> ''";
+
+/// The lookups above with the kind of each parameter, `$1` first (for the
+/// plan tests).
+pub const ALL: &[(&str, &[Parameter])] = &[
+    (BY_USERNAME, &[Parameter::Text]),
+    (BY_USERNAME_OR_CPF, &[Parameter::Text, Parameter::Text]),
+    (CLAIMABLE, &[Parameter::Text, Parameter::Text, Parameter::Text, Parameter::Text, Parameter::Text]),
+    (TAKEN_BY_SIGN_UP, &[Parameter::Text, Parameter::Text, Parameter::Text]),
+    (BY_CPF, &[Parameter::Text]),
+    (BY_EMAIL_KEY, &[Parameter::Text]),
+    (BY_CPFS, &[Parameter::TextArray]),
+    (TAKEN_BY_PRE_REGISTRATION, &[Parameter::Text, Parameter::Text]),
+    (BY_EMAIL_KEYS, &[Parameter::TextArray]),
+];
+
+/// How a lookup's parameter is bound (as the store binds it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parameter {
+    /// A `&str` (sqlx binds it as `text`).
+    Text,
+    /// A list of `&str` (`text[]`).
+    TextArray,
+}

@@ -1,0 +1,57 @@
+//! The conditions by which a request finds users, each in one place: the
+//! stores build their statements from them, and the plan tests
+//! (`tests/lookup_plans.rs`) check that SQLite answers each by searching an
+//! index (`EXPLAIN QUERY PLAN`: `SEARCH users`, never `SCAN users`), so
+//! that a change that makes one read the whole table fails CI.
+//!
+//! The e-mail key's unique index leaves out the empty key (accounts
+//! without an address share it), so every comparison with a key states
+//! `email_key <> ''`: without it the planner cannot prove a parameter is
+//! not the empty key and may not use that index (SQLite never does;
+//! PostgreSQL not in a generic plan, which a prepared statement gets after
+//! a few runs). An empty key then matches no account, as it should.
+
+/// One login name: `?1` the username.
+pub const BY_USERNAME: &str = "username = ?1";
+
+/// Login by CPF: `?1` the text typed, `?2` the CPF it reads as.
+pub const BY_USERNAME_OR_CPF: &str = "username = ?1 OR cpf = ?2";
+
+/// A pre-registered account a sign-up claims: `?5` the CPF, `?6` the
+/// e-mail key.
+pub const CLAIMABLE: &str =
+    "cpf = ?5 AND email_key = ?6 AND email_key <> '' AND substr(password, 1, 1) = '!' AND is_active";
+
+/// Which unique values a sign-up found taken: `?1` username, `?2` CPF, `?3`
+/// e-mail key.
+pub const TAKEN_BY_SIGN_UP: &str = "username = ?1 OR cpf = ?2 OR (email_key = ?3 AND email_key <> '')";
+
+/// The user directory by CPF: `?1`.
+pub const BY_CPF: &str = "cpf = ?1";
+
+/// The user directory by e-mail key: `?1`.
+pub const BY_EMAIL_KEY: &str = "email_key = ?1 AND email_key <> ''";
+
+/// The user directory by a list of CPFs: `?1` a JSON array.
+pub const BY_CPFS: &str = "cpf IN (SELECT value FROM json_each(?1))";
+
+/// Which unique values a pre-registration found taken: `?1` username (the
+/// CPF), `?2` e-mail key.
+pub const TAKEN_BY_PRE_REGISTRATION: &str = "username = ?1 OR (email_key = ?2 AND email_key <> '')";
+
+/// Users whose e-mail key is one of a list: `?1` a JSON array.
+pub const BY_EMAIL_KEYS: &str = "email_key IN (SELECT value FROM json_each(?1)) AND email_key <> ''";
+
+/// The lookups above with how many parameters each binds (for the plan
+/// tests; a JSON array where the condition reads `json_each`).
+pub const ALL: &[(&str, usize)] = &[
+    (BY_USERNAME, 1),
+    (BY_USERNAME_OR_CPF, 2),
+    (CLAIMABLE, 6),
+    (TAKEN_BY_SIGN_UP, 3),
+    (BY_CPF, 1),
+    (BY_EMAIL_KEY, 1),
+    (BY_CPFS, 1),
+    (TAKEN_BY_PRE_REGISTRATION, 2),
+    (BY_EMAIL_KEYS, 1),
+];
