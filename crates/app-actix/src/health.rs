@@ -36,7 +36,7 @@ pub async fn readyz(probe: web::Data<dyn ReadinessProbe>) -> HttpResponse {
 /// `POST /_noop/` → `{}` after reading the JSON body: the baseline the
 /// benchmark compares `verify` against. Mounted only when configured.
 pub async fn noop(_body: crate::body::JsonBody) -> HttpResponse {
-    HttpResponse::Ok().json(serde_json::json!({}))
+    crate::jwt::ok_empty_object()
 }
 
 #[cfg(test)]

@@ -64,7 +64,7 @@ pub async fn refresh(service: web::Data<TokenService>, body: JsonBody) -> Result
 pub async fn verify(service: web::Data<TokenService>, body: JsonBody) -> Result<HttpResponse, ApiError> {
     let [token] = body.required([("token", Trim::Yes)])?;
     service.verify(&token).await?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({})))
+    Ok(ok_empty_object())
 }
 
 /// `POST blacklist` — `{"refresh"}` → `{}` (simplejwt's logout): that
@@ -72,7 +72,14 @@ pub async fn verify(service: web::Data<TokenService>, body: JsonBody) -> Result<
 pub async fn blacklist(service: web::Data<TokenService>, body: JsonBody) -> Result<HttpResponse, ApiError> {
     let [token] = body.required([("refresh", Trim::Yes)])?;
     service.blacklist(&token).await?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({})))
+    Ok(ok_empty_object())
+}
+
+/// `200 {}` (`application/json`), from a static body: verify answers it to
+/// every resource server's check, so no JSON value is built and serialised
+/// for it.
+pub(crate) fn ok_empty_object() -> HttpResponse {
+    HttpResponse::Ok().content_type(actix_web::http::header::ContentType::json()).body("{}")
 }
 
 /// The mountable sub-application. Register it with `App::service` or

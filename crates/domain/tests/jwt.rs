@@ -444,7 +444,7 @@ fn with_header(header: &str) -> String {
 #[test]
 fn a_header_is_read_for_its_algorithm_key_id_and_type_and_nothing_else() {
     let codec = hs256(0);
-    let kid = jsonwebtoken::decode_header(&codec.encode(&access(1)).expect("encode")).expect("header").kid;
+    let kid = jsonwebtoken::decode_header(codec.encode(&access(1)).expect("encode")).expect("header").kid;
     let kid = kid.expect("our tokens name their key");
     // Accepted: the minimal header, ours, unknown members, an escaped
     // string, a null type or key id (no key id: the current key).
