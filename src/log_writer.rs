@@ -86,12 +86,13 @@ fn with_limit<W: Write + Send + 'static>(sink: W, limit: usize) -> (LogWriter, L
         limit,
     });
     let for_thread = Arc::clone(&shared);
+    // A process that cannot start this thread at its start cannot start its
+    // request workers either; without it a full buffer would wait forever.
     let thread = std::thread::Builder::new()
         .name("credencial-log".to_owned())
         .spawn(move || for_thread.write_out(sink))
-        .map_err(|error| eprintln!("the log writer thread did not start ({error}); lines are written directly"))
-        .ok();
-    (LogWriter { shared: Arc::clone(&shared) }, LogWriterGuard { shared, thread })
+        .expect("the log writer thread starts");
+    (LogWriter { shared: Arc::clone(&shared) }, LogWriterGuard { shared, thread: Some(thread) })
 }
 
 impl Shared {

@@ -19,7 +19,6 @@ use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{AcademicDegree, Experience};
 use credencial_domain::{Degree, ScopeSet, UserId};
 use credencial_ports::OAuthClient;
-use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use serde_json::json;
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::Layer;
@@ -119,12 +118,15 @@ async fn statements_per_request(list_len: usize) -> (f64, usize) {
         };
         profiles.add_degree(UserId(id), degree).await.expect("degree");
     }
-    let token = encode(
-        &Header::new(Algorithm::HS256),
-        &json!({"token_type": "access", "iat": now, "exp": now + 300, "jti": "rt", "user_id": id, "scope": ALL, "client_id": "host", "aud": "host"}),
-        &EncodingKey::from_secret(helpers::SECRET.as_bytes()),
-    )
-    .expect("sign");
+    // An access token as the app issues them to applications (`oauth_access`,
+    // `typ: at+jwt`, its provider key).
+    let claims = credencial_domain::Claims {
+        scope: Some(ALL.into()),
+        client_id: Some("host".into()),
+        aud: Some("host".into()),
+        ..credencial_domain::Claims::new(credencial_domain::TokenType::ClientAccess, id, now, 300)
+    };
+    let token = helpers::client_token_codec().encode_claims(&claims).expect("sign");
     let call = || async {
         let r = app
             .client
