@@ -25,6 +25,11 @@ use tracing_subscriber::fmt::MakeWriter;
 /// itself is slower).
 pub const WRITE_PAUSE: Duration = Duration::from_millis(50);
 
+/// How long dropping the guard waits for the writer thread to write out
+/// what is left: an output that accepts nothing (a stalled pipe or log
+/// collector) must not keep the process from exiting after a graceful stop.
+pub const FINAL_WRITE_WAIT: Duration = Duration::from_secs(2);
+
 /// How many bytes may wait for the writer thread before a thread that logs
 /// waits for it (back-pressure: a line is never dropped; a thread that logs
 /// waits as it would have with a direct write). 8 MiB: tens of thousands of
@@ -40,7 +45,8 @@ pub struct LogWriter {
 }
 
 /// Keeps the writer thread alive: dropping it writes out what is still
-/// buffered and ends the thread (at the end of a graceful stop).
+/// buffered and ends the thread (at the end of a graceful stop), waiting at
+/// most [`FINAL_WRITE_WAIT`] for the output.
 #[must_use = "dropping the guard stops the log writer"]
 pub struct LogWriterGuard {
     shared: Arc<Shared>,
@@ -69,6 +75,8 @@ struct State {
     idle: bool,
     /// The guard was dropped: write out what is left and end.
     stopping: bool,
+    /// The writer thread has written out what was left and ended.
+    done: bool,
 }
 
 /// A writer to `sink` that writes from a thread of its own (see the
@@ -90,7 +98,11 @@ fn with_limit<W: Write + Send + 'static>(sink: W, limit: usize) -> (LogWriter, L
     // request workers either; without it a full buffer would wait forever.
     let thread = std::thread::Builder::new()
         .name("credencial-log".to_owned())
-        .spawn(move || for_thread.write_out(sink))
+        .spawn(move || {
+            for_thread.write_out(sink);
+            for_thread.lock().done = true;
+            for_thread.room.notify_all();
+        })
         .expect("the log writer thread starts");
     (LogWriter { shared: Arc::clone(&shared) }, LogWriterGuard { shared, thread: Some(thread) })
 }
@@ -196,12 +208,20 @@ impl Drop for LogWriterGuard {
         let Some(thread) = self.thread.take() else {
             return;
         };
-        {
-            let mut state = self.shared.lock();
-            state.stopping = true;
-            self.shared.wake_writer.notify_one();
-            self.shared.room.notify_all();
+        let mut state = self.shared.lock();
+        state.stopping = true;
+        self.shared.wake_writer.notify_one();
+        self.shared.room.notify_all();
+        let deadline = std::time::Instant::now() + FINAL_WRITE_WAIT;
+        while !state.done {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                // The output is stuck: leave the thread to it.
+                return;
+            }
+            state = self.shared.room.wait_timeout(state, left).unwrap_or_else(|e| e.into_inner()).0;
         }
+        drop(state);
         let _ = thread.join();
     }
 }
@@ -237,6 +257,34 @@ mod tests {
             let expected: Vec<String> = (0..500).map(|n| format!("thread {t} line {n}")).collect();
             assert_eq!(own, expected);
         }
+    }
+
+    /// An output that accepts nothing until `release` is set.
+    struct Stuck(Arc<std::sync::atomic::AtomicBool>);
+
+    impl Write for Stuck {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            while !self.0.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn dropping_the_guard_waits_for_a_stuck_output_no_longer_than_the_final_wait() {
+        let release = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (mut writer, guard) = off_thread(Stuck(Arc::clone(&release)));
+        writer.write_all(b"a line the output never takes\n").expect("write");
+        let started = std::time::Instant::now();
+        drop(guard);
+        let waited = started.elapsed();
+        release.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert!(waited >= FINAL_WRITE_WAIT && waited < FINAL_WRITE_WAIT * 5, "{waited:?}");
     }
 
     #[test]

@@ -451,7 +451,7 @@ fn a_header_is_read_for_its_algorithm_key_id_and_type_and_nothing_else() {
     for header in [
         r#"{"alg":"HS256"}"#.to_owned(),
         format!(r#"{{"alg":"HS256","typ":"JWT","kid":"{kid}"}}"#),
-        r#"{"alg":"HS256","x5u":"https://example.invalid/","crit":[],"extra":{"a":[1,2]}}"#.to_owned(),
+        r#"{"alg":"HS256","x5u":"https://example.invalid/","extra":{"a":[1,2]}}"#.to_owned(),
         r#"{"alg":"HS\u0032\u00356","typ":"J\u0057T"}"#.to_owned(),
         r#"{"alg":"HS256","typ":null,"kid":null}"#.to_owned(),
     ] {
@@ -459,8 +459,11 @@ fn a_header_is_read_for_its_algorithm_key_id_and_type_and_nothing_else() {
     }
     // Refused: another or no algorithm, a lower-case name, a key id the
     // codec does not hold, members of the wrong type, a member given twice,
-    // not an object, not JSON.
+    // critical extensions (none is understood, RFC 7515 §4.1.11), not an
+    // object, not JSON.
     for header in [
+        r#"{"alg":"HS256","crit":["b64"],"b64":false}"#,
+        r#"{"alg":"HS256","crit":[]}"#,
         r#"{"alg":"HS512"}"#,
         r#"{"alg":"hs256"}"#,
         r#"{"typ":"JWT"}"#,

@@ -13,6 +13,7 @@
 
 pub mod keys;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -219,18 +220,34 @@ struct VerifyingKey {
 }
 
 /// What a token check reads from a JOSE header (RFC 7515 §4): the
-/// algorithm, the key id and the type; other members are ignored, as
-/// jsonwebtoken's header type ignores them. Read borrowed from the decoded
-/// header (escaped strings are copied), so that a check allocates no string
-/// for them: the header is parsed on every token check.
+/// algorithm, the key id and the type. A `crit` member names extensions the
+/// reader must understand (§4.1.11); we understand none, so a header with
+/// one is refused. Other members are ignored. Strings are read borrowed from
+/// the decoded header (escaped ones are copied), so that a check allocates
+/// no string for them: the header is parsed on every token check.
 #[derive(serde::Deserialize)]
 struct JoseHeader<'a> {
     #[serde(borrow)]
-    alg: std::borrow::Cow<'a, str>,
+    alg: Cow<'a, str>,
     #[serde(default, borrow)]
-    kid: Option<std::borrow::Cow<'a, str>>,
+    kid: Option<Borrowed<'a>>,
     #[serde(default, borrow)]
-    typ: Option<std::borrow::Cow<'a, str>>,
+    typ: Option<Borrowed<'a>>,
+    #[serde(default)]
+    crit: Option<serde::de::IgnoredAny>,
+}
+
+/// A string member read borrowed where it can be: serde borrows a bare
+/// `Cow<str>` field, not one inside an `Option`.
+#[derive(serde::Deserialize)]
+struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
+
+impl std::ops::Deref for Borrowed<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
 }
 
 /// Signs and verifies tokens with the configured keys only.
@@ -409,6 +426,9 @@ impl TokenCodec {
             return None;
         }
         let presented: JoseHeader<'_> = serde_json::from_slice(&header_json).ok()?;
+        if presented.crit.is_some() {
+            return None;
+        }
         let key = match presented.kid.as_deref() {
             None => self.verifying.first()?,
             Some(kid) => self.verifying.iter().find(|k| k.kid == kid)?,
