@@ -153,15 +153,11 @@ impl Shared {
             // is nowhere else to write it.
             let _ = sink.write_all(&batch).and_then(|()| sink.flush());
             batch.clear();
-            state = self.lock();
-            let deadline = std::time::Instant::now() + WRITE_PAUSE;
-            while !state.stopping && state.buffer.len() < self.limit {
-                let left = deadline.saturating_duration_since(std::time::Instant::now());
-                if left.is_zero() {
-                    break;
-                }
-                state = self.wake_writer.wait_timeout(state, left).unwrap_or_else(|e| e.into_inner()).0;
-            }
+            state = self
+                .wake_writer
+                .wait_timeout_while(self.lock(), WRITE_PAUSE, |s| !s.stopping && s.buffer.len() < self.limit)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
         }
     }
 }
@@ -212,17 +208,16 @@ impl Drop for LogWriterGuard {
         state.stopping = true;
         self.shared.wake_writer.notify_one();
         self.shared.room.notify_all();
-        let deadline = std::time::Instant::now() + FINAL_WRITE_WAIT;
-        while !state.done {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if left.is_zero() {
-                // The output is stuck: leave the thread to it.
-                return;
-            }
-            state = self.shared.room.wait_timeout(state, left).unwrap_or_else(|e| e.into_inner()).0;
-        }
+        let (state, waited) = self
+            .shared
+            .room
+            .wait_timeout_while(state, FINAL_WRITE_WAIT, |s| !s.done)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         drop(state);
-        let _ = thread.join();
+        // On a time-out the output is stuck: leave the thread to it.
+        if !waited.timed_out() {
+            let _ = thread.join();
+        }
     }
 }
 

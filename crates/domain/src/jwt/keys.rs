@@ -11,7 +11,7 @@ use jsonwebtoken::jwk::{
     AlgorithmParameters, CommonParameters, EllipticCurve, EllipticCurveKeyParameters, EllipticCurveKeyType, Jwk,
     KeyAlgorithm, PublicKeyUse, RSAKeyParameters, RSAKeyType, ThumbprintHash,
 };
-use jsonwebtoken::{Algorithm, DecodingKey};
+use jsonwebtoken::DecodingKey;
 use p256::elliptic_curve::sec1::ToEncodedPoint;
 use p256::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey, LineEnding};
 use rsa::pkcs1::{DecodeRsaPrivateKey, DecodeRsaPublicKey};
@@ -168,10 +168,6 @@ impl PublicKey {
 
     pub(super) fn fast_verifier(&self) -> Option<&FastVerifier> {
         self.fast.as_ref()
-    }
-
-    pub(super) fn jsonwebtoken_algorithm(&self) -> Algorithm {
-        self.algorithm.as_jsonwebtoken()
     }
 }
 

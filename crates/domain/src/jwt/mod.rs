@@ -212,9 +212,7 @@ impl JwtKeys {
 /// public key, the same key in `ring`'s form, which verifies it).
 struct VerifyingKey {
     kid: String,
-    /// The algorithm, and its name as a header's `alg` gives it.
-    algorithm: Algorithm,
-    alg_name: &'static str,
+    algorithm: JwtAlgorithm,
     decoding: DecodingKey,
     fast: Option<keys::FastVerifier>,
 }
@@ -293,8 +291,7 @@ impl TokenCodec {
             access_header,
             verifying: vec![VerifyingKey {
                 kid: keys.kid,
-                algorithm: alg,
-                alg_name: keys.algorithm.as_str(),
+                algorithm: keys.algorithm,
                 decoding: keys.decoding,
                 fast: keys.fast,
             }],
@@ -322,8 +319,7 @@ impl TokenCodec {
             self.published.push(key.jwk().clone());
             self.verifying.push(VerifyingKey {
                 kid: key.kid().to_owned(),
-                algorithm: key.jsonwebtoken_algorithm(),
-                alg_name: key.algorithm().as_str(),
+                algorithm: key.algorithm(),
                 decoding: key.decoding().clone(),
                 fast: key.fast_verifier().cloned(),
             });
@@ -433,7 +429,7 @@ impl TokenCodec {
             None => self.verifying.first()?,
             Some(kid) => self.verifying.iter().find(|k| k.kid == kid)?,
         };
-        if presented.alg != key.alg_name {
+        if presented.alg != key.algorithm.as_str() {
             return None;
         }
         let message = &token[..header.len() + 1 + payload.len()];
@@ -442,7 +438,13 @@ impl TokenCodec {
                 let signature = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(signature).ok()?;
                 fast.verify(message.as_bytes(), &signature)
             }
-            None => jsonwebtoken::crypto::verify(signature, message.as_bytes(), &key.decoding, key.algorithm).ok()?,
+            None => jsonwebtoken::crypto::verify(
+                signature,
+                message.as_bytes(),
+                &key.decoding,
+                key.algorithm.as_jsonwebtoken(),
+            )
+            .ok()?,
         };
         if !verified {
             return None;
