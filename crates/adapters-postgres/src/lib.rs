@@ -21,6 +21,7 @@ mod pool_status;
 mod profiles;
 mod readiness;
 mod refresh_tokens;
+mod sessions;
 mod snapshots;
 #[cfg(feature = "test-support")]
 pub mod testing;
@@ -38,6 +39,7 @@ pub use directory::PgUserDirectory;
 pub use host_user_records::PgHostUserRecords;
 pub use host_users::{PgHostTable, PgHostUserStore};
 pub use login_failures::PgLoginFailureLog;
+pub use sessions::PgSessionStore;
 pub use oauth_clients::PgOAuthClientRepository;
 pub use oauth_codes::PgAuthorizationCodeStore;
 pub use pool_status::PgPoolStatus;

@@ -23,6 +23,7 @@ mod pool_status;
 mod profiles;
 mod readiness;
 mod refresh_tokens;
+mod sessions;
 mod snapshots;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
@@ -40,6 +41,7 @@ pub use directory::SqliteUserDirectory;
 pub use host_user_records::SqliteHostUserRecords;
 pub use host_users::{SqliteHostTable, SqliteHostUserStore};
 pub use login_failures::SqliteLoginFailureLog;
+pub use sessions::SqliteSessionStore;
 pub use oauth_clients::SqliteOAuthClientRepository;
 pub use oauth_codes::SqliteAuthorizationCodeStore;
 pub use pool_status::SqlitePoolStatus;

@@ -21,6 +21,7 @@ pub mod provider;
 pub mod readiness;
 pub mod refresh_tokens;
 pub mod registries;
+pub mod sessions;
 pub mod stored;
 pub mod transfer;
 pub mod user_data;
@@ -41,6 +42,7 @@ pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTo
 pub use readiness::{NotReady, ProbeAnswer, ReadinessProbe, SchemaStatus, READINESS_TIMEOUT};
 pub use refresh_tokens::{GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation, TokenRevocation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
+pub use sessions::{NewSession, ResumedSession, SessionEntry, SessionStore};
 pub use transfer::{DataTransfer, TableSpec, TABLES};
 pub use user_data::{UpstreamError, UserDataSource};
 pub use users::{AccessChange, AccountRecord, DetailsUpdate, NewUser, Registered, UserCredentials, UserRepository};
@@ -63,6 +65,8 @@ pub use login_failures::MockLoginFailureLog;
 pub use oauth::{MockAuthorizationCodeStore, MockOAuthClientRepository};
 #[cfg(any(test, feature = "mocks"))]
 pub use pool::MockPoolStatus;
+#[cfg(any(test, feature = "mocks"))]
+pub use sessions::MockSessionStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use profile::{MockProfileRepository, MockSnapshotStore};
 #[cfg(any(test, feature = "mocks"))]

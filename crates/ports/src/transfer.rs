@@ -294,6 +294,11 @@ pub const TABLES: &[TableSpec] = &[
     },
 ];
 
+/// Tables that `export` leaves out and `import` leaves empty: browser
+/// sessions, which end when a deployment moves (people log in again; a
+/// session id is never copied out of the database it was issued by).
+pub const NOT_TRANSFERRED: &[&str] = &["sessions"];
+
 /// One transferred row: column name → value in the forms above.
 pub type Row = Map<String, Value>;
 

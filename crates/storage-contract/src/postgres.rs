@@ -101,6 +101,10 @@ impl Backend for Postgres {
         (Arc::new(pg::PgUserRepository::new(pool.clone())), Arc::new(pg::PgAccountAdminStore::new(pool)))
     }
 
+    fn sessions(&self) -> Arc<dyn credencial_ports::SessionStore> {
+        Arc::new(pg::PgSessionStore::new(self.database.pool.clone()))
+    }
+
     fn login_history(&self) -> Arc<dyn LoginHistory> {
         Arc::new(pg::PgLoginHistory::new(self.database.pool.clone()))
     }

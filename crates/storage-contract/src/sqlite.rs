@@ -102,6 +102,10 @@ impl Backend for Sqlite {
         (Arc::new(sqlite::SqliteUserRepository::new(db.clone())), Arc::new(sqlite::SqliteAccountAdminStore::new(db)))
     }
 
+    fn sessions(&self) -> Arc<dyn credencial_ports::SessionStore> {
+        Arc::new(sqlite::SqliteSessionStore::new(self.database.db.clone()))
+    }
+
     fn login_history(&self) -> Arc<dyn LoginHistory> {
         Arc::new(sqlite::SqliteLoginHistory::new(self.database.db.clone()))
     }

@@ -14,6 +14,7 @@ mod oauth;
 mod profiles;
 mod race;
 mod refresh_tokens;
+mod sessions;
 mod snapshots;
 mod transfer;
 mod users;

@@ -1,0 +1,175 @@
+//! [`SessionStore`] on the `sessions` table.
+
+use async_trait::async_trait;
+use credencial_domain::UserId;
+use credencial_ports::{NewSession, RepositoryError, ResumedSession, SessionEntry, SessionStore};
+use sqlx::PgPool;
+
+use crate::error::to_repository_error;
+
+/// Sessions in PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgSessionStore {
+    pool: PgPool,
+}
+
+impl PgSessionStore {
+    /// The store on `pool`.
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct ResumedColumns {
+    id: i64,
+    user_id: i64,
+    auth_time: i64,
+    amr: String,
+    acr: String,
+    must_change_password: bool,
+}
+
+#[derive(sqlx::FromRow)]
+struct EntryColumns {
+    id: i64,
+    created_at: i64,
+    last_seen_at: i64,
+    amr: String,
+    device: String,
+    place: String,
+}
+
+#[async_trait]
+impl SessionStore for PgSessionStore {
+    async fn create(&self, s: &NewSession) -> Result<i64, RepositoryError> {
+        sqlx::query_scalar(
+            "INSERT INTO sessions (token_hash, user_id, created_at, last_seen_at, expires_at, auth_time, amr, acr, \
+             device, place) VALUES ($1, $2, $3, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+        )
+        .bind(&s.token_hash[..])
+        .bind(s.user.0)
+        .bind(s.now)
+        .bind(s.expires_at)
+        .bind(s.auth_time)
+        .bind(&s.amr)
+        .bind(&s.acr)
+        .bind(&s.device)
+        .bind(&s.place)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(to_repository_error)
+    }
+
+    async fn resume(
+        &self,
+        token_hash: &[u8; 32],
+        now: i64,
+        idle_since: i64,
+        touch_before: i64,
+    ) -> Result<Option<ResumedSession>, RepositoryError> {
+        // One statement: the live session and its account by the unique
+        // index, and its activity recorded when stale (at most once a
+        // minute: most requests write nothing).
+        let row = sqlx::query_as::<_, ResumedColumns>(
+            "WITH live AS ( \
+               SELECT s.id, s.user_id, s.auth_time, s.amr, s.acr, s.last_seen_at, u.must_change_password \
+               FROM sessions s JOIN users u ON u.id = s.user_id \
+               WHERE s.token_hash = $1 AND s.expires_at > $2 AND s.last_seen_at >= $3 AND u.is_active), \
+             touched AS ( \
+               UPDATE sessions SET last_seen_at = $2 FROM live \
+               WHERE sessions.id = live.id AND live.last_seen_at < $4) \
+             SELECT id, user_id, auth_time, amr, acr, must_change_password FROM live",
+        )
+        .bind(&token_hash[..])
+        .bind(now)
+        .bind(idle_since)
+        .bind(touch_before)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(row.map(|r| ResumedSession {
+            id: r.id,
+            user: UserId(r.user_id),
+            auth_time: r.auth_time,
+            amr: r.amr,
+            acr: r.acr,
+            must_change_password: r.must_change_password,
+        }))
+    }
+
+    async fn end(&self, token_hash: &[u8; 32]) -> Result<bool, RepositoryError> {
+        let done = sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
+            .bind(&token_hash[..])
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn end_one(&self, user: UserId, id: i64) -> Result<bool, RepositoryError> {
+        let done = sqlx::query("DELETE FROM sessions WHERE id = $1 AND user_id = $2")
+            .bind(id)
+            .bind(user.0)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn end_all(&self, user: UserId, except: Option<i64>) -> Result<u64, RepositoryError> {
+        let done = sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND id IS DISTINCT FROM $2")
+            .bind(user.0)
+            .bind(except)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(done.rows_affected())
+    }
+
+    async fn list(
+        &self,
+        user: UserId,
+        now: i64,
+        idle_since: i64,
+        limit: u32,
+    ) -> Result<Vec<SessionEntry>, RepositoryError> {
+        let rows = sqlx::query_as::<_, EntryColumns>(
+            "SELECT id, created_at, last_seen_at, amr, device, place FROM sessions \
+             WHERE user_id = $1 AND expires_at > $2 AND last_seen_at >= $3 \
+             ORDER BY last_seen_at DESC, id DESC LIMIT $4",
+        )
+        .bind(user.0)
+        .bind(now)
+        .bind(idle_since)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(rows.into_iter().map(entry).collect())
+    }
+
+    async fn purge_expired(&self, now: i64, limit: u32) -> Result<u64, RepositoryError> {
+        let done = sqlx::query(
+            "DELETE FROM sessions WHERE id IN ( \
+               SELECT id FROM sessions WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)",
+        )
+        .bind(now)
+        .bind(i64::from(limit))
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(done.rows_affected())
+    }
+}
+
+fn entry(r: EntryColumns) -> SessionEntry {
+    SessionEntry {
+        id: r.id,
+        created_at: r.created_at,
+        last_seen_at: r.last_seen_at,
+        amr: r.amr,
+        device: r.device,
+        place: r.place,
+    }
+}

@@ -1,0 +1,299 @@
+//! Browser sessions kept on the server: the rules of their ids, their two
+//! time limits, how a person authenticated (`amr`, `acr`) and the short,
+//! coarse description of where a session runs (device and approximate
+//! place) that the person sees on `/conta/sessoes/`.
+//!
+//! The cookie holds a random id; the store keeps only its SHA-256 hash, so
+//! a copy of the database opens no session. A session is live while both
+//! limits hold: its last activity is recent (the inactivity limit) and it
+//! was opened recently enough (the absolute limit). Ending it deletes the
+//! stored record, which ends it on every instance at once.
+
+use std::net::IpAddr;
+
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+
+use crate::oauth::random_token_text;
+use crate::redacted::Redacted;
+
+/// The inactivity limit's default: 30 minutes (NIST SP 800-63B-4 AAL2 asks
+/// for at most one hour).
+pub const DEFAULT_IDLE_SECS: i64 = 30 * 60;
+/// The absolute limit's default: 12 hours (AAL2: at most 24 hours).
+pub const DEFAULT_ABSOLUTE_SECS: i64 = 12 * 60 * 60;
+/// How stale a session's recorded last activity may get before a request
+/// records it again: at most one write per session per minute, and the
+/// inactivity limit is kept to within this much.
+pub const TOUCH_INTERVAL_SECS: i64 = 60;
+
+/// A session's two time limits (settings `session_idle_secs` and
+/// `session_absolute_secs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// Seconds without a request after which the session is over.
+    pub idle_secs: i64,
+    /// Seconds after its opening after which the session is over, however
+    /// active.
+    pub absolute_secs: i64,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        Self { idle_secs: DEFAULT_IDLE_SECS, absolute_secs: DEFAULT_ABSOLUTE_SECS }
+    }
+}
+
+impl SessionLimits {
+    /// When a session opened at `now` ends at the latest (the absolute
+    /// limit; the stored expiry, and the cookie's lifetime).
+    pub fn expires_at(&self, now: i64) -> i64 {
+        now.saturating_add(self.absolute_secs)
+    }
+
+    /// The oldest last activity a live session may have at `now`.
+    pub fn idle_since(&self, now: i64) -> i64 {
+        now.saturating_sub(self.idle_secs)
+    }
+
+    /// Whether a session with this expiry and last activity is live at
+    /// `now` (what the stores' queries select; see the module's
+    /// documentation).
+    pub fn is_live(&self, expires_at: i64, last_seen_at: i64, now: i64) -> bool {
+        expires_at > now && last_seen_at >= self.idle_since(now)
+    }
+}
+
+/// Whether a live session last seen at `last_seen_at` has its activity
+/// recorded again by a request at `now`.
+pub fn needs_touch(last_seen_at: i64, now: i64) -> bool {
+    last_seen_at < now.saturating_sub(TOUCH_INTERVAL_SECS)
+}
+
+/// A session's id: 256 random bits as 43 base64url characters, the cookie's
+/// value. `Debug` does not show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionToken(Redacted<String>);
+
+impl SessionToken {
+    /// A fresh random id.
+    pub fn generate() -> Self {
+        let mut bytes = [0u8; 32];
+        rand::thread_rng().fill_bytes(&mut bytes);
+        Self(Redacted(random_token_text(&bytes)))
+    }
+
+    /// The id a cookie holds, when it has the shape of one (43 base64url
+    /// characters); anything else names no session and is never looked up.
+    pub fn from_cookie(value: &str) -> Option<Self> {
+        let shaped = value.len() == 43 && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        shaped.then(|| Self(Redacted(value.to_owned())))
+    }
+
+    /// The text of the id (the cookie's value; the key of the session's
+    /// form tokens).
+    pub fn expose(&self) -> &str {
+        &self.0 .0
+    }
+
+    /// What the store keeps and looks the session up by: the SHA-256 of
+    /// the id.
+    pub fn hash(&self) -> [u8; 32] {
+        Sha256::digest(self.0 .0.as_bytes()).into()
+    }
+}
+
+/// How a person proved who they are, as OpenID Connect's `amr` names it
+/// (RFC 8176).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AuthMethod {
+    /// A password (`pwd`).
+    Password,
+}
+
+impl AuthMethod {
+    /// The RFC 8176 value.
+    pub fn amr(self) -> &'static str {
+        match self {
+            Self::Password => "pwd",
+        }
+    }
+
+    /// The method an `amr` value names, when it is one this service uses.
+    pub fn from_amr(value: &str) -> Option<Self> {
+        match value {
+            "pwd" => Some(Self::Password),
+            _ => None,
+        }
+    }
+}
+
+/// The authentication context class of a session opened with a password
+/// alone (the ID token's `acr`).
+pub const ACR_PASSWORD: &str = "urn:credencial:acr:senha";
+
+/// The `amr` values of `methods` as stored: space-separated, in order.
+pub fn amr_text(methods: &[AuthMethod]) -> String {
+    methods.iter().map(|m| m.amr()).collect::<Vec<_>>().join(" ")
+}
+
+/// The methods a stored `amr` text names (values this service does not
+/// use are skipped).
+pub fn methods_of(amr: &str) -> Vec<AuthMethod> {
+    amr.split_ascii_whitespace().filter_map(AuthMethod::from_amr).collect()
+}
+
+/// A short summary of the browser and system a `User-Agent` names
+/// ("Firefox no Linux", "Chrome no Android"), for the person to recognise
+/// their own devices; never the whole header (it is a fingerprint, and as
+/// long as the client likes). Unknown parts are named generically.
+pub fn device_summary(user_agent: Option<&str>) -> String {
+    let ua = user_agent.unwrap_or("");
+    // Order matters: Edge and Opera say "Chrome", Chrome says "Safari",
+    // Android says "Linux", iOS says "Mac OS X".
+    let browser = [
+        ("Edg/", "Edge"),
+        ("OPR/", "Opera"),
+        ("Firefox/", "Firefox"),
+        ("FxiOS/", "Firefox"),
+        ("CriOS/", "Chrome"),
+        ("Chromium/", "Chromium"),
+        ("Chrome/", "Chrome"),
+        ("Safari/", "Safari"),
+        ("curl/", "curl"),
+    ]
+    .iter()
+    .find(|(marker, _)| ua.contains(marker))
+    .map_or("Navegador desconhecido", |(_, name)| name);
+    let system = [
+        ("Android", "Android"),
+        ("iPhone", "iOS"),
+        ("iPad", "iPadOS"),
+        ("Windows", "Windows"),
+        ("CrOS", "ChromeOS"),
+        ("Mac OS X", "macOS"),
+        ("Macintosh", "macOS"),
+        ("Linux", "Linux"),
+    ]
+    .iter()
+    .find(|(marker, _)| ua.contains(marker))
+    .map(|(_, name)| *name);
+    match system {
+        Some(system) => format!("{browser} no {system}"),
+        None => browser.to_owned(),
+    }
+}
+
+/// The approximate place of a client address that the person sees: an
+/// IPv4 address's /24 network (`203.0.113.0/24`), an IPv6 address's /48
+/// (`2001:db8:1::/48`); an IPv4-mapped IPv6 address as IPv4.
+pub fn approximate_address(ip: IpAddr) -> String {
+    match ip.to_canonical() {
+        IpAddr::V4(v4) => {
+            let [a, b, c, _] = v4.octets();
+            format!("{a}.{b}.{c}.0/24")
+        }
+        IpAddr::V6(v6) => {
+            let network = u128::from(v6) & !((1u128 << 80) - 1);
+            format!("{}/48", std::net::Ipv6Addr::from(network))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_lives_while_both_limits_hold() {
+        let limits = SessionLimits { idle_secs: 1800, absolute_secs: 43_200 };
+        let opened = 1_000_000;
+        let expires = limits.expires_at(opened);
+        // (last seen, now, live)
+        let cases = [
+            (opened, opened, true),
+            (opened, opened + 1800, true),
+            (opened, opened + 1801, false),
+            (opened + 42_000, opened + 43_199, true),
+            (opened + 43_199, opened + 43_200, false),
+            (opened + 43_199, opened + 50_000, false),
+        ];
+        for (last_seen, now, live) in cases {
+            assert_eq!(limits.is_live(expires, last_seen, now), live, "last seen {last_seen}, now {now}");
+        }
+    }
+
+    #[test]
+    fn activity_is_recorded_at_most_once_a_minute() {
+        assert!(!needs_touch(100, 100));
+        assert!(!needs_touch(100, 160));
+        assert!(needs_touch(100, 161));
+    }
+
+    #[test]
+    fn an_id_is_random_shaped_and_only_its_hash_is_kept() {
+        let a = SessionToken::generate();
+        let b = SessionToken::generate();
+        assert_ne!(a, b);
+        assert_eq!(a.expose().len(), 43);
+        assert_eq!(SessionToken::from_cookie(a.expose()), Some(a.clone()));
+        assert_eq!(a.hash(), SessionToken::from_cookie(a.expose()).expect("shaped").hash());
+        assert_ne!(a.hash(), b.hash());
+        assert!(!format!("{a:?}").contains(a.expose()), "Debug hides the id");
+        for bad in ["", "short", &"a".repeat(44), &format!("{}=", &"a".repeat(42)), "eyJhbGciOiJIUzI1NiJ9.e30.sig"] {
+            assert_eq!(SessionToken::from_cookie(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn methods_round_trip_through_their_amr_text() {
+        assert_eq!(amr_text(&[AuthMethod::Password]), "pwd");
+        assert_eq!(methods_of("pwd unknown"), vec![AuthMethod::Password]);
+        assert_eq!(methods_of(""), vec![]);
+    }
+
+    #[test]
+    fn devices_are_summarised_not_copied() {
+        let cases = [
+            (
+                "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
+                "Firefox no Linux",
+            ),
+            (
+                "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Mobile Safari/537.36",
+                "Chrome no Android",
+            ),
+            (
+                "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
+                "Safari no iOS",
+            ),
+            (
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36 Edg/130.0",
+                "Edge no Windows",
+            ),
+            (
+                "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15",
+                "Safari no macOS",
+            ),
+            ("curl/8.5.0", "curl"),
+            ("", "Navegador desconhecido"),
+        ];
+        for (ua, summary) in cases {
+            assert_eq!(device_summary(Some(ua)), summary, "{ua}");
+        }
+        assert_eq!(device_summary(None), "Navegador desconhecido");
+    }
+
+    #[test]
+    fn places_are_networks_not_addresses() {
+        let cases = [
+            ("203.0.113.77", "203.0.113.0/24"),
+            ("::ffff:198.51.100.9", "198.51.100.0/24"),
+            ("2001:db8:1:2:3:4:5:6", "2001:db8:1::/48"),
+            ("::1", "::/48"),
+        ];
+        for (ip, place) in cases {
+            assert_eq!(approximate_address(ip.parse().expect("ip")), place, "{ip}");
+        }
+    }
+}
