@@ -13,12 +13,14 @@ use std::sync::Arc;
 
 use credencial_domain::account::{AccountDetails, FieldErrors, UniqueField};
 use credencial_domain::throttle::{ClientAddress, Subject};
-use credencial_domain::{check_new_password, AccountIdentifiers, PasswordStamp, UserId, Username};
+use credencial_domain::session::AuthMethod;
+use credencial_domain::{check_new_password, AccountIdentifiers, UserId, Username};
 use credencial_ports::{DetailsUpdate, RefreshTokenStore, UserRepository};
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::error::ServiceError;
-use crate::oauth::{OAuthService, SignedSession};
+use crate::metrics::SessionEnd;
+use crate::session::{Origin, SessionService, SignedSession};
 use crate::tokens::TokenService;
 
 /// Message of a wrong current password.
@@ -55,7 +57,7 @@ pub struct AccountEditService {
     users: Arc<dyn UserRepository>,
     refresh_tokens: Arc<dyn RefreshTokenStore>,
     tokens: Arc<TokenService>,
-    oauth: Arc<OAuthService>,
+    sessions: Arc<SessionService>,
 }
 
 impl std::fmt::Debug for AccountEditService {
@@ -66,14 +68,15 @@ impl std::fmt::Debug for AccountEditService {
 
 impl AccountEditService {
     /// A service over the user and refresh-token stores, hashing and
-    /// limiting through `tokens` and opening sessions through `oauth`.
+    /// limiting through `tokens` and ending and opening sessions through
+    /// `sessions`.
     pub fn new(
         users: Arc<dyn UserRepository>,
         refresh_tokens: Arc<dyn RefreshTokenStore>,
         tokens: Arc<TokenService>,
-        oauth: Arc<OAuthService>,
+        sessions: Arc<SessionService>,
     ) -> Self {
-        Self { users, refresh_tokens, tokens, oauth }
+        Self { users, refresh_tokens, tokens, sessions }
     }
 
     /// Stores the details of `user` (checked at the edge), sent from
@@ -103,8 +106,8 @@ impl AccountEditService {
 
     /// Replaces the password of `user` with `new` (which must pass the
     /// password rules for the account's identifiers) after checking
-    /// `current`, sent from `from`; then revokes every refresh token of the
-    /// account and opens a new session. Errors: `Throttled` while the
+    /// `current`, sent from `origin`; then revokes every refresh token of
+    /// the account, ends every session of it and opens a new one. Errors: `Throttled` while the
     /// account's username or the address is limited (before any hashing);
     /// `UnknownUser` when the account is gone or inactive; `Storage`,
     /// `Internal`.
@@ -113,8 +116,9 @@ impl AccountEditService {
         user: UserId,
         current: SecretString,
         new: SecretString,
-        from: Option<ClientAddress>,
+        origin: &Origin,
     ) -> Result<PasswordOutcome, ServiceError> {
+        let from = origin.address;
         let account = self.users.find_summary_by_id(user).await?.filter(|a| a.is_active);
         let credentials = self.users.find_credentials_by_id(user).await?.filter(|c| c.is_active);
         let (Some(account), Some(credentials)) = (account, credentials) else {
@@ -142,18 +146,20 @@ impl AccountEditService {
             return Ok(PasswordOutcome::Refused(errors));
         }
         let hash = hasher.hash(new).await?;
-        // Refresh tokens are revoked before the new hash is stored (should
-        // storing it fail, the person only logs in to their applications
-        // again, and may simply retry) and again after it (a login with the
-        // old password in between issued tokens the first pass missed).
+        // Refresh tokens and sessions (this browser's too) end before the
+        // new hash is stored (should storing it fail, the person only logs
+        // in again, and may simply retry) and again after it (a login with
+        // the old password in between opened what the first pass missed).
         let before = self.refresh_tokens.revoke_user(user).await?;
+        self.sessions.end_all(user, None, SessionEnd::PasswordChange).await?;
         if !self.users.set_password_hash(user, &hash).await? {
             return Err(ServiceError::UnknownUser);
         }
         // From here the old password and the sessions opened with it are over.
         let revoked = before + self.refresh_tokens.revoke_user(user).await?;
+        self.sessions.end_all(user, None, SessionEnd::PasswordChange).await?;
         tracing::info!(user = user.0, revoked, "password changed by its owner; other sessions ended");
-        let session = self.oauth.open_session(user, &PasswordStamp::of(&hash))?;
+        let session = self.sessions.open(user, &[AuthMethod::Password], origin).await?;
         Ok(PasswordOutcome::Changed { session, revoked })
     }
 }

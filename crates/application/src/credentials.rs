@@ -136,17 +136,6 @@ impl CredentialCheck {
         }
     }
 
-    /// Whether the account `user` exists, is active, and still has the
-    /// password whose stamp a login session carries (`stamp`): a session
-    /// opened before the password changed is over. `Some(must change the
-    /// password)` when it is current. Errors: `Storage`.
-    pub async fn session_is_current(&self, user: UserId, stamp: &str) -> Result<Option<bool>, ServiceError> {
-        let found = self.users.find_credentials_by_id(user).await?;
-        Ok(found
-            .filter(|c| c.is_active && PasswordStamp::of(&c.password_hash).matches(stamp))
-            .map(|c| c.must_change_password))
-    }
-
     /// Whether the user with `id` exists and is active. Errors: `Storage`.
     pub async fn is_active_user(&self, id: UserId) -> Result<bool, ServiceError> {
         Ok(self.users.find_active_user_data(id).await?.is_some())

@@ -16,6 +16,7 @@ pub mod profile;
 pub mod purge;
 pub mod request_context;
 pub mod scope_cache;
+pub mod session;
 pub mod signup;
 pub mod tax_id_validation;
 pub mod throttle;
@@ -36,14 +37,13 @@ pub use error::ServiceError;
 pub use grants::{AccessReport, GrantService};
 pub use hashing::{HashSlot, PasswordHasher};
 pub use metrics::Metrics;
-pub use oauth::{
-    AuthorizationStep, ConsentPrompt, LoginSession, LogoutStep, OAuthService, OAuthTokens, SignedSession, TokenRequest,
-};
+pub use oauth::{AuthorizationStep, ConsentPrompt, LogoutStep, OAuthService, OAuthTokens, TokenRequest};
 pub use own_entries::{EntrySave, OwnEntryService};
 pub use profile::{ProfileService, Registries};
 pub use purge::Purge;
 pub use request_context::RequestId;
 pub use scope_cache::{ScopeCache, ScopeTtls};
+pub use session::{LoginSession, Origin, SessionList, SessionService, SignedSession};
 pub use signup::{SignupOutcome, SignupService};
 pub use tax_id_validation::{TaxIdValidationService, ValidationOutcome, ValidationState};
 pub use throttle::LoginThrottle;

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use crate::error::ServiceError;
 use crate::metrics::{Metrics, PurgeTable};
-use crate::{AccountAdminService, GrantService, OAuthService, TaxIdValidationService, TokenService};
+use crate::{AccountAdminService, GrantService, OAuthService, SessionService, TaxIdValidationService, TokenService};
 
 /// Rows one purge statement deletes at most, unless configured otherwise
 /// (`purge_batch_rows`).
@@ -101,6 +101,7 @@ pub struct Purge {
     accounts: Arc<AccountAdminService>,
     metrics: Metrics,
     batch_rows: u32,
+    sessions: Option<Arc<SessionService>>,
 }
 
 impl std::fmt::Debug for Purge {
@@ -121,7 +122,13 @@ impl Purge {
         metrics: Metrics,
         batch_rows: u32,
     ) -> Self {
-        Self { oauth, tokens, validation, grants, accounts, metrics, batch_rows }
+        Self { oauth, tokens, validation, grants, accounts, metrics, batch_rows, sessions: None }
+    }
+
+    /// The same purge, also deleting expired browser sessions.
+    pub fn with_sessions(mut self, sessions: Arc<SessionService>) -> Self {
+        self.sessions = Some(sessions);
+        self
     }
 
     /// One pass: every table of [`PurgeTable::ALL`] in turn, [`drain`]ed
@@ -168,6 +175,10 @@ impl Purge {
             PurgeTable::LoginHistory => self.accounts.purge_login_history(limit).await?,
             PurgeTable::TaxIdAttempts => self.validation.purge_old_attempts(limit).await?,
             PurgeTable::AccessLog => self.grants.purge_access_log(limit).await?,
+            PurgeTable::Sessions => match &self.sessions {
+                Some(sessions) => sessions.purge_expired(limit).await?,
+                None => 0,
+            },
         };
         self.metrics.purge_batch(table, rows);
         Ok(rows)

@@ -14,13 +14,12 @@
 use std::sync::Arc;
 
 use credencial_domain::account::{FieldErrors, Registration, UniqueField};
-use credencial_domain::throttle::ClientAddress;
-use credencial_domain::PasswordStamp;
+use credencial_domain::session::AuthMethod;
 use credencial_ports::{Registered, UserRepository};
 use secrecy::SecretString;
 
 use crate::error::ServiceError;
-use crate::oauth::{OAuthService, SignedSession};
+use crate::session::{Origin, SessionService, SignedSession};
 use crate::tokens::TokenService;
 
 /// How a sign-up ended (its failures are `Err`).
@@ -36,7 +35,7 @@ pub enum SignupOutcome {
 pub struct SignupService {
     users: Arc<dyn UserRepository>,
     tokens: Arc<TokenService>,
-    oauth: Arc<OAuthService>,
+    sessions: Arc<SessionService>,
 }
 
 impl std::fmt::Debug for SignupService {
@@ -48,22 +47,23 @@ impl std::fmt::Debug for SignupService {
 impl SignupService {
     /// A service storing accounts in `users`, hashing and limiting through
     /// `tokens` (its hashing threads and brute-force limits) and opening
-    /// sessions through `oauth`.
-    pub fn new(users: Arc<dyn UserRepository>, tokens: Arc<TokenService>, oauth: Arc<OAuthService>) -> Self {
-        Self { users, tokens, oauth }
+    /// sessions through `sessions`.
+    pub fn new(users: Arc<dyn UserRepository>, tokens: Arc<TokenService>, sessions: Arc<SessionService>) -> Self {
+        Self { users, tokens, sessions }
     }
 
     /// Creates the account of `registration` (its fields, the password
     /// rules included, were checked at the edge) with `password`, sent from
-    /// `from`, and opens a session for it. Errors: `Throttled` while the
+    /// `origin`, and opens a session for it. Errors: `Throttled` while the
     /// address is limited (nothing is hashed or stored); `Storage`,
     /// `Internal`.
     pub async fn sign_up(
         &self,
         registration: Registration,
         password: SecretString,
-        from: Option<ClientAddress>,
+        origin: &Origin,
     ) -> Result<SignupOutcome, ServiceError> {
+        let from = origin.address;
         let throttle = self.tokens.throttle();
         let hasher = self.tokens.credentials().hasher();
         throttle.check_address(from).await?;
@@ -75,7 +75,7 @@ impl SignupService {
             Registered::Created(id) => {
                 drop(slot);
                 tracing::info!(user = id.0, "account created at the sign-up page");
-                SignupOutcome::SignedIn(self.oauth.open_session(id, &PasswordStamp::of(&hash))?)
+                SignupOutcome::SignedIn(self.sessions.open(id, &[AuthMethod::Password], origin).await?)
             }
             Registered::Taken(fields) => {
                 throttle.record_address_failure(from).await?;

@@ -8,14 +8,17 @@ use std::sync::Arc;
 use credencial_application::admin::{
     AccountAdminPorts, AccountFields, NewAccount, TakenField, TemporaryAccountOutcome,
 };
-use credencial_application::{AccountAdminService, PasswordHasher, ServiceError, StaffService};
+use credencial_application::{
+    AccountAdminService, PasswordHasher, ServiceError, SessionService, StaffService, TokenService, TokenServiceConfig,
+};
 use credencial_domain::admin::audit::SECRET_SET;
 use credencial_domain::admin::{AccountQuery, Actor, AuditAction, AuditTarget, LoginRecord, LoginVia, NewAuditEntry};
-use credencial_domain::{Cpf, UserData, UserId, Username};
+use credencial_domain::session::SessionLimits;
+use credencial_domain::{Cpf, JwtKeys, TokenCodec, UserData, UserId, Username};
 use credencial_ports::account::MockGrantRepository;
 use credencial_ports::{
     AccessChange, AccountRecord, MockAccountAdminStore, MockAuditTrail, MockClock, MockLoginHistory,
-    MockRefreshTokenStore, MockUserRepository, RepositoryError,
+    MockRefreshTokenStore, MockSessionStore, MockUserDataSource, MockUserRepository, RepositoryError,
 };
 use secrecy::{ExposeSecret, SecretString};
 
@@ -52,6 +55,7 @@ struct Fakes {
     tokens: MockRefreshTokenStore,
     users: MockUserRepository,
     clock: MockClock,
+    sessions: MockSessionStore,
 }
 
 impl Fakes {
@@ -63,6 +67,7 @@ impl Fakes {
             tokens: MockRefreshTokenStore::new(),
             users: MockUserRepository::new(),
             clock: MockClock::new(),
+            sessions: MockSessionStore::new(),
         }
     }
 
@@ -74,14 +79,32 @@ impl Fakes {
     }
 
     fn service(self) -> AccountAdminService {
-        let staff = StaffService::new(Arc::new(self.users), Arc::new(MockAuditTrail::new()));
+        self.service_with_trail(MockAuditTrail::new())
+    }
+
+    fn service_with_trail(self, trail: MockAuditTrail) -> AccountAdminService {
+        let staff = StaffService::new(Arc::new(self.users), Arc::new(trail));
+        let clock: Arc<MockClock> = Arc::new(self.clock);
+        // Sessions end through the session service; nothing here logs in.
+        let tokens = TokenService::new(
+            Arc::new(TokenCodec::new(JwtKeys::hmac(&[7u8; 32]).expect("secret"), 0).expect("codec")),
+            Arc::new(MockUserRepository::new()),
+            Arc::new(MockRefreshTokenStore::new()),
+            Arc::new(MockUserDataSource::new()),
+            clock.clone(),
+            PasswordHasher::new(1, 1000).expect("hasher"),
+            TokenServiceConfig::default(),
+        );
+        let sessions =
+            SessionService::new(Arc::new(self.sessions), Arc::new(tokens), clock.clone(), SessionLimits::default());
         AccountAdminService::new(
             AccountAdminPorts {
                 store: Arc::new(self.store),
                 logins: Arc::new(self.logins),
                 grants: Arc::new(self.grants),
                 refresh_tokens: Arc::new(self.tokens),
-                clock: Arc::new(self.clock),
+                clock,
+                sessions: Arc::new(sessions),
             },
             Arc::new(staff),
             PasswordHasher::new(1, 1000).expect("hasher"),
@@ -100,6 +123,8 @@ fn recorded(entry: &NewAuditEntry, actor: &Actor, action: AuditAction, changes: 
 #[tokio::test]
 async fn deactivating_records_who_in_the_same_write_and_revokes_every_refresh_token() {
     let mut fakes = Fakes::finding_lia();
+    // Deactivation ends every session; reactivation none.
+    fakes.sessions.expect_end_all().withf(|u, except| *u == LIA && except.is_none()).times(1).returning(|_, _| Ok(2));
     fakes
         .store
         .expect_set_active()
@@ -188,6 +213,8 @@ async fn a_new_password_that_breaks_the_rules_is_refused_before_any_write() {
 #[tokio::test]
 async fn a_new_password_is_stored_hashed_never_recorded_and_revokes_every_refresh_token() {
     let mut fakes = Fakes::finding_lia();
+    // Every session ends, before the new hash is stored and after it.
+    fakes.sessions.expect_end_all().withf(|u, except| *u == LIA && except.is_none()).times(2).returning(|_, _| Ok(1));
     fakes
         .store
         .expect_set_password()
@@ -208,6 +235,7 @@ async fn a_new_password_is_stored_hashed_never_recorded_and_revokes_every_refres
 #[tokio::test]
 async fn a_temporary_password_is_shown_once_stored_hashed_and_must_be_changed() {
     let mut fakes = Fakes::finding_lia();
+    fakes.sessions.expect_end_all().withf(|u, except| *u == LIA && except.is_none()).times(2).returning(|_, _| Ok(0));
     let seen = Arc::new(std::sync::Mutex::new(String::new()));
     let sink = Arc::clone(&seen);
     fakes
@@ -240,6 +268,7 @@ async fn a_temporary_password_is_shown_once_stored_hashed_and_must_be_changed() 
 #[tokio::test]
 async fn two_temporary_passwords_differ() {
     let mut fakes = Fakes::finding_lia();
+    fakes.sessions.expect_end_all().returning(|_, _| Ok(0));
     fakes.store.expect_set_password().returning(|_, _, _, _| Ok(true));
     fakes.tokens.expect_revoke_user().returning(|_| Ok(0));
     let svc = fakes.service();
@@ -448,4 +477,27 @@ async fn an_account_with_a_temporary_password_is_a_storage_error_when_storage_is
     fakes.store.expect_create().returning(|_, _, _, _| Err(RepositoryError::Unexpected("down".into())));
     let outcome = fakes.service().create_with_temporary_password(&cli(), new_temporary_account()).await;
     assert!(matches!(outcome, Err(ServiceError::Storage(_))), "{outcome:?}");
+}
+
+#[tokio::test]
+async fn ending_every_session_is_audited_first_and_an_unwritable_trail_ends_nothing() {
+    let mut fakes = Fakes::finding_lia();
+    fakes.sessions.expect_end_all().withf(|u, except| *u == LIA && except.is_none()).times(1).returning(|_, _| Ok(3));
+    let mut trail = MockAuditTrail::new();
+    trail
+        .expect_append()
+        .withf(|entry| recorded(entry, &cli(), AuditAction::UserEndSessions, &[]))
+        .times(1)
+        .returning(|_| Ok(()));
+    let svc = fakes.service_with_trail(trail);
+    assert_eq!(svc.end_sessions(&cli(), LIA).await.expect("ended"), 3);
+    let unknown = svc.end_sessions(&cli(), UserId(99)).await;
+    assert!(matches!(unknown, Err(ServiceError::UnknownUser)), "{unknown:?}");
+
+    let mut fakes = Fakes::finding_lia();
+    fakes.sessions.expect_end_all().times(0);
+    let mut trail = MockAuditTrail::new();
+    trail.expect_append().returning(|_| Err(RepositoryError::Unexpected("disk full".into())));
+    let failed = fakes.service_with_trail(trail).end_sessions(&admin(), LIA).await;
+    assert!(matches!(failed, Err(ServiceError::Storage(_))), "{failed:?}");
 }

@@ -6,23 +6,28 @@
 
 #[path = "support/failure_log.rs"]
 mod failure_log;
+#[path = "support/sessions.rs"]
+mod sessions;
 
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use credencial_application::metrics::SessionEnd;
 use credencial_application::{
-    AccountEditService, DetailsOutcome, LoginThrottle, OAuthService, PasswordHasher, PasswordOutcome, ProfileService,
-    Registries, ScopeCache, ScopeTtls, ServiceError, SignupOutcome, SignupService, TokenService, TokenServiceConfig,
+    AccountEditService, DetailsOutcome, LoginThrottle, Origin, PasswordHasher, PasswordOutcome, ServiceError,
+    SessionService, SignupOutcome, SignupService, TokenService, TokenServiceConfig,
 };
 use credencial_domain::account::{AccountDetails, DetailsForm, Registration, SignupForm, UniqueField};
+use credencial_domain::admin::LoginVia;
+use credencial_domain::session::{SessionLimits, SessionToken};
 use credencial_domain::throttle::{ClientAddress, ThrottlePolicy};
 use credencial_domain::{Claims, DjangoPbkdf2, JwtKeys, TokenCodec, TokenType, UserId};
 use credencial_ports::{
-    AccountRecord, DetailsUpdate, MockAuthorizationCodeStore, MockCdpDirectory, MockClock, MockCnesRegistry,
-    MockOAuthClientRepository, MockProfileRepository, MockRefreshTokenStore, MockSnapshotStore, MockTaxAuthority,
-    MockUserDataSource, MockUserRepository, Registered, UserCredentials,
+    AccountRecord, DetailsUpdate, MockClock, MockRefreshTokenStore, MockUserDataSource, MockUserRepository,
+    Registered, UserCredentials,
 };
 use failure_log::Failures;
+use sessions::Sessions;
 use secrecy::SecretString;
 
 const NOW: i64 = 1_700_000_000;
@@ -33,6 +38,11 @@ const PASSWORD: &str = "ipê amarelo no cerrado";
 
 fn here() -> Option<ClientAddress> {
     Some(ClientAddress::of("192.0.2.10".parse().expect("ip")))
+}
+
+/// A login from `address`, in Firefox on Linux.
+fn at(address: Option<ClientAddress>) -> Origin {
+    Origin { address, user_agent: Some("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0".into()) }
 }
 
 fn secret(s: &str) -> SecretString {
@@ -77,8 +87,10 @@ struct World {
     revoked_for: Arc<Mutex<Vec<UserId>>>,
     signup: SignupService,
     edit: AccountEditService,
-    oauth: Arc<OAuthService>,
+    sessions: Arc<SessionService>,
+    stored_sessions: Sessions,
     tokens: Arc<TokenService>,
+    now: Arc<AtomicI64>,
 }
 
 fn users(accounts: &Accounts, registers: &Arc<AtomicUsize>) -> MockUserRepository {
@@ -199,36 +211,21 @@ fn world() -> World {
         )
         .with_throttle(LoginThrottle::new(Arc::new(failures.log()), clock.clone(), POLICY)),
     );
-    let mut snapshots = MockSnapshotStore::new();
-    snapshots.expect_get_many().returning(|_, _| Ok(vec![]));
-    let profiles = Arc::new(ProfileService::new(
-        Arc::new(MockOAuthClientRepository::new()),
-        Arc::new(MockProfileRepository::new()),
-        Registries {
-            tax_authority: Arc::new(MockTaxAuthority::new()),
-            cnes: Arc::new(MockCnesRegistry::new()),
-            cdp: Arc::new(MockCdpDirectory::new()),
-        },
-        ScopeCache::new(Arc::new(snapshots), clock.clone(), ScopeTtls::default(), 10),
-        clock.clone(),
-    ));
-    let oauth = Arc::new(OAuthService::new(
-        Arc::clone(&tokens),
-        Arc::new(MockOAuthClientRepository::new()),
-        Arc::new(MockAuthorizationCodeStore::new()),
-        Arc::new(credencial_ports::account::MockGrantRepository::new()),
-        profiles,
-        clock,
-    ));
+    let stored_sessions = Sessions::default();
+    let sessions = Arc::new(
+        SessionService::new(Arc::new(stored_sessions.store()), Arc::clone(&tokens), clock, SessionLimits::default()),
+    );
     World {
-        signup: SignupService::new(users.clone(), Arc::clone(&tokens), Arc::clone(&oauth)),
-        edit: AccountEditService::new(users, refresh, Arc::clone(&tokens), Arc::clone(&oauth)),
+        signup: SignupService::new(users.clone(), Arc::clone(&tokens), Arc::clone(&sessions)),
+        edit: AccountEditService::new(users, refresh, Arc::clone(&tokens), Arc::clone(&sessions)),
         accounts,
         failures,
         registers,
         revoked_for,
-        oauth,
+        sessions,
+        stored_sessions,
         tokens,
+        now,
     }
 }
 
@@ -246,7 +243,7 @@ fn registration(cpf: &str, email: &str, username: &str) -> Registration {
 
 /// Signs carla up (CPF 529.982.247-25) and returns her session token.
 async fn carla(w: &World) -> (UserId, String) {
-    match w.signup.sign_up(registration(CPF, "carla@x.gov.br", "carla"), secret(PASSWORD), here()).await {
+    match w.signup.sign_up(registration(CPF, "carla@x.gov.br", "carla"), secret(PASSWORD), &at(here())).await {
         Ok(SignupOutcome::SignedIn(signed)) => (signed.session.user_id, signed.token.into_inner()),
         other => panic!("not signed up: {other:?}"),
     }
@@ -258,7 +255,7 @@ impl World {
     }
 
     async fn session_user(&self, token: &str) -> Option<UserId> {
-        self.oauth.session(token).await.expect("read").map(|s| s.user_id)
+        self.sessions.resume(token).await.expect("read").map(|s| s.user_id)
     }
 }
 
@@ -281,7 +278,7 @@ async fn a_taken_value_is_a_field_error_and_a_failure_of_the_address() {
     let w = world();
     carla(&w).await;
     let again = registration("52998224725", "CARLA@x.gov.br", "carla2");
-    let Ok(SignupOutcome::Taken(errors)) = w.signup.sign_up(again, secret(PASSWORD), here()).await else {
+    let Ok(SignupOutcome::Taken(errors)) = w.signup.sign_up(again, secret(PASSWORD), &at(here())).await else {
         panic!("not refused")
     };
     assert_eq!(errors.fields(), ["cpf", "email"]);
@@ -296,15 +293,15 @@ async fn sign_ups_cannot_enumerate_cpfs_faster_than_the_login_form() {
     carla(&w).await;
     for i in 0..POLICY.address_failures {
         let attempt = registration(CPF, &format!("x{i}@x.gov.br"), &format!("guess{i}"));
-        assert!(matches!(w.signup.sign_up(attempt, secret(PASSWORD), here()).await, Ok(SignupOutcome::Taken(_))));
+        assert!(matches!(w.signup.sign_up(attempt, secret(PASSWORD), &at(here())).await, Ok(SignupOutcome::Taken(_))));
     }
     let before = w.registers.load(Ordering::SeqCst);
     let fresh = registration("111.444.777-35", "new@x.gov.br", "newperson");
-    let refused = w.signup.sign_up(fresh, secret(PASSWORD), here()).await;
+    let refused = w.signup.sign_up(fresh, secret(PASSWORD), &at(here())).await;
     assert!(matches!(refused, Err(ServiceError::Throttled { retry_after_secs: 1.. })), "{refused:?}");
     assert_eq!(w.registers.load(Ordering::SeqCst), before, "a limited address stores nothing");
     // The login form of the same address is limited too: one limit.
-    let login = w.oauth.log_in("carla", secret(PASSWORD), here()).await;
+    let login = w.sessions.log_in(LoginVia::Account, "carla", secret(PASSWORD), &at(here())).await;
     assert!(matches!(login, Err(ServiceError::Throttled { .. })), "{login:?}");
 }
 
@@ -318,7 +315,7 @@ async fn the_new_account_logs_in_with_its_cpf_punctuated_or_not_or_its_username(
         let user = w.tokens.check_credentials(login.trim(), secret(PASSWORD), here()).await;
         assert_eq!(user.expect(login).id, id, "{login}");
     }
-    let signed = w.oauth.log_in(CPF, secret(PASSWORD), here()).await.expect("login by CPF");
+    let signed = w.sessions.log_in(LoginVia::Account, CPF, secret(PASSWORD), &at(here())).await.expect("login by CPF");
     assert_eq!(w.session_user(&signed.token).await, Some(id));
 }
 
@@ -348,7 +345,7 @@ async fn details_are_stored_and_a_taken_e_mail_is_a_field_error_counted_against_
     let w = world();
     let (id, _) = carla(&w).await;
     let other = registration("111.444.777-35", "dora@x.gov.br", "dora");
-    assert!(matches!(w.signup.sign_up(other, secret(PASSWORD), here()).await, Ok(SignupOutcome::SignedIn(_))));
+    assert!(matches!(w.signup.sign_up(other, secret(PASSWORD), &at(here())).await, Ok(SignupOutcome::SignedIn(_))));
     assert_eq!(w.edit.update_details(id, &details("Carla@X.gov.br"), here()).await.expect("ok"), DetailsOutcome::Saved);
     assert_eq!(w.account(id).name, "Carla D. Moreira");
     let taken = w.edit.update_details(id, &details("DORA@x.gov.br"), here()).await.expect("answered");
@@ -378,16 +375,16 @@ async fn a_limited_address_changes_no_details_and_a_gone_account_is_unknown() {
 async fn a_password_change_revokes_refresh_tokens_and_ends_every_other_session() {
     let w = world();
     let (id, first) = carla(&w).await;
-    let other = w.oauth.log_in("carla", secret(PASSWORD), None).await.expect("a second browser");
-    let outcome = w.edit.change_password(id, secret(PASSWORD), secret("um novo caminho de pedras"), here()).await;
+    let other = w.sessions.log_in(LoginVia::Account, "carla", secret(PASSWORD), &at(None)).await.expect("a second browser");
+    let outcome = w.edit.change_password(id, secret(PASSWORD), secret("um novo caminho de pedras"), &at(here())).await;
     let Ok(PasswordOutcome::Changed { session, revoked }) = outcome else { panic!("not changed: {outcome:?}") };
     assert_eq!(revoked, 4, "what both passes revoked");
     assert_eq!(*w.revoked_for.lock().expect("lock"), [id, id], "before and after the new hash is stored");
     assert_eq!(w.session_user(&first).await, None, "the session that changed it is replaced");
     assert_eq!(w.session_user(&other.token).await, None, "the other browser's session is over");
     assert_eq!(w.session_user(&session.token).await, Some(id), "the new session is accepted");
-    assert!(w.oauth.log_in("carla", secret(PASSWORD), None).await.is_err(), "the old password is over");
-    assert!(w.oauth.log_in(CPF, secret("um novo caminho de pedras"), None).await.is_ok());
+    assert!(w.sessions.log_in(LoginVia::Account, "carla", secret(PASSWORD), &at(None)).await.is_err(), "the old password is over");
+    assert!(w.sessions.log_in(LoginVia::Account, CPF, secret("um novo caminho de pedras"), &at(None)).await.is_ok());
 }
 
 #[tokio::test]
@@ -396,7 +393,7 @@ async fn a_wrong_current_password_is_refused_and_counts_against_the_account_and_
     let (id, token) = carla(&w).await;
     let before = w.account(id).password_hash;
     let outcome =
-        w.edit.change_password(id, secret("not it at all"), secret("um novo caminho de pedras"), here()).await;
+        w.edit.change_password(id, secret("not it at all"), secret("um novo caminho de pedras"), &at(here())).await;
     let Ok(PasswordOutcome::Refused(errors)) = outcome else { panic!("not refused: {outcome:?}") };
     assert_eq!(errors.get("password_atual"), Some("A senha atual não confere."));
     assert_eq!((w.failures.on("username:carla"), w.failures.on("address:192.0.2.10")), (1, 1));
@@ -412,7 +409,7 @@ async fn a_new_password_that_breaks_the_rules_changes_nothing_and_counts_nothing
     for (new, text) in
         [("curta", "8 caracteres"), ("52998224725", "CPF"), ("carla@x.gov.br", "e-mail"), ("senha123", "comum")]
     {
-        let outcome = w.edit.change_password(id, secret(PASSWORD), secret(new), here()).await;
+        let outcome = w.edit.change_password(id, secret(PASSWORD), secret(new), &at(here())).await;
         let Ok(PasswordOutcome::Refused(errors)) = outcome else { panic!("{new}: not refused") };
         assert!(errors.get("password").is_some_and(|m| m.contains(text)), "{new}: {errors:?}");
     }
@@ -427,20 +424,116 @@ async fn a_password_change_is_refused_while_the_account_is_limited() {
     for _ in 0..POLICY.username_failures {
         let _ = w.tokens.check_credentials("carla", secret("wrong"), None).await;
     }
-    let limited = w.edit.change_password(id, secret(PASSWORD), secret("um novo caminho de pedras"), None).await;
+    let limited = w.edit.change_password(id, secret(PASSWORD), secret("um novo caminho de pedras"), &at(None)).await;
     assert!(matches!(limited, Err(ServiceError::Throttled { .. })), "{limited:?}");
 }
 
 // ----------------------------------------------------------- the session
 
 #[tokio::test]
-async fn a_session_of_a_deactivated_account_or_without_a_password_stamp_is_no_session() {
+async fn an_old_session_jwt_is_no_session_and_a_deactivated_account_changes_no_password() {
+    // (A deactivated account's stored sessions are refused by the store:
+    // the storage contract's `a_deactivated_accounts_sessions_are_refused`.)
     let w = world();
-    let (id, token) = carla(&w).await;
-    let unstamped = codec().encode(&Claims::new(TokenType::Session, id.0, NOW, 600)).expect("encode");
-    assert_eq!(w.session_user(&unstamped).await, None, "a session token from before stamps");
+    let (id, _) = carla(&w).await;
+    let old_form = codec().encode(&Claims::new(TokenType::Session, id.0, NOW, 600)).expect("encode");
+    assert_eq!(w.session_user(&old_form).await, None, "a session JWT of an earlier release");
     w.accounts.lock().expect("lock")[0].active = false;
-    assert_eq!(w.session_user(&token).await, None);
-    let gone = w.edit.change_password(id, secret(PASSWORD), secret("um novo caminho de pedras"), None).await;
+    let gone = w.edit.change_password(id, secret(PASSWORD), secret("um novo caminho de pedras"), &at(None)).await;
     assert!(matches!(gone, Err(ServiceError::UnknownUser)), "{gone:?}");
+}
+
+// -------------------------------------------------------------- sessions
+
+#[tokio::test]
+async fn a_login_opens_a_new_stored_session_each_time_and_only_its_hash_is_kept() {
+    let w = world();
+    let (id, _) = carla(&w).await;
+    let a = w.sessions.log_in(LoginVia::Account, "carla", secret(PASSWORD), &at(here())).await.expect("login");
+    let b = w.sessions.log_in(LoginVia::OAuth, "carla", secret(PASSWORD), &at(here())).await.expect("login");
+    assert_ne!(a.token.as_str(), b.token.as_str(), "a login never reuses a session id");
+    assert_eq!(a.max_age_secs, SessionLimits::default().absolute_secs);
+    assert_eq!((a.session.user_id, a.session.auth_time, a.session.amr.as_str()), (id, NOW, "pwd"));
+    assert!(!format!("{a:?}").contains(a.token.as_str()), "Debug hides the id");
+    let rows = w.stored_sessions.rows.lock().expect("lock").clone();
+    let stored = rows.iter().find(|(i, _, _)| *i == a.session.id).expect("stored").1.clone();
+    assert_eq!(stored.token_hash, SessionToken::from_cookie(&a.token).expect("shaped").hash());
+    assert_eq!((stored.device.as_str(), stored.place.as_str()), ("Firefox no Linux", "192.0.2.0/24"));
+    assert_eq!(w.session_user(&a.token).await, Some(id));
+    let jwt = codec().encode(&Claims::new(TokenType::Access, id.0, NOW, 300)).expect("encode");
+    assert_eq!(w.session_user(&jwt).await, None, "an access token is not a session");
+}
+
+#[tokio::test]
+async fn a_session_ends_when_idle_and_at_its_absolute_limit_however_active() {
+    let w = world();
+    let (_, token) = carla(&w).await;
+    let limits = SessionLimits::default();
+    w.now.store(NOW + limits.idle_secs, Ordering::SeqCst);
+    assert!(w.session_user(&token).await.is_some(), "active at the limit: recorded");
+    w.now.store(NOW + 2 * limits.idle_secs + 1, Ordering::SeqCst);
+    assert!(w.session_user(&token).await.is_none(), "idle for longer than the limit");
+
+    let token = w.sessions.log_in(LoginVia::Account, "carla", secret(PASSWORD), &at(None)).await.expect("login").token;
+    let start = w.now.load(Ordering::SeqCst);
+    let mut at_time = start;
+    while at_time < start + limits.absolute_secs - limits.idle_secs {
+        at_time += limits.idle_secs - 60;
+        w.now.store(at_time, Ordering::SeqCst);
+        assert!(w.session_user(&token).await.is_some(), "kept alive at {at_time}");
+    }
+    w.now.store(start + limits.absolute_secs, Ordering::SeqCst);
+    assert!(w.session_user(&token).await.is_none(), "over at the absolute limit");
+}
+
+#[tokio::test]
+async fn logging_out_and_ending_sessions_end_them_on_the_server() {
+    let w = world();
+    let (id, first) = carla(&w).await;
+    let second = w.sessions.log_in(LoginVia::Account, "carla", secret(PASSWORD), &at(None)).await.expect("login");
+    let third = w.sessions.log_in(LoginVia::Account, "carla", secret(PASSWORD), &at(None)).await.expect("login");
+    assert!(w.sessions.end(&first).await.expect("logout"));
+    assert_eq!(w.session_user(&first).await, None, "a copy of the logged-out cookie opens nothing");
+    assert!(!w.sessions.end(&first).await.expect("logout"), "already over");
+    assert!(!w.sessions.end("not a session id").await.expect("logout"));
+
+    let listed = w.sessions.list(&second.session).await.expect("list");
+    assert_eq!(listed.current, second.session.id);
+    assert_eq!(listed.sessions.len(), 2);
+    assert!(!w.sessions.end_one(UserId(id.0 + 1), third.session.id).await.expect("end"), "not another person's");
+    assert!(w.sessions.end_one(id, third.session.id).await.expect("end"));
+    assert_eq!(w.session_user(&third.token).await, None);
+
+    let fourth = w.sessions.log_in(LoginVia::Account, "carla", secret(PASSWORD), &at(None)).await.expect("login");
+    let ended = w.sessions.end_all(id, Some(second.session.id), SessionEnd::Person).await.expect("end all");
+    assert_eq!(ended, 1);
+    assert_eq!(w.session_user(&fourth.token).await, None);
+    assert_eq!(w.session_user(&second.token).await, Some(id), "the asking browser's stays");
+}
+
+#[tokio::test]
+async fn a_wrong_password_or_unknown_user_opens_nothing_and_shares_the_limit_with_pair() {
+    let w = world();
+    carla(&w).await;
+    let opened = w.stored_sessions.count();
+    for (user, pw) in [("carla", "wrong"), ("nobody", PASSWORD)] {
+        let err = w.sessions.log_in(LoginVia::OAuth, user, secret(pw), &at(None)).await.expect_err("refused");
+        assert!(matches!(err, ServiceError::InvalidCredentials), "{user}: {err:?}");
+    }
+    for _ in 1..POLICY.username_failures {
+        let _ = w.tokens.check_credentials("carla", secret("guess"), None).await;
+    }
+    let limited = w.sessions.log_in(LoginVia::OAuth, "carla", secret(PASSWORD), &at(None)).await;
+    assert!(matches!(limited, Err(ServiceError::Throttled { .. })), "{limited:?}");
+    assert_eq!(w.stored_sessions.count(), opened, "no session was opened");
+}
+
+#[test]
+fn login_form_tokens_are_bound_to_their_key() {
+    let w = world();
+    let key = w.sessions.new_form_key();
+    assert_ne!(key, w.sessions.new_form_key());
+    let t = w.sessions.login_form_token(&key);
+    assert!(w.sessions.login_form_token_matches(&key, &t));
+    assert!(!w.sessions.login_form_token_matches(&w.sessions.new_form_key(), &t));
 }

@@ -24,7 +24,7 @@ use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::UpstreamScopeData;
 use credencial_domain::throttle::ThrottlePolicy;
 use credencial_domain::{
-    Claims, DjangoPbkdf2, JwtKeys, PasswordStamp, Scope, ScopeSet, TokenCodec, TokenLifetimes, TokenType, UserData,
+    Claims, DjangoPbkdf2, JwtKeys, Scope, ScopeSet, TokenCodec, TokenLifetimes, TokenType, UserData,
     UserId,
 };
 use credencial_ports::{
@@ -115,7 +115,7 @@ async fn pair_counts_each_outcome_of_the_credential_check_and_the_pair_it_issues
         assert_eq!(["succeeded", "failed", "throttled"].map(|o| logins(&recorded, form, o)), [0, 0, 0], "{form}");
     }
     assert_eq!((tokens(&recorded, "access"), tokens(&recorded, "refresh")), (1, 1));
-    assert_eq!((tokens(&recorded, "oauth_access"), tokens(&recorded, "session")), (0, 0));
+    assert_eq!(tokens(&recorded, "oauth_access"), 0);
 }
 
 #[tokio::test]
@@ -140,13 +140,12 @@ async fn a_replayed_refresh_token_is_counted_and_issues_nothing() {
 }
 
 #[tokio::test]
-async fn the_issuer_counts_sessions_and_client_pairs_by_kind() {
+async fn the_issuer_counts_client_pairs_by_kind() {
     let (metrics, recorded) = Recorded::metrics();
     let mut store = MockRefreshTokenStore::new();
     store.expect_record().times(1).returning(|_, _| Ok(()));
     let issuer = TokenIssuer::new(codec(), Arc::new(store), clock(), TokenLifetimes::default()).with_metrics(metrics);
 
-    issuer.session(UserId(1), &PasswordStamp::of("pbkdf2_sha256$1$s$h")).expect("session");
     let client = ClientId::parse("host").expect("client id");
     let audience = Audience::Client {
         client_id: &client,
@@ -158,8 +157,8 @@ async fn the_issuer_counts_sessions_and_client_pairs_by_kind() {
     // No ID-token key: refused, and nothing counted.
     assert!(issuer.sign_id_token(&json!({"sub": "1"})).is_err());
 
-    let kinds = ["session", "oauth_access", "oauth_refresh", "access", "refresh", "id_token"];
-    assert_eq!(kinds.map(|k| tokens(&recorded, k)), [1, 1, 1, 0, 0, 0]);
+    let kinds = ["oauth_access", "oauth_refresh", "access", "refresh", "id_token"];
+    assert_eq!(kinds.map(|k| tokens(&recorded, k)), [1, 1, 0, 0, 0]);
 }
 
 #[tokio::test]

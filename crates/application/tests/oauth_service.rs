@@ -34,7 +34,6 @@ use credencial_ports::{
     MockUserRepository, NewAuthorizationCode, OAuthClient, RepositoryError, Rotation, TokenRevocation, UserCredentials,
 };
 use failure_log::Failures;
-use secrecy::SecretString;
 use url::Url;
 
 const NOW: i64 = 1_700_000_000;
@@ -384,9 +383,18 @@ fn query(location: &str) -> HashMap<String, String> {
     Url::parse(location).expect("url").query_pairs().into_owned().collect()
 }
 
+/// A session of ana, as the login form opens one (logging in is the
+/// session service's, tested in `account_self_service.rs`).
+fn ana_login() -> LoginSession {
+    let mut key = [0u8; 32];
+    rand::RngCore::fill_bytes(&mut rand::thread_rng(), &mut key);
+    let key = credencial_domain::oauth::random_token_text(&key);
+    LoginSession::new(USER, 1, key, NOW, "pwd", credencial_domain::session::ACR_PASSWORD)
+}
+
 /// Logs ana in and approves `p`; returns the code.
 async fn code_for(service: &OAuthService, p: &AuthorizationParams) -> String {
-    let session = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").session;
+    let session = ana_login();
     match service.approve(&session, p).await.expect("approve") {
         AuthorizationStep::Redirect(location) => query(&location).remove("code").expect("code in redirect"),
         other => panic!("expected a redirect, got {other:?}"),
@@ -498,7 +506,7 @@ async fn approving_stores_only_the_code_hash_for_sixty_seconds_and_redirects_wit
 #[tokio::test]
 async fn approving_keeps_the_state_and_the_redirect_uri_query() {
     let (service, _) = World::new().service();
-    let session = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").session;
+    let session = ana_login();
     let AuthorizationStep::Redirect(location) = service.approve(&session, &portal_params("")).await.expect("ok") else {
         panic!("expected a redirect");
     };
@@ -511,7 +519,7 @@ async fn approving_for_a_user_who_is_no_longer_active_issues_no_code() {
     let mut world = World::new();
     world.active = false;
     let (service, handles) = world.service();
-    let session = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").session;
+    let session = ana_login();
     let err = service.approve(&session, &portal_params("")).await.expect_err("refused");
     assert!(matches!(err, ServiceError::UnknownUser), "{err:?}");
     assert!(handles.codes.lock().expect("lock").is_empty());
@@ -554,8 +562,8 @@ async fn denying_redirects_access_denied_with_state_and_issues_no_code() {
 // ------------------------------------------------------ remembered consent
 
 /// Logs ana in; the session.
-async fn ana_session(service: &OAuthService) -> LoginSession {
-    service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").session
+async fn ana_session(_service: &OAuthService) -> LoginSession {
+    ana_login()
 }
 
 fn with_prompt(mut p: AuthorizationParams, prompt: &str) -> AuthorizationParams {
@@ -798,46 +806,10 @@ async fn a_code_redeemed_after_the_person_revoked_the_client_buys_nothing() {
 // ------------------------------------------------------------------ login
 
 #[tokio::test]
-async fn a_login_opens_a_session_token_that_is_nothing_else() {
-    let (service, _) = World::new().service();
-    let signed = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login");
-    assert_eq!(signed.max_age_secs, 600);
-    let claims = decode(&signed.token);
-    assert_eq!((claims.token_type, claims.user_id, claims.exp), (TokenType::Session, USER.0, NOW + 600));
-    assert_eq!(service.session(&signed.token).await.expect("read").map(|s| s.user_id), Some(USER));
-    let access = codec().encode(&Claims::new(TokenType::Access, USER.0, NOW, 300)).expect("encode");
-    assert!(service.session(&access).await.expect("read").is_none(), "an access token is not a session");
-    assert!(!format!("{signed:?}").contains(signed.token.as_str()), "Debug hides the token");
-}
-
-#[tokio::test]
-async fn a_session_ends_after_its_lifetime() {
-    let (service, handles) = World::new().service();
-    let signed = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login");
-    handles.now.store(NOW + 600, Ordering::SeqCst);
-    assert!(service.session(&signed.token).await.expect("read").is_none());
-}
-
-#[tokio::test]
-async fn a_wrong_password_or_unknown_user_is_invalid_credentials() {
-    let (service, _) = World::new().service();
-    for (user, pw) in [("ana", "wrong"), ("nobody", "ana-pw")] {
-        let err = service.log_in(user, SecretString::from(pw), None).await.expect_err("refused");
-        assert!(matches!(err, ServiceError::InvalidCredentials), "{user}: {err:?}");
-    }
-}
-
-#[tokio::test]
 async fn form_tokens_are_bound_to_their_key_session_and_request() {
     let (service, _) = World::new().service();
-    let key = service.new_form_key();
-    assert_ne!(key, service.new_form_key());
-    let t = service.login_form_token(&key);
-    assert!(service.login_form_token_matches(&key, &t));
-    assert!(!service.login_form_token_matches(&service.new_form_key(), &t));
-
-    let a = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").session;
-    let b = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").session;
+    let a = ana_login();
+    let b = ana_login();
     let p = portal_params("cnes");
     let t = service.consent_form_token(&a, &p);
     assert!(service.consent_form_token_matches(&a, &p, &t));
@@ -1221,16 +1193,4 @@ async fn requests_without_a_secret_are_neither_counted_nor_limited() {
     // …but the public client itself, which has no secret to guess, still gets its tokens.
     let code = code_for(&service, &spa_params()).await;
     assert!(service.token(spa_request(&code, Some(VERIFIER))).await.is_ok());
-}
-
-#[tokio::test]
-async fn the_login_form_shares_the_username_limit_with_pair() {
-    let (service, _, failures) = throttled_world();
-    for _ in 0..5 {
-        let refused = service.log_in("ana", SecretString::from("guess"), here()).await.expect_err("wrong password");
-        assert!(matches!(refused, ServiceError::InvalidCredentials), "{refused:?}");
-    }
-    let limited = service.log_in("ana", SecretString::from("ana-pw"), here()).await.expect_err("limited");
-    assert!(matches!(limited, ServiceError::Throttled { retry_after_secs: 300 }), "{limited:?}");
-    assert_eq!(failures.on("username:ana"), 5);
 }

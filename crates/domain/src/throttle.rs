@@ -47,6 +47,12 @@ impl KeyKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ClientAddress(IpAddr);
 
+impl From<ClientAddress> for IpAddr {
+    fn from(address: ClientAddress) -> Self {
+        address.0
+    }
+}
+
 impl ClientAddress {
     /// The address `ip` is counted under.
     pub fn of(ip: IpAddr) -> Self {

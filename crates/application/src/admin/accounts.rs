@@ -24,6 +24,8 @@ use secrecy::{ExposeSecret, SecretString};
 use super::{audit_entry, StaffService};
 use crate::error::ServiceError;
 use crate::hashing::PasswordHasher;
+use crate::metrics::SessionEnd;
+use crate::session::SessionService;
 
 /// Largest page of [`AccountAdminService::search`].
 pub const MAX_PAGE_SIZE: u32 = 500;
@@ -144,6 +146,9 @@ pub struct AccountAdminPorts {
     pub refresh_tokens: Arc<dyn RefreshTokenStore>,
     /// The time (the login history's purge).
     pub clock: Arc<dyn Clock>,
+    /// Browser sessions (ended on deactivation, on a new password and by
+    /// staff's "end all").
+    pub sessions: Arc<SessionService>,
 }
 
 /// Administration of accounts, for the panel and the CLI.
@@ -155,6 +160,7 @@ pub struct AccountAdminService {
     staff: Arc<StaffService>,
     hasher: PasswordHasher,
     clock: Arc<dyn Clock>,
+    sessions: Arc<SessionService>,
 }
 
 impl std::fmt::Debug for AccountAdminService {
@@ -167,8 +173,8 @@ impl AccountAdminService {
     /// A service over `ports`, making staff through `staff`, hashing on
     /// `hasher`.
     pub fn new(ports: AccountAdminPorts, staff: Arc<StaffService>, hasher: PasswordHasher) -> Self {
-        let AccountAdminPorts { store, logins, grants, refresh_tokens, clock } = ports;
-        Self { store, logins, grants, refresh_tokens, staff, hasher, clock }
+        let AccountAdminPorts { store, logins, grants, refresh_tokens, clock, sessions } = ports;
+        Self { store, logins, grants, refresh_tokens, staff, hasher, clock, sessions }
     }
 
     /// Page `page` (from 1; 0 is the first) of the accounts `query`
@@ -251,8 +257,9 @@ impl AccountAdminService {
 
     /// Lets the account `id` log in (`true`) or not, as `actor`.
     /// Deactivating also revokes every refresh token it holds (every
-    /// family): its access tokens are refused at once by the routes that
-    /// read the account, and no refresh outlives it. Returns how many
+    /// family) and ends its sessions: its access tokens are refused at once
+    /// by the routes that read the account, and no refresh or session
+    /// outlives it. Returns how many
     /// refresh tokens were revoked. Errors: `Invalid` when a staff user
     /// deactivates their own account; `LastStaff` when deactivating the
     /// last active staff account (checked atomically by the storage);
@@ -274,6 +281,7 @@ impl AccountAdminService {
             return Ok(0);
         }
         let revoked = self.refresh_tokens.revoke_user(id).await?;
+        self.sessions.end_all(id, None, SessionEnd::Staff).await?;
         tracing::info!(user = id.0, revoked, "account deactivated by an administrator");
         Ok(revoked)
     }
@@ -348,6 +356,19 @@ impl AccountAdminService {
         Ok(self.store.lift_throttle(&keys, &entry).await?)
     }
 
+    /// Ends every browser session of the account `id`, as `actor` (a lost
+    /// or stolen device): the entry is appended to the audit trail first (a
+    /// trail that cannot be written fails the request and ends nothing).
+    /// Returns how many ended. Errors: `UnknownUser`; `Storage`.
+    pub async fn end_sessions(&self, actor: &Actor, id: UserId) -> Result<u64, ServiceError> {
+        let account = self.find(id).await?;
+        let entry = audit_entry(actor, AuditAction::UserEndSessions, AuditTarget::User(account.username));
+        self.staff.record(&entry).await?;
+        let ended = self.sessions.end_all(id, None, SessionEnd::Staff).await?;
+        tracing::info!(user = id.0, ended, "sessions ended by an administrator");
+        Ok(ended)
+    }
+
     /// Makes the account `id` staff or not, as `actor`. Errors: `Invalid`
     /// when a staff user takes the flag from their own account;
     /// `LastStaff` when taking it from the last active staff account;
@@ -377,10 +398,14 @@ impl AccountAdminService {
         temporary: bool,
         entry: &NewAuditEntry,
     ) -> Result<u64, ServiceError> {
+        // Sessions end before the new hash is stored and again after it
+        // (one opened with the old password in between).
+        self.sessions.end_all(id, None, SessionEnd::PasswordChange).await?;
         if !self.store.set_password(id, hash, temporary, entry).await? {
             return Err(ServiceError::UnknownUser);
         }
         // From here the old password is over; so is every refresh token.
+        self.sessions.end_all(id, None, SessionEnd::PasswordChange).await?;
         Ok(self.refresh_tokens.revoke_user(id).await?)
     }
 

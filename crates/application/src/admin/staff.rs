@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use credencial_domain::admin::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, Page};
+use credencial_domain::admin::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry, Page};
 use credencial_domain::{UserId, Username};
 use credencial_ports::{AccessChange, AuditTrail, UserRepository};
 
@@ -65,6 +65,12 @@ impl StaffService {
             AccessChange::NotFound => Err(ServiceError::UnknownUser),
             AccessChange::LastStaff => Err(ServiceError::LastStaff),
         }
+    }
+
+    /// Appends `entry` to the audit trail (for a change whose store has no
+    /// audited form of its own). Errors: `Storage`.
+    pub async fn record(&self, entry: &NewAuditEntry) -> Result<(), ServiceError> {
+        Ok(self.trail.append(entry).await?)
     }
 
     /// Page `page` (from 1; 0 is the first) of the entries `filter`

@@ -96,8 +96,6 @@ pub enum TokenKind {
     Access,
     /// A first-party refresh token.
     Refresh,
-    /// A login session of the provider's and the account's pages.
-    Session,
     /// An OpenID Connect ID token.
     IdToken,
     /// An access token issued to a client application (`/oauth/token/`).
@@ -107,15 +105,13 @@ pub enum TokenKind {
 }
 
 impl TokenKind {
-    pub(super) const ALL: [Self; 6] =
-        [Self::Access, Self::Refresh, Self::Session, Self::IdToken, Self::OAuthAccess, Self::OAuthRefresh];
+    pub(super) const ALL: [Self; 5] = [Self::Access, Self::Refresh, Self::IdToken, Self::OAuthAccess, Self::OAuthRefresh];
 
     /// The label value.
     pub fn label(self) -> &'static str {
         match self {
             Self::Access => "access",
             Self::Refresh => "refresh",
-            Self::Session => "session",
             Self::IdToken => "id_token",
             Self::OAuthAccess => "oauth_access",
             Self::OAuthRefresh => "oauth_refresh",
@@ -224,6 +220,36 @@ impl ReplayOutcome {
     }
 }
 
+/// Why browser sessions ended (label `cause`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionEnd {
+    /// The person logged out.
+    Logout,
+    /// The person ended it at `/conta/sessoes/` (one, or all others).
+    Person,
+    /// The password changed (by its owner or an administrator).
+    PasswordChange,
+    /// Staff ended them (panel or CLI), or deactivated the account.
+    Staff,
+    /// Over by time, deleted by the purge.
+    Expired,
+}
+
+impl SessionEnd {
+    pub(super) const ALL: [Self; 5] = [Self::Logout, Self::Person, Self::PasswordChange, Self::Staff, Self::Expired];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Logout => "logout",
+            Self::Person => "person",
+            Self::PasswordChange => "password_change",
+            Self::Staff => "staff",
+            Self::Expired => "expired",
+        }
+    }
+}
+
 /// What the scope cache answered a look-up with (label `result`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheResult {
@@ -266,11 +292,13 @@ pub enum PurgeTable {
     TaxIdAttempts,
     /// Access-log entries past their retention (`access_log`).
     AccessLog,
+    /// Browser sessions past their absolute limit (`sessions`).
+    Sessions,
 }
 
 impl PurgeTable {
     /// Every step, in the order a pass runs them.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::AuthorizationCodes,
         Self::SealedPairs,
         Self::RefreshTokens,
@@ -278,6 +306,7 @@ impl PurgeTable {
         Self::LoginHistory,
         Self::TaxIdAttempts,
         Self::AccessLog,
+        Self::Sessions,
     ];
 
     /// The label value.
@@ -290,6 +319,7 @@ impl PurgeTable {
             Self::LoginHistory => "user_logins",
             Self::TaxIdAttempts => "tax_id_attempts",
             Self::AccessLog => "access_log",
+            Self::Sessions => "sessions",
         }
     }
 }

@@ -26,7 +26,8 @@ use crate::error::ServiceError;
 mod labels;
 
 pub use labels::{
-    method_label, CacheResult, LoginForm, LoginOutcome, PurgeTable, ReplayOutcome, TokenKind, Upstream, UpstreamOutcome,
+    method_label, CacheResult, LoginForm, LoginOutcome, PurgeTable, ReplayOutcome, SessionEnd, TokenKind, Upstream,
+    UpstreamOutcome,
 };
 
 /// Requests answered, by method, route template and status.
@@ -40,6 +41,8 @@ pub const TOKENS_ISSUED: &str = "credencial_tokens_issued_total";
 /// Rotated refresh tokens presented again, by what was done (family
 /// revoked, or the same pair answered within the grace window).
 pub const REFRESH_REPLAYS: &str = "credencial_refresh_replays_total";
+/// Browser sessions ended, by cause.
+pub const SESSIONS_ENDED: &str = "credencial_sessions_ended_total";
 /// Calls to an upstream, by upstream and outcome.
 pub const UPSTREAM_REQUESTS: &str = "credencial_upstream_requests_total";
 /// Time of an upstream call, by upstream.
@@ -82,6 +85,7 @@ struct Series {
     logins: Vec<Counter>,
     tokens: Vec<Counter>,
     replays: Vec<Counter>,
+    sessions_ended: Vec<Counter>,
     upstream_calls: Vec<Counter>,
     upstream_duration: Vec<Histogram>,
     scope_cache: Vec<Counter>,
@@ -153,6 +157,10 @@ impl Metrics {
                 .iter()
                 .map(|o| counter(REFRESH_REPLAYS, vec![label("outcome", o.label())]))
                 .collect(),
+            sessions_ended: SessionEnd::ALL
+                .iter()
+                .map(|c| counter(SESSIONS_ENDED, vec![label("cause", c.label())]))
+                .collect(),
             upstream_calls,
             upstream_duration,
             scope_cache,
@@ -201,6 +209,13 @@ impl Metrics {
     pub fn refresh_replay(&self, outcome: ReplayOutcome) {
         if let Some(s) = &self.series {
             s.replays[index(&ReplayOutcome::ALL, outcome)].increment(1);
+        }
+    }
+
+    /// Counts `count` browser sessions ended by `cause`.
+    pub fn sessions_ended(&self, cause: SessionEnd, count: u64) {
+        if let Some(s) = &self.series {
+            s.sessions_ended[index(&SessionEnd::ALL, cause)].increment(count);
         }
     }
 
@@ -313,7 +328,7 @@ fn index<T: PartialEq>(all: &[T], item: T) -> usize {
 
 /// The `# HELP` texts and units of every series.
 fn describe(r: &(dyn Recorder + Send + Sync)) {
-    let counters: [(&'static str, &'static str); 8] = [
+    let counters: [(&'static str, &'static str); 9] = [
         (HTTP_REQUESTS, "HTTP requests answered, by method, route template and status."),
         (LOGINS, "Credential checks by login form (pair, oauth, account, client_secret) and outcome."),
         (TOKENS_ISSUED, "Tokens signed, by kind."),
@@ -321,6 +336,7 @@ fn describe(r: &(dyn Recorder + Send + Sync)) {
             REFRESH_REPLAYS,
             "Rotated refresh tokens presented again: family revoked, or the same pair within the grace window.",
         ),
+        (SESSIONS_ENDED, "Browser sessions ended on the server, by cause (expired ones when purged)."),
         (UPSTREAM_REQUESTS, "Calls to an upstream (registries, user-data resource), by outcome."),
         (SCOPE_CACHE, "Look-ups of upstream scope data in the scope cache, by result."),
         (PURGE_ROWS, "Rows the periodic purge deleted (sealed pairs: forgotten), by table."),

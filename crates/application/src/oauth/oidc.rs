@@ -157,13 +157,13 @@ impl OAuthService {
     /// The confirmation form's anti-forgery token: keyed by the session,
     /// bound to the logout request.
     pub fn logout_form_token(&self, session: &LoginSession, params: &LogoutParams) -> String {
-        form_token(&session.jti, FormPurpose::EndSession, &logout_values(params))
+        form_token(&session.key, FormPurpose::EndSession, &logout_values(params))
     }
 
     /// Whether `presented` is the confirmation form's token for this
     /// session and request.
     pub fn logout_form_token_matches(&self, session: &LoginSession, params: &LogoutParams, presented: &str) -> bool {
-        form_token_matches(&session.jti, FormPurpose::EndSession, &logout_values(params), presented)
+        form_token_matches(&session.key, FormPurpose::EndSession, &logout_values(params), presented)
     }
 
     /// The hint, the location after the logout and the client's name; or

@@ -15,7 +15,7 @@ use credencial_domain::admin::LoginVia;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::refresh_grace::{open_successor, seal_successor, IssuedTexts, RefreshGrace, SEAL_NONCE_BYTES};
 use credencial_domain::{
-    Claims, PasswordStamp, Redacted, ScopeSet, TokenCodec, TokenError, TokenLifetimes, TokenType, UserId,
+    Claims, Redacted, ScopeSet, TokenCodec, TokenError, TokenLifetimes, TokenType, UserId,
 };
 use credencial_ports::{Clock, GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation};
 use rand::RngCore;
@@ -272,22 +272,6 @@ impl TokenIssuer {
         codec.encode_claims(claims).map_err(|e| ServiceError::Internal(e.to_string()))
     }
 
-    /// Signs a login session's claims with the client key (see
-    /// [`decode_session`](Self::decode_session)). Errors: `Internal`.
-    fn sign_session(&self, claims: &Claims) -> Result<String, ServiceError> {
-        self.client_codec().encode_claims(claims).map_err(|e| ServiceError::Internal(e.to_string()))
-    }
-
-    /// Verifies a login session token (the cookie of `/oauth/authorize/`
-    /// and `/conta/`) at the issuer's clock. Sessions are signed with the
-    /// client key, like every token that leads to a client's token: with
-    /// the provider's key pair, the shared secret that SUAP-side APIs hold
-    /// cannot mint a session, and through it a consent and a client token.
-    /// Errors: as [`TokenCodec::decode_typed`].
-    pub fn decode_session(&self, token: &str) -> Result<Claims, TokenError> {
-        self.client_codec().decode_typed(token, TokenType::Session, self.now())
-    }
-
     /// Signs an ID token's claims with the provider's asymmetric key.
     /// Errors: `Internal` when the provider has no key or signing fails.
     pub fn sign_id_token<T: serde::Serialize>(&self, claims: &T) -> Result<String, ServiceError> {
@@ -298,18 +282,6 @@ impl TokenIssuer {
         let token = codec.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
         self.metrics.tokens_issued(TokenKind::IdToken, 1);
         Ok(token)
-    }
-
-    /// A login session token for `user`, tied to the password whose stamp is
-    /// `stamp`; returns the token and its claims. Errors: `Internal`.
-    pub fn session(&self, user: UserId, stamp: &PasswordStamp) -> Result<(Redacted<String>, Claims), ServiceError> {
-        let claims = Claims {
-            password_stamp: Some(stamp.as_str().to_owned()),
-            ..Claims::new(TokenType::Session, user.0, self.now(), self.lifetimes.session_secs)
-        };
-        let token = Redacted(self.sign_session(&claims)?);
-        self.metrics.tokens_issued(TokenKind::Session, 1);
-        Ok((token, claims))
     }
 
     /// Signs an access and a refresh token for `user` in `audience`'s lane

@@ -107,7 +107,7 @@ async fn introspection_is_inactive_for_foreign_expired_malformed_and_session_tok
     let other = TokenRequest { authorization: basic("other", "other-secret"), ..TokenRequest::default() };
     assert_eq!(service.introspect(&other, Some(&tokens.access_token)).await.expect("answer"), inactive());
     let first_party = codec().encode(&Claims::new(TokenType::Access, USER.0, NOW, 300)).expect("signs");
-    let session = service.log_in("ana", SecretString::from("ana-pw"), None).await.expect("login").token;
+    let session = credencial_domain::session::SessionToken::generate().expose().to_owned();
     for token in [first_party.as_str(), session.as_str(), "not.a.token", "x"] {
         assert_eq!(service.introspect(&portal_client(), Some(token)).await.expect("answer"), inactive(), "{token}");
     }

@@ -148,6 +148,7 @@ audit_actions! {
     UserTemporaryPassword => "user.temporary_password", "Senha temporária definida";
     UserClearValidation => "user.clear_validation", "Validação do CPF removida";
     UserLiftThrottle => "user.lift_throttle", "Bloqueio de login removido";
+    UserEndSessions => "user.end_sessions", "Sessões encerradas";
     ApiUserRead => "api.user_read", "API: usuário consultado";
     ApiUserList => "api.user_list", "API: lista de usuários consultada";
     ApiUserCreate => "api.user_create", "API: usuário pré-cadastrado";

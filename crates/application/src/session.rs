@@ -1,0 +1,360 @@
+//! The browser session: logging in by any method, opening, resuming and
+//! ending sessions, and the anti-forgery tokens of the forms that belong to
+//! a session or lead to one. The OAuth, account, administration and
+//! client-component pages all reach sessions here.
+//!
+//! A session is a stored record ([`credencial_ports::SessionStore`]); the
+//! cookie holds its random id, the store its hash
+//! ([`credencial_domain::session`]). Resuming costs one round trip and
+//! checks the account is active; logging out, a password change, staff's
+//! "end all" and deactivation delete records, which ends those sessions on
+//! every instance at once.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use credencial_domain::admin::LoginVia;
+use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
+use credencial_domain::oauth::random_token_text;
+use credencial_domain::session::{
+    amr_text, approximate_address, device_summary, AuthMethod, SessionLimits, SessionToken, ACR_PASSWORD,
+    TOUCH_INTERVAL_SECS,
+};
+use credencial_domain::throttle::ClientAddress;
+use credencial_domain::{Redacted, UserId};
+use credencial_ports::{Clock, LoginHistory, NewSession, SessionEntry, SessionStore};
+use rand::RngCore;
+use secrecy::SecretString;
+
+use crate::error::ServiceError;
+use crate::metrics::SessionEnd;
+use crate::metrics::{LoginForm, Metrics};
+use crate::tokens::TokenService;
+
+/// The most sessions `/conta/sessoes/` lists (a person with more sees the
+/// most recently active; "end all others" ends them all).
+pub const LISTED_SESSIONS: u32 = 50;
+
+/// A person's live session, as a request resumed it. `Debug` does not show
+/// the session's id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginSession {
+    /// The logged-in user.
+    pub user_id: UserId,
+    /// The session's record id (named on `/conta/sessoes/`).
+    pub id: i64,
+    /// The cookie's id: the key of the session's form tokens.
+    pub(crate) key: Redacted<String>,
+    /// The account's password was set by an administrator: until it is
+    /// changed, the pages send the person to `/conta/senha/`.
+    pub must_change_password: bool,
+    /// When the person last authenticated (Unix seconds): the ID token's
+    /// `auth_time`, what `max_age` is measured from.
+    pub auth_time: i64,
+    /// How (`amr` values, space-separated).
+    pub amr: String,
+    /// The authentication context class reached (`acr`).
+    pub acr: String,
+}
+
+impl LoginSession {
+    /// A session of `user_id` with record id `id` whose cookie holds `key`
+    /// (what [`SessionService::resume`] answers; for callers that hold a
+    /// session from elsewhere, and tests).
+    pub fn new(user_id: UserId, id: i64, key: String, auth_time: i64, amr: &str, acr: &str) -> Self {
+        Self {
+            user_id,
+            id,
+            key: Redacted(key),
+            must_change_password: false,
+            auth_time,
+            amr: amr.to_owned(),
+            acr: acr.to_owned(),
+        }
+    }
+
+    /// The anti-forgery token of the account and panel pages' forms, keyed
+    /// by this session's id: a form rendered for one session never passes
+    /// in another, and a page of another site cannot read it.
+    pub fn account_form_token(&self) -> String {
+        form_token(&self.key, FormPurpose::Account, &[])
+    }
+
+    /// Whether `presented` is this session's account form token (compared
+    /// in constant time).
+    pub fn account_form_token_matches(&self, presented: &str) -> bool {
+        form_token_matches(&self.key, FormPurpose::Account, &[], presented)
+    }
+
+    /// The `amr` values, in order.
+    pub fn amr_values(&self) -> Vec<String> {
+        self.amr.split_ascii_whitespace().map(str::to_owned).collect()
+    }
+}
+
+/// A session just opened: the session and the id to keep in the cookie.
+/// `Debug` does not show the id.
+#[derive(Debug, Clone)]
+pub struct SignedSession {
+    /// The session.
+    pub session: LoginSession,
+    /// The cookie's value.
+    pub token: Redacted<String>,
+    /// The cookie's `Max-Age`: the absolute limit.
+    pub max_age_secs: i64,
+}
+
+/// Where a login comes from, as the person will see it on their session
+/// list: the browser's `User-Agent` and the client address (both reduced
+/// before they are stored).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// The client address the limits count (`None` when unknown).
+    pub address: Option<ClientAddress>,
+    /// The `User-Agent` header.
+    pub user_agent: Option<String>,
+}
+
+impl Origin {
+    fn place(&self) -> String {
+        self.address.map(|a| approximate_address(IpAddr::from(a))).unwrap_or_default()
+    }
+}
+
+/// The person's sessions and which one is the asking browser's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionList {
+    /// Live sessions, the most recently active first.
+    pub sessions: Vec<SessionEntry>,
+    /// The record id of the session the list was asked from.
+    pub current: i64,
+}
+
+/// The session use cases.
+pub struct SessionService {
+    store: Arc<dyn SessionStore>,
+    tokens: Arc<TokenService>,
+    clock: Arc<dyn Clock>,
+    limits: SessionLimits,
+    logins: Option<Arc<dyn LoginHistory>>,
+}
+
+impl fmt::Debug for SessionService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionService").field("limits", &self.limits).finish_non_exhaustive()
+    }
+}
+
+impl SessionService {
+    /// Sessions in `store`, with `limits`; passwords are checked by
+    /// `tokens`' credential check (its limits and hashing threads).
+    pub fn new(
+        store: Arc<dyn SessionStore>,
+        tokens: Arc<TokenService>,
+        clock: Arc<dyn Clock>,
+        limits: SessionLimits,
+    ) -> Self {
+        Self { store, tokens, clock, limits, logins: None }
+    }
+
+    /// The same service, recording every login in `logins` (the panel's
+    /// recent logins).
+    pub fn with_login_history(mut self, logins: Arc<dyn LoginHistory>) -> Self {
+        self.logins = Some(logins);
+        self
+    }
+
+    /// The limits sessions are opened and resumed with.
+    pub fn limits(&self) -> SessionLimits {
+        self.limits
+    }
+
+    fn metrics(&self) -> &Metrics {
+        self.tokens.metrics()
+    }
+
+    // ------------------------------------------------------------ login
+
+    /// Checks a login form's username (or CPF) and password sent from
+    /// `origin` (the token service's rule: unknown user, wrong password and
+    /// inactive account cost the same and answer `InvalidCredentials`; the
+    /// same brute-force limits as `pair`, `Throttled`) and opens a new
+    /// session (never the browser's old one). The login is recorded in the
+    /// history, when the service has one: a failure to record it is logged
+    /// and does not fail the login.
+    pub async fn log_in(
+        &self,
+        via: LoginVia,
+        username: &str,
+        password: SecretString,
+        origin: &Origin,
+    ) -> Result<SignedSession, ServiceError> {
+        let checked = self.tokens.credentials().check_login(username, password, origin.address).await;
+        self.metrics().login(LoginForm::from(via), &checked);
+        let (user, _) = checked?;
+        let mut signed = self.open(user.id, &[AuthMethod::Password], origin).await?;
+        signed.session.must_change_password = user.must_change_password;
+        if let Some(logins) = &self.logins {
+            if let Err(e) = logins.record(user.id, via).await {
+                tracing::warn!(error = %e, user = user.id.0, "recording a login in the history failed");
+            }
+        }
+        tracing::info!(user = user.id.0, via = via.code(), "login session opened");
+        Ok(signed)
+    }
+
+    /// Opens a new session of `user`, who just authenticated by `methods`
+    /// from `origin` (a login, a sign-up, a password change). Errors:
+    /// `Storage`.
+    pub async fn open(&self, user: UserId, methods: &[AuthMethod], origin: &Origin) -> Result<SignedSession, ServiceError> {
+        let token = SessionToken::generate();
+        let now = self.clock.now();
+        let amr = amr_text(methods);
+        let acr = ACR_PASSWORD.to_owned();
+        let new = NewSession {
+            token_hash: token.hash(),
+            user,
+            now,
+            expires_at: self.limits.expires_at(now),
+            auth_time: now,
+            amr: amr.clone(),
+            acr: acr.clone(),
+            device: device_summary(origin.user_agent.as_deref()),
+            place: origin.place(),
+        };
+        let id = self.store.create(&new).await?;
+        let session = LoginSession {
+            user_id: user,
+            id,
+            key: Redacted(token.expose().to_owned()),
+            must_change_password: false,
+            auth_time: now,
+            amr,
+            acr,
+        };
+        Ok(SignedSession { session, token: Redacted(token.expose().to_owned()), max_age_secs: self.limits.absolute_secs })
+    }
+
+    /// The live session a cookie names: a stored session within both limits
+    /// of an active account (its activity recorded, at most once a minute).
+    /// `Ok(None)` for none: a cookie of another shape (an old session JWT
+    /// included) is never looked up. Errors: `Storage`.
+    pub async fn resume(&self, cookie: &str) -> Result<Option<LoginSession>, ServiceError> {
+        let Some(token) = SessionToken::from_cookie(cookie) else {
+            return Ok(None);
+        };
+        let now = self.clock.now();
+        let found = self
+            .store
+            .resume(&token.hash(), now, self.limits.idle_since(now), now.saturating_sub(TOUCH_INTERVAL_SECS))
+            .await?;
+        Ok(found.map(|s| LoginSession {
+            user_id: s.user,
+            id: s.id,
+            key: Redacted(token.expose().to_owned()),
+            must_change_password: s.must_change_password,
+            auth_time: s.auth_time,
+            amr: s.amr,
+            acr: s.acr,
+        }))
+    }
+
+    // ----------------------------------------------------------- ending
+
+    /// Ends the session a cookie names (logging out): whether there was
+    /// one. Errors: `Storage` (the session may still be live: the caller
+    /// says the logout failed).
+    pub async fn end(&self, cookie: &str) -> Result<bool, ServiceError> {
+        let Some(token) = SessionToken::from_cookie(cookie) else {
+            return Ok(false);
+        };
+        let ended = self.store.end(&token.hash()).await?;
+        if ended {
+            self.metrics().sessions_ended(SessionEnd::Logout, 1);
+        }
+        Ok(ended)
+    }
+
+    /// Ends `user`'s session with record id `id` (from `/conta/sessoes/`);
+    /// `false` when it is not theirs or already over. Errors: `Storage`.
+    pub async fn end_one(&self, user: UserId, id: i64) -> Result<bool, ServiceError> {
+        let ended = self.store.end_one(user, id).await?;
+        if ended {
+            self.metrics().sessions_ended(SessionEnd::Person, 1);
+        }
+        Ok(ended)
+    }
+
+    /// Ends every session of `user` but `except` (the asking browser's),
+    /// for `cause`, and returns how many ended. Errors: `Storage`.
+    pub async fn end_all(&self, user: UserId, except: Option<i64>, cause: SessionEnd) -> Result<u64, ServiceError> {
+        let ended = self.store.end_all(user, except).await?;
+        self.metrics().sessions_ended(cause, ended);
+        if ended > 0 {
+            tracing::info!(user = user.0, ended, cause = cause.label(), "sessions ended");
+        }
+        Ok(ended)
+    }
+
+    /// The live sessions of `session`'s person, marking `session`.
+    /// Errors: `Storage`.
+    pub async fn list(&self, session: &LoginSession) -> Result<SessionList, ServiceError> {
+        let now = self.clock.now();
+        let sessions =
+            self.store.list(session.user_id, now, self.limits.idle_since(now), LISTED_SESSIONS).await?;
+        Ok(SessionList { sessions, current: session.id })
+    }
+
+    /// Deletes sessions past their absolute limit, at most `limit` rows
+    /// (one batch of the [`crate::purge`] loop). Errors: `Storage`.
+    pub async fn purge_expired(&self, limit: u32) -> Result<u64, ServiceError> {
+        let purged = self.store.purge_expired(self.clock.now(), limit).await?;
+        self.metrics().sessions_ended(SessionEnd::Expired, purged);
+        Ok(purged)
+    }
+
+    // ------------------------------------------------------ form tokens
+
+    /// A fresh random key for a login form's anti-forgery token (kept by
+    /// the browser in an HttpOnly cookie: double submit).
+    pub fn new_form_key(&self) -> String {
+        let mut bytes = [0u8; 32];
+        rand::thread_rng().fill_bytes(&mut bytes);
+        random_token_text(&bytes)
+    }
+
+    /// The login form's anti-forgery token for the cookie key `key`.
+    pub fn login_form_token(&self, key: &str) -> String {
+        form_token(key, FormPurpose::Login, &[])
+    }
+
+    /// Whether `presented` is the login form's token for `key`.
+    pub fn login_form_token_matches(&self, key: &str, presented: &str) -> bool {
+        form_token_matches(key, FormPurpose::Login, &[], presented)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_form_token_is_bound_to_its_session() {
+        let session = |key: &str| LoginSession {
+            user_id: UserId(1),
+            id: 1,
+            key: Redacted(key.to_owned()),
+            must_change_password: false,
+            auth_time: 0,
+            amr: "pwd".into(),
+            acr: ACR_PASSWORD.into(),
+        };
+        let a = session("a".repeat(43).as_str());
+        let b = session("b".repeat(43).as_str());
+        assert!(a.account_form_token_matches(&a.account_form_token()));
+        assert!(!b.account_form_token_matches(&a.account_form_token()));
+        assert!(!format!("{a:?}").contains(&"a".repeat(43)), "Debug hides the key");
+        assert_eq!(a.amr_values(), vec!["pwd".to_owned()]);
+    }
+}
