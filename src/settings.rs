@@ -78,8 +78,15 @@ pub struct Settings {
     /// again and answer the same new pair instead of revoking its family
     /// (two tabs refreshing at once); 0 disables the window.
     pub refresh_grace_secs: i64,
-    /// Lifetime of the login session at `/oauth/authorize/`, in seconds.
-    pub oauth_session_lifetime_secs: i64,
+    /// A browser session ends after this many seconds without a request
+    /// (the inactivity limit).
+    pub session_idle_secs: i64,
+    /// A browser session ends this many seconds after its login, however
+    /// active (the absolute limit).
+    pub session_absolute_secs: i64,
+    /// Replaced by `session_idle_secs` and `session_absolute_secs`: set, the
+    /// start stops naming them (sessions are kept on the server now).
+    pub oauth_session_lifetime_secs: Option<i64>,
     /// OpenID Connect: the issuer identifier, the service's public base URL
     /// (`https://…`, or `http://` on a loopback host; no query or
     /// fragment). ID tokens carry it as `iss`, the discovery document is
@@ -229,7 +236,9 @@ impl Default for Settings {
             access_token_lifetime_secs: 5 * 60,
             refresh_token_lifetime_secs: 24 * 60 * 60,
             refresh_grace_secs: credencial_domain::refresh_grace::DEFAULT_REFRESH_GRACE_SECS,
-            oauth_session_lifetime_secs: 10 * 60,
+            session_idle_secs: credencial_domain::session::DEFAULT_IDLE_SECS,
+            session_absolute_secs: credencial_domain::session::DEFAULT_ABSOLUTE_SECS,
+            oauth_session_lifetime_secs: None,
             issuer_url: None,
             cookie_secure: None,
             signup_enabled: None,

@@ -17,13 +17,14 @@ use credencial_application::admin::AccountAdminPorts;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
     ClientLoginService, GrantService, LoginThrottle, Metrics, OAuthService, OwnEntryService, PasswordHasher,
-    ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SignupService, StaffService, TaxIdValidationService,
-    TokenService, TokenServiceConfig, UserDirectoryService,
+    ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SessionService, SignupService, StaffService,
+    TaxIdValidationService, TokenService, TokenServiceConfig, UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
 use credencial_domain::host_table;
 use credencial_domain::oauth::discovery::IssuerUrl;
+use credencial_domain::session::SessionLimits;
 use credencial_domain::{EndpointAllowList, TokenLifetimes};
 use credencial_ports::{Clock, HostUserStore, SystemClock};
 use rand::RngCore;
@@ -137,7 +138,8 @@ impl Application {
                 lifetimes: TokenLifetimes {
                     access_secs: settings.access_token_lifetime_secs,
                     refresh_secs: settings.refresh_token_lifetime_secs,
-                    session_secs: settings.oauth_session_lifetime_secs,
+                    // No token is a session any more (sessions are stored).
+                    session_secs: settings.session_absolute_secs,
                 },
                 endpoints,
                 refresh_grace: RefreshGrace::new(settings.refresh_grace_secs),
@@ -163,8 +165,17 @@ impl Application {
             grant_store.clone(),
             Arc::clone(&profiles),
             Arc::clone(&clock),
-        )
-        .with_login_history(login_history.clone());
+        );
+        let sessions = Arc::new(
+            SessionService::new(
+                Arc::clone(&storage.sessions),
+                Arc::clone(tokens.credentials()),
+                Arc::clone(&clock),
+                SessionLimits { idle_secs: settings.session_idle_secs, absolute_secs: settings.session_absolute_secs },
+            )
+            .with_login_history(login_history.clone())
+            .with_metrics(tokens.metrics().clone()),
+        );
         let oauth = match openid_issuer(settings, mode, local, &tokens)? {
             Some(issuer) => oauth.with_issuer(issuer),
             None => oauth,
@@ -204,6 +215,7 @@ impl Application {
                 grants: Arc::clone(&storage.grants),
                 refresh_tokens: Arc::clone(&refresh_tokens),
                 clock,
+                sessions: Arc::clone(&sessions),
             },
             Arc::clone(&staff),
             // The same hashing threads for the operators' passwords.
@@ -217,15 +229,16 @@ impl Application {
             Arc::clone(&account_admin),
             exporter.as_ref().map(|e| e.metrics().clone()).unwrap_or_else(Metrics::disabled),
             settings.purge_batch_rows,
-        );
+        )
+        .with_sessions(Arc::clone(&sessions));
         let background =
             BackgroundTasks::start(purge, Duration::from_secs(settings.purge_start_delay_secs), exporter.clone());
         let readiness = Arc::clone(&storage.readiness);
         let accounts = Arc::new(AccountService::new(Arc::clone(&storage.users), Arc::clone(&storage.profiles)));
         let users = Arc::clone(&storage.users);
-        let signup = Arc::new(SignupService::new(Arc::clone(&users), Arc::clone(&tokens), Arc::clone(&oauth)));
+        let signup = Arc::new(SignupService::new(Arc::clone(&users), Arc::clone(&tokens), Arc::clone(&sessions)));
         let account_edits =
-            Arc::new(AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&oauth)));
+            Arc::new(AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&sessions)));
         let clients = Arc::new(ClientAdminService::new(Arc::clone(&storage.clients), hasher));
         // The user-management API: wrong tokens count under the login
         // form's per-address limit.
@@ -240,6 +253,7 @@ impl Application {
             tokens,
             profiles,
             oauth,
+            sessions,
             accounts,
             signup,
             account_edits,

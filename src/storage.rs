@@ -12,7 +12,7 @@ use credencial_ports::DataTransfer;
 use credencial_ports::{
     AccountAdminStore, AuditTrail, AuthorizationCodeStore, HostUserRecords, HostUserStore, LoginFailureLog,
     LoginHistory, OAuthClientRepository, PoolStatus, ProfileRepository, ReadinessProbe, RefreshTokenStore,
-    SchemaStatus, SnapshotStore, UserDirectory, UserRepository,
+    SchemaStatus, SessionStore, SnapshotStore, UserDirectory, UserRepository,
 };
 
 pub use sqlite::InstanceLock;
@@ -177,6 +177,8 @@ pub struct Storage {
     pub account_admin: Arc<dyn AccountAdminStore>,
     /// Recent logins.
     pub login_history: Arc<dyn LoginHistory>,
+    /// Browser sessions.
+    pub sessions: Arc<dyn SessionStore>,
     /// The user-management API's directory.
     pub directory: Arc<dyn UserDirectory>,
     /// The client component's host user table.
@@ -221,6 +223,7 @@ impl Storage {
                 audit: pg::PgAuditTrail,
                 account_admin: pg::PgAccountAdminStore,
                 login_history: pg::PgLoginHistory,
+                sessions: pg::PgSessionStore,
                 directory: pg::PgUserDirectory,
                 host_users: pg::PgHostUserStore,
                 host_user_records: pg::PgHostUserRecords,
@@ -243,6 +246,7 @@ impl Storage {
                 audit: sqlite::SqliteAuditTrail,
                 account_admin: sqlite::SqliteAccountAdminStore,
                 login_history: sqlite::SqliteLoginHistory,
+                sessions: sqlite::SqliteSessionStore,
                 directory: sqlite::SqliteUserDirectory,
                 host_users: sqlite::SqliteHostUserStore,
                 host_user_records: sqlite::SqliteHostUserRecords,

@@ -11,9 +11,12 @@ use credencial_application::admin::accounts::{masked, MAX_PAGE_SIZE};
 use credencial_application::admin::{
     AccountAdminPorts, AccountFields, AccountView, TakenField, TemporaryAccountOutcome,
 };
-use credencial_application::{AccountAdminService, NewAccount, ServiceError, StaffService};
+use credencial_application::{
+    AccountAdminService, CredentialCheck, LoginThrottle, NewAccount, ServiceError, SessionService, StaffService,
+};
 use credencial_domain::admin::accounts::ACCOUNT_PAGE_SIZE;
 use credencial_domain::admin::{AccountQuery, Actor};
+use credencial_domain::session::SessionLimits;
 use credencial_domain::{Cpf, UserData, UserId, Username};
 use credencial_ports::SystemClock;
 use secrecy::{ExposeSecret, SecretString};
@@ -88,6 +91,13 @@ pub enum UserCommand {
         #[arg(long)]
         username: String,
     },
+    /// End every browser session of a user at once (a lost or stolen
+    /// device); recorded in the audit trail.
+    EndSessions {
+        /// The user's username.
+        #[arg(long)]
+        username: String,
+    },
     /// Forget the failed logins counted against a user's username (and
     /// CPF), so that it may log in again at once.
     LiftThrottle {
@@ -149,14 +159,23 @@ pub struct CreateUser {
 async fn accounts(settings: &Settings) -> anyhow::Result<AccountAdminService> {
     let storage = storage(settings).await?;
     let staff = StaffService::new(Arc::clone(&storage.users), Arc::clone(&storage.audit));
+    let clock: Arc<SystemClock> = Arc::new(SystemClock);
+    let hasher = hasher(settings)?;
+    // The commands end sessions; they log no one in (the credential check
+    // is the service's, with its limits, for completeness).
+    let throttle = LoginThrottle::new(Arc::clone(&storage.login_failures), clock.clone(), settings.throttle_policy());
+    let credentials = CredentialCheck::new(Arc::clone(&storage.users), hasher.clone(), throttle);
+    let limits = SessionLimits { idle_secs: settings.session_idle_secs, absolute_secs: settings.session_absolute_secs };
+    let sessions = SessionService::new(Arc::clone(&storage.sessions), Arc::new(credentials), clock.clone(), limits);
     let ports = AccountAdminPorts {
         store: Arc::clone(&storage.account_admin),
         logins: Arc::clone(&storage.login_history),
         grants: Arc::clone(&storage.grants),
         refresh_tokens: Arc::clone(&storage.refresh_tokens),
-        clock: Arc::new(SystemClock),
+        clock,
+        sessions: Arc::new(sessions),
     };
-    Ok(AccountAdminService::new(ports, Arc::new(staff), hasher(settings)?))
+    Ok(AccountAdminService::new(ports, Arc::new(staff), hasher))
 }
 
 /// The account named `--username` and the service.
@@ -213,6 +232,12 @@ pub(super) async fn run(settings: &Settings, command: UserCommand) -> anyhow::Re
             let (service, username, id) = target(settings, &username).await?;
             service.clear_validation(&actor, id).await.map_err(user_error)?;
             println!("tax-id validation of {username} cleared");
+            Ok(())
+        }
+        UserCommand::EndSessions { username } => {
+            let (service, username, id) = target(settings, &username).await?;
+            let ended = service.end_sessions(&actor, id).await.map_err(user_error)?;
+            println!("{ended} session(s) of {username} ended");
             Ok(())
         }
         UserCommand::LiftThrottle { username } => {

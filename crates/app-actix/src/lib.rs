@@ -51,6 +51,7 @@ pub mod routes;
 pub mod sandbox;
 pub mod sandbox_registries;
 pub mod server;
+pub mod session;
 pub mod telemetry;
 pub mod user_directory;
 

@@ -7,8 +7,8 @@ use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginService,
-    GrantService, OAuthService, OwnEntryService, ProfileService, SignupService, StaffService, TaxIdValidationService,
-    TokenService, UserDirectoryService,
+    GrantService, OAuthService, OwnEntryService, ProfileService, SessionService, SignupService, StaffService,
+    TaxIdValidationService, TokenService, UserDirectoryService,
 };
 use credencial_ports::ReadinessProbe;
 
@@ -88,6 +88,8 @@ pub struct Services {
     pub profiles: Arc<ProfileService>,
     /// The OAuth2 provider (`/oauth/authorize/`, `/oauth/token/`).
     pub oauth: Arc<OAuthService>,
+    /// Browser sessions (the login forms, the session cookie).
+    pub sessions: Arc<SessionService>,
     /// The person's own account (`/conta/`).
     pub accounts: Arc<AccountService>,
     /// The person's experiences and degrees (`/conta/experiencias/`,
@@ -142,8 +144,9 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let data = web::Data::from(Arc::clone(&service));
     let profiles = web::Data::from(services.profiles);
     let oauth = web::Data::from(services.oauth);
+    let sessions = web::Data::from(services.sessions);
     let account_services = AccountServices {
-        oauth: oauth.clone(),
+        sessions: sessions.clone(),
         accounts: web::Data::from(services.accounts),
         signup: web::Data::from(services.signup),
         edits: web::Data::from(services.account_edits),
@@ -151,7 +154,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         validation: web::Data::from(services.tax_id_validation),
     };
     let admin_services = AdminServices {
-        oauth: oauth.clone(),
+        sessions: sessions.clone(),
         staff: web::Data::from(services.staff),
         clients: web::Data::from(services.clients),
         accounts: web::Data::from(services.account_admin),
@@ -197,7 +200,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(crate::keys::resource_for(&key_set))
             .service(profile::resource_for(profiles.clone()))
             .service(crate::oauth::userinfo::resource_for(data.clone(), profiles.clone()))
-            .service(OAuthApi::new(oauth.clone(), cookies))
+            .service(OAuthApi::new(oauth.clone(), sessions.clone(), cookies))
             .service(AccountApi::new(account_services.clone(), cookies, s.account))
             .service(AdminApi::new(admin_services.clone(), cookies))
             .service(user_directory::resources(user_directory.clone()));

@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use credencial_domain::account::{AccountDetails, FieldErrors, UniqueField};
-use credencial_domain::throttle::{ClientAddress, Subject};
 use credencial_domain::session::AuthMethod;
+use credencial_domain::throttle::{ClientAddress, Subject};
 use credencial_domain::{check_new_password, AccountIdentifiers, UserId, Username};
 use credencial_ports::{DetailsUpdate, RefreshTokenStore, UserRepository};
 use secrecy::{ExposeSecret, SecretString};

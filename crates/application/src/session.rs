@@ -27,10 +27,10 @@ use credencial_ports::{Clock, LoginHistory, NewSession, SessionEntry, SessionSto
 use rand::RngCore;
 use secrecy::SecretString;
 
+use crate::credentials::CredentialCheck;
 use crate::error::ServiceError;
 use crate::metrics::SessionEnd;
 use crate::metrics::{LoginForm, Metrics};
-use crate::tokens::TokenService;
 
 /// The most sessions `/conta/sessoes/` lists (a person with more sees the
 /// most recently active; "end all others" ends them all).
@@ -134,10 +134,11 @@ pub struct SessionList {
 /// The session use cases.
 pub struct SessionService {
     store: Arc<dyn SessionStore>,
-    tokens: Arc<TokenService>,
+    credentials: Arc<CredentialCheck>,
     clock: Arc<dyn Clock>,
     limits: SessionLimits,
     logins: Option<Arc<dyn LoginHistory>>,
+    metrics: Metrics,
 }
 
 impl fmt::Debug for SessionService {
@@ -148,14 +149,21 @@ impl fmt::Debug for SessionService {
 
 impl SessionService {
     /// Sessions in `store`, with `limits`; passwords are checked by
-    /// `tokens`' credential check (its limits and hashing threads).
+    /// `credentials` (the token service's: the same limits and hashing
+    /// threads as `pair`).
     pub fn new(
         store: Arc<dyn SessionStore>,
-        tokens: Arc<TokenService>,
+        credentials: Arc<CredentialCheck>,
         clock: Arc<dyn Clock>,
         limits: SessionLimits,
     ) -> Self {
-        Self { store, tokens, clock, limits, logins: None }
+        Self { store, credentials, clock, limits, logins: None, metrics: Metrics::disabled() }
+    }
+
+    /// The same service, counting logins and ended sessions on `metrics`.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// The same service, recording every login in `logins` (the panel's
@@ -171,7 +179,7 @@ impl SessionService {
     }
 
     fn metrics(&self) -> &Metrics {
-        self.tokens.metrics()
+        &self.metrics
     }
 
     // ------------------------------------------------------------ login
@@ -190,7 +198,7 @@ impl SessionService {
         password: SecretString,
         origin: &Origin,
     ) -> Result<SignedSession, ServiceError> {
-        let checked = self.tokens.credentials().check_login(username, password, origin.address).await;
+        let checked = self.credentials.check_login(username, password, origin.address).await;
         self.metrics().login(LoginForm::from(via), &checked);
         let (user, _) = checked?;
         let mut signed = self.open(user.id, &[AuthMethod::Password], origin).await?;
@@ -207,7 +215,12 @@ impl SessionService {
     /// Opens a new session of `user`, who just authenticated by `methods`
     /// from `origin` (a login, a sign-up, a password change). Errors:
     /// `Storage`.
-    pub async fn open(&self, user: UserId, methods: &[AuthMethod], origin: &Origin) -> Result<SignedSession, ServiceError> {
+    pub async fn open(
+        &self,
+        user: UserId,
+        methods: &[AuthMethod],
+        origin: &Origin,
+    ) -> Result<SignedSession, ServiceError> {
         let token = SessionToken::generate();
         let now = self.clock.now();
         let amr = amr_text(methods);
@@ -233,7 +246,11 @@ impl SessionService {
             amr,
             acr,
         };
-        Ok(SignedSession { session, token: Redacted(token.expose().to_owned()), max_age_secs: self.limits.absolute_secs })
+        Ok(SignedSession {
+            session,
+            token: Redacted(token.expose().to_owned()),
+            max_age_secs: self.limits.absolute_secs,
+        })
     }
 
     /// The live session a cookie names: a stored session within both limits
@@ -301,8 +318,7 @@ impl SessionService {
     /// Errors: `Storage`.
     pub async fn list(&self, session: &LoginSession) -> Result<SessionList, ServiceError> {
         let now = self.clock.now();
-        let sessions =
-            self.store.list(session.user_id, now, self.limits.idle_since(now), LISTED_SESSIONS).await?;
+        let sessions = self.store.list(session.user_id, now, self.limits.idle_since(now), LISTED_SESSIONS).await?;
         Ok(SessionList { sessions, current: session.id })
     }
 

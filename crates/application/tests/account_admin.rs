@@ -9,16 +9,16 @@ use credencial_application::admin::{
     AccountAdminPorts, AccountFields, NewAccount, TakenField, TemporaryAccountOutcome,
 };
 use credencial_application::{
-    AccountAdminService, PasswordHasher, ServiceError, SessionService, StaffService, TokenService, TokenServiceConfig,
+    AccountAdminService, CredentialCheck, LoginThrottle, PasswordHasher, ServiceError, SessionService, StaffService,
 };
 use credencial_domain::admin::audit::SECRET_SET;
 use credencial_domain::admin::{AccountQuery, Actor, AuditAction, AuditTarget, LoginRecord, LoginVia, NewAuditEntry};
 use credencial_domain::session::SessionLimits;
-use credencial_domain::{Cpf, JwtKeys, TokenCodec, UserData, UserId, Username};
+use credencial_domain::{Cpf, UserData, UserId, Username};
 use credencial_ports::account::MockGrantRepository;
 use credencial_ports::{
     AccessChange, AccountRecord, MockAccountAdminStore, MockAuditTrail, MockClock, MockLoginHistory,
-    MockRefreshTokenStore, MockSessionStore, MockUserDataSource, MockUserRepository, RepositoryError,
+    MockRefreshTokenStore, MockSessionStore, MockUserRepository, RepositoryError,
 };
 use secrecy::{ExposeSecret, SecretString};
 
@@ -86,17 +86,17 @@ impl Fakes {
         let staff = StaffService::new(Arc::new(self.users), Arc::new(trail));
         let clock: Arc<MockClock> = Arc::new(self.clock);
         // Sessions end through the session service; nothing here logs in.
-        let tokens = TokenService::new(
-            Arc::new(TokenCodec::new(JwtKeys::hmac(&[7u8; 32]).expect("secret"), 0).expect("codec")),
+        let credentials = CredentialCheck::new(
             Arc::new(MockUserRepository::new()),
-            Arc::new(MockRefreshTokenStore::new()),
-            Arc::new(MockUserDataSource::new()),
-            clock.clone(),
             PasswordHasher::new(1, 1000).expect("hasher"),
-            TokenServiceConfig::default(),
+            LoginThrottle::default(),
         );
-        let sessions =
-            SessionService::new(Arc::new(self.sessions), Arc::new(tokens), clock.clone(), SessionLimits::default());
+        let sessions = SessionService::new(
+            Arc::new(self.sessions),
+            Arc::new(credentials),
+            clock.clone(),
+            SessionLimits::default(),
+        );
         AccountAdminService::new(
             AccountAdminPorts {
                 store: Arc::new(self.store),

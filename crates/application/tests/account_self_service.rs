@@ -23,12 +23,12 @@ use credencial_domain::session::{SessionLimits, SessionToken};
 use credencial_domain::throttle::{ClientAddress, ThrottlePolicy};
 use credencial_domain::{Claims, DjangoPbkdf2, JwtKeys, TokenCodec, TokenType, UserId};
 use credencial_ports::{
-    AccountRecord, DetailsUpdate, MockClock, MockRefreshTokenStore, MockUserDataSource, MockUserRepository,
-    Registered, UserCredentials,
+    AccountRecord, DetailsUpdate, MockClock, MockRefreshTokenStore, MockUserDataSource, MockUserRepository, Registered,
+    UserCredentials,
 };
 use failure_log::Failures;
-use sessions::Sessions;
 use secrecy::SecretString;
+use sessions::Sessions;
 
 const NOW: i64 = 1_700_000_000;
 const ITERATIONS: u32 = 1_000;
@@ -42,7 +42,10 @@ fn here() -> Option<ClientAddress> {
 
 /// A login from `address`, in Firefox on Linux.
 fn at(address: Option<ClientAddress>) -> Origin {
-    Origin { address, user_agent: Some("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0".into()) }
+    Origin {
+        address,
+        user_agent: Some("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0".into()),
+    }
 }
 
 fn secret(s: &str) -> SecretString {
@@ -212,9 +215,12 @@ fn world() -> World {
         .with_throttle(LoginThrottle::new(Arc::new(failures.log()), clock.clone(), POLICY)),
     );
     let stored_sessions = Sessions::default();
-    let sessions = Arc::new(
-        SessionService::new(Arc::new(stored_sessions.store()), Arc::clone(&tokens), clock, SessionLimits::default()),
-    );
+    let sessions = Arc::new(SessionService::new(
+        Arc::new(stored_sessions.store()),
+        Arc::clone(tokens.credentials()),
+        clock,
+        SessionLimits::default(),
+    ));
     World {
         signup: SignupService::new(users.clone(), Arc::clone(&tokens), Arc::clone(&sessions)),
         edit: AccountEditService::new(users, refresh, Arc::clone(&tokens), Arc::clone(&sessions)),
@@ -375,7 +381,8 @@ async fn a_limited_address_changes_no_details_and_a_gone_account_is_unknown() {
 async fn a_password_change_revokes_refresh_tokens_and_ends_every_other_session() {
     let w = world();
     let (id, first) = carla(&w).await;
-    let other = w.sessions.log_in(LoginVia::Account, "carla", secret(PASSWORD), &at(None)).await.expect("a second browser");
+    let other =
+        w.sessions.log_in(LoginVia::Account, "carla", secret(PASSWORD), &at(None)).await.expect("a second browser");
     let outcome = w.edit.change_password(id, secret(PASSWORD), secret("um novo caminho de pedras"), &at(here())).await;
     let Ok(PasswordOutcome::Changed { session, revoked }) = outcome else { panic!("not changed: {outcome:?}") };
     assert_eq!(revoked, 4, "what both passes revoked");
@@ -383,7 +390,10 @@ async fn a_password_change_revokes_refresh_tokens_and_ends_every_other_session()
     assert_eq!(w.session_user(&first).await, None, "the session that changed it is replaced");
     assert_eq!(w.session_user(&other.token).await, None, "the other browser's session is over");
     assert_eq!(w.session_user(&session.token).await, Some(id), "the new session is accepted");
-    assert!(w.sessions.log_in(LoginVia::Account, "carla", secret(PASSWORD), &at(None)).await.is_err(), "the old password is over");
+    assert!(
+        w.sessions.log_in(LoginVia::Account, "carla", secret(PASSWORD), &at(None)).await.is_err(),
+        "the old password is over"
+    );
     assert!(w.sessions.log_in(LoginVia::Account, CPF, secret("um novo caminho de pedras"), &at(None)).await.is_ok());
 }
 

@@ -24,8 +24,7 @@ use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::UpstreamScopeData;
 use credencial_domain::throttle::ThrottlePolicy;
 use credencial_domain::{
-    Claims, DjangoPbkdf2, JwtKeys, Scope, ScopeSet, TokenCodec, TokenLifetimes, TokenType, UserData,
-    UserId,
+    Claims, DjangoPbkdf2, JwtKeys, Scope, ScopeSet, TokenCodec, TokenLifetimes, TokenType, UserData, UserId,
 };
 use credencial_ports::{
     Clock, MockClock, MockRefreshTokenStore, MockSnapshotStore, MockUserDataSource, MockUserRepository,

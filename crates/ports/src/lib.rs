@@ -66,8 +66,6 @@ pub use oauth::{MockAuthorizationCodeStore, MockOAuthClientRepository};
 #[cfg(any(test, feature = "mocks"))]
 pub use pool::MockPoolStatus;
 #[cfg(any(test, feature = "mocks"))]
-pub use sessions::MockSessionStore;
-#[cfg(any(test, feature = "mocks"))]
 pub use profile::{MockProfileRepository, MockSnapshotStore};
 #[cfg(any(test, feature = "mocks"))]
 pub use provider::MockProviderClient;
@@ -77,6 +75,8 @@ pub use readiness::MockReadinessProbe;
 pub use refresh_tokens::MockRefreshTokenStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use registries::{MockCdpDirectory, MockCnesRegistry, MockTaxAuthority};
+#[cfg(any(test, feature = "mocks"))]
+pub use sessions::MockSessionStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use user_data::MockUserDataSource;
 #[cfg(any(test, feature = "mocks"))]

@@ -101,8 +101,13 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// The live sessions of `user` (at most `limit`), the most recently
     /// active first. Errors: `Unexpected`.
-    async fn list(&self, user: UserId, now: i64, idle_since: i64, limit: u32)
-        -> Result<Vec<SessionEntry>, RepositoryError>;
+    async fn list(
+        &self,
+        user: UserId,
+        now: i64,
+        idle_since: i64,
+        limit: u32,
+    ) -> Result<Vec<SessionEntry>, RepositoryError>;
 
     /// Deletes sessions whose absolute limit passed before `now` (those
     /// over by inactivity go when that limit passes too), at most `limit`

@@ -14,13 +14,12 @@ use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use askama::Template;
-use credencial_application::{GrantService, OAuthService};
+use credencial_application::GrantService;
 use credencial_domain::account::AccessLogPage;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::ScopeSet;
 
 use super::{form_refused, refused, see_other, service_failure, signed_in, signed_post};
-use crate::cookies::CookiePolicy;
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
 use crate::oauth::form::FormFields;
@@ -100,16 +99,11 @@ fn described(scopes: ScopeSet) -> Vec<&'static str> {
 }
 
 /// `GET /conta/aplicativos/` (`?revogado=1` after a revocation).
-async fn applications(
-    req: HttpRequest,
-    oauth: web::Data<OAuthService>,
-    grants: web::Data<GrantService>,
-    cookies: web::Data<CookiePolicy>,
-) -> HttpResponse {
-    let session = or_answer!(signed_in(&req, &oauth).await);
+async fn applications(req: HttpRequest, grants: web::Data<GrantService>) -> HttpResponse {
+    let session = or_answer!(signed_in(&req).await);
     let list = match grants.authorized_applications(session.user_id).await {
         Ok(list) => list,
-        Err(e) => return service_failure(&req, &cookies, e),
+        Err(e) => return service_failure(&req, e),
     };
     let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     let token = session.account_form_token();
@@ -134,14 +128,8 @@ async fn applications(
 }
 
 /// `POST /conta/aplicativos/`: revokes the application `client_id`.
-async fn revoke(
-    req: HttpRequest,
-    payload: web::Payload,
-    oauth: web::Data<OAuthService>,
-    grants: web::Data<GrantService>,
-    cookies: web::Data<CookiePolicy>,
-) -> HttpResponse {
-    let (session, fields) = or_answer!(signed_post(&req, payload, &oauth).await);
+async fn revoke(req: HttpRequest, payload: web::Payload, grants: web::Data<GrantService>) -> HttpResponse {
+    let (session, fields) = or_answer!(signed_post(&req, payload).await);
     let client = match fields.get("client_id") {
         Ok(Some(raw)) => match ClientId::parse(raw) {
             Ok(client) => client,
@@ -153,24 +141,19 @@ async fn revoke(
     match grants.revoke(session.user_id, &client).await {
         Ok(true) => see_other(&format!("{APPLICATIONS_PATH}?revogado=1")),
         Ok(false) => refused(StatusCode::NOT_FOUND, "Você não autorizou este aplicativo."),
-        Err(e) => service_failure(&req, &cookies, e),
+        Err(e) => service_failure(&req, e),
     }
 }
 
 /// `GET /conta/acessos/?pagina=N`.
-async fn accesses(
-    req: HttpRequest,
-    oauth: web::Data<OAuthService>,
-    grants: web::Data<GrantService>,
-    cookies: web::Data<CookiePolicy>,
-) -> HttpResponse {
-    let session = or_answer!(signed_in(&req, &oauth).await);
+async fn accesses(req: HttpRequest, grants: web::Data<GrantService>) -> HttpResponse {
+    let session = or_answer!(signed_in(&req).await);
     let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     // Junk or a number past the end shows a page, never an error.
     let number = query.get("pagina").ok().flatten().and_then(|n| n.parse::<u32>().ok()).unwrap_or(1);
     let report = match grants.access_report(session.user_id, AccessLogPage::new(number)).await {
         Ok(report) => report,
-        Err(e) => return service_failure(&req, &cookies, e),
+        Err(e) => return service_failure(&req, e),
     };
     let page = AccessesPage {
         site: &PROVIDER,

@@ -5,13 +5,12 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use credencial_application::{AccountEditService, AccountService, DetailsOutcome, OAuthService, ServiceError};
+use credencial_application::{AccountEditService, AccountService, DetailsOutcome, ServiceError};
 use credencial_domain::account::{AccountDetails, DetailsForm, FieldErrors};
 
 use super::pages::{self, DetailsValues};
 use super::{form_refused, see_other, service_failure, signed_post, text_fields, throttled_text, with_retry_after};
 use crate::client_address::client_address;
-use crate::cookies::CookiePolicy;
 use crate::html;
 use crate::oauth::form::FormFields;
 
@@ -32,18 +31,16 @@ pub fn notice(req: &HttpRequest) -> Option<&'static str> {
 pub async fn update(
     req: HttpRequest,
     payload: web::Payload,
-    oauth: web::Data<OAuthService>,
     accounts: web::Data<AccountService>,
     edits: web::Data<AccountEditService>,
-    cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let (session, fields) = or_answer!(signed_post(&req, payload, &oauth).await);
+    let (session, fields) = or_answer!(signed_post(&req, payload).await);
     let [nome, email, avatar] = match text_fields(&fields, ["nome", "email", "avatar"]) {
         Ok(values) => values,
         Err(e) => return form_refused(e),
     };
     let typed = DetailsValues { nome, email, avatar };
-    let (r, c, a, s) = (&req, &cookies, &accounts, &session);
+    let (r, a, s) = (&req, &accounts, &session);
     let refused_with = move |errors: FieldErrors, message: String, status: StatusCode| async move {
         match a.overview(s.user_id).await {
             Ok(account) => {
@@ -54,7 +51,7 @@ pub async fn update(
                 page.errors = errors;
                 html::html(html::response(status), &page)
             }
-            Err(e) => service_failure(r, c, e),
+            Err(e) => service_failure(r, e),
         }
     };
     let details = match AccountDetails::parse(DetailsForm { nome, email, avatar }) {
@@ -71,6 +68,6 @@ pub async fn update(
             let answer = refused_with(FieldErrors::new(), text, StatusCode::TOO_MANY_REQUESTS).await;
             with_retry_after(answer, retry_after_secs)
         }
-        Err(e) => service_failure(&req, &cookies, e),
+        Err(e) => service_failure(&req, e),
     }
 }

@@ -1,12 +1,12 @@
 //! The password page (`/conta/senha/`): the current password, the new one
 //! and its confirmation. A change revokes every refresh token of the
-//! account and ends every other login session; this browser gets a new
-//! session cookie and the page again (303), announcing the change.
+//! account and ends every session of it on the server; this browser gets
+//! a new session cookie and the page again (303), announcing the change.
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
-use credencial_application::{AccountEditService, OAuthService, PasswordOutcome, ServiceError};
+use credencial_application::{AccountEditService, PasswordOutcome, ServiceError};
 use credencial_domain::account::registration::MSG_CONFIRMACAO;
 use credencial_domain::account::FieldErrors;
 use secrecy::SecretString;
@@ -15,7 +15,6 @@ use super::{
     form_refused, see_other, service_failure, signed_in, signed_post, text_fields, throttled_text, with_retry_after,
     with_session, PASSWORD_PATH,
 };
-use crate::client_address::client_address;
 use crate::cookies::CookiePolicy;
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
@@ -56,8 +55,8 @@ pub struct PasswordPage<'a> {
 }
 
 /// `GET /conta/senha/`: the form.
-pub async fn form(req: HttpRequest, oauth: web::Data<OAuthService>) -> HttpResponse {
-    let session = or_answer!(signed_in(&req, &oauth).await);
+pub async fn form(req: HttpRequest) -> HttpResponse {
+    let session = or_answer!(signed_in(&req).await);
     let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     let notice = (query.get("alterada").ok().flatten() == Some("1")).then_some(CHANGED);
     // Said whenever the flag stands, however the browser got here.
@@ -71,11 +70,10 @@ pub async fn form(req: HttpRequest, oauth: web::Data<OAuthService>) -> HttpRespo
 pub async fn change(
     req: HttpRequest,
     payload: web::Payload,
-    oauth: web::Data<OAuthService>,
     edits: web::Data<AccountEditService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let (session, fields) = or_answer!(signed_post(&req, payload, &oauth).await);
+    let (session, fields) = or_answer!(signed_post(&req, payload).await);
     let [current, new, confirmation] =
         match text_fields(&fields, ["password_atual", "password", "password_confirmacao"]) {
             Ok(values) => values,
@@ -95,7 +93,7 @@ pub async fn change(
         return page(&token, &errors, Some(CHECK_FIELDS), None, StatusCode::UNPROCESSABLE_ENTITY);
     }
     let (current, new) = (SecretString::from(current.to_owned()), SecretString::from(new.to_owned()));
-    match edits.change_password(session.user_id, current, new, client_address(&req)).await {
+    match edits.change_password(session.user_id, current, new, &crate::session::origin(&req)).await {
         Ok(PasswordOutcome::Changed { session: signed, .. }) => {
             with_session(&req, &cookies, see_other(CHANGED_LOCATION), &signed)
         }
@@ -107,7 +105,7 @@ pub async fn change(
             let answer = page(&token, &FieldErrors::new(), Some(&text), None, StatusCode::TOO_MANY_REQUESTS);
             with_retry_after(answer, retry_after_secs)
         }
-        Err(e) => service_failure(&req, &cookies, e),
+        Err(e) => service_failure(&req, e),
     }
 }
 

@@ -12,19 +12,20 @@ use actix_web::http::header;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
-use credencial_application::{OAuthService, ServiceError, SignupOutcome, SignupService};
+use credencial_application::{ServiceError, SessionService, SignupOutcome, SignupService};
 use credencial_domain::account::{FieldErrors, Registration, SignupForm};
 use secrecy::SecretString;
 
 use super::{
     form_refused, not_offered, refused, see_other, text_fields, throttled_text, with_retry_after, with_session,
-    AccountSettings, FROM_ANOTHER_SITE, HOME_PATH, LOGIN_PATH, SIGNUP_PATH,
+    AccountSettings, HOME_PATH, LOGIN_PATH, SIGNUP_PATH,
 };
-use crate::client_address::client_address;
-use crate::cookies::{self, CookiePolicy};
+use crate::cookies::CookiePolicy;
 use crate::html::{self, Site, PROVIDER};
 use crate::oauth::form::read_form;
-use crate::oauth::{session_of, COOKIE_PATH, FORM_EXPIRED, LOGIN_COOKIE, LOGIN_FORM_SECS};
+use crate::session::{login_form_token, login_form_token_matches, origin, session_of, FORM_EXPIRED};
+
+const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site e foi recusado.";
 
 /// What the 404 page says when sign-up is off.
 const SIGNUP_OFF: &str = "O cadastro de novas contas não está aberto neste serviço.";
@@ -70,16 +71,16 @@ pub struct SignupValues<'a> {
 /// overview.
 pub async fn form(
     req: HttpRequest,
-    oauth: web::Data<OAuthService>,
+    sessions: web::Data<SessionService>,
     cookies: web::Data<CookiePolicy>,
     settings: web::Data<AccountSettings>,
 ) -> HttpResponse {
     if !settings.signup_enabled {
         return not_offered(SIGNUP_OFF);
     }
-    match session_of(&req, &oauth).await {
+    match session_of(&req).await {
         Ok(Some(_)) => see_other(HOME_PATH),
-        Ok(None) => page(&req, &oauth, &cookies, SignupValues::default(), &FieldErrors::new(), None, StatusCode::OK),
+        Ok(None) => page(&req, &sessions, &cookies, SignupValues::default(), &FieldErrors::new(), None, StatusCode::OK),
         Err(e) => html::failure_page(e),
     }
 }
@@ -89,8 +90,8 @@ pub async fn form(
 pub async fn create(
     req: HttpRequest,
     payload: web::Payload,
-    oauth: web::Data<OAuthService>,
     signup: web::Data<SignupService>,
+    sessions: web::Data<SessionService>,
     cookies: web::Data<CookiePolicy>,
     settings: web::Data<AccountSettings>,
 ) -> HttpResponse {
@@ -111,26 +112,33 @@ pub async fn create(
     };
     let typed = SignupValues { cpf, nome, email, username };
     let none = FieldErrors::new();
-    let key = cookies::read(&req, LOGIN_COOKIE);
-    if !key.as_deref().is_some_and(|k| oauth.login_form_token_matches(k, csrf_token)) {
-        return page(&req, &oauth, &cookies, typed, &none, Some(FORM_EXPIRED), StatusCode::BAD_REQUEST);
+    if !login_form_token_matches(&req, &sessions, csrf_token) {
+        return page(&req, &sessions, &cookies, typed, &none, Some(FORM_EXPIRED), StatusCode::BAD_REQUEST);
     }
     let form = SignupForm { cpf, nome, email, username, password, password_confirmacao };
     let registration = match Registration::parse(form) {
         Ok(r) => r,
         Err(errors) => {
-            return page(&req, &oauth, &cookies, typed, &errors, Some(CHECK_FIELDS), StatusCode::UNPROCESSABLE_ENTITY)
+            return page(
+                &req,
+                &sessions,
+                &cookies,
+                typed,
+                &errors,
+                Some(CHECK_FIELDS),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            )
         }
     };
     let password = SecretString::from(password.to_owned());
-    match signup.sign_up(registration, password, client_address(&req)).await {
+    match signup.sign_up(registration, password, &origin(&req)).await {
         Ok(SignupOutcome::SignedIn(signed)) => with_session(&req, &cookies, see_other(HOME_PATH), &signed),
         Ok(SignupOutcome::Taken(errors)) => {
-            page(&req, &oauth, &cookies, typed, &errors, Some(CHECK_FIELDS), StatusCode::UNPROCESSABLE_ENTITY)
+            page(&req, &sessions, &cookies, typed, &errors, Some(CHECK_FIELDS), StatusCode::UNPROCESSABLE_ENTITY)
         }
         Err(ServiceError::Throttled { retry_after_secs }) => {
             let text = throttled_text(retry_after_secs);
-            let answer = page(&req, &oauth, &cookies, typed, &none, Some(&text), StatusCode::TOO_MANY_REQUESTS);
+            let answer = page(&req, &sessions, &cookies, typed, &none, Some(&text), StatusCode::TOO_MANY_REQUESTS);
             with_retry_after(answer, retry_after_secs)
         }
         Err(e) => html::failure_page(e),
@@ -141,15 +149,14 @@ pub async fn create(
 /// anti-forgery token (keeping the browser's key when it has one).
 fn page(
     req: &HttpRequest,
-    oauth: &OAuthService,
+    sessions: &SessionService,
     cookies: &CookiePolicy,
     typed: SignupValues<'_>,
     errors: &FieldErrors,
     message: Option<&str>,
     status: StatusCode,
 ) -> HttpResponse {
-    let key = cookies::read(req, LOGIN_COOKIE).filter(|k| k.len() == 43).unwrap_or_else(|| oauth.new_form_key());
-    let token = oauth.login_form_token(&key);
+    let (token, key_cookie) = login_form_token(req, sessions, cookies);
     let page = Signup {
         site: &PROVIDER,
         title: "Criar conta",
@@ -161,7 +168,7 @@ fn page(
         login_path: LOGIN_PATH,
     };
     let mut builder = html::response(status);
-    builder.append_header((header::SET_COOKIE, cookies.set(req, LOGIN_COOKIE, COOKIE_PATH, &key, LOGIN_FORM_SECS)));
+    builder.append_header((header::SET_COOKIE, key_cookie));
     html::html(builder, &page)
 }
 

@@ -8,7 +8,7 @@ use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use askama::Template;
-use credencial_application::{ApiTokenService, OAuthService, StaffService};
+use credencial_application::{ApiTokenService, StaffService};
 use credencial_domain::admin::{ApiPermission, ApiPermissions};
 use credencial_domain::oauth::ClientId;
 use secrecy::ExposeSecret;
@@ -131,11 +131,10 @@ async fn token_page(
 async fn show(
     req: HttpRequest,
     client_id: web::Path<String>,
-    oauth: web::Data<OAuthService>,
     staff: web::Data<StaffService>,
     api_tokens: web::Data<ApiTokenService>,
 ) -> HttpResponse {
-    let (session, _) = or_answer!(staff_signed_in(&req, &oauth, &staff).await);
+    let (session, _) = or_answer!(staff_signed_in(&req, &staff).await);
     let Ok(client) = ClientId::parse(&client_id) else {
         return not_found();
     };
@@ -148,11 +147,10 @@ async fn issue(
     req: HttpRequest,
     payload: web::Payload,
     client_id: web::Path<String>,
-    oauth: web::Data<OAuthService>,
     staff: web::Data<StaffService>,
     api_tokens: web::Data<ApiTokenService>,
 ) -> HttpResponse {
-    let (session, actor, fields) = or_answer!(staff_post(&req, payload, &oauth, &staff).await);
+    let (session, actor, fields) = or_answer!(staff_post(&req, payload, &staff).await);
     let Ok(client) = ClientId::parse(&client_id) else {
         return not_found();
     };

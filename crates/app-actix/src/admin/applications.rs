@@ -20,7 +20,7 @@ use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use credencial_application::admin::{ClientChanges, CreateOutcome, NewClient};
-use credencial_application::{ClientAdminService, OAuthService, ServiceError, StaffService};
+use credencial_application::{ClientAdminService, ServiceError, StaffService};
 use credencial_domain::admin::{Actor, ClientName, PostLogoutRedirectUris, RedirectUris};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::{Scope, ScopeSet};
@@ -89,11 +89,10 @@ pub fn detail_path(client: &ClientId) -> String {
 /// `GET /admin/aplicativos/`.
 async fn list(
     req: HttpRequest,
-    oauth: web::Data<OAuthService>,
     staff: web::Data<StaffService>,
     clients: web::Data<ClientAdminService>,
 ) -> HttpResponse {
-    or_answer!(staff_signed_in(&req, &oauth, &staff).await);
+    or_answer!(staff_signed_in(&req, &staff).await);
     let all = match clients.list().await {
         Ok(all) => all,
         Err(e) => return html::failure_page(e),
@@ -108,8 +107,8 @@ async fn list(
 }
 
 /// `GET /admin/aplicativos/novo/`.
-async fn new_form(req: HttpRequest, oauth: web::Data<OAuthService>, staff: web::Data<StaffService>) -> HttpResponse {
-    let (session, _) = or_answer!(staff_signed_in(&req, &oauth, &staff).await);
+async fn new_form(req: HttpRequest, staff: web::Data<StaffService>) -> HttpResponse {
+    let (session, _) = or_answer!(staff_signed_in(&req, &staff).await);
     let token = session.account_form_token();
     let page = new_page(&token, None, NewForm::default(), ScopeSet::empty());
     html::html(html::response(StatusCode::OK), &page)
@@ -145,11 +144,10 @@ fn checked(fields: &FormFields, name: &str) -> bool {
 async fn create(
     req: HttpRequest,
     payload: web::Payload,
-    oauth: web::Data<OAuthService>,
     staff: web::Data<StaffService>,
     clients: web::Data<ClientAdminService>,
 ) -> HttpResponse {
-    let (session, actor, fields) = or_answer!(staff_post(&req, payload, &oauth, &staff).await);
+    let (session, actor, fields) = or_answer!(staff_post(&req, payload, &staff).await);
     let [client_id, name, uris, kind] = match text_fields(&fields, ["client_id", "nome", "redirect_uris", "tipo"]) {
         Ok(values) => values,
         Err(e) => return form_refused(e),
@@ -251,11 +249,10 @@ fn notice(req: &HttpRequest) -> Option<&'static str> {
 /// `GET /admin/aplicativos/{client_id}/`.
 async fn detail(
     req: HttpRequest,
-    oauth: web::Data<OAuthService>,
     staff: web::Data<StaffService>,
     clients: web::Data<ClientAdminService>,
 ) -> HttpResponse {
-    let (session, _) = or_answer!(staff_signed_in(&req, &oauth, &staff).await);
+    let (session, _) = or_answer!(staff_signed_in(&req, &staff).await);
     let id = or_answer!(path_client(&req));
     let client = match clients.find(&id).await {
         Ok(Some(client)) => client,
@@ -296,11 +293,10 @@ async fn act(
     req: HttpRequest,
     payload: web::Payload,
     action: web::Data<Action>,
-    oauth: web::Data<OAuthService>,
     staff: web::Data<StaffService>,
     clients: web::Data<ClientAdminService>,
 ) -> HttpResponse {
-    let (session, actor, fields) = or_answer!(staff_post(&req, payload, &oauth, &staff).await);
+    let (session, actor, fields) = or_answer!(staff_post(&req, payload, &staff).await);
     let id = or_answer!(path_client(&req));
     let (changes, done) = match **action {
         Action::Details => match details_changes(&fields) {

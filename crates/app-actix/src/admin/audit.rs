@@ -6,7 +6,7 @@ use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use askama::Template;
-use credencial_application::{OAuthService, StaffService};
+use credencial_application::StaffService;
 use credencial_domain::admin::AuditFilter;
 
 use super::{filter_query, staff_signed_in};
@@ -71,8 +71,8 @@ pub struct AuditPageView<'a> {
 }
 
 /// `GET /admin/auditoria/`.
-async fn trail(req: HttpRequest, oauth: web::Data<OAuthService>, staff: web::Data<StaffService>) -> HttpResponse {
-    or_answer!(staff_signed_in(&req, &oauth, &staff).await);
+async fn trail(req: HttpRequest, staff: web::Data<StaffService>) -> HttpResponse {
+    or_answer!(staff_signed_in(&req, &staff).await);
     let query = or_answer!(filter_query(&req));
     let value = |name| {
         let v: &str = query.get(name).ok().flatten().unwrap_or("").trim();

@@ -26,15 +26,15 @@ use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use credencial_application::{
-    AccountAdminService, ApiTokenService, ClientAdminService, LoginSession, OAuthService, StaffService,
+    AccountAdminService, ApiTokenService, ClientAdminService, LoginSession, SessionService, StaffService,
 };
 use credencial_domain::admin::Actor;
 
-use crate::account::{signed_in, signed_post, NULL_CHARACTER};
 use crate::cookies::CookiePolicy;
 use crate::html::{self, ErrorPage, PROVIDER};
 use crate::oauth::form::{FormError, FormFields};
 use crate::routes::{self, resource};
+use crate::session::{signed_in, signed_post, NULL_CHARACTER};
 
 /// The panel's home.
 pub const HOME_PATH: &str = "/admin/";
@@ -51,7 +51,7 @@ pub struct AdminApi {
 #[derive(Debug, Clone)]
 pub struct AdminServices {
     /// Sessions (the login session of `/conta/`).
-    pub oauth: web::Data<OAuthService>,
+    pub sessions: web::Data<SessionService>,
     /// Staff membership and the audit trail.
     pub staff: web::Data<StaffService>,
     /// The registered applications (`/admin/aplicativos/`).
@@ -69,8 +69,8 @@ impl AdminApi {
     }
 
     fn with_data(&self, r: Resource) -> Resource {
-        let AdminServices { oauth, staff, clients, accounts, api_tokens } = &self.services;
-        r.app_data(oauth.clone())
+        let AdminServices { sessions, staff, clients, accounts, api_tokens } = &self.services;
+        r.app_data(sessions.clone())
             .app_data(staff.clone())
             .app_data(clients.clone())
             .app_data(accounts.clone())
@@ -95,12 +95,8 @@ impl HttpServiceFactory for AdminApi {
 
 /// The session and actor of a staff user's request; or the login redirect
 /// (no session), a 403 page (not staff), a failure page (storage down).
-pub async fn staff_signed_in(
-    req: &HttpRequest,
-    oauth: &OAuthService,
-    staff: &StaffService,
-) -> Result<(LoginSession, Actor), HttpResponse> {
-    let session = signed_in(req, oauth).await?;
+pub async fn staff_signed_in(req: &HttpRequest, staff: &StaffService) -> Result<(LoginSession, Actor), HttpResponse> {
+    let session = signed_in(req).await?;
     let actor = member(staff, &session).await?;
     Ok((session, actor))
 }
@@ -111,10 +107,9 @@ pub async fn staff_signed_in(
 pub async fn staff_post(
     req: &HttpRequest,
     payload: web::Payload,
-    oauth: &OAuthService,
     staff: &StaffService,
 ) -> Result<(LoginSession, Actor, FormFields), HttpResponse> {
-    let (session, fields) = signed_post(req, payload, oauth).await?;
+    let (session, fields) = signed_post(req, payload).await?;
     let actor = member(staff, &session).await?;
     Ok((session, actor, fields))
 }
@@ -153,8 +148,8 @@ pub fn refused(status: StatusCode, reason: &str) -> HttpResponse {
 }
 
 /// `GET /admin/`: what the panel offers.
-async fn home(req: HttpRequest, oauth: web::Data<OAuthService>, staff: web::Data<StaffService>) -> HttpResponse {
-    let (_, actor) = or_answer!(staff_signed_in(&req, &oauth, &staff).await);
+async fn home(req: HttpRequest, staff: web::Data<StaffService>) -> HttpResponse {
+    let (_, actor) = or_answer!(staff_signed_in(&req, &staff).await);
     let page = pages::Home {
         site: &PROVIDER,
         title: "Administração",

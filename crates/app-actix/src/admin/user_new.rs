@@ -17,7 +17,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use askama::Template;
 use credencial_application::admin::{AccountFields, TakenField, TemporaryAccountOutcome};
-use credencial_application::{AccountAdminService, OAuthService, StaffService};
+use credencial_application::{AccountAdminService, StaffService};
 use credencial_domain::account::registration::parse_chosen_username;
 use credencial_domain::account::{AccountDetails, DetailsForm};
 use credencial_domain::{Cpf, UserData};
@@ -115,8 +115,8 @@ pub struct CreatedPage<'a> {
 }
 
 /// `GET /admin/usuarios/novo/`.
-async fn form(req: HttpRequest, oauth: web::Data<OAuthService>, staff: web::Data<StaffService>) -> HttpResponse {
-    let (session, _) = or_answer!(staff_signed_in(&req, &oauth, &staff).await);
+async fn form(req: HttpRequest, staff: web::Data<StaffService>) -> HttpResponse {
+    let (session, _) = or_answer!(staff_signed_in(&req, &staff).await);
     let token = session.account_form_token();
     form_page(&token, None, NewUserForm::default(), StatusCode::OK)
 }
@@ -138,11 +138,10 @@ fn form_page(csrf_token: &str, message: Option<&str>, form: NewUserForm, status:
 async fn create(
     req: HttpRequest,
     payload: web::Payload,
-    oauth: web::Data<OAuthService>,
     staff: web::Data<StaffService>,
     accounts: web::Data<AccountAdminService>,
 ) -> HttpResponse {
-    let (session, actor, fields) = or_answer!(staff_post(&req, payload, &oauth, &staff).await);
+    let (session, actor, fields) = or_answer!(staff_post(&req, payload, &staff).await);
     let [username, name, email, cpf, staff_box] =
         match text_fields(&fields, ["username", "nome", "email", "cpf", "equipe"]) {
             Ok(values) => values,

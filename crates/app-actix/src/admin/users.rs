@@ -18,7 +18,7 @@ use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use askama::Template;
 use credencial_application::admin::accounts::masked;
 use credencial_application::admin::AccountView;
-use credencial_application::{AccountAdminService, OAuthService, ServiceError, StaffService};
+use credencial_application::{AccountAdminService, ServiceError, StaffService};
 use credencial_domain::admin::accounts::ACCOUNT_PAGE_SIZE;
 use credencial_domain::admin::AccountQuery;
 use credencial_domain::UserId;
@@ -169,11 +169,10 @@ pub struct TemporaryPasswordPage<'a> {
 /// `GET /admin/usuarios/?q=…&pagina=N`.
 async fn search(
     req: HttpRequest,
-    oauth: web::Data<OAuthService>,
     staff: web::Data<StaffService>,
     accounts: web::Data<AccountAdminService>,
 ) -> HttpResponse {
-    or_answer!(staff_signed_in(&req, &oauth, &staff).await);
+    or_answer!(staff_signed_in(&req, &staff).await);
     let fields = or_answer!(filter_query(&req));
     let query = AccountQuery::parse(fields.get("q").ok().flatten().unwrap_or(""));
     // Junk or a number past the end shows a page, never an error.
@@ -212,11 +211,10 @@ async fn search(
 /// `GET /admin/usuarios/{id}/` (`?feito=<acao>` after an action).
 async fn show(
     req: HttpRequest,
-    oauth: web::Data<OAuthService>,
     staff: web::Data<StaffService>,
     accounts: web::Data<AccountAdminService>,
 ) -> HttpResponse {
-    let (session, _) = or_answer!(staff_signed_in(&req, &oauth, &staff).await);
+    let (session, _) = or_answer!(staff_signed_in(&req, &staff).await);
     let id = or_answer!(account_id(&req));
     let view = match accounts.view(id).await {
         Ok(view) => view,
@@ -232,11 +230,10 @@ async fn show(
 async fn act(
     req: HttpRequest,
     payload: web::Payload,
-    oauth: web::Data<OAuthService>,
     staff: web::Data<StaffService>,
     accounts: web::Data<AccountAdminService>,
 ) -> HttpResponse {
-    let (_, actor, fields) = or_answer!(staff_post(&req, payload, &oauth, &staff).await);
+    let (_, actor, fields) = or_answer!(staff_post(&req, payload, &staff).await);
     let id = or_answer!(account_id(&req));
     let action = match fields.get("acao") {
         Ok(Some(raw)) => match Action::parse(raw) {

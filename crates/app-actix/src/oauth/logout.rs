@@ -15,7 +15,7 @@
 //!   foreign one), or a `client_id` that contradicts it, gets a 400 page:
 //!   nothing ends, nothing is redirected.
 
-use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::header;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use credencial_application::{LoginSession, LogoutStep, OAuthService, ServiceError};
@@ -23,9 +23,9 @@ use credencial_domain::oauth::logout::LogoutParams;
 use credencial_domain::oauth::OAuthError;
 
 use super::form::{read_form, FormError, FormFields};
-use super::{pages, session_of, COOKIE_PATH, SESSION_COOKIE};
-use crate::cookies::CookiePolicy;
+use super::pages;
 use crate::html;
+use crate::session::{log_out, session_of};
 
 /// The route's path (a trailing slash is optional).
 pub const LOGOUT_PATH: &str = "/oauth/logout";
@@ -59,16 +59,12 @@ fn logout_pairs(params: &LogoutParams) -> Vec<(&'static str, &str)> {
 }
 
 /// `GET /oauth/logout/`.
-pub async fn logout_get(
-    req: HttpRequest,
-    oauth: web::Data<OAuthService>,
-    cookies: web::Data<CookiePolicy>,
-) -> HttpResponse {
+pub async fn logout_get(req: HttpRequest, oauth: web::Data<OAuthService>) -> HttpResponse {
     let params = match FormFields::parse(req.query_string().as_bytes()).and_then(|f| logout_params(&f)) {
         Ok(params) => params,
         Err(e) => return refused_page(&e.message()),
     };
-    let session = match session_of(&req, &oauth).await {
+    let session = match session_of(&req).await {
         Ok(session) => session,
         Err(e) => return html::failure_page(e),
     };
@@ -77,17 +73,12 @@ pub async fn logout_get(
             Some(session) => confirm_page(&oauth, session, &params, client_name.as_deref()),
             None => html::failure_page(ServiceError::Internal("a logout confirmation without a session".into())),
         },
-        other => step_response(&req, &cookies, &params, other, StatusCode::FOUND),
+        other => step_response(&req, &params, other, StatusCode::FOUND).await,
     }
 }
 
 /// `POST /oauth/logout/`: the confirmation.
-pub async fn logout_post(
-    req: HttpRequest,
-    payload: web::Payload,
-    oauth: web::Data<OAuthService>,
-    cookies: web::Data<CookiePolicy>,
-) -> HttpResponse {
+pub async fn logout_post(req: HttpRequest, payload: web::Payload, oauth: web::Data<OAuthService>) -> HttpResponse {
     if html::posted_from_another_origin(&req) {
         return refused_page(FROM_ANOTHER_SITE);
     }
@@ -99,7 +90,7 @@ pub async fn logout_post(
         Ok(params) => params,
         Err(e) => return refused_page(&e.message()),
     };
-    match session_of(&req, &oauth).await {
+    match session_of(&req).await {
         // A session ends only with this session's own form.
         Ok(Some(session)) => {
             let presented = fields.get("csrf_token").ok().flatten().unwrap_or("");
@@ -112,15 +103,15 @@ pub async fn logout_post(
         Err(e) => return html::failure_page(e),
     }
     let step = oauth.confirm_logout(&params).await;
-    step_response(&req, &cookies, &params, step, StatusCode::SEE_OTHER)
+    step_response(&req, &params, step, StatusCode::SEE_OTHER).await
 }
 
 /// The answer to a step other than a confirmation: the error page, or the
-/// session's end (its cookie cleared) with a redirect (`redirect_status`)
-/// or our page.
-fn step_response(
+/// session's end (on the server, and its cookie cleared) with a redirect
+/// (`redirect_status`) or our page; a failure page when the session could
+/// not be ended.
+async fn step_response(
     req: &HttpRequest,
-    cookies: &CookiePolicy,
     params: &LogoutParams,
     step: Result<LogoutStep, ServiceError>,
     redirect_status: StatusCode,
@@ -133,7 +124,7 @@ fn step_response(
         }
         Err(e) => return html::failure_page(e),
     };
-    let mut answer = match location {
+    let answer = match location {
         Some(location) => {
             let mut builder = html::response(redirect_status);
             builder.insert_header((header::LOCATION, location));
@@ -145,9 +136,10 @@ fn step_response(
             html::html(html::response(StatusCode::OK), &page)
         }
     };
-    if let Ok(value) = HeaderValue::from_str(&cookies.clear(req, SESSION_COOKIE, COOKIE_PATH)) {
-        answer.headers_mut().append(header::SET_COOKIE, value);
-    }
+    let answer = match log_out(req, answer).await {
+        Ok(answer) => answer,
+        Err(e) => return html::failure_page(e),
+    };
     tracing::info!(redirected = answer.status().is_redirection(), "provider session ended by a logout request");
     answer
 }

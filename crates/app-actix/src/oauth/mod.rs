@@ -28,11 +28,11 @@
 //!   ([`discovery`]), `GET`/`POST /oauth/userinfo/` ([`userinfo`]),
 //!   `GET`/`POST /oauth/logout/` ([`logout`]).
 //!
-//! The login session is a JWT of type `session` in an HttpOnly,
-//! `SameSite=Lax`, `Path=/` cookie (the account pages share it). Both forms carry an anti-forgery
-//! token: the login form's is keyed by a random value in a second cookie
-//! (double submit), the consent form's by the session and bound to the
-//! request it was rendered for.
+//! The login session is the browser session of [`crate::session`] (the
+//! account pages share it). Both forms carry an anti-forgery token: the
+//! login form's is keyed by a random value in a second cookie (double
+//! submit), the consent form's by the session and bound to the request it
+//! was rendered for.
 
 pub mod discovery;
 pub mod form;
@@ -47,41 +47,28 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use credencial_application::{
-    AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, ServiceError, TokenRequest,
+    AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, ServiceError, SessionService, TokenRequest,
 };
 use credencial_domain::admin::LoginVia;
 use credencial_domain::oauth::{prompt_after_login, AuthorizationParams, OAuthError};
 use secrecy::SecretString;
 
-use crate::account::MUST_CHANGE_LOCATION;
 use crate::client_address::client_address;
-use crate::cookies::{self, CookiePolicy};
+use crate::cookies::CookiePolicy;
 use crate::error::ApiError;
 use crate::html;
 use crate::private::private_json;
 use crate::routes::{self, resource};
+use crate::session::{
+    clear_session_cookie, login_form_token, login_form_token_matches, origin, session_of, with_session, FORM_EXPIRED,
+    MISSING_CREDENTIALS, MUST_CHANGE_LOCATION, WRONG_CREDENTIALS,
+};
 use form::{read_form, FormError, FormFields};
 
 /// Path of the authorization endpoint (a trailing slash is optional).
 pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
 /// Path of the token endpoint (a trailing slash is optional).
 pub const TOKEN_PATH: &str = "/oauth/token";
-/// Cookie holding the login session.
-pub const SESSION_COOKIE: &str = "credencial_session";
-/// Cookie holding the key of the login form's anti-forgery token.
-pub const LOGIN_COOKIE: &str = "credencial_login";
-/// Path of both cookies: the whole site, so that the account pages
-/// (`/conta/`) share the login session with the authorization endpoint.
-pub const COOKIE_PATH: &str = "/";
-/// How long the login form can be submitted after it was shown.
-pub(crate) const LOGIN_FORM_SECS: i64 = 60 * 60;
-
-/// Also what a deactivated account hears with its right password: the
-/// form never tells a right password from a wrong one (docs/decisions.md).
-pub(crate) const WRONG_CREDENTIALS: &str =
-    "Usuário ou senha inválidos. Se a sua conta foi desativada, procure a equipe que administra o serviço.";
-pub(crate) const MISSING_CREDENTIALS: &str = "Informe o usuário e a senha.";
-pub(crate) const FORM_EXPIRED: &str = "O formulário expirou. Entre novamente.";
 const SESSION_EXPIRED: &str = "Sua sessão expirou. Entre novamente.";
 const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site. Entre pela página do credencial.";
 const BACK_TO_APP: &str = "Volte ao aplicativo de onde você veio e tente novamente.";
@@ -89,13 +76,15 @@ const BACK_TO_APP: &str = "Volte ao aplicativo de onde você veio e tente novame
 /// The OAuth2 endpoints as one service factory, with their application data.
 pub struct OAuthApi {
     service: web::Data<OAuthService>,
+    sessions: web::Data<SessionService>,
     cookies: web::Data<CookiePolicy>,
 }
 
 impl OAuthApi {
-    /// The endpoints over `service`, marking cookies as `cookies` says.
-    pub fn new(service: web::Data<OAuthService>, cookies: CookiePolicy) -> Self {
-        Self { service, cookies: web::Data::new(cookies) }
+    /// The endpoints over `service`, with the browser sessions of
+    /// `sessions`, marking cookies as `cookies` says.
+    pub fn new(service: web::Data<OAuthService>, sessions: web::Data<SessionService>, cookies: CookiePolicy) -> Self {
+        Self { service, sessions, cookies: web::Data::new(cookies) }
     }
 }
 
@@ -103,6 +92,7 @@ impl HttpServiceFactory for OAuthApi {
     fn register(self, config: &mut AppService) {
         resource(AUTHORIZE_PATH, "GET, POST")
             .app_data(self.service.clone())
+            .app_data(self.sessions.clone())
             .app_data(self.cookies.clone())
             .route(routes::get().to(authorize_get))
             .route(web::post().to(authorize_post))
@@ -118,6 +108,7 @@ impl HttpServiceFactory for OAuthApi {
             .register(config);
         resource(logout::LOGOUT_PATH, "GET, POST")
             .app_data(self.service.clone())
+            .app_data(self.sessions.clone())
             .app_data(self.cookies.clone())
             .route(routes::get().to(logout::logout_get))
             .route(web::post().to(logout::logout_post))
@@ -136,13 +127,14 @@ impl HttpServiceFactory for OAuthApi {
 pub async fn authorize_get(
     req: HttpRequest,
     oauth: web::Data<OAuthService>,
+    sessions: web::Data<SessionService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
     let params = match FormFields::parse(req.query_string().as_bytes()).and_then(|f| f.authorization_params()) {
         Ok(p) => p,
         Err(e) => return bad_request(&e.message()),
     };
-    let session = match session_of(&req, &oauth).await {
+    let session = match session_of(&req).await {
         // `prompt=none` cannot be sent to the password page: it goes on as
         // without a session (the client hears `login_required`).
         Ok(Some(session)) if session.must_change_password => match wants_no_prompt(&params) {
@@ -154,13 +146,13 @@ pub async fn authorize_get(
     };
     match oauth.authorize(session.as_ref(), &params).await {
         Ok(AuthorizationStep::LogIn { client_name }) => {
-            login_page(&req, &oauth, &cookies, &params, &client_name, "", None, StatusCode::OK)
+            login_page(&req, &sessions, &cookies, &params, &client_name, "", None, StatusCode::OK)
         }
         Ok(AuthorizationStep::Consent(prompt)) => match &session {
             Some(session) => consent_page(&oauth, session, &params, &prompt),
             None => html::failure_page(ServiceError::Internal("consent step without a session".into())),
         },
-        Err(ServiceError::UnknownUser) => session_expired(&req, &oauth, &cookies, &params).await,
+        Err(ServiceError::UnknownUser) => session_expired(&req, &oauth, &sessions, &cookies, &params).await,
         other => step_response(other, StatusCode::FOUND),
     }
 }
@@ -170,6 +162,7 @@ pub async fn authorize_post(
     req: HttpRequest,
     payload: web::Payload,
     oauth: web::Data<OAuthService>,
+    sessions: web::Data<SessionService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
     if html::posted_from_another_origin(&req) {
@@ -190,9 +183,9 @@ pub async fn authorize_post(
         Err(e) => return bad_request(&e.message()),
     };
     match action {
-        Some("login") => log_in(&req, &oauth, &cookies, &fields, &params).await,
-        Some("approve") => decide(&req, &oauth, &cookies, &fields, &params, true).await,
-        Some("deny") => decide(&req, &oauth, &cookies, &fields, &params, false).await,
+        Some("login") => log_in(&req, &oauth, &sessions, &cookies, &fields, &params).await,
+        Some("approve") => decide(&req, &oauth, &sessions, &cookies, &fields, &params, true).await,
+        Some("deny") => decide(&req, &oauth, &sessions, &cookies, &fields, &params, false).await,
         _ => bad_request("action must be login, approve or deny"),
     }
 }
@@ -200,6 +193,7 @@ pub async fn authorize_post(
 async fn log_in(
     req: &HttpRequest,
     oauth: &OAuthService,
+    sessions: &SessionService,
     cookies: &CookiePolicy,
     fields: &FormFields,
     params: &AuthorizationParams,
@@ -209,40 +203,25 @@ async fn log_in(
         other => return step_response(other, StatusCode::SEE_OTHER),
     };
     let username = fields.get("username").ok().flatten().unwrap_or("").trim();
-    let key = cookies::read(req, LOGIN_COOKIE);
+    let page = |message: Option<&str>, status| {
+        login_page(req, sessions, cookies, params, &prompt.client_name, username, message, status)
+    };
     let presented = fields.get("csrf_token").ok().flatten().unwrap_or("");
-    if !key.as_deref().is_some_and(|k| oauth.login_form_token_matches(k, presented)) {
-        let status = StatusCode::BAD_REQUEST;
-        return login_page(req, oauth, cookies, params, &prompt.client_name, username, Some(FORM_EXPIRED), status);
+    if !login_form_token_matches(req, sessions, presented) {
+        return page(Some(FORM_EXPIRED), StatusCode::BAD_REQUEST);
     }
     let password = fields.get("password").ok().flatten().unwrap_or("");
     if username.is_empty() || password.is_empty() {
-        let status = StatusCode::OK;
-        return login_page(
-            req,
-            oauth,
-            cookies,
-            params,
-            &prompt.client_name,
-            username,
-            Some(MISSING_CREDENTIALS),
-            status,
-        );
+        return page(Some(MISSING_CREDENTIALS), StatusCode::OK);
     }
     let password = SecretString::from(password.to_owned());
-    match oauth.log_in_via(LoginVia::OAuth, username, password, client_address(req)).await {
+    match sessions.log_in(LoginVia::OAuth, username, password, &origin(req)).await {
         Ok(signed) if signed.session.must_change_password => {
             // The password an administrator set is changed first; the
             // application is started again afterwards.
             let mut builder = html::response(StatusCode::SEE_OTHER);
-            builder
-                .insert_header((header::LOCATION, MUST_CHANGE_LOCATION))
-                .append_header((
-                    header::SET_COOKIE,
-                    cookies.set(req, SESSION_COOKIE, COOKIE_PATH, &signed.token, signed.max_age_secs),
-                ))
-                .append_header((header::SET_COOKIE, cookies.clear(req, LOGIN_COOKIE, COOKIE_PATH)));
-            builder.finish()
+            builder.insert_header((header::LOCATION, MUST_CHANGE_LOCATION));
+            with_session(req, cookies, builder.finish(), &signed)
         }
         Ok(signed) => {
             // Back to the GET, where the new session goes on; `prompt=login`
@@ -256,26 +235,15 @@ async fn log_in(
             let query = serde_urlencoded::to_string(form::authorization_pairs(&params)).unwrap_or_default();
             let location = format!("{}?{query}", req.path());
             let mut builder = html::response(StatusCode::SEE_OTHER);
-            builder
-                .insert_header((header::LOCATION, location))
-                .append_header((
-                    header::SET_COOKIE,
-                    cookies.set(req, SESSION_COOKIE, COOKIE_PATH, &signed.token, signed.max_age_secs),
-                ))
-                .append_header((header::SET_COOKIE, cookies.clear(req, LOGIN_COOKIE, COOKIE_PATH)));
-            builder.finish()
+            builder.insert_header((header::LOCATION, location));
+            with_session(req, cookies, builder.finish(), &signed)
         }
-        Err(ServiceError::InvalidCredentials) => {
-            let status = StatusCode::OK;
-            login_page(req, oauth, cookies, params, &prompt.client_name, username, Some(WRONG_CREDENTIALS), status)
-        }
+        Err(ServiceError::InvalidCredentials) => page(Some(WRONG_CREDENTIALS), StatusCode::OK),
         Err(ServiceError::Throttled { retry_after_secs }) => {
             let message = format!("Muitas tentativas sem sucesso. Tente novamente em {retry_after_secs} segundos.");
-            let status = StatusCode::TOO_MANY_REQUESTS;
-            let mut page =
-                login_page(req, oauth, cookies, params, &prompt.client_name, username, Some(&message), status);
-            page.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
-            page
+            let mut answer = page(Some(&message), StatusCode::TOO_MANY_REQUESTS);
+            answer.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            answer
         }
         Err(e) => html::failure_page(e),
     }
@@ -284,15 +252,16 @@ async fn log_in(
 async fn decide(
     req: &HttpRequest,
     oauth: &OAuthService,
+    sessions: &SessionService,
     cookies: &CookiePolicy,
     fields: &FormFields,
     params: &AuthorizationParams,
     approve: bool,
 ) -> HttpResponse {
-    let session = match session_of(req, oauth).await {
+    let session = match session_of(req).await {
         Ok(Some(session)) if session.must_change_password => return must_change_password(),
         Ok(Some(session)) => session,
-        Ok(None) => return session_expired(req, oauth, cookies, params).await,
+        Ok(None) => return session_expired(req, oauth, sessions, cookies, params).await,
         Err(e) => return html::failure_page(e),
     };
     let presented = fields.get("csrf_token").ok().flatten().unwrap_or("");
@@ -301,7 +270,7 @@ async fn decide(
     }
     let step = if approve { oauth.approve(&session, params).await } else { oauth.deny(params).await };
     match step {
-        Err(ServiceError::UnknownUser) => session_expired(req, oauth, cookies, params).await,
+        Err(ServiceError::UnknownUser) => session_expired(req, oauth, sessions, cookies, params).await,
         other => step_response(other, StatusCode::SEE_OTHER),
     }
 }
@@ -323,16 +292,16 @@ fn must_change_password() -> HttpResponse {
 async fn session_expired(
     req: &HttpRequest,
     oauth: &OAuthService,
+    sessions: &SessionService,
     cookies: &CookiePolicy,
     params: &AuthorizationParams,
 ) -> HttpResponse {
     match oauth.start(params).await {
         Ok(AuthorizationStep::Consent(prompt)) => {
+            let status = StatusCode::OK;
             let mut page =
-                login_page(req, oauth, cookies, params, &prompt.client_name, "", Some(SESSION_EXPIRED), StatusCode::OK);
-            if let Ok(value) = HeaderValue::from_str(&cookies.clear(req, SESSION_COOKIE, COOKIE_PATH)) {
-                page.headers_mut().append(header::SET_COOKIE, value);
-            }
+                login_page(req, sessions, cookies, params, &prompt.client_name, "", Some(SESSION_EXPIRED), status);
+            clear_session_cookie(req, &mut page);
             page
         }
         other => step_response(other, StatusCode::SEE_OTHER),
@@ -360,7 +329,7 @@ fn step_response(step: Result<AuthorizationStep, ServiceError>, redirect_status:
 #[allow(clippy::too_many_arguments)]
 fn login_page(
     req: &HttpRequest,
-    oauth: &OAuthService,
+    sessions: &SessionService,
     cookies: &CookiePolicy,
     params: &AuthorizationParams,
     client_name: &str,
@@ -368,12 +337,10 @@ fn login_page(
     message: Option<&str>,
     status: StatusCode,
 ) -> HttpResponse {
-    // Keep the browser's key if it has one, so that two open tabs both work.
-    let key = cookies::read(req, LOGIN_COOKIE).filter(|k| k.len() == 43).unwrap_or_else(|| oauth.new_form_key());
-    let token = oauth.login_form_token(&key);
+    let (token, key_cookie) = login_form_token(req, sessions, cookies);
     let page = pages::login(client_name, params, &token, username, message);
     let mut builder = html::response(status);
-    builder.append_header((header::SET_COOKIE, cookies.set(req, LOGIN_COOKIE, COOKIE_PATH, &key, LOGIN_FORM_SECS)));
+    builder.append_header((header::SET_COOKIE, key_cookie));
     html::html(builder, &page)
 }
 
@@ -405,16 +372,6 @@ fn refused(e: &OAuthError) -> HttpResponse {
 
 fn bad_request(reason: &str) -> HttpResponse {
     html::html(html::response(StatusCode::BAD_REQUEST), &pages::error("Pedido inválido", reason, BACK_TO_APP))
-}
-
-/// The browser's login session: its cookie holds a session token of an
-/// active account whose password has not changed since (one read of the
-/// account). `Ok(None)` for none. Errors: `Storage`.
-pub(crate) async fn session_of(req: &HttpRequest, oauth: &OAuthService) -> Result<Option<LoginSession>, ServiceError> {
-    match cookies::read(req, SESSION_COOKIE) {
-        Some(token) => oauth.session(&token).await,
-        None => Ok(None),
-    }
 }
 
 // ----------------------------------------------------------------- token

@@ -105,7 +105,8 @@ pub enum TokenKind {
 }
 
 impl TokenKind {
-    pub(super) const ALL: [Self; 5] = [Self::Access, Self::Refresh, Self::IdToken, Self::OAuthAccess, Self::OAuthRefresh];
+    pub(super) const ALL: [Self; 5] =
+        [Self::Access, Self::Refresh, Self::IdToken, Self::OAuthAccess, Self::OAuthRefresh];
 
     /// The label value.
     pub fn label(self) -> &'static str {

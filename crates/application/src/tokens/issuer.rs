@@ -14,9 +14,7 @@ use std::sync::Arc;
 use credencial_domain::admin::LoginVia;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::refresh_grace::{open_successor, seal_successor, IssuedTexts, RefreshGrace, SEAL_NONCE_BYTES};
-use credencial_domain::{
-    Claims, Redacted, ScopeSet, TokenCodec, TokenError, TokenLifetimes, TokenType, UserId,
-};
+use credencial_domain::{Claims, Redacted, ScopeSet, TokenCodec, TokenError, TokenLifetimes, TokenType, UserId};
 use credencial_ports::{Clock, GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation};
 use rand::RngCore;
 

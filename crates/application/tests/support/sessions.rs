@@ -32,9 +32,8 @@ impl Sessions {
         let rows = Arc::clone(&self.rows);
         store.expect_resume().returning(move |hash, now, idle_since, touch_before| {
             let mut rows = rows.lock().expect("lock");
-            let found = rows
-                .iter_mut()
-                .find(|(_, s, seen)| &s.token_hash == hash && s.expires_at > now && *seen >= idle_since);
+            let found =
+                rows.iter_mut().find(|(_, s, seen)| &s.token_hash == hash && s.expires_at > now && *seen >= idle_since);
             Ok(found.map(|(id, s, seen)| {
                 if *seen < touch_before {
                     *seen = now;

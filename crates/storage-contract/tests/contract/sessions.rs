@@ -117,7 +117,9 @@ async fn a_deactivated_accounts_sessions_are_refused<B: Backend>() {
     let store = b.sessions();
     store.create(&session(ana, 1, NOW)).await.expect("created");
     let off = match B::ENGINE {
-        Engine::Postgres => format!("UPDATE users SET is_active = FALSE, must_change_password = TRUE WHERE id = {}", ana.0),
+        Engine::Postgres => {
+            format!("UPDATE users SET is_active = FALSE, must_change_password = TRUE WHERE id = {}", ana.0)
+        }
         Engine::Sqlite => format!("UPDATE users SET is_active = 0, must_change_password = 1 WHERE id = {}", ana.0),
     };
     b.execute(&off).await;

@@ -20,12 +20,11 @@ pub mod pages;
 use actix_web::dev::AppService;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
-use credencial_application::{EntrySave, LoginSession, OAuthService, OwnEntryService};
+use credencial_application::{EntrySave, LoginSession, OwnEntryService};
 use credencial_domain::account::{EntryForm, EntryId, FieldErrors};
 
 use self::pages::{delete_page, entries_page, entry_page, form_view, Section, DEGREES, EXPERIENCES};
 use super::{see_other, service_failure, signed_in, signed_post};
-use crate::cookies::CookiePolicy;
 use crate::html::{self, ErrorPage, PROVIDER};
 use crate::oauth::form::FormFields;
 use crate::routes::{self, resource};
@@ -96,7 +95,6 @@ fn page(status: StatusCode, page: &impl askama::Template) -> HttpResponse {
 async fn list_page(
     req: &HttpRequest,
     entries: &OwnEntryService,
-    cookies: &CookiePolicy,
     section: &Section,
     session: &LoginSession,
     form: &EntryForm<'_>,
@@ -104,7 +102,7 @@ async fn list_page(
 ) -> HttpResponse {
     let items = match entries.list(session.user_id, section.kind).await {
         Ok(items) => items,
-        Err(e) => return service_failure(req, cookies, e),
+        Err(e) => return service_failure(req, e),
     };
     let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     let notice = match errors {
@@ -118,47 +116,31 @@ async fn list_page(
 }
 
 /// `GET {list}`: the entries and an empty add form.
-async fn list(
-    req: HttpRequest,
-    oauth: web::Data<OAuthService>,
-    entries: web::Data<OwnEntryService>,
-    cookies: web::Data<CookiePolicy>,
-    section: Kind,
-) -> HttpResponse {
-    let session = or_answer!(signed_in(&req, &oauth).await);
-    list_page(&req, &entries, &cookies, &section, &session, &EntryForm::default(), None).await
+async fn list(req: HttpRequest, entries: web::Data<OwnEntryService>, section: Kind) -> HttpResponse {
+    let session = or_answer!(signed_in(&req).await);
+    list_page(&req, &entries, &section, &session, &EntryForm::default(), None).await
 }
 
 /// `POST {list}`: adds the entry, or shows the list with the form as typed.
 async fn add(
     req: HttpRequest,
     payload: web::Payload,
-    oauth: web::Data<OAuthService>,
     entries: web::Data<OwnEntryService>,
-    cookies: web::Data<CookiePolicy>,
     section: Kind,
 ) -> HttpResponse {
-    let (session, fields) = or_answer!(signed_post(&req, payload, &oauth).await);
+    let (session, fields) = or_answer!(signed_post(&req, payload).await);
     let form = or_answer!(typed(&fields, &section));
     match entries.add(session.user_id, section.kind, &form).await {
         Ok(EntrySave::Saved(_)) => see_other(&format!("{}?ok=adicionada", section.path)),
-        Ok(EntrySave::Refused(errors)) => {
-            list_page(&req, &entries, &cookies, &section, &session, &form, Some(&errors)).await
-        }
+        Ok(EntrySave::Refused(errors)) => list_page(&req, &entries, &section, &session, &form, Some(&errors)).await,
         Ok(EntrySave::NotFound) => not_found(&section),
-        Err(e) => service_failure(&req, &cookies, e),
+        Err(e) => service_failure(&req, e),
     }
 }
 
 /// `GET {list}{id}/`: the edit form, filled with the stored entry.
-async fn edit_form(
-    req: HttpRequest,
-    oauth: web::Data<OAuthService>,
-    entries: web::Data<OwnEntryService>,
-    cookies: web::Data<CookiePolicy>,
-    section: Kind,
-) -> HttpResponse {
-    let session = or_answer!(signed_in(&req, &oauth).await);
+async fn edit_form(req: HttpRequest, entries: web::Data<OwnEntryService>, section: Kind) -> HttpResponse {
+    let session = or_answer!(signed_in(&req).await);
     let id = or_answer!(entry_id(&req, &section));
     match entries.find(session.user_id, section.kind, id).await {
         Ok(Some(entry)) => {
@@ -167,7 +149,7 @@ async fn edit_form(
             page(StatusCode::OK, &entry_page(&section, id.0, entry.from_cnes, form, false))
         }
         Ok(None) => not_found(&section),
-        Err(e) => service_failure(&req, &cookies, e),
+        Err(e) => service_failure(&req, e),
     }
 }
 
@@ -175,12 +157,10 @@ async fn edit_form(
 async fn save(
     req: HttpRequest,
     payload: web::Payload,
-    oauth: web::Data<OAuthService>,
     entries: web::Data<OwnEntryService>,
-    cookies: web::Data<CookiePolicy>,
     section: Kind,
 ) -> HttpResponse {
-    let (session, fields) = or_answer!(signed_post(&req, payload, &oauth).await);
+    let (session, fields) = or_answer!(signed_post(&req, payload).await);
     let id = or_answer!(entry_id(&req, &section));
     let form = or_answer!(typed(&fields, &section));
     match entries.update(session.user_id, section.kind, id, &form).await {
@@ -192,19 +172,13 @@ async fn save(
             page(StatusCode::UNPROCESSABLE_ENTITY, &entry_page(&section, id.0, false, view, true))
         }
         Ok(EntrySave::NotFound) => not_found(&section),
-        Err(e) => service_failure(&req, &cookies, e),
+        Err(e) => service_failure(&req, e),
     }
 }
 
 /// `GET {list}{id}/excluir/`: asks to confirm the delete.
-async fn confirm_delete(
-    req: HttpRequest,
-    oauth: web::Data<OAuthService>,
-    entries: web::Data<OwnEntryService>,
-    cookies: web::Data<CookiePolicy>,
-    section: Kind,
-) -> HttpResponse {
-    let session = or_answer!(signed_in(&req, &oauth).await);
+async fn confirm_delete(req: HttpRequest, entries: web::Data<OwnEntryService>, section: Kind) -> HttpResponse {
+    let session = or_answer!(signed_in(&req).await);
     let id = or_answer!(entry_id(&req, &section));
     match entries.find(session.user_id, section.kind, id).await {
         Ok(Some(entry)) => {
@@ -212,7 +186,7 @@ async fn confirm_delete(
             page(StatusCode::OK, &delete_page(&section, &entry, &token))
         }
         Ok(None) => not_found(&section),
-        Err(e) => service_failure(&req, &cookies, e),
+        Err(e) => service_failure(&req, e),
     }
 }
 
@@ -220,16 +194,14 @@ async fn confirm_delete(
 async fn delete(
     req: HttpRequest,
     payload: web::Payload,
-    oauth: web::Data<OAuthService>,
     entries: web::Data<OwnEntryService>,
-    cookies: web::Data<CookiePolicy>,
     section: Kind,
 ) -> HttpResponse {
-    let (session, _) = or_answer!(signed_post(&req, payload, &oauth).await);
+    let (session, _) = or_answer!(signed_post(&req, payload).await);
     let id = or_answer!(entry_id(&req, &section));
     match entries.delete(session.user_id, section.kind, id).await {
         Ok(true) => see_other(&format!("{}?ok=excluida", section.path)),
         Ok(false) => not_found(&section),
-        Err(e) => service_failure(&req, &cookies, e),
+        Err(e) => service_failure(&req, e),
     }
 }

@@ -23,12 +23,11 @@ use actix_web::dev::AppService;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
-use credencial_application::{LoginSession, OAuthService, TaxIdValidationService, ValidationOutcome};
+use credencial_application::{LoginSession, TaxIdValidationService, ValidationOutcome};
 use credencial_domain::account::{FieldErrors, TaxIdClaim};
 
 use self::pages::{attempts_left, unavailable, validation_page, ClaimForm, MISMATCH, PATH};
 use super::{form_refused, see_other, service_failure, signed_in, signed_post};
-use crate::cookies::CookiePolicy;
 use crate::html;
 use crate::routes::{self, resource};
 
@@ -50,7 +49,6 @@ pub fn register(config: &mut AppService, with_data: impl Fn(Resource) -> Resourc
 async fn current_page(
     req: &HttpRequest,
     validation: &TaxIdValidationService,
-    cookies: &CookiePolicy,
     session: &LoginSession,
     message: Option<String>,
     typed: (&str, &str),
@@ -59,7 +57,7 @@ async fn current_page(
 ) -> HttpResponse {
     let state = match validation.state(session.user_id).await {
         Ok(state) => state,
-        Err(e) => return service_failure(req, cookies, e),
+        Err(e) => return service_failure(req, e),
     };
     let token = session.account_form_token();
     let page = validation_page(state, message, ClaimForm::new(&token, typed, errors, 0));
@@ -67,46 +65,30 @@ async fn current_page(
 }
 
 /// `GET /conta/validacao/`.
-async fn show(
-    req: HttpRequest,
-    oauth: web::Data<OAuthService>,
-    validation: web::Data<TaxIdValidationService>,
-    cookies: web::Data<CookiePolicy>,
-) -> HttpResponse {
-    let session = or_answer!(signed_in(&req, &oauth).await);
-    current_page(&req, &validation, &cookies, &session, None, ("", ""), None, StatusCode::OK).await
+async fn show(req: HttpRequest, validation: web::Data<TaxIdValidationService>) -> HttpResponse {
+    let session = or_answer!(signed_in(&req).await);
+    current_page(&req, &validation, &session, None, ("", ""), None, StatusCode::OK).await
 }
 
 /// `POST /conta/validacao/`: one attempt.
 async fn attempt(
     req: HttpRequest,
     payload: web::Payload,
-    oauth: web::Data<OAuthService>,
     validation: web::Data<TaxIdValidationService>,
-    cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let (session, fields) = or_answer!(signed_post(&req, payload, &oauth).await);
+    let (session, fields) = or_answer!(signed_post(&req, payload).await);
     let (data_nascimento, nome_mae) = match (fields.get("data_nascimento"), fields.get("nome_mae")) {
         (Ok(date), Ok(name)) => (date.unwrap_or(""), name.unwrap_or("")),
         (Err(e), _) | (_, Err(e)) => return form_refused(e),
     };
     let typed = (data_nascimento, nome_mae);
-    let (req, validation, cookies, session) = (&req, &validation, &cookies, &session);
-    let page = |message, status| current_page(req, validation, cookies, session, message, typed, None, status);
+    let (req, validation, session) = (&req, &validation, &session);
+    let page = |message, status| current_page(req, validation, session, message, typed, None, status);
     let claim = match TaxIdClaim::parse(data_nascimento, nome_mae) {
         Ok(claim) => claim,
         Err(errors) => {
-            return current_page(
-                req,
-                validation,
-                cookies,
-                session,
-                None,
-                typed,
-                Some(&errors),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
-            .await
+            return current_page(req, validation, session, None, typed, Some(&errors), StatusCode::UNPROCESSABLE_ENTITY)
+                .await
         }
     };
     match validation.validate(session.user_id, &claim).await {
@@ -131,6 +113,6 @@ async fn attempt(
             answer
         }
         Ok(ValidationOutcome::NoCpf) => page(None, StatusCode::CONFLICT).await,
-        Err(e) => service_failure(req, cookies, e),
+        Err(e) => service_failure(req, e),
     }
 }

@@ -1,0 +1,268 @@
+//! The browser session at the HTTP edge, shared by the OAuth, account and
+//! administration pages: its cookie, reading it on each request, the
+//! guards that send a browser without one to the login form, the fences of
+//! a signed-in POST, and the login form's anti-forgery key.
+//!
+//! The session cookie holds an opaque id (the session is a stored record:
+//! [`credencial_application::SessionService`]); HttpOnly, `SameSite=Lax`,
+//! on the whole site (`/oauth/authorize/`, `/conta/` and `/admin/` share
+//! it). A signed-in POST carries `csrf_token`, the session's form token
+//! (keyed by the id only the HttpOnly cookie holds), and is refused when
+//! the browser says it came from another origin (`Sec-Fetch-Site`); a
+//! login form's token is a double-submit token keyed by a random value in
+//! a second cookie.
+//!
+//! The handlers find the [`SessionService`] in their application data
+//! (every page factory registers it).
+
+// A page's early answer (to the login form, a refusal page) is the `Err` of
+// the helpers below: one per request, never on a hot path.
+#![allow(clippy::result_large_err)]
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use credencial_application::{LoginSession, Origin, ServiceError, SessionService, SignedSession};
+use credencial_domain::local_path::resolve_under;
+
+use crate::client_address::client_address;
+use crate::cookies::{self, CookiePolicy};
+use crate::html::{self, ErrorPage, PROVIDER};
+use crate::oauth::form::{read_form, FormError, FormFields};
+
+/// Cookie holding the session's id.
+pub const SESSION_COOKIE: &str = "credencial_session";
+/// Cookie holding the key of a login form's anti-forgery token.
+pub const LOGIN_COOKIE: &str = "credencial_login";
+/// Path of both cookies: the whole site.
+pub const COOKIE_PATH: &str = "/";
+/// How long a login form can be submitted after it was shown.
+pub const LOGIN_FORM_SECS: i64 = 60 * 60;
+
+/// The account overview (where a login without `next` goes).
+pub const HOME_PATH: &str = "/conta/";
+/// The login form's path.
+pub const LOGIN_PATH: &str = "/conta/entrar/";
+/// The logout page's path.
+pub const LOGOUT_PATH: &str = "/conta/sair/";
+/// The password page's path.
+pub const PASSWORD_PATH: &str = "/conta/senha/";
+/// Where an account that must change its password is sent: the password
+/// page, told to say why.
+pub const MUST_CHANGE_LOCATION: &str = "/conta/senha/?trocar=1";
+
+/// Also what a deactivated account hears with its right password: the
+/// form never tells a right password from a wrong one (docs/decisions.md).
+pub const WRONG_CREDENTIALS: &str =
+    "Usuário ou senha inválidos. Se a sua conta foi desativada, procure a equipe que administra o serviço.";
+/// A login form sent without a username or a password.
+pub const MISSING_CREDENTIALS: &str = "Informe o usuário e a senha.";
+/// A login form whose anti-forgery token does not match its cookie.
+pub const FORM_EXPIRED: &str = "O formulário expirou. Entre novamente.";
+
+const FORGED: &str = "O formulário expirou ou não veio desta página. Volte à página, recarregue-a e tente de novo.";
+const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site e foi recusado.";
+/// What a page says about text that holds a NUL: the service refuses it in
+/// any text a client sends.
+pub const NULL_CHARACTER: &str = "O texto enviado contém um caractere nulo (NUL), que não é aceito. Nada foi alterado.";
+
+/// The session service registered with the application (every page
+/// factory registers it; its absence is a wiring mistake, a 500 page).
+fn service(req: &HttpRequest) -> Result<&SessionService, ServiceError> {
+    req.app_data::<web::Data<SessionService>>()
+        .map(|d| d.get_ref())
+        .ok_or_else(|| ServiceError::Internal("no SessionService registered for this route".into()))
+}
+
+/// Where a request comes from, as a new session records it.
+pub fn origin(req: &HttpRequest) -> Origin {
+    let user_agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    Origin { address: client_address(req), user_agent }
+}
+
+/// The browser's live session, `Ok(None)` for none (no cookie, or one that
+/// names no live session). One round trip. Errors: `Storage`.
+pub async fn session_of(req: &HttpRequest) -> Result<Option<LoginSession>, ServiceError> {
+    match cookies::read(req, SESSION_COOKIE) {
+        Some(cookie) => service(req)?.resume(&cookie).await,
+        None => Ok(None),
+    }
+}
+
+/// Whether the page at `path` is one an account that must change its
+/// password may use before it does: the password page and the logout page.
+fn may_wait_for_new_password(path: &str) -> bool {
+    [PASSWORD_PATH, LOGOUT_PATH].iter().any(|p| path == *p || p.strip_suffix('/') == Some(path))
+}
+
+/// The session of a signed-in request, or the answer that sends the
+/// browser to the login form and back to this page afterwards (a cookie
+/// whose session is over is cleared), or a failure page when the session
+/// cannot be read.
+///
+/// An account whose password an administrator set (a temporary one) is
+/// sent to the password page, with a notice, from every page but that one
+/// and the logout page, until it changes the password.
+pub async fn signed_in(req: &HttpRequest) -> Result<LoginSession, HttpResponse> {
+    match session_of(req).await {
+        Ok(Some(session)) if session.must_change_password && !may_wait_for_new_password(req.path()) => {
+            Err(see_other(MUST_CHANGE_LOCATION))
+        }
+        Ok(Some(session)) => Ok(session),
+        Ok(None) => {
+            let mut answer = to_login(req.path());
+            if cookies::read(req, SESSION_COOKIE).is_some() {
+                clear_session_cookie(req, &mut answer);
+            }
+            Err(answer)
+        }
+        Err(e) => Err(html::failure_page(e)),
+    }
+}
+
+/// A signed-in POST, read and fenced: a post the browser marks as from
+/// another origin (403 page), an unreadable form (400 or 413 page), no
+/// session (303 to the login form), a missing or wrong `csrf_token` (403
+/// page). Otherwise the session and the form's fields.
+pub async fn signed_post(req: &HttpRequest, payload: web::Payload) -> Result<(LoginSession, FormFields), HttpResponse> {
+    if html::posted_from_another_origin(req) {
+        return Err(refused(StatusCode::FORBIDDEN, FROM_ANOTHER_SITE));
+    }
+    let fields = read_form(req, payload).await.map_err(form_refused)?;
+    let session = signed_in(req).await?;
+    let presented = fields.get("csrf_token").ok().flatten().unwrap_or("");
+    if !session.account_form_token_matches(presented) {
+        return Err(refused(StatusCode::FORBIDDEN, FORGED));
+    }
+    Ok((session, fields))
+}
+
+/// Ends the browser's session on the server (logging out) and answers
+/// `answer` with its cookie cleared. Errors: `Storage` — the session may
+/// still be live, so the caller shows a failure instead of a logout that
+/// did not happen.
+pub async fn log_out(req: &HttpRequest, mut answer: HttpResponse) -> Result<HttpResponse, ServiceError> {
+    if let Some(cookie) = cookies::read(req, SESSION_COOKIE) {
+        service(req)?.end(&cookie).await?;
+    }
+    clear_session_cookie(req, &mut answer);
+    Ok(answer)
+}
+
+/// Appends to `answer` the `Set-Cookie` that deletes the session cookie.
+pub fn clear_session_cookie(req: &HttpRequest, answer: &mut HttpResponse) {
+    let policy = req.app_data::<web::Data<CookiePolicy>>().map(|p| *p.get_ref()).unwrap_or_default();
+    if let Ok(value) = HeaderValue::from_str(&policy.clear(req, SESSION_COOKIE, COOKIE_PATH)) {
+        answer.headers_mut().append(header::SET_COOKIE, value);
+    }
+}
+
+/// `answer` with the cookie of the new session `signed`, and the login
+/// form's key cleared: after a login, a sign-up or a password change.
+pub fn with_session(
+    req: &HttpRequest,
+    cookies: &CookiePolicy,
+    mut answer: HttpResponse,
+    signed: &SignedSession,
+) -> HttpResponse {
+    for cookie in [
+        cookies.set(req, SESSION_COOKIE, COOKIE_PATH, &signed.token, signed.max_age_secs),
+        cookies.clear(req, LOGIN_COOKIE, COOKIE_PATH),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            answer.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
+    answer
+}
+
+/// The key and token of a login form to render, and the `Set-Cookie` value
+/// that keeps the key in the browser. The browser's key is kept when it
+/// has one, so that two open tabs both work.
+pub fn login_form_token(req: &HttpRequest, sessions: &SessionService, cookies: &CookiePolicy) -> (String, String) {
+    let key = cookies::read(req, LOGIN_COOKIE).filter(|k| k.len() == 43).unwrap_or_else(|| sessions.new_form_key());
+    let token = sessions.login_form_token(&key);
+    (token, cookies.set(req, LOGIN_COOKIE, COOKIE_PATH, &key, LOGIN_FORM_SECS))
+}
+
+/// Whether a login form's `presented` token matches the key in the
+/// browser's cookie.
+pub fn login_form_token_matches(req: &HttpRequest, sessions: &SessionService, presented: &str) -> bool {
+    cookies::read(req, LOGIN_COOKIE).is_some_and(|key| sessions.login_form_token_matches(&key, presented))
+}
+
+/// An error page of the account with `status`: the reason, and a link back
+/// to the overview.
+pub fn refused(status: StatusCode, reason: &str) -> HttpResponse {
+    let page = ErrorPage {
+        site: &PROVIDER,
+        title: "Não foi possível continuar",
+        reason,
+        hint: "Nada foi alterado.",
+        retry: Some(HOME_PATH),
+    };
+    html::html(html::response(status), &page)
+}
+
+/// The page for a form that could not be read.
+pub fn form_refused(e: FormError) -> HttpResponse {
+    match e {
+        FormError::TooLarge => refused(StatusCode::PAYLOAD_TOO_LARGE, "O formulário enviado é inválido."),
+        FormError::NullCharacter(_) => refused(StatusCode::BAD_REQUEST, NULL_CHARACTER),
+        _ => refused(StatusCode::BAD_REQUEST, "O formulário enviado é inválido."),
+    }
+}
+
+/// 303 to `location` (after a POST: the browser GETs it).
+pub fn see_other(location: &str) -> HttpResponse {
+    let mut builder = html::response(StatusCode::SEE_OTHER);
+    builder.insert_header((header::LOCATION, location));
+    builder.finish()
+}
+
+/// 303 to the login form, which comes back to `next` afterwards.
+pub fn to_login(next: &str) -> HttpResponse {
+    let query = serde_urlencoded::to_string([("next", next)]).unwrap_or_default();
+    see_other(&format!("{LOGIN_PATH}?{query}"))
+}
+
+/// `next` resolved as the browser will resolve it (dot segments removed in
+/// every spelling: `..`, `%2e%2e`, `.%2E`, …) when the resolved path is an
+/// account or administration page of this site, else the overview: a path
+/// under `/conta` or `/admin` with no `//` or `\` (which browsers read as
+/// another host) and no control characters
+/// ([`credencial_domain::local_path::resolve_under`]).
+pub fn safe_next(next: Option<&str>) -> String {
+    next.and_then(|n| resolve_under(n, &["/conta", "/admin"])).unwrap_or_else(|| HOME_PATH.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_stays_on_the_account_pages() {
+        for ok in ["/conta/", "/conta", "/conta/experiencias/?x=1", "/conta/formacoes/3/"] {
+            assert_eq!(safe_next(Some(ok)), ok);
+        }
+        for (dotted, resolved) in [("/admin/../conta/", "/conta/"), ("/conta/x/%2E%2e/", "/conta/")] {
+            assert_eq!(safe_next(Some(dotted)), resolved);
+        }
+        for bad in [
+            "//evil.example/",
+            "https://evil.example/conta/",
+            "/conta//evil.example",
+            "/conta/\\evil",
+            "/oauth/x",
+            "/contas",
+            "/conta/\n",
+            "/conta/../auth/logout/",
+            "/conta/%2e%2e/auth/logout/",
+            "/conta/.%2E/auth/logout/",
+            "/conta/..\\auth/logout/",
+        ] {
+            assert_eq!(safe_next(Some(bad)), HOME_PATH, "{bad:?}");
+        }
+        assert_eq!(safe_next(None), HOME_PATH);
+    }
+}
