@@ -584,10 +584,13 @@ async fn the_session_cookie_is_no_token_anywhere_else_and_oauth_tokens_stay_in_t
     let (app, _) = app().await;
     let mut browser = Browser::new(&app);
     let _ = consent_page(&mut browser, &portal_request("", "s"), "ana", "ana-password").await;
+    // The cookie holds an opaque session id (the session is stored): no
+    // JWT at all.
     let session = browser.jar["credencial_session"].clone();
+    assert_eq!(session.matches('.').count(), 0, "{session}");
     let (status, body) =
         status_and_json(app.post_json("/api/token/verify/", &serde_json::json!({"token": session})).await).await;
-    assert_eq!((status, body["detail"].as_str()), (401, Some("Token has wrong type")));
+    assert_eq!((status, body["code"].as_str()), (401, Some("token_not_valid")), "{body}");
     let (status, _) = profile_of(&app, &session).await;
     assert_eq!(status, 401);
 

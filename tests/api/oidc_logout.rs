@@ -57,10 +57,13 @@ async fn a_hint_and_a_registered_uri_end_the_session_at_once_and_go_back_with_th
     register_post_logout_uri(&app).await;
     let (mut browser, tokens) = signed_in(&app, "openid").await;
     assert!(still_signed_in(&mut browser).await);
+    let mut thief = Browser::new(&app);
+    thief.jar = browser.jar.clone();
     let hint = tokens["id_token"].as_str().expect("id_token");
     let page = browser
         .get(&logout_path(&[("id_token_hint", hint), ("post_logout_redirect_uri", AFTER_LOGOUT), ("state", "bye 1")]))
         .await;
+    assert!(!still_signed_in(&mut thief).await, "a copy of the cookie is over too: the session ended on the server");
     assert_eq!(page.status, 302, "{}", page.body);
     assert_eq!(page.location.as_deref(), Some("https://portal.example.gov.br/saiu?volta=1&state=bye+1"));
     assert!(clears_session(&page), "{:?}", page.set_cookies);

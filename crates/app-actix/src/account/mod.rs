@@ -22,6 +22,7 @@ pub mod details;
 pub mod entries;
 pub mod pages;
 pub mod password;
+pub mod sessions;
 pub mod signup;
 pub mod validation;
 
@@ -142,6 +143,7 @@ impl HttpServiceFactory for AccountApi {
         entries::register(config, |r| self.with_data(r));
         validation::register(config, |r| self.with_data(r));
         applications::register(config, |r| self.with_data(r));
+        sessions::register(config, |r| self.with_data(r));
     }
 }
 
