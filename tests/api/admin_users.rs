@@ -463,3 +463,18 @@ mod cli {
         assert_eq!(entry, ("user.create".to_owned(), "cli".to_owned()));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn staff_end_every_session_of_an_account_from_the_panel_and_the_trail_says_so() {
+    let app = spawn_app().await;
+    let bruno = with_bruno(&app).await;
+    let mut laptop = crate::account::signed_in_browser(&app, "bruno", PASSWORD).await;
+    let mut staff = staff_browser(&app).await;
+    assert_eq!(laptop.get("/conta/").await.status, 200);
+    let page = act_ok(&mut staff, bruno, "encerrar-sessoes").await;
+    assert!(page.body.contains("Todas as sessões desta conta foram encerradas"), "{}", page.body);
+    assert_eq!(laptop.get("/conta/").await.status, 303, "bruno's browser must log in again");
+    assert_eq!(staff.get("/admin/").await.status, 200, "the staff member's own session is untouched");
+    let audit = staff.get("/admin/auditoria/?alvo=bruno").await;
+    assert!(audit.body.contains("Sessões encerradas"), "{}", audit.body);
+}

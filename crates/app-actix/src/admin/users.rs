@@ -4,7 +4,7 @@
 //! | path | GET | POST (`acao`) |
 //! |---|---|---|
 //! | `/admin/usuarios/` | search form and results, 20 a page | — |
-//! | `/admin/usuarios/{id}/` | the account, its authorized applications and last logins | `desativar`, `reativar`, `remover-validacao`, `liberar-login`, `equipe-sim`, `equipe-nao`: 303 back with a notice; `senha-temporaria`: 200, the password shown once |
+//! | `/admin/usuarios/{id}/` | the account, its authorized applications and last logins | `desativar`, `reativar`, `remover-validacao`, `liberar-login`, `encerrar-sessoes`, `equipe-sim`, `equipe-nao`: 303 back with a notice; `senha-temporaria`: 200, the password shown once |
 //!
 //! An id that is not a number or names no account is the 404 page; an
 //! unknown `acao` the 400 page; a rule the action breaks (deactivating
@@ -248,6 +248,7 @@ async fn act(
         Action::Reactivate => accounts.set_active(&actor, id, true).await.map(drop),
         Action::ClearValidation => accounts.clear_validation(&actor, id).await,
         Action::LiftThrottle => accounts.lift_throttle(&actor, id).await.map(drop),
+        Action::EndSessions => accounts.end_sessions(&actor, id).await.map(drop),
         Action::StaffOn => accounts.set_staff(&actor, id, true).await,
         Action::StaffOff => accounts.set_staff(&actor, id, false).await,
         Action::TemporaryPassword => {
@@ -283,17 +284,19 @@ enum Action {
     Reactivate,
     ClearValidation,
     LiftThrottle,
+    EndSessions,
     TemporaryPassword,
     StaffOn,
     StaffOff,
 }
 
 impl Action {
-    const ALL: [Action; 7] = [
+    const ALL: [Action; 8] = [
         Self::Deactivate,
         Self::Reactivate,
         Self::ClearValidation,
         Self::LiftThrottle,
+        Self::EndSessions,
         Self::TemporaryPassword,
         Self::StaffOn,
         Self::StaffOff,
@@ -305,6 +308,7 @@ impl Action {
             Self::Reactivate => "reativar",
             Self::ClearValidation => "remover-validacao",
             Self::LiftThrottle => "liberar-login",
+            Self::EndSessions => "encerrar-sessoes",
             Self::TemporaryPassword => "senha-temporaria",
             Self::StaffOn => "equipe-sim",
             Self::StaffOff => "equipe-nao",
@@ -325,6 +329,7 @@ impl Action {
             Self::Reactivate => "Conta reativada: a pessoa pode entrar de novo.",
             Self::ClearValidation => "A validação do CPF foi removida.",
             Self::LiftThrottle => "O bloqueio de login desta conta foi removido.",
+            Self::EndSessions => "Todas as sessões desta conta foram encerradas: a pessoa precisa entrar de novo.",
             Self::TemporaryPassword => "Senha temporária definida.",
             Self::StaffOn => "A conta agora tem acesso à administração.",
             Self::StaffOff => "A conta não tem mais acesso à administração.",
