@@ -5,7 +5,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use credencial_domain::jwt::PublicKey;
+use credencial_domain::second_factor::SealingKey;
 use credencial_domain::{JwtAlgorithm, JwtKeys, TokenCodec};
 use rand::RngCore;
 use secrecy::ExposeSecret;
@@ -104,6 +107,51 @@ pub(crate) fn id_token_codec(
         .with_previous_keys(previous)
         .map_err(|e| SettingsError::about("oidc_previous_public_key_files", e))?;
     Ok(Some(Arc::new(codec)))
+}
+
+/// The key that seals TOTP secrets: `second_factor_key_file` (32 bytes in
+/// base64); without it, the demo's `second_factor.key` in the working
+/// directory (made on the first run, mode 0600, read on the next ones);
+/// `serve` without it has no second factors (`None`).
+pub(crate) fn second_factor_key(settings: &Settings, mode: Mode) -> Result<Option<SealingKey>, SettingsError> {
+    const KEY: &str = "second_factor_key_file";
+    let path = match (&settings.second_factor_key_file, mode) {
+        (Some(path), _) => path.clone(),
+        (None, Mode::Demo) => {
+            let path = std::path::PathBuf::from("second_factor.key");
+            if !path.exists() {
+                let mut bytes = [0u8; 32];
+                rand::thread_rng().fill_bytes(&mut bytes);
+                write_private(&path, format!("{}\n", STANDARD.encode(bytes)).as_bytes())
+                    .map_err(|e| SettingsError::about(KEY, format!("cannot write {}: {e}", path.display())))?;
+                tracing::info!("demo mode: made second_factor.key, the key that seals TOTP secrets");
+            }
+            path
+        }
+        (None, Mode::Serve) => {
+            tracing::info!("no second_factor_key_file: second factors (TOTP, recovery codes) are not offered");
+            return Ok(None);
+        }
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| SettingsError::about(KEY, format!("cannot read {}: {e}", path.display())))?;
+    let bytes =
+        STANDARD.decode(text.trim()).ok().and_then(|b| <[u8; 32]>::try_from(b).ok()).ok_or_else(|| {
+            SettingsError::about(KEY, "must hold 32 bytes in base64 (head -c 32 /dev/urandom | base64)")
+        })?;
+    Ok(Some(SealingKey::new(bytes)))
+}
+
+/// Writes `contents` to a new file at `path` readable by its owner only.
+fn write_private(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    #[cfg(unix)]
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    options.mode(0o600);
+    options.open(path)?.write_all(contents)
 }
 
 /// The public keys in the PEM files `paths` (the setting `key`).

@@ -67,6 +67,11 @@ pub struct Settings {
     /// per run; `serve` uses the RS256/ES256 JWT key, or has no OpenID
     /// Connect with HS256.
     pub oidc_signing_key_file: Option<PathBuf>,
+    /// The key that seals TOTP secrets at rest: a file holding 32 random
+    /// bytes in base64 (`head -c 32 /dev/urandom | base64`). Unset: the
+    /// demo makes `second_factor.key` in its working directory (kept for
+    /// the next run); `serve` offers no second factor.
+    pub second_factor_key_file: Option<PathBuf>,
     /// PEM public keys of previous ID-token keys (comma-separated).
     #[serde(deserialize_with = "string_list")]
     pub oidc_previous_public_key_files: Vec<String>,
@@ -232,6 +237,7 @@ impl Default for Settings {
             jwt_previous_public_key_files: Vec::new(),
             oidc_signing_algorithm: "RS256".into(),
             oidc_signing_key_file: None,
+            second_factor_key_file: None,
             oidc_previous_public_key_files: Vec::new(),
             access_token_lifetime_secs: 5 * 60,
             refresh_token_lifetime_secs: 24 * 60 * 60,

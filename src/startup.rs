@@ -17,8 +17,8 @@ use credencial_application::admin::AccountAdminPorts;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
     ClientLoginService, GrantService, LoginThrottle, Metrics, OAuthService, OwnEntryService, PasswordHasher,
-    ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SessionService, SignupService, StaffService,
-    TaxIdValidationService, TokenService, TokenServiceConfig, UserDirectoryService,
+    ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SecondFactorService, SessionService, SignupService,
+    StaffService, TaxIdValidationService, TokenService, TokenServiceConfig, UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -166,16 +166,27 @@ impl Application {
             Arc::clone(&profiles),
             Arc::clone(&clock),
         );
-        let sessions = Arc::new(
-            SessionService::new(
-                Arc::clone(&storage.sessions),
+        let factors = crate::keys::second_factor_key(settings, mode)?.map(|key| {
+            Arc::new(SecondFactorService::new(
+                Arc::clone(&storage.second_factors),
+                key,
                 Arc::clone(tokens.credentials()),
                 Arc::clone(&clock),
-                SessionLimits { idle_secs: settings.session_idle_secs, absolute_secs: settings.session_absolute_secs },
-            )
-            .with_login_history(login_history.clone())
-            .with_metrics(tokens.metrics().clone()),
-        );
+                credencial_app_actix::html::PROVIDER.name,
+            ))
+        });
+        let sessions = SessionService::new(
+            Arc::clone(&storage.sessions),
+            Arc::clone(tokens.credentials()),
+            Arc::clone(&clock),
+            SessionLimits { idle_secs: settings.session_idle_secs, absolute_secs: settings.session_absolute_secs },
+        )
+        .with_login_history(login_history.clone())
+        .with_metrics(tokens.metrics().clone());
+        let sessions = Arc::new(match &factors {
+            Some(factors) => sessions.with_second_factors(Arc::clone(factors)),
+            None => sessions,
+        });
         let oauth = match openid_issuer(settings, mode, local, &tokens)? {
             Some(issuer) => oauth.with_issuer(issuer),
             None => oauth,
@@ -254,6 +265,7 @@ impl Application {
             profiles,
             oauth,
             sessions,
+            factors,
             accounts,
             signup,
             account_edits,

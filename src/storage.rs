@@ -12,7 +12,7 @@ use credencial_ports::DataTransfer;
 use credencial_ports::{
     AccountAdminStore, AuditTrail, AuthorizationCodeStore, HostUserRecords, HostUserStore, LoginFailureLog,
     LoginHistory, OAuthClientRepository, PoolStatus, ProfileRepository, ReadinessProbe, RefreshTokenStore,
-    SchemaStatus, SessionStore, SnapshotStore, UserDirectory, UserRepository,
+    SchemaStatus, SecondFactorStore, SessionStore, SnapshotStore, UserDirectory, UserRepository,
 };
 
 pub use sqlite::InstanceLock;
@@ -179,6 +179,8 @@ pub struct Storage {
     pub login_history: Arc<dyn LoginHistory>,
     /// Browser sessions.
     pub sessions: Arc<dyn SessionStore>,
+    /// Second factors.
+    pub second_factors: Arc<dyn SecondFactorStore>,
     /// The user-management API's directory.
     pub directory: Arc<dyn UserDirectory>,
     /// The client component's host user table.
@@ -224,6 +226,7 @@ impl Storage {
                 account_admin: pg::PgAccountAdminStore,
                 login_history: pg::PgLoginHistory,
                 sessions: pg::PgSessionStore,
+                second_factors: pg::PgSecondFactorStore,
                 directory: pg::PgUserDirectory,
                 host_users: pg::PgHostUserStore,
                 host_user_records: pg::PgHostUserRecords,
@@ -247,6 +250,7 @@ impl Storage {
                 account_admin: sqlite::SqliteAccountAdminStore,
                 login_history: sqlite::SqliteLoginHistory,
                 sessions: sqlite::SqliteSessionStore,
+                second_factors: sqlite::SqliteSecondFactorStore,
                 directory: sqlite::SqliteUserDirectory,
                 host_users: sqlite::SqliteHostUserStore,
                 host_user_records: sqlite::SqliteHostUserRecords,

@@ -55,6 +55,7 @@ pub fn test_settings(db: &TestDatabase, upstream: &MockServer) -> Settings {
         // A fixed provider key: making an RSA key per test would cost
         // seconds in a debug build.
         oidc_signing_key_file: Some(format!("{TEST_KEYS}/rsa_private.pem").into()),
+        second_factor_key_file: Some(format!("{TEST_KEYS}/second_factor.key").into()),
         upstream_base_url: Some(upstream.uri()),
         upstream_timeout_ms: 500,
         password_iterations: ITERATIONS,

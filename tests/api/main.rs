@@ -45,6 +45,7 @@ mod response_mode;
 mod revocation;
 mod round_robin;
 mod scale_out;
+mod second_factor;
 mod sessions;
 mod settings;
 mod shutdown;

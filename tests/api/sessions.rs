@@ -150,7 +150,7 @@ async fn the_sessions_page_lists_marks_and_ends_sessions_and_refuses_what_is_not
     assert_eq!(page.status, 200, "{}", page.body);
     assert_eq!(page.headers["cache-control"], "no-store");
     assert_eq!(page.body.matches("esta sessão").count(), 1, "{}", page.body);
-    assert_eq!(page.body.matches("<h2>").count(), 3, "lia's three sessions, not bia's");
+    assert_eq!(page.body.matches("<h2 class=\"session\">").count(), 3, "lia's three sessions, not bia's");
     assert!(page.body.contains("com senha") && page.body.contains("rede 127.0.0.0/24"), "{}", page.body);
     let token = form_token(&page);
     let end = |id: &str| {

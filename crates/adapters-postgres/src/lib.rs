@@ -21,6 +21,7 @@ mod pool_status;
 mod profiles;
 mod readiness;
 mod refresh_tokens;
+mod second_factors;
 mod sessions;
 mod snapshots;
 #[cfg(feature = "test-support")]
@@ -45,6 +46,7 @@ pub use pool_status::PgPoolStatus;
 pub use profiles::PgProfileRepository;
 pub use readiness::{PgReadinessProbe, READINESS_TIMEOUT};
 pub use refresh_tokens::PgRefreshTokenStore;
+pub use second_factors::PgSecondFactorStore;
 pub use sessions::PgSessionStore;
 pub use snapshots::PgSnapshotStore;
 pub use sqlx::PgPool;

@@ -28,6 +28,7 @@ struct ResumedColumns {
     amr: String,
     acr: String,
     must_change_password: bool,
+    second_factor_pending: bool,
 }
 
 #[derive(sqlx::FromRow)]
@@ -45,7 +46,7 @@ impl SessionStore for PgSessionStore {
     async fn create(&self, s: &NewSession) -> Result<i64, RepositoryError> {
         sqlx::query_scalar(
             "INSERT INTO sessions (token_hash, user_id, created_at, last_seen_at, expires_at, auth_time, amr, acr, \
-             device, place) VALUES ($1, $2, $3, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+             device, place, second_factor_pending) VALUES ($1, $2, $3, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
         )
         .bind(&s.token_hash[..])
         .bind(s.user.0)
@@ -56,6 +57,7 @@ impl SessionStore for PgSessionStore {
         .bind(&s.acr)
         .bind(&s.device)
         .bind(&s.place)
+        .bind(s.second_factor_pending)
         .fetch_one(&self.pool)
         .await
         .map_err(to_repository_error)
@@ -73,13 +75,13 @@ impl SessionStore for PgSessionStore {
         // minute: most requests write nothing).
         let row = sqlx::query_as::<_, ResumedColumns>(
             "WITH live AS ( \
-               SELECT s.id, s.user_id, s.auth_time, s.amr, s.acr, s.last_seen_at, u.must_change_password \
+               SELECT s.id, s.user_id, s.auth_time, s.amr, s.acr, s.last_seen_at, s.second_factor_pending, u.must_change_password \
                FROM sessions s JOIN users u ON u.id = s.user_id \
                WHERE s.token_hash = $1 AND s.expires_at > $2 AND s.last_seen_at >= $3 AND u.is_active), \
              touched AS ( \
                UPDATE sessions SET last_seen_at = $2 FROM live \
                WHERE sessions.id = live.id AND live.last_seen_at < $4) \
-             SELECT id, user_id, auth_time, amr, acr, must_change_password FROM live",
+             SELECT id, user_id, auth_time, amr, acr, must_change_password, second_factor_pending FROM live",
         )
         .bind(&token_hash[..])
         .bind(now)
@@ -95,6 +97,7 @@ impl SessionStore for PgSessionStore {
             amr: r.amr,
             acr: r.acr,
             must_change_password: r.must_change_password,
+            second_factor_pending: r.second_factor_pending,
         }))
     }
 

@@ -23,6 +23,7 @@ mod pool_status;
 mod profiles;
 mod readiness;
 mod refresh_tokens;
+mod second_factors;
 mod sessions;
 mod snapshots;
 #[cfg(any(test, feature = "test-support"))]
@@ -47,6 +48,7 @@ pub use pool_status::SqlitePoolStatus;
 pub use profiles::SqliteProfileRepository;
 pub use readiness::SqliteReadinessProbe;
 pub use refresh_tokens::SqliteRefreshTokenStore;
+pub use second_factors::SqliteSecondFactorStore;
 pub use sessions::SqliteSessionStore;
 pub use snapshots::SqliteSnapshotStore;
 pub use transfer::SqliteDataTransfer;

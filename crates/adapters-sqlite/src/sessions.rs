@@ -29,6 +29,7 @@ struct ResumedColumns {
     acr: String,
     last_seen_at: i64,
     must_change_password: bool,
+    second_factor_pending: bool,
 }
 
 #[derive(sqlx::FromRow)]
@@ -46,7 +47,7 @@ impl SessionStore for SqliteSessionStore {
     async fn create(&self, s: &NewSession) -> Result<i64, RepositoryError> {
         sqlx::query_scalar(
             "INSERT INTO sessions (token_hash, user_id, created_at, last_seen_at, expires_at, auth_time, amr, acr, \
-             device, place) VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+             device, place, second_factor_pending) VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id",
         )
         .bind(&s.token_hash[..])
         .bind(s.user.0)
@@ -57,6 +58,7 @@ impl SessionStore for SqliteSessionStore {
         .bind(&s.acr)
         .bind(&s.device)
         .bind(&s.place)
+        .bind(s.second_factor_pending)
         .fetch_one(self.db.writer())
         .await
         .map_err(to_repository_error)
@@ -73,7 +75,7 @@ impl SessionStore for SqliteSessionStore {
         // a minute per session, a write on the writer (no request waits on
         // the writer for a session that was active within the minute).
         let Some(row) = sqlx::query_as::<_, ResumedColumns>(
-            "SELECT s.id, s.user_id, s.auth_time, s.amr, s.acr, s.last_seen_at, u.must_change_password \
+            "SELECT s.id, s.user_id, s.auth_time, s.amr, s.acr, s.last_seen_at, s.second_factor_pending, u.must_change_password \
              FROM sessions s JOIN users u ON u.id = s.user_id \
              WHERE s.token_hash = ?1 AND s.expires_at > ?2 AND s.last_seen_at >= ?3 AND u.is_active",
         )
@@ -101,6 +103,7 @@ impl SessionStore for SqliteSessionStore {
             amr: row.amr,
             acr: row.acr,
             must_change_password: row.must_change_password,
+            second_factor_pending: row.second_factor_pending,
         }))
     }
 

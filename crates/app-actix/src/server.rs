@@ -7,8 +7,8 @@ use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginService,
-    GrantService, OAuthService, OwnEntryService, ProfileService, SessionService, SignupService, StaffService,
-    TaxIdValidationService, TokenService, UserDirectoryService,
+    GrantService, OAuthService, OwnEntryService, ProfileService, SecondFactorService, SessionService, SignupService,
+    StaffService, TaxIdValidationService, TokenService, UserDirectoryService,
 };
 use credencial_ports::ReadinessProbe;
 
@@ -90,6 +90,8 @@ pub struct Services {
     pub oauth: Arc<OAuthService>,
     /// Browser sessions (the login forms, the session cookie).
     pub sessions: Arc<SessionService>,
+    /// Second factors (none without `second_factor_key_file` in `serve`).
+    pub factors: Option<Arc<SecondFactorService>>,
     /// The person's own account (`/conta/`).
     pub accounts: Arc<AccountService>,
     /// The person's experiences and degrees (`/conta/experiencias/`,
@@ -152,6 +154,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         edits: web::Data::from(services.account_edits),
         entries: web::Data::from(services.own_entries),
         validation: web::Data::from(services.tax_id_validation),
+        factors: services.factors.map(web::Data::from),
     };
     let admin_services = AdminServices {
         sessions: sessions.clone(),

@@ -47,6 +47,8 @@ pub const LOGIN_PATH: &str = "/conta/entrar/";
 pub const LOGOUT_PATH: &str = "/conta/sair/";
 /// The password page's path.
 pub const PASSWORD_PATH: &str = "/conta/senha/";
+/// The second factor's page, after a right password.
+pub const VERIFY_PATH: &str = "/conta/entrar/verificar/";
 /// Where an account that must change its password is sent: the password
 /// page, told to say why.
 pub const MUST_CHANGE_LOCATION: &str = "/conta/senha/?trocar=1";
@@ -92,7 +94,12 @@ pub async fn session_of(req: &HttpRequest) -> Result<Option<LoginSession>, Servi
 /// Whether the page at `path` is one an account that must change its
 /// password may use before it does: the password page and the logout page.
 fn may_wait_for_new_password(path: &str) -> bool {
-    [PASSWORD_PATH, LOGOUT_PATH].iter().any(|p| path == *p || p.strip_suffix('/') == Some(path))
+    [PASSWORD_PATH, LOGOUT_PATH].iter().any(|page| is_page(path, page))
+}
+
+/// Whether `path` is `page` (the trailing slash is optional).
+fn is_page(path: &str, page: &str) -> bool {
+    path == page || page.strip_suffix('/') == Some(path)
 }
 
 /// The session of a signed-in request, or the answer that sends the
@@ -105,6 +112,11 @@ fn may_wait_for_new_password(path: &str) -> bool {
 /// and the logout page, until it changes the password.
 pub async fn signed_in(req: &HttpRequest) -> Result<LoginSession, HttpResponse> {
     match session_of(req).await {
+        // A session waiting for the second factor opens no page but the
+        // logout: the factor first, then back here.
+        Ok(Some(session)) if session.second_factor_pending && !is_page(req.path(), LOGOUT_PATH) => {
+            Err(to_second_factor(req.path()))
+        }
         Ok(Some(session)) if session.must_change_password && !may_wait_for_new_password(req.path()) => {
             Err(see_other(MUST_CHANGE_LOCATION))
         }
@@ -220,6 +232,12 @@ pub fn see_other(location: &str) -> HttpResponse {
     builder.finish()
 }
 
+/// 303 to the second factor's page, which goes on to `next` afterwards.
+pub fn to_second_factor(next: &str) -> HttpResponse {
+    let query = serde_urlencoded::to_string([("next", next)]).unwrap_or_default();
+    see_other(&format!("{VERIFY_PATH}?{query}"))
+}
+
 /// 303 to the login form, which comes back to `next` afterwards.
 pub fn to_login(next: &str) -> HttpResponse {
     let query = serde_urlencoded::to_string([("next", next)]).unwrap_or_default();
@@ -234,6 +252,13 @@ pub fn to_login(next: &str) -> HttpResponse {
 /// ([`credencial_domain::local_path::resolve_under`]).
 pub fn safe_next(next: Option<&str>) -> String {
     next.and_then(|n| resolve_under(n, &["/conta", "/admin"])).unwrap_or_else(|| HOME_PATH.to_owned())
+}
+
+/// [`safe_next`], also allowing the authorization endpoint (a login that
+/// started there goes back to it after the second factor).
+pub fn safe_next_after_factor(next: Option<&str>) -> String {
+    next.and_then(|n| resolve_under(n, &["/conta", "/admin", "/oauth/authorize"]))
+        .unwrap_or_else(|| HOME_PATH.to_owned())
 }
 
 #[cfg(test)]

@@ -136,6 +136,32 @@ impl CredentialCheck {
         }
     }
 
+    /// Whether `password` is the password of the active account `user`
+    /// (re-authentication before a sensitive change), under the login
+    /// form's limits for the account and `from`. Errors: `Throttled`;
+    /// `UnknownUser` for an account that is gone or inactive; `Storage`,
+    /// `Internal`.
+    pub async fn check_password_of(
+        &self,
+        user: UserId,
+        password: SecretString,
+        from: Option<ClientAddress>,
+    ) -> Result<bool, ServiceError> {
+        let credentials =
+            self.users.find_credentials_by_id(user).await?.filter(|c| c.is_active).ok_or(ServiceError::UnknownUser)?;
+        let name = Username::parse(&credentials.username).ok();
+        let subject = name.as_ref().map_or(Subject::Unknown(&credentials.username), Subject::Account);
+        let stored = Some(credentials.password_hash.into_inner());
+        self.throttle.verify(&self.hasher, subject, from, stored, password, true).await
+    }
+
+    /// The username of the active account `user` (the key its failures
+    /// count under). Errors: `UnknownUser`; `Storage`.
+    pub async fn username_of(&self, user: UserId) -> Result<String, ServiceError> {
+        let found = self.users.find_credentials_by_id(user).await?.filter(|c| c.is_active);
+        Ok(found.ok_or(ServiceError::UnknownUser)?.username)
+    }
+
     /// Whether the user with `id` exists and is active. Errors: `Storage`.
     pub async fn is_active_user(&self, id: UserId) -> Result<bool, ServiceError> {
         Ok(self.users.find_active_user_data(id).await?.is_some())

@@ -18,8 +18,7 @@ use credencial_domain::admin::LoginVia;
 use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
 use credencial_domain::oauth::random_token_text;
 use credencial_domain::session::{
-    amr_text, approximate_address, device_summary, AuthMethod, SessionLimits, SessionToken, ACR_PASSWORD,
-    TOUCH_INTERVAL_SECS,
+    acr_of, amr_text, approximate_address, device_summary, AuthMethod, SessionLimits, SessionToken, TOUCH_INTERVAL_SECS,
 };
 use credencial_domain::throttle::ClientAddress;
 use credencial_domain::{Redacted, UserId};
@@ -30,7 +29,11 @@ use secrecy::SecretString;
 use crate::credentials::CredentialCheck;
 use crate::error::ServiceError;
 use crate::metrics::SessionEnd;
-use crate::metrics::{LoginForm, Metrics};
+use crate::metrics::{LoginForm, LoginOutcome, Metrics};
+use crate::second_factor::SecondFactorService;
+
+/// How long a session waiting for the second factor lives: 5 minutes.
+pub const PENDING_SECS: i64 = 5 * 60;
 
 /// The most sessions `/conta/sessoes/` lists (a person with more sees the
 /// most recently active; "end all others" ends them all).
@@ -56,6 +59,9 @@ pub struct LoginSession {
     pub amr: String,
     /// The authentication context class reached (`acr`).
     pub acr: String,
+    /// The password was right and the account has a second factor: only
+    /// the second-factor page accepts this session.
+    pub second_factor_pending: bool,
 }
 
 impl LoginSession {
@@ -71,6 +77,7 @@ impl LoginSession {
             auth_time,
             amr: amr.to_owned(),
             acr: acr.to_owned(),
+            second_factor_pending: false,
         }
     }
 
@@ -134,6 +141,7 @@ pub struct SessionList {
 /// The session use cases.
 pub struct SessionService {
     store: Arc<dyn SessionStore>,
+    factors: Option<Arc<SecondFactorService>>,
     credentials: Arc<CredentialCheck>,
     clock: Arc<dyn Clock>,
     limits: SessionLimits,
@@ -157,7 +165,14 @@ impl SessionService {
         clock: Arc<dyn Clock>,
         limits: SessionLimits,
     ) -> Self {
-        Self { store, credentials, clock, limits, logins: None, metrics: Metrics::disabled() }
+        Self { store, factors: None, credentials, clock, limits, logins: None, metrics: Metrics::disabled() }
+    }
+
+    /// The same service, asking the second factor of accounts that have
+    /// one (`factors`) before a login's session is complete.
+    pub fn with_second_factors(mut self, factors: Arc<SecondFactorService>) -> Self {
+        self.factors = Some(factors);
+        self
     }
 
     /// The same service, counting logins and ended sessions on `metrics`.
@@ -201,7 +216,11 @@ impl SessionService {
         let checked = self.credentials.check_login(username, password, origin.address).await;
         self.metrics().login(LoginForm::from(via), &checked);
         let (user, _) = checked?;
-        let mut signed = self.open(user.id, &[AuthMethod::Password], origin).await?;
+        let pending = match &self.factors {
+            Some(factors) => factors.has_factor(user.id).await?,
+            None => false,
+        };
+        let mut signed = self.open_as(user.id, &[AuthMethod::Password], origin, pending).await?;
         signed.session.must_change_password = user.must_change_password;
         if let Some(logins) = &self.logins {
             if let Err(e) = logins.record(user.id, via).await {
@@ -221,20 +240,34 @@ impl SessionService {
         methods: &[AuthMethod],
         origin: &Origin,
     ) -> Result<SignedSession, ServiceError> {
+        self.open_as(user, methods, origin, false).await
+    }
+
+    /// [`open`](Self::open), waiting for the second factor when `pending`
+    /// (such a session lives [`PENDING_SECS`] at most).
+    async fn open_as(
+        &self,
+        user: UserId,
+        methods: &[AuthMethod],
+        origin: &Origin,
+        pending: bool,
+    ) -> Result<SignedSession, ServiceError> {
         let token = SessionToken::generate();
         let now = self.clock.now();
         let amr = amr_text(methods);
-        let acr = ACR_PASSWORD.to_owned();
+        let acr = acr_of(methods).to_owned();
+        let expires_at = if pending { now.saturating_add(PENDING_SECS) } else { self.limits.expires_at(now) };
         let new = NewSession {
             token_hash: token.hash(),
             user,
             now,
-            expires_at: self.limits.expires_at(now),
+            expires_at,
             auth_time: now,
             amr: amr.clone(),
             acr: acr.clone(),
             device: device_summary(origin.user_agent.as_deref()),
             place: origin.place(),
+            second_factor_pending: pending,
         };
         let id = self.store.create(&new).await?;
         let session = LoginSession {
@@ -245,12 +278,9 @@ impl SessionService {
             auth_time: now,
             amr,
             acr,
+            second_factor_pending: pending,
         };
-        Ok(SignedSession {
-            session,
-            token: Redacted(token.expose().to_owned()),
-            max_age_secs: self.limits.absolute_secs,
-        })
+        Ok(SignedSession { session, token: Redacted(token.expose().to_owned()), max_age_secs: expires_at - now })
     }
 
     /// The live session a cookie names: a stored session within both limits
@@ -274,7 +304,42 @@ impl SessionService {
             auth_time: s.auth_time,
             amr: s.amr,
             acr: s.acr,
+            second_factor_pending: s.second_factor_pending,
         }))
+    }
+
+    /// Completes the login of `pending` (a session waiting for the second
+    /// factor) with `code` sent from `origin`: on a right code, the waiting
+    /// session ends and a new one (a new id) opens, authenticated by the
+    /// password and the factor; `Ok(None)` for a wrong code (counted as a
+    /// wrong password). Errors: `Invalid` when the session is not waiting
+    /// or the service has no second factors; `Throttled`; `Storage`.
+    pub async fn complete_second_factor(
+        &self,
+        pending: &LoginSession,
+        code: &str,
+        origin: &Origin,
+    ) -> Result<Option<SignedSession>, ServiceError> {
+        let Some(factors) = self.factors.as_ref().filter(|_| pending.second_factor_pending) else {
+            return Err(ServiceError::Invalid("a sessão não espera um segundo fator".into()));
+        };
+        let outcome = factors.verify(pending.user_id, code, origin.address).await;
+        let form = LoginForm::SecondFactor;
+        if matches!(outcome, Err(ServiceError::Throttled { .. })) {
+            self.metrics().login_outcome(form, LoginOutcome::Throttled);
+        }
+        let Some(method) = outcome? else {
+            self.metrics().login_outcome(form, LoginOutcome::Failed);
+            return Ok(None);
+        };
+        self.metrics().login_outcome(form, LoginOutcome::Succeeded);
+        if let Some(token) = SessionToken::from_cookie(&pending.key) {
+            self.store.end(&token.hash()).await?;
+        }
+        let mut signed = self.open(pending.user_id, &[AuthMethod::Password, method], origin).await?;
+        signed.session.must_change_password = pending.must_change_password;
+        tracing::info!(user = pending.user_id.0, method = method.amr(), "second factor passed; session opened");
+        Ok(Some(signed))
     }
 
     // ----------------------------------------------------------- ending
@@ -364,7 +429,8 @@ mod tests {
             must_change_password: false,
             auth_time: 0,
             amr: "pwd".into(),
-            acr: ACR_PASSWORD.into(),
+            acr: credencial_domain::session::ACR_PASSWORD.into(),
+            second_factor_pending: false,
         };
         let a = session("a".repeat(43).as_str());
         let b = session("b".repeat(43).as_str());

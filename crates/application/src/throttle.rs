@@ -90,6 +90,41 @@ impl LoginThrottle {
         Ok(true)
     }
 
+    /// Refuses with `Throttled` while `subject` or `from` is limited (a
+    /// second factor's code is checked under the same limits as the
+    /// password). Errors: `Throttled`; `Storage`.
+    pub(crate) async fn check_subject(
+        &self,
+        subject: Subject<'_>,
+        from: Option<ClientAddress>,
+    ) -> Result<(), ServiceError> {
+        let (Some(log), Some(clock)) = (&self.log, &self.clock) else {
+            return Ok(());
+        };
+        let keys = self.policy.keys(subject, from);
+        if !keys.is_empty() {
+            self.check(log.as_ref(), clock.as_ref(), &keys).await?;
+        }
+        Ok(())
+    }
+
+    /// Counts one failure against `subject` and `from` (a wrong second
+    /// factor code). Errors: `Storage`.
+    pub(crate) async fn record_failure(
+        &self,
+        subject: Subject<'_>,
+        from: Option<ClientAddress>,
+    ) -> Result<(), ServiceError> {
+        let (Some(log), Some(clock)) = (&self.log, &self.clock) else {
+            return Ok(());
+        };
+        let keys = self.policy.keys(subject, from);
+        if !keys.is_empty() {
+            log.record_failure(&keys, clock.now_millis(), self.policy.window_ms()).await?;
+        }
+        Ok(())
+    }
+
     /// Refuses with `Throttled` while the address `from` is limited: a
     /// sign-up or an e-mail change, which answer whether a CPF or an
     /// address is taken, must not find that out faster than the login

@@ -120,6 +120,7 @@ pub mod redacted;
 pub mod refresh_grace;
 pub mod registries;
 pub mod scope;
+pub mod second_factor;
 pub mod session;
 pub mod text;
 pub mod throttle;

@@ -109,28 +109,54 @@ impl SessionToken {
 pub enum AuthMethod {
     /// A password (`pwd`).
     Password,
+    /// A one-time code of an authenticator app (`otp`).
+    Totp,
+    /// A recovery code (stored as `rec`, this service's own value; an ID
+    /// token says `otp`, which it is).
+    RecoveryCode,
 }
 
 impl AuthMethod {
-    /// The RFC 8176 value.
+    /// The value stored with the session (RFC 8176's, but `rec`).
     pub fn amr(self) -> &'static str {
         match self {
             Self::Password => "pwd",
+            Self::Totp => "otp",
+            Self::RecoveryCode => "rec",
         }
     }
 
-    /// The method an `amr` value names, when it is one this service uses.
+    /// The method a stored value names, when it is one this service uses.
     pub fn from_amr(value: &str) -> Option<Self> {
         match value {
             "pwd" => Some(Self::Password),
+            "otp" => Some(Self::Totp),
+            "rec" => Some(Self::RecoveryCode),
             _ => None,
         }
+    }
+
+    /// Whether the method is a second factor.
+    pub fn is_second_factor(self) -> bool {
+        !matches!(self, Self::Password)
     }
 }
 
 /// The authentication context class of a session opened with a password
 /// alone (the ID token's `acr`).
 pub const ACR_PASSWORD: &str = "urn:credencial:acr:senha";
+/// The authentication context class of a session that passed a second
+/// factor after the password.
+pub const ACR_TWO_FACTORS: &str = "urn:credencial:acr:dois-fatores";
+
+/// The `acr` a session authenticated by `methods` reaches.
+pub fn acr_of(methods: &[AuthMethod]) -> &'static str {
+    if methods.iter().any(|m| m.is_second_factor()) {
+        ACR_TWO_FACTORS
+    } else {
+        ACR_PASSWORD
+    }
+}
 
 /// The `amr` values of `methods` as stored: space-separated, in order.
 pub fn amr_text(methods: &[AuthMethod]) -> String {
@@ -249,6 +275,10 @@ mod tests {
     fn methods_round_trip_through_their_amr_text() {
         assert_eq!(amr_text(&[AuthMethod::Password]), "pwd");
         assert_eq!(methods_of("pwd unknown"), vec![AuthMethod::Password]);
+        assert_eq!(amr_text(&[AuthMethod::Password, AuthMethod::Totp]), "pwd otp");
+        assert_eq!(methods_of("pwd rec"), vec![AuthMethod::Password, AuthMethod::RecoveryCode]);
+        assert_eq!(acr_of(&[AuthMethod::Password]), ACR_PASSWORD);
+        assert_eq!(acr_of(&[AuthMethod::Password, AuthMethod::RecoveryCode]), ACR_TWO_FACTORS);
         assert_eq!(methods_of(""), vec![]);
     }
 

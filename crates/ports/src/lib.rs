@@ -21,6 +21,7 @@ pub mod provider;
 pub mod readiness;
 pub mod refresh_tokens;
 pub mod registries;
+pub mod second_factors;
 pub mod sessions;
 pub mod stored;
 pub mod transfer;
@@ -42,6 +43,7 @@ pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTo
 pub use readiness::{NotReady, ProbeAnswer, ReadinessProbe, SchemaStatus, READINESS_TIMEOUT};
 pub use refresh_tokens::{GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation, TokenRevocation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
+pub use second_factors::{SecondFactorStore, TotpRecord};
 pub use sessions::{NewSession, ResumedSession, SessionEntry, SessionStore};
 pub use transfer::{DataTransfer, TableSpec, TABLES};
 pub use user_data::{UpstreamError, UserDataSource};
@@ -75,6 +77,8 @@ pub use readiness::MockReadinessProbe;
 pub use refresh_tokens::MockRefreshTokenStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use registries::{MockCdpDirectory, MockCnesRegistry, MockTaxAuthority};
+#[cfg(any(test, feature = "mocks"))]
+pub use second_factors::MockSecondFactorStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use sessions::MockSessionStore;
 #[cfg(any(test, feature = "mocks"))]

@@ -27,6 +27,9 @@ pub struct NewSession {
     pub device: String,
     /// The client's network (a /24 or /48), or empty when unknown.
     pub place: String,
+    /// The password was right and the account has a second factor: the
+    /// session waits for it.
+    pub second_factor_pending: bool,
 }
 
 /// A live session found by its id, with what each request needs of its
@@ -46,6 +49,8 @@ pub struct ResumedSession {
     /// The account's password was set by an administrator and must be
     /// changed first.
     pub must_change_password: bool,
+    /// The session waits for the second factor.
+    pub second_factor_pending: bool,
 }
 
 /// One of a person's live sessions, as `/conta/sessoes/` lists it.

@@ -292,6 +292,18 @@ pub const TABLES: &[TableSpec] = &[
         order_by: "id",
         generated_id: true,
     },
+    TableSpec {
+        name: "user_totp",
+        columns: &[("user_id", I), ("secret_sealed", X), ("confirmed_at", I), ("last_step", I)],
+        order_by: "user_id",
+        generated_id: false,
+    },
+    TableSpec {
+        name: "recovery_codes",
+        columns: &[("user_id", I), ("code_hash", X)],
+        order_by: "user_id, code_hash",
+        generated_id: false,
+    },
 ];
 
 /// Tables that `export` leaves out and `import` leaves empty: browser

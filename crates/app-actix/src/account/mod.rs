@@ -22,6 +22,7 @@ pub mod details;
 pub mod entries;
 pub mod pages;
 pub mod password;
+pub mod security;
 pub mod sessions;
 pub mod signup;
 pub mod validation;
@@ -31,8 +32,8 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use credencial_application::{
-    AccountEditService, AccountService, OwnEntryService, ServiceError, SessionService, SignupService,
-    TaxIdValidationService,
+    AccountEditService, AccountService, OwnEntryService, SecondFactorService, ServiceError, SessionService,
+    SignupService, TaxIdValidationService,
 };
 use credencial_domain::admin::LoginVia;
 use secrecy::SecretString;
@@ -42,13 +43,13 @@ use crate::html::{self, ErrorPage, PROVIDER};
 use crate::oauth::form::{read_form, FormError, FormFields};
 use crate::routes::{self, resource};
 use crate::session::{
-    clear_session_cookie, login_form_token, login_form_token_matches, origin, session_of, to_login, FORM_EXPIRED,
-    MISSING_CREDENTIALS, WRONG_CREDENTIALS,
+    clear_session_cookie, login_form_token, login_form_token_matches, origin, session_of, to_login, to_second_factor,
+    FORM_EXPIRED, MISSING_CREDENTIALS, WRONG_CREDENTIALS,
 };
 
 pub use crate::session::{
-    form_refused, refused, safe_next, see_other, signed_in, signed_post, with_session, HOME_PATH, LOGIN_PATH,
-    LOGOUT_PATH, MUST_CHANGE_LOCATION, NULL_CHARACTER, PASSWORD_PATH,
+    form_refused, refused, safe_next, safe_next_after_factor, see_other, signed_in, signed_post, with_session,
+    HOME_PATH, LOGIN_PATH, LOGOUT_PATH, MUST_CHANGE_LOCATION, NULL_CHARACTER, PASSWORD_PATH,
 };
 
 /// The sign-up page's path.
@@ -71,6 +72,7 @@ pub struct AccountApi {
     settings: web::Data<AccountSettings>,
     entries: web::Data<OwnEntryService>,
     validation: web::Data<TaxIdValidationService>,
+    factors: Option<web::Data<SecondFactorService>>,
 }
 
 /// The use cases behind the account pages.
@@ -88,12 +90,15 @@ pub struct AccountServices {
     pub entries: web::Data<OwnEntryService>,
     /// Tax-id validation (`/conta/validacao/`).
     pub validation: web::Data<TaxIdValidationService>,
+    /// Second factors (`/conta/seguranca/`, `/conta/entrar/verificar/`);
+    /// `None` when the service offers none.
+    pub factors: Option<web::Data<SecondFactorService>>,
 }
 
 impl AccountApi {
     /// The pages over these use cases, marking cookies as `cookies` says.
     pub fn new(services: AccountServices, cookies: CookiePolicy, settings: AccountSettings) -> Self {
-        let AccountServices { sessions, accounts, signup, edits, entries, validation } = services;
+        let AccountServices { sessions, accounts, signup, edits, entries, validation, factors } = services;
         Self {
             sessions,
             accounts,
@@ -103,18 +108,24 @@ impl AccountApi {
             settings: web::Data::new(settings),
             entries,
             validation,
+            factors,
         }
     }
 
     fn with_data(&self, r: Resource) -> Resource {
-        r.app_data(self.sessions.clone())
+        let r = r
+            .app_data(self.sessions.clone())
             .app_data(self.accounts.clone())
             .app_data(self.signup.clone())
             .app_data(self.edits.clone())
             .app_data(self.cookies.clone())
             .app_data(self.settings.clone())
             .app_data(self.entries.clone())
-            .app_data(self.validation.clone())
+            .app_data(self.validation.clone());
+        match &self.factors {
+            Some(factors) => r.app_data(factors.clone()),
+            None => r,
+        }
     }
 }
 
@@ -144,6 +155,7 @@ impl HttpServiceFactory for AccountApi {
         validation::register(config, |r| self.with_data(r));
         applications::register(config, |r| self.with_data(r));
         sessions::register(config, |r| self.with_data(r));
+        security::register(config, |r| self.with_data(r));
     }
 }
 
@@ -209,6 +221,7 @@ async fn login_get(
     let fields = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     let next = safe_next(fields.get("next").ok().flatten());
     match session_of(&req).await {
+        Ok(Some(s)) if s.second_factor_pending => return to_second_factor(&next),
         Ok(Some(_)) => return see_other(&next),
         Ok(None) => {}
         Err(e) => return html::failure_page(e),
@@ -247,6 +260,9 @@ async fn login_post(
     }
     let password = SecretString::from(password.to_owned());
     match sessions.log_in(LoginVia::Account, username, password, &origin(&req)).await {
+        Ok(signed) if signed.session.second_factor_pending => {
+            with_session(&req, &cookies, to_second_factor(&next), &signed)
+        }
         Ok(signed) if signed.session.must_change_password => {
             with_session(&req, &cookies, see_other(MUST_CHANGE_LOCATION), &signed)
         }

@@ -9,7 +9,7 @@ use credencial_domain::account::FieldErrors;
 use crate::html::{Frame, Site, PROVIDER};
 
 /// The account's sections, as the navigation lists them: path and label.
-pub const NAV: [(&str, &str); 9] = [
+pub const NAV: [(&str, &str); 10] = [
     ("/conta/", "Visão geral"),
     ("/conta/experiencias/", "Experiências"),
     ("/conta/formacoes/", "Formações"),
@@ -17,6 +17,7 @@ pub const NAV: [(&str, &str); 9] = [
     ("/conta/aplicativos/", "Aplicativos"),
     ("/conta/acessos/", "Quem acessou meus dados"),
     ("/conta/senha/", "Senha"),
+    ("/conta/seguranca/", "Segurança"),
     ("/conta/sessoes/", "Sessões"),
     ("/conta/sair/", "Sair"),
 ];

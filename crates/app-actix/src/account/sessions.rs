@@ -105,7 +105,7 @@ async fn list(req: HttpRequest, sessions: web::Data<SessionService>) -> HttpResp
         _ => None,
     };
     let token = session.account_form_token();
-    let views: Vec<SessionView> = listed
+    let mut views: Vec<SessionView> = listed
         .sessions
         .into_iter()
         .map(|s| SessionView {
@@ -118,6 +118,8 @@ async fn list(req: HttpRequest, sessions: web::Data<SessionService>) -> HttpResp
             current: s.id == listed.current,
         })
         .collect();
+    // This browser's first: "is this me?" is the first question.
+    views.sort_by_key(|v| !v.current);
     let limits = sessions.limits();
     let page = SessionsPage {
         site: &PROVIDER,

@@ -60,8 +60,8 @@ use crate::html;
 use crate::private::private_json;
 use crate::routes::{self, resource};
 use crate::session::{
-    clear_session_cookie, login_form_token, login_form_token_matches, origin, session_of, with_session, FORM_EXPIRED,
-    MISSING_CREDENTIALS, MUST_CHANGE_LOCATION, WRONG_CREDENTIALS,
+    clear_session_cookie, login_form_token, login_form_token_matches, origin, session_of, to_second_factor,
+    with_session, FORM_EXPIRED, MISSING_CREDENTIALS, MUST_CHANGE_LOCATION, WRONG_CREDENTIALS,
 };
 use form::{read_form, FormError, FormFields};
 
@@ -135,6 +135,13 @@ pub async fn authorize_get(
         Err(e) => return bad_request(&e.message()),
     };
     let session = match session_of(&req).await {
+        // A login waiting for its second factor: the factor first, then
+        // back here (`prompt=none` cannot show the page: as without a
+        // session, `login_required`).
+        Ok(Some(session)) if session.second_factor_pending => match wants_no_prompt(&params) {
+            true => None,
+            false => return to_second_factor(&format!("{}?{}", req.path(), req.query_string())),
+        },
         // `prompt=none` cannot be sent to the password page: it goes on as
         // without a session (the client hears `login_required`).
         Ok(Some(session)) if session.must_change_password => match wants_no_prompt(&params) {
@@ -216,6 +223,16 @@ async fn log_in(
     }
     let password = SecretString::from(password.to_owned());
     match sessions.log_in(LoginVia::OAuth, username, password, &origin(req)).await {
+        Ok(signed) if signed.session.second_factor_pending => {
+            // The factor's page, then back to the GET as below.
+            let params = AuthorizationParams {
+                prompt: prompt_after_login(params.prompt.as_deref()),
+                max_age: None,
+                ..params.clone()
+            };
+            let query = serde_urlencoded::to_string(form::authorization_pairs(&params)).unwrap_or_default();
+            with_session(req, cookies, to_second_factor(&format!("{}?{query}", req.path())), &signed)
+        }
         Ok(signed) if signed.session.must_change_password => {
             // The password an administrator set is changed first; the
             // application is started again afterwards.
@@ -259,6 +276,9 @@ async fn decide(
     approve: bool,
 ) -> HttpResponse {
     let session = match session_of(req).await {
+        Ok(Some(session)) if session.second_factor_pending => {
+            return session_expired(req, oauth, sessions, cookies, params).await
+        }
         Ok(Some(session)) if session.must_change_password => return must_change_password(),
         Ok(Some(session)) => session,
         Ok(None) => return session_expired(req, oauth, sessions, cookies, params).await,

@@ -18,10 +18,12 @@ pub enum LoginForm {
     Account,
     /// A client secret at `/oauth/token/`.
     ClientSecret,
+    /// A second factor's code after the password (`/conta/entrar/verificar/`).
+    SecondFactor,
 }
 
 impl LoginForm {
-    pub(super) const ALL: [Self; 4] = [Self::Pair, Self::OAuth, Self::Account, Self::ClientSecret];
+    pub(super) const ALL: [Self; 5] = [Self::Pair, Self::OAuth, Self::Account, Self::ClientSecret, Self::SecondFactor];
 
     /// The label value.
     pub fn label(self) -> &'static str {
@@ -30,6 +32,7 @@ impl LoginForm {
             Self::OAuth => "oauth",
             Self::Account => "account",
             Self::ClientSecret => "client_secret",
+            Self::SecondFactor => "second_factor",
         }
     }
 }

@@ -45,6 +45,7 @@ impl Sessions {
                     amr: s.amr.clone(),
                     acr: s.acr.clone(),
                     must_change_password: false,
+                    second_factor_pending: s.second_factor_pending,
                 }
             }))
         });

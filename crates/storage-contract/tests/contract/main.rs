@@ -14,6 +14,7 @@ mod oauth;
 mod profiles;
 mod race;
 mod refresh_tokens;
+mod second_factors;
 mod sessions;
 mod snapshots;
 mod transfer;

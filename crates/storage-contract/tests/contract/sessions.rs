@@ -29,6 +29,7 @@ fn session(user: UserId, tag: u8, now: i64) -> NewSession {
         acr: "urn:credencial:acr:senha".into(),
         device: format!("Firefox no Linux {tag}"),
         place: "203.0.113.0/24".into(),
+        second_factor_pending: false,
     }
 }
 
@@ -47,6 +48,11 @@ async fn a_session_is_found_by_its_hash_while_both_limits_hold<B: Backend>() {
     assert_eq!((found.id, found.user, found.auth_time), (id, ana, NOW));
     assert_eq!((found.amr.as_str(), found.acr.as_str()), ("pwd", "urn:credencial:acr:senha"));
     assert!(!found.must_change_password);
+    assert!(!found.second_factor_pending);
+    let pending = NewSession { token_hash: [3; 32], second_factor_pending: true, ..session(ana, 3, NOW) };
+    store.create(&pending).await.expect("created");
+    let found = store.resume(&[3; 32], NOW, NOW - 1800, NOW - 60).await.expect("read").expect("live");
+    assert!(found.second_factor_pending, "the pending state comes back");
 
     assert_eq!(store.resume(&[2; 32], NOW, NOW - 1800, NOW - 60).await.expect("read"), None, "unknown id");
     let idle = NOW + 1801;

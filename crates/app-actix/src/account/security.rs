@@ -1,0 +1,361 @@
+//! Second factors at the edge: the security page (`/conta/seguranca/`:
+//! enrol an authenticator app with a QR code rendered here as SVG, see the
+//! recovery codes once, make new ones, turn the app off, end the other
+//! sessions afterwards) and the second step of a login
+//! (`/conta/entrar/verificar/`).
+//!
+//! Turning the app on or off and making new codes ask for the password in
+//! the same form (re-authentication before a change of factors); a wrong
+//! password or code counts toward the login form's limits.
+
+// A page's early answer is the `Err` of the helpers (see the parent).
+#![allow(clippy::result_large_err)]
+
+use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse, Resource};
+use askama::Template;
+use credencial_application::metrics::SessionEnd;
+use credencial_application::{LoginSession, SecondFactorService, ServiceError, SessionService, TotpEnrolment};
+use credencial_domain::Redacted;
+use qrcode::render::svg;
+use qrcode::QrCode;
+use secrecy::SecretString;
+
+use super::{
+    form_refused, refused, safe_next_after_factor, see_other, service_failure, signed_in, signed_post, throttled_text,
+    with_retry_after, with_session,
+};
+use crate::cookies::CookiePolicy;
+use crate::html::{self, Frame, Site, PROVIDER};
+use crate::oauth::form::{read_form, FormFields};
+use crate::routes::{self, resource};
+use crate::session::{origin, session_of, to_login, VERIFY_PATH};
+
+/// The security page's path.
+pub const SECURITY_PATH: &str = "/conta/seguranca/";
+
+const WRONG_CODE: &str = "Código inválido ou já usado. Confira o código no aplicativo e tente de novo.";
+const WRONG_PASSWORD: &str = "A senha não confere. Nada foi alterado.";
+const NOT_OFFERED: &str = "A verificação em duas etapas não está disponível neste serviço.";
+const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site e foi recusado.";
+
+/// Registers both pages; `with_data` gives them the account's application
+/// data (the second factor service is the application's).
+pub fn register(config: &mut AppService, with_data: impl Fn(Resource) -> Resource) {
+    with_data(resource(SECURITY_PATH, "GET, POST"))
+        .route(routes::get().to(security))
+        .route(web::post().to(change))
+        .register(config);
+    with_data(resource(VERIFY_PATH, "GET, POST"))
+        .route(routes::get().to(verify_form))
+        .route(web::post().to(verify))
+        .register(config);
+}
+
+// ---------------------------------------------------------- second step
+
+/// `templates/account/verify.html`.
+#[derive(Debug, Template)]
+#[template(path = "account/verify.html")]
+struct VerifyPage<'a> {
+    site: &'static Site,
+    title: &'a str,
+    action: &'a str,
+    message: Option<&'a str>,
+    hidden: Vec<(&'static str, &'a str)>,
+}
+
+fn verify_page(session: &LoginSession, next: &str, message: Option<&str>, status: StatusCode) -> HttpResponse {
+    let token = session.account_form_token();
+    let page = VerifyPage {
+        site: &PROVIDER,
+        title: "Verificação em duas etapas",
+        action: VERIFY_PATH,
+        message,
+        hidden: vec![("csrf_token", &token), ("next", next)],
+    };
+    html::html(html::response(status), &page)
+}
+
+/// The browser's session when it waits for the second factor; otherwise
+/// the answer: to `next` (already complete) or to the login form.
+async fn waiting(req: &HttpRequest, next: &str) -> Result<LoginSession, HttpResponse> {
+    match session_of(req).await {
+        Ok(Some(session)) if session.second_factor_pending => Ok(session),
+        Ok(Some(_)) => Err(see_other(next)),
+        Ok(None) => Err(to_login(next)),
+        Err(e) => Err(html::failure_page(e)),
+    }
+}
+
+/// `GET /conta/entrar/verificar/?next=…`: the code form.
+async fn verify_form(req: HttpRequest) -> HttpResponse {
+    let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
+    let next = safe_next_after_factor(query.get("next").ok().flatten());
+    let session = or_answer!(waiting(&req, &next).await);
+    verify_page(&session, &next, None, StatusCode::OK)
+}
+
+/// `POST /conta/entrar/verificar/`: checks the code (TOTP or recovery) and
+/// completes the login with a new session.
+async fn verify(
+    req: HttpRequest,
+    payload: web::Payload,
+    sessions: web::Data<SessionService>,
+    cookies: web::Data<CookiePolicy>,
+) -> HttpResponse {
+    if html::posted_from_another_origin(&req) {
+        return refused(StatusCode::FORBIDDEN, FROM_ANOTHER_SITE);
+    }
+    let fields = match read_form(&req, payload).await {
+        Ok(f) => f,
+        Err(e) => return form_refused(e),
+    };
+    let field = |name| fields.get(name).ok().flatten().unwrap_or("");
+    let next = safe_next_after_factor(fields.get("next").ok().flatten());
+    let session = or_answer!(waiting(&req, &next).await);
+    if !session.account_form_token_matches(field("csrf_token")) {
+        return refused(StatusCode::FORBIDDEN, "O formulário expirou. Entre novamente.");
+    }
+    let code = field("codigo").trim();
+    if code.is_empty() {
+        return verify_page(&session, &next, Some("Informe o código."), StatusCode::OK);
+    }
+    match sessions.complete_second_factor(&session, code, &origin(&req)).await {
+        Ok(Some(signed)) => with_session(&req, &cookies, see_other(&next), &signed),
+        Ok(None) => verify_page(&session, &next, Some(WRONG_CODE), StatusCode::OK),
+        Err(ServiceError::Throttled { retry_after_secs }) => {
+            let answer =
+                verify_page(&session, &next, Some(&throttled_text(retry_after_secs)), StatusCode::TOO_MANY_REQUESTS);
+            with_retry_after(answer, retry_after_secs)
+        }
+        Err(e) => html::failure_page(e),
+    }
+}
+
+// -------------------------------------------------------- security page
+
+/// An enrolment as the page shows it.
+#[derive(Debug)]
+struct EnrolmentView {
+    qr_svg: String,
+    secret_text: String,
+}
+
+/// `templates/account/security.html`.
+#[derive(Debug, Template)]
+#[template(path = "account/security.html")]
+struct SecurityPage<'a> {
+    site: &'static Site,
+    title: &'a str,
+    frame: Frame,
+    action: &'a str,
+    csrf_token: &'a str,
+    message: Option<&'a str>,
+    notice: Option<&'a str>,
+    totp: bool,
+    codes_left: u64,
+    enrolment: Option<EnrolmentView>,
+    recovery_codes: Option<Vec<String>>,
+    others: bool,
+}
+
+/// The QR code of `uri` as an inline SVG element, named for screen readers.
+fn qr_svg(uri: &str) -> String {
+    let Ok(code) = QrCode::new(uri.as_bytes()) else {
+        return String::new();
+    };
+    let image = code.render::<svg::Color<'_>>().min_dimensions(200, 200).quiet_zone(true).build();
+    let start = image.find("<svg").unwrap_or(0);
+    image[start..].replacen("<svg", "<svg role=\"img\" aria-label=\"Código QR para o aplicativo autenticador\"", 1)
+}
+
+/// What a render of the security page shows beyond the account's state.
+#[derive(Default)]
+struct Shown<'a> {
+    message: Option<&'a str>,
+    notice: Option<&'a str>,
+    enrolment: Option<TotpEnrolment>,
+    recovery_codes: Option<Vec<Redacted<String>>>,
+    offer_end_others: bool,
+}
+
+async fn security_page(
+    req: &HttpRequest,
+    factors: &SecondFactorService,
+    sessions: &SessionService,
+    session: &LoginSession,
+    shown: Shown<'_>,
+    status: StatusCode,
+) -> HttpResponse {
+    let state = match factors.state(session.user_id).await {
+        Ok(state) => state,
+        Err(e) => return service_failure(req, e),
+    };
+    let pending = match (&shown.enrolment, state.totp) {
+        (Some(_), _) | (None, true) => None,
+        (None, false) => {
+            let account = match factors.credentials().username_of(session.user_id).await {
+                Ok(name) => name,
+                Err(e) => return service_failure(req, e),
+            };
+            match factors.pending_totp(session.user_id, &account).await {
+                Ok(pending) => pending,
+                Err(e) => return service_failure(req, e),
+            }
+        }
+    };
+    let others = match shown.offer_end_others {
+        true => match sessions.list(session).await {
+            Ok(list) => list.sessions.iter().any(|s| s.id != session.id),
+            Err(e) => return service_failure(req, e),
+        },
+        false => false,
+    };
+    let token = session.account_form_token();
+    let page = SecurityPage {
+        site: &PROVIDER,
+        title: "Segurança da conta",
+        frame: Frame::account(SECURITY_PATH),
+        action: SECURITY_PATH,
+        csrf_token: &token,
+        message: shown.message,
+        notice: shown.notice,
+        totp: state.totp,
+        codes_left: state.recovery_codes_left,
+        enrolment: shown
+            .enrolment
+            .or(pending)
+            .map(|e| EnrolmentView { qr_svg: qr_svg(&e.uri), secret_text: e.secret_text.into_inner() }),
+        recovery_codes: shown.recovery_codes.map(|codes| codes.into_iter().map(Redacted::into_inner).collect()),
+        others,
+    };
+    html::html(html::response(status), &page)
+}
+
+/// `GET /conta/seguranca/` (`?encerradas=N` after ending the others).
+async fn security(
+    req: HttpRequest,
+    factors: Option<web::Data<SecondFactorService>>,
+    sessions: web::Data<SessionService>,
+) -> HttpResponse {
+    let session = or_answer!(signed_in(&req).await);
+    let Some(factors) = factors else {
+        return super::not_offered(NOT_OFFERED);
+    };
+    let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
+    let ended = query.get("encerradas").ok().flatten().filter(|n| n.parse::<u64>().is_ok());
+    let notice = ended.map(|n| format!("Sessões encerradas: {n}. Só este navegador continua com a sua conta aberta."));
+    let shown = Shown { notice: notice.as_deref(), ..Shown::default() };
+    security_page(&req, &factors, &sessions, &session, shown, StatusCode::OK).await
+}
+
+/// `POST /conta/seguranca/`: one change (`acao`).
+async fn change(
+    req: HttpRequest,
+    payload: web::Payload,
+    factors: Option<web::Data<SecondFactorService>>,
+    sessions: web::Data<SessionService>,
+) -> HttpResponse {
+    let (session, fields) = or_answer!(signed_post(&req, payload).await);
+    let Some(factors) = factors else {
+        return super::not_offered(NOT_OFFERED);
+    };
+    let field = |name| fields.get(name).ok().flatten().unwrap_or("");
+    let from = origin(&req).address;
+    let user = session.user_id;
+    let page = |shown: Shown<'static>, status| security_page(&req, &factors, &sessions, &session, shown, status);
+    let action = match fields.get("acao") {
+        Ok(action) => action.unwrap_or(""),
+        Err(e) => return form_refused(e),
+    };
+    // Every change of factors asks for the password again.
+    if matches!(action, "iniciar" | "novos-codigos" | "desativar") {
+        let password = SecretString::from(field("senha").to_owned());
+        match factors.credentials().check_password_of(user, password, from).await {
+            Ok(true) => {}
+            Ok(false) => {
+                return page(
+                    Shown { message: Some(WRONG_PASSWORD), ..Shown::default() },
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                )
+                .await
+            }
+            Err(ServiceError::Throttled { retry_after_secs }) => {
+                return with_retry_after(
+                    refused(StatusCode::TOO_MANY_REQUESTS, &throttled_text(retry_after_secs)),
+                    retry_after_secs,
+                )
+            }
+            Err(e) => return service_failure(&req, e),
+        }
+    }
+    let account = || async { factors.credentials().username_of(user).await };
+    match action {
+        "iniciar" => {
+            let name = match account().await {
+                Ok(name) => name,
+                Err(e) => return service_failure(&req, e),
+            };
+            match factors.start_totp(user, &name).await {
+                Ok(enrolment) => page(Shown { enrolment: Some(enrolment), ..Shown::default() }, StatusCode::OK).await,
+                Err(ServiceError::Invalid(_)) => see_other(SECURITY_PATH),
+                Err(e) => service_failure(&req, e),
+            }
+        }
+        "confirmar" => match factors.confirm_totp(user, field("codigo"), from).await {
+            Ok(Some(codes)) => {
+                let shown = Shown {
+                    notice: Some(
+                        "Aplicativo autenticador ativado. A partir de agora, ao entrar, pedimos o código dele.",
+                    ),
+                    recovery_codes: Some(codes),
+                    offer_end_others: true,
+                    ..Shown::default()
+                };
+                page(shown, StatusCode::OK).await
+            }
+            Ok(None) => {
+                page(Shown { message: Some(WRONG_CODE), ..Shown::default() }, StatusCode::UNPROCESSABLE_ENTITY).await
+            }
+            Err(ServiceError::Invalid(_)) => see_other(SECURITY_PATH),
+            Err(ServiceError::Throttled { retry_after_secs }) => with_retry_after(
+                refused(StatusCode::TOO_MANY_REQUESTS, &throttled_text(retry_after_secs)),
+                retry_after_secs,
+            ),
+            Err(e) => service_failure(&req, e),
+        },
+        "novos-codigos" => match factors.has_factor(user).await {
+            Ok(true) => match factors.new_recovery_codes(user).await {
+                Ok(codes) => {
+                    let shown = Shown {
+                        notice: Some("Novos códigos de recuperação gerados. Os anteriores não valem mais."),
+                        recovery_codes: Some(codes),
+                        ..Shown::default()
+                    };
+                    page(shown, StatusCode::OK).await
+                }
+                Err(e) => service_failure(&req, e),
+            },
+            Ok(false) => refused(StatusCode::BAD_REQUEST, "Ative o aplicativo autenticador antes."),
+            Err(e) => service_failure(&req, e),
+        },
+        "desativar" => match factors.remove_all(user).await {
+            Ok(_) => {
+                let shown = Shown {
+                    notice: Some("Aplicativo autenticador desativado e códigos de recuperação apagados. Agora a sua conta pede só a senha."),
+                    offer_end_others: true,
+                    ..Shown::default()
+                };
+                page(shown, StatusCode::OK).await
+            }
+            Err(e) => service_failure(&req, e),
+        },
+        "encerrar-outras" => match sessions.end_all(user, Some(session.id), SessionEnd::Person).await {
+            Ok(ended) => see_other(&format!("{SECURITY_PATH}?encerradas={ended}")),
+            Err(e) => service_failure(&req, e),
+        },
+        _ => refused(StatusCode::BAD_REQUEST, "A ação pedida não existe."),
+    }
+}

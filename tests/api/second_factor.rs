@@ -1,0 +1,170 @@
+//! Two-step login with an authenticator app (issue 23), over real HTTP:
+//! enrolment at `/conta/seguranca/` (the password asked again, the secret
+//! shown as text, a confirming code, ten recovery codes shown once), then
+//! a login that waits for the code, each step accepted once, recovery codes
+//! used once, wrong codes throttled with the password's limits, and the
+//! login at the authorization endpoint going through the same step.
+
+use credencial_domain::second_factor::{step_of, TotpSecret};
+
+use crate::account::{form_token, log_in_at_account, signed_in_browser};
+use crate::helpers::{hidden_fields, spawn_app, unescape_html, with, Browser, Page, TestApp};
+
+const PASSWORD: &str = "senha-da-lia-1";
+
+fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64
+}
+
+fn between<'a>(body: &'a str, start: &str, end: &str) -> Vec<&'a str> {
+    body.split(start).skip(1).filter_map(|rest| rest.split(end).next()).collect()
+}
+
+/// Posts `acao` (and `extra`) to the security page with its form token.
+async fn act(browser: &mut Browser, acao: &str, extra: &[(&str, &str)]) -> Page {
+    let token = form_token(&browser.get("/conta/seguranca/").await);
+    let mut fields = vec![("csrf_token".to_owned(), token), ("acao".to_owned(), acao.to_owned())];
+    fields.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    browser.post("/conta/seguranca/", &fields).await
+}
+
+/// Enrols lia's app; returns the secret and the recovery codes shown.
+async fn enrol(browser: &mut Browser) -> (TotpSecret, Vec<String>) {
+    let started = act(browser, "iniciar", &[("senha", PASSWORD)]).await;
+    assert_eq!(started.status, 200, "{}", started.body);
+    assert!(started.body.contains("<svg role=\"img\""), "the QR code, rendered here: {}", started.body);
+    let text = between(&started.body, "<code class=\"secret\">", "</code>")[0].to_owned();
+    let secret = TotpSecret::from_base32(&unescape_html(&text)).expect("the page's secret");
+    let wrong = act(browser, "confirmar", &[("codigo", "000000")]).await;
+    assert_eq!(wrong.status, 422, "a wrong confirming code");
+    let code = secret.code_at(step_of(now()));
+    let confirmed = act(browser, "confirmar", &[("codigo", &code)]).await;
+    assert_eq!(confirmed.status, 200, "{}", confirmed.body);
+    assert!(confirmed.body.contains("Aplicativo autenticador ativado"), "{}", confirmed.body);
+    assert_eq!(confirmed.headers["cache-control"], "no-store");
+    let codes: Vec<String> = between(&confirmed.body, "<li><code>", "</code>").into_iter().map(str::to_owned).collect();
+    assert_eq!(codes.len(), 10, "{}", confirmed.body);
+    (secret, codes)
+}
+
+/// Logs lia in with the password: the answer (303 to the code's page).
+async fn password_step(app: &TestApp) -> (Browser, Page) {
+    let mut browser = Browser::new(app);
+    let answer = log_in_at_account(&mut browser, "/conta/", "lia", PASSWORD).await;
+    (browser, answer)
+}
+
+/// Posts `code` at the second step.
+async fn second_step(browser: &mut Browser, code: &str) -> Page {
+    let page = browser.get("/conta/entrar/verificar/?next=%2Fconta%2F").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    browser.post("/conta/entrar/verificar/", &with(hidden_fields(&page.body), &[("codigo", code)])).await
+}
+
+#[tokio::test]
+async fn an_enrolled_account_logs_in_with_its_code_once_per_step_and_with_each_recovery_code_once() {
+    let app = spawn_app().await;
+    let id = app.add_user("lia", PASSWORD, true).await;
+    let mut browser = signed_in_browser(&app, "lia", PASSWORD).await;
+    let wrong_password = act(&mut browser, "iniciar", &[("senha", "not it")]).await;
+    assert_eq!(wrong_password.status, 422, "the password is asked again");
+    let (secret, codes) = enrol(&mut browser).await;
+    let sealed: Vec<u8> = sqlx::query_scalar("SELECT secret_sealed FROM user_totp WHERE user_id = $1")
+        .bind(id)
+        .fetch_one(&app.db.pool)
+        .await
+        .expect("stored");
+    assert!(!sealed.windows(20).any(|w| w == secret.bytes()), "sealed at rest, not in the clear");
+    let again = browser.get("/conta/seguranca/").await;
+    assert!(!again.body.contains(&codes[0]), "the codes are shown once");
+    assert!(again.body.contains("Códigos de recuperação não usados: 10"), "{}", again.body);
+
+    // The password alone no longer opens the account.
+    let (mut phone, answer) = password_step(&app).await;
+    assert_eq!(answer.location.as_deref(), Some("/conta/entrar/verificar/?next=%2Fconta%2F"), "{}", answer.body);
+    let waiting = phone.get("/conta/").await;
+    assert_eq!(
+        waiting.location.as_deref(),
+        Some("/conta/entrar/verificar/?next=%2Fconta%2F"),
+        "no page before the code"
+    );
+    let wrong = second_step(&mut phone, "123456").await;
+    assert!(wrong.body.contains("Código inválido ou já usado"), "{}", wrong.body);
+    // The step used to confirm is used: the next one (within the drift) passes.
+    let step = step_of(now());
+    let replayed = second_step(&mut phone, &secret.code_at(step - 1)).await;
+    assert!(replayed.body.contains("Código inválido ou já usado"), "an older step than the last used");
+    let next = secret.code_at(step + 1);
+    let passed = second_step(&mut phone, &next).await;
+    assert_eq!((passed.status, passed.location.as_deref()), (303, Some("/conta/")), "{}", passed.body);
+    assert_eq!(phone.get("/conta/").await.status, 200);
+    let amr: String = sqlx::query_scalar("SELECT amr FROM sessions WHERE user_id = $1 ORDER BY id DESC LIMIT 1")
+        .bind(id)
+        .fetch_one(&app.db.pool)
+        .await
+        .expect("amr");
+    assert_eq!(amr, "pwd otp");
+
+    // The same code again, in another browser: refused (each step once).
+    let (mut tablet, _) = password_step(&app).await;
+    let replay = second_step(&mut tablet, &next).await;
+    assert!(replay.body.contains("Código inválido ou já usado"), "a replayed code");
+    // A recovery code passes once.
+    let recovered = second_step(&mut tablet, &codes[3].to_uppercase()).await;
+    assert_eq!(recovered.status, 303, "{}", recovered.body);
+    let (mut other, _) = password_step(&app).await;
+    let reused = second_step(&mut other, &codes[3]).await;
+    assert!(reused.body.contains("Código inválido ou já usado"), "a recovery code is used up");
+    let left = browser.get("/conta/seguranca/").await;
+    assert!(left.body.contains("Códigos de recuperação não usados: 9"), "{}", left.body);
+}
+
+#[tokio::test]
+async fn wrong_codes_share_the_passwords_limit_and_a_pending_login_opens_nothing_else() {
+    let app = spawn_app().await;
+    app.add_user("lia", PASSWORD, true).await;
+    let mut browser = signed_in_browser(&app, "lia", PASSWORD).await;
+    enrol(&mut browser).await;
+    let (mut thief, _) = password_step(&app).await;
+    for _ in 0..5 {
+        let wrong = second_step(&mut thief, "000000").await;
+        assert_eq!(wrong.status, 200, "{}", wrong.body);
+    }
+    let limited = second_step(&mut thief, "000000").await;
+    assert_eq!(limited.status, 429, "the sixth wrong code is throttled");
+    assert!(limited.headers.contains_key("retry-after"));
+    // The account's limit holds for the password too.
+    let (_, answer) = password_step(&app).await;
+    assert_eq!(answer.status, 429, "{}", answer.body);
+    // Nothing opened for the waiting session: the panel and the sessions page.
+    assert_eq!(thief.get("/conta/sessoes/").await.status, 303);
+    assert_eq!(thief.get("/admin/").await.status, 303);
+}
+
+#[tokio::test]
+async fn turning_the_app_off_asks_the_password_and_offers_to_end_the_other_sessions() {
+    let app = spawn_app().await;
+    let id = app.add_user("lia", PASSWORD, true).await;
+    let mut browser = signed_in_browser(&app, "lia", PASSWORD).await;
+    let _laptop = signed_in_browser(&app, "lia", PASSWORD).await;
+    let (_, codes) = enrol(&mut browser).await;
+    let refused = act(&mut browser, "desativar", &[("senha", "wrong")]).await;
+    assert_eq!(refused.status, 422);
+    let fresh = act(&mut browser, "novos-codigos", &[("senha", PASSWORD)]).await;
+    let new_codes: Vec<&str> = between(&fresh.body, "<li><code>", "</code>");
+    assert_eq!(new_codes.len(), 10);
+    assert!(!new_codes.contains(&codes[0].as_str()), "a new set");
+    let off = act(&mut browser, "desativar", &[("senha", PASSWORD)]).await;
+    assert_eq!(off.status, 200, "{}", off.body);
+    assert!(off.body.contains("Encerrar as sessões abertas em outros navegadores"), "{}", off.body);
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM recovery_codes WHERE user_id = $1")
+        .bind(id)
+        .fetch_one(&app.db.pool)
+        .await
+        .expect("count");
+    assert_eq!(left, 0, "the codes died with the app");
+    let ended = act(&mut browser, "encerrar-outras", &[]).await;
+    assert_eq!(ended.location.as_deref(), Some("/conta/seguranca/?encerradas=1"));
+    let (_, answer) = password_step(&app).await;
+    assert_eq!(answer.location.as_deref(), Some("/conta/"), "the password alone again");
+}
