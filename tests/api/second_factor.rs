@@ -168,3 +168,53 @@ async fn turning_the_app_off_asks_the_password_and_offers_to_end_the_other_sessi
     let (_, answer) = password_step(&app).await;
     assert_eq!(answer.location.as_deref(), Some("/conta/"), "the password alone again");
 }
+
+#[tokio::test]
+async fn a_login_at_the_authorization_endpoint_asks_the_code_and_goes_back_to_the_request() {
+    let (app, _) = crate::oauth::app().await;
+    let mut browser = Browser::new(&app);
+    // ana enrols (her password in the oauth tests' fixture).
+    let mut own = signed_in_browser(&app, "ana", "ana-password").await;
+    let token = form_token(&own.get("/conta/seguranca/").await);
+    let started = own
+        .post(
+            "/conta/seguranca/",
+            &[
+                ("csrf_token".into(), token.clone()),
+                ("acao".into(), "iniciar".into()),
+                ("senha".into(), "ana-password".into()),
+            ],
+        )
+        .await;
+    let text = unescape_html(between(&started.body, "<code class=\"secret\">", "</code>")[0]);
+    let secret = TotpSecret::from_base32(&text).expect("secret");
+    let confirm = [
+        ("csrf_token".to_owned(), token),
+        ("acao".to_owned(), "confirmar".to_owned()),
+        ("codigo".to_owned(), secret.code_at(step_of(now()))),
+    ];
+    assert_eq!(own.post("/conta/seguranca/", &confirm).await.status, 200);
+
+    let request = crate::oauth::portal_request("", "s1");
+    let login = browser.get(&request).await;
+    let fields = with(hidden_fields(&login.body), &[("username", "ana"), ("password", "ana-password")]);
+    let logged_in = browser.post("/oauth/authorize/", &fields).await;
+    assert_eq!(logged_in.status, 303, "{}", logged_in.body);
+    let to_code = logged_in.location.expect("to the code");
+    assert!(to_code.starts_with("/conta/entrar/verificar/?next=%2Foauth%2Fauthorize%2F%3F"), "{to_code}");
+    // Until the code, the authorization request goes to the code's page;
+    // `prompt=none` hears login_required.
+    let waiting = browser.get(&request).await;
+    assert!(waiting.location.as_deref().is_some_and(|l| l.starts_with("/conta/entrar/verificar/")), "{waiting:?}");
+    let silent = browser.get(&format!("{request}&prompt=none")).await;
+    assert!(silent.location.as_deref().is_some_and(|l| l.contains("error=login_required")), "{silent:?}");
+
+    let page = browser.get(&to_code).await;
+    let code = secret.code_at(step_of(now()) + 1);
+    let passed = browser.post("/conta/entrar/verificar/", &with(hidden_fields(&page.body), &[("codigo", &code)])).await;
+    assert_eq!(passed.status, 303, "{}", passed.body);
+    let back = passed.location.expect("back");
+    assert!(back.starts_with("/oauth/authorize/?"), "back to the request: {back}");
+    let consent = browser.get(&back).await;
+    assert!(consent.body.contains("Autorizar acesso"), "{}", consent.body);
+}
