@@ -90,6 +90,7 @@ async fn seed_confidential(storage: &Storage, hasher: &PasswordHasher, demo: Dem
         post_logout_redirect_uris: demo.post_logout_redirect_uri.map(str::to_owned).into_iter().collect(),
         confidential: true,
         require_pkce: false,
+        requires_second_factor: false,
         enabled_scopes: ScopeSet::all(),
         is_active: true,
         created_at: 0,

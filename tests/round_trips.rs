@@ -74,6 +74,7 @@ async fn statements_per_request(list_len: usize) -> (f64, usize) {
                 post_logout_redirect_uris: vec![],
                 confidential: false,
                 require_pkce: true,
+                requires_second_factor: false,
                 enabled_scopes: ScopeSet::all(),
                 is_active: true,
                 created_at: 0,

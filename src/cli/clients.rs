@@ -103,6 +103,10 @@ pub struct UpdateClient {
     /// Whether this confidential client must use PKCE.
     #[arg(long, value_name = "true|false")]
     pub require_pkce: Option<bool>,
+    /// Whether the client's users must pass a second factor (an
+    /// authenticator app) before a code is issued; audited.
+    #[arg(long, value_name = "true|false")]
+    pub requires_second_factor: Option<bool>,
     /// Replace the secret with a new one, printed once (the old one stops working).
     #[arg(long)]
     pub rotate_secret: bool,
@@ -168,6 +172,7 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
         post_logout_redirect_uris: None,
         scopes: args.scopes.as_deref().map(|s| optional_scopes(s).context("--scopes")).transpose()?,
         require_pkce: args.require_pkce,
+        requires_second_factor: args.requires_second_factor,
         rotate_secret: args.rotate_secret,
         active: None,
     };
@@ -181,7 +186,8 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
     anyhow::ensure!(
         !changes.is_empty() || args.rotate_api_token,
         "nothing to update: give --name, --redirect-uri, --post-logout-redirect-uri, \
-         --no-post-logout-redirect-uris, --scopes, --require-pkce, --rotate-secret or --rotate-api-token"
+         --no-post-logout-redirect-uris, --scopes, --require-pkce, --requires-second-factor, --rotate-secret or \
+         --rotate-api-token"
     );
     let api_permissions = args.api_permissions.as_deref().map(ApiPermissions::parse).transpose()?;
     let storage = storage(settings).await?;

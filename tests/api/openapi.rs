@@ -250,6 +250,7 @@ async fn register_confidential_client(app: &TestApp) {
                 post_logout_redirect_uris: vec![],
                 confidential: true,
                 require_pkce: false,
+                requires_second_factor: false,
                 enabled_scopes: ScopeSet::parse_strict(ALL).expect("known scopes"),
                 is_active: true,
                 created_at: 0,

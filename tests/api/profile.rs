@@ -54,6 +54,7 @@ pub(crate) async fn register_client(app: &TestApp, id: &str, enabled: &str) {
                 post_logout_redirect_uris: vec![],
                 confidential: false,
                 require_pkce: true,
+                requires_second_factor: false,
                 enabled_scopes: ScopeSet::parse_strict(enabled).expect("known scopes"),
                 is_active: true,
                 created_at: 0,

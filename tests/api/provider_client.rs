@@ -37,6 +37,7 @@ async fn provider_app() -> TestApp {
                 post_logout_redirect_uris: vec![],
                 confidential: true,
                 require_pkce: true,
+                requires_second_factor: false,
                 enabled_scopes: ScopeSet::parse_strict("formacao_academica experiencia_profissional").expect("known"),
                 is_active: true,
                 created_at: 0,

@@ -218,3 +218,121 @@ async fn a_login_at_the_authorization_endpoint_asks_the_code_and_goes_back_to_th
     let consent = browser.get(&back).await;
     assert!(consent.body.contains("Autorizar acesso"), "{}", consent.body);
 }
+
+/// Enrols ana's app from her own browser `own` (password `ana-password`);
+/// returns the secret.
+async fn enrol_ana(own: &mut Browser, next: Option<&str>) -> (TotpSecret, Page) {
+    let mut fields = vec![("senha", "ana-password")];
+    if let Some(next) = next {
+        fields.push(("next", next));
+    }
+    let started = act(own, "iniciar", &fields).await;
+    let text = unescape_html(between(&started.body, "<code class=\"secret\">", "</code>")[0]);
+    let secret = TotpSecret::from_base32(&text).expect("secret");
+    let code = secret.code_at(step_of(now()));
+    let mut confirm = vec![("codigo", code.as_str())];
+    if let Some(next) = next {
+        confirm.push(("next", next));
+    }
+    let confirmed = act(own, "confirmar", &confirm).await;
+    assert_eq!(confirmed.status, 200, "{}", confirmed.body);
+    (secret, confirmed)
+}
+
+#[tokio::test]
+async fn an_application_that_requires_a_second_factor_takes_a_password_only_person_to_enrol_and_then_asks_the_code() {
+    let (app, _) = crate::oauth::app().await;
+    sqlx::query("UPDATE oauth_clients SET requires_second_factor = TRUE WHERE client_id = 'portal'")
+        .execute(&app.db.pool)
+        .await
+        .expect("require");
+    let mut browser = Browser::new(&app);
+    let request = crate::oauth::portal_request("", "s2");
+    let login = browser.get(&request).await;
+    let fields = with(hidden_fields(&login.body), &[("username", "ana"), ("password", "ana-password")]);
+    let back = browser.post("/oauth/authorize/", &fields).await.location.expect("back");
+    // No factor yet: to the security page, which says why.
+    let to_enrol = browser.get(&back).await;
+    let location = to_enrol.location.expect("to enrol");
+    assert!(location.starts_with("/conta/seguranca/?exigido=Portal"), "{location}");
+    let page = browser.get(&location).await;
+    assert!(page.body.contains("exige a verificação em duas etapas"), "{}", page.body);
+    // Without a page to show, the client hears login_required.
+    let silent = browser.get(&format!("{request}&prompt=none")).await;
+    assert!(silent.location.as_deref().is_some_and(|l| l.contains("error=login_required")), "{silent:?}");
+
+    let next = unescape_html(between(&page.body, "name=\"next\" value=\"", "\"")[0]);
+    let (secret, enrolled) = enrol_ana(&mut browser, Some(&next)).await;
+    assert!(enrolled.body.contains("Continuar para o aplicativo"), "{}", enrolled.body);
+    // Back at the request, the password-only session steps up with a code.
+    let step_up = browser.get(&next).await;
+    let to_code = step_up.location.expect("to the code");
+    assert!(to_code.starts_with("/conta/entrar/verificar/?next="), "{to_code}");
+    let form = browser.get(&to_code).await;
+    let code = secret.code_at(step_of(now()) + 1);
+    let passed = browser.post("/conta/entrar/verificar/", &with(hidden_fields(&form.body), &[("codigo", &code)])).await;
+    let consent = browser.get(&passed.location.expect("back")).await;
+    assert!(consent.body.contains("Autorizar acesso"), "{}", consent.body);
+}
+
+#[tokio::test]
+async fn acr_values_asks_the_second_factor_and_discovery_lists_the_values() {
+    let (app, _) = crate::oidc::oidc_app(|_| {}).await;
+    let discovery: serde_json::Value = app
+        .client
+        .get(format!("{}/.well-known/openid-configuration", app.address))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        discovery["acr_values_supported"],
+        serde_json::json!(["urn:credencial:acr:senha", "urn:credencial:acr:dois-fatores"])
+    );
+    let mut own = signed_in_browser(&app, "ana", "ana-password").await;
+    let (secret, _) = enrol_ana(&mut own, None).await;
+    let mut browser = Browser::new(&app);
+    let plain = crate::oauth::portal_request("", "s3");
+    // A first login passes the factor already (ana has one): consent.
+    let login = browser.get(&plain).await;
+    let fields = with(hidden_fields(&login.body), &[("username", "ana"), ("password", "ana-password")]);
+    let to_code = browser.post("/oauth/authorize/", &fields).await.location.expect("to the code");
+    let form = browser.get(&to_code).await;
+    let code = secret.code_at(step_of(now()) + 1);
+    let passed = browser.post("/conta/entrar/verificar/", &with(hidden_fields(&form.body), &[("codigo", &code)])).await;
+    let consent = browser.get(&passed.location.expect("back")).await;
+    assert!(consent.body.contains("Autorizar acesso"));
+    // With two factors passed, acr_values naming them goes straight on.
+    let strict = format!("{plain}&acr_values=urn%3Acredencial%3Aacr%3Adois-fatores");
+    let page = browser.get(&strict).await;
+    assert!(page.body.contains("Autorizar acesso"), "already met: {}", page.body);
+}
+
+#[tokio::test]
+async fn staff_set_an_applications_second_factor_requirement_from_the_panel_and_the_trail_says_so() {
+    let (app, _) = crate::oauth::app().await;
+    crate::admin::add_staff(&app).await;
+    let mut staff = crate::admin::staff_browser(&app).await;
+    let page = staff.get("/admin/aplicativos/portal/").await;
+    assert!(page.body.contains("<dt>Segundo fator</dt><dd>Não exigido</dd>"), "{}", page.body);
+    let token = form_token(&page);
+    let saved = staff
+        .post(
+            "/admin/aplicativos/portal/segundo-fator/",
+            &[("csrf_token".into(), token), ("requires_second_factor".into(), "1".into())],
+        )
+        .await;
+    assert_eq!(saved.status, 303, "{}", saved.body);
+    let after = staff.get(&saved.location.expect("back")).await;
+    assert!(after.body.contains("<dt>Segundo fator</dt><dd>Exigido</dd>"), "{}", after.body);
+    let required: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM oauth_clients WHERE client_id = 'portal' AND requires_second_factor")
+            .fetch_one(&app.db.pool)
+            .await
+            .expect("flag");
+    assert_eq!(required, 1);
+    let audit = staff.get("/admin/auditoria/?alvo=portal").await;
+    assert!(audit.body.contains("requires_second_factor"), "{}", audit.body);
+}

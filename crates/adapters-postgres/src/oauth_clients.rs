@@ -25,7 +25,7 @@ impl PgOAuthClientRepository {
 
 /// [`ClientColumns`], the lists as JSON text.
 const COLUMNS: &str = "client_id, name, secret_hash, confidential, array_to_json(redirect_uris)::text, \
-     array_to_json(post_logout_redirect_uris)::text, require_pkce, array_to_json(enabled_scopes)::text, is_active, \
+     array_to_json(post_logout_redirect_uris)::text, require_pkce, requires_second_factor, array_to_json(enabled_scopes)::text, is_active, \
      floor(extract(epoch FROM created_at))::BIGINT";
 
 #[async_trait]
@@ -34,8 +34,8 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         sqlx::query(
             "INSERT INTO oauth_clients (client_id, name, secret_hash, confidential, \
-             redirect_uris, require_pkce, enabled_scopes, is_active, post_logout_redirect_uris) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+             redirect_uris, require_pkce, enabled_scopes, is_active, post_logout_redirect_uris, \
+             requires_second_factor) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         )
         .bind(client.client_id.as_str())
         .bind(&client.name)
@@ -46,6 +46,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         .bind(scope_names(client.enabled_scopes))
         .bind(client.is_active)
         .bind(&client.post_logout_redirect_uris)
+        .bind(client.requires_second_factor)
         .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
@@ -69,6 +70,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
                  secret_hash = COALESCE($6, secret_hash), \
                  is_active = COALESCE($7, is_active), \
                  post_logout_redirect_uris = COALESCE($8, post_logout_redirect_uris), \
+                 requires_second_factor = COALESCE($9, requires_second_factor), \
                  updated_at = now() \
              WHERE client_id = $1 \
              RETURNING {COLUMNS}"
@@ -81,6 +83,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         .bind(changes.secret_hash)
         .bind(changes.is_active)
         .bind(changes.post_logout_redirect_uris)
+        .bind(changes.requires_second_factor)
         .fetch_optional(&mut *tx)
         .await
         .map_err(to_repository_error)?;

@@ -96,6 +96,7 @@ async fn of_sixteen_concurrent_redemptions_on_two_instances_exactly_one_wins() {
         post_logout_redirect_uris: vec![],
         confidential: true,
         require_pkce: false,
+        requires_second_factor: false,
         enabled_scopes: ScopeSet::empty(),
         is_active: true,
         created_at: 0,

@@ -26,7 +26,7 @@ impl SqliteOAuthClientRepository {
 
 /// [`ClientColumns`].
 const COLUMNS: &str = "client_id, name, secret_hash, confidential, redirect_uris, post_logout_redirect_uris, \
-     require_pkce, enabled_scopes, is_active, created_at";
+     require_pkce, requires_second_factor, enabled_scopes, is_active, created_at";
 
 /// `list` as the text of a JSON array.
 fn json_text<T: serde::Serialize + ?Sized>(list: &T) -> Result<String, RepositoryError> {
@@ -47,8 +47,8 @@ impl OAuthClientRepository for SqliteOAuthClientRepository {
         let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
         sqlx::query(
             "INSERT INTO oauth_clients (client_id, name, secret_hash, confidential, \
-             redirect_uris, require_pkce, enabled_scopes, is_active, post_logout_redirect_uris) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+             redirect_uris, require_pkce, enabled_scopes, is_active, post_logout_redirect_uris, \
+             requires_second_factor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )
         .bind(client.client_id.as_str())
         .bind(&client.name)
@@ -59,6 +59,7 @@ impl OAuthClientRepository for SqliteOAuthClientRepository {
         .bind(scopes)
         .bind(client.is_active)
         .bind(post_logout)
+        .bind(client.requires_second_factor)
         .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
@@ -84,6 +85,7 @@ impl OAuthClientRepository for SqliteOAuthClientRepository {
                  secret_hash = coalesce(?6, secret_hash), \
                  is_active = coalesce(?7, is_active), \
                  post_logout_redirect_uris = coalesce(?8, post_logout_redirect_uris), \
+                 requires_second_factor = coalesce(?9, requires_second_factor), \
                  updated_at = unixepoch() \
              WHERE client_id = ?1 \
              RETURNING {COLUMNS}"
@@ -96,6 +98,7 @@ impl OAuthClientRepository for SqliteOAuthClientRepository {
         .bind(changes.secret_hash)
         .bind(changes.is_active)
         .bind(post_logout)
+        .bind(changes.requires_second_factor)
         .fetch_optional(&mut *tx)
         .await
         .map_err(to_repository_error)?;

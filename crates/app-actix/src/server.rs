@@ -147,6 +147,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let profiles = web::Data::from(services.profiles);
     let oauth = web::Data::from(services.oauth);
     let sessions = web::Data::from(services.sessions);
+    let factors = services.factors.map(web::Data::from);
     let account_services = AccountServices {
         sessions: sessions.clone(),
         accounts: web::Data::from(services.accounts),
@@ -154,7 +155,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         edits: web::Data::from(services.account_edits),
         entries: web::Data::from(services.own_entries),
         validation: web::Data::from(services.tax_id_validation),
-        factors: services.factors.map(web::Data::from),
+        factors: factors.clone(),
     };
     let admin_services = AdminServices {
         sessions: sessions.clone(),
@@ -203,7 +204,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(crate::keys::resource_for(&key_set))
             .service(profile::resource_for(profiles.clone()))
             .service(crate::oauth::userinfo::resource_for(data.clone(), profiles.clone()))
-            .service(OAuthApi::new(oauth.clone(), sessions.clone(), cookies))
+            .service(OAuthApi::new(oauth.clone(), sessions.clone(), cookies).with_second_factors(factors.clone()))
             .service(AccountApi::new(account_services.clone(), cookies, s.account))
             .service(AdminApi::new(admin_services.clone(), cookies))
             .service(user_directory::resources(user_directory.clone()));

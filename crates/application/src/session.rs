@@ -94,6 +94,13 @@ impl LoginSession {
         form_token_matches(&self.key, FormPurpose::Account, &[], presented)
     }
 
+    /// Whether the session may pass a second factor now: it waits for one
+    /// after the password, or it was opened by the password alone and a
+    /// page or an application asks for more (step-up).
+    pub fn needs_second_factor(&self) -> bool {
+        self.second_factor_pending || self.acr != credencial_domain::session::ACR_TWO_FACTORS
+    }
+
     /// The `amr` values, in order.
     pub fn amr_values(&self) -> Vec<String> {
         self.amr.split_ascii_whitespace().map(str::to_owned).collect()
@@ -309,9 +316,9 @@ impl SessionService {
     }
 
     /// Completes the login of `pending` (a session waiting for the second
-    /// factor) with `code` sent from `origin`: on a right code, the waiting
-    /// session ends and a new one (a new id) opens, authenticated by the
-    /// password and the factor; `Ok(None)` for a wrong code (counted as a
+    /// factor, or one of the password alone stepping up) with `code` sent
+    /// from `origin`: on a right code, that session ends and a new one (a
+    /// new id) opens, authenticated by the password and the factor; `Ok(None)` for a wrong code (counted as a
     /// wrong password). Errors: `Invalid` when the session is not waiting
     /// or the service has no second factors; `Throttled`; `Storage`.
     pub async fn complete_second_factor(
@@ -320,7 +327,7 @@ impl SessionService {
         code: &str,
         origin: &Origin,
     ) -> Result<Option<SignedSession>, ServiceError> {
-        let Some(factors) = self.factors.as_ref().filter(|_| pending.second_factor_pending) else {
+        let Some(factors) = self.factors.as_ref().filter(|_| pending.needs_second_factor()) else {
             return Err(ServiceError::Invalid("a sessão não espera um segundo fator".into()));
         };
         let outcome = factors.verify(pending.user_id, code, origin.address).await;

@@ -229,6 +229,7 @@ fn client_enabling(scopes: &'static str) -> MockOAuthClientRepository {
             post_logout_redirect_uris: vec![],
             confidential: false,
             require_pkce: true,
+            requires_second_factor: false,
             enabled_scopes: ScopeSet::parse_strict(scopes).expect("known"),
             is_active: true,
             created_at: 0,

@@ -492,6 +492,18 @@ pub struct AuthorizationParams {
     pub request_uri: Option<String>,
     /// `registration` (OpenID Connect): the client's own metadata; refused.
     pub registration: Option<String>,
+    /// `acr_values` (OpenID Connect), space-separated: naming
+    /// [`crate::session::ACR_TWO_FACTORS`] asks the second factor before
+    /// the code (see [`wants_two_factors`]).
+    pub acr_values: Option<String>,
+}
+
+/// Whether `acr_values` asks for the second factor: it names
+/// [`crate::session::ACR_TWO_FACTORS`] (the service treats the value as
+/// required, not as a preference: a person who has no second factor is taken
+/// to enrol one).
+pub fn wants_two_factors(acr_values: Option<&str>) -> bool {
+    acr_values.is_some_and(|v| v.split_ascii_whitespace().any(|a| a == crate::session::ACR_TWO_FACTORS))
 }
 
 /// Why an authorization request is refused, and where the answer goes.

@@ -27,6 +27,10 @@ pub struct OAuthClient {
     pub confidential: bool,
     /// Whether a confidential client must use PKCE too.
     pub require_pkce: bool,
+    /// Whether the client's users must pass a second factor ("exige
+    /// segundo fator"): a session with a password alone is asked for it
+    /// before a code is issued.
+    pub requires_second_factor: bool,
     /// Optional scopes enabled for the client; the required ones are always
     /// granted whatever this holds.
     pub enabled_scopes: ScopeSet,
@@ -49,6 +53,7 @@ impl std::fmt::Debug for OAuthClient {
             .field("post_logout_redirect_uris", &self.post_logout_redirect_uris)
             .field("confidential", &self.confidential)
             .field("require_pkce", &self.require_pkce)
+            .field("requires_second_factor", &self.requires_second_factor)
             .field("enabled_scopes", &self.enabled_scopes)
             .field("is_active", &self.is_active)
             .field("created_at", &self.created_at)
@@ -72,9 +77,10 @@ impl OAuthClient {
 /// The columns of a stored client, as every storage adapter selects them, in
 /// this order: `client_id`, `name`, `secret_hash`, `confidential`,
 /// `redirect_uris`, `post_logout_redirect_uris`, `require_pkce`,
-/// `enabled_scopes`, `is_active`, `created_at` (Unix seconds). The three
-/// lists come as the text of a JSON array of strings.
-pub type ClientColumns = (String, String, Option<String>, bool, String, String, bool, String, bool, i64);
+/// `requires_second_factor`, `enabled_scopes`, `is_active`, `created_at`
+/// (Unix seconds). The three lists come as the text of a JSON array of
+/// strings.
+pub type ClientColumns = (String, String, Option<String>, bool, String, String, bool, bool, String, bool, i64);
 
 impl OAuthClient {
     /// The client a storage adapter read back as [`ClientColumns`].
@@ -89,6 +95,7 @@ impl OAuthClient {
             redirect_uris,
             post_logout,
             require_pkce,
+            requires_second_factor,
             scopes,
             is_active,
             created_at,
@@ -108,6 +115,7 @@ impl OAuthClient {
             post_logout_redirect_uris: json_list(&post_logout)?,
             confidential,
             require_pkce,
+            requires_second_factor,
             enabled_scopes,
             is_active,
             created_at,
@@ -140,6 +148,8 @@ pub struct OAuthClientUpdate {
     pub enabled_scopes: Option<ScopeSet>,
     /// New PKCE requirement.
     pub require_pkce: Option<bool>,
+    /// New second-factor requirement.
+    pub requires_second_factor: Option<bool>,
     /// Hash of a new secret (confidential clients only).
     pub secret_hash: Option<String>,
     /// Deactivate (`false`) or reactivate (`true`).
@@ -154,6 +164,7 @@ impl std::fmt::Debug for OAuthClientUpdate {
             .field("post_logout_redirect_uris", &self.post_logout_redirect_uris)
             .field("enabled_scopes", &self.enabled_scopes)
             .field("require_pkce", &self.require_pkce)
+            .field("requires_second_factor", &self.requires_second_factor)
             .field("secret_hash", &self.secret_hash.as_ref().map(|_| "[redacted]"))
             .field("is_active", &self.is_active)
             .finish()
@@ -279,6 +290,7 @@ mod tests {
             true,
             redirect_uris.into(),
             "[]".into(),
+            false,
             false,
             scopes.into(),
             true,

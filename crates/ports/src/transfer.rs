@@ -145,6 +145,7 @@ pub const TABLES: &[TableSpec] = &[
             ("api_token_hash", X),
             ("api_permissions", A),
             ("post_logout_redirect_uris", A),
+            ("requires_second_factor", B),
         ],
         order_by: "client_id",
         generated_id: false,

@@ -78,11 +78,12 @@ fn verify_page(session: &LoginSession, next: &str, message: Option<&str>, status
     html::html(html::response(status), &page)
 }
 
-/// The browser's session when it waits for the second factor; otherwise
-/// the answer: to `next` (already complete) or to the login form.
+/// The browser's session when it may pass the second factor (waiting for
+/// it, or opened by the password alone: a step-up); otherwise the answer:
+/// to `next` (already passed) or to the login form.
 async fn waiting(req: &HttpRequest, next: &str) -> Result<LoginSession, HttpResponse> {
     match session_of(req).await {
-        Ok(Some(session)) if session.second_factor_pending => Ok(session),
+        Ok(Some(session)) if session.needs_second_factor() => Ok(session),
         Ok(Some(_)) => Err(see_other(next)),
         Ok(None) => Err(to_login(next)),
         Err(e) => Err(html::failure_page(e)),
@@ -159,6 +160,7 @@ struct SecurityPage<'a> {
     enrolment: Option<EnrolmentView>,
     recovery_codes: Option<Vec<String>>,
     others: bool,
+    next: Option<String>,
 }
 
 /// The QR code of `uri` as an inline SVG element, named for screen readers.
@@ -179,6 +181,7 @@ struct Shown<'a> {
     enrolment: Option<TotpEnrolment>,
     recovery_codes: Option<Vec<Redacted<String>>>,
     offer_end_others: bool,
+    next: Option<String>,
 }
 
 async fn security_page(
@@ -230,6 +233,7 @@ async fn security_page(
             .map(|e| EnrolmentView { qr_svg: qr_svg(&e.uri), secret_text: e.secret_text.into_inner() }),
         recovery_codes: shown.recovery_codes.map(|codes| codes.into_iter().map(Redacted::into_inner).collect()),
         others,
+        next: shown.next,
     };
     html::html(html::response(status), &page)
 }
@@ -246,8 +250,16 @@ async fn security(
     };
     let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     let ended = query.get("encerradas").ok().flatten().filter(|n| n.parse::<u64>().is_ok());
-    let notice = ended.map(|n| format!("Sessões encerradas: {n}. Só este navegador continua com a sua conta aberta."));
-    let shown = Shown { notice: notice.as_deref(), ..Shown::default() };
+    let required = query.get("exigido").ok().flatten();
+    let notice = match (ended, required) {
+        (Some(n), _) => Some(format!("Sessões encerradas: {n}. Só este navegador continua com a sua conta aberta.")),
+        (None, Some(app)) => Some(format!(
+            "O aplicativo {app} exige a verificação em duas etapas. Ative o aplicativo autenticador abaixo para continuar."
+        )),
+        (None, None) => None,
+    };
+    let next = query.get("next").ok().flatten().map(|n| safe_next_after_factor(Some(n)));
+    let shown = Shown { notice: notice.as_deref(), next, ..Shown::default() };
     security_page(&req, &factors, &sessions, &session, shown, StatusCode::OK).await
 }
 
@@ -265,7 +277,10 @@ async fn change(
     let field = |name| fields.get(name).ok().flatten().unwrap_or("");
     let from = origin(&req).address;
     let user = session.user_id;
-    let page = |shown: Shown<'static>, status| security_page(&req, &factors, &sessions, &session, shown, status);
+    let next = fields.get("next").ok().flatten().filter(|n| !n.is_empty()).map(|n| safe_next_after_factor(Some(n)));
+    let page = |shown: Shown<'static>, status| {
+        security_page(&req, &factors, &sessions, &session, Shown { next: next.clone(), ..shown }, status)
+    };
     let action = match fields.get("acao") {
         Ok(action) => action.unwrap_or(""),
         Err(e) => return form_refused(e),

@@ -41,10 +41,11 @@ pub const LIST_PATH: &str = "/admin/aplicativos/";
 pub const NEW_PATH: &str = "/admin/aplicativos/novo/";
 
 /// The forms of an application's page: path segment and the change it makes.
-const ACTIONS: [(&str, Action); 5] = [
+const ACTIONS: [(&str, Action); 6] = [
     ("dados", Action::Details),
     ("escopos", Action::Scopes),
     ("pkce", Action::Pkce),
+    ("segundo-fator", Action::SecondFactor),
     ("segredo", Action::RotateSecret),
     ("ativacao", Action::Activation),
 ];
@@ -55,6 +56,7 @@ enum Action {
     Details,
     Scopes,
     Pkce,
+    SecondFactor,
     RotateSecret,
     Activation,
 }
@@ -238,6 +240,7 @@ fn notice(req: &HttpRequest) -> Option<&'static str> {
         "dados" => "Nome e endereços de retorno salvos.",
         "escopos" => "Escopos salvos. Eles valem a partir da próxima leitura de perfil da aplicação.",
         "pkce" => "Exigência de PKCE salva.",
+        "segundo-fator" => "Exigência de segundo fator salva. Ela vale a partir da próxima autorização.",
         "desativada" => {
             "Aplicação desativada: ela não consegue mais autorizar, trocar códigos, renovar tokens nem ler perfis."
         }
@@ -288,7 +291,7 @@ fn detail_page<'a>(
     }
 }
 
-/// `POST /admin/aplicativos/{client_id}/{dados,escopos,pkce,segredo,ativacao}/`.
+/// `POST /admin/aplicativos/{client_id}/{dados,escopos,pkce,segundo-fator,segredo,ativacao}/`.
 async fn act(
     req: HttpRequest,
     payload: web::Payload,
@@ -321,6 +324,10 @@ async fn act(
         Action::Pkce => {
             let pkce = checked(&fields, "require_pkce");
             (ClientChanges { require_pkce: Some(pkce), ..Default::default() }, "pkce")
+        }
+        Action::SecondFactor => {
+            let required = checked(&fields, "requires_second_factor");
+            (ClientChanges { requires_second_factor: Some(required), ..Default::default() }, "segundo-fator")
         }
         Action::RotateSecret => (ClientChanges { rotate_secret: true, ..Default::default() }, ""),
         Action::Activation => match fields.get("ativo").ok().flatten() {

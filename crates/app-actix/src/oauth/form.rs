@@ -64,7 +64,7 @@ fn quotable(name: &str) -> Option<&str> {
 }
 
 /// The names of the authorization request's parameters.
-const AUTHORIZATION_PARAMS: [&str; 14] = [
+const AUTHORIZATION_PARAMS: [&str; 15] = [
     "response_type",
     "client_id",
     "redirect_uri",
@@ -79,6 +79,7 @@ const AUTHORIZATION_PARAMS: [&str; 14] = [
     "request",
     "request_uri",
     "registration",
+    "acr_values",
 ];
 
 impl FormFields {
@@ -129,6 +130,7 @@ impl FormFields {
             request: self.owned("request")?,
             request_uri: self.owned("request_uri")?,
             registration: self.owned("registration")?,
+            acr_values: self.owned("acr_values")?,
         })
     }
 }
@@ -152,6 +154,7 @@ pub fn authorization_pairs(params: &AuthorizationParams) -> Vec<(&'static str, &
         &params.request,
         &params.request_uri,
         &params.registration,
+        &params.acr_values,
     ];
     AUTHORIZATION_PARAMS.iter().zip(values).filter_map(|(name, value)| value.as_deref().map(|v| (*name, v))).collect()
 }

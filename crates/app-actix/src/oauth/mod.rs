@@ -47,12 +47,14 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use credencial_application::{
-    AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, ServiceError, SessionService, TokenRequest,
+    AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, SecondFactorService, ServiceError, SessionService,
+    TokenRequest,
 };
 use credencial_domain::admin::LoginVia;
 use credencial_domain::oauth::{prompt_after_login, AuthorizationParams, OAuthError};
 use secrecy::SecretString;
 
+use crate::account::security::SECURITY_PATH;
 use crate::client_address::client_address;
 use crate::cookies::CookiePolicy;
 use crate::error::ApiError;
@@ -77,6 +79,7 @@ const BACK_TO_APP: &str = "Volte ao aplicativo de onde você veio e tente novame
 pub struct OAuthApi {
     service: web::Data<OAuthService>,
     sessions: web::Data<SessionService>,
+    factors: Option<web::Data<SecondFactorService>>,
     cookies: web::Data<CookiePolicy>,
 }
 
@@ -84,19 +87,28 @@ impl OAuthApi {
     /// The endpoints over `service`, with the browser sessions of
     /// `sessions`, marking cookies as `cookies` says.
     pub fn new(service: web::Data<OAuthService>, sessions: web::Data<SessionService>, cookies: CookiePolicy) -> Self {
-        Self { service, sessions, cookies: web::Data::new(cookies) }
+        Self { service, sessions, factors: None, cookies: web::Data::new(cookies) }
+    }
+
+    /// The same endpoints, asking for `factors`' second factor where an
+    /// application (or `acr_values`) requires one.
+    pub fn with_second_factors(mut self, factors: Option<web::Data<SecondFactorService>>) -> Self {
+        self.factors = factors;
+        self
     }
 }
 
 impl HttpServiceFactory for OAuthApi {
     fn register(self, config: &mut AppService) {
-        resource(AUTHORIZE_PATH, "GET, POST")
+        let authorize = resource(AUTHORIZE_PATH, "GET, POST")
             .app_data(self.service.clone())
             .app_data(self.sessions.clone())
-            .app_data(self.cookies.clone())
-            .route(routes::get().to(authorize_get))
-            .route(web::post().to(authorize_post))
-            .register(config);
+            .app_data(self.cookies.clone());
+        let authorize = match &self.factors {
+            Some(factors) => authorize.app_data(factors.clone()),
+            None => authorize,
+        };
+        authorize.route(routes::get().to(authorize_get)).route(web::post().to(authorize_post)).register(config);
         resource(form_post::SCRIPT_PATH, "GET").route(routes::get().to(form_post::script)).register(config);
         resource(revocation::REVOKE_PATH, "POST")
             .app_data(self.service.clone())
@@ -159,8 +171,44 @@ pub async fn authorize_get(
             Some(session) => consent_page(&oauth, session, &params, &prompt),
             None => html::failure_page(ServiceError::Internal("consent step without a session".into())),
         },
+        Ok(AuthorizationStep::SecondFactor { client_name }) => match &session {
+            Some(session) => step_up(&req, session, &client_name, &params).await,
+            None => html::failure_page(ServiceError::Internal("second-factor step without a session".into())),
+        },
         Err(ServiceError::UnknownUser) => session_expired(&req, &oauth, &sessions, &cookies, &params).await,
         other => step_response(other, StatusCode::FOUND),
+    }
+}
+
+/// The answer when the application (or `acr_values`) requires a second
+/// factor the session has not passed: the code's page, back to this
+/// request afterwards; for a person without one, the security page, which
+/// says why and leads back here once the app is on; a 400 page when the
+/// service offers no second factor.
+async fn step_up(
+    req: &HttpRequest,
+    session: &LoginSession,
+    client_name: &str,
+    params: &AuthorizationParams,
+) -> HttpResponse {
+    let query = serde_urlencoded::to_string(form::authorization_pairs(params)).unwrap_or_default();
+    let back = format!("{AUTHORIZE_PATH}/?{query}");
+    let Some(factors) = req.app_data::<web::Data<SecondFactorService>>() else {
+        let reason = format!(
+            "O aplicativo {client_name} exige a verificação em duas etapas, que não está disponível neste serviço."
+        );
+        return bad_request(&reason);
+    };
+    match factors.has_factor(session.user_id).await {
+        Ok(true) => to_second_factor(&back),
+        Ok(false) => {
+            let query =
+                serde_urlencoded::to_string([("exigido", client_name), ("next", back.as_str())]).unwrap_or_default();
+            let mut builder = html::response(StatusCode::SEE_OTHER);
+            builder.insert_header((header::LOCATION, format!("{SECURITY_PATH}?{query}")));
+            builder.finish()
+        }
+        Err(e) => html::failure_page(e),
     }
 }
 
@@ -290,6 +338,7 @@ async fn decide(
     }
     let step = if approve { oauth.approve(&session, params).await } else { oauth.deny(params).await };
     match step {
+        Ok(AuthorizationStep::SecondFactor { client_name }) => step_up(req, &session, &client_name, params).await,
         Err(ServiceError::UnknownUser) => session_expired(req, oauth, sessions, cookies, params).await,
         other => step_response(other, StatusCode::SEE_OTHER),
     }
@@ -339,9 +388,9 @@ fn step_response(step: Result<AuthorizationStep, ServiceError>, redirect_status:
         }
         Ok(AuthorizationStep::FormPost(response)) => form_post::page(&response),
         Ok(AuthorizationStep::Refused(e)) => refused(&e),
-        Ok(AuthorizationStep::Consent(_) | AuthorizationStep::LogIn { .. }) => {
-            html::failure_page(ServiceError::Internal("unexpected page step".into()))
-        }
+        Ok(
+            AuthorizationStep::Consent(_) | AuthorizationStep::LogIn { .. } | AuthorizationStep::SecondFactor { .. },
+        ) => html::failure_page(ServiceError::Internal("unexpected page step".into())),
         Err(e) => html::failure_page(e),
     }
 }

@@ -75,6 +75,8 @@ pub struct ClientChanges {
     pub scopes: Option<ScopeSet>,
     /// A new PKCE requirement.
     pub require_pkce: Option<bool>,
+    /// A new second-factor requirement for the application's users.
+    pub requires_second_factor: Option<bool>,
     /// Give a confidential application a new secret (the old one stops
     /// working at once).
     pub rotate_secret: bool,
@@ -90,6 +92,7 @@ impl ClientChanges {
             && self.post_logout_redirect_uris.is_none()
             && self.scopes.is_none()
             && self.require_pkce.is_none()
+            && self.requires_second_factor.is_none()
             && !self.rotate_secret
             && self.active.is_none()
     }
@@ -104,6 +107,7 @@ impl ClientChanges {
                 self.post_logout_redirect_uris.is_some(),
                 self.scopes.is_some(),
                 self.require_pkce.is_some(),
+                self.requires_second_factor.is_some(),
                 self.rotate_secret,
                 self.active.is_some(),
             ]
@@ -178,6 +182,7 @@ impl ClientAdminService {
             post_logout_redirect_uris: new.post_logout_redirect_uris.into_vec(),
             confidential: new.confidential,
             require_pkce: new.require_pkce,
+            requires_second_factor: false,
             enabled_scopes: only_optional(new.scopes),
             is_active: true,
             created_at: 0,
@@ -239,6 +244,7 @@ impl ClientAdminService {
             post_logout_redirect_uris: changes.post_logout_redirect_uris.map(PostLogoutRedirectUris::into_vec),
             enabled_scopes: changes.scopes.map(only_optional),
             require_pkce: changes.require_pkce,
+            requires_second_factor: changes.requires_second_factor,
             secret_hash,
             is_active: changes.active,
         };
@@ -264,6 +270,9 @@ fn change_entry(actor: &Actor, client_id: &ClientId, changes: &ClientChanges) ->
     }
     if let Some(pkce) = changes.require_pkce {
         entry = entry.with("require_pkce", pkce.to_string());
+    }
+    if let Some(required) = changes.requires_second_factor {
+        entry = entry.with("requires_second_factor", required.to_string());
     }
     if changes.rotate_secret {
         entry = entry.with("secret", SECRET_SET);

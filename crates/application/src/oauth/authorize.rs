@@ -5,9 +5,10 @@
 use credencial_domain::account::covers;
 use credencial_domain::oauth::oidc::login_is_recent;
 use credencial_domain::oauth::{
-    random_token_text, validate_authorization_request, AuthorizationParams, AuthorizationRefusal,
+    random_token_text, validate_authorization_request, wants_two_factors, AuthorizationParams, AuthorizationRefusal,
     AuthorizationResponse, ClientId, CodeHash, OAuthError, ResponseMode, ValidAuthorization,
 };
+use credencial_domain::session::ACR_TWO_FACTORS;
 use credencial_ports::{NewAuthorizationCode, OAuthClient};
 use rand::RngCore;
 
@@ -34,6 +35,13 @@ pub enum AuthorizationStep {
     },
     /// A valid request: ask the (logged-in) user for consent.
     Consent(ConsentPrompt),
+    /// A valid request whose application (or whose `acr_values`) requires
+    /// a second factor the session has not passed: ask it (or take the
+    /// person to enrol one) and come back.
+    SecondFactor {
+        /// The client's registered name.
+        client_name: String,
+    },
 }
 
 /// What the consent page shows.
@@ -101,6 +109,12 @@ impl OAuthService {
             }
             return Ok(AuthorizationStep::LogIn { client_name: client.name });
         };
+        if needs_second_factor(&client, params, session) {
+            if prompt.forbids_pages() {
+                return refuse(OAuthError::LoginRequired);
+            }
+            return Ok(AuthorizationStep::SecondFactor { client_name: client.name });
+        }
         let user = session.user_id;
         if !prompt.forces_consent() {
             let granted = self.grants.granted_scopes(user, &client.client_id).await?;
@@ -139,6 +153,9 @@ impl OAuthService {
             Checked::Done(step) => return Ok(step),
             Checked::Valid(authorization, client) => (authorization, client),
         };
+        if needs_second_factor(&client, params, session) {
+            return Ok(AuthorizationStep::SecondFactor { client_name: client.name });
+        }
         let user = session.user_id;
         if !self.tokens.is_active_user(user).await? {
             return Err(ServiceError::UnknownUser);
@@ -205,6 +222,13 @@ impl OAuthService {
             )),
         }
     }
+}
+
+/// Whether `session` lacks a second factor that `client` (its setting
+/// "exige segundo fator") or the request's `acr_values` requires.
+fn needs_second_factor(client: &OAuthClient, params: &AuthorizationParams, session: &LoginSession) -> bool {
+    let required = client.requires_second_factor || wants_two_factors(params.acr_values.as_deref());
+    required && session.acr != ACR_TWO_FACTORS
 }
 
 /// `error` for the validated request, to its redirect URI with its

@@ -131,5 +131,8 @@ fn bound_values(params: &AuthorizationParams) -> Vec<&str> {
         v(&params.max_age),
     ];
     values.extend(params.response_mode.as_deref().filter(|m| !m.is_empty()));
+    if let Some(acr) = params.acr_values.as_deref().filter(|a| !a.is_empty()) {
+        values.extend(["acr_values", acr]);
+    }
     values
 }

@@ -154,6 +154,9 @@ pub struct ProviderMetadata {
     pub code_challenge_methods_supported: &'static [&'static str],
     /// The `prompt` values understood.
     pub prompt_values_supported: &'static [&'static str],
+    /// The authentication context classes this provider reaches, weakest
+    /// first (`acr_values` takes them; ID tokens say which one was met).
+    pub acr_values_supported: &'static [&'static str],
     /// The pages' language.
     pub ui_locales_supported: &'static [&'static str],
     /// The `claims` parameter is not supported.
@@ -209,6 +212,7 @@ impl ProviderMetadata {
             introspection_endpoint_auth_methods_supported: &SECRET_AUTH_METHODS,
             code_challenge_methods_supported: &[PKCE_METHOD_S256],
             prompt_values_supported: &["none", "login", "consent", "select_account"],
+            acr_values_supported: &[crate::session::ACR_PASSWORD, crate::session::ACR_TWO_FACTORS],
             ui_locales_supported: &["pt-BR"],
             claims_parameter_supported: false,
             request_parameter_supported: false,

@@ -48,6 +48,7 @@ async fn filled<B: Backend>() -> (B, Dump) {
         post_logout_redirect_uris: vec![],
         confidential: true,
         require_pkce: false,
+        requires_second_factor: false,
         enabled_scopes: ScopeSet::parse_strict("cnes").expect("scopes"),
         is_active: true,
         created_at: 0,

@@ -22,6 +22,8 @@ pub struct ClientView {
     pub pkce_required: bool,
     /// Whether a confidential client was registered to require PKCE.
     pub require_pkce: bool,
+    /// Whether its users must pass a second factor.
+    pub requires_second_factor: bool,
     /// The scopes a grant can carry (the enabled ones and the required ones).
     pub scopes: String,
     /// Whether it may use the provider.
@@ -42,6 +44,7 @@ impl ClientView {
             confidential: client.confidential,
             pkce_required: client.policy().pkce_required(),
             require_pkce: client.require_pkce,
+            requires_second_factor: client.requires_second_factor,
             scopes: client.enabled_scopes.union(ScopeSet::required()).to_scope_string(),
             active: client.is_active,
             created: html::brasilia_time(client.created_at),

@@ -22,6 +22,7 @@ fn stored(client_id: &str, confidential: bool) -> OAuthClient {
         post_logout_redirect_uris: vec![],
         confidential,
         require_pkce: false,
+        requires_second_factor: false,
         enabled_scopes: ScopeSet::empty(),
         is_active: true,
         created_at: 1_700_000_000,
