@@ -110,6 +110,8 @@ pub(crate) async fn store_portal_code(app: &TestApp, user: i64, code: &str, expi
                 expires_at,
                 nonce: None,
                 auth_time: None,
+                acr: None,
+                amr: None,
             },
         })
         .await

@@ -77,7 +77,7 @@ async fn an_enrolled_account_logs_in_with_its_code_once_per_step_and_with_each_r
     assert!(!sealed.windows(20).any(|w| w == secret.bytes()), "sealed at rest, not in the clear");
     let again = browser.get("/conta/seguranca/").await;
     assert!(!again.body.contains(&codes[0]), "the codes are shown once");
-    assert!(again.body.contains("Códigos de recuperação não usados: 10"), "{}", again.body);
+    assert!(again.body.contains("Códigos de recuperação não usados:&nbsp;10"), "{}", again.body);
 
     // The password alone no longer opens the account.
     let (mut phone, answer) = password_step(&app).await;
@@ -116,7 +116,7 @@ async fn an_enrolled_account_logs_in_with_its_code_once_per_step_and_with_each_r
     let reused = second_step(&mut other, &codes[3]).await;
     assert!(reused.body.contains("Código inválido ou já usado"), "a recovery code is used up");
     let left = browser.get("/conta/seguranca/").await;
-    assert!(left.body.contains("Códigos de recuperação não usados: 9"), "{}", left.body);
+    assert!(left.body.contains("Códigos de recuperação não usados:&nbsp;9"), "{}", left.body);
 }
 
 #[tokio::test]
@@ -335,4 +335,61 @@ async fn staff_set_an_applications_second_factor_requirement_from_the_panel_and_
     assert_eq!(required, 1);
     let audit = staff.get("/admin/auditoria/?alvo=portal").await;
     assert!(audit.body.contains("requires_second_factor"), "{}", audit.body);
+}
+
+#[tokio::test]
+async fn id_tokens_say_how_the_person_logged_in_and_keep_it_through_refreshes() {
+    let (app, _) = crate::oidc::oidc_app(|_| {}).await;
+    let keys = crate::oidc::published_keys(&app).await;
+    let alg = jsonwebtoken::Algorithm::RS256;
+    // The password alone.
+    let (_, tokens) = crate::oidc::signed_in(&app, "openid").await;
+    let claims = crate::oidc::verified_id_token(tokens["id_token"].as_str().expect("id_token"), &keys, alg);
+    assert_eq!(
+        (claims["amr"].clone(), claims["acr"].clone()),
+        (serde_json::json!(["pwd"]), serde_json::json!("urn:credencial:acr:senha"))
+    );
+
+    // With the app: the password, the code, and the login passes both.
+    let mut own = signed_in_browser(&app, "ana", "ana-password").await;
+    let (secret, _) = enrol_ana(&mut own, None).await;
+    let mut browser = Browser::new(&app);
+    let request = crate::oidc::portal_oidc_request("openid", &[]);
+    let login = browser.get(&request).await;
+    let fields = with(hidden_fields(&login.body), &[("username", "ana"), ("password", "ana-password")]);
+    let to_code = browser.post("/oauth/authorize/", &fields).await.location.expect("to the code");
+    let form = browser.get(&to_code).await;
+    let code = secret.code_at(step_of(now()) + 1);
+    let passed = browser.post("/conta/entrar/verificar/", &with(hidden_fields(&form.body), &[("codigo", &code)])).await;
+    let back = browser.get(&passed.location.expect("back")).await;
+    let location = match back.status {
+        302 => back.location.expect("to the client"),
+        _ => crate::oauth::decide(&mut browser, &back, "approve").await,
+    };
+    let code = crate::oauth::callback(&location, crate::oauth::PORTAL_URI)["code"].clone();
+    let tokens = crate::oidc::exchange(&app, &code).await;
+    let claims = crate::oidc::verified_id_token(tokens["id_token"].as_str().expect("id_token"), &keys, alg);
+    assert_eq!(claims["amr"], serde_json::json!(["pwd", "otp", "mfa"]));
+    assert_eq!(claims["acr"], "urn:credencial:acr:dois-fatores");
+
+    // Introspection reports the class; a refresh's ID token keeps both.
+    let access = tokens["access_token"].as_str().expect("access");
+    let r = app
+        .client
+        .post(format!("{}/oauth/introspect/", app.address))
+        .basic_auth("portal", Some(crate::oauth::PORTAL_SECRET))
+        .form(&[("token", access)])
+        .send()
+        .await
+        .expect("sent");
+    let introspected: serde_json::Value = r.json().await.expect("json");
+    assert_eq!(introspected["acr"], "urn:credencial:acr:dois-fatores", "{introspected}");
+    let form = [("grant_type", "refresh_token"), ("refresh_token", tokens["refresh_token"].as_str().expect("refresh"))];
+    let r = crate::oauth::token_request(&app, Some(("portal", crate::oauth::PORTAL_SECRET)), &form).await;
+    let refreshed: serde_json::Value = r.json().await.expect("json");
+    let claims = crate::oidc::verified_id_token(refreshed["id_token"].as_str().expect("id_token"), &keys, alg);
+    assert_eq!(
+        (claims["amr"].clone(), claims["acr"].clone()),
+        (serde_json::json!(["pwd", "otp", "mfa"]), serde_json::json!("urn:credencial:acr:dois-fatores"))
+    );
 }

@@ -28,8 +28,8 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
         let grant = code.grant;
         sqlx::query(
             "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, \
-             redirect_uri_explicit, scope, code_challenge, expires_at, nonce, auth_time) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8), $9, to_timestamp($10))",
+             redirect_uri_explicit, scope, code_challenge, expires_at, nonce, auth_time, acr, amr) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8), $9, to_timestamp($10), $11, $12)",
         )
         .bind(code.code_hash.as_bytes().as_slice())
         .bind(grant.client_id.as_str())
@@ -41,6 +41,8 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
         .bind(grant.expires_at as f64)
         .bind(&grant.nonce)
         .bind(grant.auth_time.map(|t| t as f64))
+        .bind(&grant.acr)
+        .bind(&grant.amr)
         .execute(&self.pool)
         .await
         .map_err(to_repository_error)?;
@@ -62,7 +64,7 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
                AND used_at IS NULL AND expires_at > to_timestamp($3) \
              RETURNING client_id, user_id, redirect_uri, redirect_uri_explicit, scope, \
                        code_challenge, floor(extract(epoch FROM expires_at))::BIGINT AS expires_at, \
-                       nonce, floor(extract(epoch FROM auth_time))::BIGINT AS auth_time",
+                       nonce, floor(extract(epoch FROM auth_time))::BIGINT AS auth_time, acr, amr",
         )
         .bind(code_hash.as_bytes().as_slice())
         .bind(client_id.as_str())

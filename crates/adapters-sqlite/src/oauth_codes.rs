@@ -27,8 +27,8 @@ impl AuthorizationCodeStore for SqliteAuthorizationCodeStore {
         let grant = code.grant;
         sqlx::query(
             "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, \
-             redirect_uri_explicit, scope, code_challenge, expires_at, nonce, auth_time) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             redirect_uri_explicit, scope, code_challenge, expires_at, nonce, auth_time, acr, amr) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )
         .bind(code.code_hash.as_bytes().as_slice())
         .bind(grant.client_id.as_str())
@@ -40,6 +40,8 @@ impl AuthorizationCodeStore for SqliteAuthorizationCodeStore {
         .bind(grant.expires_at)
         .bind(&grant.nonce)
         .bind(grant.auth_time)
+        .bind(&grant.acr)
+        .bind(&grant.amr)
         .execute(self.db.writer())
         .await
         .map_err(to_repository_error)?;
@@ -60,7 +62,7 @@ impl AuthorizationCodeStore for SqliteAuthorizationCodeStore {
             "UPDATE oauth_codes SET used_at = unixepoch() \
              WHERE code_hash = ?1 AND client_id = ?2 AND used_at IS NULL AND expires_at > ?3 \
              RETURNING client_id, user_id, redirect_uri, redirect_uri_explicit, scope, \
-                       code_challenge, expires_at, nonce, auth_time",
+                       code_challenge, expires_at, nonce, auth_time, acr, amr",
         )
         .bind(code_hash.as_bytes().as_slice())
         .bind(client_id.as_str())

@@ -86,12 +86,25 @@ pub struct Introspection {
     /// `access_token` or `refresh_token`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_type: Option<&'static str>,
+    /// The authentication context class of the login behind the token,
+    /// when known (`urn:credencial:acr:senha`, `…:dois-fatores`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acr: Option<String>,
 }
 
 impl Introspection {
     /// `{"active": false}`: nothing more is said about an inactive token.
     pub fn inactive() -> Self {
-        Self { active: false, scope: None, client_id: None, sub: None, exp: None, iat: None, token_type: None }
+        Self {
+            active: false,
+            scope: None,
+            client_id: None,
+            sub: None,
+            exp: None,
+            iat: None,
+            token_type: None,
+            acr: None,
+        }
     }
 
     /// What `caller` may hear about the token with `claims` (verified and
@@ -115,6 +128,7 @@ impl Introspection {
             exp: Some(claims.exp),
             iat: Some(claims.iat),
             token_type: Some(token_type),
+            acr: claims.acr.clone(),
         }
     }
 }

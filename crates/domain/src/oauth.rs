@@ -641,6 +641,8 @@ impl ValidAuthorization {
             expires_at: code_expires_at(now),
             nonce: self.nonce,
             auth_time: Some(auth_time),
+            acr: None,
+            amr: None,
         }
     }
 }
@@ -670,6 +672,10 @@ pub struct CodeGrant {
     /// When the person logged in (Unix seconds: the login session's
     /// start), for the ID token's `auth_time`.
     pub auth_time: Option<i64>,
+    /// The login's authentication context class (`acr`), when known.
+    pub acr: Option<String>,
+    /// The login's methods as the session stores them (`pwd otp`).
+    pub amr: Option<String>,
 }
 
 /// The SHA-256 digest of an authorization code: the only form in which a
@@ -989,6 +995,8 @@ mod tests {
             expires_at: 1_000_060,
             nonce: None,
             auth_time: None,
+            acr: None,
+            amr: None,
         }
     }
 

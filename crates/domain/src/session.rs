@@ -169,6 +169,28 @@ pub fn methods_of(amr: &str) -> Vec<AuthMethod> {
     amr.split_ascii_whitespace().filter_map(AuthMethod::from_amr).collect()
 }
 
+/// The `amr` claim (RFC 8176) of a session authenticated by the stored
+/// `amr`: `pwd`, `otp` (an app's code or a recovery code, which is one
+/// too), and `mfa` when a second factor was passed. A session without a
+/// stored value (an earlier release) is `["pwd"]`.
+pub fn amr_claim(stored: &str) -> Vec<String> {
+    let methods = methods_of(stored);
+    let mut values: Vec<String> = Vec::new();
+    for method in methods.iter().copied().chain(methods.is_empty().then_some(AuthMethod::Password)) {
+        let value = match method {
+            AuthMethod::Password => "pwd",
+            AuthMethod::Totp | AuthMethod::RecoveryCode => "otp",
+        };
+        if !values.iter().any(|v| v == value) {
+            values.push(value.to_owned());
+        }
+    }
+    if methods.iter().any(|m| m.is_second_factor()) {
+        values.push("mfa".to_owned());
+    }
+    values
+}
+
 /// A short summary of the browser and system a `User-Agent` names
 /// ("Firefox no Linux", "Chrome no Android"), for the person to recognise
 /// their own devices; never the whole header (it is a fingerprint, and as
@@ -278,6 +300,10 @@ mod tests {
         assert_eq!(amr_text(&[AuthMethod::Password, AuthMethod::Totp]), "pwd otp");
         assert_eq!(methods_of("pwd rec"), vec![AuthMethod::Password, AuthMethod::RecoveryCode]);
         assert_eq!(acr_of(&[AuthMethod::Password]), ACR_PASSWORD);
+        assert_eq!(amr_claim("pwd"), ["pwd"]);
+        assert_eq!(amr_claim("pwd otp"), ["pwd", "otp", "mfa"]);
+        assert_eq!(amr_claim("pwd rec"), ["pwd", "otp", "mfa"], "a recovery code is a one-time code");
+        assert_eq!(amr_claim(""), ["pwd"]);
         assert_eq!(acr_of(&[AuthMethod::Password, AuthMethod::RecoveryCode]), ACR_TWO_FACTORS);
         assert_eq!(methods_of(""), vec![]);
     }

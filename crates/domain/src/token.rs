@@ -119,6 +119,14 @@ pub struct Claims {
     /// one's `auth_time` (OIDC Core §12.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_time: Option<i64>,
+    /// The authentication context class the login reached (client tokens,
+    /// RFC 9068 §2.2.1): kept through refreshes, for the ID token and
+    /// introspection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acr: Option<String>,
+    /// How the person authenticated (RFC 8176 values; client tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amr: Option<Vec<String>>,
 }
 
 impl Claims {
@@ -137,6 +145,8 @@ impl Claims {
             aud: None,
             password_stamp: None,
             auth_time: None,
+            acr: None,
+            amr: None,
         }
     }
 

@@ -220,14 +220,37 @@ pub struct NewAuthorizationCode {
 /// adapter selects them, in this order: `client_id`, `user_id`,
 /// `redirect_uri`, `redirect_uri_explicit`, `scope` (space-separated),
 /// `code_challenge`, `expires_at`, `nonce`, `auth_time` (instants in Unix
-/// seconds).
-pub type GrantColumns = (String, i64, String, bool, String, Option<String>, i64, Option<String>, Option<i64>);
+/// seconds), `acr`, `amr`.
+pub type GrantColumns = (
+    String,
+    i64,
+    String,
+    bool,
+    String,
+    Option<String>,
+    i64,
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+);
 
 /// The grant a storage adapter read back as [`GrantColumns`]. Errors:
 /// `Unexpected` for a stored value this build cannot read.
 pub fn grant_from_columns(columns: GrantColumns) -> Result<CodeGrant, RepositoryError> {
-    let (client_id, user_id, redirect_uri, redirect_uri_explicit, scope, challenge, expires_at, nonce, auth_time) =
-        columns;
+    let (
+        client_id,
+        user_id,
+        redirect_uri,
+        redirect_uri_explicit,
+        scope,
+        challenge,
+        expires_at,
+        nonce,
+        auth_time,
+        acr,
+        amr,
+    ) = columns;
     let unexpected = |what: &str| RepositoryError::Unexpected(format!("stored code: bad {what}"));
     let code_challenge = match challenge {
         Some(text) => Some(CodeChallenge::parse_s256(&text).ok_or_else(|| unexpected("challenge"))?),
@@ -243,6 +266,8 @@ pub fn grant_from_columns(columns: GrantColumns) -> Result<CodeGrant, Repository
         expires_at,
         nonce,
         auth_time,
+        acr,
+        amr,
     })
 }
 
@@ -328,6 +353,8 @@ mod tests {
                 "dados_publicos cpf email".into(),
                 challenge.map(str::to_owned),
                 1_900_000_060,
+                None,
+                None,
                 None,
                 None,
             ))

@@ -221,6 +221,8 @@ pub const TABLES: &[TableSpec] = &[
             ("used_at", T),
             ("nonce", S),
             ("auth_time", T),
+            ("acr", S),
+            ("amr", S),
         ],
         order_by: "code_hash",
         generated_id: false,

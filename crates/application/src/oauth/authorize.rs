@@ -192,7 +192,9 @@ impl OAuthService {
         let redirect_uri = authorization.redirect_uri.clone();
         let state = authorization.state.clone();
         let mode = authorization.response_mode;
-        let grant = authorization.into_grant(user, session.auth_time, self.clock.now());
+        let mut grant = authorization.into_grant(user, session.auth_time, self.clock.now());
+        grant.acr = Some(session.acr.clone());
+        grant.amr = Some(session.amr.clone());
         self.codes.store(NewAuthorizationCode { code_hash: CodeHash::of(&code), grant }).await?;
         tracing::info!(client_id = %client_id, user = user.0, scope = %scopes.to_scope_string(), "authorization code issued");
         if let Err(e) = self.profiles.on_authorized(user, scopes).await {

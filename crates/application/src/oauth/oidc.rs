@@ -30,6 +30,10 @@ pub(crate) struct IdTokenFor<'a> {
     pub nonce: Option<&'a str>,
     /// The access token issued with it.
     pub access_token: &'a str,
+    /// The login's authentication context class, when known.
+    pub acr: Option<&'a str>,
+    /// The login's methods (RFC 8176), when known.
+    pub amr: Option<&'a [String]>,
 }
 
 /// Where a logout request goes next.
@@ -108,6 +112,8 @@ impl OAuthService {
             auth_time: to.auth_time,
             nonce: to.nonce,
             access_token: to.access_token,
+            acr: to.acr,
+            amr: to.amr,
         });
         self.tokens.issuer().sign_id_token(&claims)
     }

@@ -8,6 +8,7 @@ use credencial_domain::oauth::{
     check_code_exchange, client_authentication, presented_client, refreshed_scopes, ClientAuthentication, ClientId,
     CodeHash, GrantType, OAuthError, BAD_CLIENT,
 };
+use credencial_domain::session::amr_claim;
 use credencial_domain::throttle::ClientAddress;
 use credencial_domain::{Redacted, ScopeSet, UserId};
 use credencial_ports::OAuthClient;
@@ -177,7 +178,13 @@ impl OAuthService {
             request.code_verifier.as_deref(),
         )?;
         let lane = Lane { client_id: &client.client_id, access_scopes: scopes, refresh_scopes: scopes };
-        let sign_in = SignIn { auth_time: grant.auth_time, nonce: grant.nonce.as_deref() };
+        let amr = grant.amr.as_deref().map(amr_claim);
+        let sign_in = SignIn {
+            auth_time: grant.auth_time,
+            nonce: grant.nonce.as_deref(),
+            acr: grant.acr.as_deref(),
+            amr: amr.as_deref(),
+        };
         let tokens = self.issue(grant.user_id, lane, sign_in, Recording::Start { family: &family }).await?;
         // The person may have revoked the client since the code was issued.
         // Checked after the family is recorded: a revocation that comes
@@ -209,7 +216,8 @@ impl OAuthService {
             refreshed_scopes(granted, client.enabled_scopes, request.scope.as_deref())?;
         let lane = Lane { client_id: &client.client_id, access_scopes, refresh_scopes };
         // A refresh's ID token keeps the login's time and has no nonce.
-        let sign_in = SignIn { auth_time: old.auth_time, nonce: None };
+        let sign_in =
+            SignIn { auth_time: old.auth_time, nonce: None, acr: old.acr.as_deref(), amr: old.amr.as_deref() };
         self.issue(UserId(old.user_id), lane, sign_in, Recording::Rotate { old_jti: &old.jti, old_token: raw }).await
     }
 
@@ -228,7 +236,14 @@ impl OAuthService {
     ) -> Result<OAuthTokens, ServiceError> {
         let Lane { client_id, access_scopes, refresh_scopes } = lane;
         let auth_time = sign_in.auth_time.filter(|_| refresh_scopes.has_openid());
-        let audience = Audience::Client { client_id, access_scopes, refresh_scopes, auth_time };
+        let audience = Audience::Client {
+            client_id,
+            access_scopes,
+            refresh_scopes,
+            auth_time,
+            acr: sign_in.acr,
+            amr: sign_in.amr,
+        };
         let issued = match self.tokens.issuer().issue_pair(user, audience, recording).await {
             Err(ServiceError::InvalidToken(_)) => {
                 return Err(OAuthError::InvalidGrant("refresh token was already used or has been revoked".into()).into())
@@ -242,6 +257,8 @@ impl OAuthService {
                 auth_time: sign_in.auth_time,
                 nonce: sign_in.nonce,
                 access_token: &issued.access,
+                acr: sign_in.acr,
+                amr: sign_in.amr,
             })?)),
             false => None,
         };
@@ -274,6 +291,10 @@ struct SignIn<'a> {
     auth_time: Option<i64>,
     /// The authorization request's nonce (code exchange only).
     nonce: Option<&'a str>,
+    /// The login's authentication context class, when known.
+    acr: Option<&'a str>,
+    /// The login's methods (RFC 8176), when known.
+    amr: Option<&'a [String]>,
 }
 
 /// The refresh-token family an authorization code starts: the client and

@@ -40,6 +40,11 @@ pub enum Audience<'a> {
         /// When the person logged in, on the tokens of an OpenID Connect
         /// grant (a refresh's ID token keeps it).
         auth_time: Option<i64>,
+        /// The login's authentication context class (kept through
+        /// refreshes; RFC 9068 `acr`).
+        acr: Option<&'a str>,
+        /// The login's methods (RFC 8176 values; RFC 9068 `amr`).
+        amr: Option<&'a [String]>,
     },
 }
 
@@ -307,7 +312,7 @@ impl TokenIssuer {
             let base = Claims::new(token_type, user.0, now, self.lifetimes.of(token_type));
             match audience {
                 Audience::FirstParty => base,
-                Audience::Client { client_id, access_scopes, refresh_scopes, auth_time } => {
+                Audience::Client { client_id, access_scopes, refresh_scopes, auth_time, acr, amr } => {
                     let scopes = if token_type.is_access() { access_scopes } else { refresh_scopes };
                     Claims {
                         token_type: token_type.for_client(),
@@ -315,6 +320,8 @@ impl TokenIssuer {
                         client_id: Some(client_id.as_str().to_owned()),
                         aud: Some(client_id.as_str().to_owned()),
                         auth_time,
+                        acr: acr.map(str::to_owned),
+                        amr: amr.map(<[String]>::to_vec),
                         ..base
                     }
                 }

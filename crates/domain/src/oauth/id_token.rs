@@ -39,8 +39,12 @@ pub struct IdTokenClaims {
     /// The access token's hash ([`at_hash`]), when one is issued with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_hash: Option<String>,
-    /// How the person authenticated (RFC 8176): `["pwd"]`.
+    /// How the person authenticated (RFC 8176): `pwd`, and `otp` and
+    /// `mfa` after a second factor.
     pub amr: Vec<String>,
+    /// The authentication context class reached, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acr: Option<String>,
 }
 
 /// What an ID token is made of.
@@ -62,6 +66,10 @@ pub struct IdTokenFacts<'a> {
     pub nonce: Option<&'a str>,
     /// The access token issued with it.
     pub access_token: &'a str,
+    /// The login's authentication context class, when known.
+    pub acr: Option<&'a str>,
+    /// The login's methods (the `amr` claim); `None`: a password.
+    pub amr: Option<&'a [String]>,
 }
 
 impl IdTokenClaims {
@@ -77,7 +85,8 @@ impl IdTokenClaims {
             auth_time: facts.auth_time,
             nonce: facts.nonce.map(str::to_owned),
             at_hash: Some(at_hash(facts.access_token)),
-            amr: vec![AMR_PASSWORD.to_owned()],
+            amr: facts.amr.map_or_else(|| vec![AMR_PASSWORD.to_owned()], <[String]>::to_vec),
+            acr: facts.acr.map(str::to_owned),
         }
     }
 }
@@ -181,6 +190,8 @@ mod tests {
             auth_time: Some(1_799_999_000),
             nonce,
             access_token: "jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y",
+            acr: None,
+            amr: None,
         }
     }
 
