@@ -47,6 +47,8 @@ fn grant(user: UserId) -> CodeGrant {
         expires_at: NOW + 60,
         nonce: None,
         auth_time: None,
+        acr: None,
+        amr: None,
     }
 }
 

@@ -91,6 +91,8 @@ async fn of_sixteen_redemptions_through_two_handles_exactly_one_wins() {
         expires_at: NOW + 60,
         nonce: None,
         auth_time: None,
+        acr: None,
+        amr: None,
     };
     let code = NewAuthorizationCode { code_hash: CodeHash::of("race"), grant };
     SqliteAuthorizationCodeStore::new(files.first.clone()).store(code).await.expect("store");

@@ -151,6 +151,8 @@ async fn the_issuer_counts_client_pairs_by_kind() {
         access_scopes: ScopeSet::required(),
         refresh_scopes: ScopeSet::required(),
         auth_time: None,
+        acr: None,
+        amr: None,
     };
     issuer.issue_pair(UserId(1), audience, Recording::Start { family: "code:host:1" }).await.expect("pair");
     // No ID-token key: refused, and nothing counted.

@@ -83,8 +83,14 @@ async fn with_a_provider_key_pair_client_tokens_are_signed_with_it_and_first_par
     let (issuer, _) = issuer(true);
     let client = portal();
     let scopes = ScopeSet::required();
-    let audience =
-        Audience::Client { client_id: &client, access_scopes: scopes, refresh_scopes: scopes, auth_time: None };
+    let audience = Audience::Client {
+        client_id: &client,
+        access_scopes: scopes,
+        refresh_scopes: scopes,
+        auth_time: None,
+        acr: None,
+        amr: None,
+    };
     let pair = issuer.issue_pair(UserId(42), audience, Recording::Start { family: "f" }).await.expect("pair");
     assert_eq!(header(&pair.access.0), ("RS256".into(), Some("at+jwt".into())));
     assert_eq!(header(&pair.refresh.0), ("RS256".into(), Some("JWT".into())));
@@ -110,8 +116,14 @@ async fn without_a_provider_key_client_tokens_use_the_shared_key_with_their_own_
     let (issuer, _) = issuer(false);
     let client = portal();
     let scopes = ScopeSet::required();
-    let audience =
-        Audience::Client { client_id: &client, access_scopes: scopes, refresh_scopes: scopes, auth_time: None };
+    let audience = Audience::Client {
+        client_id: &client,
+        access_scopes: scopes,
+        refresh_scopes: scopes,
+        auth_time: None,
+        acr: None,
+        amr: None,
+    };
     let pair = issuer.issue_pair(UserId(42), audience, Recording::Start { family: "f" }).await.expect("pair");
     assert_eq!(header(&pair.access.0), ("HS256".into(), Some("at+jwt".into())));
     let read = shared().decode(&pair.access.0, START).expect("same key");

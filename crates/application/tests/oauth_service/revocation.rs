@@ -94,6 +94,7 @@ async fn introspection_describes_the_callers_access_token() {
             exp: Some(claims.exp),
             iat: Some(claims.iat),
             token_type: Some("access_token"),
+            acr: Some(credencial_domain::session::ACR_PASSWORD.into()),
         }
     );
 }

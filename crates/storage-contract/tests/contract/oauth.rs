@@ -85,6 +85,9 @@ fn grant(client: &str, user: UserId, expires_at: i64) -> CodeGrant {
         expires_at,
         nonce: None,
         auth_time: None,
+        // The login's context travels with the code (redeemed as stored).
+        acr: Some("urn:credencial:acr:dois-fatores".into()),
+        amr: Some("pwd otp".into()),
     }
 }
 
