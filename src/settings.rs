@@ -89,9 +89,6 @@ pub struct Settings {
     /// A browser session ends this many seconds after its login, however
     /// active (the absolute limit).
     pub session_absolute_secs: i64,
-    /// Replaced by `session_idle_secs` and `session_absolute_secs`: set, the
-    /// start stops naming them (sessions are kept on the server now).
-    pub oauth_session_lifetime_secs: Option<i64>,
     /// OpenID Connect: the issuer identifier, the service's public base URL
     /// (`https://…`, or `http://` on a loopback host; no query or
     /// fragment). ID tokens carry it as `iss`, the discovery document is
@@ -102,6 +99,12 @@ pub struct Settings {
     /// never, unset: when the request came over https (as the connection or
     /// a proxy's `Forwarded`/`X-Forwarded-Proto` says).
     pub cookie_secure: Option<bool>,
+    /// Whether staff must pass a second factor before any panel page:
+    /// unset, on whenever the service offers second factors
+    /// (`second_factor_key_file`, or the demo's own key)… except in the
+    /// demo, where it is off unless set. `true` without second factors
+    /// stops the start.
+    pub staff_second_factor: Option<bool>,
     /// Whether anyone may create an account at `/conta/cadastro/`: unset,
     /// on in `demo` and off in `serve`.
     pub signup_enabled: Option<bool>,
@@ -244,10 +247,10 @@ impl Default for Settings {
             refresh_grace_secs: credencial_domain::refresh_grace::DEFAULT_REFRESH_GRACE_SECS,
             session_idle_secs: credencial_domain::session::DEFAULT_IDLE_SECS,
             session_absolute_secs: credencial_domain::session::DEFAULT_ABSOLUTE_SECS,
-            oauth_session_lifetime_secs: None,
             issuer_url: None,
             cookie_secure: None,
             signup_enabled: None,
+            staff_second_factor: None,
             token_prefix: credencial_app_actix::jwt::DEFAULT_PREFIX.into(),
             upstream_base_url: None,
             upstream_timeout_ms: 5_000,

@@ -206,6 +206,7 @@ impl Application {
             client_address: settings.client_address_source()?,
             shutdown_timeout_secs: settings.shutdown_timeout_secs,
             account: AccountSettings { signup_enabled: settings.signup_enabled.unwrap_or(mode == Mode::Demo) },
+            staff: staff_policy(settings, mode, factors.is_some())?,
             metrics: exporter.clone(),
             metrics_route: metrics_endpoint == Some(None),
             request_lines: crate::telemetry::request_line_writer(),
@@ -227,6 +228,7 @@ impl Application {
                 refresh_tokens: Arc::clone(&refresh_tokens),
                 clock,
                 sessions: Arc::clone(&sessions),
+                second_factors: Arc::clone(&storage.second_factors),
             },
             Arc::clone(&staff),
             // The same hashing threads for the operators' passwords.
@@ -734,6 +736,29 @@ fn profile_service(
 }
 
 /// `http://host:port` of the local listener, as a client on this machine reaches it.
+/// The panel's demand on staff: a second factor, by default whenever the
+/// service offers second factors in `serve` (off in the demo unless set);
+/// asked for without them, the start stops.
+fn staff_policy(
+    settings: &Settings,
+    mode: Mode,
+    factors_offered: bool,
+) -> Result<credencial_app_actix::admin::StaffPolicy, SettingsError> {
+    let second_factor = settings.staff_second_factor.unwrap_or(mode == Mode::Serve && factors_offered);
+    if second_factor && !factors_offered {
+        return Err(SettingsError::about(
+            "staff_second_factor",
+            "needs second factors: set second_factor_key_file (head -c 32 /dev/urandom | base64 > file)",
+        ));
+    }
+    if !second_factor && mode == Mode::Serve {
+        tracing::warn!(
+            "staff may use the panel with a password alone (staff_second_factor off or no second_factor_key_file)"
+        );
+    }
+    Ok(credencial_app_actix::admin::StaffPolicy { second_factor })
+}
+
 fn origin(local: SocketAddr) -> String {
     let ip = if local.ip().is_unspecified() {
         "127.0.0.1".to_owned()

@@ -91,6 +91,14 @@ pub enum UserCommand {
         #[arg(long)]
         username: String,
     },
+    /// Remove a user's second factor (authenticator app and recovery
+    /// codes: a lost phone) and end the user's sessions; recorded in the
+    /// audit trail.
+    ResetSecondFactor {
+        /// The user's username.
+        #[arg(long)]
+        username: String,
+    },
     /// End every browser session of a user at once (a lost or stolen
     /// device); recorded in the audit trail.
     EndSessions {
@@ -174,6 +182,7 @@ async fn accounts(settings: &Settings) -> anyhow::Result<AccountAdminService> {
         refresh_tokens: Arc::clone(&storage.refresh_tokens),
         clock,
         sessions: Arc::new(sessions),
+        second_factors: Arc::clone(&storage.second_factors),
     };
     Ok(AccountAdminService::new(ports, Arc::new(staff), hasher))
 }
@@ -232,6 +241,14 @@ pub(super) async fn run(settings: &Settings, command: UserCommand) -> anyhow::Re
             let (service, username, id) = target(settings, &username).await?;
             service.clear_validation(&actor, id).await.map_err(user_error)?;
             println!("tax-id validation of {username} cleared");
+            Ok(())
+        }
+        UserCommand::ResetSecondFactor { username } => {
+            let (service, username, id) = target(settings, &username).await?;
+            match service.reset_second_factors(&actor, id).await.map_err(user_error)? {
+                true => println!("second factor of {username} removed; its sessions ended"),
+                false => println!("{username} had no second factor; its sessions ended"),
+            }
             Ok(())
         }
         UserCommand::EndSessions { username } => {

@@ -41,13 +41,6 @@ impl Settings {
         if self.refresh_token_lifetime_secs <= 0 {
             problems.push(SettingsError::about("refresh_token_lifetime_secs", "must be positive"));
         }
-        if self.oauth_session_lifetime_secs.is_some() {
-            problems.push(SettingsError::about(
-                "oauth_session_lifetime_secs",
-                "is no longer used: browser sessions are kept on the server with session_idle_secs (default 1800) \
-                 and session_absolute_secs (default 43200); remove it",
-            ));
-        }
         if self.session_idle_secs <= 0 || self.session_idle_secs > 24 * 60 * 60 {
             problems.push(SettingsError::about("session_idle_secs", "must be 1 to 86400 seconds"));
         }

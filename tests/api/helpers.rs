@@ -56,6 +56,9 @@ pub fn test_settings(db: &TestDatabase, upstream: &MockServer) -> Settings {
         // seconds in a debug build.
         oidc_signing_key_file: Some(format!("{TEST_KEYS}/rsa_private.pem").into()),
         second_factor_key_file: Some(format!("{TEST_KEYS}/second_factor.key").into()),
+        // The panel's tests sign staff in with a password; the policy's own
+        // tests turn it on (tests/api/second_factor.rs).
+        staff_second_factor: Some(false),
         upstream_base_url: Some(upstream.uri()),
         upstream_timeout_ms: 500,
         password_iterations: ITERATIONS,

@@ -254,7 +254,7 @@ async fn an_application_that_requires_a_second_factor_takes_a_password_only_pers
     // No factor yet: to the security page, which says why.
     let to_enrol = browser.get(&back).await;
     let location = to_enrol.location.expect("to enrol");
-    assert!(location.starts_with("/conta/seguranca/?exigido=Portal"), "{location}");
+    assert!(location.starts_with("/conta/seguranca/?exigido=O+aplicativo+Portal"), "{location}");
     let page = browser.get(&location).await;
     assert!(page.body.contains("exige a verificação em duas etapas"), "{}", page.body);
     // Without a page to show, the client hears login_required.
@@ -392,4 +392,55 @@ async fn id_tokens_say_how_the_person_logged_in_and_keep_it_through_refreshes() 
         (claims["amr"].clone(), claims["acr"].clone()),
         (serde_json::json!(["pwd", "otp", "mfa"]), serde_json::json!("urn:credencial:acr:dois-fatores"))
     );
+}
+
+#[tokio::test]
+async fn staff_must_pass_a_second_factor_before_the_panel_and_can_reset_a_persons() {
+    let app = crate::helpers::spawn_app_with(|s| s.staff_second_factor = Some(true)).await;
+    crate::admin::add_staff(&app).await;
+    let lia = app.add_user("lia", PASSWORD, true).await;
+    // The first administrator bootstraps: taken to enrol before any page.
+    let mut staff = signed_in_browser(&app, "chefe", "senha-do-chefe-1").await;
+    let first = staff.get("/admin/").await;
+    let to_enrol = first.location.expect("to enrol");
+    assert!(to_enrol.starts_with("/conta/seguranca/?exigido=A+%C3%A1rea+de+administra%C3%A7%C3%A3o"), "{to_enrol}");
+    let token = form_token(&staff.get(&to_enrol).await);
+    let start = [("csrf_token", token.as_str()), ("acao", "iniciar"), ("senha", "senha-do-chefe-1")];
+    let started = staff.post("/conta/seguranca/", &start.map(|(k, v)| (k.to_owned(), v.to_owned()))).await;
+    let secret =
+        TotpSecret::from_base32(&unescape_html(between(&started.body, "<code class=\"secret\">", "</code>")[0]))
+            .expect("secret");
+    let code = secret.code_at(step_of(now()));
+    let confirm = [("csrf_token", token.as_str()), ("acao", "confirmar"), ("codigo", code.as_str())];
+    assert_eq!(staff.post("/conta/seguranca/", &confirm.map(|(k, v)| (k.to_owned(), v.to_owned()))).await.status, 200);
+    // Still the password-only session: the panel asks the code (step-up).
+    let again = staff.get("/admin/usuarios/").await;
+    let to_code = again.location.expect("to the code");
+    assert_eq!(to_code, "/conta/entrar/verificar/?next=%2Fadmin%2Fusuarios%2F");
+    let form = staff.get(&to_code).await;
+    let code = secret.code_at(step_of(now()) + 1);
+    let passed = staff.post("/conta/entrar/verificar/", &with(hidden_fields(&form.body), &[("codigo", &code)])).await;
+    assert_eq!(passed.location.as_deref(), Some("/admin/usuarios/"));
+    assert_eq!(staff.get("/admin/usuarios/").await.status, 200, "two factors: the panel opens");
+
+    // lia enrols; staff see it and reset it (a lost phone).
+    let mut own = signed_in_browser(&app, "lia", PASSWORD).await;
+    enrol(&mut own).await;
+    let page = staff.get(&format!("/admin/usuarios/{lia}/")).await;
+    assert!(page.body.contains("Ativada (aplicativo autenticador)"), "{}", page.body);
+    let token = form_token(&page);
+    let reset = staff
+        .post(
+            &format!("/admin/usuarios/{lia}/"),
+            &[("csrf_token".into(), token), ("acao".into(), "remover-segundo-fator".into())],
+        )
+        .await;
+    assert_eq!(reset.status, 303, "{}", reset.body);
+    let after = staff.get(&reset.location.expect("back")).await;
+    assert!(after.body.contains("Não ativada"), "{}", after.body);
+    assert_eq!(own.get("/conta/").await.status, 303, "lia's sessions ended");
+    let (_, answer) = password_step(&app).await;
+    assert_eq!(answer.location.as_deref(), Some("/conta/"), "the password alone again");
+    let audit = staff.get("/admin/auditoria/?alvo=lia").await;
+    assert!(audit.body.contains("Segundo fator removido"), "{}", audit.body);
 }

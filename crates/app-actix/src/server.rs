@@ -48,6 +48,8 @@ pub struct HttpSettings {
     pub shutdown_timeout_secs: u64,
     /// The account pages' settings (`/conta/`).
     pub account: AccountSettings,
+    /// What the panel asks of staff (a second factor).
+    pub staff: crate::admin::StaffPolicy,
     /// The metrics, when on: every request is recorded in the HTTP series.
     pub metrics: Option<MetricsExporter>,
     /// Serve `GET /metrics` on this server (the `metrics_enabled` setting
@@ -69,6 +71,7 @@ impl Default for HttpSettings {
             client_address: ClientAddressSource::default(),
             shutdown_timeout_secs: DEFAULT_SHUTDOWN_TIMEOUT_SECS,
             account: AccountSettings::default(),
+            staff: crate::admin::StaffPolicy::default(),
             metrics: None,
             metrics_route: false,
             request_lines: None,
@@ -163,6 +166,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         clients: web::Data::from(services.clients),
         accounts: web::Data::from(services.account_admin),
         api_tokens: web::Data::from(services.api_tokens),
+        factors: factors.clone(),
     };
     let user_directory = web::Data::from(services.user_directory);
     let grants = web::Data::from(services.grants);
@@ -206,7 +210,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(crate::oauth::userinfo::resource_for(data.clone(), profiles.clone()))
             .service(OAuthApi::new(oauth.clone(), sessions.clone(), cookies).with_second_factors(factors.clone()))
             .service(AccountApi::new(account_services.clone(), cookies, s.account))
-            .service(AdminApi::new(admin_services.clone(), cookies))
+            .service(AdminApi::new(admin_services.clone(), cookies, s.staff))
             .service(user_directory::resources(user_directory.clone()));
         if let Some(client_login) = &client_login {
             app = app.service(ClientLoginApi::new(Arc::clone(client_login), s.cookie_secure));

@@ -18,7 +18,7 @@ use credencial_domain::{Cpf, UserData, UserId, Username};
 use credencial_ports::account::MockGrantRepository;
 use credencial_ports::{
     AccessChange, AccountRecord, MockAccountAdminStore, MockAuditTrail, MockClock, MockLoginHistory,
-    MockRefreshTokenStore, MockSessionStore, MockUserRepository, RepositoryError,
+    MockRefreshTokenStore, MockSecondFactorStore, MockSessionStore, MockUserRepository, RepositoryError,
 };
 use secrecy::{ExposeSecret, SecretString};
 
@@ -56,6 +56,7 @@ struct Fakes {
     users: MockUserRepository,
     clock: MockClock,
     sessions: MockSessionStore,
+    factors: MockSecondFactorStore,
 }
 
 impl Fakes {
@@ -68,6 +69,7 @@ impl Fakes {
             users: MockUserRepository::new(),
             clock: MockClock::new(),
             sessions: MockSessionStore::new(),
+            factors: MockSecondFactorStore::new(),
         }
     }
 
@@ -105,6 +107,7 @@ impl Fakes {
                 refresh_tokens: Arc::new(self.tokens),
                 clock,
                 sessions: Arc::new(sessions),
+                second_factors: Arc::new(self.factors),
             },
             Arc::new(staff),
             PasswordHasher::new(1, 1000).expect("hasher"),
@@ -384,6 +387,7 @@ async fn search_pages_start_at_one_and_hold_at_most_five_hundred() {
 #[tokio::test]
 async fn the_view_masks_the_cpf_and_lists_grants_and_recent_logins() {
     let mut fakes = Fakes::finding_lia();
+    fakes.factors.expect_totp().returning(|_| Ok(None));
     fakes.grants.expect_list().returning(|_| Ok(vec![]));
     fakes
         .logins
@@ -500,4 +504,25 @@ async fn ending_every_session_is_audited_first_and_an_unwritable_trail_ends_noth
     trail.expect_append().returning(|_| Err(RepositoryError::Unexpected("disk full".into())));
     let failed = fakes.service_with_trail(trail).end_sessions(&admin(), LIA).await;
     assert!(matches!(failed, Err(ServiceError::Storage(_))), "{failed:?}");
+}
+
+#[tokio::test]
+async fn resetting_second_factors_is_audited_first_removes_them_and_ends_the_sessions() {
+    let mut fakes = Fakes::finding_lia();
+    fakes.factors.expect_remove_all().withf(|u| *u == LIA).times(1).returning(|_| Ok(true));
+    fakes.sessions.expect_end_all().withf(|u, except| *u == LIA && except.is_none()).times(1).returning(|_, _| Ok(2));
+    let mut trail = MockAuditTrail::new();
+    trail
+        .expect_append()
+        .withf(|entry| recorded(entry, &admin(), AuditAction::UserResetSecondFactor, &[]))
+        .times(1)
+        .returning(|_| Ok(()));
+    assert!(fakes.service_with_trail(trail).reset_second_factors(&admin(), LIA).await.expect("reset"));
+
+    let mut fakes = Fakes::finding_lia();
+    fakes.factors.expect_remove_all().times(0);
+    let mut trail = MockAuditTrail::new();
+    trail.expect_append().returning(|_| Err(RepositoryError::Unexpected("disk full".into())));
+    let failed = fakes.service_with_trail(trail).reset_second_factors(&admin(), LIA).await;
+    assert!(matches!(failed, Err(ServiceError::Storage(_))), "nothing removed unaudited: {failed:?}");
 }

@@ -253,8 +253,8 @@ async fn security(
     let required = query.get("exigido").ok().flatten();
     let notice = match (ended, required) {
         (Some(n), _) => Some(format!("Sessões encerradas: {n}. Só este navegador continua com a sua conta aberta.")),
-        (None, Some(app)) => Some(format!(
-            "O aplicativo {app} exige a verificação em duas etapas. Ative o aplicativo autenticador abaixo para continuar."
+        (None, Some(what)) => Some(format!(
+            "{what} exige a verificação em duas etapas. Ative o aplicativo autenticador abaixo para continuar."
         )),
         (None, None) => None,
     };

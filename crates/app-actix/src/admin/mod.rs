@@ -26,25 +26,37 @@ use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use credencial_application::{
-    AccountAdminService, ApiTokenService, ClientAdminService, LoginSession, SessionService, StaffService,
+    AccountAdminService, ApiTokenService, ClientAdminService, LoginSession, SecondFactorService, SessionService,
+    StaffService,
 };
 use credencial_domain::admin::Actor;
 
+use crate::account::security::SECURITY_PATH;
 use crate::cookies::CookiePolicy;
 use crate::html::{self, ErrorPage, PROVIDER};
 use crate::oauth::form::{FormError, FormFields};
 use crate::routes::{self, resource};
-use crate::session::{signed_in, signed_post, NULL_CHARACTER};
+use crate::session::{see_other, signed_in, signed_post, to_second_factor, NULL_CHARACTER};
 
 /// The panel's home.
 pub const HOME_PATH: &str = "/admin/";
 
 const NOT_STAFF: &str = "Esta área é da equipe que administra o serviço. A sua conta não tem acesso a ela.";
 
+/// Whether staff must pass a second factor before any panel page (the
+/// setting `staff_second_factor`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StaffPolicy {
+    /// A staff session of the password alone is sent to the second factor
+    /// (or to enrol one) first.
+    pub second_factor: bool,
+}
+
 /// The panel as one service factory, with its application data.
 pub struct AdminApi {
     services: AdminServices,
     cookies: web::Data<CookiePolicy>,
+    policy: web::Data<StaffPolicy>,
 }
 
 /// The use cases behind the panel.
@@ -60,22 +72,32 @@ pub struct AdminServices {
     pub accounts: web::Data<AccountAdminService>,
     /// The user-management API's tokens.
     pub api_tokens: web::Data<ApiTokenService>,
+    /// Second factors (the staff's own, when the policy asks one); `None`
+    /// when the service offers none.
+    pub factors: Option<web::Data<SecondFactorService>>,
 }
 
 impl AdminApi {
-    /// The panel over these use cases, marking cookies as `cookies` says.
-    pub fn new(services: AdminServices, cookies: CookiePolicy) -> Self {
-        Self { services, cookies: web::Data::new(cookies) }
+    /// The panel over these use cases, marking cookies as `cookies` says,
+    /// under `policy`.
+    pub fn new(services: AdminServices, cookies: CookiePolicy, policy: StaffPolicy) -> Self {
+        Self { services, cookies: web::Data::new(cookies), policy: web::Data::new(policy) }
     }
 
     fn with_data(&self, r: Resource) -> Resource {
-        let AdminServices { sessions, staff, clients, accounts, api_tokens } = &self.services;
-        r.app_data(sessions.clone())
+        let AdminServices { sessions, staff, clients, accounts, api_tokens, factors } = &self.services;
+        let r = r
+            .app_data(sessions.clone())
             .app_data(staff.clone())
             .app_data(clients.clone())
             .app_data(accounts.clone())
             .app_data(api_tokens.clone())
             .app_data(self.cookies.clone())
+            .app_data(self.policy.clone());
+        match factors {
+            Some(factors) => r.app_data(factors.clone()),
+            None => r,
+        }
     }
 }
 
@@ -98,6 +120,7 @@ impl HttpServiceFactory for AdminApi {
 pub async fn staff_signed_in(req: &HttpRequest, staff: &StaffService) -> Result<(LoginSession, Actor), HttpResponse> {
     let session = signed_in(req).await?;
     let actor = member(staff, &session).await?;
+    second_factor_gate(req, &session).await?;
     Ok((session, actor))
 }
 
@@ -111,6 +134,7 @@ pub async fn staff_post(
 ) -> Result<(LoginSession, Actor, FormFields), HttpResponse> {
     let (session, fields) = signed_post(req, payload).await?;
     let actor = member(staff, &session).await?;
+    second_factor_gate(req, &session).await?;
     Ok((session, actor, fields))
 }
 
@@ -130,6 +154,36 @@ async fn member(staff: &StaffService, session: &LoginSession) -> Result<Actor, H
     match staff.member(session.user_id).await {
         Ok(Some(actor)) => Ok(actor),
         Ok(None) => Err(refused(StatusCode::FORBIDDEN, NOT_STAFF)),
+        Err(e) => Err(html::failure_page(e)),
+    }
+}
+
+/// The staff policy's second factor: a staff session of the password alone
+/// goes to the code's page (and back), or, without an authenticator app,
+/// to the security page to enrol one (the first administrator bootstraps
+/// so). A 403 page when the service offers no second factor.
+async fn second_factor_gate(req: &HttpRequest, session: &LoginSession) -> Result<(), HttpResponse> {
+    let policy = req.app_data::<web::Data<StaffPolicy>>().map(|p| *p.get_ref()).unwrap_or_default();
+    if !policy.second_factor || !session.needs_second_factor() {
+        return Ok(());
+    }
+    let Some(factors) = req.app_data::<web::Data<SecondFactorService>>() else {
+        return Err(refused(
+            StatusCode::FORBIDDEN,
+            "A administração exige um segundo fator, que não está configurado.",
+        ));
+    };
+    let here = match req.query_string() {
+        "" => req.path().to_owned(),
+        query => format!("{}?{query}", req.path()),
+    };
+    match factors.has_factor(session.user_id).await {
+        Ok(true) => Err(to_second_factor(&here)),
+        Ok(false) => {
+            let query = serde_urlencoded::to_string([("exigido", "A área de administração"), ("next", here.as_str())])
+                .unwrap_or_default();
+            Err(see_other(&format!("{SECURITY_PATH}?{query}")))
+        }
         Err(e) => Err(html::failure_page(e)),
     }
 }

@@ -4,7 +4,7 @@
 //! | path | GET | POST (`acao`) |
 //! |---|---|---|
 //! | `/admin/usuarios/` | search form and results, 20 a page | — |
-//! | `/admin/usuarios/{id}/` | the account, its authorized applications and last logins | `desativar`, `reativar`, `remover-validacao`, `liberar-login`, `encerrar-sessoes`, `equipe-sim`, `equipe-nao`: 303 back with a notice; `senha-temporaria`: 200, the password shown once |
+//! | `/admin/usuarios/{id}/` | the account, its authorized applications and last logins | `desativar`, `reativar`, `remover-validacao`, `liberar-login`, `encerrar-sessoes`, `remover-segundo-fator`, `equipe-sim`, `equipe-nao`: 303 back with a notice; `senha-temporaria`: 200, the password shown once |
 //!
 //! An id that is not a number or names no account is the 404 page; an
 //! unknown `acao` the 400 page; a rule the action breaks (deactivating
@@ -137,6 +137,8 @@ pub struct UserPage<'a> {
     pub staff: bool,
     /// Whether its password is a temporary one.
     pub must_change_password: bool,
+    /// Whether it has a second factor.
+    pub second_factor: bool,
     /// When it was created (Brasília time).
     pub created: String,
     /// Its authorized applications.
@@ -249,6 +251,7 @@ async fn act(
         Action::ClearValidation => accounts.clear_validation(&actor, id).await,
         Action::LiftThrottle => accounts.lift_throttle(&actor, id).await.map(drop),
         Action::EndSessions => accounts.end_sessions(&actor, id).await.map(drop),
+        Action::ResetSecondFactor => accounts.reset_second_factors(&actor, id).await.map(drop),
         Action::StaffOn => accounts.set_staff(&actor, id, true).await,
         Action::StaffOff => accounts.set_staff(&actor, id, false).await,
         Action::TemporaryPassword => {
@@ -285,18 +288,20 @@ enum Action {
     ClearValidation,
     LiftThrottle,
     EndSessions,
+    ResetSecondFactor,
     TemporaryPassword,
     StaffOn,
     StaffOff,
 }
 
 impl Action {
-    const ALL: [Action; 8] = [
+    const ALL: [Action; 9] = [
         Self::Deactivate,
         Self::Reactivate,
         Self::ClearValidation,
         Self::LiftThrottle,
         Self::EndSessions,
+        Self::ResetSecondFactor,
         Self::TemporaryPassword,
         Self::StaffOn,
         Self::StaffOff,
@@ -309,6 +314,7 @@ impl Action {
             Self::ClearValidation => "remover-validacao",
             Self::LiftThrottle => "liberar-login",
             Self::EndSessions => "encerrar-sessoes",
+            Self::ResetSecondFactor => "remover-segundo-fator",
             Self::TemporaryPassword => "senha-temporaria",
             Self::StaffOn => "equipe-sim",
             Self::StaffOff => "equipe-nao",
@@ -330,6 +336,10 @@ impl Action {
             Self::ClearValidation => "A validação do CPF foi removida.",
             Self::LiftThrottle => "O bloqueio de login desta conta foi removido.",
             Self::EndSessions => "Todas as sessões desta conta foram encerradas: a pessoa precisa entrar de novo.",
+            Self::ResetSecondFactor => {
+                "O segundo fator desta conta foi removido e as sessões dela foram encerradas: a pessoa entra só com a \
+                 senha e pode ativar um novo aplicativo autenticador."
+            }
             Self::TemporaryPassword => "Senha temporária definida.",
             Self::StaffOn => "A conta agora tem acesso à administração.",
             Self::StaffOff => "A conta não tem mais acesso à administração.",
@@ -395,6 +405,7 @@ fn account_page(view: &AccountView, csrf_token: &str, notice: Option<&str>) -> H
         validated: a.tax_id_validated,
         staff: a.is_staff,
         must_change_password: a.must_change_password,
+        second_factor: view.second_factor,
         created: html::brasilia_time(a.created_at),
         apps: view
             .grants

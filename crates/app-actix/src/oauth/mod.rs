@@ -202,8 +202,9 @@ async fn step_up(
     match factors.has_factor(session.user_id).await {
         Ok(true) => to_second_factor(&back),
         Ok(false) => {
+            let what = format!("O aplicativo {client_name}");
             let query =
-                serde_urlencoded::to_string([("exigido", client_name), ("next", back.as_str())]).unwrap_or_default();
+                serde_urlencoded::to_string([("exigido", what.as_str()), ("next", back.as_str())]).unwrap_or_default();
             let mut builder = html::response(StatusCode::SEE_OTHER);
             builder.insert_header((header::LOCATION, format!("{SECURITY_PATH}?{query}")));
             builder.finish()

@@ -17,6 +17,7 @@ use credencial_domain::{check_new_password, AccountIdentifiers, Cpf, UserData, U
 use credencial_ports::account::{GrantRepository, GrantSummary};
 use credencial_ports::{
     AccessChange, AccountAdminStore, AccountRecord, Clock, LoginHistory, NewUser, RefreshTokenStore, RepositoryError,
+    SecondFactorStore,
 };
 use rand::RngCore;
 use secrecy::{ExposeSecret, SecretString};
@@ -121,6 +122,8 @@ pub struct AccountView {
     pub grants: Vec<GrantSummary>,
     /// Its most recent logins, newest first.
     pub logins: Vec<LoginRecord>,
+    /// Whether it has a second factor (an authenticator app).
+    pub second_factor: bool,
 }
 
 /// A temporary password just set: shown once to whoever set it.
@@ -149,6 +152,8 @@ pub struct AccountAdminPorts {
     /// Browser sessions (ended on deactivation, on a new password and by
     /// staff's "end all").
     pub sessions: Arc<SessionService>,
+    /// Second factors (shown on the account's page; reset by staff).
+    pub second_factors: Arc<dyn SecondFactorStore>,
 }
 
 /// Administration of accounts, for the panel and the CLI.
@@ -161,6 +166,7 @@ pub struct AccountAdminService {
     hasher: PasswordHasher,
     clock: Arc<dyn Clock>,
     sessions: Arc<SessionService>,
+    second_factors: Arc<dyn SecondFactorStore>,
 }
 
 impl std::fmt::Debug for AccountAdminService {
@@ -173,8 +179,8 @@ impl AccountAdminService {
     /// A service over `ports`, making staff through `staff`, hashing on
     /// `hasher`.
     pub fn new(ports: AccountAdminPorts, staff: Arc<StaffService>, hasher: PasswordHasher) -> Self {
-        let AccountAdminPorts { store, logins, grants, refresh_tokens, clock, sessions } = ports;
-        Self { store, logins, grants, refresh_tokens, staff, hasher, clock, sessions }
+        let AccountAdminPorts { store, logins, grants, refresh_tokens, clock, sessions, second_factors } = ports;
+        Self { store, logins, grants, refresh_tokens, staff, hasher, clock, sessions, second_factors }
     }
 
     /// Page `page` (from 1; 0 is the first) of the accounts `query`
@@ -202,7 +208,8 @@ impl AccountAdminService {
         let (grants, logins) =
             futures_util::future::try_join(self.grants.list(id), self.logins.recent(id, RECENT_LOGINS)).await?;
         let masked_cpf = masked(account.cpf.as_deref());
-        Ok(AccountView { account, masked_cpf, grants, logins })
+        let second_factor = self.second_factors.totp(id).await?.is_some_and(|t| t.confirmed);
+        Ok(AccountView { account, masked_cpf, grants, logins, second_factor })
     }
 
     /// Creates an account as `actor`. Errors: `Invalid` for a password
@@ -367,6 +374,20 @@ impl AccountAdminService {
         let ended = self.sessions.end_all(id, None, SessionEnd::Staff).await?;
         tracing::info!(user = id.0, ended, "sessions ended by an administrator");
         Ok(ended)
+    }
+
+    /// Removes every second factor of the account `id` (its authenticator
+    /// app and recovery codes: a lost phone), as `actor`, and ends its
+    /// sessions; the entry is appended to the audit trail first. Returns
+    /// whether there was a factor. Errors: `UnknownUser`; `Storage`.
+    pub async fn reset_second_factors(&self, actor: &Actor, id: UserId) -> Result<bool, ServiceError> {
+        let account = self.find(id).await?;
+        let entry = audit_entry(actor, AuditAction::UserResetSecondFactor, AuditTarget::User(account.username));
+        self.staff.record(&entry).await?;
+        let removed = self.second_factors.remove_all(id).await?;
+        self.sessions.end_all(id, None, SessionEnd::Staff).await?;
+        tracing::info!(user = id.0, removed, "second factors reset by an administrator; sessions ended");
+        Ok(removed)
     }
 
     /// Makes the account `id` staff or not, as `actor`. Errors: `Invalid`

@@ -149,6 +149,7 @@ audit_actions! {
     UserClearValidation => "user.clear_validation", "Validação do CPF removida";
     UserLiftThrottle => "user.lift_throttle", "Bloqueio de login removido";
     UserEndSessions => "user.end_sessions", "Sessões encerradas";
+    UserResetSecondFactor => "user.reset_second_factor", "Segundo fator removido";
     ApiUserRead => "api.user_read", "API: usuário consultado";
     ApiUserList => "api.user_list", "API: lista de usuários consultada";
     ApiUserCreate => "api.user_create", "API: usuário pré-cadastrado";
