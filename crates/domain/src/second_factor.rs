@@ -45,7 +45,7 @@ impl TotpSecret {
     /// A secret of `bytes` (a stored one, opened); `None` unless it has
     /// [`SECRET_BYTES`] bytes.
     pub fn from_bytes(bytes: Vec<u8>) -> Option<Self> {
-        (bytes.len() == SECRET_BYTES).then(|| Self(Redacted(bytes)))
+        (bytes.len() == SECRET_BYTES).then_some(Self(Redacted(bytes)))
     }
 
     /// The secret an app was given as `text` (base32, spaces ignored, as
