@@ -269,3 +269,19 @@ fn a_syntax_error_in_the_file_names_the_place_but_never_quotes_the_line() {
     let e = load_toml("upstream_proxy = \"http://user:pa55@proxy.example:3128\n").expect_err("not TOML").to_string();
     assert!(!e.contains("pa55"), "the proxy password was quoted: {e}");
 }
+
+#[tokio::test]
+async fn staff_second_factor_without_a_key_and_a_bad_key_file_stop_the_start_naming_the_setting() {
+    let message = start_error(|s| {
+        s.second_factor_key_file = None;
+        s.staff_second_factor = Some(true);
+    })
+    .await;
+    let lower = message.to_lowercase();
+    assert!(lower.contains("staff_second_factor") && lower.contains("second_factor_key_file"), "{message}");
+    let bad = std::env::temp_dir().join(format!("credencial-bad-key-{}", std::process::id()));
+    std::fs::write(&bad, "not base64 of 32 bytes").expect("write");
+    let message = start_error(|s| s.second_factor_key_file = Some(bad.clone())).await;
+    let _ = std::fs::remove_file(&bad);
+    assert!(message.to_lowercase().contains("second_factor_key_file") && message.contains("32 bytes"), "{message}");
+}

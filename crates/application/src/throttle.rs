@@ -130,27 +130,13 @@ impl LoginThrottle {
     /// address is taken, must not find that out faster than the login
     /// form. Errors: `Throttled`; `Storage`.
     pub(crate) async fn check_address(&self, from: Option<ClientAddress>) -> Result<(), ServiceError> {
-        let (Some(log), Some(clock)) = (&self.log, &self.clock) else {
-            return Ok(());
-        };
-        let keys = self.policy.keys(Subject::ClientSecret, from);
-        if !keys.is_empty() {
-            self.check(log.as_ref(), clock.as_ref(), &keys).await?;
-        }
-        Ok(())
+        self.check_subject(Subject::ClientSecret, from).await
     }
 
     /// Counts one failure against the address `from` (a sign-up or an
     /// e-mail change that found a value taken). Errors: `Storage`.
     pub(crate) async fn record_address_failure(&self, from: Option<ClientAddress>) -> Result<(), ServiceError> {
-        let (Some(log), Some(clock)) = (&self.log, &self.clock) else {
-            return Ok(());
-        };
-        let keys = self.policy.keys(Subject::ClientSecret, from);
-        if !keys.is_empty() {
-            log.record_failure(&keys, clock.now_millis(), self.policy.window_ms()).await?;
-        }
-        Ok(())
+        self.record_failure(Subject::ClientSecret, from).await
     }
 
     /// The windows of `keys`; `Throttled` when one of them is limited.
