@@ -38,6 +38,7 @@ pub mod client_login;
 pub mod consume;
 pub mod cookies;
 pub mod error;
+pub mod form;
 pub mod health;
 pub mod html;
 pub mod jwt;

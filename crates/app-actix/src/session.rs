@@ -27,8 +27,8 @@ use credencial_domain::local_path::resolve_under;
 
 use crate::client_address::client_address;
 use crate::cookies::{self, CookiePolicy};
+use crate::form::{read_form, FormError, FormFields};
 use crate::html::{self, ErrorPage, PROVIDER};
-use crate::oauth::form::{read_form, FormError, FormFields};
 
 /// Cookie holding the session's id.
 pub const SESSION_COOKIE: &str = "credencial_session";
@@ -49,6 +49,9 @@ pub const LOGOUT_PATH: &str = "/conta/sair/";
 pub const PASSWORD_PATH: &str = "/conta/senha/";
 /// The second factor's page, after a right password.
 pub const VERIFY_PATH: &str = "/conta/entrar/verificar/";
+/// The security page (second factors), where a person without one is sent
+/// when an application or the panel requires it.
+pub const SECURITY_PATH: &str = "/conta/seguranca/";
 /// Where an account that must change its password is sent: the password
 /// page, told to say why.
 pub const MUST_CHANGE_LOCATION: &str = "/conta/senha/?trocar=1";

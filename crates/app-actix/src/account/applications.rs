@@ -20,9 +20,9 @@ use credencial_domain::oauth::ClientId;
 use credencial_domain::ScopeSet;
 
 use super::{form_refused, refused, see_other, service_failure, signed_in, signed_post};
+use crate::form::FormFields;
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
-use crate::oauth::form::FormFields;
 use crate::routes::{self, resource};
 
 /// The authorized applications' path.

@@ -11,8 +11,8 @@ use credencial_domain::account::{AccountDetails, DetailsForm, FieldErrors};
 use super::pages::{self, DetailsValues};
 use super::{form_refused, see_other, service_failure, signed_post, text_fields, throttled_text, with_retry_after};
 use crate::client_address::client_address;
+use crate::form::FormFields;
 use crate::html;
-use crate::oauth::form::FormFields;
 
 /// Where a saved form goes: the overview, told to announce the change.
 const SAVED_LOCATION: &str = "/conta/?salvo=1";

@@ -39,8 +39,8 @@ use credencial_domain::admin::LoginVia;
 use secrecy::SecretString;
 
 use crate::cookies::CookiePolicy;
+use crate::form::{read_form, FormError, FormFields};
 use crate::html::{self, ErrorPage, PROVIDER};
-use crate::oauth::form::{read_form, FormError, FormFields};
 use crate::routes::{self, resource};
 use crate::session::{
     clear_session_cookie, login_form_token, login_form_token_matches, origin, session_of, to_login, to_second_factor,

@@ -16,9 +16,9 @@ use super::{
     with_session, PASSWORD_PATH,
 };
 use crate::cookies::CookiePolicy;
+use crate::form::FormFields;
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
-use crate::oauth::form::FormFields;
 
 /// Where a changed password goes: this page, told to announce it.
 const CHANGED_LOCATION: &str = "/conta/senha/?alterada=1";

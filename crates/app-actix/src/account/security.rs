@@ -27,13 +27,12 @@ use super::{
     with_retry_after, with_session,
 };
 use crate::cookies::CookiePolicy;
+use crate::form::{read_form, FormFields};
 use crate::html::{self, Frame, Site, PROVIDER};
-use crate::oauth::form::{read_form, FormFields};
 use crate::routes::{self, resource};
 use crate::session::{origin, session_of, to_login, VERIFY_PATH};
 
-/// The security page's path.
-pub const SECURITY_PATH: &str = "/conta/seguranca/";
+pub use crate::session::SECURITY_PATH;
 
 const WRONG_CODE: &str = "Código inválido ou já usado. Confira o código no aplicativo e tente de novo.";
 const WRONG_PASSWORD: &str = "A senha não confere. Nada foi alterado.";

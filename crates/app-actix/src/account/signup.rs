@@ -21,8 +21,8 @@ use super::{
     AccountSettings, HOME_PATH, LOGIN_PATH, SIGNUP_PATH,
 };
 use crate::cookies::CookiePolicy;
+use crate::form::read_form;
 use crate::html::{self, Site, PROVIDER};
-use crate::oauth::form::read_form;
 use crate::session::{login_form_token, login_form_token_matches, origin, session_of, FORM_EXPIRED};
 
 const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site e foi recusado.";

@@ -30,9 +30,9 @@ use secrecy::{ExposeSecret, SecretString};
 use self::pages::{scope_boxes, ClientView, DetailPage, ListPage, NewForm, NewPage, SecretPage};
 use super::{refused, staff_post, staff_signed_in};
 use crate::account::{form_refused, see_other, text_fields};
+use crate::form::FormFields;
 use crate::html::Frame;
 use crate::html::{self, ErrorPage, PROVIDER};
-use crate::oauth::form::FormFields;
 use crate::routes::{self, resource};
 
 /// The list's path.

@@ -31,12 +31,11 @@ use credencial_application::{
 };
 use credencial_domain::admin::Actor;
 
-use crate::account::security::SECURITY_PATH;
 use crate::cookies::CookiePolicy;
+use crate::form::{FormError, FormFields};
 use crate::html::{self, ErrorPage, PROVIDER};
-use crate::oauth::form::{FormError, FormFields};
 use crate::routes::{self, resource};
-use crate::session::{see_other, signed_in, signed_post, to_second_factor, NULL_CHARACTER};
+use crate::session::{see_other, signed_in, signed_post, to_second_factor, NULL_CHARACTER, SECURITY_PATH};
 
 /// The panel's home.
 pub const HOME_PATH: &str = "/admin/";

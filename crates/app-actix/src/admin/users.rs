@@ -26,9 +26,9 @@ use secrecy::ExposeSecret;
 
 use super::{filter_query, refused, staff_post, staff_signed_in};
 use crate::account::{form_refused, see_other};
+use crate::form::FormFields;
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
-use crate::oauth::form::FormFields;
 use crate::routes::{self, resource};
 
 /// The search's path.

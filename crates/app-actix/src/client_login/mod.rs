@@ -33,8 +33,8 @@ use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose}
 
 use crate::cookies::{self, CookiePolicy};
 use crate::error::ApiError;
+use crate::form::read_form;
 use crate::html::{self, html, response};
-use crate::oauth::form::read_form;
 use crate::routes::{self, resource};
 
 /// Path of the login route.

@@ -22,8 +22,8 @@ use credencial_application::{LoginSession, LogoutStep, OAuthService, ServiceErro
 use credencial_domain::oauth::logout::LogoutParams;
 use credencial_domain::oauth::OAuthError;
 
-use super::form::{read_form, FormError, FormFields};
 use super::pages;
+use crate::form::{read_form, FormError, FormFields};
 use crate::html;
 use crate::session::{log_out, session_of};
 

@@ -35,7 +35,7 @@
 //! was rendered for.
 
 pub mod discovery;
-pub mod form;
+
 pub mod form_post;
 pub mod logout;
 pub mod pages;
@@ -54,18 +54,17 @@ use credencial_domain::admin::LoginVia;
 use credencial_domain::oauth::{prompt_after_login, AuthorizationParams, OAuthError};
 use secrecy::SecretString;
 
-use crate::account::security::SECURITY_PATH;
 use crate::client_address::client_address;
 use crate::cookies::CookiePolicy;
 use crate::error::ApiError;
+use crate::form::{self, read_form, FormError, FormFields};
 use crate::html;
 use crate::private::private_json;
 use crate::routes::{self, resource};
 use crate::session::{
     clear_session_cookie, login_form_token, login_form_token_matches, origin, session_of, to_second_factor,
-    with_session, FORM_EXPIRED, MISSING_CREDENTIALS, MUST_CHANGE_LOCATION, WRONG_CREDENTIALS,
+    with_session, FORM_EXPIRED, MISSING_CREDENTIALS, MUST_CHANGE_LOCATION, SECURITY_PATH, WRONG_CREDENTIALS,
 };
-use form::{read_form, FormError, FormFields};
 
 /// Path of the authorization endpoint (a trailing slash is optional).
 pub const AUTHORIZE_PATH: &str = "/oauth/authorize";

@@ -8,7 +8,7 @@ use askama::Template;
 use credencial_domain::oauth::{AuthorizationParams, AuthorizationResponse};
 use credencial_domain::ScopeSet;
 
-use super::form::authorization_pairs;
+use crate::form::authorization_pairs;
 use crate::html::{ErrorPage, Site, PROVIDER};
 
 /// The login form (`templates/oauth/login.html`).

@@ -7,9 +7,9 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use credencial_application::{OAuthService, TokenRequest};
 use credencial_domain::oauth::OAuthError;
 
-use super::form::{read_form, FormError};
 use crate::client_address::client_address;
 use crate::error::ApiError;
+use crate::form::{read_form, FormError};
 use crate::private::private_json;
 
 /// Path of the revocation endpoint (a trailing slash is optional).

@@ -16,9 +16,9 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use credencial_application::request_context::{self, RequestId};
 use credencial_application::{ProfileService, ServiceError, TokenService};
 
-use super::form::{read_form, FormError};
 use crate::consume::bearer_token;
 use crate::error::ApiError;
+use crate::form::{read_form, FormError};
 use crate::private::private_json;
 use crate::routes;
 

@@ -25,8 +25,8 @@ use credencial_domain::account::{EntryForm, EntryId, FieldErrors};
 
 use self::pages::{delete_page, entries_page, entry_page, form_view, Section, DEGREES, EXPERIENCES};
 use super::{see_other, service_failure, signed_in, signed_post};
+use crate::form::FormFields;
 use crate::html::{self, ErrorPage, PROVIDER};
-use crate::oauth::form::FormFields;
 use crate::routes::{self, resource};
 
 /// Registers the pages of both kinds; `with_data` gives each resource the

@@ -1,5 +1,6 @@
 //! Form-encoded parameters (`application/x-www-form-urlencoded` bodies and
-//! query strings) as OAuth2 reads them: every parameter at most once
+//! query strings) as OAuth2 reads them, and as every HTML form of the
+//! service is read: every parameter at most once
 //! (RFC 6749 §3.1, §3.2), empty values as absent.
 
 use actix_web::http::header;
