@@ -100,11 +100,6 @@ impl LoginSession {
     pub fn needs_second_factor(&self) -> bool {
         self.second_factor_pending || self.acr != credencial_domain::session::ACR_TWO_FACTORS
     }
-
-    /// The `amr` values, in order.
-    pub fn amr_values(&self) -> Vec<String> {
-        self.amr.split_ascii_whitespace().map(str::to_owned).collect()
-    }
 }
 
 /// A session just opened: the session and the id to keep in the cookie.
@@ -444,6 +439,5 @@ mod tests {
         assert!(a.account_form_token_matches(&a.account_form_token()));
         assert!(!b.account_form_token_matches(&a.account_form_token()));
         assert!(!format!("{a:?}").contains(&"a".repeat(43)), "Debug hides the key");
-        assert_eq!(a.amr_values(), vec!["pwd".to_owned()]);
     }
 }
