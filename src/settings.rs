@@ -72,6 +72,12 @@ pub struct Settings {
     /// demo makes `second_factor.key` in its working directory (kept for
     /// the next run); `serve` offers no second factor.
     pub second_factor_key_file: Option<PathBuf>,
+    /// Passkeys (WebAuthn): the origin people open the pages at
+    /// (`https://id.example.gov.br`), whose host name is the relying party
+    /// id. Unset: `issuer_url`'s origin when its host is a name; in the
+    /// demo, `http://localhost:<port>` (WebAuthn takes no IP address).
+    /// Passkeys need second factors (`second_factor_key_file`).
+    pub passkey_origin: Option<String>,
     /// PEM public keys of previous ID-token keys (comma-separated).
     #[serde(deserialize_with = "string_list")]
     pub oidc_previous_public_key_files: Vec<String>,
@@ -241,6 +247,7 @@ impl Default for Settings {
             oidc_signing_algorithm: "RS256".into(),
             oidc_signing_key_file: None,
             second_factor_key_file: None,
+            passkey_origin: None,
             oidc_previous_public_key_files: Vec::new(),
             access_token_lifetime_secs: 5 * 60,
             refresh_token_lifetime_secs: 24 * 60 * 60,

@@ -16,7 +16,7 @@ use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettin
 use credencial_application::admin::AccountAdminPorts;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
-    ClientLoginService, GrantService, LoginThrottle, Metrics, OAuthService, OwnEntryService, PasswordHasher,
+    ClientLoginService, GrantService, LoginThrottle, Metrics, OAuthService, OwnEntryService, PasskeyService, PasswordHasher,
     ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SecondFactorService, SessionService, SignupService,
     StaffService, TaxIdValidationService, TokenService, TokenServiceConfig, UserDirectoryService,
 };
@@ -183,8 +183,12 @@ impl Application {
         )
         .with_login_history(login_history.clone())
         .with_metrics(tokens.metrics().clone());
-        let sessions = Arc::new(match &factors {
+        let sessions = match &factors {
             Some(factors) => sessions.with_second_factors(Arc::clone(factors)),
+            None => sessions,
+        };
+        let sessions = Arc::new(match passkey_service(settings, mode, local, &storage, factors.as_ref(), &clock)? {
+            Some(passkeys) => sessions.with_passkeys(Arc::new(passkeys)),
             None => sessions,
         });
         let oauth = match openid_issuer(settings, mode, local, &tokens)? {
@@ -757,6 +761,49 @@ fn staff_policy(
         );
     }
     Ok(credencial_app_actix::admin::StaffPolicy { second_factor })
+}
+
+/// Passkeys, when the service offers second factors and has an origin
+/// for them (`passkey_origin`; else `issuer_url`'s when its host is a
+/// name; in the demo, `http://localhost:<port>`). Errors: an origin
+/// WebAuthn cannot serve (named after `passkey_origin`).
+fn passkey_service(
+    settings: &Settings,
+    mode: Mode,
+    local: SocketAddr,
+    storage: &Storage,
+    factors: Option<&Arc<SecondFactorService>>,
+    clock: &Arc<dyn credencial_ports::Clock>,
+) -> Result<Option<PasskeyService>, SettingsError> {
+    let Some(factors) = factors else {
+        return Ok(None);
+    };
+    let issuer_origin = settings
+        .issuer_url
+        .as_deref()
+        .and_then(|u| url::Url::parse(u).ok())
+        .filter(|u| matches!(u.host(), Some(url::Host::Domain(_))))
+        .map(|u| u.origin().ascii_serialization());
+    let origin = match (&settings.passkey_origin, issuer_origin, mode) {
+        (Some(origin), _, _) => origin.clone(),
+        (None, Some(origin), _) => origin,
+        (None, None, Mode::Demo) => format!("http://localhost:{}", local.port()),
+        (None, None, Mode::Serve) => {
+            tracing::info!("passkeys are off: set passkey_origin (or an issuer_url with a host name)");
+            return Ok(None);
+        }
+    };
+    let url = url::Url::parse(&origin).map_err(|e| SettingsError::about("passkey_origin", e))?;
+    let service = PasskeyService::new(
+        &url,
+        credencial_app_actix::html::PROVIDER.name,
+        Arc::clone(&storage.passkeys),
+        Arc::clone(factors),
+        Arc::clone(clock),
+    )
+    .map_err(|e| SettingsError::about("passkey_origin", e))?;
+    tracing::info!(origin = url.origin().ascii_serialization(), "passkeys are on");
+    Ok(Some(service))
 }
 
 fn origin(local: SocketAddr) -> String {

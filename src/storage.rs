@@ -12,7 +12,7 @@ use credencial_ports::DataTransfer;
 use credencial_ports::{
     AccountAdminStore, AuditTrail, AuthorizationCodeStore, HostUserRecords, HostUserStore, LoginFailureLog,
     LoginHistory, OAuthClientRepository, PoolStatus, ProfileRepository, ReadinessProbe, RefreshTokenStore,
-    SchemaStatus, SecondFactorStore, SessionStore, SnapshotStore, UserDirectory, UserRepository,
+    PasskeyStore, SchemaStatus, SecondFactorStore, SessionStore, SnapshotStore, UserDirectory, UserRepository,
 };
 
 pub use sqlite::InstanceLock;
@@ -181,6 +181,8 @@ pub struct Storage {
     pub sessions: Arc<dyn SessionStore>,
     /// Second factors.
     pub second_factors: Arc<dyn SecondFactorStore>,
+    /// Passkeys and their ceremonies.
+    pub passkeys: Arc<dyn PasskeyStore>,
     /// The user-management API's directory.
     pub directory: Arc<dyn UserDirectory>,
     /// The client component's host user table.
@@ -227,6 +229,7 @@ impl Storage {
                 login_history: pg::PgLoginHistory,
                 sessions: pg::PgSessionStore,
                 second_factors: pg::PgSecondFactorStore,
+                passkeys: pg::PgSecondFactorStore,
                 directory: pg::PgUserDirectory,
                 host_users: pg::PgHostUserStore,
                 host_user_records: pg::PgHostUserRecords,
@@ -251,6 +254,7 @@ impl Storage {
                 login_history: sqlite::SqliteLoginHistory,
                 sessions: sqlite::SqliteSessionStore,
                 second_factors: sqlite::SqliteSecondFactorStore,
+                passkeys: sqlite::SqliteSecondFactorStore,
                 directory: sqlite::SqliteUserDirectory,
                 host_users: sqlite::SqliteHostUserStore,
                 host_user_records: sqlite::SqliteHostUserRecords,

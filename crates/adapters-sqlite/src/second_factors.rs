@@ -1,8 +1,11 @@
-//! [`SecondFactorStore`] on `user_totp` and `recovery_codes`.
+//! [`SecondFactorStore`] on `user_totp`, `passkeys` and `recovery_codes`;
+//! [`PasskeyStore`] on `passkeys` and `webauthn_ceremonies`.
 
 use async_trait::async_trait;
 use credencial_domain::UserId;
-use credencial_ports::{RepositoryError, SecondFactorStore, TotpRecord};
+use credencial_ports::{
+    Ceremony, NewPasskey, PasskeyRecord, PasskeyStore, RepositoryError, SecondFactorStore, TotpRecord,
+};
 
 use crate::error::to_repository_error;
 use crate::SqliteDb;
@@ -136,7 +139,139 @@ impl SecondFactorStore for SqliteSecondFactorStore {
             .execute(&mut *tx)
             .await
             .map_err(to_repository_error)?;
+        let passkeys = sqlx::query("DELETE FROM passkeys WHERE user_id = ?1")
+            .bind(user.0)
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
         tx.commit().await.map_err(to_repository_error)?;
-        Ok(totp.rows_affected() + codes.rows_affected() > 0)
+        Ok(totp.rows_affected() + codes.rows_affected() + passkeys.rows_affected() > 0)
+    }
+
+    async fn has_factor(&self, user: UserId) -> Result<bool, RepositoryError> {
+        sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM user_totp WHERE user_id = ?1 AND confirmed_at IS NOT NULL) \
+             OR EXISTS (SELECT 1 FROM passkeys WHERE user_id = ?1)",
+        )
+        .bind(user.0)
+        .fetch_one(self.db.readers())
+        .await
+        .map_err(to_repository_error)
+    }
+}
+
+/// A `passkeys` row.
+type PasskeyRow = (i64, i64, Vec<u8>, Vec<u8>, String, String, i64, Option<i64>);
+
+fn passkey_of(row: PasskeyRow) -> PasskeyRecord {
+    let (id, user, credential_id, user_handle, name, data, created_at, last_used_at) = row;
+    PasskeyRecord { id, user: UserId(user), credential_id, user_handle, name, data, created_at, last_used_at }
+}
+
+#[async_trait]
+impl PasskeyStore for SqliteSecondFactorStore {
+    async fn add_passkey(&self, new: &NewPasskey, limit: u32) -> Result<bool, RepositoryError> {
+        // One statement: the limit is read where the row is written.
+        let done = sqlx::query(
+            "INSERT INTO passkeys (user_id, credential_id, user_handle, name, data, created_at) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6 \
+             WHERE (SELECT count(*) FROM passkeys WHERE user_id = ?1) < ?7 \
+             ON CONFLICT (credential_id) DO NOTHING",
+        )
+        .bind(new.user.0)
+        .bind(&new.credential_id)
+        .bind(&new.user_handle)
+        .bind(&new.name)
+        .bind(&new.data)
+        .bind(new.now)
+        .bind(i64::from(limit))
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn passkeys(&self, user: UserId, limit: u32) -> Result<Vec<PasskeyRecord>, RepositoryError> {
+        let rows: Vec<PasskeyRow> =
+            sqlx::query_as("SELECT id, user_id, credential_id, user_handle, name, data, created_at, last_used_at FROM passkeys WHERE user_id = ?1 ORDER BY id LIMIT ?2")
+                .bind(user.0)
+                .bind(i64::from(limit))
+                .fetch_all(self.db.readers())
+                .await
+                .map_err(to_repository_error)?;
+        Ok(rows.into_iter().map(passkey_of).collect())
+    }
+
+    async fn passkey_by_credential(&self, credential_id: &[u8]) -> Result<Option<PasskeyRecord>, RepositoryError> {
+        let row: Option<PasskeyRow> = sqlx::query_as("SELECT id, user_id, credential_id, user_handle, name, data, created_at, last_used_at FROM passkeys WHERE credential_id = ?1")
+            .bind(credential_id)
+            .fetch_optional(self.db.readers())
+            .await
+            .map_err(to_repository_error)?;
+        Ok(row.map(passkey_of))
+    }
+
+    async fn passkey_used(&self, id: i64, data: Option<&str>, now: i64) -> Result<(), RepositoryError> {
+        sqlx::query("UPDATE passkeys SET last_used_at = ?2, data = COALESCE(?3, data) WHERE id = ?1")
+            .bind(id)
+            .bind(now)
+            .bind(data)
+            .execute(self.db.writer())
+            .await
+            .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn remove_passkey(&self, user: UserId, id: i64) -> Result<bool, RepositoryError> {
+        let done = sqlx::query("DELETE FROM passkeys WHERE id = ?1 AND user_id = ?2")
+            .bind(id)
+            .bind(user.0)
+            .execute(self.db.writer())
+            .await
+            .map_err(to_repository_error)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn put_ceremony(&self, ceremony: &Ceremony) -> Result<(), RepositoryError> {
+        sqlx::query(
+            "INSERT INTO webauthn_ceremonies (id_hash, user_id, purpose, state, expires_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .bind(&ceremony.id_hash[..])
+        .bind(ceremony.user.map(|u| u.0))
+        .bind(&ceremony.purpose)
+        .bind(&ceremony.state)
+        .bind(ceremony.expires_at)
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn take_ceremony(&self, id_hash: &[u8; 32], now: i64) -> Result<Option<Ceremony>, RepositoryError> {
+        let row: Option<(Vec<u8>, Option<i64>, String, String, i64)> = sqlx::query_as(
+            "DELETE FROM webauthn_ceremonies WHERE id_hash = ?1 AND expires_at > ?2 RETURNING id_hash, user_id, purpose, state, expires_at",
+        )
+        .bind(&id_hash[..])
+        .bind(now)
+        .fetch_optional(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(row.and_then(|(hash, user, purpose, state, expires_at)| {
+            Some(Ceremony { id_hash: hash.try_into().ok()?, user: user.map(UserId), purpose, state, expires_at })
+        }))
+    }
+
+    async fn purge_ceremonies(&self, now: i64, limit: u32) -> Result<u64, RepositoryError> {
+        let done = sqlx::query(
+            "DELETE FROM webauthn_ceremonies WHERE id_hash IN ( \
+               SELECT id_hash FROM webauthn_ceremonies WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)",
+        )
+        .bind(now)
+        .bind(i64::from(limit))
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(done.rows_affected())
     }
 }

@@ -179,6 +179,10 @@ impl Purge {
                 Some(sessions) => sessions.purge_expired(limit).await?,
                 None => 0,
             },
+            PurgeTable::PasskeyCeremonies => match self.sessions.as_ref().and_then(|s| s.passkeys()) {
+                Some(passkeys) => passkeys.purge_ceremonies(limit).await?,
+                None => 0,
+            },
         };
         self.metrics.purge_batch(table, rows);
         Ok(rows)

@@ -72,15 +72,15 @@ impl SecondFactorService {
         &self.credentials
     }
 
-    /// Whether `user` has a second factor (a confirmed TOTP). Errors:
-    /// `Storage`.
+    /// Whether `user` has a second factor (a confirmed TOTP or a
+    /// passkey). One round trip. Errors: `Storage`.
     pub async fn has_factor(&self, user: UserId) -> Result<bool, ServiceError> {
-        Ok(self.store.totp(user).await?.is_some_and(|t| t.confirmed))
+        Ok(self.store.has_factor(user).await?)
     }
 
     /// `user`'s factors. Errors: `Storage`.
     pub async fn state(&self, user: UserId) -> Result<FactorState, ServiceError> {
-        let totp = self.has_factor(user).await?;
+        let totp = self.store.totp(user).await?.is_some_and(|t| t.confirmed);
         let recovery_codes_left = self.store.recovery_codes_left(user).await?;
         Ok(FactorState { totp, recovery_codes_left })
     }
@@ -199,8 +199,28 @@ impl SecondFactorService {
         }
     }
 
-    /// Removes every second factor of `user` (the TOTP app and the
-    /// recovery codes); whether there was any. Errors: `Storage`.
+    /// Turns `user`'s authenticator app off; the recovery codes go too
+    /// when no factor is left. Whether there was an app. Errors: `Storage`.
+    pub async fn remove_totp(&self, user: UserId) -> Result<bool, ServiceError> {
+        let removed = self.store.remove_totp(user).await?;
+        if removed {
+            tracing::info!(user = user.0, "TOTP removed");
+        }
+        self.forget_codes_without_factor(user).await?;
+        Ok(removed)
+    }
+
+    /// Deletes `user`'s recovery codes when no factor is left (they are
+    /// the spare of a factor, never one alone). Errors: `Storage`.
+    pub async fn forget_codes_without_factor(&self, user: UserId) -> Result<(), ServiceError> {
+        if !self.has_factor(user).await? {
+            self.store.replace_recovery_codes(user, &[]).await?;
+        }
+        Ok(())
+    }
+
+    /// Removes every second factor of `user` (the TOTP app, the passkeys
+    /// and the recovery codes); whether there was any. Errors: `Storage`.
     pub async fn remove_all(&self, user: UserId) -> Result<bool, ServiceError> {
         let removed = self.store.remove_all(user).await?;
         if removed {

@@ -29,7 +29,8 @@ use secrecy::SecretString;
 use crate::credentials::CredentialCheck;
 use crate::error::ServiceError;
 use crate::metrics::SessionEnd;
-use crate::metrics::{LoginForm, LoginOutcome, Metrics};
+use crate::metrics::{LoginForm, LoginMethod, LoginOutcome, Metrics};
+use crate::passkey::PasskeyService;
 use crate::second_factor::SecondFactorService;
 
 /// How long a session waiting for the second factor lives: 5 minutes.
@@ -144,6 +145,7 @@ pub struct SessionList {
 pub struct SessionService {
     store: Arc<dyn SessionStore>,
     factors: Option<Arc<SecondFactorService>>,
+    passkeys: Option<Arc<PasskeyService>>,
     credentials: Arc<CredentialCheck>,
     clock: Arc<dyn Clock>,
     limits: SessionLimits,
@@ -167,7 +169,16 @@ impl SessionService {
         clock: Arc<dyn Clock>,
         limits: SessionLimits,
     ) -> Self {
-        Self { store, factors: None, credentials, clock, limits, logins: None, metrics: Metrics::disabled() }
+        Self {
+            store,
+            factors: None,
+            passkeys: None,
+            credentials,
+            clock,
+            limits,
+            logins: None,
+            metrics: Metrics::disabled(),
+        }
     }
 
     /// The same service, asking the second factor of accounts that have
@@ -175,6 +186,18 @@ impl SessionService {
     pub fn with_second_factors(mut self, factors: Arc<SecondFactorService>) -> Self {
         self.factors = Some(factors);
         self
+    }
+
+    /// The same service, also logging in by passkey (alone, or as the
+    /// second factor).
+    pub fn with_passkeys(mut self, passkeys: Arc<PasskeyService>) -> Self {
+        self.passkeys = Some(passkeys);
+        self
+    }
+
+    /// The passkeys, when the service offers them.
+    pub fn passkeys(&self) -> Option<&Arc<PasskeyService>> {
+        self.passkeys.as_ref()
     }
 
     /// The same service, counting logins and ended sessions on `metrics`.
@@ -217,6 +240,9 @@ impl SessionService {
     ) -> Result<SignedSession, ServiceError> {
         let checked = self.credentials.check_login(username, password, origin.address).await;
         self.metrics().login(LoginForm::from(via), &checked);
+        if let Some(outcome) = LoginOutcome::of(&checked) {
+            self.metrics().login_method(LoginMethod::Password, outcome);
+        }
         let (user, _) = checked?;
         let pending = match &self.factors {
             Some(factors) => factors.has_factor(user.id).await?,
@@ -327,20 +353,100 @@ impl SessionService {
         };
         let outcome = factors.verify(pending.user_id, code, origin.address).await;
         let form = LoginForm::SecondFactor;
+        // A wrong code is counted under the method its shape names.
+        let shaped = match credencial_domain::second_factor::recovery_code_hash(code) {
+            Some(_) => LoginMethod::RecoveryCode,
+            None => LoginMethod::Totp,
+        };
         if matches!(outcome, Err(ServiceError::Throttled { .. })) {
             self.metrics().login_outcome(form, LoginOutcome::Throttled);
+            self.metrics().login_method(shaped, LoginOutcome::Throttled);
         }
         let Some(method) = outcome? else {
             self.metrics().login_outcome(form, LoginOutcome::Failed);
+            self.metrics().login_method(shaped, LoginOutcome::Failed);
             return Ok(None);
         };
-        self.metrics().login_outcome(form, LoginOutcome::Succeeded);
+        self.second_factor_passed(pending, method, origin).await.map(Some)
+    }
+
+    /// The session `pending` passed the second factor by `method`: it ends,
+    /// and a new one (a new id) opens, authenticated by the password and
+    /// `method`.
+    async fn second_factor_passed(
+        &self,
+        pending: &LoginSession,
+        method: AuthMethod,
+        origin: &Origin,
+    ) -> Result<SignedSession, ServiceError> {
+        self.metrics().login_outcome(LoginForm::SecondFactor, LoginOutcome::Succeeded);
+        self.metrics().login_method(LoginMethod::from(method), LoginOutcome::Succeeded);
         if let Some(token) = SessionToken::from_cookie(&pending.key) {
             self.store.end(&token.hash()).await?;
         }
         let mut signed = self.open(pending.user_id, &[AuthMethod::Password, method], origin).await?;
         signed.session.must_change_password = pending.must_change_password;
         tracing::info!(user = pending.user_id.0, method = method.amr(), "second factor passed; session opened");
+        Ok(signed)
+    }
+
+    /// Completes the login of `pending` (as
+    /// [`complete_second_factor`](Self::complete_second_factor)) with one
+    /// of the person's passkeys: the browser's `credential` for ceremony
+    /// `ceremony`. `Ok(None)` when the passkey's answer does not verify.
+    /// Errors: `Invalid` when the session is not waiting, the service has
+    /// no passkeys, or the ceremony is gone or another's; `Storage`.
+    pub async fn complete_second_factor_with_passkey(
+        &self,
+        pending: &LoginSession,
+        ceremony: &str,
+        credential: &str,
+        origin: &Origin,
+    ) -> Result<Option<SignedSession>, ServiceError> {
+        let Some(passkeys) = self.passkeys.as_ref().filter(|_| pending.needs_second_factor()) else {
+            return Err(ServiceError::Invalid("a sessão não espera um segundo fator".into()));
+        };
+        match passkeys.finish_second_factor(pending.user_id, ceremony, credential).await? {
+            Some(login) => self.second_factor_passed(pending, login.method, origin).await.map(Some),
+            None => {
+                self.metrics().login_outcome(LoginForm::SecondFactor, LoginOutcome::Failed);
+                self.metrics().login_method(LoginMethod::Passkey, LoginOutcome::Failed);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Logs in by a passkey alone (`via` the account's or the OAuth login
+    /// form): the browser's `credential` for ceremony `ceremony`. A new
+    /// session of the account whose passkey answered, authenticated by it
+    /// (two factors in one); `Ok(None)` when the answer does not verify or
+    /// the account is inactive (the same answer). Errors: `Invalid` when
+    /// the service has no passkeys or the ceremony is gone; `Storage`.
+    pub async fn log_in_with_passkey(
+        &self,
+        via: LoginVia,
+        ceremony: &str,
+        credential: &str,
+        origin: &Origin,
+    ) -> Result<Option<SignedSession>, ServiceError> {
+        let Some(passkeys) = self.passkeys.as_ref() else {
+            return Err(ServiceError::Invalid("este serviço não oferece chaves de acesso".into()));
+        };
+        let login = match passkeys.finish_login(ceremony, credential).await? {
+            Some(login) if self.credentials.is_active_user(login.user).await? => login,
+            _ => {
+                self.metrics().login_method(LoginMethod::Passkey, LoginOutcome::Failed);
+                return Ok(None);
+            }
+        };
+        self.metrics().login_method(LoginMethod::Passkey, LoginOutcome::Succeeded);
+        let signed = self.open(login.user, &[login.method], origin).await?;
+        if let Some(logins) = &self.logins {
+            if let Err(e) = logins.record(login.user, via).await {
+                tracing::warn!(error = %e, user = login.user.0, "recording a login in the history failed");
+            }
+        }
+        tracing::info!(user = login.user.0, via = via.code(), "passkey login; session opened");
         Ok(Some(signed))
     }
 

@@ -114,6 +114,12 @@ pub enum AuthMethod {
     /// A recovery code (stored as `rec`, this service's own value; an ID
     /// token says `otp`, which it is).
     RecoveryCode,
+    /// A passkey bound to one device (`hwk`), used with user verification
+    /// (a PIN or a biometric on the device): two factors in one.
+    Passkey,
+    /// A passkey that may be synced between devices (`swk`: the key lives
+    /// in a password manager's cloud), used with user verification.
+    SyncedPasskey,
 }
 
 impl AuthMethod {
@@ -123,6 +129,8 @@ impl AuthMethod {
             Self::Password => "pwd",
             Self::Totp => "otp",
             Self::RecoveryCode => "rec",
+            Self::Passkey => "hwk",
+            Self::SyncedPasskey => "swk",
         }
     }
 
@@ -132,13 +140,32 @@ impl AuthMethod {
             "pwd" => Some(Self::Password),
             "otp" => Some(Self::Totp),
             "rec" => Some(Self::RecoveryCode),
+            "hwk" => Some(Self::Passkey),
+            "swk" => Some(Self::SyncedPasskey),
             _ => None,
         }
     }
 
-    /// Whether the method is a second factor.
+    /// Whether the method is a second factor (anything but the password;
+    /// a passkey is, and also stands alone).
     pub fn is_second_factor(self) -> bool {
         !matches!(self, Self::Password)
+    }
+
+    /// Whether the method is a passkey, of either kind.
+    pub fn is_passkey(self) -> bool {
+        matches!(self, Self::Passkey | Self::SyncedPasskey)
+    }
+
+    /// The method's name in the metrics and the security activity
+    /// (`password`, `totp`, `recovery_code`, `passkey`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Password => "password",
+            Self::Totp => "totp",
+            Self::RecoveryCode => "recovery_code",
+            Self::Passkey | Self::SyncedPasskey => "passkey",
+        }
     }
 }
 
@@ -146,7 +173,8 @@ impl AuthMethod {
 /// alone (the ID token's `acr`).
 pub const ACR_PASSWORD: &str = "urn:credencial:acr:senha";
 /// The authentication context class of a session that passed a second
-/// factor after the password.
+/// factor after the password, or a passkey with user verification (which
+/// is two factors: the device, and the PIN or biometric that unlocks it).
 pub const ACR_TWO_FACTORS: &str = "urn:credencial:acr:dois-fatores";
 
 /// The `acr` a session authenticated by `methods` reaches.
@@ -171,7 +199,8 @@ pub fn methods_of(amr: &str) -> Vec<AuthMethod> {
 
 /// The `amr` claim (RFC 8176) of a session authenticated by the stored
 /// `amr`: `pwd`, `otp` (an app's code or a recovery code, which is one
-/// too), and `mfa` when a second factor was passed. A session without a
+/// too), `hwk` or `swk` (a passkey bound to a device, or a synced one), and
+/// `mfa` when a second factor or a passkey was passed. A session without a
 /// stored value (an earlier release) is `["pwd"]`.
 pub fn amr_claim(stored: &str) -> Vec<String> {
     let methods = methods_of(stored);
@@ -180,6 +209,8 @@ pub fn amr_claim(stored: &str) -> Vec<String> {
         let value = match method {
             AuthMethod::Password => "pwd",
             AuthMethod::Totp | AuthMethod::RecoveryCode => "otp",
+            AuthMethod::Passkey => "hwk",
+            AuthMethod::SyncedPasskey => "swk",
         };
         if !values.iter().any(|v| v == value) {
             values.push(value.to_owned());
@@ -305,6 +336,14 @@ mod tests {
         assert_eq!(amr_claim("pwd rec"), ["pwd", "otp", "mfa"], "a recovery code is a one-time code");
         assert_eq!(amr_claim(""), ["pwd"]);
         assert_eq!(acr_of(&[AuthMethod::Password, AuthMethod::RecoveryCode]), ACR_TWO_FACTORS);
+        assert_eq!(amr_text(&[AuthMethod::Passkey]), "hwk");
+        assert_eq!(methods_of("swk"), vec![AuthMethod::SyncedPasskey]);
+        assert_eq!(amr_claim("hwk"), ["hwk", "mfa"], "a passkey with user verification is two factors");
+        assert_eq!(amr_claim("swk"), ["swk", "mfa"]);
+        assert_eq!(amr_claim("pwd hwk"), ["pwd", "hwk", "mfa"]);
+        assert_eq!(acr_of(&[AuthMethod::SyncedPasskey]), ACR_TWO_FACTORS, "a passkey alone reaches two factors");
+        assert!(AuthMethod::Passkey.is_passkey() && !AuthMethod::Totp.is_passkey());
+        assert_eq!(AuthMethod::SyncedPasskey.label(), AuthMethod::Passkey.label());
         assert_eq!(methods_of(""), vec![]);
     }
 

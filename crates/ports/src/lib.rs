@@ -43,7 +43,7 @@ pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTo
 pub use readiness::{NotReady, ProbeAnswer, ReadinessProbe, SchemaStatus, READINESS_TIMEOUT};
 pub use refresh_tokens::{GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation, TokenRevocation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
-pub use second_factors::{SecondFactorStore, TotpRecord};
+pub use second_factors::{Ceremony, NewPasskey, PasskeyRecord, PasskeyStore, SecondFactorStore, TotpRecord};
 pub use sessions::{NewSession, ResumedSession, SessionEntry, SessionStore};
 pub use transfer::{DataTransfer, TableSpec, TABLES};
 pub use user_data::{UpstreamError, UserDataSource};
@@ -78,7 +78,7 @@ pub use refresh_tokens::MockRefreshTokenStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use registries::{MockCdpDirectory, MockCnesRegistry, MockTaxAuthority};
 #[cfg(any(test, feature = "mocks"))]
-pub use second_factors::MockSecondFactorStore;
+pub use second_factors::{MockPasskeyStore, MockSecondFactorStore};
 #[cfg(any(test, feature = "mocks"))]
 pub use sessions::MockSessionStore;
 #[cfg(any(test, feature = "mocks"))]

@@ -1,6 +1,6 @@
 //! Second factors kept per account ([`credencial_domain::second_factor`]):
-//! a TOTP secret (sealed) with the last step used, and recovery codes (as
-//! hashes).
+//! a TOTP secret (sealed) with the last step used, passkeys, and recovery
+//! codes (as hashes); and the WebAuthn ceremonies in progress.
 
 use async_trait::async_trait;
 use credencial_domain::UserId;
@@ -55,7 +55,107 @@ pub trait SecondFactorStore: Send + Sync + 'static {
     /// How many unused recovery codes `user` has. Errors: `Unexpected`.
     async fn recovery_codes_left(&self, user: UserId) -> Result<u64, RepositoryError>;
 
-    /// Deletes every factor of `user` (TOTP and recovery codes), in one
-    /// transaction; whether there was any. Errors: `Unexpected`.
+    /// Whether `user` has a second factor: a confirmed TOTP or a passkey.
+    /// One statement. Errors: `Unexpected`.
+    async fn has_factor(&self, user: UserId) -> Result<bool, RepositoryError>;
+
+    /// Deletes every factor of `user` (TOTP, passkeys and recovery codes),
+    /// in one transaction; whether there was any. Errors: `Unexpected`.
     async fn remove_all(&self, user: UserId) -> Result<bool, RepositoryError>;
+}
+
+/// A passkey as stored: the `webauthn-rs` credential (`data`, its JSON:
+/// public key, counter, flags) and what the security page shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasskeyRecord {
+    /// The record's id (named on the security page).
+    pub id: i64,
+    /// Whose it is.
+    pub user: UserId,
+    /// The credential id the authenticator gave (unique across accounts).
+    pub credential_id: Vec<u8>,
+    /// The WebAuthn user handle of the account (the same for all of its
+    /// passkeys: a random UUID, never the account's id or name).
+    pub user_handle: Vec<u8>,
+    /// The name the person gave it.
+    pub name: String,
+    /// The credential, as `webauthn-rs` serialises it.
+    pub data: String,
+    /// When it was registered (Unix seconds).
+    pub created_at: i64,
+    /// When it was last used to log in (Unix seconds).
+    pub last_used_at: Option<i64>,
+}
+
+/// A passkey to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPasskey {
+    /// Whose it is.
+    pub user: UserId,
+    /// The credential id.
+    pub credential_id: Vec<u8>,
+    /// The account's user handle.
+    pub user_handle: Vec<u8>,
+    /// The name the person gave it.
+    pub name: String,
+    /// The credential's JSON.
+    pub data: String,
+    /// Now (Unix seconds).
+    pub now: i64,
+}
+
+/// A WebAuthn ceremony in progress, kept server-side between the page that
+/// starts it and the post that finishes it (any instance can finish it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ceremony {
+    /// The SHA-256 of the random id the page carries.
+    pub id_hash: [u8; 32],
+    /// Whose ceremony it is (`None` for a login by passkey alone: the
+    /// authenticator names the account).
+    pub user: Option<UserId>,
+    /// What it is for (`register`, `login`, `second_factor`).
+    pub purpose: String,
+    /// The `webauthn-rs` state, as JSON.
+    pub state: String,
+    /// When it can no longer be finished (Unix seconds).
+    pub expires_at: i64,
+}
+
+/// Passkeys and their ceremonies.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait PasskeyStore: Send + Sync + 'static {
+    /// Stores a passkey when its credential id is new (on any account) and
+    /// `user` has fewer than `limit`: whether it was stored. One
+    /// statement. Errors: `Unexpected`.
+    async fn add_passkey(&self, new: &NewPasskey, limit: u32) -> Result<bool, RepositoryError>;
+
+    /// `user`'s passkeys, oldest first, at most `limit`. Errors:
+    /// `Unexpected`.
+    async fn passkeys(&self, user: UserId, limit: u32) -> Result<Vec<PasskeyRecord>, RepositoryError>;
+
+    /// The passkey with `credential_id`, on whatever account. Errors:
+    /// `Unexpected`.
+    async fn passkey_by_credential(&self, credential_id: &[u8]) -> Result<Option<PasskeyRecord>, RepositoryError>;
+
+    /// Records a login with passkey `id` at `now`, with its updated
+    /// credential `data` when the counter or flags changed. Errors:
+    /// `Unexpected`.
+    async fn passkey_used(&self, id: i64, data: Option<&str>, now: i64) -> Result<(), RepositoryError>;
+
+    /// Deletes `user`'s passkey `id` (another person's id deletes
+    /// nothing): whether there was one. Errors: `Unexpected`.
+    async fn remove_passkey(&self, user: UserId, id: i64) -> Result<bool, RepositoryError>;
+
+    /// Keeps a ceremony until it is taken or expires. Errors: `Unexpected`.
+    async fn put_ceremony(&self, ceremony: &Ceremony) -> Result<(), RepositoryError>;
+
+    /// Takes (deletes and returns) the ceremony with `id_hash` when it has
+    /// not expired at `now`: of concurrent takes exactly one gets it.
+    /// Errors: `Unexpected`.
+    async fn take_ceremony(&self, id_hash: &[u8; 32], now: i64) -> Result<Option<Ceremony>, RepositoryError>;
+
+    /// Deletes up to `limit` ceremonies expired at `now`: how many. Errors:
+    /// `Unexpected`.
+    async fn purge_ceremonies(&self, now: i64, limit: u32) -> Result<u64, RepositoryError>;
 }

@@ -307,12 +307,28 @@ pub const TABLES: &[TableSpec] = &[
         order_by: "user_id, code_hash",
         generated_id: false,
     },
+    TableSpec {
+        name: "passkeys",
+        columns: &[
+            ("id", I),
+            ("user_id", I),
+            ("credential_id", X),
+            ("user_handle", X),
+            ("name", S),
+            ("data", S),
+            ("created_at", I),
+            ("last_used_at", I),
+        ],
+        order_by: "id",
+        generated_id: true,
+    },
 ];
 
 /// Tables that `export` leaves out and `import` leaves empty: browser
 /// sessions, which end when a deployment moves (people log in again; a
-/// session id is never copied out of the database it was issued by).
-pub const NOT_TRANSFERRED: &[&str] = &["sessions"];
+/// session id is never copied out of the database it was issued by), and
+/// WebAuthn ceremonies in progress (minutes long; started again).
+pub const NOT_TRANSFERRED: &[&str] = &["sessions", "webauthn_ceremonies"];
 
 /// One transferred row: column name → value in the forms above.
 pub type Row = Map<String, Value>;

@@ -21,6 +21,7 @@ pub mod applications;
 pub mod details;
 pub mod entries;
 pub mod pages;
+pub mod passkeys;
 pub mod password;
 pub mod security;
 pub mod sessions;
@@ -156,6 +157,7 @@ impl HttpServiceFactory for AccountApi {
         applications::register(config, |r| self.with_data(r));
         sessions::register(config, |r| self.with_data(r));
         security::register(config, |r| self.with_data(r));
+        passkeys::register(config, |r| self.with_data(r));
     }
 }
 
@@ -297,6 +299,9 @@ fn login_page(
         username,
         signup: settings.signup_enabled,
         signup_path: SIGNUP_PATH,
+        passkey_path: passkeys::LOGIN_PASSKEY_PATH,
+        passkey_next: passkeys::offered(req).map(|_| next),
+        passkey_token: &token,
     };
     let mut builder = html::response(status);
     builder.append_header((header::SET_COOKIE, key_cookie));

@@ -48,6 +48,12 @@ pub struct Login<'a> {
     pub username: &'a str,
     /// Whether to offer the sign-up page.
     pub signup: bool,
+    /// Where the passkey button posts.
+    pub passkey_path: &'static str,
+    /// Where a login by passkey goes on to, when passkeys are offered here.
+    pub passkey_next: Option<&'a str>,
+    /// The form token the passkey button posts (the login form's).
+    pub passkey_token: &'a str,
     /// The sign-up page's path.
     pub signup_path: &'a str,
 }

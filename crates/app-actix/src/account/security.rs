@@ -63,9 +63,26 @@ struct VerifyPage<'a> {
     action: &'a str,
     message: Option<&'a str>,
     hidden: Vec<(&'static str, &'a str)>,
+    passkey: bool,
+    passkey_action: &'a str,
 }
 
-fn verify_page(session: &LoginSession, next: &str, message: Option<&str>, status: StatusCode) -> HttpResponse {
+async fn verify_page(
+    req: &HttpRequest,
+    session: &LoginSession,
+    next: &str,
+    message: Option<&str>,
+    status: StatusCode,
+) -> HttpResponse {
+    // A passkey is offered when the person has one and the page is at the
+    // passkeys' origin.
+    let passkey = match super::passkeys::offered(req) {
+        Some(passkeys) => match passkeys.list(session.user_id).await {
+            Ok(list) => !list.is_empty(),
+            Err(e) => return html::failure_page(e),
+        },
+        None => false,
+    };
     let token = session.account_form_token();
     let page = VerifyPage {
         site: &PROVIDER,
@@ -73,6 +90,8 @@ fn verify_page(session: &LoginSession, next: &str, message: Option<&str>, status
         action: VERIFY_PATH,
         message,
         hidden: vec![("csrf_token", &token), ("next", next)],
+        passkey,
+        passkey_action: super::passkeys::VERIFY_PASSKEY_PATH,
     };
     html::html(html::response(status), &page)
 }
@@ -94,7 +113,7 @@ async fn verify_form(req: HttpRequest) -> HttpResponse {
     let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     let next = safe_next_after_factor(query.get("next").ok().flatten());
     let session = or_answer!(waiting(&req, &next).await);
-    verify_page(&session, &next, None, StatusCode::OK)
+    verify_page(&req, &session, &next, None, StatusCode::OK).await
 }
 
 /// `POST /conta/entrar/verificar/`: checks the code (TOTP or recovery) and
@@ -120,14 +139,14 @@ async fn verify(
     }
     let code = field("codigo").trim();
     if code.is_empty() {
-        return verify_page(&session, &next, Some("Informe o código."), StatusCode::OK);
+        return verify_page(&req, &session, &next, Some("Informe o código."), StatusCode::OK).await;
     }
     match sessions.complete_second_factor(&session, code, &origin(&req)).await {
         Ok(Some(signed)) => with_session(&req, &cookies, see_other(&next), &signed),
-        Ok(None) => verify_page(&session, &next, Some(WRONG_CODE), StatusCode::OK),
+        Ok(None) => verify_page(&req, &session, &next, Some(WRONG_CODE), StatusCode::OK).await,
         Err(ServiceError::Throttled { retry_after_secs }) => {
-            let answer =
-                verify_page(&session, &next, Some(&throttled_text(retry_after_secs)), StatusCode::TOO_MANY_REQUESTS);
+            let text = throttled_text(retry_after_secs);
+            let answer = verify_page(&req, &session, &next, Some(&text), StatusCode::TOO_MANY_REQUESTS).await;
             with_retry_after(answer, retry_after_secs)
         }
         Err(e) => html::failure_page(e),
@@ -160,6 +179,11 @@ struct SecurityPage<'a> {
     recovery_codes: Option<Vec<String>>,
     others: bool,
     next: Option<String>,
+    any_factor: bool,
+    passkeys: Vec<PasskeyRow>,
+    passkey_offer: bool,
+    passkey_elsewhere: Option<String>,
+    passkey_action: &'a str,
 }
 
 /// The QR code of `uri` as an inline SVG element, named for screen readers.
@@ -174,16 +198,62 @@ fn qr_svg(uri: &str) -> String {
 
 /// What a render of the security page shows beyond the account's state.
 #[derive(Default)]
-struct Shown<'a> {
-    message: Option<&'a str>,
-    notice: Option<&'a str>,
-    enrolment: Option<TotpEnrolment>,
-    recovery_codes: Option<Vec<Redacted<String>>>,
-    offer_end_others: bool,
-    next: Option<String>,
+pub(super) struct Shown<'a> {
+    /// A problem with the form.
+    pub message: Option<&'a str>,
+    /// What was done.
+    pub notice: Option<&'a str>,
+    /// A TOTP enrolment to show (the QR code).
+    pub enrolment: Option<TotpEnrolment>,
+    /// New recovery codes, shown once.
+    pub recovery_codes: Option<Vec<Redacted<String>>>,
+    /// Whether to offer ending the other sessions (after a factor changed).
+    pub offer_end_others: bool,
+    /// Where to go on after enrolling (a step-up that sent the person here).
+    pub next: Option<String>,
 }
 
-async fn security_page(
+/// A passkey as the page lists it.
+#[derive(Debug)]
+struct PasskeyRow {
+    id: i64,
+    name: String,
+    created: String,
+    last_used: String,
+}
+
+/// The second factor service of the request's application, when the
+/// service offers second factors.
+pub(super) fn factors_of(req: &HttpRequest) -> Option<web::Data<SecondFactorService>> {
+    req.app_data::<web::Data<SecondFactorService>>().cloned()
+}
+
+/// Re-authentication before a change of factors: `password` must be the
+/// account's. Otherwise the answer: the page again (wrong password, which
+/// counts toward the login limits), 429, or a failure page.
+pub(super) async fn reauthenticate(
+    req: &HttpRequest,
+    factors: &SecondFactorService,
+    sessions: &SessionService,
+    session: &LoginSession,
+    password: SecretString,
+) -> Result<(), HttpResponse> {
+    match factors.credentials().check_password_of(session.user_id, password, origin(req).address).await {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            let shown = Shown { message: Some(WRONG_PASSWORD), ..Shown::default() };
+            Err(page(req, factors, sessions, session, shown, StatusCode::UNPROCESSABLE_ENTITY).await)
+        }
+        Err(ServiceError::Throttled { retry_after_secs }) => Err(with_retry_after(
+            refused(StatusCode::TOO_MANY_REQUESTS, &throttled_text(retry_after_secs)),
+            retry_after_secs,
+        )),
+        Err(e) => Err(service_failure(req, e)),
+    }
+}
+
+/// The security page of `session`'s account, showing `shown`.
+pub(super) async fn page(
     req: &HttpRequest,
     factors: &SecondFactorService,
     sessions: &SessionService,
@@ -215,6 +285,26 @@ async fn security_page(
         },
         false => false,
     };
+    let (passkeys, passkey_offer, passkey_elsewhere) = match sessions.passkeys() {
+        Some(service) => {
+            let list = match service.list(session.user_id).await {
+                Ok(list) => list,
+                Err(e) => return service_failure(req, e),
+            };
+            let rows = list
+                .into_iter()
+                .map(|p| PasskeyRow {
+                    id: p.id,
+                    name: p.name,
+                    created: html::brasilia_time(p.created_at),
+                    last_used: p.last_used_at.map_or_else(|| "nunca".to_owned(), html::brasilia_time),
+                })
+                .collect();
+            let here = super::passkeys::offered(req).is_some();
+            (rows, here, (!here).then(|| service.origin().origin().ascii_serialization()))
+        }
+        None => (Vec::new(), false, None),
+    };
     let token = session.account_form_token();
     let page = SecurityPage {
         site: &PROVIDER,
@@ -233,6 +323,11 @@ async fn security_page(
         recovery_codes: shown.recovery_codes.map(|codes| codes.into_iter().map(Redacted::into_inner).collect()),
         others,
         next: shown.next,
+        any_factor: state.totp || !passkeys.is_empty(),
+        passkeys,
+        passkey_offer,
+        passkey_elsewhere,
+        passkey_action: super::passkeys::REGISTER_PASSKEY_PATH,
     };
     html::html(html::response(status), &page)
 }
@@ -259,7 +354,7 @@ async fn security(
     };
     let next = query.get("next").ok().flatten().map(|n| safe_next_after_factor(Some(n)));
     let shown = Shown { notice: notice.as_deref(), next, ..Shown::default() };
-    security_page(&req, &factors, &sessions, &session, shown, StatusCode::OK).await
+    page(&req, &factors, &sessions, &session, shown, StatusCode::OK).await
 }
 
 /// `POST /conta/seguranca/`: one change (`acao`).
@@ -278,31 +373,17 @@ async fn change(
     let user = session.user_id;
     let next = fields.get("next").ok().flatten().filter(|n| !n.is_empty()).map(|n| safe_next_after_factor(Some(n)));
     let page = |shown: Shown<'static>, status| {
-        security_page(&req, &factors, &sessions, &session, Shown { next: next.clone(), ..shown }, status)
+        page(&req, &factors, &sessions, &session, Shown { next: next.clone(), ..shown }, status)
     };
     let action = match fields.get("acao") {
         Ok(action) => action.unwrap_or(""),
         Err(e) => return form_refused(e),
     };
     // Every change of factors asks for the password again.
-    if matches!(action, "iniciar" | "novos-codigos" | "desativar") {
+    if matches!(action, "iniciar" | "novos-codigos" | "desativar" | "remover-chave") {
         let password = SecretString::from(field("senha").to_owned());
-        match factors.credentials().check_password_of(user, password, from).await {
-            Ok(true) => {}
-            Ok(false) => {
-                return page(
-                    Shown { message: Some(WRONG_PASSWORD), ..Shown::default() },
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                )
-                .await
-            }
-            Err(ServiceError::Throttled { retry_after_secs }) => {
-                return with_retry_after(
-                    refused(StatusCode::TOO_MANY_REQUESTS, &throttled_text(retry_after_secs)),
-                    retry_after_secs,
-                )
-            }
-            Err(e) => return service_failure(&req, e),
+        if let Err(answer) = reauthenticate(&req, &factors, &sessions, &session, password).await {
+            return answer;
         }
     }
     let account = || async { factors.credentials().username_of(user).await };
@@ -355,10 +436,10 @@ async fn change(
             Ok(false) => refused(StatusCode::BAD_REQUEST, "Ative o aplicativo autenticador antes."),
             Err(e) => service_failure(&req, e),
         },
-        "desativar" => match factors.remove_all(user).await {
+        "desativar" => match factors.remove_totp(user).await {
             Ok(_) => {
                 let shown = Shown {
-                    notice: Some("Aplicativo autenticador desativado e códigos de recuperação apagados. Agora a sua conta pede só a senha."),
+                    notice: Some("Aplicativo autenticador desativado."),
                     offer_end_others: true,
                     ..Shown::default()
                 };
@@ -366,6 +447,26 @@ async fn change(
             }
             Err(e) => service_failure(&req, e),
         },
+        "remover-chave" => {
+            let (Some(passkeys), Ok(id)) = (sessions.passkeys(), field("id").parse::<i64>()) else {
+                return refused(StatusCode::BAD_REQUEST, "A chave de acesso pedida não existe.");
+            };
+            match passkeys.remove(user, id).await {
+                Ok(true) => match factors.forget_codes_without_factor(user).await {
+                    Ok(()) => {
+                        let shown = Shown {
+                            notice: Some("Chave de acesso removida. Ela não abre mais a sua conta."),
+                            offer_end_others: true,
+                            ..Shown::default()
+                        };
+                        page(shown, StatusCode::OK).await
+                    }
+                    Err(e) => service_failure(&req, e),
+                },
+                Ok(false) => refused(StatusCode::NOT_FOUND, "A chave de acesso pedida não existe."),
+                Err(e) => service_failure(&req, e),
+            }
+        }
         "encerrar-outras" => match sessions.end_all(user, Some(session.id), SessionEnd::Person).await {
             Ok(ended) => see_other(&format!("{SECURITY_PATH}?encerradas={ended}")),
             Err(e) => service_failure(&req, e),

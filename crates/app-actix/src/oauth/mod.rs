@@ -407,7 +407,17 @@ fn login_page(
     status: StatusCode,
 ) -> HttpResponse {
     let (token, key_cookie) = login_form_token(req, sessions, cookies);
-    let page = pages::login(client_name, params, &token, username, message);
+    // A login by passkey comes back to this request, as a login here does.
+    let passkey_next = crate::account::passkeys::offered(req).map(|_| {
+        let params = AuthorizationParams {
+            prompt: prompt_after_login(params.prompt.as_deref()),
+            max_age: None,
+            ..params.clone()
+        };
+        let query = serde_urlencoded::to_string(form::authorization_pairs(&params)).unwrap_or_default();
+        format!("{}?{query}", req.path())
+    });
+    let page = pages::login(client_name, params, &token, username, message, passkey_next.as_deref());
     let mut builder = html::response(status);
     builder.append_header((header::SET_COOKIE, key_cookie));
     html::html(builder, &page)

@@ -21,6 +21,9 @@ pub struct Login<'a> {
     message: Option<&'a str>,
     hidden: Vec<(&'static str, &'a str)>,
     username: &'a str,
+    passkey_path: &'static str,
+    passkey_next: Option<&'a str>,
+    passkey_token: &'a str,
 }
 
 /// The consent page (`templates/oauth/consent.html`).
@@ -56,13 +59,16 @@ fn hidden<'a>(params: &'a AuthorizationParams, extra: &[(&'static str, &'a str)]
 }
 
 /// The login form, posted back to the same URL with the request's
-/// parameters, the anti-forgery token and `action=login`.
+/// parameters, the anti-forgery token and `action=login`; and, when
+/// `passkey_next` is given, the button of a login by passkey, which goes
+/// back there afterwards.
 pub fn login<'a>(
     client_name: &'a str,
     params: &'a AuthorizationParams,
     form_token: &'a str,
     username: &'a str,
     error: Option<&'a str>,
+    passkey_next: Option<&'a str>,
 ) -> Login<'a> {
     Login {
         site: &PROVIDER,
@@ -71,6 +77,9 @@ pub fn login<'a>(
         message: error,
         hidden: hidden(params, &[("csrf_token", form_token), ("action", "login")]),
         username,
+        passkey_path: crate::account::passkeys::LOGIN_PASSKEY_PATH,
+        passkey_next,
+        passkey_token: form_token,
     }
 }
 
@@ -191,7 +200,7 @@ mod tests {
     #[test]
     fn everything_a_client_or_user_controls_is_escaped() {
         let params = params();
-        let page = render(&login("<b>Evil</b>", &params, "tok", "\"><img src=x>", Some("<i>msg</i>")));
+        let page = render(&login("<b>Evil</b>", &params, "tok", "\"><img src=x>", Some("<i>msg</i>"), None));
         for raw in ["<b>Evil</b>", "<script>", "\"><img", "<i>msg</i>", "y=\"2\""] {
             assert!(!page.contains(raw), "{raw} leaked into {page}");
         }
@@ -207,7 +216,7 @@ mod tests {
     #[test]
     fn the_login_form_labels_its_fields_and_carries_the_request_token_and_action() {
         let params = params();
-        let page = render(&login("Portal", &params, "tok", "", None));
+        let page = render(&login("Portal", &params, "tok", "", None, None));
         assert!(page.contains("<label for=\"username\">Usuário</label>"), "{page}");
         assert!(page.contains("<label for=\"password\">Senha</label>"), "{page}");
         assert!(

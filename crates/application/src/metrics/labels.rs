@@ -2,6 +2,7 @@
 //! input and no personal data can become a label.
 
 use credencial_domain::admin::LoginVia;
+use credencial_domain::session::AuthMethod;
 use credencial_domain::Scope;
 use credencial_ports::UpstreamError;
 
@@ -43,6 +44,45 @@ impl From<LoginVia> for LoginForm {
             LoginVia::Pair => Self::Pair,
             LoginVia::OAuth => Self::OAuth,
             LoginVia::Account => Self::Account,
+        }
+    }
+}
+
+/// How a person proved who they are at a browser login (label `method`):
+/// the password, an authenticator app's code, a recovery code, a passkey.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginMethod {
+    /// The password (the login form).
+    Password,
+    /// An authenticator app's code.
+    Totp,
+    /// A recovery code.
+    RecoveryCode,
+    /// A passkey (alone or as the second factor).
+    Passkey,
+}
+
+impl LoginMethod {
+    pub(super) const ALL: [Self; 4] = [Self::Password, Self::Totp, Self::RecoveryCode, Self::Passkey];
+
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Password => "password",
+            Self::Totp => "totp",
+            Self::RecoveryCode => "recovery_code",
+            Self::Passkey => "passkey",
+        }
+    }
+}
+
+impl From<AuthMethod> for LoginMethod {
+    fn from(method: AuthMethod) -> Self {
+        match method {
+            AuthMethod::Password => Self::Password,
+            AuthMethod::Totp => Self::Totp,
+            AuthMethod::RecoveryCode => Self::RecoveryCode,
+            AuthMethod::Passkey | AuthMethod::SyncedPasskey => Self::Passkey,
         }
     }
 }
@@ -298,11 +338,13 @@ pub enum PurgeTable {
     AccessLog,
     /// Browser sessions past their absolute limit (`sessions`).
     Sessions,
+    /// Passkey ceremonies never finished (`webauthn_ceremonies`).
+    PasskeyCeremonies,
 }
 
 impl PurgeTable {
     /// Every step, in the order a pass runs them.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::AuthorizationCodes,
         Self::SealedPairs,
         Self::RefreshTokens,
@@ -311,6 +353,7 @@ impl PurgeTable {
         Self::TaxIdAttempts,
         Self::AccessLog,
         Self::Sessions,
+        Self::PasskeyCeremonies,
     ];
 
     /// The label value.
@@ -324,6 +367,7 @@ impl PurgeTable {
             Self::TaxIdAttempts => "tax_id_attempts",
             Self::AccessLog => "access_log",
             Self::Sessions => "sessions",
+            Self::PasskeyCeremonies => "webauthn_ceremonies",
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::error::ServiceError;
 mod labels;
 
 pub use labels::{
-    method_label, CacheResult, LoginForm, LoginOutcome, PurgeTable, ReplayOutcome, SessionEnd, TokenKind, Upstream,
+    method_label, CacheResult, LoginForm, LoginMethod, LoginOutcome, PurgeTable, ReplayOutcome, SessionEnd, TokenKind, Upstream,
     UpstreamOutcome,
 };
 
@@ -36,6 +36,9 @@ pub const HTTP_REQUESTS: &str = "credencial_http_requests_total";
 pub const HTTP_DURATION: &str = "credencial_http_request_duration_seconds";
 /// Credential checks, by login form and outcome.
 pub const LOGINS: &str = "credencial_logins_total";
+/// Browser login steps, by method (password, TOTP, recovery code, passkey)
+/// and outcome.
+pub const LOGIN_METHODS: &str = "credencial_login_methods_total";
 /// Tokens signed, by kind.
 pub const TOKENS_ISSUED: &str = "credencial_tokens_issued_total";
 /// Rotated refresh tokens presented again, by what was done (family
@@ -83,6 +86,7 @@ impl std::fmt::Debug for Metrics {
 struct Series {
     recorder: SharedRecorder,
     logins: Vec<Counter>,
+    login_methods: Vec<Counter>,
     tokens: Vec<Counter>,
     replays: Vec<Counter>,
     sessions_ended: Vec<Counter>,
@@ -127,6 +131,15 @@ impl Metrics {
             })
             .map(|labels| counter(LOGINS, labels))
             .collect();
+        let login_methods = LoginMethod::ALL
+            .iter()
+            .flat_map(|method| {
+                LoginOutcome::ALL
+                    .iter()
+                    .map(move |outcome| vec![label("method", method.label()), label("outcome", outcome.label())])
+            })
+            .map(|labels| counter(LOGIN_METHODS, labels))
+            .collect();
         let tokens = TokenKind::ALL.iter().map(|k| counter(TOKENS_ISSUED, vec![label("kind", k.label())])).collect();
         let upstream_calls = Upstream::ALL
             .iter()
@@ -152,6 +165,7 @@ impl Metrics {
             .collect();
         let series = Series {
             logins,
+            login_methods,
             tokens,
             replays: ReplayOutcome::ALL
                 .iter()
@@ -195,6 +209,15 @@ impl Metrics {
         if let Some(s) = &self.series {
             s.logins[index(&LoginForm::ALL, form) * LoginOutcome::ALL.len() + index(&LoginOutcome::ALL, outcome)]
                 .increment(1);
+        }
+    }
+
+    /// Counts a browser login step by `method` that ended as `outcome`.
+    pub fn login_method(&self, method: LoginMethod, outcome: LoginOutcome) {
+        if let Some(s) = &self.series {
+            s.login_methods
+                [index(&LoginMethod::ALL, method) * LoginOutcome::ALL.len() + index(&LoginOutcome::ALL, outcome)]
+            .increment(1);
         }
     }
 
@@ -328,9 +351,13 @@ fn index<T: PartialEq>(all: &[T], item: T) -> usize {
 
 /// The `# HELP` texts and units of every series.
 fn describe(r: &(dyn Recorder + Send + Sync)) {
-    let counters: [(&'static str, &'static str); 9] = [
+    let counters: [(&'static str, &'static str); 10] = [
         (HTTP_REQUESTS, "HTTP requests answered, by method, route template and status."),
         (LOGINS, "Credential checks by login form (pair, oauth, account, client_secret) and outcome."),
+        (
+            LOGIN_METHODS,
+            "Browser login steps by method (password, totp, recovery_code, passkey) and outcome.",
+        ),
         (TOKENS_ISSUED, "Tokens signed, by kind."),
         (
             REFRESH_REPLAYS,

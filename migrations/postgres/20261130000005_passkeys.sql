@@ -1,0 +1,26 @@
+-- Passkeys (issue 23): WebAuthn credentials, several per account. `data` is
+-- the credential as webauthn-rs serialises it (public key, counter, flags:
+-- no secret); `credential_id` is unique across accounts (the authenticator
+-- names it at a login by passkey alone); `user_handle` is the account's
+-- random WebAuthn user handle, the same on all of its passkeys.
+CREATE TABLE passkeys (
+    id            BIGSERIAL PRIMARY KEY,
+    user_id       BIGINT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    credential_id BYTEA NOT NULL UNIQUE CHECK (octet_length(credential_id) BETWEEN 1 AND 1023),
+    user_handle   BYTEA NOT NULL CHECK (octet_length(user_handle) BETWEEN 1 AND 64),
+    name          TEXT NOT NULL,
+    data          TEXT NOT NULL,
+    created_at    BIGINT NOT NULL,
+    last_used_at  BIGINT
+);
+CREATE INDEX passkeys_user_idx ON passkeys (user_id, id);
+-- WebAuthn ceremonies in progress (a challenge and what it expects), kept
+-- here so that any instance can finish one; taken (deleted) once.
+CREATE TABLE webauthn_ceremonies (
+    id_hash    BYTEA PRIMARY KEY CHECK (octet_length(id_hash) = 32),
+    user_id    BIGINT REFERENCES users (id) ON DELETE CASCADE,
+    purpose    TEXT NOT NULL,
+    state      TEXT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE INDEX webauthn_ceremonies_expires_idx ON webauthn_ceremonies (expires_at);
