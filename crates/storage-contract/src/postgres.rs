@@ -101,6 +101,10 @@ impl Backend for Postgres {
         (Arc::new(pg::PgUserRepository::new(pool.clone())), Arc::new(pg::PgAccountAdminStore::new(pool)))
     }
 
+    fn passkeys(&self) -> Arc<dyn credencial_ports::PasskeyStore> {
+        Arc::new(pg::PgSecondFactorStore::new(self.database.pool.clone()))
+    }
+
     fn second_factors(&self) -> Arc<dyn credencial_ports::SecondFactorStore> {
         Arc::new(pg::PgSecondFactorStore::new(self.database.pool.clone()))
     }
