@@ -208,7 +208,7 @@ impl PasskeyStore for PgSecondFactorStore {
         Ok(row.map(passkey_of))
     }
 
-    async fn passkey_used(&self, id: i64, data: Option<&str>, now: i64) -> Result<(), RepositoryError> {
+    async fn passkey_used(&self, id: i64, data: Option<String>, now: i64) -> Result<(), RepositoryError> {
         sqlx::query("UPDATE passkeys SET last_used_at = $2, data = COALESCE($3, data) WHERE id = $1")
             .bind(id)
             .bind(now)

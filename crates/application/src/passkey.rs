@@ -364,7 +364,7 @@ impl PasskeyService {
             Some(true) => Some(serde_json::to_string(passkey).map_err(internal)?),
             _ => None,
         };
-        self.store.passkey_used(record.id, data.as_deref(), self.clock.now()).await?;
+        self.store.passkey_used(record.id, data, self.clock.now()).await?;
         let method = if result.backup_eligible() { AuthMethod::SyncedPasskey } else { AuthMethod::Passkey };
         Ok(Some(PasskeyLogin { user: record.user, method }))
     }

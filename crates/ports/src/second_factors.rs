@@ -141,7 +141,7 @@ pub trait PasskeyStore: Send + Sync + 'static {
     /// Records a login with passkey `id` at `now`, with its updated
     /// credential `data` when the counter or flags changed. Errors:
     /// `Unexpected`.
-    async fn passkey_used(&self, id: i64, data: Option<&str>, now: i64) -> Result<(), RepositoryError>;
+    async fn passkey_used(&self, id: i64, data: Option<String>, now: i64) -> Result<(), RepositoryError>;
 
     /// Deletes `user`'s passkey `id` (another person's id deletes
     /// nothing): whether there was one. Errors: `Unexpected`.

@@ -50,7 +50,7 @@ async fn passkeys_are_unique_per_credential_limited_per_account_and_removed_only
     store.passkey_used(found.id, None, 1_800_000_100).await.expect("used");
     let used = store.passkey_by_credential(b"cred-2").await.expect("find").expect("found");
     assert_eq!((used.last_used_at, used.data.as_str()), (Some(1_800_000_100), found.data.as_str()), "data kept");
-    store.passkey_used(found.id, Some("{\"counter\":2}"), 1_800_000_200).await.expect("used");
+    store.passkey_used(found.id, Some("{\"counter\":2}".into()), 1_800_000_200).await.expect("used");
     assert_eq!(store.passkey_by_credential(b"cred-2").await.expect("find").expect("found").data, "{\"counter\":2}");
 
     assert!(!store.remove_passkey(bia, found.id).await.expect("remove"), "another person's id removes nothing");
