@@ -16,9 +16,9 @@ use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettin
 use credencial_application::admin::AccountAdminPorts;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
-    ClientLoginService, GrantService, LoginThrottle, Metrics, OAuthService, OwnEntryService, PasskeyService, PasswordHasher,
-    ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SecondFactorService, SessionService, SignupService,
-    StaffService, TaxIdValidationService, TokenService, TokenServiceConfig, UserDirectoryService,
+    ClientLoginService, GrantService, LoginThrottle, Metrics, OAuthService, OwnEntryService, PasskeyService,
+    PasswordHasher, ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SecondFactorService, SessionService,
+    SignupService, StaffService, TaxIdValidationService, TokenService, TokenServiceConfig, UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;

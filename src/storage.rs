@@ -11,8 +11,8 @@ use credencial_ports::account::{AccessLog, GrantRepository, OwnEntryRepository, 
 use credencial_ports::DataTransfer;
 use credencial_ports::{
     AccountAdminStore, AuditTrail, AuthorizationCodeStore, HostUserRecords, HostUserStore, LoginFailureLog,
-    LoginHistory, OAuthClientRepository, PoolStatus, ProfileRepository, ReadinessProbe, RefreshTokenStore,
-    PasskeyStore, SchemaStatus, SecondFactorStore, SessionStore, SnapshotStore, UserDirectory, UserRepository,
+    LoginHistory, OAuthClientRepository, PasskeyStore, PoolStatus, ProfileRepository, ReadinessProbe,
+    RefreshTokenStore, SchemaStatus, SecondFactorStore, SessionStore, SnapshotStore, UserDirectory, UserRepository,
 };
 
 pub use sqlite::InstanceLock;

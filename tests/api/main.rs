@@ -38,6 +38,7 @@ mod oidc_userinfo;
 mod openapi;
 mod operations;
 mod outbound;
+mod passkeys;
 mod profile;
 mod provider_client;
 mod request_lines;

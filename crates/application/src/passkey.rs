@@ -154,7 +154,12 @@ impl PasskeyService {
         Ok(removed)
     }
 
-    async fn keep(&self, purpose: Purpose, user: Option<UserId>, state: &impl serde::Serialize) -> Result<Redacted<String>, ServiceError> {
+    async fn keep(
+        &self,
+        purpose: Purpose,
+        user: Option<UserId>,
+        state: &impl serde::Serialize,
+    ) -> Result<Redacted<String>, ServiceError> {
         // A ceremony's id is made and stored as a session's: 256 random
         // bits, only their SHA-256 kept.
         let id = SessionToken::generate();
@@ -213,15 +218,15 @@ impl PasskeyService {
             None => Uuid::new_v4(),
         };
         let exclude = existing.iter().map(|r| r.credential_id.clone().into()).collect::<Vec<_>>();
-        let (options, state) = self
-            .webauthn
-            .start_passkey_registration(handle, account, display_name, Some(exclude))
-            .map_err(internal)?;
+        let (options, state) =
+            self.webauthn.start_passkey_registration(handle, account, display_name, Some(exclude)).map_err(internal)?;
         let mut options = serde_json::to_value(&options).map_err(internal)?;
         // A discoverable credential: the login by passkey alone finds it
         // with no username typed. Only the request changes; the checks of
         // the answer are the library's.
-        if let Some(selection) = options.pointer_mut("/publicKey/authenticatorSelection").and_then(|v| v.as_object_mut()) {
+        if let Some(selection) =
+            options.pointer_mut("/publicKey/authenticatorSelection").and_then(|v| v.as_object_mut())
+        {
             selection.insert("residentKey".into(), "required".into());
             selection.insert("requireResidentKey".into(), true.into());
         }

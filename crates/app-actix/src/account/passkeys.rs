@@ -33,7 +33,9 @@ use crate::cookies::CookiePolicy;
 use crate::form::{read_form, FormFields};
 use crate::html::{self, Site, PROVIDER};
 use crate::routes::{self, resource};
-use crate::session::{login_form_token_matches, origin, session_of, to_login, FORM_EXPIRED, SECURITY_PATH, VERIFY_PATH};
+use crate::session::{
+    login_form_token_matches, origin, session_of, to_login, FORM_EXPIRED, SECURITY_PATH, VERIFY_PATH,
+};
 
 /// Where the script is served.
 pub const SCRIPT_PATH: &str = "/conta/chave-de-acesso.js";
@@ -304,9 +306,9 @@ async fn enrol(req: HttpRequest, payload: web::Payload, sessions: web::Data<Sess
             return answer;
         }
         if name.is_empty() || name.chars().count() > credencial_application::passkey::MAX_NAME_CHARS {
-            let shown = Shown { message: Some("Dê à chave de acesso um nome de até 60 caracteres."), ..Shown::default() };
-            return security::page(&req, &factors, &sessions, &session, shown, StatusCode::UNPROCESSABLE_ENTITY)
-                .await;
+            let shown =
+                Shown { message: Some("Dê à chave de acesso um nome de até 60 caracteres."), ..Shown::default() };
+            return security::page(&req, &factors, &sessions, &session, shown, StatusCode::UNPROCESSABLE_ENTITY).await;
         }
         let account = match factors.credentials().username_of(user).await {
             Ok(account) => account,

@@ -26,8 +26,8 @@ use crate::error::ServiceError;
 mod labels;
 
 pub use labels::{
-    method_label, CacheResult, LoginForm, LoginMethod, LoginOutcome, PurgeTable, ReplayOutcome, SessionEnd, TokenKind, Upstream,
-    UpstreamOutcome,
+    method_label, CacheResult, LoginForm, LoginMethod, LoginOutcome, PurgeTable, ReplayOutcome, SessionEnd, TokenKind,
+    Upstream, UpstreamOutcome,
 };
 
 /// Requests answered, by method, route template and status.
@@ -354,10 +354,7 @@ fn describe(r: &(dyn Recorder + Send + Sync)) {
     let counters: [(&'static str, &'static str); 10] = [
         (HTTP_REQUESTS, "HTTP requests answered, by method, route template and status."),
         (LOGINS, "Credential checks by login form (pair, oauth, account, client_secret) and outcome."),
-        (
-            LOGIN_METHODS,
-            "Browser login steps by method (password, totp, recovery_code, passkey) and outcome.",
-        ),
+        (LOGIN_METHODS, "Browser login steps by method (password, totp, recovery_code, passkey) and outcome."),
         (TOKENS_ISSUED, "Tokens signed, by kind."),
         (
             REFRESH_REPLAYS,

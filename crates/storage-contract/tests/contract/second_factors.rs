@@ -36,7 +36,10 @@ async fn passkeys_are_unique_per_credential_limited_per_account_and_removed_only
     assert!(!factors.has_factor(ana).await.expect("has"), "no factor yet");
     assert!(store.add_passkey(&passkey(ana, b"cred-1", "Notebook"), 2).await.expect("add"));
     assert!(factors.has_factor(ana).await.expect("has"), "a passkey is a factor");
-    assert!(!store.add_passkey(&passkey(bia, b"cred-1", "Stolen"), 2).await.expect("add"), "one credential, one account");
+    assert!(
+        !store.add_passkey(&passkey(bia, b"cred-1", "Stolen"), 2).await.expect("add"),
+        "one credential, one account"
+    );
     assert!(store.add_passkey(&passkey(ana, b"cred-2", "Celular"), 2).await.expect("add"));
     assert!(!store.add_passkey(&passkey(ana, b"cred-3", "Third"), 2).await.expect("add"), "the limit holds");
     let list = store.passkeys(ana, 10).await.expect("list");
