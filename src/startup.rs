@@ -17,7 +17,7 @@ use credencial_application::admin::AccountAdminPorts;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
     ClientLoginService, GrantService, LoginThrottle, Metrics, OAuthService, OwnEntryService, PasskeyService,
-    PasswordHasher, ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SecondFactorService, SessionService,
+    PasswordHasher, ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SecondFactorService, SecurityLog, SessionService,
     SignupService, StaffService, TaxIdValidationService, TokenService, TokenServiceConfig, UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
@@ -166,14 +166,18 @@ impl Application {
             Arc::clone(&profiles),
             Arc::clone(&clock),
         );
+        let security_log = Arc::new(SecurityLog::new(Arc::clone(&storage.security_events), Arc::clone(&clock)));
         let factors = crate::keys::second_factor_key(settings, mode)?.map(|key| {
-            Arc::new(SecondFactorService::new(
-                Arc::clone(&storage.second_factors),
-                key,
-                Arc::clone(tokens.credentials()),
-                Arc::clone(&clock),
-                credencial_app_actix::html::PROVIDER.name,
-            ))
+            Arc::new(
+                SecondFactorService::new(
+                    Arc::clone(&storage.second_factors),
+                    key,
+                    Arc::clone(tokens.credentials()),
+                    Arc::clone(&clock),
+                    credencial_app_actix::html::PROVIDER.name,
+                )
+                .with_security_log(Arc::clone(&security_log)),
+            )
         });
         let sessions = SessionService::new(
             Arc::clone(&storage.sessions),
@@ -182,6 +186,7 @@ impl Application {
             SessionLimits { idle_secs: settings.session_idle_secs, absolute_secs: settings.session_absolute_secs },
         )
         .with_login_history(login_history.clone())
+        .with_security_log(security_log)
         .with_metrics(tokens.metrics().clone());
         let sessions = match &factors {
             Some(factors) => sessions.with_second_factors(Arc::clone(factors)),

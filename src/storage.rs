@@ -12,7 +12,8 @@ use credencial_ports::DataTransfer;
 use credencial_ports::{
     AccountAdminStore, AuditTrail, AuthorizationCodeStore, HostUserRecords, HostUserStore, LoginFailureLog,
     LoginHistory, OAuthClientRepository, PasskeyStore, PoolStatus, ProfileRepository, ReadinessProbe,
-    RefreshTokenStore, SchemaStatus, SecondFactorStore, SessionStore, SnapshotStore, UserDirectory, UserRepository,
+    RefreshTokenStore, SchemaStatus, SecondFactorStore, SecurityEvents, SessionStore, SnapshotStore, UserDirectory,
+    UserRepository,
 };
 
 pub use sqlite::InstanceLock;
@@ -183,6 +184,8 @@ pub struct Storage {
     pub second_factors: Arc<dyn SecondFactorStore>,
     /// Passkeys and their ceremonies.
     pub passkeys: Arc<dyn PasskeyStore>,
+    /// People's security activity.
+    pub security_events: Arc<dyn SecurityEvents>,
     /// The user-management API's directory.
     pub directory: Arc<dyn UserDirectory>,
     /// The client component's host user table.
@@ -230,6 +233,7 @@ impl Storage {
                 sessions: pg::PgSessionStore,
                 second_factors: pg::PgSecondFactorStore,
                 passkeys: pg::PgSecondFactorStore,
+                security_events: pg::PgSecurityEvents,
                 directory: pg::PgUserDirectory,
                 host_users: pg::PgHostUserStore,
                 host_user_records: pg::PgHostUserRecords,
@@ -255,6 +259,7 @@ impl Storage {
                 sessions: sqlite::SqliteSessionStore,
                 second_factors: sqlite::SqliteSecondFactorStore,
                 passkeys: sqlite::SqliteSecondFactorStore,
+                security_events: sqlite::SqliteSecurityEvents,
                 directory: sqlite::SqliteUserDirectory,
                 host_users: sqlite::SqliteHostUserStore,
                 host_user_records: sqlite::SqliteHostUserRecords,

@@ -22,6 +22,7 @@ mod profiles;
 mod readiness;
 mod refresh_tokens;
 mod second_factors;
+mod security_events;
 mod sessions;
 mod snapshots;
 #[cfg(feature = "test-support")]
@@ -46,6 +47,7 @@ pub use pool_status::PgPoolStatus;
 pub use profiles::PgProfileRepository;
 pub use readiness::{PgReadinessProbe, READINESS_TIMEOUT};
 pub use refresh_tokens::PgRefreshTokenStore;
+pub use security_events::PgSecurityEvents;
 pub use second_factors::PgSecondFactorStore;
 pub use sessions::PgSessionStore;
 pub use snapshots::PgSnapshotStore;

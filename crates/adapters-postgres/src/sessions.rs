@@ -110,6 +110,16 @@ impl SessionStore for PgSessionStore {
         Ok(done.rows_affected() > 0)
     }
 
+    async fn reauthenticated(&self, id: i64, now: i64) -> Result<(), RepositoryError> {
+        sqlx::query("UPDATE sessions SET auth_time = $2 WHERE id = $1")
+            .bind(id)
+            .bind(now)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(())
+    }
+
     async fn end_one(&self, user: UserId, id: i64) -> Result<bool, RepositoryError> {
         let done = sqlx::query("DELETE FROM sessions WHERE id = $1 AND user_id = $2")
             .bind(id)

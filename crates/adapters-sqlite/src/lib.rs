@@ -24,6 +24,7 @@ mod profiles;
 mod readiness;
 mod refresh_tokens;
 mod second_factors;
+mod security_events;
 mod sessions;
 mod snapshots;
 #[cfg(any(test, feature = "test-support"))]
@@ -48,6 +49,7 @@ pub use pool_status::SqlitePoolStatus;
 pub use profiles::SqliteProfileRepository;
 pub use readiness::SqliteReadinessProbe;
 pub use refresh_tokens::SqliteRefreshTokenStore;
+pub use security_events::SqliteSecurityEvents;
 pub use second_factors::SqliteSecondFactorStore;
 pub use sessions::SqliteSessionStore;
 pub use snapshots::SqliteSnapshotStore;

@@ -95,6 +95,11 @@ impl FormFields {
         Ok(Self(pairs))
     }
 
+    /// Every field as sent, in order.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// The value of `name`; `Ok(None)` when absent or empty. Errors:
     /// `Repeated` when it was sent more than once.
     pub fn get(&self, name: &str) -> Result<Option<&str>, FormError> {

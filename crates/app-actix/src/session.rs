@@ -206,6 +206,69 @@ pub fn login_form_token_matches(req: &HttpRequest, sessions: &SessionService, pr
     cookies::read(req, LOGIN_COOKIE).is_some_and(|key| sessions.login_form_token_matches(&key, presented))
 }
 
+/// `templates/account/confirm.html`: the password asked again before a
+/// sensitive change, the form's other fields carried through.
+#[derive(Debug, askama::Template)]
+#[template(path = "account/confirm.html")]
+struct ConfirmPage<'a> {
+    site: &'static html::Site,
+    title: &'a str,
+    purpose: &'a str,
+    message: Option<&'a str>,
+    action: &'a str,
+    carried: Vec<(&'a str, &'a str)>,
+    back: &'a str,
+}
+
+/// Re-authentication before a sensitive change (`purpose`, as "encerrar
+/// outras sessões"): passes when `session` authenticated within the last
+/// 5 minutes, or `fields` carry its right password (`senha_confirmacao`,
+/// which then counts as the session's latest authentication). Otherwise
+/// the answer: the confirmation page, posting the same fields back to the
+/// request's path (422 with a message after a wrong password; 429 under
+/// the login limits).
+pub async fn recent_authentication(
+    req: &HttpRequest,
+    session: &LoginSession,
+    fields: &FormFields,
+    purpose: &str,
+    back: &str,
+) -> Result<(), HttpResponse> {
+    let sessions = service(req).map_err(html::failure_page)?;
+    if sessions.recently_authenticated(session) {
+        return Ok(());
+    }
+    let page = |message, status| {
+        let carried = fields.pairs().filter(|(k, _)| *k != "senha_confirmacao").collect();
+        let page = ConfirmPage {
+            site: &PROVIDER,
+            title: "Confirme que é você",
+            purpose,
+            message,
+            action: req.path(),
+            carried,
+            back,
+        };
+        html::html(html::response(status), &page)
+    };
+    let password = match fields.get("senha_confirmacao") {
+        Ok(Some(password)) => secrecy::SecretString::from(password.to_owned()),
+        Ok(None) => return Err(page(None, StatusCode::OK)),
+        Err(e) => return Err(form_refused(e)),
+    };
+    match sessions.reauthenticate(session, password, client_address(req)).await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(page(Some("A senha não confere. Nada foi alterado."), StatusCode::UNPROCESSABLE_ENTITY)),
+        Err(ServiceError::Throttled { retry_after_secs }) => {
+            let text = format!("Muitas tentativas sem sucesso. Tente novamente em {retry_after_secs} segundos.");
+            let mut answer = page(Some(&text), StatusCode::TOO_MANY_REQUESTS);
+            answer.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            Err(answer)
+        }
+        Err(e) => Err(html::failure_page(e)),
+    }
+}
+
 /// An error page of the account with `status`: the reason, and a link back
 /// to the overview.
 pub fn refused(status: StatusCode, reason: &str) -> HttpResponse {

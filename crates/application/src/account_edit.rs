@@ -19,6 +19,7 @@ use credencial_ports::{DetailsUpdate, RefreshTokenStore, UserRepository};
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::error::ServiceError;
+use credencial_domain::security_event::SecurityEventKind;
 use crate::metrics::SessionEnd;
 use crate::session::{Origin, SessionService, SignedSession};
 use crate::tokens::TokenService;
@@ -146,6 +147,9 @@ impl AccountEditService {
             return Ok(PasswordOutcome::Refused(errors));
         }
         let hash = hasher.hash(new).await?;
+        if let Some(log) = self.sessions.security_log() {
+            log.record(user, SecurityEventKind::PasswordChanged, "", Some(origin)).await?;
+        }
         // Refresh tokens and sessions (this browser's too) end before the
         // new hash is stored (should storing it fail, the person only logs
         // in again, and may simply retry) and again after it (a login with

@@ -12,6 +12,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use credencial_domain::security_event::SecurityEventKind;
 use credencial_domain::session::{AuthMethod, SessionToken};
 use credencial_domain::{Redacted, UserId};
 use credencial_ports::{Ceremony, Clock, NewPasskey, PasskeyRecord, PasskeyStore};
@@ -147,6 +148,10 @@ impl PasskeyService {
     /// Removes `user`'s passkey `id` (another person's id removes nothing):
     /// whether it was there. Errors: `Storage`.
     pub async fn remove(&self, user: UserId, id: i64) -> Result<bool, ServiceError> {
+        let Some(passkey) = self.store.passkeys(user, MAX_PASSKEYS).await?.into_iter().find(|p| p.id == id) else {
+            return Ok(false);
+        };
+        self.factors.record(user, SecurityEventKind::PasskeyRemoved, &passkey.name).await?;
         let removed = self.store.remove_passkey(user, id).await?;
         if removed {
             tracing::info!(user = user.0, passkey = id, "passkey removed");
@@ -268,6 +273,7 @@ impl PasskeyService {
             data: serde_json::to_string(&passkey).map_err(internal)?,
             now: self.clock.now(),
         };
+        self.factors.record(user, SecurityEventKind::PasskeyAdded, name).await?;
         if !self.store.add_passkey(&new, MAX_PASSKEYS).await? {
             return Err(invalid("esta chave de acesso já está cadastrada, ou a conta já tem o máximo de chaves"));
         }

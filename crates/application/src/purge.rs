@@ -183,6 +183,10 @@ impl Purge {
                 Some(passkeys) => passkeys.purge_ceremonies(limit).await?,
                 None => 0,
             },
+            PurgeTable::SecurityEvents => match self.sessions.as_ref().and_then(|s| s.security_log()) {
+                Some(log) => log.purge(limit).await?,
+                None => 0,
+            },
         };
         self.metrics.purge_batch(table, rows);
         Ok(rows)

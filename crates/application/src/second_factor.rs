@@ -19,6 +19,8 @@ use credencial_ports::{Clock, SecondFactorStore};
 
 use crate::credentials::CredentialCheck;
 use crate::error::ServiceError;
+use crate::security_log::SecurityLog;
+use credencial_domain::security_event::SecurityEventKind;
 
 /// A TOTP enrolment in progress: what the page shows to set the app up.
 #[derive(Debug, Clone)]
@@ -45,6 +47,7 @@ pub struct SecondFactorService {
     credentials: Arc<CredentialCheck>,
     clock: Arc<dyn Clock>,
     issuer: String,
+    security: Option<Arc<SecurityLog>>,
 }
 
 impl fmt::Debug for SecondFactorService {
@@ -64,7 +67,23 @@ impl SecondFactorService {
         clock: Arc<dyn Clock>,
         issuer: &str,
     ) -> Self {
-        Self { store, key, credentials, clock, issuer: issuer.replace(':', " ") }
+        Self { store, key, credentials, clock, issuer: issuer.replace(':', " "), security: None }
+    }
+
+    /// The same service, recording every change of factors in the
+    /// person's security activity.
+    pub fn with_security_log(mut self, log: Arc<SecurityLog>) -> Self {
+        self.security = Some(log);
+        self
+    }
+
+    /// Records a change of `user`'s factors (`kind`, with `detail`) in the
+    /// security activity, when the service keeps one. Errors: `Storage`.
+    pub async fn record(&self, user: UserId, kind: SecurityEventKind, detail: &str) -> Result<(), ServiceError> {
+        match &self.security {
+            Some(log) => log.record(user, kind, detail, None).await,
+            None => Ok(()),
+        }
     }
 
     /// The credential check (re-authentication before a change).
@@ -144,11 +163,19 @@ impl SecondFactorService {
             self.credentials.throttle().record_failure(subject, from).await?;
             return Ok(None);
         };
+        self.record(user, SecurityEventKind::TotpEnabled, "").await?;
         if !self.store.confirm_totp(user, step, now).await? {
             return Err(ServiceError::Invalid("não há um aplicativo autenticador a confirmar".into()));
         }
         tracing::info!(user = user.0, "TOTP enrolled");
         Ok(Some(self.new_recovery_codes(user).await?))
+    }
+
+    /// The person's new set of recovery codes (the old set dies), recorded
+    /// in their security activity, to show once. Errors: `Storage`.
+    pub async fn renew_recovery_codes(&self, user: UserId) -> Result<Vec<Redacted<String>>, ServiceError> {
+        self.record(user, SecurityEventKind::RecoveryCodesRenewed, "").await?;
+        self.new_recovery_codes(user).await
     }
 
     /// A new set of recovery codes for `user` (the old set dies), to show
@@ -202,6 +229,7 @@ impl SecondFactorService {
     /// Turns `user`'s authenticator app off; the recovery codes go too
     /// when no factor is left. Whether there was an app. Errors: `Storage`.
     pub async fn remove_totp(&self, user: UserId) -> Result<bool, ServiceError> {
+        self.record(user, SecurityEventKind::TotpDisabled, "").await?;
         let removed = self.store.remove_totp(user).await?;
         if removed {
             tracing::info!(user = user.0, "TOTP removed");

@@ -32,6 +32,13 @@ use crate::metrics::SessionEnd;
 use crate::metrics::{LoginForm, LoginMethod, LoginOutcome, Metrics};
 use crate::passkey::PasskeyService;
 use crate::second_factor::SecondFactorService;
+use crate::security_log::SecurityLog;
+use credencial_domain::security_event::SecurityEventKind;
+
+/// How recent an authentication must be for a sensitive change (ending
+/// other sessions, changing the e-mail) to go without the password asked
+/// again: 5 minutes.
+pub const REAUTH_SECS: i64 = 5 * 60;
 
 /// How long a session waiting for the second factor lives: 5 minutes.
 pub const PENDING_SECS: i64 = 5 * 60;
@@ -127,7 +134,8 @@ pub struct Origin {
 }
 
 impl Origin {
-    fn place(&self) -> String {
+    /// The approximate place of the address (a /24 or /48), or empty.
+    pub fn place(&self) -> String {
         self.address.map(|a| approximate_address(IpAddr::from(a))).unwrap_or_default()
     }
 }
@@ -146,6 +154,7 @@ pub struct SessionService {
     store: Arc<dyn SessionStore>,
     factors: Option<Arc<SecondFactorService>>,
     passkeys: Option<Arc<PasskeyService>>,
+    security: Option<Arc<SecurityLog>>,
     credentials: Arc<CredentialCheck>,
     clock: Arc<dyn Clock>,
     limits: SessionLimits,
@@ -173,6 +182,7 @@ impl SessionService {
             store,
             factors: None,
             passkeys: None,
+            security: None,
             credentials,
             clock,
             limits,
@@ -193,6 +203,28 @@ impl SessionService {
     pub fn with_passkeys(mut self, passkeys: Arc<PasskeyService>) -> Self {
         self.passkeys = Some(passkeys);
         self
+    }
+
+    /// The same service, recording logins and the ending of other
+    /// sessions in the person's security activity.
+    pub fn with_security_log(mut self, log: Arc<SecurityLog>) -> Self {
+        self.security = Some(log);
+        self
+    }
+
+    /// The security activity, when the service keeps one.
+    pub fn security_log(&self) -> Option<&Arc<SecurityLog>> {
+        self.security.as_ref()
+    }
+
+    /// Records a completed login of `user` by `methods` from `origin` in
+    /// the security activity. Errors: `Storage` (the login fails: it must
+    /// be visible to the person).
+    async fn record_login(&self, user: UserId, methods: &[AuthMethod], origin: &Origin) -> Result<(), ServiceError> {
+        match &self.security {
+            Some(log) => log.record(user, SecurityEventKind::Login, &amr_text(methods), Some(origin)).await,
+            None => Ok(()),
+        }
     }
 
     /// The passkeys, when the service offers them.
@@ -248,6 +280,9 @@ impl SessionService {
             Some(factors) => factors.has_factor(user.id).await?,
             None => false,
         };
+        if !pending {
+            self.record_login(user.id, &[AuthMethod::Password], origin).await?;
+        }
         let mut signed = self.open_as(user.id, &[AuthMethod::Password], origin, pending).await?;
         signed.session.must_change_password = user.must_change_password;
         if let Some(logins) = &self.logins {
@@ -381,6 +416,7 @@ impl SessionService {
     ) -> Result<SignedSession, ServiceError> {
         self.metrics().login_outcome(LoginForm::SecondFactor, LoginOutcome::Succeeded);
         self.metrics().login_method(LoginMethod::from(method), LoginOutcome::Succeeded);
+        self.record_login(pending.user_id, &[AuthMethod::Password, method], origin).await?;
         if let Some(token) = SessionToken::from_cookie(&pending.key) {
             self.store.end(&token.hash()).await?;
         }
@@ -440,6 +476,7 @@ impl SessionService {
             }
         };
         self.metrics().login_method(LoginMethod::Passkey, LoginOutcome::Succeeded);
+        self.record_login(login.user, &[login.method], origin).await?;
         let signed = self.open(login.user, &[login.method], origin).await?;
         if let Some(logins) = &self.logins {
             if let Err(e) = logins.record(login.user, via).await {
@@ -448,6 +485,28 @@ impl SessionService {
         }
         tracing::info!(user = login.user.0, via = via.code(), "passkey login; session opened");
         Ok(Some(signed))
+    }
+
+    /// Whether `session`'s person authenticated within [`REAUTH_SECS`].
+    pub fn recently_authenticated(&self, session: &LoginSession) -> bool {
+        self.clock.now().saturating_sub(session.auth_time) <= REAUTH_SECS
+    }
+
+    /// Re-authentication: checks `password` of `session`'s person sent
+    /// from `from` (the login limits apply; a wrong one counts) and, when
+    /// right, records it as the session's latest authentication (its
+    /// `auth_time`). Errors: `Throttled`; `Storage`.
+    pub async fn reauthenticate(
+        &self,
+        session: &LoginSession,
+        password: SecretString,
+        from: Option<ClientAddress>,
+    ) -> Result<bool, ServiceError> {
+        if !self.credentials.check_password_of(session.user_id, password, from).await? {
+            return Ok(false);
+        }
+        self.store.reauthenticated(session.id, self.clock.now()).await?;
+        Ok(true)
     }
 
     // ----------------------------------------------------------- ending
@@ -479,6 +538,11 @@ impl SessionService {
     /// Ends every session of `user` but `except` (the asking browser's),
     /// for `cause`, and returns how many ended. Errors: `Storage`.
     pub async fn end_all(&self, user: UserId, except: Option<i64>, cause: SessionEnd) -> Result<u64, ServiceError> {
+        // The person's own "end the others" is in their security activity
+        // (recorded first: it must not happen unseen).
+        if let (SessionEnd::Person, Some(log)) = (cause, &self.security) {
+            log.record(user, SecurityEventKind::OtherSessionsEnded, "", None).await?;
+        }
         let ended = self.store.end_all(user, except).await?;
         self.metrics().sessions_ended(cause, ended);
         if ended > 0 {

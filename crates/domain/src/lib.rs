@@ -121,6 +121,7 @@ pub mod refresh_grace;
 pub mod registries;
 pub mod scope;
 pub mod second_factor;
+pub mod security_event;
 pub mod session;
 pub mod text;
 pub mod throttle;

@@ -22,6 +22,7 @@ pub mod readiness;
 pub mod refresh_tokens;
 pub mod registries;
 pub mod second_factors;
+pub mod security_events;
 pub mod sessions;
 pub mod stored;
 pub mod transfer;
@@ -43,6 +44,7 @@ pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTo
 pub use readiness::{NotReady, ProbeAnswer, ReadinessProbe, SchemaStatus, READINESS_TIMEOUT};
 pub use refresh_tokens::{GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation, TokenRevocation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
+pub use security_events::{SecurityEvent, SecurityEvents};
 pub use second_factors::{Ceremony, NewPasskey, PasskeyRecord, PasskeyStore, SecondFactorStore, TotpRecord};
 pub use sessions::{NewSession, ResumedSession, SessionEntry, SessionStore};
 pub use transfer::{DataTransfer, TableSpec, TABLES};
@@ -79,6 +81,8 @@ pub use refresh_tokens::MockRefreshTokenStore;
 pub use registries::{MockCdpDirectory, MockCnesRegistry, MockTaxAuthority};
 #[cfg(any(test, feature = "mocks"))]
 pub use second_factors::{MockPasskeyStore, MockSecondFactorStore};
+#[cfg(any(test, feature = "mocks"))]
+pub use security_events::MockSecurityEvents;
 #[cfg(any(test, feature = "mocks"))]
 pub use sessions::MockSessionStore;
 #[cfg(any(test, feature = "mocks"))]

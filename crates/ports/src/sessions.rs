@@ -96,6 +96,10 @@ pub trait SessionStore: Send + Sync + 'static {
     /// deleted); whether there was one. Errors: `Unexpected`.
     async fn end(&self, token_hash: &[u8; 32]) -> Result<bool, RepositoryError>;
 
+    /// Records that the person of session `id` authenticated again at
+    /// `now` (its `auth_time`). Errors: `Unexpected`.
+    async fn reauthenticated(&self, id: i64, now: i64) -> Result<(), RepositoryError>;
+
     /// Ends the session with record id `id` when it is `user`'s (another
     /// person's id ends nothing); whether it did. Errors: `Unexpected`.
     async fn end_one(&self, user: UserId, id: i64) -> Result<bool, RepositoryError>;

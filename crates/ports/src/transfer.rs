@@ -322,6 +322,20 @@ pub const TABLES: &[TableSpec] = &[
         order_by: "id",
         generated_id: true,
     },
+    TableSpec {
+        name: "security_events",
+        columns: &[
+            ("id", I),
+            ("user_id", I),
+            ("at", I),
+            ("kind", S),
+            ("detail", S),
+            ("device", S),
+            ("place", S),
+        ],
+        order_by: "id",
+        generated_id: true,
+    },
 ];
 
 /// Tables that `export` leaves out and `import` leaves empty: browser

@@ -58,6 +58,15 @@ pub async fn update(
         Ok(d) => d,
         Err(errors) => return refused_with(errors, CHECK_FIELDS.into(), StatusCode::UNPROCESSABLE_ENTITY).await,
     };
+    // A new e-mail address asks for a recent authentication (it is where
+    // the account's messages go).
+    let current = match accounts.overview(session.user_id).await {
+        Ok(account) => account.email,
+        Err(e) => return service_failure(&req, e),
+    };
+    if !current.eq_ignore_ascii_case(details.email.as_str()) {
+        or_answer!(crate::session::recent_authentication(&req, &session, &fields, "trocar o e-mail", super::HOME_PATH).await);
+    }
     match edits.update_details(session.user_id, &details, client_address(&req)).await {
         Ok(DetailsOutcome::Saved) => see_other(SAVED_LOCATION),
         Ok(DetailsOutcome::Refused(errors)) => {

@@ -17,7 +17,9 @@ use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use askama::Template;
 use credencial_application::metrics::SessionEnd;
 use credencial_application::{LoginSession, SecondFactorService, ServiceError, SessionService, TotpEnrolment};
+use credencial_domain::security_event::SecurityEventKind;
 use credencial_domain::Redacted;
+use credencial_ports::SecurityEvent;
 use qrcode::render::svg;
 use qrcode::QrCode;
 use secrecy::SecretString;
@@ -180,6 +182,7 @@ struct SecurityPage<'a> {
     others: bool,
     next: Option<String>,
     any_factor: bool,
+    activity: Vec<ActivityRow>,
     passkeys: Vec<PasskeyRow>,
     passkey_offer: bool,
     passkey_elsewhere: Option<String>,
@@ -213,6 +216,33 @@ pub(super) struct Shown<'a> {
     pub next: Option<String>,
 }
 
+/// An entry of the security activity as the page lists it.
+#[derive(Debug)]
+struct ActivityRow {
+    at: String,
+    what: String,
+    device: String,
+    place: String,
+}
+
+/// What a security event reads as on the page.
+fn event_words(event: &SecurityEvent) -> String {
+    use credencial_domain::security_event::SecurityEventKind as K;
+    match SecurityEventKind::from_code(&event.kind) {
+        Some(K::Login) => format!("Entrada com {}", super::sessions::method_words(&event.detail)),
+        Some(K::TotpEnabled) => "Aplicativo autenticador ativado".into(),
+        Some(K::TotpDisabled) => "Aplicativo autenticador desativado".into(),
+        Some(K::PasskeyAdded) => format!("Chave de acesso «{}» cadastrada", event.detail),
+        Some(K::PasskeyRemoved) => format!("Chave de acesso «{}» removida", event.detail),
+        Some(K::RecoveryCodesRenewed) => "Novos códigos de recuperação gerados".into(),
+        Some(K::PasswordChanged) => "Senha alterada".into(),
+        Some(K::PasswordReset) => "Senha redefinida pela equipe do serviço".into(),
+        Some(K::FactorsReset) => "Verificação em duas etapas removida pela equipe do serviço".into(),
+        Some(K::OtherSessionsEnded) => "Sessões em outros navegadores encerradas".into(),
+        None => "Outra alteração".into(),
+    }
+}
+
 /// A passkey as the page lists it.
 #[derive(Debug)]
 struct PasskeyRow {
@@ -238,7 +268,7 @@ pub(super) async fn reauthenticate(
     session: &LoginSession,
     password: SecretString,
 ) -> Result<(), HttpResponse> {
-    match factors.credentials().check_password_of(session.user_id, password, origin(req).address).await {
+    match sessions.reauthenticate(session, password, origin(req).address).await {
         Ok(true) => Ok(()),
         Ok(false) => {
             let shown = Shown { message: Some(WRONG_PASSWORD), ..Shown::default() };
@@ -305,6 +335,21 @@ pub(super) async fn page(
         }
         None => (Vec::new(), false, None),
     };
+    let activity = match sessions.security_log() {
+        Some(log) => match log.recent(session.user_id).await {
+            Ok(events) => events
+                .iter()
+                .map(|e| ActivityRow {
+                    at: html::brasilia_time(e.at),
+                    what: event_words(e),
+                    device: e.device.clone(),
+                    place: e.place.clone(),
+                })
+                .collect(),
+            Err(e) => return service_failure(req, e),
+        },
+        None => Vec::new(),
+    };
     let token = session.account_form_token();
     let page = SecurityPage {
         site: &PROVIDER,
@@ -324,6 +369,7 @@ pub(super) async fn page(
         others,
         next: shown.next,
         any_factor: state.totp || !passkeys.is_empty(),
+        activity,
         passkeys,
         passkey_offer,
         passkey_elsewhere,
@@ -422,7 +468,7 @@ async fn change(
             Err(e) => service_failure(&req, e),
         },
         "novos-codigos" => match factors.has_factor(user).await {
-            Ok(true) => match factors.new_recovery_codes(user).await {
+            Ok(true) => match factors.renew_recovery_codes(user).await {
                 Ok(codes) => {
                     let shown = Shown {
                         notice: Some("Novos códigos de recuperação gerados. Os anteriores não valem mais."),
@@ -467,10 +513,14 @@ async fn change(
                 Err(e) => service_failure(&req, e),
             }
         }
-        "encerrar-outras" => match sessions.end_all(user, Some(session.id), SessionEnd::Person).await {
-            Ok(ended) => see_other(&format!("{SECURITY_PATH}?encerradas={ended}")),
-            Err(e) => service_failure(&req, e),
-        },
+        "encerrar-outras" => {
+            let purpose = "encerrar sessões abertas em outros navegadores";
+            or_answer!(crate::session::recent_authentication(&req, &session, &fields, purpose, SECURITY_PATH).await);
+            match sessions.end_all(user, Some(session.id), SessionEnd::Person).await {
+                Ok(ended) => see_other(&format!("{SECURITY_PATH}?encerradas={ended}")),
+                Err(e) => service_failure(&req, e),
+            }
+        }
         _ => refused(StatusCode::BAD_REQUEST, "A ação pedida não existe."),
     }
 }

@@ -70,10 +70,15 @@ pub struct SessionsPage<'a> {
     absolute: String,
 }
 
-/// How a session's `amr` reads on the page.
-fn method_words(amr: &str) -> &'static str {
+/// How a session's (or a login's) `amr` reads on the pages.
+pub(crate) fn method_words(amr: &str) -> &'static str {
+    use AuthMethod::{Passkey, Password, RecoveryCode, SyncedPasskey, Totp};
     match methods_of(amr).as_slice() {
-        [AuthMethod::Password] => "senha",
+        [Password] => "senha",
+        [Password, Totp] => "senha e aplicativo autenticador",
+        [Password, RecoveryCode] => "senha e código de recuperação",
+        [Password, Passkey | SyncedPasskey] => "senha e chave de acesso",
+        [Passkey | SyncedPasskey] => "chave de acesso",
         _ => "outro método",
     }
 }
@@ -142,6 +147,10 @@ async fn end(req: HttpRequest, payload: web::Payload, sessions: web::Data<Sessio
         Ok(action) => action,
         Err(e) => return form_refused(e),
     };
+    if matches!(action, Some("encerrar" | "encerrar_outras")) {
+        let purpose = "encerrar sessões abertas em outros navegadores";
+        or_answer!(crate::session::recent_authentication(&req, &session, &fields, purpose, SESSIONS_PATH).await);
+    }
     match action {
         Some("encerrar") => {
             let id = match fields.get("id") {
@@ -183,6 +192,10 @@ mod tests {
         assert_eq!(duration_words(90), "90 segundos");
         assert_eq!(method_words("pwd"), "senha");
         assert_eq!(method_words("xyz"), "outro método");
+        assert_eq!(method_words("pwd otp"), "senha e aplicativo autenticador");
+        assert_eq!(method_words("pwd rec"), "senha e código de recuperação");
+        assert_eq!(method_words("hwk"), "chave de acesso");
+        assert_eq!(method_words("pwd swk"), "senha e chave de acesso");
     }
 
     #[test]

@@ -340,11 +340,13 @@ pub enum PurgeTable {
     Sessions,
     /// Passkey ceremonies never finished (`webauthn_ceremonies`).
     PasskeyCeremonies,
+    /// Security activity older than a year (`security_events`).
+    SecurityEvents,
 }
 
 impl PurgeTable {
     /// Every step, in the order a pass runs them.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::AuthorizationCodes,
         Self::SealedPairs,
         Self::RefreshTokens,
@@ -354,6 +356,7 @@ impl PurgeTable {
         Self::AccessLog,
         Self::Sessions,
         Self::PasskeyCeremonies,
+        Self::SecurityEvents,
     ];
 
     /// The label value.
@@ -368,6 +371,7 @@ impl PurgeTable {
             Self::AccessLog => "access_log",
             Self::Sessions => "sessions",
             Self::PasskeyCeremonies => "webauthn_ceremonies",
+            Self::SecurityEvents => "security_events",
         }
     }
 }

@@ -1,0 +1,70 @@
+//! [`SecurityEvents`] on `security_events`.
+
+use async_trait::async_trait;
+use credencial_domain::UserId;
+use credencial_ports::{RepositoryError, SecurityEvent, SecurityEvents};
+use sqlx::PgPool;
+
+use crate::error::to_repository_error;
+
+/// A person's security activity in PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgSecurityEvents {
+    pool: PgPool,
+}
+
+impl PgSecurityEvents {
+    /// The store on `pool`.
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+#[async_trait]
+impl SecurityEvents for PgSecurityEvents {
+    async fn record(&self, user: UserId, event: &SecurityEvent) -> Result<(), RepositoryError> {
+        sqlx::query(
+            "INSERT INTO security_events (user_id, at, kind, detail, device, place) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(user.0)
+        .bind(event.at)
+        .bind(&event.kind)
+        .bind(&event.detail)
+        .bind(&event.device)
+        .bind(&event.place)
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn recent(&self, user: UserId, limit: u32) -> Result<Vec<SecurityEvent>, RepositoryError> {
+        let rows: Vec<(i64, String, String, String, String)> = sqlx::query_as(
+            "SELECT at, kind, detail, device, place FROM security_events WHERE user_id = $1 \
+             ORDER BY id DESC LIMIT $2",
+        )
+        .bind(user.0)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|(at, kind, detail, device, place)| SecurityEvent { at, kind, detail, device, place })
+            .collect())
+    }
+
+    async fn purge(&self, before: i64, limit: u32) -> Result<u64, RepositoryError> {
+        let done = sqlx::query(
+            "DELETE FROM security_events WHERE id IN ( \
+               SELECT id FROM security_events WHERE at < $1 ORDER BY at LIMIT $2)",
+        )
+        .bind(before)
+        .bind(i64::from(limit))
+        .execute(&self.pool)
+        .await
+        .map_err(to_repository_error)?;
+        Ok(done.rows_affected())
+    }
+}
