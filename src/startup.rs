@@ -17,8 +17,9 @@ use credencial_application::admin::AccountAdminPorts;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
     ClientLoginService, GrantService, LoginThrottle, Metrics, OAuthService, OwnEntryService, PasskeyService,
-    PasswordHasher, ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SecondFactorService, SecurityLog, SessionService,
-    SignupService, StaffService, TaxIdValidationService, TokenService, TokenServiceConfig, UserDirectoryService,
+    PasswordHasher, ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SecondFactorService, SecurityLog,
+    SessionService, SignupService, StaffService, TaxIdValidationService, TokenService, TokenServiceConfig,
+    UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;

@@ -41,6 +41,7 @@ mod outbound;
 mod passkeys;
 mod profile;
 mod provider_client;
+mod reauthentication;
 mod request_lines;
 mod response_mode;
 mod revocation;

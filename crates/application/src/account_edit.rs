@@ -19,10 +19,10 @@ use credencial_ports::{DetailsUpdate, RefreshTokenStore, UserRepository};
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::error::ServiceError;
-use credencial_domain::security_event::SecurityEventKind;
 use crate::metrics::SessionEnd;
 use crate::session::{Origin, SessionService, SignedSession};
 use crate::tokens::TokenService;
+use credencial_domain::security_event::SecurityEventKind;
 
 /// Message of a wrong current password.
 pub const MSG_SENHA_ATUAL: &str = "A senha atual não confere.";

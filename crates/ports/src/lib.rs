@@ -44,8 +44,8 @@ pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTo
 pub use readiness::{NotReady, ProbeAnswer, ReadinessProbe, SchemaStatus, READINESS_TIMEOUT};
 pub use refresh_tokens::{GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation, TokenRevocation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
-pub use security_events::{SecurityEvent, SecurityEvents};
 pub use second_factors::{Ceremony, NewPasskey, PasskeyRecord, PasskeyStore, SecondFactorStore, TotpRecord};
+pub use security_events::{SecurityEvent, SecurityEvents};
 pub use sessions::{NewSession, ResumedSession, SessionEntry, SessionStore};
 pub use transfer::{DataTransfer, TableSpec, TABLES};
 pub use user_data::{UpstreamError, UserDataSource};

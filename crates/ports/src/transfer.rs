@@ -324,15 +324,7 @@ pub const TABLES: &[TableSpec] = &[
     },
     TableSpec {
         name: "security_events",
-        columns: &[
-            ("id", I),
-            ("user_id", I),
-            ("at", I),
-            ("kind", S),
-            ("detail", S),
-            ("device", S),
-            ("place", S),
-        ],
+        columns: &[("id", I), ("user_id", I), ("at", I), ("kind", S), ("detail", S), ("device", S), ("place", S)],
         order_by: "id",
         generated_id: true,
     },

@@ -101,6 +101,10 @@ impl Backend for Postgres {
         (Arc::new(pg::PgUserRepository::new(pool.clone())), Arc::new(pg::PgAccountAdminStore::new(pool)))
     }
 
+    fn security_events(&self) -> Arc<dyn credencial_ports::SecurityEvents> {
+        Arc::new(pg::PgSecurityEvents::new(self.database.pool.clone()))
+    }
+
     fn passkeys(&self) -> Arc<dyn credencial_ports::PasskeyStore> {
         Arc::new(pg::PgSecondFactorStore::new(self.database.pool.clone()))
     }

@@ -102,6 +102,10 @@ impl Backend for Sqlite {
         (Arc::new(sqlite::SqliteUserRepository::new(db.clone())), Arc::new(sqlite::SqliteAccountAdminStore::new(db)))
     }
 
+    fn security_events(&self) -> Arc<dyn credencial_ports::SecurityEvents> {
+        Arc::new(sqlite::SqliteSecurityEvents::new(self.database.db.clone()))
+    }
+
     fn passkeys(&self) -> Arc<dyn credencial_ports::PasskeyStore> {
         Arc::new(sqlite::SqliteSecondFactorStore::new(self.database.db.clone()))
     }

@@ -65,7 +65,9 @@ pub async fn update(
         Err(e) => return service_failure(&req, e),
     };
     if !current.eq_ignore_ascii_case(details.email.as_str()) {
-        or_answer!(crate::session::recent_authentication(&req, &session, &fields, "trocar o e-mail", super::HOME_PATH).await);
+        or_answer!(
+            crate::session::recent_authentication(&req, &session, &fields, "trocar o e-mail", super::HOME_PATH).await
+        );
     }
     match edits.update_details(session.user_id, &details, client_address(&req)).await {
         Ok(DetailsOutcome::Saved) => see_other(SAVED_LOCATION),

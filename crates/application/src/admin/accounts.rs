@@ -23,11 +23,11 @@ use rand::RngCore;
 use secrecy::{ExposeSecret, SecretString};
 
 use super::{audit_entry, StaffService};
-use credencial_domain::security_event::SecurityEventKind;
 use crate::error::ServiceError;
 use crate::hashing::PasswordHasher;
 use crate::metrics::SessionEnd;
 use crate::session::SessionService;
+use credencial_domain::security_event::SecurityEventKind;
 
 /// Largest page of [`AccountAdminService::search`].
 pub const MAX_PAGE_SIZE: u32 = 500;

@@ -15,6 +15,7 @@ mod profiles;
 mod race;
 mod refresh_tokens;
 mod second_factors;
+mod security_events;
 mod sessions;
 mod snapshots;
 mod transfer;

@@ -14,6 +14,7 @@ contract!(
     a_deactivated_accounts_sessions_are_refused,
     the_list_shows_live_sessions_most_recent_first,
     the_purge_deletes_expired_sessions_in_bounded_batches,
+    a_reauthentication_moves_only_that_sessions_auth_time,
 );
 
 const NOW: i64 = 1_800_000_000;
@@ -169,4 +170,19 @@ async fn the_purge_deletes_expired_sessions_in_bounded_batches<B: Backend>() {
     assert_eq!(store.purge_expired(NOW, 3).await.expect("purge"), 2);
     assert_eq!(store.purge_expired(NOW, 3).await.expect("purge"), 0);
     assert_eq!(b.count("SELECT count(*) FROM sessions").await, 1, "the live one stays");
+}
+
+async fn a_reauthentication_moves_only_that_sessions_auth_time<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = b.create_user("ana").await;
+    let store = b.sessions();
+    let id = store.create(&session(ana, 1, NOW)).await.expect("created");
+    store.create(&session(ana, 2, NOW)).await.expect("created");
+    store.reauthenticated(id, NOW + 900).await.expect("reauthenticated");
+    let resume = |hash: u8| {
+        let store = std::sync::Arc::clone(&store);
+        async move { store.resume(&[hash; 32], NOW + 901, NOW, NOW).await.expect("read").expect("live") }
+    };
+    assert_eq!(resume(1).await.auth_time, NOW + 900, "the confirmed session");
+    assert_eq!(resume(2).await.auth_time, NOW, "the other one is untouched");
 }
