@@ -21,7 +21,9 @@ import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TARGET = path.resolve(ROOT, process.env.CARGO_TARGET_DIR || 'target');
-const BINARY = path.join(TARGET, 'debug', 'credencial');
+// The debug build, unless CREDENCIAL_BIN names another (the latency
+// measurement runs the release build).
+const BINARY = process.env.CREDENCIAL_BIN || path.join(TARGET, 'debug', 'credencial');
 export const OUT = path.join(TARGET, 'browser');
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const STEP_MS = 15_000; // any single browser action or navigation
@@ -187,4 +189,26 @@ export async function freshPage(browser) {
     context.setDefaultTimeout(STEP_MS);
     context.setDefaultNavigationTimeout(STEP_MS);
     return { context, page: await context.newPage() };
+}
+
+/**
+ * Gives `page` (of `context`) Chromium's virtual authenticator: a platform
+ * authenticator that keeps discoverable credentials and verifies the user
+ * (CDP `WebAuthn.addVirtualAuthenticator`). Resolves to `{ cdp,
+ * authenticatorId }`.
+ */
+export async function addVirtualAuthenticator(context, page) {
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: {
+            protocol: 'ctap2',
+            transport: 'internal',
+            hasResidentKey: true,
+            hasUserVerification: true,
+            isUserVerified: true,
+            automaticPresenceSimulation: true,
+        },
+    });
+    return { cdp, authenticatorId };
 }

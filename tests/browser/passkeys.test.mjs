@@ -21,7 +21,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkPage, freshPage as fresh, launchChromium, startDemo, TEST_MS } from './harness.mjs';
+import { addVirtualAuthenticator, checkPage, freshPage as fresh, launchChromium, startDemo, TEST_MS } from './harness.mjs';
 
 const DB = `credencial_browser_passkeys_${process.pid}`;
 const JWT_SECRET = 'browser-test-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
@@ -50,18 +50,7 @@ after(
 /** A fresh context and page with a virtual authenticator of its own. */
 async function device() {
     const { context, page } = await fresh(browser);
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: {
-            protocol: 'ctap2',
-            transport: 'internal',
-            hasResidentKey: true,
-            hasUserVerification: true,
-            isUserVerified: true,
-            automaticPresenceSimulation: true,
-        },
-    });
+    const { cdp, authenticatorId } = await addVirtualAuthenticator(context, page);
     const credentials = async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials;
     // A copy counts on from far ahead: the service refuses a signature
     // counter that goes back (a cloned authenticator), as synced copies
