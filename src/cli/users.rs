@@ -91,9 +91,9 @@ pub enum UserCommand {
         #[arg(long)]
         username: String,
     },
-    /// Remove a user's second factor (authenticator app and recovery
-    /// codes: a lost phone) and end the user's sessions; recorded in the
-    /// audit trail.
+    /// Remove a user's second factors (authenticator app, passkeys and
+    /// recovery codes: a lost phone) and end the user's sessions; recorded
+    /// in the audit trail.
     ResetSecondFactor {
         /// The user's username.
         #[arg(long)]

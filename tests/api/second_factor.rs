@@ -427,7 +427,7 @@ async fn staff_must_pass_a_second_factor_before_the_panel_and_can_reset_a_person
     let mut own = signed_in_browser(&app, "lia", PASSWORD).await;
     enrol(&mut own).await;
     let page = staff.get(&format!("/admin/usuarios/{lia}/")).await;
-    assert!(page.body.contains("Ativada (aplicativo autenticador)"), "{}", page.body);
+    assert!(page.body.contains("Ativada (aplicativo autenticador ou chave de acesso)"), "{}", page.body);
     let token = form_token(&page);
     let reset = staff
         .post(

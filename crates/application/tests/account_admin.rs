@@ -387,7 +387,7 @@ async fn search_pages_start_at_one_and_hold_at_most_five_hundred() {
 #[tokio::test]
 async fn the_view_masks_the_cpf_and_lists_grants_and_recent_logins() {
     let mut fakes = Fakes::finding_lia();
-    fakes.factors.expect_totp().returning(|_| Ok(None));
+    fakes.factors.expect_has_factor().returning(|_| Ok(false));
     fakes.grants.expect_list().returning(|_| Ok(vec![]));
     fakes
         .logins

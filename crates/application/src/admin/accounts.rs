@@ -123,7 +123,7 @@ pub struct AccountView {
     pub grants: Vec<GrantSummary>,
     /// Its most recent logins, newest first.
     pub logins: Vec<LoginRecord>,
-    /// Whether it has a second factor (an authenticator app).
+    /// Whether it has a second factor (an authenticator app or a passkey).
     pub second_factor: bool,
 }
 
@@ -209,7 +209,7 @@ impl AccountAdminService {
         let (grants, logins) =
             futures_util::future::try_join(self.grants.list(id), self.logins.recent(id, RECENT_LOGINS)).await?;
         let masked_cpf = masked(account.cpf.as_deref());
-        let second_factor = self.second_factors.totp(id).await?.is_some_and(|t| t.confirmed);
+        let second_factor = self.second_factors.has_factor(id).await?;
         Ok(AccountView { account, masked_cpf, grants, logins, second_factor })
     }
 
@@ -378,7 +378,7 @@ impl AccountAdminService {
     }
 
     /// Removes every second factor of the account `id` (its authenticator
-    /// app and recovery codes: a lost phone), as `actor`, and ends its
+    /// app, passkeys and recovery codes: a lost phone), as `actor`, and ends its
     /// sessions; the entry is appended to the audit trail first. Returns
     /// whether there was a factor. Errors: `UnknownUser`; `Storage`.
     pub async fn reset_second_factors(&self, actor: &Actor, id: UserId) -> Result<bool, ServiceError> {
