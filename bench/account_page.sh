@@ -28,26 +28,29 @@ command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; ex
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 
-# start NAME BINARY PORT: runs the demo; prints ana's session cookie.
-start() {
+# serve NAME BINARY PORT: runs the demo in its own directory until exit.
+serve() {
     local name=$1 bin=$2 port=$3 dir="$OUT_DIR/$1"
     mkdir -p "$dir"
-    (cd "$dir" && env -u DATABASE_URL SERVICE_BIND="127.0.0.1:$port" RUST_LOG=warn \
+    (cd "$dir" && exec env -u DATABASE_URL SERVICE_BIND="127.0.0.1:$port" RUST_LOG=warn \
         SERVICE_JWT_SECRET=bench-secret-0123456789-abcdefghijklmnopqrstuvwxyz \
-        "$(realpath "$bin")" demo >server.log 2>&1) &
+        "$(realpath "$bin")" demo) </dev/null >"$dir/server.log" 2>&1 &
     PIDS+=($!)
-    wait_until_serving "http://127.0.0.1:$port" "$!" "$dir/server.log" 120 >&2
-    local jar="$dir/cookies" form token
+    wait_until_serving "http://127.0.0.1:$port" "$!" "$dir/server.log" 120
+}
+
+# session NAME PORT: logs ana in with curl; prints her session cookie.
+session() {
+    local name=$1 port=$2 jar="$OUT_DIR/$1/cookies" form token cookie
     form=$(curl -s -c "$jar" "http://127.0.0.1:$port/conta/entrar/")
     token=$(grep -o 'name="csrf_token" value="[^"]*"' <<<"$form" | head -1 | sed 's/.*value="//; s/"$//')
     curl -s -o /dev/null -b "$jar" -c "$jar" "http://127.0.0.1:$port/conta/entrar/" \
         --data-urlencode "csrf_token=$token" --data-urlencode next=/conta/ \
         --data-urlencode username=ana --data-urlencode password=ana-demo-2026
-    local cookie
     cookie=$(awk '$6 == "credencial_session" { print $6 "=" $7 }' "$jar")
-    [[ -n $cookie ]] || { echo "$name: no session cookie after the login" >&2; exit 1; }
+    [[ -n $cookie ]] || { echo "$name: no session cookie after the login" >&2; return 1; }
     [[ $(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" "http://127.0.0.1:$port/conta/") == 200 ]] ||
-        { echo "$name: the cookie does not open /conta/" >&2; exit 1; }
+        { echo "$name: the cookie does not open /conta/" >&2; return 1; }
     echo "$cookie"
 }
 
@@ -59,10 +62,16 @@ rps() { # NAME PORT COOKIE ROUND
     awk '/Requests\/sec/ { print $2 }' "$out"
 }
 
-NEW_COOKIE=$(start head "$BIN" 18100)
-[[ -n $BASE_BIN ]] && BASE_COOKIE=$(start base "$BASE_BIN" 18101)
+serve head "$BIN" 18100
+NEW_COOKIE=$(session head 18100)
+if [[ -n $BASE_BIN ]]; then
+    serve base "$BASE_BIN" 18101
+    BASE_COOKIE=$(session base 18101)
+fi
 timeout 20 wrk -t1 -c"$CONNECTIONS" -d5s -H "Cookie: $NEW_COOKIE" http://127.0.0.1:18100/conta/ >/dev/null
-[[ -n $BASE_BIN ]] && timeout 20 wrk -t1 -c"$CONNECTIONS" -d5s -H "Cookie: $BASE_COOKIE" http://127.0.0.1:18101/conta/ >/dev/null
+if [[ -n $BASE_BIN ]]; then
+    timeout 20 wrk -t1 -c"$CONNECTIONS" -d5s -H "Cookie: $BASE_COOKIE" http://127.0.0.1:18101/conta/ >/dev/null
+fi
 
 {
     echo "| round | this build rps |${BASE_BIN:+ base rps | ratio |}"
