@@ -222,7 +222,7 @@ impl PasskeyService {
             Some(handle) => handle,
             None => Uuid::new_v4(),
         };
-        let exclude = existing.iter().map(|r| r.credential_id.clone().into()).collect::<Vec<_>>();
+        let exclude = existing.iter().map(|r| r.credential_id.clone()).collect::<Vec<_>>();
         let (options, state) =
             self.webauthn.start_passkey_registration(handle, account, display_name, Some(exclude)).map_err(internal)?;
         let mut options = serde_json::to_value(&options).map_err(internal)?;
