@@ -135,15 +135,23 @@ pub async fn signed_in(req: &HttpRequest) -> Result<LoginSession, HttpResponse> 
     }
 }
 
+/// An account page's POST, read and fenced: a post the browser marks as
+/// from another origin (403 page) or an unreadable form (400 or 413 page)
+/// is refused; otherwise its fields. The form's token is the caller's to
+/// check (a login form's, or a session's).
+pub async fn posted_form(req: &HttpRequest, payload: web::Payload) -> Result<FormFields, HttpResponse> {
+    if html::posted_from_another_origin(req) {
+        return Err(refused(StatusCode::FORBIDDEN, FROM_ANOTHER_SITE));
+    }
+    read_form(req, payload).await.map_err(form_refused)
+}
+
 /// A signed-in POST, read and fenced: a post the browser marks as from
 /// another origin (403 page), an unreadable form (400 or 413 page), no
 /// session (303 to the login form), a missing or wrong `csrf_token` (403
 /// page). Otherwise the session and the form's fields.
 pub async fn signed_post(req: &HttpRequest, payload: web::Payload) -> Result<(LoginSession, FormFields), HttpResponse> {
-    if html::posted_from_another_origin(req) {
-        return Err(refused(StatusCode::FORBIDDEN, FROM_ANOTHER_SITE));
-    }
-    let fields = read_form(req, payload).await.map_err(form_refused)?;
+    let fields = posted_form(req, payload).await?;
     let session = signed_in(req).await?;
     let presented = fields.get("csrf_token").ok().flatten().unwrap_or("");
     if !session.account_form_token_matches(presented) {

@@ -40,7 +40,7 @@ use credencial_domain::admin::LoginVia;
 use secrecy::SecretString;
 
 use crate::cookies::CookiePolicy;
-use crate::form::{read_form, FormError, FormFields};
+use crate::form::{FormError, FormFields};
 use crate::html::{self, ErrorPage, PROVIDER};
 use crate::routes::{self, resource};
 use crate::session::{
@@ -241,13 +241,7 @@ async fn login_post(
     cookies: web::Data<CookiePolicy>,
     settings: web::Data<AccountSettings>,
 ) -> HttpResponse {
-    if html::posted_from_another_origin(&req) {
-        return refused(StatusCode::FORBIDDEN, "O formulário foi enviado a partir de outro site e foi recusado.");
-    }
-    let fields = match read_form(&req, payload).await {
-        Ok(f) => f,
-        Err(e) => return form_refused(e),
-    };
+    let fields = or_answer!(crate::session::posted_form(&req, payload).await);
     let field = |name| fields.get(name).ok().flatten().unwrap_or("");
     let next = safe_next(fields.get("next").ok().flatten());
     let username = field("username").trim();

@@ -23,19 +23,17 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use askama::Template;
-use credencial_application::{LoginSession, PasskeyService, ServiceError, SessionService, StartedCeremony};
+use credencial_application::{PasskeyService, ServiceError, SessionService, StartedCeremony};
 use credencial_domain::admin::LoginVia;
 use secrecy::SecretString;
 
 use super::security::{self, Shown};
-use super::{form_refused, refused, safe_next_after_factor, see_other, service_failure, signed_post, with_session};
+use super::{refused, safe_next_after_factor, see_other, service_failure, signed_post, with_session};
 use crate::cookies::CookiePolicy;
-use crate::form::{read_form, FormFields};
+use crate::form::FormFields;
 use crate::html::{self, Site, PROVIDER};
 use crate::routes::{self, resource};
-use crate::session::{
-    login_form_token_matches, origin, session_of, to_login, FORM_EXPIRED, SECURITY_PATH, VERIFY_PATH,
-};
+use crate::session::{login_form_token_matches, origin, posted_form, FORM_EXPIRED, SECURITY_PATH, VERIFY_PATH};
 
 /// Where the script is served.
 pub const SCRIPT_PATH: &str = "/conta/chave-de-acesso.js";
@@ -48,7 +46,6 @@ pub const REGISTER_PASSKEY_PATH: &str = "/conta/seguranca/chave/";
 
 const SCRIPT: &str = include_str!("../../assets/passkey.js");
 const NOT_OFFERED: &str = "As chaves de acesso não estão disponíveis neste serviço.";
-const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site e foi recusado.";
 const NOT_RECOGNISED: &str = "A chave de acesso não foi reconhecida. Confira se ela está cadastrada na sua conta, \
                               ou entre com a senha.";
 const GONE: &str = "A operação com a chave de acesso expirou ou já foi usada. Tente de novo.";
@@ -173,15 +170,6 @@ fn ceremony_page<'a>(
     html::html(builder, &page)
 }
 
-/// A ceremony's post, read: the form's fields when it came from this site
-/// and could be read, else the refusal page.
-async fn read(req: &HttpRequest, payload: web::Payload) -> Result<FormFields, HttpResponse> {
-    if html::posted_from_another_origin(req) {
-        return Err(refused(StatusCode::FORBIDDEN, FROM_ANOTHER_SITE));
-    }
-    read_form(req, payload).await.map_err(form_refused)
-}
-
 fn field<'a>(fields: &'a FormFields, name: &str) -> &'a str {
     fields.get(name).ok().flatten().unwrap_or("")
 }
@@ -197,7 +185,7 @@ async fn login(
     sessions: web::Data<SessionService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let fields = or_answer!(read(&req, payload).await);
+    let fields = or_answer!(posted_form(&req, payload).await);
     let Some(passkeys) = sessions.passkeys() else {
         return super::not_offered(NOT_OFFERED);
     };
@@ -233,17 +221,6 @@ async fn login(
 
 // --------------------------------------------------------- second factor
 
-/// The browser's session when it may pass the second factor, else the
-/// answer (as the code form's).
-async fn waiting(req: &HttpRequest, next: &str) -> Result<LoginSession, HttpResponse> {
-    match session_of(req).await {
-        Ok(Some(session)) if session.needs_second_factor() => Ok(session),
-        Ok(Some(_)) => Err(see_other(next)),
-        Ok(None) => Err(to_login(next)),
-        Err(e) => Err(html::failure_page(e)),
-    }
-}
-
 /// `POST /conta/entrar/verificar/chave/`: the second factor by passkey;
 /// then a new session, and `next`.
 async fn second_factor(
@@ -252,12 +229,12 @@ async fn second_factor(
     sessions: web::Data<SessionService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let fields = or_answer!(read(&req, payload).await);
+    let fields = or_answer!(posted_form(&req, payload).await);
     let Some(passkeys) = sessions.passkeys() else {
         return super::not_offered(NOT_OFFERED);
     };
     let next = safe_next_after_factor(fields.get("next").ok().flatten());
-    let session = or_answer!(waiting(&req, &next).await);
+    let session = or_answer!(security::waiting(&req, &next).await);
     let token = session.account_form_token();
     if !session.account_form_token_matches(field(&fields, "csrf_token")) {
         return refused(StatusCode::FORBIDDEN, FORM_EXPIRED);

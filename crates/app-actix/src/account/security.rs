@@ -29,7 +29,7 @@ use super::{
     with_retry_after, with_session,
 };
 use crate::cookies::CookiePolicy;
-use crate::form::{read_form, FormFields};
+use crate::form::FormFields;
 use crate::html::{self, Frame, Site, PROVIDER};
 use crate::routes::{self, resource};
 use crate::session::{origin, session_of, to_login, VERIFY_PATH};
@@ -39,7 +39,6 @@ pub use crate::session::SECURITY_PATH;
 const WRONG_CODE: &str = "Código inválido ou já usado. Confira o código no aplicativo e tente de novo.";
 const WRONG_PASSWORD: &str = "A senha não confere. Nada foi alterado.";
 const NOT_OFFERED: &str = "A verificação em duas etapas não está disponível neste serviço.";
-const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site e foi recusado.";
 
 /// Registers both pages; `with_data` gives them the account's application
 /// data (the second factor service is the application's).
@@ -101,7 +100,7 @@ async fn verify_page(
 /// The browser's session when it may pass the second factor (waiting for
 /// it, or opened by the password alone: a step-up); otherwise the answer:
 /// to `next` (already passed) or to the login form.
-async fn waiting(req: &HttpRequest, next: &str) -> Result<LoginSession, HttpResponse> {
+pub(super) async fn waiting(req: &HttpRequest, next: &str) -> Result<LoginSession, HttpResponse> {
     match session_of(req).await {
         Ok(Some(session)) if session.needs_second_factor() => Ok(session),
         Ok(Some(_)) => Err(see_other(next)),
@@ -126,13 +125,7 @@ async fn verify(
     sessions: web::Data<SessionService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    if html::posted_from_another_origin(&req) {
-        return refused(StatusCode::FORBIDDEN, FROM_ANOTHER_SITE);
-    }
-    let fields = match read_form(&req, payload).await {
-        Ok(f) => f,
-        Err(e) => return form_refused(e),
-    };
+    let fields = or_answer!(crate::session::posted_form(&req, payload).await);
     let field = |name| fields.get(name).ok().flatten().unwrap_or("");
     let next = safe_next_after_factor(fields.get("next").ok().flatten());
     let session = or_answer!(waiting(&req, &next).await);

@@ -17,15 +17,12 @@ use credencial_domain::account::{FieldErrors, Registration, SignupForm};
 use secrecy::SecretString;
 
 use super::{
-    form_refused, not_offered, refused, see_other, text_fields, throttled_text, with_retry_after, with_session,
-    AccountSettings, HOME_PATH, LOGIN_PATH, SIGNUP_PATH,
+    form_refused, not_offered, see_other, text_fields, throttled_text, with_retry_after, with_session, AccountSettings,
+    HOME_PATH, LOGIN_PATH, SIGNUP_PATH,
 };
 use crate::cookies::CookiePolicy;
-use crate::form::read_form;
 use crate::html::{self, Site, PROVIDER};
 use crate::session::{login_form_token, login_form_token_matches, origin, session_of, FORM_EXPIRED};
-
-const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site e foi recusado.";
 
 /// What the 404 page says when sign-up is off.
 const SIGNUP_OFF: &str = "O cadastro de novas contas não está aberto neste serviço.";
@@ -98,13 +95,7 @@ pub async fn create(
     if !settings.signup_enabled {
         return not_offered(SIGNUP_OFF);
     }
-    if html::posted_from_another_origin(&req) {
-        return refused(StatusCode::FORBIDDEN, FROM_ANOTHER_SITE);
-    }
-    let fields = match read_form(&req, payload).await {
-        Ok(f) => f,
-        Err(e) => return form_refused(e),
-    };
+    let fields = or_answer!(crate::session::posted_form(&req, payload).await);
     let names = ["csrf_token", "cpf", "nome", "email", "username", "password", "password_confirmacao"];
     let [csrf_token, cpf, nome, email, username, password, password_confirmacao] = match text_fields(&fields, names) {
         Ok(values) => values,
