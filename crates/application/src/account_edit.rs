@@ -147,9 +147,7 @@ impl AccountEditService {
             return Ok(PasswordOutcome::Refused(errors));
         }
         let hash = hasher.hash(new).await?;
-        if let Some(log) = self.sessions.security_log() {
-            log.record(user, SecurityEventKind::PasswordChanged, "", Some(origin)).await?;
-        }
+        self.sessions.record_event(user, SecurityEventKind::PasswordChanged, "", Some(origin)).await?;
         // Refresh tokens and sessions (this browser's too) end before the
         // new hash is stored (should storing it fail, the person only logs
         // in again, and may simply retry) and again after it (a login with

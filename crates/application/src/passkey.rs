@@ -278,7 +278,9 @@ impl PasskeyService {
             return Err(invalid("esta chave de acesso já está cadastrada, ou a conta já tem o máximo de chaves"));
         }
         tracing::info!(user = user.0, "passkey registered");
-        match first && self.factors.state(user).await?.recovery_codes_left == 0 {
+        // The first factor brings the recovery codes (none are left once the
+        // last factor goes: `forget_codes_without_factor`, `remove_all`).
+        match first {
             true => Ok(Some(self.factors.new_recovery_codes(user).await?)),
             false => Ok(None),
         }

@@ -217,14 +217,26 @@ impl SessionService {
         self.security.as_ref()
     }
 
-    /// Records a completed login of `user` by `methods` from `origin` in
-    /// the security activity. Errors: `Storage` (the login fails: it must
-    /// be visible to the person).
-    async fn record_login(&self, user: UserId, methods: &[AuthMethod], origin: &Origin) -> Result<(), ServiceError> {
+    /// Records `kind` for `user` (with `detail`, from `origin` when known)
+    /// in the security activity, when the service keeps one. Errors:
+    /// `Storage` (the caller fails: the event must be visible to the
+    /// person).
+    pub async fn record_event(
+        &self,
+        user: UserId,
+        kind: SecurityEventKind,
+        detail: &str,
+        origin: Option<&Origin>,
+    ) -> Result<(), ServiceError> {
         match &self.security {
-            Some(log) => log.record(user, SecurityEventKind::Login, &amr_text(methods), Some(origin)).await,
+            Some(log) => log.record(user, kind, detail, origin).await,
             None => Ok(()),
         }
+    }
+
+    /// Records a completed login of `user` by `methods` from `origin`.
+    async fn record_login(&self, user: UserId, methods: &[AuthMethod], origin: &Origin) -> Result<(), ServiceError> {
+        self.record_event(user, SecurityEventKind::Login, &amr_text(methods), Some(origin)).await
     }
 
     /// The passkeys, when the service offers them.
@@ -540,8 +552,8 @@ impl SessionService {
     pub async fn end_all(&self, user: UserId, except: Option<i64>, cause: SessionEnd) -> Result<u64, ServiceError> {
         // The person's own "end the others" is in their security activity
         // (recorded first: it must not happen unseen).
-        if let (SessionEnd::Person, Some(log)) = (cause, &self.security) {
-            log.record(user, SecurityEventKind::OtherSessionsEnded, "", None).await?;
+        if cause == SessionEnd::Person {
+            self.record_event(user, SecurityEventKind::OtherSessionsEnded, "", None).await?;
         }
         let ended = self.store.end_all(user, except).await?;
         self.metrics().sessions_ended(cause, ended);

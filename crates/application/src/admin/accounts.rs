@@ -385,9 +385,7 @@ impl AccountAdminService {
         let account = self.find(id).await?;
         let entry = audit_entry(actor, AuditAction::UserResetSecondFactor, AuditTarget::User(account.username));
         self.staff.record(&entry).await?;
-        if let Some(log) = self.sessions.security_log() {
-            log.record(id, SecurityEventKind::FactorsReset, "", None).await?;
-        }
+        self.sessions.record_event(id, SecurityEventKind::FactorsReset, "", None).await?;
         let removed = self.second_factors.remove_all(id).await?;
         self.sessions.end_all(id, None, SessionEnd::Staff).await?;
         tracing::info!(user = id.0, removed, "second factors reset by an administrator; sessions ended");
@@ -423,9 +421,7 @@ impl AccountAdminService {
         temporary: bool,
         entry: &NewAuditEntry,
     ) -> Result<u64, ServiceError> {
-        if let Some(log) = self.sessions.security_log() {
-            log.record(id, SecurityEventKind::PasswordReset, "", None).await?;
-        }
+        self.sessions.record_event(id, SecurityEventKind::PasswordReset, "", None).await?;
         // Sessions end before the new hash is stored and again after it
         // (one opened with the old password in between).
         self.sessions.end_all(id, None, SessionEnd::PasswordChange).await?;
