@@ -329,9 +329,9 @@ async fn sigterm_during_a_purge_backlog_stops_the_purge_within_a_batch_and_leave
     let page = page.text().await.expect("body");
     let batches = series_value(&page, "credencial_purge_batches_total", "refresh_tokens").expect("batches series");
     let rows = series_value(&page, "credencial_purge_rows_total", "refresh_tokens").expect("rows series");
-    // One row a batch; the two counters are bumped one after the other, so
-    // a scrape between the two sees one of them a step ahead.
-    assert!(batches >= 1.0 && (rows - batches).abs() <= 1.0, "one row a batch: {batches} batches, {rows} rows");
+    // The scrape reads the two series at two moments while the purge runs
+    // on, so they are compared in the stop's log line below, not here.
+    assert!(batches >= 1.0 && rows >= 1.0, "the batches are counted: {batches} batches, {rows} rows");
 
     service.terminate();
     let status = service.wait_for_exit();
@@ -343,6 +343,8 @@ async fn sigterm_during_a_purge_backlog_stops_the_purge_within_a_batch_and_leave
         .expect("the purge saw the stop");
     assert_eq!(stopped["table"], "refresh_tokens", "{stopped}");
     let deleted = stopped["deleted"].as_i64().expect("deleted");
+    let stopped_batches = stopped["batches"].as_i64().expect("batches");
+    assert_eq!(stopped_batches, deleted, "one row a batch, every batch full: {stopped}");
     let left = refresh_tokens_left(&db).await;
     assert!(left > 0, "the rest waits for the next pass");
     assert_eq!(deleted + left, BACKLOG, "every row deleted is counted, nothing else went");

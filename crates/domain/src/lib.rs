@@ -111,6 +111,7 @@ pub mod introspection;
 pub mod jwt;
 pub mod local_path;
 pub mod local_time;
+pub mod mail;
 pub mod oauth;
 pub mod password;
 pub mod password_policy;

@@ -14,6 +14,7 @@ pub mod error;
 pub mod host_user_records;
 pub mod host_users;
 pub mod login_failures;
+pub mod mail;
 pub mod oauth;
 pub mod pool;
 pub mod profile;
@@ -37,6 +38,7 @@ pub use error::RepositoryError;
 pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostTableEngine, HostTableStore, HostUserError, HostUserStore, StatementFailure, UpsertOutcome};
 pub use login_failures::LoginFailureLog;
+pub use mail::{ClaimedMail, FailedMail, MailError, MailStore, Mailer, NewLink, StoredLink};
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
 pub use pool::{PoolConnections, PoolStatus};
 pub use profile::{ClientRead, ProfileRepository, Snapshot, SnapshotStore};
@@ -65,6 +67,8 @@ pub use host_user_records::MockHostUserRecords;
 pub use host_users::MockHostUserStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use login_failures::MockLoginFailureLog;
+#[cfg(any(test, feature = "mocks"))]
+pub use mail::{MockMailStore, MockMailer};
 #[cfg(any(test, feature = "mocks"))]
 pub use oauth::{MockAuthorizationCodeStore, MockOAuthClientRepository};
 #[cfg(any(test, feature = "mocks"))]

@@ -333,8 +333,11 @@ pub const TABLES: &[TableSpec] = &[
 /// Tables that `export` leaves out and `import` leaves empty: browser
 /// sessions, which end when a deployment moves (people log in again; a
 /// session id is never copied out of the database it was issued by), and
-/// WebAuthn ceremonies in progress (minutes long; started again).
-pub const NOT_TRANSFERRED: &[&str] = &["sessions", "webauthn_ceremonies"];
+/// WebAuthn ceremonies in progress (minutes long; started again), and the
+/// mail outbox with the links mails carry (a move is done with the service
+/// stopped: mail still waiting is not sent from the new database, and a
+/// reset link is asked for again).
+pub const NOT_TRANSFERRED: &[&str] = &["sessions", "webauthn_ceremonies", "mail_outbox", "mail_links"];
 
 /// One transferred row: column name → value in the forms above.
 pub type Row = Map<String, Value>;

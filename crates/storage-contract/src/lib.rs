@@ -91,6 +91,8 @@ pub trait Backend: Send + Sync + Sized + 'static {
     fn account_admin(&self) -> Arc<dyn AccountAdminStore>;
     /// [`credencial_ports::SecurityEvents`].
     fn security_events(&self) -> Arc<dyn credencial_ports::SecurityEvents>;
+    /// [`credencial_ports::MailStore`].
+    fn mail(&self) -> Arc<dyn credencial_ports::MailStore>;
     /// [`credencial_ports::PasskeyStore`].
     fn passkeys(&self) -> Arc<dyn credencial_ports::PasskeyStore>;
     /// [`credencial_ports::SecondFactorStore`].

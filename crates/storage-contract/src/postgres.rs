@@ -101,6 +101,9 @@ impl Backend for Postgres {
         (Arc::new(pg::PgUserRepository::new(pool.clone())), Arc::new(pg::PgAccountAdminStore::new(pool)))
     }
 
+    fn mail(&self) -> Arc<dyn credencial_ports::MailStore> {
+        Arc::new(pg::PgMail::new(self.database.pool.clone()))
+    }
     fn security_events(&self) -> Arc<dyn credencial_ports::SecurityEvents> {
         Arc::new(pg::PgSecurityEvents::new(self.database.pool.clone()))
     }

@@ -102,6 +102,9 @@ impl Backend for Sqlite {
         (Arc::new(sqlite::SqliteUserRepository::new(db.clone())), Arc::new(sqlite::SqliteAccountAdminStore::new(db)))
     }
 
+    fn mail(&self) -> Arc<dyn credencial_ports::MailStore> {
+        Arc::new(sqlite::SqliteMail::new(self.database.db.clone()))
+    }
     fn security_events(&self) -> Arc<dyn credencial_ports::SecurityEvents> {
         Arc::new(sqlite::SqliteSecurityEvents::new(self.database.db.clone()))
     }

@@ -10,6 +10,7 @@ mod health;
 mod host_users;
 mod last_staff;
 mod login_failures;
+mod mail;
 mod oauth;
 mod profiles;
 mod race;

@@ -1,0 +1,195 @@
+//! [`MailStore`] on `mail_outbox` and `mail_links`.
+
+use async_trait::async_trait;
+use credencial_domain::mail::{LinkPurpose, OutgoingMail};
+use credencial_ports::mail::{ClaimRow, FailedRow, LinkRow};
+use credencial_ports::{ClaimedMail, FailedMail, MailStore, NewLink, RepositoryError, StoredLink};
+
+use crate::error::to_repository_error;
+use crate::SqliteDb;
+
+/// The outbox and the mail links in the SQLite file.
+#[derive(Debug, Clone)]
+pub struct SqliteMail {
+    db: SqliteDb,
+}
+
+impl SqliteMail {
+    /// The store on `db`.
+    pub fn new(db: SqliteDb) -> Self {
+        Self { db }
+    }
+}
+
+const INSERT_MAIL: &str = "INSERT INTO mail_outbox (recipient, kind, subject, text_body, html_body, created_at, \
+                           next_attempt_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) RETURNING id";
+
+/// `INSERT_MAIL` with `mail`'s values bound.
+fn insert_mail<'q>(
+    mail: &'q OutgoingMail,
+    now: i64,
+) -> sqlx::query::QueryScalar<'q, sqlx::Sqlite, i64, sqlx::sqlite::SqliteArguments<'q>> {
+    sqlx::query_scalar(INSERT_MAIL)
+        .bind(mail.to.as_str())
+        .bind(mail.kind.code())
+        .bind(&mail.subject)
+        .bind(mail.text.as_str())
+        .bind(mail.html.as_str())
+        .bind(now)
+}
+
+#[async_trait]
+impl MailStore for SqliteMail {
+    async fn enqueue(&self, mail: &OutgoingMail, now: i64) -> Result<i64, RepositoryError> {
+        insert_mail(mail, now).fetch_one(self.db.writer()).await.map_err(to_repository_error)
+    }
+
+    async fn issue_link(&self, link: &NewLink, mail: &OutgoingMail, now: i64) -> Result<(), RepositoryError> {
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        sqlx::query("DELETE FROM mail_links WHERE user_id = ?1 AND purpose = ?2")
+            .bind(link.user.0)
+            .bind(link.state.purpose.code())
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        sqlx::query(
+            "INSERT INTO mail_links (token_hash, user_id, purpose, stamp, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .bind(&link.token_hash[..])
+        .bind(link.user.0)
+        .bind(link.state.purpose.code())
+        .bind(&link.state.stamp)
+        .bind(link.state.expires_at)
+        .execute(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        insert_mail(mail, now).fetch_one(&mut *tx).await.map_err(to_repository_error)?;
+        tx.commit().await.map_err(to_repository_error)
+    }
+
+    async fn find_link(&self, token_hash: &[u8; 32]) -> Result<Option<StoredLink>, RepositoryError> {
+        let row: Option<LinkRow> =
+            sqlx::query_as("SELECT user_id, purpose, stamp, expires_at FROM mail_links WHERE token_hash = ?1")
+                .bind(&token_hash[..])
+                .fetch_optional(self.db.readers())
+                .await
+                .map_err(to_repository_error)?;
+        Ok(row.and_then(StoredLink::from_row))
+    }
+
+    async fn take_link(
+        &self,
+        token_hash: &[u8; 32],
+        purpose: LinkPurpose,
+    ) -> Result<Option<StoredLink>, RepositoryError> {
+        let row: Option<LinkRow> = sqlx::query_as(
+            "DELETE FROM mail_links WHERE token_hash = ?1 AND purpose = ?2 \
+             RETURNING user_id, purpose, stamp, expires_at",
+        )
+        .bind(&token_hash[..])
+        .bind(purpose.code())
+        .fetch_optional(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(row.and_then(StoredLink::from_row))
+    }
+
+    async fn claim(&self, now: i64, lease_until: i64, limit: u32) -> Result<Vec<ClaimedMail>, RepositoryError> {
+        // One statement on the one writer: two senders never claim a row twice.
+        let rows: Vec<ClaimRow> = sqlx::query_as(
+            "UPDATE mail_outbox SET next_attempt_at = ?2 WHERE id IN ( \
+               SELECT id FROM mail_outbox WHERE next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?3) \
+             RETURNING id, recipient, kind, subject, text_body, html_body, attempts",
+        )
+        .bind(now)
+        .bind(lease_until)
+        .bind(i64::from(limit))
+        .fetch_all(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(rows.into_iter().filter_map(ClaimedMail::from_row).collect())
+    }
+
+    async fn mark_sent(&self, id: i64, now: i64) -> Result<(), RepositoryError> {
+        sqlx::query(
+            "UPDATE mail_outbox SET sent_at = ?2, next_attempt_at = NULL, attempts = attempts + 1 WHERE id = ?1",
+        )
+        .bind(id)
+        .bind(now)
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn mark_failed(&self, id: i64, error: &str, retry_at: Option<i64>, now: i64) -> Result<(), RepositoryError> {
+        sqlx::query(
+            "UPDATE mail_outbox SET attempts = attempts + 1, last_error = ?2, next_attempt_at = ?3, \
+             failed_at = CASE WHEN ?3 IS NULL THEN ?4 END WHERE id = ?1",
+        )
+        .bind(id)
+        .bind(error)
+        .bind(retry_at)
+        .bind(now)
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(())
+    }
+
+    async fn failed(&self, before: Option<i64>, limit: u32) -> Result<Vec<FailedMail>, RepositoryError> {
+        let rows: Vec<FailedRow> = sqlx::query_as(
+            "SELECT id, recipient, kind, created_at, failed_at, attempts, last_error FROM mail_outbox \
+             WHERE failed_at IS NOT NULL AND id < ?1 ORDER BY id DESC LIMIT ?2",
+        )
+        .bind(before.unwrap_or(i64::MAX))
+        .bind(i64::from(limit))
+        .fetch_all(self.db.readers())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(rows.into_iter().filter_map(FailedMail::from_row).collect())
+    }
+
+    async fn retry(&self, id: i64, now: i64) -> Result<bool, RepositoryError> {
+        let done = sqlx::query(
+            "UPDATE mail_outbox SET next_attempt_at = ?2, failed_at = NULL, attempts = 0 \
+             WHERE id = ?1 AND failed_at IS NOT NULL",
+        )
+        .bind(id)
+        .bind(now)
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn waiting(&self) -> Result<u64, RepositoryError> {
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM mail_outbox WHERE next_attempt_at IS NOT NULL")
+            .fetch_one(self.db.readers())
+            .await
+            .map_err(to_repository_error)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn purge(&self, sent_before: i64, now: i64, limit: u32) -> Result<u64, RepositoryError> {
+        let mail = sqlx::query(
+            "DELETE FROM mail_outbox WHERE id IN ( \
+               SELECT id FROM mail_outbox WHERE sent_at < ?1 ORDER BY sent_at LIMIT ?2)",
+        )
+        .bind(sent_before)
+        .bind(i64::from(limit))
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        let links = sqlx::query(
+            "DELETE FROM mail_links WHERE token_hash IN ( \
+               SELECT token_hash FROM mail_links WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)",
+        )
+        .bind(now)
+        .bind(i64::from(limit))
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(mail.rows_affected() + links.rows_affected())
+    }
+}

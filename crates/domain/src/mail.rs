@@ -1,0 +1,221 @@
+//! Mail the service sends (issue 24): what one mail is, the links a mail
+//! carries (a password reset, later an address confirmation) and their
+//! rules, and how a mail that could not be delivered is retried.
+//!
+//! A link is an opaque random token (the shape of a
+//! [`SessionToken`](crate::session::SessionToken)); the store keeps only its
+//! SHA-256, with what the link is for, whose it is, the password stamp it
+//! was issued under and when it expires. A link is taken (deleted) when it
+//! is used, so it works once; issuing a new one of the same purpose deletes
+//! the older ones; a reset link is bound to the password stamp, so it dies
+//! as soon as the password changes by any route.
+
+use crate::redacted::Redacted;
+
+/// A rendered mail waiting to be sent. `Debug` shows the kind and the
+/// subject only: the address and the body (which may carry a link) stay out
+/// of logs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OutgoingMail {
+    /// The recipient's address.
+    pub to: Redacted<String>,
+    /// The subject line.
+    pub subject: String,
+    /// The plain-text part.
+    pub text: Redacted<String>,
+    /// The HTML part.
+    pub html: Redacted<String>,
+    /// What the mail is about.
+    pub kind: MailKind,
+}
+
+impl std::fmt::Debug for OutgoingMail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutgoingMail").field("kind", &self.kind).field("subject", &self.subject).finish_non_exhaustive()
+    }
+}
+
+/// What a mail is about, as stored (`code`) and shown to staff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MailKind {
+    /// A link to set a new password ("Esqueci minha senha").
+    PasswordReset,
+    /// A notice that the password was reset through such a link.
+    PasswordResetDone,
+}
+
+impl MailKind {
+    /// Every kind.
+    pub const ALL: [Self; 2] = [Self::PasswordReset, Self::PasswordResetDone];
+
+    /// The stored code.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::PasswordReset => "password_reset",
+            Self::PasswordResetDone => "password_reset_done",
+        }
+    }
+
+    /// The kind a stored code names.
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.code() == code)
+    }
+
+    /// What staff read in the panel's list of mail that failed.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::PasswordReset => "Link para redefinir a senha",
+            Self::PasswordResetDone => "Aviso de senha redefinida",
+        }
+    }
+}
+
+/// What a link sent by mail is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkPurpose {
+    /// Setting a new password without the old one.
+    PasswordReset,
+}
+
+impl LinkPurpose {
+    /// Every purpose.
+    pub const ALL: [Self; 1] = [Self::PasswordReset];
+
+    /// The stored code.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::PasswordReset => "password_reset",
+        }
+    }
+
+    /// The purpose a stored code names.
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.code() == code)
+    }
+
+    /// How long a link of this purpose works after it is issued.
+    pub fn lifetime_secs(self) -> i64 {
+        match self {
+            // At most 30 minutes (issue 24).
+            Self::PasswordReset => 30 * 60,
+        }
+    }
+}
+
+/// Why a link that was found does not work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkRefusal {
+    /// Its time ran out.
+    Expired,
+    /// The password changed after it was issued (a reset by another link,
+    /// a change on the password page, a staff reset).
+    Superseded,
+}
+
+/// A link as stored, checked before it is used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkState {
+    /// What the link is for.
+    pub purpose: LinkPurpose,
+    /// The password stamp of the account when the link was issued.
+    pub stamp: String,
+    /// Until when it works (Unix seconds, exclusive).
+    pub expires_at: i64,
+}
+
+impl LinkState {
+    /// Whether the link still works at `now`, for an account whose
+    /// password currently gives `current_stamp`.
+    pub fn check(&self, now: i64, current_stamp: &crate::PasswordStamp) -> Result<(), LinkRefusal> {
+        if now >= self.expires_at {
+            return Err(LinkRefusal::Expired);
+        }
+        if !current_stamp.matches(&self.stamp) {
+            return Err(LinkRefusal::Superseded);
+        }
+        Ok(())
+    }
+}
+
+/// How many times the sender tries a mail before it gives up and shows it
+/// to staff as failed.
+pub const MAX_ATTEMPTS: u32 = 10;
+
+/// How long the sender waits before the next try of a mail that failed
+/// `attempts` times (1 or more): one minute, doubling each time, at most an
+/// hour; `None` once `attempts` reaches [`MAX_ATTEMPTS`] (it gives up).
+/// Ten tries span about seven hours.
+pub fn retry_delay_secs(attempts: u32) -> Option<i64> {
+    if attempts >= MAX_ATTEMPTS {
+        return None;
+    }
+    let doublings = attempts.saturating_sub(1).min(6);
+    Some((60_i64 << doublings).min(3600))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PasswordStamp;
+
+    #[test]
+    fn every_kind_and_purpose_reads_back_from_its_code() {
+        for kind in MailKind::ALL {
+            assert_eq!(MailKind::from_code(kind.code()), Some(kind));
+            assert!(!kind.label().is_empty());
+        }
+        for purpose in LinkPurpose::ALL {
+            assert_eq!(LinkPurpose::from_code(purpose.code()), Some(purpose));
+        }
+        assert_eq!(MailKind::from_code("nope"), None);
+        assert_eq!(LinkPurpose::from_code(""), None);
+    }
+
+    #[test]
+    fn a_reset_link_works_for_thirty_minutes_under_the_stamp_it_was_issued_with() {
+        assert!(LinkPurpose::PasswordReset.lifetime_secs() <= 30 * 60);
+        let stamp = PasswordStamp::of("pbkdf2_sha256$1000$salt$hash");
+        let issued = 1_000;
+        let link = LinkState {
+            purpose: LinkPurpose::PasswordReset,
+            stamp: stamp.as_str().to_owned(),
+            expires_at: issued + LinkPurpose::PasswordReset.lifetime_secs(),
+        };
+        assert_eq!(link.check(issued, &stamp), Ok(()));
+        assert_eq!(link.check(link.expires_at - 1, &stamp), Ok(()));
+        assert_eq!(link.check(link.expires_at, &stamp), Err(LinkRefusal::Expired));
+        let changed = PasswordStamp::of("pbkdf2_sha256$1000$other$hash");
+        assert_eq!(link.check(issued, &changed), Err(LinkRefusal::Superseded));
+    }
+
+    #[test]
+    fn retries_back_off_from_a_minute_to_an_hour_and_stop_after_the_last_try() {
+        assert_eq!(retry_delay_secs(1), Some(60));
+        assert_eq!(retry_delay_secs(2), Some(120));
+        assert_eq!(retry_delay_secs(3), Some(240));
+        assert_eq!(retry_delay_secs(7), Some(3600));
+        assert_eq!(retry_delay_secs(MAX_ATTEMPTS - 1), Some(3600));
+        assert_eq!(retry_delay_secs(MAX_ATTEMPTS), None);
+        let mut waited = 0;
+        for attempt in 1..MAX_ATTEMPTS {
+            let delay = retry_delay_secs(attempt).expect("tries left");
+            assert!(delay >= 60 && delay <= 3600);
+            waited += delay;
+        }
+        assert!(waited > 4 * 3600 && waited < 12 * 3600, "about seven hours in all: {waited}");
+    }
+
+    #[test]
+    fn debug_shows_neither_the_address_nor_the_body() {
+        let mail = OutgoingMail {
+            to: Redacted("ana@example.org".into()),
+            subject: "Redefinir a senha".into(),
+            text: Redacted("https://id.example/conta/recuperar/SECRET/".into()),
+            html: Redacted("<a href=\"https://id.example/conta/recuperar/SECRET/\">".into()),
+            kind: MailKind::PasswordReset,
+        };
+        let shown = format!("{mail:?}");
+        assert!(shown.contains("Redefinir a senha") && shown.contains("PasswordReset"));
+        assert!(!shown.contains("ana@") && !shown.contains("SECRET"), "{shown}");
+    }
+}

@@ -1,0 +1,197 @@
+//! Outbound mail: the durable outbox and the links mails carry (where they
+//! are kept), and the relay that delivers a mail (how it leaves).
+
+use async_trait::async_trait;
+use credencial_domain::mail::{LinkPurpose, LinkState, MailKind, OutgoingMail};
+use credencial_domain::{Redacted, UserId};
+
+use crate::RepositoryError;
+
+/// A mail the sender claimed, to deliver now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedMail {
+    /// The outbox row.
+    pub id: i64,
+    /// The mail as written.
+    pub mail: OutgoingMail,
+    /// Earlier tries that failed.
+    pub attempts: u32,
+}
+
+/// A stored mail row, as both engines read it: id, recipient, kind,
+/// subject, text, HTML, attempts.
+pub type ClaimRow = (i64, String, String, String, String, String, i32);
+
+impl ClaimedMail {
+    /// The mail a claimed row holds; `None` for a kind this build does not
+    /// know (written by a newer release).
+    pub fn from_row((id, to, kind, subject, text, html, attempts): ClaimRow) -> Option<Self> {
+        let mail = OutgoingMail {
+            to: Redacted(to),
+            subject,
+            text: Redacted(text),
+            html: Redacted(html),
+            kind: MailKind::from_code(&kind)?,
+        };
+        Some(Self { id, mail, attempts: u32::try_from(attempts).unwrap_or(0) })
+    }
+}
+
+/// A failed mail row, as both engines read it: id, recipient, kind,
+/// created, failed, attempts, last error.
+pub type FailedRow = (i64, String, String, i64, i64, i32, String);
+
+impl FailedMail {
+    /// The failed mail a row holds; `None` for an unknown kind.
+    pub fn from_row((id, to, kind, created_at, failed_at, attempts, last_error): FailedRow) -> Option<Self> {
+        Some(Self {
+            id,
+            to,
+            kind: MailKind::from_code(&kind)?,
+            created_at,
+            failed_at,
+            attempts: u32::try_from(attempts).unwrap_or(0),
+            last_error,
+        })
+    }
+}
+
+/// A link row, as both engines read it: user, purpose, stamp, expiry.
+pub type LinkRow = (i64, String, String, i64);
+
+impl StoredLink {
+    /// The link a row holds; `None` for a purpose this build does not know.
+    pub fn from_row((user, purpose, stamp, expires_at): LinkRow) -> Option<Self> {
+        let purpose = LinkPurpose::from_code(&purpose)?;
+        Some(Self { user: UserId(user), state: LinkState { purpose, stamp, expires_at } })
+    }
+}
+
+/// A mail the sender gave up on, as staff see it. `Debug` leaves the
+/// address out.
+#[derive(Clone, PartialEq, Eq)]
+pub struct FailedMail {
+    /// The outbox row.
+    pub id: i64,
+    /// The recipient's address.
+    pub to: String,
+    /// What it was about.
+    pub kind: MailKind,
+    /// When it was written (Unix seconds).
+    pub created_at: i64,
+    /// When the sender gave up (Unix seconds).
+    pub failed_at: i64,
+    /// How many tries failed.
+    pub attempts: u32,
+    /// The relay's last answer (or why it could not be reached).
+    pub last_error: String,
+}
+
+impl std::fmt::Debug for FailedMail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FailedMail").field("id", &self.id).field("kind", &self.kind).finish_non_exhaustive()
+    }
+}
+
+/// A link to issue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewLink {
+    /// The SHA-256 of the token the mail carries.
+    pub token_hash: [u8; 32],
+    /// Whose account it acts on.
+    pub user: UserId,
+    /// What it is for, its stamp and expiry.
+    pub state: LinkState,
+}
+
+/// A link found by its token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredLink {
+    /// Whose account it acts on.
+    pub user: UserId,
+    /// What it is for, its stamp and expiry.
+    pub state: LinkState,
+}
+
+/// Where mail waits to be sent, and the links mails carry.
+///
+/// A mail is written in the same transaction as the record that causes it
+/// (a link and the mail carrying it go in together, or neither). The sender
+/// *claims* due mail before delivering it: a claim moves the mail's next
+/// try past a lease, so two senders (two instances on one database) never
+/// hold the same mail at once, and a sender that dies mid-way leaves its
+/// mail to be claimed again once the lease ends.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait MailStore: Send + Sync + 'static {
+    /// Writes `mail`, due at `now`. Errors: `Unexpected`.
+    async fn enqueue(&self, mail: &OutgoingMail, now: i64) -> Result<i64, RepositoryError>;
+
+    /// Issues `link` and writes `mail` (which carries it) in one
+    /// transaction, deleting the account's earlier links of the same
+    /// purpose (a new link supersedes them). Errors: `Unexpected`.
+    async fn issue_link(&self, link: &NewLink, mail: &OutgoingMail, now: i64) -> Result<(), RepositoryError>;
+
+    /// The link whose token hashes to `token_hash`, if any (left in
+    /// place: a page shows its form first). Errors: `Unexpected`.
+    async fn find_link(&self, token_hash: &[u8; 32]) -> Result<Option<StoredLink>, RepositoryError>;
+
+    /// Takes (deletes) the link whose token hashes to `token_hash`, with
+    /// `purpose`: at most one caller gets it. Errors: `Unexpected`.
+    async fn take_link(
+        &self,
+        token_hash: &[u8; 32],
+        purpose: LinkPurpose,
+    ) -> Result<Option<StoredLink>, RepositoryError>;
+
+    /// Claims up to `limit` mails due at `now` (the oldest due first),
+    /// moving their next try to `lease_until`. Errors: `Unexpected`.
+    async fn claim(&self, now: i64, lease_until: i64, limit: u32) -> Result<Vec<ClaimedMail>, RepositoryError>;
+
+    /// Marks mail `id` delivered at `now`. Errors: `Unexpected`.
+    async fn mark_sent(&self, id: i64, now: i64) -> Result<(), RepositoryError>;
+
+    /// Records a failed try of mail `id` at `now` with `error`: tried again
+    /// at `retry_at`, or given up (failed, shown to staff) when `None`.
+    /// Errors: `Unexpected`.
+    async fn mark_failed(&self, id: i64, error: &str, retry_at: Option<i64>, now: i64) -> Result<(), RepositoryError>;
+
+    /// Mail given up on, newest first, `limit` a page after row `before`
+    /// (the last row of the previous page). Errors: `Unexpected`.
+    async fn failed(&self, before: Option<i64>, limit: u32) -> Result<Vec<FailedMail>, RepositoryError>;
+
+    /// Puts failed mail `id` back in the queue, due at `now`, its tries
+    /// counted from zero: whether there was such a failed mail. Errors:
+    /// `Unexpected`.
+    async fn retry(&self, id: i64, now: i64) -> Result<bool, RepositoryError>;
+
+    /// How many mails wait to be sent (due or not). Errors: `Unexpected`.
+    async fn waiting(&self) -> Result<u64, RepositoryError>;
+
+    /// Deletes up to `limit` mails delivered before `sent_before` and up to
+    /// `limit` links expired by `now`, the oldest first: how many rows.
+    /// Errors: `Unexpected`.
+    async fn purge(&self, sent_before: i64, now: i64, limit: u32) -> Result<u64, RepositoryError>;
+}
+
+/// Why a relay did not take a mail.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MailError {
+    /// The relay could not be reached or answered with a temporary error:
+    /// tried again later.
+    #[error("the mail relay is unavailable: {0}")]
+    Unavailable(String),
+    /// The relay refused the mail for good (a bad address, a refused
+    /// sender): tried again later all the same, in case staff fix the
+    /// setting, and shown to staff once the tries run out.
+    #[error("the mail relay refused the mail: {0}")]
+    Refused(String),
+}
+
+/// Delivers one mail: an SMTP relay, or the demo's sandbox mailbox.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait Mailer: Send + Sync + 'static {
+    /// Hands `mail` to the relay. Errors: [`MailError`].
+    async fn send(&self, mail: &OutgoingMail) -> Result<(), MailError>;
+}
