@@ -8,6 +8,7 @@
 //! ([`OutboundConfig`]).
 
 mod client;
+mod mail;
 mod provider;
 mod registries;
 mod response;
@@ -18,6 +19,10 @@ mod user_data;
 
 pub use client::{
     http_client, http_client_with, BaseUrl, BaseUrlError, OutboundConfig, OutboundError, ProxyConfig, LOOPBACK_NO_PROXY,
+};
+pub use mail::{
+    InvalidSmtpSettings, SandboxMail, SandboxMailbox, SmtpMailer, SmtpSecurity, SmtpSettings, DEFAULT_SMTP_TIMEOUT,
+    SANDBOX_MAILBOX_SIZE,
 };
 pub use provider::{
     check_client_id, check_redirect_uri, HttpProviderClient, InvalidProviderSettings, ProviderSettings,

@@ -12,6 +12,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
 use credencial_adapters_upstream::testing::{ok_answer, read_request_line};
+#[allow(unused_imports)]
 pub use credencial_adapters_upstream::testing::{RecordingProxy, RECEITA_BODY};
 
 /// A test CA and an HTTPS server on 127.0.0.1 whose certificate it signed.
@@ -29,6 +30,48 @@ pub struct TlsUpstream {
 impl TlsUpstream {
     /// Makes a CA and a server certificate, and serves [`RECEITA_BODY`] over TLS.
     pub async fn start() -> Self {
+        let TestCa { acceptor, ca_file } = TestCa::new();
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                let log = Arc::clone(&log);
+                tokio::spawn(async move {
+                    // A client that does not trust the CA aborts the handshake here.
+                    let Ok(mut tls) = acceptor.accept(socket).await else { return };
+                    if let Some(line) = read_request_line(&mut tls).await {
+                        log.lock().expect("lock").push(line);
+                        let _ = tls.write_all(ok_answer(RECEITA_BODY).as_bytes()).await;
+                        let _ = tls.shutdown().await;
+                    }
+                });
+            }
+        });
+        Self { url: format!("https://127.0.0.1:{}", address.port()), address, ca_file, seen }
+    }
+
+    /// The request lines received over TLS so far.
+    pub fn seen(&self) -> Vec<String> {
+        self.seen.lock().expect("lock").clone()
+    }
+}
+
+/// A CA made at test time (its certificate in a PEM file) and a TLS
+/// acceptor for a server certificate it signed, naming 127.0.0.1 and
+/// localhost.
+pub struct TestCa {
+    /// Accepts TLS with the server certificate.
+    pub acceptor: tokio_rustls::TlsAcceptor,
+    /// The CA's certificate, as a PEM file (the caller removes it).
+    pub ca_file: PathBuf,
+}
+
+impl TestCa {
+    /// A fresh CA and server certificate.
+    pub fn new() -> Self {
         use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
         use tokio_rustls::rustls;
 
@@ -55,32 +98,7 @@ impl TlsUpstream {
             .with_no_client_auth()
             .with_single_cert(vec![leaf.der().clone()], key)
             .expect("server config");
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let address = listener.local_addr().expect("address");
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let log = Arc::clone(&seen);
-        tokio::spawn(async move {
-            while let Ok((socket, _)) = listener.accept().await {
-                let acceptor = acceptor.clone();
-                let log = Arc::clone(&log);
-                tokio::spawn(async move {
-                    // A client that does not trust the CA aborts the handshake here.
-                    let Ok(mut tls) = acceptor.accept(socket).await else { return };
-                    if let Some(line) = read_request_line(&mut tls).await {
-                        log.lock().expect("lock").push(line);
-                        let _ = tls.write_all(ok_answer(RECEITA_BODY).as_bytes()).await;
-                        let _ = tls.shutdown().await;
-                    }
-                });
-            }
-        });
-        Self { url: format!("https://127.0.0.1:{}", address.port()), address, ca_file, seen }
-    }
-
-    /// The request lines received over TLS so far.
-    pub fn seen(&self) -> Vec<String> {
-        self.seen.lock().expect("lock").clone()
+        Self { acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)), ca_file }
     }
 }
 
