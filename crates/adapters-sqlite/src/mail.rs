@@ -44,8 +44,26 @@ impl MailStore for SqliteMail {
         insert_mail(mail, now).fetch_one(self.db.writer()).await.map_err(to_repository_error)
     }
 
-    async fn issue_link(&self, link: &NewLink, mail: &OutgoingMail, now: i64) -> Result<(), RepositoryError> {
+    async fn issue_link(
+        &self,
+        link: &NewLink,
+        mail: &OutgoingMail,
+        now: i64,
+        quiet_secs: i64,
+    ) -> Result<bool, RepositoryError> {
         let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        let recent: Option<i64> = sqlx::query_scalar(
+            "SELECT issued_at FROM mail_links WHERE user_id = ?1 AND purpose = ?2 AND issued_at > ?3 LIMIT 1",
+        )
+        .bind(link.user.0)
+        .bind(link.state.purpose.code())
+        .bind(now - quiet_secs)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        if recent.is_some() {
+            return Ok(false);
+        }
         sqlx::query("DELETE FROM mail_links WHERE user_id = ?1 AND purpose = ?2")
             .bind(link.user.0)
             .bind(link.state.purpose.code())
@@ -53,18 +71,21 @@ impl MailStore for SqliteMail {
             .await
             .map_err(to_repository_error)?;
         sqlx::query(
-            "INSERT INTO mail_links (token_hash, user_id, purpose, stamp, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO mail_links (token_hash, user_id, purpose, stamp, issued_at, expires_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )
         .bind(&link.token_hash[..])
         .bind(link.user.0)
         .bind(link.state.purpose.code())
         .bind(&link.state.stamp)
+        .bind(now)
         .bind(link.state.expires_at)
         .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
         insert_mail(mail, now).fetch_one(&mut *tx).await.map_err(to_repository_error)?;
-        tx.commit().await.map_err(to_repository_error)
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(true)
     }
 
     async fn find_link(&self, token_hash: &[u8; 32]) -> Result<Option<StoredLink>, RepositoryError> {
@@ -99,7 +120,7 @@ impl MailStore for SqliteMail {
         let rows: Vec<ClaimRow> = sqlx::query_as(
             "UPDATE mail_outbox SET next_attempt_at = ?2 WHERE id IN ( \
                SELECT id FROM mail_outbox WHERE next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?3) \
-             RETURNING id, recipient, kind, subject, text_body, html_body, attempts",
+             RETURNING id, recipient, kind, subject, text_body, html_body, attempts, created_at",
         )
         .bind(now)
         .bind(lease_until)
@@ -108,6 +129,16 @@ impl MailStore for SqliteMail {
         .await
         .map_err(to_repository_error)?;
         Ok(rows.into_iter().filter_map(ClaimedMail::from_row).collect())
+    }
+
+    async fn postpone(&self, id: i64, at: i64) -> Result<(), RepositoryError> {
+        sqlx::query("UPDATE mail_outbox SET next_attempt_at = ?2 WHERE id = ?1 AND next_attempt_at IS NOT NULL")
+            .bind(id)
+            .bind(at)
+            .execute(self.db.writer())
+            .await
+            .map_err(to_repository_error)?;
+        Ok(())
     }
 
     async fn mark_sent(&self, id: i64, now: i64) -> Result<(), RepositoryError> {

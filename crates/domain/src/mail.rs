@@ -137,20 +137,41 @@ impl LinkState {
     }
 }
 
-/// How many times the sender tries a mail before it gives up and shows it
-/// to staff as failed.
-pub const MAX_ATTEMPTS: u32 = 10;
+/// Why a try to deliver a mail failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendFailure {
+    /// The relay could not be reached or answered "try later".
+    Unavailable,
+    /// The relay refused the mail for good (a bad address, a refused
+    /// sender).
+    Refused,
+}
 
-/// How long the sender waits before the next try of a mail that failed
-/// `attempts` times (1 or more): one minute, doubling each time, at most an
-/// hour; `None` once `attempts` reaches [`MAX_ATTEMPTS`] (it gives up).
-/// Ten tries span about seven hours.
-pub fn retry_delay_secs(attempts: u32) -> Option<i64> {
-    if attempts >= MAX_ATTEMPTS {
-        return None;
+/// How many times the sender tries a mail the relay refuses before it
+/// gives up and shows it to staff as failed.
+pub const MAX_REFUSALS: u32 = 8;
+
+/// How long the sender keeps trying a mail while the relay is unavailable
+/// before it gives up: a day.
+pub const GIVE_UP_AFTER_SECS: i64 = 24 * 3600;
+
+/// How long the sender waits before the next try of a mail whose try
+/// number `attempts` (1 or more) failed with `failure`, the mail being
+/// `age_secs` old; `None` when it gives up.
+///
+/// While the relay is unavailable a mail is tried again soon (15 s, 30 s,
+/// then every minute), so that mail waits at most about a minute once the
+/// relay is back; it gives up after [`GIVE_UP_AFTER_SECS`]. A refusal is
+/// tried again after one minute, doubling up to an hour, [`MAX_REFUSALS`]
+/// times in all (a relay's setting may be fixed meanwhile).
+pub fn retry_delay_secs(failure: SendFailure, attempts: u32, age_secs: i64) -> Option<i64> {
+    let doublings = attempts.saturating_sub(1);
+    match failure {
+        SendFailure::Unavailable if age_secs >= GIVE_UP_AFTER_SECS => None,
+        SendFailure::Unavailable => Some((15_i64 << doublings.min(2)).min(60)),
+        SendFailure::Refused if attempts >= MAX_REFUSALS => None,
+        SendFailure::Refused => Some((60_i64 << doublings.min(6)).min(3600)),
     }
-    let doublings = attempts.saturating_sub(1).min(6);
-    Some((60_i64 << doublings).min(3600))
 }
 
 #[cfg(test)]
@@ -189,20 +210,26 @@ mod tests {
     }
 
     #[test]
-    fn retries_back_off_from_a_minute_to_an_hour_and_stop_after_the_last_try() {
-        assert_eq!(retry_delay_secs(1), Some(60));
-        assert_eq!(retry_delay_secs(2), Some(120));
-        assert_eq!(retry_delay_secs(3), Some(240));
-        assert_eq!(retry_delay_secs(7), Some(3600));
-        assert_eq!(retry_delay_secs(MAX_ATTEMPTS - 1), Some(3600));
-        assert_eq!(retry_delay_secs(MAX_ATTEMPTS), None);
-        let mut waited = 0;
-        for attempt in 1..MAX_ATTEMPTS {
-            let delay = retry_delay_secs(attempt).expect("tries left");
-            assert!(delay >= 60 && delay <= 3600);
-            waited += delay;
-        }
-        assert!(waited > 4 * 3600 && waited < 12 * 3600, "about seven hours in all: {waited}");
+    fn an_unavailable_relay_is_tried_again_within_a_minute_for_a_day() {
+        let u = SendFailure::Unavailable;
+        assert_eq!(retry_delay_secs(u, 1, 0), Some(15));
+        assert_eq!(retry_delay_secs(u, 2, 20), Some(30));
+        assert_eq!(retry_delay_secs(u, 3, 60), Some(60));
+        assert_eq!(retry_delay_secs(u, 500, GIVE_UP_AFTER_SECS - 1), Some(60), "never longer than a minute");
+        assert_eq!(retry_delay_secs(u, 500, GIVE_UP_AFTER_SECS), None, "a day later it gives up");
+    }
+
+    #[test]
+    fn a_refusal_backs_off_from_a_minute_to_an_hour_and_stops_after_the_last_try() {
+        let r = SendFailure::Refused;
+        assert_eq!(retry_delay_secs(r, 1, 0), Some(60));
+        assert_eq!(retry_delay_secs(r, 2, 0), Some(120));
+        assert_eq!(retry_delay_secs(r, 3, 0), Some(240));
+        assert_eq!(retry_delay_secs(r, 7, 0), Some(3600));
+        assert_eq!(retry_delay_secs(r, MAX_REFUSALS - 1, 0), Some(3600));
+        assert_eq!(retry_delay_secs(r, MAX_REFUSALS, 0), None);
+        let waited: i64 = (1..MAX_REFUSALS).map(|a| retry_delay_secs(r, a, 0).expect("tries left")).sum();
+        assert!(waited > 2 * 3600 && waited < 12 * 3600, "a few hours in all: {waited}");
     }
 
     #[test]

@@ -24,11 +24,14 @@ pub enum SecurityEventKind {
     FactorsReset,
     /// The person ended their other sessions.
     OtherSessionsEnded,
+    /// The person set a new password through a link sent by mail
+    /// ("Esqueci minha senha").
+    PasswordRecovered,
 }
 
 impl SecurityEventKind {
     /// Every kind.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Login,
         Self::TotpEnabled,
         Self::TotpDisabled,
@@ -39,6 +42,7 @@ impl SecurityEventKind {
         Self::PasswordReset,
         Self::FactorsReset,
         Self::OtherSessionsEnded,
+        Self::PasswordRecovered,
     ];
 
     /// The stored code.
@@ -54,6 +58,7 @@ impl SecurityEventKind {
             Self::PasswordReset => "password_reset",
             Self::FactorsReset => "factors_reset",
             Self::OtherSessionsEnded => "other_sessions_ended",
+            Self::PasswordRecovered => "password_recovered",
         }
     }
 

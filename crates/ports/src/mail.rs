@@ -16,16 +16,18 @@ pub struct ClaimedMail {
     pub mail: OutgoingMail,
     /// Earlier tries that failed.
     pub attempts: u32,
+    /// When it was written (Unix seconds).
+    pub created_at: i64,
 }
 
 /// A stored mail row, as both engines read it: id, recipient, kind,
-/// subject, text, HTML, attempts.
-pub type ClaimRow = (i64, String, String, String, String, String, i32);
+/// subject, text, HTML, attempts, created.
+pub type ClaimRow = (i64, String, String, String, String, String, i32, i64);
 
 impl ClaimedMail {
     /// The mail a claimed row holds; `None` for a kind this build does not
     /// know (written by a newer release).
-    pub fn from_row((id, to, kind, subject, text, html, attempts): ClaimRow) -> Option<Self> {
+    pub fn from_row((id, to, kind, subject, text, html, attempts, created_at): ClaimRow) -> Option<Self> {
         let mail = OutgoingMail {
             to: Redacted(to),
             subject,
@@ -33,7 +35,7 @@ impl ClaimedMail {
             html: Redacted(html),
             kind: MailKind::from_code(&kind)?,
         };
-        Some(Self { id, mail, attempts: u32::try_from(attempts).unwrap_or(0) })
+        Some(Self { id, mail, attempts: u32::try_from(attempts).unwrap_or(0), created_at })
     }
 }
 
@@ -129,8 +131,16 @@ pub trait MailStore: Send + Sync + 'static {
 
     /// Issues `link` and writes `mail` (which carries it) in one
     /// transaction, deleting the account's earlier links of the same
-    /// purpose (a new link supersedes them). Errors: `Unexpected`.
-    async fn issue_link(&self, link: &NewLink, mail: &OutgoingMail, now: i64) -> Result<(), RepositoryError>;
+    /// purpose (a new link supersedes them); unless one was issued less
+    /// than `quiet_secs` before `now`, when nothing is written (`false`:
+    /// one account's mailbox is not flooded). Errors: `Unexpected`.
+    async fn issue_link(
+        &self,
+        link: &NewLink,
+        mail: &OutgoingMail,
+        now: i64,
+        quiet_secs: i64,
+    ) -> Result<bool, RepositoryError>;
 
     /// The link whose token hashes to `token_hash`, if any (left in
     /// place: a page shows its form first). Errors: `Unexpected`.
@@ -147,6 +157,10 @@ pub trait MailStore: Send + Sync + 'static {
     /// Claims up to `limit` mails due at `now` (the oldest due first),
     /// moving their next try to `lease_until`. Errors: `Unexpected`.
     async fn claim(&self, now: i64, lease_until: i64, limit: u32) -> Result<Vec<ClaimedMail>, RepositoryError>;
+
+    /// Gives claimed mail `id` back, due at `at`, without counting a try
+    /// (the sender stopped before trying it). Errors: `Unexpected`.
+    async fn postpone(&self, id: i64, at: i64) -> Result<(), RepositoryError>;
 
     /// Marks mail `id` delivered at `now`. Errors: `Unexpected`.
     async fn mark_sent(&self, id: i64, now: i64) -> Result<(), RepositoryError>;

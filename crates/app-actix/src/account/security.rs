@@ -232,6 +232,7 @@ fn event_words(event: &SecurityEvent) -> String {
         Some(K::PasswordReset) => "Senha redefinida pela equipe do serviço".into(),
         Some(K::FactorsReset) => "Verificação em duas etapas removida pela equipe do serviço".into(),
         Some(K::OtherSessionsEnded) => "Sessões em outros navegadores encerradas".into(),
+        Some(K::PasswordRecovered) => "Senha redefinida pelo link enviado por e-mail".into(),
         None => "Outra alteração".into(),
     }
 }

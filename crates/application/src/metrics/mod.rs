@@ -17,6 +17,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use credencial_domain::mail::MailKind;
 use credencial_domain::Scope;
 use credencial_ports::{PoolStatus, UpstreamError};
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Label, Metadata, Recorder, SharedString, Unit};
@@ -39,6 +40,8 @@ pub const LOGINS: &str = "credencial_logins_total";
 /// Browser login steps, by method (password, TOTP, recovery code, passkey)
 /// and outcome.
 pub const LOGIN_METHODS: &str = "credencial_login_methods_total";
+/// Mail delivery tries, by kind and outcome (sent, retried, failed).
+pub const MAILS: &str = "credencial_mails_total";
 /// Tokens signed, by kind.
 pub const TOKENS_ISSUED: &str = "credencial_tokens_issued_total";
 /// Rotated refresh tokens presented again, by what was done (family
@@ -87,6 +90,7 @@ struct Series {
     recorder: SharedRecorder,
     logins: Vec<Counter>,
     login_methods: Vec<Counter>,
+    mails: Vec<Counter>,
     tokens: Vec<Counter>,
     replays: Vec<Counter>,
     sessions_ended: Vec<Counter>,
@@ -140,6 +144,13 @@ impl Metrics {
             })
             .map(|labels| counter(LOGIN_METHODS, labels))
             .collect();
+        let mails = MailKind::ALL
+            .iter()
+            .flat_map(|kind| {
+                MAIL_OUTCOMES.iter().map(move |outcome| vec![label("kind", kind.code()), label("outcome", *outcome)])
+            })
+            .map(|labels| counter(MAILS, labels))
+            .collect();
         let tokens = TokenKind::ALL.iter().map(|k| counter(TOKENS_ISSUED, vec![label("kind", k.label())])).collect();
         let upstream_calls = Upstream::ALL
             .iter()
@@ -166,6 +177,7 @@ impl Metrics {
         let series = Series {
             logins,
             login_methods,
+            mails,
             tokens,
             replays: ReplayOutcome::ALL
                 .iter()
@@ -218,6 +230,15 @@ impl Metrics {
             s.login_methods
                 [index(&LoginMethod::ALL, method) * LoginOutcome::ALL.len() + index(&LoginOutcome::ALL, outcome)]
             .increment(1);
+        }
+    }
+
+    /// Counts one delivery try of a mail of `kind` that ended as `outcome`
+    /// (`sent`, `retried` or `failed`).
+    pub fn mail(&self, kind: MailKind, outcome: &'static str) {
+        if let Some(s) = &self.series {
+            let at = index(&MailKind::ALL, kind) * MAIL_OUTCOMES.len() + index(&MAIL_OUTCOMES, outcome);
+            s.mails[at].increment(1);
         }
     }
 
@@ -345,13 +366,17 @@ impl Drop for QueuedGuard {
     }
 }
 
+/// The outcomes of a mail delivery try.
+const MAIL_OUTCOMES: [&str; 3] = ["sent", "retried", "failed"];
+
 fn index<T: PartialEq>(all: &[T], item: T) -> usize {
     all.iter().position(|x| *x == item).unwrap_or(0)
 }
 
 /// The `# HELP` texts and units of every series.
 fn describe(r: &(dyn Recorder + Send + Sync)) {
-    let counters: [(&'static str, &'static str); 10] = [
+    let counters: [(&'static str, &'static str); 11] = [
+        (MAILS, "Mail delivery tries by kind and outcome (sent, retried, failed: given up and shown to staff)."),
         (HTTP_REQUESTS, "HTTP requests answered, by method, route template and status."),
         (LOGINS, "Credential checks by login form (pair, oauth, account, client_secret) and outcome."),
         (LOGIN_METHODS, "Browser login steps by method (password, totp, recovery_code, passkey) and outcome."),

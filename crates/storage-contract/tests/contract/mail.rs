@@ -48,10 +48,16 @@ async fn a_mail_comes_back_whole_once_due_and_not_while_claimed<B: Backend>() {
     assert_eq!(store.waiting().await.expect("counted"), 1);
     let claimed = store.claim(100, 500, 10).await.expect("claimed");
     assert_eq!(claimed.len(), 1);
-    assert_eq!((claimed[0].id, &claimed[0].mail, claimed[0].attempts), (id, &written, 0), "every field back");
+    let c = &claimed[0];
+    assert_eq!((c.id, &c.mail, c.attempts, c.created_at), (id, &written, 0, 100), "every field back");
     assert!(store.claim(499, 999, 10).await.expect("claimed").is_empty(), "held while the lease runs");
-    assert_eq!(store.claim(500, 999, 10).await.expect("claimed").len(), 1, "a lapsed lease is claimed again");
-    store.mark_sent(id, 510).await.expect("sent");
+    store.postpone(id, 300).await.expect("given back");
+    let again = store.claim(300, 999, 10).await.expect("claimed");
+    assert_eq!((again.len(), again[0].attempts), (1, 0), "given back early, no try counted");
+    assert!(store.claim(998, 999, 10).await.expect("claimed").is_empty(), "held while the new lease runs");
+    assert_eq!(store.claim(999, 1_200, 10).await.expect("claimed").len(), 1, "a lapsed lease is claimed again");
+    store.mark_sent(id, 1_010).await.expect("sent");
+    store.postpone(id, 2_000).await.expect("no-op");
     assert!(store.claim(10_000, 20_000, 10).await.expect("claimed").is_empty(), "a sent mail never comes back");
     assert_eq!(store.waiting().await.expect("counted"), 0);
 }
@@ -145,10 +151,10 @@ async fn the_purge_deletes_old_sent_mail_and_expired_links_in_batches<B: Backend
     }
     let waiting = store.enqueue(&mail("ana@example.org", MailKind::PasswordReset), 5).await.expect("written");
     let (_, old) = link(ana, 50);
-    store.issue_link(&old, &mail("ana@example.org", MailKind::PasswordReset), 5).await.expect("issued");
+    store.issue_link(&old, &mail("ana@example.org", MailKind::PasswordReset), 5, 0).await.expect("issued");
     let bruno = b.create_user("bruno").await;
     let (live_token, live) = link(bruno, 5_000);
-    store.issue_link(&live, &mail("bruno@example.org", MailKind::PasswordReset), 5).await.expect("issued");
+    store.issue_link(&live, &mail("bruno@example.org", MailKind::PasswordReset), 5, 0).await.expect("issued");
     assert_eq!(store.purge(500, 100, 2).await.expect("purged"), 3, "two sent mails and one expired link");
     assert_eq!(store.purge(500, 100, 2).await.expect("purged"), 1);
     assert_eq!(store.purge(500, 100, 2).await.expect("purged"), 0);
@@ -165,12 +171,20 @@ async fn a_link_is_issued_with_its_mail_supersedes_the_older_and_is_taken_once<B
     let ana = b.create_user("ana").await;
     let store = b.mail();
     let (first_token, first) = link(ana, 2_000);
-    store.issue_link(&first, &mail("ana@example.org", MailKind::PasswordReset), 100).await.expect("issued");
+    store.issue_link(&first, &mail("ana@example.org", MailKind::PasswordReset), 100, 0).await.expect("issued");
     let found = store.find_link(&first_token.hash()).await.expect("read").expect("found");
     assert_eq!((found.user, &found.state), (ana, &first.state));
     assert_eq!(store.claim(100, 500, 10).await.expect("claimed").len(), 1, "its mail was written with it");
     let (second_token, second) = link(ana, 3_000);
-    store.issue_link(&second, &mail("ana@example.org", MailKind::PasswordReset), 200).await.expect("issued");
+    let ana_mail = mail("ana@example.org", MailKind::PasswordReset);
+    assert!(
+        !store.issue_link(&second, &ana_mail, 150, 60).await.expect("read"),
+        "a second link within the quiet time is not issued"
+    );
+    assert!(store.find_link(&second_token.hash()).await.expect("read").is_none());
+    assert_eq!(store.claim(150, 500, 10).await.expect("claimed").len(), 0, "nor its mail written");
+    assert!(store.find_link(&first_token.hash()).await.expect("read").is_some(), "the first one still works");
+    assert!(store.issue_link(&second, &ana_mail, 200, 60).await.expect("issued"), "after the quiet time");
     assert!(store.find_link(&first_token.hash()).await.expect("read").is_none(), "superseded");
     assert!(store.take_link(&first_token.hash(), LinkPurpose::PasswordReset).await.expect("taken").is_none());
     let taken = store.take_link(&second_token.hash(), LinkPurpose::PasswordReset).await.expect("taken");
@@ -178,7 +192,7 @@ async fn a_link_is_issued_with_its_mail_supersedes_the_older_and_is_taken_once<B
     assert!(store.take_link(&second_token.hash(), LinkPurpose::PasswordReset).await.expect("taken").is_none(), "once");
     // Two takers at once: one gets it.
     let (third_token, third) = link(ana, 3_000);
-    store.issue_link(&third, &mail("ana@example.org", MailKind::PasswordReset), 300).await.expect("issued");
+    store.issue_link(&third, &mail("ana@example.org", MailKind::PasswordReset), 300, 0).await.expect("issued");
     let hash = third_token.hash();
     let outcomes = at_once(4, |_| {
         let store = store.clone();
@@ -193,7 +207,7 @@ async fn a_link_of_a_deleted_account_is_gone<B: Backend>() {
     let ana = b.create_user("ana").await;
     let store = b.mail();
     let (token, issued) = link(ana, 2_000);
-    store.issue_link(&issued, &mail("ana@example.org", MailKind::PasswordReset), 100).await.expect("issued");
+    store.issue_link(&issued, &mail("ana@example.org", MailKind::PasswordReset), 100, 0).await.expect("issued");
     b.execute(&format!("DELETE FROM users WHERE id = {}", ana.0)).await;
     assert!(store.find_link(&token.hash()).await.expect("read").is_none());
 }
