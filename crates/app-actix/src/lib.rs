@@ -43,6 +43,7 @@ pub mod health;
 pub mod html;
 pub mod jwt;
 pub mod keys;
+pub mod mail_templates;
 pub mod metrics;
 pub mod oauth;
 pub mod openapi;

@@ -148,20 +148,33 @@ impl AccountEditService {
         }
         let hash = hasher.hash(new).await?;
         self.sessions.record_event(user, SecurityEventKind::PasswordChanged, "", Some(origin)).await?;
-        // Refresh tokens and sessions (this browser's too) end before the
-        // new hash is stored (should storing it fail, the person only logs
-        // in again, and may simply retry) and again after it (a login with
-        // the old password in between opened what the first pass missed).
-        let before = self.refresh_tokens.revoke_user(user).await?;
-        self.sessions.end_all(user, None, SessionEnd::PasswordChange).await?;
-        if !self.users.set_password_hash(user, &hash).await? {
-            return Err(ServiceError::UnknownUser);
-        }
-        // From here the old password and the sessions opened with it are over.
-        let revoked = before + self.refresh_tokens.revoke_user(user).await?;
-        self.sessions.end_all(user, None, SessionEnd::PasswordChange).await?;
+        let revoked = replace_password(&*self.users, &*self.refresh_tokens, &self.sessions, user, &hash).await?;
         tracing::info!(user = user.0, revoked, "password changed by its owner; other sessions ended");
         let session = self.sessions.open(user, &[AuthMethod::Password], origin).await?;
         Ok(PasswordOutcome::Changed { session, revoked })
     }
+}
+
+/// Stores `hash` as `user`'s password and ends what the old one opened:
+/// every refresh token and every session (the asking browser's too). They
+/// end before the new hash is stored (should storing it fail, the person
+/// only logs in again, and may simply retry) and again after it (a login
+/// with the old password in between opened what the first pass missed).
+/// How many refresh tokens were revoked. Errors: `UnknownUser` when the
+/// account is gone; `Storage`.
+pub(crate) async fn replace_password(
+    users: &dyn UserRepository,
+    refresh_tokens: &dyn RefreshTokenStore,
+    sessions: &SessionService,
+    user: UserId,
+    hash: &str,
+) -> Result<u64, ServiceError> {
+    let before = refresh_tokens.revoke_user(user).await?;
+    sessions.end_all(user, None, SessionEnd::PasswordChange).await?;
+    if !users.set_password_hash(user, hash).await? {
+        return Err(ServiceError::UnknownUser);
+    }
+    let after = refresh_tokens.revoke_user(user).await?;
+    sessions.end_all(user, None, SessionEnd::PasswordChange).await?;
+    Ok(before + after)
 }

@@ -28,6 +28,10 @@ pub enum MailContent {
         link: String,
         /// How many minutes the link works.
         minutes: i64,
+        /// The browser and system that asked.
+        device: String,
+        /// The approximate place it asked from.
+        place: String,
     },
     /// The password was set through such a link.
     PasswordResetDone {

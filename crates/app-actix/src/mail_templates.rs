@@ -1,0 +1,195 @@
+//! The mails' words: [`MailContent`] rendered through askama templates
+//! (`templates/mail/`), a text part and an HTML part each, in Portuguese,
+//! with the pages' name and colours. No tracking and no remote images: the
+//! HTML part is inline styles and text; its links come from the content
+//! (the configured public URL).
+
+use askama::Template;
+use credencial_application::{MailContent, MailRenderer};
+use credencial_domain::local_time::brasilia_time;
+use credencial_domain::mail::{MailKind, OutgoingMail};
+use credencial_domain::Redacted;
+
+use crate::html::{Site, PROVIDER};
+
+#[derive(Template)]
+#[template(path = "mail/password_reset.txt")]
+struct ResetText<'a> {
+    site: &'static Site,
+    name: &'a str,
+    link: &'a str,
+    minutes: i64,
+    when: String,
+    device: &'a str,
+    place: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "mail/password_reset.html")]
+struct ResetHtml<'a> {
+    site: &'static Site,
+    subject: &'a str,
+    name: &'a str,
+    link: &'a str,
+    minutes: i64,
+    when: String,
+    device: &'a str,
+    place: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "mail/password_reset_done.txt")]
+struct ResetDoneText<'a> {
+    site: &'static Site,
+    name: &'a str,
+    when: String,
+    device: &'a str,
+    place: &'a str,
+    recover_link: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "mail/password_reset_done.html")]
+struct ResetDoneHtml<'a> {
+    site: &'static Site,
+    subject: &'a str,
+    name: &'a str,
+    when: String,
+    device: &'a str,
+    place: &'a str,
+    recover_link: &'a str,
+}
+
+/// The service's mails, rendered with its templates.
+#[derive(Debug, Clone, Copy)]
+pub struct MailTemplates {
+    site: &'static Site,
+    /// When the content has no time of its own (a request's mail): now.
+    now: fn() -> i64,
+}
+
+impl Default for MailTemplates {
+    fn default() -> Self {
+        Self { site: &PROVIDER, now: unix_now }
+    }
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// A person's name for a greeting: the first word, or a neutral word when
+/// the account has none.
+fn first_name(name: &str) -> &str {
+    name.split_whitespace().next().unwrap_or("pessoa usuária")
+}
+
+impl MailRenderer for MailTemplates {
+    fn render(&self, to: &str, content: &MailContent) -> Result<OutgoingMail, String> {
+        let site = self.site;
+        let (kind, subject, text, html) = match content {
+            MailContent::PasswordReset { name, link, minutes, device, place } => {
+                let subject = format!("Redefinição de senha do {}", site.name);
+                let name = first_name(name);
+                let when = brasilia_time((self.now)());
+                let text =
+                    ResetText { site, name, link, minutes: *minutes, when: when.clone(), device, place }.render();
+                let html =
+                    ResetHtml { site, subject: &subject, name, link, minutes: *minutes, when, device, place }.render();
+                (MailKind::PasswordReset, subject, text, html)
+            }
+            MailContent::PasswordResetDone { name, at, device, place, recover_link } => {
+                let subject = format!("Sua senha do {} foi redefinida", site.name);
+                let name = first_name(name);
+                let when = brasilia_time(*at);
+                let text = ResetDoneText { site, name, when: when.clone(), device, place, recover_link }.render();
+                let html = ResetDoneHtml { site, subject: &subject, name, when, device, place, recover_link }.render();
+                (MailKind::PasswordResetDone, subject, text, html)
+            }
+        };
+        let text = text.map_err(|e| e.to_string())?;
+        let html = html.map_err(|e| e.to_string())?;
+        Ok(OutgoingMail { to: Redacted(to.to_owned()), subject, text: Redacted(text), html: Redacted(html), kind })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn templates() -> MailTemplates {
+        MailTemplates { site: &PROVIDER, now: || 1_800_000_000 }
+    }
+
+    #[test]
+    fn a_reset_mail_carries_the_link_in_both_parts_and_no_remote_content() {
+        let content = MailContent::PasswordReset {
+            name: "Ana <b>Souza</b>".into(),
+            link: "https://id.example.gov.br/conta/recuperar/abc_DEF-123/".into(),
+            minutes: 30,
+            device: "Firefox no Linux".into(),
+            place: "203.0.113.0/24".into(),
+        };
+        let mail = templates().render("ana@example.org", &content).expect("rendered");
+        assert_eq!(mail.kind, MailKind::PasswordReset);
+        assert_eq!(mail.to.as_str(), "ana@example.org");
+        assert!(mail.subject.contains("Redefinição de senha"));
+        for part in [mail.text.as_str(), mail.html.as_str()] {
+            assert!(part.contains("https://id.example.gov.br/conta/recuperar/abc_DEF-123/"), "{part}");
+            assert!(part.contains("30 minutos"));
+            assert!(part.contains("Firefox no Linux") && part.contains("203.0.113.0/24"));
+            assert!(part.contains("horário de Brasília"));
+            assert!(part.contains("Não foi você?"));
+        }
+        assert!(mail.text.contains("Olá, Ana."), "the first name: {}", mail.text.as_str());
+        assert!(mail.html.contains("Olá, Ana."));
+        assert!(!mail.html.contains("<img") && !mail.html.contains("<script"), "no images, no scripts");
+        assert!(!mail.html.contains("src="), "nothing loaded from anywhere");
+        let hrefs: Vec<&str> = mail.html.split("href=\"").skip(1).filter_map(|s| s.split('"').next()).collect();
+        assert_eq!(hrefs, ["https://id.example.gov.br/conta/recuperar/abc_DEF-123/"], "the one link");
+    }
+
+    #[test]
+    fn a_name_is_escaped_in_html_and_an_empty_one_greets_neutrally() {
+        let content = MailContent::PasswordReset {
+            name: "<script>x</script>".into(),
+            link: "https://id.example/l/".into(),
+            minutes: 30,
+            device: String::new(),
+            place: String::new(),
+        };
+        let mail = templates().render("a@example.org", &content).expect("rendered");
+        assert!(!mail.html.contains("<script>"), "escaped");
+        assert!(!mail.text.contains(", de ") && !mail.text.contains(", rede "), "no empty device or place");
+        let empty = MailContent::PasswordReset {
+            name: "  ".into(),
+            link: "https://id.example/l/".into(),
+            minutes: 30,
+            device: String::new(),
+            place: String::new(),
+        };
+        let mail = templates().render("a@example.org", &empty).expect("rendered");
+        assert!(mail.text.contains("Olá, pessoa usuária."));
+    }
+
+    #[test]
+    fn the_reset_notice_says_when_from_where_and_what_to_do() {
+        let content = MailContent::PasswordResetDone {
+            name: "Bruno Lima".into(),
+            at: 1_800_000_000,
+            device: "Chrome no Android".into(),
+            place: "198.51.100.0/24".into(),
+            recover_link: "https://id.example.gov.br/conta/recuperar/".into(),
+        };
+        let mail = templates().render("bruno@example.org", &content).expect("rendered");
+        assert_eq!(mail.kind, MailKind::PasswordResetDone);
+        for part in [mail.text.as_str(), mail.html.as_str()] {
+            assert!(part.contains(&brasilia_time(1_800_000_000)), "{part}");
+            assert!(part.contains("Chrome no Android") && part.contains("198.51.100.0/24"));
+            assert!(part.contains("https://id.example.gov.br/conta/recuperar/"));
+            assert!(part.contains("sessões abertas foram encerradas"));
+        }
+    }
+}
