@@ -24,6 +24,13 @@ pub const MAX_ACCESS_LOG_RETENTION_DAYS: u32 = 36_500;
 /// Largest `purge_batch_rows`: one batch must stay short.
 pub const MAX_PURGE_BATCH_ROWS: u32 = 100_000;
 
+/// Largest `mail_retention_days` (ten years).
+pub const MAX_MAIL_RETENTION_DAYS: i64 = 3_650;
+
+/// Largest `smtp_timeout_secs` (five minutes): a stuck relay must not hold
+/// the sender's claim past its lease.
+pub const MAX_SMTP_TIMEOUT_SECS: u64 = 300;
+
 /// Largest `purge_start_delay_secs` (a day): the purge must run some day.
 pub const MAX_PURGE_START_DELAY_SECS: u64 = 24 * 60 * 60;
 
@@ -114,6 +121,26 @@ pub struct Settings {
     /// Whether anyone may create an account at `/conta/cadastro/`: unset,
     /// on in `demo` and off in `serve`.
     pub signup_enabled: Option<bool>,
+    /// Outbound mail: the SMTP relay (`SERVICE_SMTP_URL`):
+    /// `smtps://user:password@host:465` (TLS), `smtp://host:587?tls=required`
+    /// (STARTTLS) or `smtp://localhost:25` (plain, to this machine only).
+    /// Unset: `serve` sends no mail and offers no password recovery; the
+    /// demo delivers every mail to its sandbox mailbox (`/_sandbox/email/`).
+    pub smtp_url: Option<SecretString>,
+    /// The sender of every mail, `Nome <endereco@dominio>` (required with
+    /// `smtp_url`).
+    pub mail_from: Option<String>,
+    /// How long one SMTP conversation may take, in seconds.
+    pub smtp_timeout_secs: u64,
+    /// PEM bundle trusted for the relay's certificate besides the
+    /// operating system's store.
+    pub smtp_ca_file: Option<PathBuf>,
+    /// Days delivered mail stays in the outbox before the purge deletes it.
+    pub mail_retention_days: i64,
+    /// The public base URL that links in mails start with
+    /// (`https://id.example.gov.br`), never taken from a request. Unset:
+    /// `issuer_url`; the demo uses its own address.
+    pub public_url: Option<String>,
     /// Where the JWT sub-application is mounted.
     pub token_prefix: String,
     /// Base URL of the upstream user-data resource (required by `serve`).
@@ -257,6 +284,12 @@ impl Default for Settings {
             issuer_url: None,
             cookie_secure: None,
             signup_enabled: None,
+            smtp_url: None,
+            mail_from: None,
+            smtp_timeout_secs: credencial_adapters_upstream::DEFAULT_SMTP_TIMEOUT.as_secs(),
+            smtp_ca_file: None,
+            mail_retention_days: credencial_application::mail::DEFAULT_MAIL_RETENTION_DAYS,
+            public_url: None,
             staff_second_factor: None,
             token_prefix: credencial_app_actix::jwt::DEFAULT_PREFIX.into(),
             upstream_base_url: None,

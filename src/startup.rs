@@ -16,10 +16,10 @@ use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettin
 use credencial_application::admin::AccountAdminPorts;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
-    ClientLoginService, GrantService, LoginThrottle, Metrics, OAuthService, OwnEntryService, PasskeyService,
-    PasswordHasher, ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SecondFactorService, SecurityLog,
-    SessionService, SignupService, StaffService, TaxIdValidationService, TokenService, TokenServiceConfig,
-    UserDirectoryService,
+    ClientLoginService, GrantService, LoginThrottle, MailSender, Metrics, OAuthService, OwnEntryService,
+    PasskeyService, PasswordHasher, PasswordResetPorts, PasswordResetService, ProfileService, Purge, Registries,
+    ScopeCache, ScopeTtls, SecondFactorService, SecurityLog, SessionService, SignupService, StaffService,
+    TaxIdValidationService, TokenService, TokenServiceConfig, UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -210,6 +210,7 @@ impl Application {
         let http = HttpSettings {
             token_prefix: Some(settings.token_prefix.clone()),
             sandbox: mode == Mode::Demo,
+            sandbox_mailbox: None,
             noop_route: settings.bench_noop_route,
             workers: settings.workers,
             cookie_secure: settings.cookie_secure,
@@ -236,7 +237,7 @@ impl Application {
                 logins: login_history,
                 grants: Arc::clone(&storage.grants),
                 refresh_tokens: Arc::clone(&refresh_tokens),
-                clock,
+                clock: Arc::clone(&clock),
                 sessions: Arc::clone(&sessions),
                 second_factors: Arc::clone(&storage.second_factors),
             },
@@ -254,12 +255,38 @@ impl Application {
             settings.purge_batch_rows,
         )
         .with_sessions(Arc::clone(&sessions));
-        let background =
-            BackgroundTasks::start(purge, Duration::from_secs(settings.purge_start_delay_secs), exporter.clone());
+        let mail = mail_setup(settings, mode, &storage, &clock, exporter.as_ref())?;
+        let purge = match &mail {
+            Some(m) => purge.with_mail(Arc::clone(&m.sender)),
+            None => purge,
+        };
+        let background = BackgroundTasks::start(
+            purge,
+            Duration::from_secs(settings.purge_start_delay_secs),
+            exporter.clone(),
+            mail.as_ref().map(|m| Arc::clone(&m.sender)),
+        );
         let readiness = Arc::clone(&storage.readiness);
         let accounts = Arc::new(AccountService::new(Arc::clone(&storage.users), Arc::clone(&storage.profiles)));
         let users = Arc::clone(&storage.users);
         let signup = Arc::new(SignupService::new(Arc::clone(&users), Arc::clone(&tokens), Arc::clone(&sessions)));
+        let password_resets = match &mail {
+            Some(_) => Some(Arc::new(PasswordResetService::new(
+                PasswordResetPorts {
+                    users: Arc::clone(&users),
+                    directory: Arc::clone(&storage.directory),
+                    mail: Arc::clone(&storage.mail),
+                    renderer: Arc::new(credencial_app_actix::mail_templates::MailTemplates::default()),
+                    refresh_tokens: Arc::clone(&refresh_tokens),
+                    clock: Arc::clone(&clock),
+                },
+                Arc::clone(&tokens),
+                Arc::clone(&sessions),
+                factors.clone(),
+                &public_url(settings, mode, local)?,
+            ))),
+            None => None,
+        };
         let account_edits =
             Arc::new(AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&sessions)));
         let clients = Arc::new(ClientAdminService::new(Arc::clone(&storage.clients), hasher));
@@ -291,7 +318,10 @@ impl Application {
             user_directory,
             api_tokens,
             readiness,
+            password_resets,
+            mail: mail.as_ref().map(|m| Arc::clone(&m.sender)),
         };
+        let http = HttpSettings { sandbox_mailbox: mail.and_then(|m| m.sandbox), ..http };
         let server = build_server(listener, services, http)?;
         let metrics_server = match (metrics_listener, exporter) {
             (Some(listener), Some(exporter)) => {
@@ -439,10 +469,19 @@ struct BackgroundTasks {
 
 impl BackgroundTasks {
     /// Starts the periodic purge (first pass after `purge_delay`; see
-    /// [`Purge`]) and, with metrics on, the exporter's upkeep.
-    fn start(purge: Purge, purge_delay: Duration, exporter: Option<MetricsExporter>) -> Self {
+    /// [`Purge`]), the mail sender when the service sends mail, and, with
+    /// metrics on, the exporter's upkeep.
+    fn start(
+        purge: Purge,
+        purge_delay: Duration,
+        exporter: Option<MetricsExporter>,
+        mail: Option<Arc<MailSender>>,
+    ) -> Self {
         let (stop, stopped) = tokio::sync::watch::channel(());
         let mut tasks = vec![tokio::spawn(purge_periodically(purge, purge_delay, stopped.clone()))];
+        if let Some(mail) = mail {
+            tasks.push(tokio::spawn(send_mail(mail, stopped.clone())));
+        }
         if let Some(exporter) = exporter {
             tasks.push(tokio::spawn(metrics_upkeep(exporter, stopped)));
         }
@@ -653,6 +692,100 @@ async fn purge_periodically(purge: Purge, delay: Duration, mut stop: tokio::sync
         if purge.pass(&stopping).await.stopped {
             break;
         }
+    }
+}
+
+/// How often the mail sender looks for due mail when the outbox had none.
+const MAIL_POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Delivers the outbox until `stop`'s sender goes away: a round right away
+/// while rounds come back full, else one every [`MAIL_POLL_INTERVAL`]. A
+/// stop is seen before every mail (the rest of a round is given back).
+async fn send_mail(mail: Arc<MailSender>, mut stop: tokio::sync::watch::Receiver<()>) {
+    loop {
+        let stopping = || stop.has_changed().is_err();
+        let full = match mail.send_due(&stopping).await {
+            Ok(round) => round.claimed == credencial_application::mail::SEND_BATCH as usize && round.retried == 0,
+            Err(e) => {
+                tracing::warn!(error = %e, "the mail sender cannot read the outbox");
+                false
+            }
+        };
+        if stopping() {
+            break;
+        }
+        if !full {
+            tokio::select! {
+                () = tokio::time::sleep(MAIL_POLL_INTERVAL) => {}
+                _ = stop.changed() => break,
+            }
+        }
+    }
+}
+
+/// What sends mail: the sender and, in the demo without `smtp_url`, the
+/// sandbox mailbox it delivers to.
+struct MailSetup {
+    sender: Arc<MailSender>,
+    sandbox: Option<credencial_app_actix::sandbox_mail::SandboxMailbox>,
+}
+
+/// The mail sender: through the SMTP relay of `smtp_url`; in the demo
+/// without it, to the sandbox mailbox; `None` in `serve` without it (no
+/// mail, no password recovery). Errors name the setting.
+fn mail_setup(
+    settings: &Settings,
+    mode: Mode,
+    storage: &Storage,
+    clock: &Arc<dyn Clock>,
+    exporter: Option<&MetricsExporter>,
+) -> Result<Option<MailSetup>, SettingsError> {
+    let (mailer, sandbox): (Arc<dyn credencial_ports::Mailer>, _) = match (&settings.smtp_url, mode) {
+        (Some(url), _) => {
+            let smtp = credencial_adapters_upstream::SmtpMailer::new(&credencial_adapters_upstream::SmtpSettings {
+                url: url.clone(),
+                from: settings.mail_from.clone().unwrap_or_default(),
+                timeout: Duration::from_secs(settings.smtp_timeout_secs),
+                ca_file: settings.smtp_ca_file.clone(),
+            })
+            .map_err(|e| {
+                let setting = if e.0.starts_with("mail_from") { "mail_from" } else { "smtp_url" };
+                SettingsError::about(setting, e)
+            })?;
+            tracing::info!(security = ?smtp.security(), "mail is sent through the SMTP relay of smtp_url");
+            (Arc::new(smtp), None)
+        }
+        (None, Mode::Demo) => {
+            let mailbox = credencial_app_actix::sandbox_mail::SandboxMailbox::new();
+            tracing::info!(
+                path = credencial_app_actix::sandbox_mail::SANDBOX_MAIL_PATH,
+                "mail goes to the demo's sandbox mailbox"
+            );
+            (Arc::new(mailbox.clone()), Some(mailbox))
+        }
+        (None, Mode::Serve) => {
+            tracing::info!("mail is off: smtp_url is not set (no password recovery by e-mail)");
+            return Ok(None);
+        }
+    };
+    let sender = MailSender::new(Arc::clone(&storage.mail), mailer, Arc::clone(clock), settings.mail_retention_days);
+    let sender = match exporter {
+        Some(e) => sender.with_metrics(e.metrics().clone()),
+        None => sender,
+    };
+    Ok(Some(MailSetup { sender: Arc::new(sender), sandbox }))
+}
+
+/// The base of links in mails: `public_url`, else `issuer_url`, else (in
+/// the demo) the service's own address. Errors: `serve` with neither.
+fn public_url(settings: &Settings, mode: Mode, local: SocketAddr) -> Result<String, SettingsError> {
+    match (&settings.public_url, &settings.issuer_url, mode) {
+        (Some(url), _, _) | (None, Some(url), _) => Ok(url.trim_end_matches('/').to_owned()),
+        (None, None, Mode::Demo) => Ok(origin(local)),
+        (None, None, Mode::Serve) => Err(SettingsError::about(
+            "public_url",
+            "mail links need the service's public address: set public_url (or issuer_url)",
+        )),
     }
 }
 

@@ -11,7 +11,7 @@ use credencial_ports::account::{AccessLog, GrantRepository, OwnEntryRepository, 
 use credencial_ports::DataTransfer;
 use credencial_ports::{
     AccountAdminStore, AuditTrail, AuthorizationCodeStore, HostUserRecords, HostUserStore, LoginFailureLog,
-    LoginHistory, OAuthClientRepository, PasskeyStore, PoolStatus, ProfileRepository, ReadinessProbe,
+    LoginHistory, MailStore, OAuthClientRepository, PasskeyStore, PoolStatus, ProfileRepository, ReadinessProbe,
     RefreshTokenStore, SchemaStatus, SecondFactorStore, SecurityEvents, SessionStore, SnapshotStore, UserDirectory,
     UserRepository,
 };
@@ -186,6 +186,8 @@ pub struct Storage {
     pub passkeys: Arc<dyn PasskeyStore>,
     /// People's security activity.
     pub security_events: Arc<dyn SecurityEvents>,
+    /// The mail outbox and the links mails carry.
+    pub mail: Arc<dyn MailStore>,
     /// The user-management API's directory.
     pub directory: Arc<dyn UserDirectory>,
     /// The client component's host user table.
@@ -234,6 +236,7 @@ impl Storage {
                 second_factors: pg::PgSecondFactorStore,
                 passkeys: pg::PgSecondFactorStore,
                 security_events: pg::PgSecurityEvents,
+                mail: pg::PgMail,
                 directory: pg::PgUserDirectory,
                 host_users: pg::PgHostUserStore,
                 host_user_records: pg::PgHostUserRecords,
@@ -260,6 +263,7 @@ impl Storage {
                 second_factors: sqlite::SqliteSecondFactorStore,
                 passkeys: sqlite::SqliteSecondFactorStore,
                 security_events: sqlite::SqliteSecurityEvents,
+                mail: sqlite::SqliteMail,
                 directory: sqlite::SqliteUserDirectory,
                 host_users: sqlite::SqliteHostUserStore,
                 host_user_records: sqlite::SqliteHostUserRecords,

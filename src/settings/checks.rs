@@ -6,8 +6,9 @@ use credencial_adapters_upstream::{check_client_id, check_redirect_uri};
 use secrecy::ExposeSecret;
 
 use super::{
-    outbound_error, Settings, SettingsError, MAX_ACCESS_LOG_RETENTION_DAYS, MAX_PURGE_BATCH_ROWS,
-    MAX_PURGE_START_DELAY_SECS, MAX_REFRESH_GRACE_SECS, MAX_SHUTDOWN_TIMEOUT_SECS, MAX_THROTTLE_WINDOW_SECS,
+    outbound_error, Settings, SettingsError, MAX_ACCESS_LOG_RETENTION_DAYS, MAX_MAIL_RETENTION_DAYS,
+    MAX_PURGE_BATCH_ROWS, MAX_PURGE_START_DELAY_SECS, MAX_REFRESH_GRACE_SECS, MAX_SHUTDOWN_TIMEOUT_SECS,
+    MAX_SMTP_TIMEOUT_SECS, MAX_THROTTLE_WINDOW_SECS,
 };
 use crate::startup::Mode;
 
@@ -103,6 +104,26 @@ impl Settings {
                 "purge_start_delay_secs",
                 format!("must be at most {MAX_PURGE_START_DELAY_SECS} seconds"),
             ));
+        }
+        if !(1..=MAX_MAIL_RETENTION_DAYS).contains(&self.mail_retention_days) {
+            problems.push(SettingsError::about(
+                "mail_retention_days",
+                format!("must be between 1 and {MAX_MAIL_RETENTION_DAYS} days"),
+            ));
+        }
+        if !(1..=MAX_SMTP_TIMEOUT_SECS).contains(&self.smtp_timeout_secs) {
+            problems.push(SettingsError::about(
+                "smtp_timeout_secs",
+                format!("must be between 1 and {MAX_SMTP_TIMEOUT_SECS} seconds"),
+            ));
+        }
+        if self.smtp_url.is_some() && self.mail_from.as_deref().is_none_or(|f| f.trim().is_empty()) {
+            problems.push(SettingsError::about("mail_from", "is required with smtp_url (Nome <endereco@dominio>)"));
+        }
+        if let Some(url) = &self.public_url {
+            if let Err(e) = credencial_domain::oauth::discovery::IssuerUrl::parse(url) {
+                problems.push(SettingsError::about("public_url", e));
+            }
         }
         if self.scope_cache_memory_entries == 0 {
             problems.push(SettingsError::about("scope_cache_memory_entries", "must be positive"));

@@ -20,10 +20,7 @@ mod user_data;
 pub use client::{
     http_client, http_client_with, BaseUrl, BaseUrlError, OutboundConfig, OutboundError, ProxyConfig, LOOPBACK_NO_PROXY,
 };
-pub use mail::{
-    InvalidSmtpSettings, SandboxMail, SandboxMailbox, SmtpMailer, SmtpSecurity, SmtpSettings, DEFAULT_SMTP_TIMEOUT,
-    SANDBOX_MAILBOX_SIZE,
-};
+pub use mail::{InvalidSmtpSettings, SmtpMailer, SmtpSecurity, SmtpSettings, DEFAULT_SMTP_TIMEOUT};
 pub use provider::{
     check_client_id, check_redirect_uri, HttpProviderClient, InvalidProviderSettings, ProviderSettings,
     DEFAULT_PROVIDER_MAX_BODY_BYTES, DEFAULT_PROVIDER_TIMEOUT,

@@ -1,14 +1,11 @@
-//! [`Mailer`]s: an SMTP relay through `lettre` (implicit TLS, STARTTLS,
-//! or plain SMTP to a relay on this machine), and the demo's in-process
-//! sandbox mailbox.
+//! The SMTP [`Mailer`]: a relay through `lettre` (implicit TLS, STARTTLS,
+//! or plain SMTP to a relay on this machine).
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use credencial_domain::mail::{MailKind, OutgoingMail};
+use credencial_domain::mail::OutgoingMail;
 use credencial_ports::{MailError, Mailer};
 use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
@@ -210,66 +207,6 @@ fn extra_roots(file: Option<&PathBuf>) -> Result<Vec<Certificate>, InvalidSmtpSe
     Ok(roots)
 }
 
-/// One mail the sandbox mailbox received.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxMail {
-    /// When it arrived (Unix seconds).
-    pub at: i64,
-    /// The recipient.
-    pub to: String,
-    /// The subject.
-    pub subject: String,
-    /// The text part.
-    pub text: String,
-    /// What it was about.
-    pub kind: MailKind,
-}
-
-/// How many mails the sandbox mailbox keeps (the oldest go first).
-pub const SANDBOX_MAILBOX_SIZE: usize = 50;
-
-/// Demo only: a mailbox in this process that takes every mail, so that the
-/// README's journeys need no mail server. Cloning shares the mailbox.
-#[derive(Debug, Clone, Default)]
-pub struct SandboxMailbox {
-    mails: Arc<Mutex<VecDeque<SandboxMail>>>,
-}
-
-impl SandboxMailbox {
-    /// An empty mailbox.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The mails received, newest first.
-    pub fn mails(&self) -> Vec<SandboxMail> {
-        let mails = self.mails.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        mails.iter().rev().cloned().collect()
-    }
-}
-
-#[async_trait]
-impl Mailer for SandboxMailbox {
-    async fn send(&self, mail: &OutgoingMail) -> Result<(), MailError> {
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-        let received = SandboxMail {
-            at,
-            to: mail.to.to_string(),
-            subject: mail.subject.clone(),
-            text: mail.text.to_string(),
-            kind: mail.kind,
-        };
-        let mut mails = self.mails.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if mails.len() == SANDBOX_MAILBOX_SIZE {
-            mails.pop_front();
-        }
-        mails.push_back(received);
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,24 +251,5 @@ mod tests {
     fn a_user_and_password_are_read_as_typed() {
         assert_eq!(percent_decoded("p%40ss%3Aword"), "p@ss:word");
         assert_eq!(percent_decoded("plain"), "plain");
-    }
-
-    #[tokio::test]
-    async fn the_sandbox_mailbox_keeps_the_newest_mails_first_and_bounded() {
-        let mailbox = SandboxMailbox::new();
-        for i in 0..=SANDBOX_MAILBOX_SIZE {
-            let mail = OutgoingMail {
-                to: credencial_domain::Redacted(format!("p{i}@example.org")),
-                subject: format!("assunto {i}"),
-                text: credencial_domain::Redacted("texto".into()),
-                html: credencial_domain::Redacted("<p>texto</p>".into()),
-                kind: MailKind::PasswordReset,
-            };
-            mailbox.send(&mail).await.expect("taken");
-        }
-        let mails = mailbox.mails();
-        assert_eq!(mails.len(), SANDBOX_MAILBOX_SIZE);
-        assert_eq!(mails[0].subject, format!("assunto {SANDBOX_MAILBOX_SIZE}"));
-        assert_eq!(mails.last().expect("oldest").subject, "assunto 1", "the oldest went first");
     }
 }

@@ -7,13 +7,14 @@ use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginService,
-    GrantService, OAuthService, OwnEntryService, ProfileService, SecondFactorService, SessionService, SignupService,
-    StaffService, TaxIdValidationService, TokenService, UserDirectoryService,
+    GrantService, MailSender, OAuthService, OwnEntryService, PasswordResetService, ProfileService, SecondFactorService,
+    SessionService, SignupService, StaffService, TaxIdValidationService, TokenService, UserDirectoryService,
 };
 use credencial_ports::ReadinessProbe;
 
 use crate::telemetry::RequestLog;
 
+use crate::account::recovery::RecoveryPages;
 use crate::account::{AccountApi, AccountServices, AccountSettings};
 use crate::admin::{AdminApi, AdminServices};
 use crate::client_address::ClientAddressSource;
@@ -24,7 +25,7 @@ use crate::jwt::JwtApi;
 use crate::metrics::MetricsExporter;
 use crate::oauth::OAuthApi;
 use crate::routes::{self, not_found, resource};
-use crate::{openapi, profile, sandbox, sandbox_registries, user_directory};
+use crate::{openapi, profile, sandbox, sandbox_mail, sandbox_registries, user_directory};
 
 /// What the HTTP layer needs to know from the configuration.
 #[derive(Debug, Clone)]
@@ -34,6 +35,8 @@ pub struct HttpSettings {
     pub token_prefix: Option<String>,
     /// Serve the demo's stand-ins for the user-data resource and the registries.
     pub sandbox: bool,
+    /// The demo's sandbox mailbox, shown at `/_sandbox/email/`.
+    pub sandbox_mailbox: Option<crate::sandbox_mail::SandboxMailbox>,
     /// Serve `POST /_noop/`, the benchmark's baseline.
     pub noop_route: bool,
     /// Number of request workers (default: actix's, one per core).
@@ -65,6 +68,7 @@ impl Default for HttpSettings {
         Self {
             token_prefix: Some(crate::jwt::DEFAULT_PREFIX.to_owned()),
             sandbox: false,
+            sandbox_mailbox: None,
             noop_route: false,
             workers: None,
             cookie_secure: None,
@@ -124,6 +128,12 @@ pub struct Services {
     pub api_tokens: Arc<ApiTokenService>,
     /// Whether the database answers (`/readyz`).
     pub readiness: Arc<dyn ReadinessProbe>,
+    /// "Esqueci minha senha" (`/conta/recuperar/`), when the service can
+    /// send mail.
+    pub password_resets: Option<Arc<PasswordResetService>>,
+    /// The outbox as staff see it (`/admin/emails/`), when the service
+    /// can send mail.
+    pub mail: Option<Arc<MailSender>>,
 }
 
 impl std::fmt::Debug for Services {
@@ -174,6 +184,8 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let client_login = services.client_login;
     let client_address = web::Data::new(settings.client_address.clone());
     let readiness = web::Data::from(services.readiness);
+    let password_resets = services.password_resets.map(web::Data::from);
+    let mail = services.mail.map(web::Data::from);
     let request_log = match &settings.metrics {
         Some(exporter) => RequestLog::with_metrics(exporter.metrics().clone()),
         None => RequestLog::default(),
@@ -210,13 +222,20 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(crate::oauth::userinfo::resource_for(data.clone(), profiles.clone()))
             .service(OAuthApi::new(oauth.clone(), sessions.clone(), cookies).with_second_factors(factors.clone()))
             .service(AccountApi::new(account_services.clone(), cookies, s.account))
-            .service(AdminApi::new(admin_services.clone(), cookies, s.staff))
+            .service(AdminApi::new(admin_services.clone(), cookies, s.staff).with_mail(mail.clone()))
             .service(user_directory::resources(user_directory.clone()));
         if let Some(client_login) = &client_login {
             app = app.service(ClientLoginApi::new(Arc::clone(client_login), s.cookie_secure));
         }
+        if let Some(resets) = &password_resets {
+            // Application-wide: the login forms link to it when it is here.
+            app = app.app_data(resets.clone()).service(RecoveryPages::new(resets.clone(), sessions.clone(), cookies));
+        }
         if s.sandbox {
             app = app.service(sandbox::scope()).service(sandbox_registries::scope());
+        }
+        if let Some(mailbox) = &s.sandbox_mailbox {
+            app = app.service(sandbox_mail::resource_for(mailbox.clone()));
         }
         if let (true, Some(exporter)) = (s.metrics_route, &s.metrics) {
             app = app.service(crate::metrics::resource_for(exporter.clone()));

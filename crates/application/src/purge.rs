@@ -16,7 +16,9 @@ use std::time::Instant;
 
 use crate::error::ServiceError;
 use crate::metrics::{Metrics, PurgeTable};
-use crate::{AccountAdminService, GrantService, OAuthService, SessionService, TaxIdValidationService, TokenService};
+use crate::{
+    AccountAdminService, GrantService, MailSender, OAuthService, SessionService, TaxIdValidationService, TokenService,
+};
 
 /// Rows one purge statement deletes at most, unless configured otherwise
 /// (`purge_batch_rows`).
@@ -102,6 +104,7 @@ pub struct Purge {
     metrics: Metrics,
     batch_rows: u32,
     sessions: Option<Arc<SessionService>>,
+    mail: Option<Arc<MailSender>>,
 }
 
 impl std::fmt::Debug for Purge {
@@ -122,7 +125,13 @@ impl Purge {
         metrics: Metrics,
         batch_rows: u32,
     ) -> Self {
-        Self { oauth, tokens, validation, grants, accounts, metrics, batch_rows, sessions: None }
+        Self { oauth, tokens, validation, grants, accounts, metrics, batch_rows, sessions: None, mail: None }
+    }
+
+    /// The same purge, also deleting delivered mail and expired links.
+    pub fn with_mail(mut self, mail: Arc<MailSender>) -> Self {
+        self.mail = Some(mail);
+        self
     }
 
     /// The same purge, also deleting expired browser sessions.
@@ -185,6 +194,10 @@ impl Purge {
             },
             PurgeTable::SecurityEvents => match self.sessions.as_ref().and_then(|s| s.security_log()) {
                 Some(log) => log.purge(limit).await?,
+                None => 0,
+            },
+            PurgeTable::Mail => match &self.mail {
+                Some(mail) => mail.purge(limit).await?,
                 None => 0,
             },
         };

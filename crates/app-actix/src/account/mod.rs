@@ -23,6 +23,7 @@ pub mod entries;
 pub mod pages;
 pub mod passkeys;
 pub mod password;
+pub mod recovery;
 pub mod security;
 pub mod sessions;
 pub mod signup;
@@ -296,6 +297,7 @@ fn login_page(
         passkey_path: passkeys::LOGIN_PASSKEY_PATH,
         passkey_next: passkeys::offered(req).map(|_| next),
         passkey_token: &token,
+        recovery_path: recovery::offered(req),
     };
     let mut builder = html::response(status);
     builder.append_header((header::SET_COOKIE, key_cookie));

@@ -56,6 +56,8 @@ pub struct Login<'a> {
     pub passkey_token: &'a str,
     /// The sign-up page's path.
     pub signup_path: &'a str,
+    /// "Esqueci minha senha", when the service can send mail.
+    pub recovery_path: Option<&'static str>,
 }
 
 /// The overview (`templates/account/overview.html`).

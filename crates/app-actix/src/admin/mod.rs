@@ -18,6 +18,7 @@
 pub mod api_tokens;
 pub mod applications;
 pub mod audit;
+pub mod mail;
 pub mod pages;
 pub mod user_new;
 pub mod users;
@@ -26,8 +27,8 @@ use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use credencial_application::{
-    AccountAdminService, ApiTokenService, ClientAdminService, LoginSession, SecondFactorService, SessionService,
-    StaffService,
+    AccountAdminService, ApiTokenService, ClientAdminService, LoginSession, MailSender, SecondFactorService,
+    SessionService, StaffService,
 };
 use credencial_domain::admin::Actor;
 
@@ -56,6 +57,7 @@ pub struct AdminApi {
     services: AdminServices,
     cookies: web::Data<CookiePolicy>,
     policy: web::Data<StaffPolicy>,
+    mail: Option<web::Data<MailSender>>,
 }
 
 /// The use cases behind the panel.
@@ -80,7 +82,14 @@ impl AdminApi {
     /// The panel over these use cases, marking cookies as `cookies` says,
     /// under `policy`.
     pub fn new(services: AdminServices, cookies: CookiePolicy, policy: StaffPolicy) -> Self {
-        Self { services, cookies: web::Data::new(cookies), policy: web::Data::new(policy) }
+        Self { services, cookies: web::Data::new(cookies), policy: web::Data::new(policy), mail: None }
+    }
+
+    /// With the outbox's page over `mail` (`/admin/emails/`), when the
+    /// service can send mail.
+    pub fn with_mail(mut self, mail: Option<web::Data<MailSender>>) -> Self {
+        self.mail = mail;
+        self
     }
 
     fn with_data(&self, r: Resource) -> Resource {
@@ -93,6 +102,10 @@ impl AdminApi {
             .app_data(api_tokens.clone())
             .app_data(self.cookies.clone())
             .app_data(self.policy.clone());
+        let r = match &self.mail {
+            Some(mail) => r.app_data(mail.clone()),
+            None => r,
+        };
         match factors {
             Some(factors) => r.app_data(factors.clone()),
             None => r,
@@ -104,6 +117,7 @@ impl HttpServiceFactory for AdminApi {
     fn register(self, config: &mut AppService) {
         self.with_data(resource(HOME_PATH, "GET")).route(routes::get().to(home)).register(config);
         audit::register(config, |r| self.with_data(r));
+        mail::register(config, |r| self.with_data(r));
         applications::register(config, |r| self.with_data(r));
         // Before `users`: `/admin/usuarios/novo/` is not an account's page.
         user_new::register(config, |r| self.with_data(r));

@@ -6,11 +6,12 @@ use askama::Template;
 use crate::html::{Frame, Site};
 
 /// The panel's sections, as the navigation lists them: path and label.
-pub const NAV: [(&str, &str); 5] = [
+pub const NAV: [(&str, &str); 6] = [
     ("/admin/", "Início"),
     ("/admin/aplicativos/", "Aplicativos"),
     ("/admin/usuarios/", "Usuários"),
     ("/admin/auditoria/", "Auditoria"),
+    ("/admin/emails/", "E-mails"),
     ("/conta/", "Minha conta"),
 ];
 

@@ -417,7 +417,8 @@ fn login_page(
         let query = serde_urlencoded::to_string(form::authorization_pairs(&params)).unwrap_or_default();
         format!("{}?{query}", req.path())
     });
-    let page = pages::login(client_name, params, &token, username, message, passkey_next.as_deref());
+    let mut page = pages::login(client_name, params, &token, username, message, passkey_next.as_deref());
+    page.recovery_path = crate::account::recovery::offered(req);
     let mut builder = html::response(status);
     builder.append_header((header::SET_COOKIE, key_cookie));
     html::html(builder, &page)

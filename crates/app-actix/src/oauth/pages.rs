@@ -24,6 +24,8 @@ pub struct Login<'a> {
     passkey_path: &'static str,
     passkey_next: Option<&'a str>,
     passkey_token: &'a str,
+    /// "Esqueci minha senha", when the service can send mail.
+    pub recovery_path: Option<&'static str>,
 }
 
 /// The consent page (`templates/oauth/consent.html`).
@@ -80,6 +82,7 @@ pub fn login<'a>(
         passkey_path: crate::account::passkeys::LOGIN_PASSKEY_PATH,
         passkey_next,
         passkey_token: form_token,
+        recovery_path: None,
     }
 }
 

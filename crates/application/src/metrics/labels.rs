@@ -342,11 +342,14 @@ pub enum PurgeTable {
     PasskeyCeremonies,
     /// Security activity older than a year (`security_events`).
     SecurityEvents,
+    /// Delivered mail past its retention and expired mail links
+    /// (`mail_outbox`, `mail_links`).
+    Mail,
 }
 
 impl PurgeTable {
     /// Every step, in the order a pass runs them.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::AuthorizationCodes,
         Self::SealedPairs,
         Self::RefreshTokens,
@@ -357,6 +360,7 @@ impl PurgeTable {
         Self::Sessions,
         Self::PasskeyCeremonies,
         Self::SecurityEvents,
+        Self::Mail,
     ];
 
     /// The label value.
@@ -372,6 +376,7 @@ impl PurgeTable {
             Self::Sessions => "sessions",
             Self::PasskeyCeremonies => "webauthn_ceremonies",
             Self::SecurityEvents => "security_events",
+            Self::Mail => "mail_outbox",
         }
     }
 }

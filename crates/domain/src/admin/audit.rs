@@ -155,6 +155,7 @@ audit_actions! {
     ApiUserCreate => "api.user_create", "API: usuário pré-cadastrado";
     ApiUserExisting => "api.user_existing", "API: cadastro de usuário já existente";
     ApiRefused => "api.refused", "API: chamada recusada por falta de permissão";
+    MailRetry => "mail.retry", "E-mail com falha posto de novo na fila";
 }
 
 /// The value recorded for a field that holds a secret or a password: the
