@@ -42,6 +42,7 @@ mod passkeys;
 mod profile;
 mod provider_client;
 mod reauthentication;
+mod recovery;
 mod request_lines;
 mod response_mode;
 mod revocation;

@@ -29,7 +29,7 @@ async fn act(browser: &mut Browser, acao: &str, extra: &[(&str, &str)]) -> Page 
 }
 
 /// Enrols lia's app; returns the secret and the recovery codes shown.
-async fn enrol(browser: &mut Browser) -> (TotpSecret, Vec<String>) {
+pub(crate) async fn enrol(browser: &mut Browser) -> (TotpSecret, Vec<String>) {
     let started = act(browser, "iniciar", &[("senha", PASSWORD)]).await;
     assert_eq!(started.status, 200, "{}", started.body);
     assert!(started.body.contains("<svg role=\"img\""), "the QR code, rendered here: {}", started.body);

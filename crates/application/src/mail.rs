@@ -6,7 +6,7 @@
 //! and records the outcome. While the relay is unavailable it stops at the
 //! first failure of a batch (the rest is given back untried), so a relay
 //! that is down costs one connection attempt per round, and mail waits at
-//! most about a minute once it is back ([`retry_delay_secs`]).
+//! most half a minute once it is back ([`retry_delay_secs`]).
 
 use std::sync::Arc;
 
@@ -257,11 +257,11 @@ mod tests {
         store.expect_claim().returning(|_, _, _| Ok(vec![claimed(1, 0), claimed(2, 0), claimed(3, 0)]));
         store
             .expect_mark_failed()
-            .withf(|id, _, retry_at, _| *id == 1 && *retry_at == Some(2_015))
+            .withf(|id, _, retry_at, _| *id == 1 && *retry_at == Some(2_005))
             .times(1)
             .returning(|_, _, _, _| Ok(()));
-        store.expect_postpone().with(eq(2), eq(2_015)).times(1).returning(|_, _| Ok(()));
-        store.expect_postpone().with(eq(3), eq(2_015)).times(1).returning(|_, _| Ok(()));
+        store.expect_postpone().with(eq(2), eq(2_005)).times(1).returning(|_, _| Ok(()));
+        store.expect_postpone().with(eq(3), eq(2_005)).times(1).returning(|_, _| Ok(()));
         let mut mailer = MockMailer::new();
         mailer.expect_send().times(1).returning(|_| Err(MailError::Unavailable("connection refused".into())));
         let round = sender(store, mailer).send_due(&|| false).await.expect("round");

@@ -159,16 +159,16 @@ pub const GIVE_UP_AFTER_SECS: i64 = 24 * 3600;
 /// number `attempts` (1 or more) failed with `failure`, the mail being
 /// `age_secs` old; `None` when it gives up.
 ///
-/// While the relay is unavailable a mail is tried again soon (15 s, 30 s,
-/// then every minute), so that mail waits at most about a minute once the
-/// relay is back; it gives up after [`GIVE_UP_AFTER_SECS`]. A refusal is
+/// While the relay is unavailable a mail is tried again soon (5 s, 10 s,
+/// 20 s, then every 30 s), so that mail waits at most half a minute once
+/// the relay is back; it gives up after [`GIVE_UP_AFTER_SECS`]. A refusal is
 /// tried again after one minute, doubling up to an hour, [`MAX_REFUSALS`]
 /// times in all (a relay's setting may be fixed meanwhile).
 pub fn retry_delay_secs(failure: SendFailure, attempts: u32, age_secs: i64) -> Option<i64> {
     let doublings = attempts.saturating_sub(1);
     match failure {
         SendFailure::Unavailable if age_secs >= GIVE_UP_AFTER_SECS => None,
-        SendFailure::Unavailable => Some((15_i64 << doublings.min(2)).min(60)),
+        SendFailure::Unavailable => Some((5_i64 << doublings.min(3)).min(30)),
         SendFailure::Refused if attempts >= MAX_REFUSALS => None,
         SendFailure::Refused => Some((60_i64 << doublings.min(6)).min(3600)),
     }
@@ -210,12 +210,13 @@ mod tests {
     }
 
     #[test]
-    fn an_unavailable_relay_is_tried_again_within_a_minute_for_a_day() {
+    fn an_unavailable_relay_is_tried_again_within_half_a_minute_for_a_day() {
         let u = SendFailure::Unavailable;
-        assert_eq!(retry_delay_secs(u, 1, 0), Some(15));
-        assert_eq!(retry_delay_secs(u, 2, 20), Some(30));
-        assert_eq!(retry_delay_secs(u, 3, 60), Some(60));
-        assert_eq!(retry_delay_secs(u, 500, GIVE_UP_AFTER_SECS - 1), Some(60), "never longer than a minute");
+        assert_eq!(retry_delay_secs(u, 1, 0), Some(5));
+        assert_eq!(retry_delay_secs(u, 2, 5), Some(10));
+        assert_eq!(retry_delay_secs(u, 3, 15), Some(20));
+        assert_eq!(retry_delay_secs(u, 4, 35), Some(30));
+        assert_eq!(retry_delay_secs(u, 500, GIVE_UP_AFTER_SECS - 1), Some(30), "never longer than half a minute");
         assert_eq!(retry_delay_secs(u, 500, GIVE_UP_AFTER_SECS), None, "a day later it gives up");
     }
 

@@ -1,0 +1,452 @@
+//! "Esqueci minha senha" (issue 24) over real HTTP and a real SMTP server
+//! on loopback: the request answers the same whoever it names, the mail
+//! arrives with its link, the link sets a new password once (after the
+//! second factor when there is one) and ends every session and refresh
+//! token; used, expired, superseded and outdated links are refused; the
+//! forms refuse what a browser of another site or a broken client sends;
+//! mail waits in the outbox while the relay is down and goes when it is
+//! back; staff see and retry the mail that failed.
+
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use credencial_adapters_upstream::testing::{ReceivedMail, SmtpSink, SmtpSinkOptions};
+use credencial_domain::second_factor::step_of;
+use serde_json::json;
+
+use crate::account::{form_token, signed_in_browser};
+use crate::admin::{add_staff, staff_browser};
+use crate::helpers::{hidden_fields, spawn_app_with, status_and_json, with, Browser, Page, TestApp};
+use crate::second_factor::enrol;
+
+const PASSWORD: &str = "senha-da-lia-1";
+const NEW_PASSWORD: &str = "ipe-amarelo-no-cerrado";
+const PATIENCE: Duration = Duration::from_secs(20);
+const PUBLIC_URL: &str = "https://id.example.gov.br";
+
+/// An app that sends mail to `sink`, with lia (e-mail `lia@example.gov.br`).
+async fn app_mailing_to(sink: &SmtpSink, adjust: impl FnOnce(&mut credencial::settings::Settings)) -> TestApp {
+    let port = sink.address().port();
+    let app = spawn_app_with(|s| {
+        s.smtp_url = Some(format!("smtp://127.0.0.1:{port}").into());
+        s.mail_from = Some("Credencial <nao-responda@id.example.gov.br>".into());
+        s.public_url = Some(PUBLIC_URL.into());
+        adjust(s);
+    })
+    .await;
+    app.add_user("lia", PASSWORD, true).await;
+    app
+}
+
+/// The text part of a received mail, its transfer encoding undone.
+fn text_part(mail: &ReceivedMail) -> String {
+    let data = mail.data.replace("\r\n", "\n");
+    let part = data.split("Content-Type: text/plain").nth(1).expect("a text part");
+    let (headers, body) = part.split_once("\n\n").expect("part headers");
+    let body = body.split("\n--").next().expect("part body");
+    if headers.contains("Content-Transfer-Encoding: base64") {
+        let joined: String = body.split_whitespace().collect();
+        String::from_utf8(base64::engine::general_purpose::STANDARD.decode(joined).expect("base64")).expect("utf-8")
+    } else if headers.contains("Content-Transfer-Encoding: quoted-printable") {
+        quoted_printable(body)
+    } else {
+        body.to_owned()
+    }
+}
+
+fn quoted_printable(body: &str) -> String {
+    let joined = body.replace("=\n", "");
+    let bytes = joined.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'=' && i + 2 < bytes.len() + 1 {
+            if let Ok(b) = u8::from_str_radix(&joined[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).expect("utf-8")
+}
+
+/// The reset link a mail carries, as a path of the app.
+fn link_path(mail: &ReceivedMail) -> String {
+    let text = text_part(mail);
+    let link = text
+        .split_whitespace()
+        .find(|w| w.starts_with(&format!("{PUBLIC_URL}/conta/recuperar/")) && w.len() > 50)
+        .unwrap_or_else(|| panic!("a link in: {text}"));
+    link.strip_prefix(PUBLIC_URL).expect("the configured public URL").to_owned()
+}
+
+/// Asks for a link for `typed` from a fresh browser: the answer page.
+async fn ask(app: &TestApp, typed: &str) -> Page {
+    let mut browser = Browser::new(app);
+    ask_in(&mut browser, typed).await
+}
+
+async fn ask_in(browser: &mut Browser, typed: &str) -> Page {
+    let form = browser.get("/conta/recuperar/").await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    browser.post("/conta/recuperar/", &with(hidden_fields(&form.body), &[("identificador", typed)])).await
+}
+
+/// Opens `path` (a link) and posts the new password (and `code`).
+async fn set_password(browser: &mut Browser, path: &str, password: &str, code: &str) -> Page {
+    let form = browser.get(path).await;
+    if form.status != 200 {
+        return form;
+    }
+    let fields = with(
+        hidden_fields(&form.body),
+        &[("password", password), ("password_confirmacao", password), ("codigo", code)],
+    );
+    browser.post(path, &fields).await
+}
+
+/// The mails received for `to`.
+fn mails_to(sink: &SmtpSink, to: &str) -> Vec<ReceivedMail> {
+    sink.received().into_iter().filter(|m| m.to == [format!("<{to}>")]).collect()
+}
+
+#[tokio::test]
+async fn the_whole_reset_journey_sets_the_password_once_and_ends_every_session_and_token() {
+    let sink = SmtpSink::start().await;
+    let app = app_mailing_to(&sink, |_| {}).await;
+    let mut old_browser = signed_in_browser(&app, "lia", PASSWORD).await;
+    let (_, refresh) = app.login("lia", PASSWORD).await;
+
+    // Every login form links to the recovery form.
+    let mut browser = Browser::new(&app);
+    let login = browser.get("/conta/entrar/").await;
+    assert!(login.body.contains("href=\"/conta/recuperar/\">Esqueci minha senha</a>"), "{}", login.body);
+
+    let answer = ask_in(&mut browser, "lia").await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.headers["cache-control"], "no-store");
+    assert!(answer.body.contains("enviamos agora um link"), "{}", answer.body);
+    let got = sink.wait_for(1, PATIENCE).await;
+    assert_eq!(got.len(), 1, "one mail");
+    let mail = &got[0];
+    assert_eq!(mail.to, ["<lia@example.gov.br>"]);
+    assert!(mail.data.contains("multipart/alternative"));
+    let path = link_path(mail);
+    let text = text_part(mail);
+    assert!(text.contains("30 minutos") && text.contains("só pode ser usado uma vez"), "{text}");
+
+    // The link's page names the account and asks no code (lia has no factor).
+    let form = browser.get(&path).await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    assert!(form.body.contains("<strong>lia</strong>"));
+    assert!(!form.body.contains("name=\"codigo\""), "no factor, no code");
+    assert_eq!(form.headers["referrer-policy"], "no-referrer", "the token in the path never leaves as a Referer");
+
+    // A password the rules refuse changes nothing, and the link still works.
+    let weak = set_password(&mut browser, &path, "lia", "").await;
+    assert_eq!(weak.status, 422, "{}", weak.body);
+    let mismatch = browser
+        .post(&path, &with(hidden_fields(&form.body), &[("password", NEW_PASSWORD), ("password_confirmacao", "outra")]))
+        .await;
+    assert_eq!(mismatch.status, 422);
+    assert!(mismatch.body.contains("A confirmação não confere"), "{}", mismatch.body);
+
+    let done = set_password(&mut browser, &path, NEW_PASSWORD, "").await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    assert!(done.body.contains("Senha redefinida"), "{}", done.body);
+
+    // Once: the same link again is refused.
+    let again = browser.get(&path).await;
+    assert_eq!(again.status, 410, "{}", again.body);
+    assert!(again.body.contains("Link inválido"));
+    // The old password is over, the new one works; the old session and
+    // refresh token are over too.
+    let (status, _) =
+        status_and_json(app.post_json("/api/token/pair/", &json!({"username": "lia", "password": PASSWORD})).await)
+            .await;
+    assert_eq!(status, 401);
+    app.login("lia", NEW_PASSWORD).await;
+    let (status, _) = status_and_json(app.post_json("/api/token/refresh/", &json!({"refresh": refresh})).await).await;
+    assert_eq!(status, 401, "the refresh token of before the reset is revoked");
+    let home = old_browser.get("/conta/").await;
+    assert_eq!(home.status, 303, "the session of before the reset ended");
+    // The activity shows it, and the address is told.
+    let mut own = signed_in_browser(&app, "lia", NEW_PASSWORD).await;
+    let security = own.get("/conta/seguranca/").await;
+    assert!(security.body.contains("Senha redefinida pelo link enviado por e-mail"), "{}", security.body);
+    let got = sink.wait_for(2, PATIENCE).await;
+    assert_eq!(got.len(), 2, "the notice");
+    let notice = text_part(&got[1]);
+    assert!(notice.contains("foi redefinida") && notice.contains("sessões abertas foram encerradas"), "{notice}");
+    assert!(notice.contains(&format!("{PUBLIC_URL}/conta/recuperar/")), "what to do if it was not them");
+}
+
+#[tokio::test]
+async fn a_known_and_an_unknown_account_get_the_same_answer_and_only_a_real_one_gets_mail() {
+    let sink = SmtpSink::start().await;
+    let app = app_mailing_to(&sink, |_| {}).await;
+    app.add_user("inativo", PASSWORD, false).await;
+    let bia = app.add_user("bia", PASSWORD, true).await;
+    sqlx::query("UPDATE users SET email = '' WHERE id = $1").bind(bia).execute(&app.db.pool).await.expect("no mail");
+    // One browser, so that the form token (keyed by its cookie) is the same.
+    let mut browser = Browser::new(&app);
+    let mut answers = Vec::new();
+    for typed in ["lia", "ninguem", "inativo", "bia", "ninguem@example.org", "529.982.247-25", "lia@example.gov.br"] {
+        let page = ask_in(&mut browser, typed).await;
+        let cache = page.headers["cache-control"].to_str().expect("ascii").to_owned();
+        answers.push((typed, page.status, cache, page.body));
+    }
+    for (typed, status, cache, body) in &answers {
+        assert_eq!((*status, cache.as_str()), (200, "no-store"), "{typed}");
+        assert_eq!(body, &answers[0].3, "the same page for {typed}");
+    }
+    // The answers came before any lookup; the mails follow. Only lia (by
+    // username; her e-mail a second time within the quiet time is not
+    // sent again) gets one.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let got = sink.wait_for(1, PATIENCE).await;
+    assert_eq!(got.len(), 1, "{:?}", got.iter().map(|m| &m.to).collect::<Vec<_>>());
+    assert_eq!(got[0].to, ["<lia@example.gov.br>"]);
+}
+
+#[tokio::test]
+async fn an_account_is_found_by_cpf_and_by_email_and_a_newer_link_supersedes_the_older() {
+    let sink = SmtpSink::start().await;
+    let app = app_mailing_to(&sink, |_| {}).await;
+    sqlx::query("UPDATE users SET cpf = '52998224725' WHERE username = 'lia'")
+        .execute(&app.db.pool)
+        .await
+        .expect("cpf");
+    assert_eq!(ask(&app, "529.982.247-25").await.status, 200);
+    let first = link_path(&sink.wait_for(1, PATIENCE).await[0]);
+    // Past the quiet time (as if two minutes went by), by e-mail this time.
+    sqlx::query("UPDATE mail_links SET issued_at = issued_at - 600").execute(&app.db.pool).await.expect("older");
+    assert_eq!(ask(&app, "LIA@example.gov.br").await.status, 200);
+    let got = sink.wait_for(2, PATIENCE).await;
+    assert_eq!(got.len(), 2);
+    let second = link_path(&got[1]);
+    assert_ne!(first, second);
+    let mut browser = Browser::new(&app);
+    let old = browser.get(&first).await;
+    assert_eq!(old.status, 410, "superseded: {}", old.body);
+    assert_eq!(set_password(&mut browser, &second, NEW_PASSWORD, "").await.status, 200);
+}
+
+#[tokio::test]
+async fn an_expired_link_and_one_issued_before_a_password_change_are_refused() {
+    let sink = SmtpSink::start().await;
+    let app = app_mailing_to(&sink, |_| {}).await;
+    ask(&app, "lia").await;
+    let path = link_path(&sink.wait_for(1, PATIENCE).await[0]);
+    sqlx::query("UPDATE mail_links SET expires_at = expires_at - 3600").execute(&app.db.pool).await.expect("expire");
+    let mut browser = Browser::new(&app);
+    let expired = browser.get(&path).await;
+    assert_eq!(expired.status, 410);
+    assert!(expired.body.contains("Link expirado"), "{}", expired.body);
+    let posted = browser.post(&path, &[("password".into(), NEW_PASSWORD.into())]).await;
+    assert_eq!(posted.status, 410, "nor can it be posted");
+
+    // A fresh link, then the password changed on the password page.
+    sqlx::query("DELETE FROM mail_links").execute(&app.db.pool).await.expect("forget");
+    ask(&app, "lia").await;
+    let path = link_path(&sink.wait_for(2, PATIENCE).await[1]);
+    let mut own = signed_in_browser(&app, "lia", PASSWORD).await;
+    let page = own.get("/conta/senha/").await;
+    let changed = own
+        .post(
+            "/conta/senha/",
+            &with(
+                vec![("csrf_token".into(), form_token(&page))],
+                &[("password_atual", PASSWORD), ("password", NEW_PASSWORD), ("password_confirmacao", NEW_PASSWORD)],
+            ),
+        )
+        .await;
+    assert_eq!(changed.status, 303, "{}", changed.body);
+    let outdated = browser.get(&path).await;
+    assert_eq!(outdated.status, 410);
+    assert!(outdated.body.contains("A senha desta conta foi alterada"), "{}", outdated.body);
+}
+
+#[tokio::test]
+async fn a_reset_asks_for_the_second_factor_and_takes_a_recovery_code() {
+    let sink = SmtpSink::start().await;
+    let app = app_mailing_to(&sink, |_| {}).await;
+    let mut own = signed_in_browser(&app, "lia", PASSWORD).await;
+    let (secret, codes) = enrol(&mut own).await;
+
+    ask(&app, "lia").await;
+    let path = link_path(&sink.wait_for(1, PATIENCE).await[0]);
+    let mut browser = Browser::new(&app);
+    let form = browser.get(&path).await;
+    assert!(form.body.contains("name=\"codigo\""), "the code is asked: {}", form.body);
+    let missing = set_password(&mut browser, &path, NEW_PASSWORD, "").await;
+    assert_eq!(missing.status, 422);
+    assert!(missing.body.contains("Informe o código"), "{}", missing.body);
+    let wrong = set_password(&mut browser, &path, NEW_PASSWORD, "000000").await;
+    assert_eq!(wrong.status, 422);
+    assert!(wrong.body.contains("Código inválido"), "{}", wrong.body);
+    let (status, _) =
+        status_and_json(app.post_json("/api/token/pair/", &json!({"username": "lia", "password": PASSWORD})).await)
+            .await;
+    assert_eq!(status, 200, "nothing changed yet");
+
+    let done = set_password(&mut browser, &path, NEW_PASSWORD, &codes[0]).await;
+    assert_eq!(done.status, 200, "a recovery code passes: {}", done.body);
+
+    // And with the app's code, through a new link.
+    sqlx::query("UPDATE mail_links SET issued_at = issued_at - 600").execute(&app.db.pool).await.expect("older");
+    ask(&app, "lia").await;
+    let got = sink.wait_for(3, PATIENCE).await;
+    let path = link_path(got.iter().rev().find(|m| text_part(m).contains("/conta/recuperar/")).expect("a link"));
+    // The next step: the enrolment used the current one (a step passes once).
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("t").as_secs() as i64;
+    let code = secret.code_at(step_of(now) + 1);
+    let done = set_password(&mut browser, &path, "outra-senha-do-cerrado", &code).await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    app.login("lia", "outra-senha-do-cerrado").await;
+}
+
+#[tokio::test]
+async fn the_forms_refuse_another_site_an_expired_token_a_broken_form_and_too_many_requests() {
+    let sink = SmtpSink::start().await;
+    let app = app_mailing_to(&sink, |s| s.login_throttle_address_failures = 3).await;
+    let mut browser = Browser::new(&app);
+    let form = browser.get("/conta/recuperar/").await;
+    let fields = with(hidden_fields(&form.body), &[("identificador", "lia")]);
+
+    let cross = browser.client.post(format!("{}/conta/recuperar/", app.address)).header("sec-fetch-site", "cross-site");
+    let cross = browser.send(cross.form(&fields)).await;
+    assert_eq!(cross.status, 403, "{}", cross.body);
+    let forged = browser
+        .post("/conta/recuperar/", &[("csrf_token".into(), "x".into()), ("identificador".into(), "lia".into())])
+        .await;
+    assert_eq!(forged.status, 400, "{}", forged.body);
+    let twice = browser.post("/conta/recuperar/", &with(fields.clone(), &[("identificador", "outra")])).await;
+    assert_eq!(twice.status, 400, "a field sent twice: {}", twice.body);
+    let empty = browser.post("/conta/recuperar/", &with(hidden_fields(&form.body), &[("identificador", " ")])).await;
+    assert_eq!(empty.status, 422);
+    assert!(empty.body.contains("Digite o CPF"), "{}", empty.body);
+    assert!(sink.received().is_empty(), "nothing was sent for refused forms");
+
+    // Three requests from one address, then 429 whatever is typed.
+    for typed in ["a", "b", "c"] {
+        assert_eq!(
+            browser
+                .post("/conta/recuperar/", &with(hidden_fields(&form.body), &[("identificador", typed)]))
+                .await
+                .status,
+            200
+        );
+    }
+    let limited = browser.post("/conta/recuperar/", &fields).await;
+    assert_eq!(limited.status, 429, "{}", limited.body);
+    assert!(limited.headers.contains_key("retry-after"));
+
+    // The link's form: another site and a broken form are refused too.
+    let link = browser.get("/conta/recuperar/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/").await;
+    assert_eq!(link.status, 410, "a link never issued");
+    let nonsense = browser.get("/conta/recuperar/%00%2F/").await;
+    assert!(nonsense.status == 410 || nonsense.status == 404, "{}", nonsense.status);
+}
+
+#[tokio::test]
+async fn mail_waits_in_the_outbox_while_the_relay_is_down_and_goes_when_it_is_back() {
+    let sink = SmtpSink::start().await;
+    let address = sink.address();
+    let app = app_mailing_to(&sink, |_| {}).await;
+    sink.stop();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(ask(&app, "lia").await.status, 200);
+    // The sender tries, fails and keeps the mail.
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let attempts: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(attempts), 0) FROM mail_outbox")
+            .fetch_one(&app.db.pool)
+            .await
+            .expect("outbox");
+        if attempts >= 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the sender never tried");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (sent, error): (Option<i64>, String) =
+        sqlx::query_as("SELECT sent_at, last_error FROM mail_outbox").fetch_one(&app.db.pool).await.expect("row");
+    assert!(sent.is_none() && !error.is_empty(), "waiting, with the relay's failure: {error}");
+    // The relay comes back on the same port.
+    let back = Instant::now();
+    let sink = SmtpSink::start_with(SmtpSinkOptions::default(), &address.to_string()).await;
+    let got = sink.wait_for(1, Duration::from_secs(90)).await;
+    assert_eq!(got.len(), 1, "delivered once the relay is back");
+    println!("mail delivered {:?} after the relay came back", back.elapsed());
+    let sent: Option<i64> =
+        sqlx::query_scalar("SELECT sent_at FROM mail_outbox").fetch_one(&app.db.pool).await.expect("row");
+    assert!(sent.is_some());
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(sink.received().len(), 1, "sent once");
+}
+
+#[tokio::test]
+async fn staff_see_the_mail_that_failed_and_put_it_back_audited() {
+    let sink = SmtpSink::start().await;
+    let app = app_mailing_to(&sink, |_| {}).await;
+    add_staff(&app).await;
+    ask(&app, "lia").await;
+    sink.wait_for(1, PATIENCE).await;
+    // As if the relay had refused it every time.
+    sqlx::query(
+        "UPDATE mail_outbox SET sent_at = NULL, next_attempt_at = NULL, failed_at = created_at, attempts = 8, \
+         last_error = '550 5.1.1 mailbox unavailable'",
+    )
+    .execute(&app.db.pool)
+    .await
+    .expect("failed");
+    let id: i64 = sqlx::query_scalar("SELECT id FROM mail_outbox").fetch_one(&app.db.pool).await.expect("id");
+
+    let mut lia = signed_in_browser(&app, "lia", PASSWORD).await;
+    assert_eq!(lia.get("/admin/emails/").await.status, 403, "not staff");
+    let mut staff = staff_browser(&app).await;
+    let page = staff.get("/admin/emails/").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(
+        page.body.contains("lia@example.gov.br") && page.body.contains("550 5.1.1 mailbox unavailable"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("Link para redefinir a senha"));
+    let token = form_token(&page);
+    let cross = staff
+        .client
+        .post(format!("{}/admin/emails/{id}/tentar/", app.address))
+        .header("sec-fetch-site", "cross-site")
+        .form(&[("csrf_token", token.as_str())]);
+    assert_eq!(staff.send(cross).await.status, 403);
+    let unknown =
+        staff.post(&format!("/admin/emails/{}/tentar/", id + 100), &[("csrf_token".into(), token.clone())]).await;
+    assert_eq!(unknown.status, 404);
+    let retried = staff.post(&format!("/admin/emails/{id}/tentar/"), &[("csrf_token".into(), token)]).await;
+    assert_eq!(retried.status, 303, "{}", retried.body);
+    let got = sink.wait_for(2, PATIENCE).await;
+    assert_eq!(got.len(), 2, "sent again");
+    let audit = staff.get("/admin/auditoria/").await;
+    assert!(audit.body.contains("E-mail com falha posto de novo na fila"), "{}", audit.body);
+    assert!(mails_to(&sink, "lia@example.gov.br").len() == 2);
+}
+
+#[tokio::test]
+async fn without_smtp_url_serve_offers_no_recovery() {
+    let app = spawn_app_with(|_| {}).await;
+    let mut browser = Browser::new(&app);
+    let login = browser.get("/conta/entrar/").await;
+    assert!(!login.body.contains("Esqueci minha senha"), "no link without mail");
+    assert_eq!(browser.get("/conta/recuperar/").await.status, 404);
+    let admin_page_path = "/admin/emails/";
+    add_staff(&app).await;
+    let mut staff = staff_browser(&app).await;
+    let page = staff.get(admin_page_path).await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("não está configurado"), "{}", page.body);
+}
