@@ -1,5 +1,5 @@
 //! Every statement a request or the purge runs on the tables of browser
-//! sessions, passkeys, WebAuthn ceremonies and security events is answered
+//! sessions, passkeys, WebAuthn ceremonies, security events and mail is answered
 //! with an index: with sequential scans priced out (`enable_seqscan = off`,
 //! so that the planner takes an index whenever one can serve, however small
 //! the test table), the plan has no sequential scan and searches an index
@@ -20,6 +20,14 @@ const STATEMENTS: &[&str] = &[
     "SELECT id_hash FROM webauthn_ceremonies WHERE expires_at <= 5 ORDER BY expires_at LIMIT 10",
     "SELECT at FROM security_events WHERE user_id = 1 ORDER BY id DESC LIMIT 30",
     "SELECT id FROM security_events WHERE at < 5 ORDER BY at LIMIT 10",
+    "SELECT id FROM mail_outbox WHERE next_attempt_at <= 5 ORDER BY next_attempt_at LIMIT 20",
+    "SELECT id FROM mail_outbox WHERE sent_at < 5 ORDER BY sent_at LIMIT 10",
+    "SELECT id FROM mail_outbox WHERE failed_at IS NOT NULL AND id < 9 ORDER BY id DESC LIMIT 50",
+    "UPDATE mail_outbox SET next_attempt_at = 1 WHERE id = 1",
+    "SELECT user_id FROM mail_links WHERE token_hash = '\\x00'::bytea",
+    "SELECT issued_at FROM mail_links WHERE user_id = 1 AND purpose = 'p' AND issued_at > 5 LIMIT 1",
+    "DELETE FROM mail_links WHERE user_id = 1 AND purpose = 'p'",
+    "SELECT token_hash FROM mail_links WHERE expires_at <= 5 ORDER BY expires_at LIMIT 10",
 ];
 
 fn nodes<'a>(node: &'a Value, all: &mut Vec<&'a Value>) {

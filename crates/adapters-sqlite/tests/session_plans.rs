@@ -1,5 +1,5 @@
 //! Every statement a request or the purge runs on the tables of browser
-//! sessions, passkeys, WebAuthn ceremonies and security events searches an
+//! sessions, passkeys, WebAuthn ceremonies, security events and mail searches an
 //! index (`EXPLAIN QUERY PLAN`: `SEARCH <table> …`), never scans the table.
 
 use credencial_adapters_sqlite::testing::TestDatabase;
@@ -20,6 +20,14 @@ const STATEMENTS: &[(&str, &str)] = &[
     ),
     ("security_events", "SELECT at FROM security_events WHERE user_id = 1 ORDER BY id DESC LIMIT 30"),
     ("security_events", "SELECT id FROM security_events WHERE at < 5 ORDER BY at LIMIT 10"),
+    ("mail_outbox", "SELECT id FROM mail_outbox WHERE next_attempt_at <= 5 ORDER BY next_attempt_at LIMIT 20"),
+    ("mail_outbox", "SELECT id FROM mail_outbox WHERE sent_at < 5 ORDER BY sent_at LIMIT 10"),
+    ("mail_outbox", "SELECT id FROM mail_outbox WHERE failed_at IS NOT NULL AND id < 9 ORDER BY id DESC LIMIT 50"),
+    ("mail_outbox", "UPDATE mail_outbox SET next_attempt_at = 1 WHERE id = 1"),
+    ("mail_links", "SELECT user_id FROM mail_links WHERE token_hash = x'00'"),
+    ("mail_links", "SELECT issued_at FROM mail_links WHERE user_id = 1 AND purpose = 'p' AND issued_at > 5 LIMIT 1"),
+    ("mail_links", "DELETE FROM mail_links WHERE user_id = 1 AND purpose = 'p'"),
+    ("mail_links", "SELECT token_hash FROM mail_links WHERE expires_at <= 5 ORDER BY expires_at LIMIT 10"),
 ];
 
 #[tokio::test]
