@@ -11,9 +11,11 @@ use credencial_adapters_upstream::{
     HttpUserDataSource, ProviderSettings, RegistryEndpoint, UnconfiguredRegistry,
 };
 use credencial_app_actix::account::AccountSettings;
+use credencial_app_actix::mail_templates::MailTemplates;
 use credencial_app_actix::metrics::{metrics_server, UPKEEP_INTERVAL};
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, MetricsExporter, Services};
 use credencial_application::admin::AccountAdminPorts;
+use credencial_application::security_log::Notices;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
     ClientLoginService, GrantService, LoginThrottle, MailSender, Metrics, OAuthService, OwnEntryService,
@@ -167,7 +169,17 @@ impl Application {
             Arc::clone(&profiles),
             Arc::clone(&clock),
         );
-        let security_log = Arc::new(SecurityLog::new(Arc::clone(&storage.security_events), Arc::clone(&clock)));
+        let mail = mail_setup(settings, mode, &storage, &clock, exporter.as_ref())?;
+        let security_log = SecurityLog::new(Arc::clone(&storage.security_events), Arc::clone(&clock));
+        let security_log = Arc::new(match &mail {
+            Some(_) => security_log.with_notices(Notices {
+                users: Arc::clone(&storage.users),
+                mail: Arc::clone(&storage.mail),
+                renderer: Arc::new(MailTemplates::default()),
+                public_url: public_url(settings, mode, local)?,
+            }),
+            None => security_log,
+        });
         let factors = crate::keys::second_factor_key(settings, mode)?.map(|key| {
             Arc::new(
                 SecondFactorService::new(
@@ -255,7 +267,6 @@ impl Application {
             settings.purge_batch_rows,
         )
         .with_sessions(Arc::clone(&sessions));
-        let mail = mail_setup(settings, mode, &storage, &clock, exporter.as_ref())?;
         let purge = match &mail {
             Some(m) => purge.with_mail(Arc::clone(&m.sender)),
             None => purge,
@@ -276,7 +287,7 @@ impl Application {
                     users: Arc::clone(&users),
                     directory: Arc::clone(&storage.directory),
                     mail: Arc::clone(&storage.mail),
-                    renderer: Arc::new(credencial_app_actix::mail_templates::MailTemplates::default()),
+                    renderer: Arc::new(MailTemplates::default()),
                     refresh_tokens: Arc::clone(&refresh_tokens),
                     clock: Arc::clone(&clock),
                 },
@@ -287,8 +298,11 @@ impl Application {
             ))),
             None => None,
         };
-        let account_edits =
-            Arc::new(AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&sessions)));
+        let account_edits = AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&sessions));
+        let account_edits = Arc::new(match &mail {
+            Some(_) => account_edits.with_mail_links(Arc::clone(&storage.mail)),
+            None => account_edits,
+        });
         let clients = Arc::new(ClientAdminService::new(Arc::clone(&storage.clients), hasher));
         // The user-management API: wrong tokens count under the login
         // form's per-address limit.

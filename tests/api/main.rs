@@ -30,6 +30,7 @@ mod helpers;
 mod keys;
 mod last_staff;
 mod login_next;
+mod mail_bench;
 mod metrics;
 mod oauth;
 mod oidc;

@@ -83,6 +83,41 @@ fn link_path(mail: &ReceivedMail) -> String {
     link.strip_prefix(PUBLIC_URL).expect("the configured public URL").to_owned()
 }
 
+/// The reset link of every mail that carries one, waiting until there are
+/// at least `count`.
+async fn reset_links(sink: &SmtpSink, count: usize) -> Vec<String> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let links: Vec<String> = sink
+            .received()
+            .iter()
+            .filter(|m| text_part(m).split_whitespace().any(|w| w.contains("/conta/recuperar/") && w.len() > 50))
+            .map(link_path)
+            .collect();
+        if links.len() >= count || Instant::now() >= deadline {
+            assert!(links.len() >= count, "{} reset links, not {count}", links.len());
+            return links;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until the outbox has no mail waiting (every notice delivered).
+async fn settled(app: &TestApp) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM mail_outbox WHERE next_attempt_at IS NOT NULL")
+            .fetch_one(&app.db.pool)
+            .await
+            .expect("outbox");
+        if waiting == 0 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the outbox never emptied");
+    }
+}
+
 /// Asks for a link for `typed` from a fresh browser: the answer page.
 async fn ask(app: &TestApp, typed: &str) -> Page {
     let mut browser = Browser::new(app);
@@ -213,7 +248,7 @@ async fn a_known_and_an_unknown_account_get_the_same_answer_and_only_a_real_one_
 }
 
 #[tokio::test]
-async fn an_account_is_found_by_cpf_and_by_email_and_a_newer_link_supersedes_the_older() {
+async fn an_account_is_found_by_cpf_and_by_email_and_using_one_link_kills_the_others() {
     let sink = SmtpSink::start().await;
     let app = app_mailing_to(&sink, |_| {}).await;
     sqlx::query("UPDATE users SET cpf = '52998224725' WHERE username = 'lia'")
@@ -230,9 +265,11 @@ async fn an_account_is_found_by_cpf_and_by_email_and_a_newer_link_supersedes_the
     let second = link_path(&got[1]);
     assert_ne!(first, second);
     let mut browser = Browser::new(&app);
-    let old = browser.get(&first).await;
-    assert_eq!(old.status, 410, "superseded: {}", old.body);
+    assert_eq!(browser.get(&first).await.status, 200, "a newer link kills no older one (nobody can kill hers)");
     assert_eq!(set_password(&mut browser, &second, NEW_PASSWORD, "").await.status, 200);
+    let old = browser.get(&first).await;
+    assert_eq!(old.status, 410, "superseded by the new password: {}", old.body);
+    assert!(old.body.contains("A senha desta conta foi alterada"), "{}", old.body);
 }
 
 #[tokio::test]
@@ -278,7 +315,7 @@ async fn a_reset_asks_for_the_second_factor_and_takes_a_recovery_code() {
     let (secret, codes) = enrol(&mut own).await;
 
     ask(&app, "lia").await;
-    let path = link_path(&sink.wait_for(1, PATIENCE).await[0]);
+    let path = reset_links(&sink, 1).await.remove(0);
     let mut browser = Browser::new(&app);
     let form = browser.get(&path).await;
     assert!(form.body.contains("name=\"codigo\""), "the code is asked: {}", form.body);
@@ -299,8 +336,7 @@ async fn a_reset_asks_for_the_second_factor_and_takes_a_recovery_code() {
     // And with the app's code, through a new link.
     sqlx::query("UPDATE mail_links SET issued_at = issued_at - 600").execute(&app.db.pool).await.expect("older");
     ask(&app, "lia").await;
-    let got = sink.wait_for(3, PATIENCE).await;
-    let path = link_path(got.iter().rev().find(|m| text_part(m).contains("/conta/recuperar/")).expect("a link"));
+    let path = reset_links(&sink, 2).await.remove(1);
     // The next step: the enrolment used the current one (a step passes once).
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("t").as_secs() as i64;
     let code = secret.code_at(step_of(now) + 1);
@@ -363,11 +399,11 @@ async fn mail_waits_in_the_outbox_while_the_relay_is_down_and_goes_when_it_is_ba
     // The sender tries, fails and keeps the mail.
     let deadline = Instant::now() + PATIENCE;
     loop {
-        let attempts: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(attempts), 0) FROM mail_outbox")
+        let tried: i64 = sqlx::query_scalar("SELECT count(*) FROM mail_outbox WHERE last_error <> ''")
             .fetch_one(&app.db.pool)
             .await
             .expect("outbox");
-        if attempts >= 1 {
+        if tried >= 1 {
             break;
         }
         assert!(Instant::now() < deadline, "the sender never tried");
@@ -391,19 +427,32 @@ async fn mail_waits_in_the_outbox_while_the_relay_is_down_and_goes_when_it_is_ba
 
 #[tokio::test]
 async fn staff_see_the_mail_that_failed_and_put_it_back_audited() {
-    let sink = SmtpSink::start().await;
-    let app = app_mailing_to(&sink, |_| {}).await;
+    // A relay that refuses the recipient: the mail keeps failing.
+    let refusing = SmtpSink::start_with(SmtpSinkOptions { tls: None, refuse_recipients: true }, "127.0.0.1:0").await;
+    let address = refusing.address();
+    let app = app_mailing_to(&refusing, |_| {}).await;
     add_staff(&app).await;
     ask(&app, "lia").await;
-    sink.wait_for(1, PATIENCE).await;
-    // As if the relay had refused it every time.
-    sqlx::query(
-        "UPDATE mail_outbox SET sent_at = NULL, next_attempt_at = NULL, failed_at = created_at, attempts = 8, \
-         last_error = '550 5.1.1 mailbox unavailable'",
-    )
-    .execute(&app.db.pool)
-    .await
-    .expect("failed");
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let refused: i64 = sqlx::query_scalar("SELECT count(*) FROM mail_outbox WHERE attempts >= 1")
+            .fetch_one(&app.db.pool)
+            .await
+            .expect("outbox");
+        if refused == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never refused");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // As if the relay had refused it every time since.
+    sqlx::query("UPDATE mail_outbox SET next_attempt_at = NULL, failed_at = created_at, attempts = 8")
+        .execute(&app.db.pool)
+        .await
+        .expect("failed");
+    refusing.stop();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let sink = SmtpSink::start_with(SmtpSinkOptions::default(), &address.to_string()).await;
     let id: i64 = sqlx::query_scalar("SELECT id FROM mail_outbox").fetch_one(&app.db.pool).await.expect("id");
 
     let mut lia = signed_in_browser(&app, "lia", PASSWORD).await;
@@ -412,7 +461,7 @@ async fn staff_see_the_mail_that_failed_and_put_it_back_audited() {
     let page = staff.get("/admin/emails/").await;
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(
-        page.body.contains("lia@example.gov.br") && page.body.contains("550 5.1.1 mailbox unavailable"),
+        page.body.contains("lia@example.gov.br") && page.body.contains("mailbox unavailable"),
         "{}",
         page.body
     );
@@ -429,11 +478,11 @@ async fn staff_see_the_mail_that_failed_and_put_it_back_audited() {
     assert_eq!(unknown.status, 404);
     let retried = staff.post(&format!("/admin/emails/{id}/tentar/"), &[("csrf_token".into(), token)]).await;
     assert_eq!(retried.status, 303, "{}", retried.body);
-    let got = sink.wait_for(2, PATIENCE).await;
-    assert_eq!(got.len(), 2, "sent again");
+    let got = reset_links(&sink, 1).await;
+    assert_eq!(got.len(), 1, "sent again, with its link");
     let audit = staff.get("/admin/auditoria/").await;
     assert!(audit.body.contains("E-mail com falha posto de novo na fila"), "{}", audit.body);
-    assert!(mails_to(&sink, "lia@example.gov.br").len() == 2);
+    assert_eq!(mails_to(&sink, "lia@example.gov.br").len(), 1);
 }
 
 #[tokio::test]
@@ -449,4 +498,94 @@ async fn without_smtp_url_serve_offers_no_recovery() {
     let page = staff.get(admin_page_path).await;
     assert_eq!(page.status, 200);
     assert!(page.body.contains("não está configurado"), "{}", page.body);
+}
+
+/// The subjects of the mails received so far, in order.
+fn subjects(sink: &SmtpSink) -> Vec<String> {
+    sink.received()
+        .iter()
+        .map(|m| {
+            let data = m.data.replace("\r\n ", " ");
+            let raw = data.lines().find_map(|l| l.strip_prefix("Subject: ")).unwrap_or("").to_owned();
+            decode_subject(&raw)
+        })
+        .collect()
+}
+
+/// An RFC 2047 subject (`=?utf-8?b?…?=` words) as text.
+fn decode_subject(raw: &str) -> String {
+    raw.split_whitespace()
+        .map(|word| match word.strip_prefix("=?utf-8?b?").and_then(|w| w.strip_suffix("?=")) {
+            Some(b64) => {
+                String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64).expect("b64")).expect("utf-8")
+            }
+            None => word.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+#[tokio::test]
+async fn changes_and_logins_from_a_new_device_are_told_by_mail() {
+    let sink = SmtpSink::start().await;
+    let app = app_mailing_to(&sink, |_| {}).await;
+    // The account's first login is no news.
+    let mut own = signed_in_browser(&app, "lia", PASSWORD).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(sink.received().is_empty(), "{:?}", subjects(&sink));
+
+    // The same browser again: no mail; another device: a mail.
+    let mut again = Browser::new(&app);
+    crate::account::log_in_at_account(&mut again, "/conta/", "lia", PASSWORD).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(sink.received().is_empty(), "a known device: {:?}", subjects(&sink));
+    let mut phone = Browser::new(&app);
+    let form = phone.get("/conta/entrar/").await;
+    let request = phone
+        .client
+        .post(format!("{}/conta/entrar/", app.address))
+        .header("user-agent", "Mozilla/5.0 (Linux; Android 14) AppleWebKit/537.36 Chrome/130.0 Mobile Safari/537.36")
+        .form(&with(hidden_fields(&form.body), &[("username", "lia"), ("password", PASSWORD)]));
+    phone.send(request).await;
+    let got = sink.wait_for(1, PATIENCE).await;
+    let last = subjects(&sink).pop().expect("a subject");
+    // (The subject's encoded words come back without their spaces.)
+    assert!(last.contains("dispositivonovo"), "{:?}", subjects(&sink));
+    assert!(text_part(&got[0]).contains("Android"), "says which device");
+
+    // A factor turned on: told.
+    enrol(&mut own).await;
+    settled(&app).await;
+    let got = sink.received();
+    let notice = got.iter().map(text_part).find(|t| t.contains("Aplicativo autenticador ativado"));
+    let notice = notice.unwrap_or_else(|| panic!("{:?}", subjects(&sink)));
+    assert!(notice.contains("Não foi você?") && notice.contains(&format!("{PUBLIC_URL}/conta/recuperar/")));
+    let told = got.len();
+
+    // A new address: the old one is told.
+    let page = own.get("/conta/").await;
+    let fields =
+        with(hidden_fields(&page.body), &[("nome", "Lia Nova"), ("email", "lia.nova@example.gov.br"), ("avatar", "")]);
+    let saved = own.post("/conta/", &fields).await;
+    assert_eq!(saved.status, 303, "{}", saved.body);
+    let got = sink.wait_for(told + 2, PATIENCE).await;
+    let to_old = got.last().expect("the notice");
+    assert_eq!(to_old.to, ["<lia@example.gov.br>"], "the old address is told");
+    assert!(text_part(to_old).contains("E-mail da conta alterado"), "{}", text_part(to_old));
+
+    // Deactivated by staff: told at the new address.
+    let lia: i64 =
+        sqlx::query_scalar("SELECT id FROM users WHERE username = 'lia'").fetch_one(&app.db.pool).await.expect("id");
+    add_staff(&app).await;
+    let mut staff = staff_browser(&app).await;
+    let user_page = staff.get(&format!("/admin/usuarios/{lia}/")).await;
+    let token = form_token(&user_page);
+    let off = staff
+        .post(&format!("/admin/usuarios/{lia}/"), &[("csrf_token".into(), token), ("acao".into(), "desativar".into())])
+        .await;
+    assert!(off.status == 303 || off.status == 200, "{}: {}", off.status, off.body);
+    let got = sink.wait_for(told + 3, PATIENCE).await;
+    let last = got.last().expect("the notice");
+    assert_eq!(last.to, ["<lia.nova@example.gov.br>"]);
+    assert!(text_part(last).contains("Conta desativada"), "{}", text_part(last));
 }

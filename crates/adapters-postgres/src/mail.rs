@@ -2,11 +2,12 @@
 
 use async_trait::async_trait;
 use credencial_domain::mail::{LinkPurpose, OutgoingMail};
-use credencial_ports::mail::{ClaimRow, FailedRow, LinkRow};
-use credencial_ports::{ClaimedMail, FailedMail, MailStore, NewLink, RepositoryError, StoredLink};
+use credencial_domain::UserId;
+use credencial_ports::mail::{known_kinds_sql, ClaimRow, FailedRow, LinkRow, MAX_LIVE_LINKS};
+use credencial_ports::{ClaimedMail, FailedMail, FailedTry, MailStore, NewLink, RepositoryError, StoredLink};
+use sqlx::PgPool;
 
 use crate::error::to_repository_error;
-use sqlx::PgPool;
 
 /// The outbox and the mail links in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -52,30 +53,26 @@ impl MailStore for PgMail {
         quiet_secs: i64,
     ) -> Result<bool, RepositoryError> {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
-        // One issuer at a time per account: the spacing holds across instances.
-        sqlx::query("SELECT id FROM users WHERE id = $1 FOR UPDATE")
+        // One issuer at a time per account: the limits hold across instances.
+        sqlx::query("SELECT id FROM users WHERE id = $1 FOR NO KEY UPDATE")
             .bind(link.user.0)
             .fetch_optional(&mut *tx)
             .await
             .map_err(to_repository_error)?;
-        let recent: Option<i64> = sqlx::query_scalar(
-            "SELECT issued_at FROM mail_links WHERE user_id = $1 AND purpose = $2 AND issued_at > $3 LIMIT 1",
+        let (recent, live): (i64, i64) = sqlx::query_as(
+            "SELECT COALESCE(SUM(CASE WHEN issued_at > $3 THEN 1 ELSE 0 END), 0), COUNT(*) FROM mail_links \
+             WHERE user_id = $1 AND purpose = $2 AND expires_at > $4",
         )
         .bind(link.user.0)
         .bind(link.state.purpose.code())
         .bind(now - quiet_secs)
-        .fetch_optional(&mut *tx)
+        .bind(now)
+        .fetch_one(&mut *tx)
         .await
         .map_err(to_repository_error)?;
-        if recent.is_some() {
+        if recent > 0 || live >= MAX_LIVE_LINKS {
             return Ok(false);
         }
-        sqlx::query("DELETE FROM mail_links WHERE user_id = $1 AND purpose = $2")
-            .bind(link.user.0)
-            .bind(link.state.purpose.code())
-            .execute(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
         sqlx::query(
             "INSERT INTO mail_links (token_hash, user_id, purpose, stamp, issued_at, expires_at) \
              VALUES ($1, $2, $3, $4, $5, $6)",
@@ -121,25 +118,38 @@ impl MailStore for PgMail {
         Ok(row.and_then(StoredLink::from_row))
     }
 
+    async fn forget_links(&self, user: UserId) -> Result<u64, RepositoryError> {
+        let done = sqlx::query("DELETE FROM mail_links WHERE user_id = $1")
+            .bind(user.0)
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(done.rows_affected())
+    }
+
     async fn claim(&self, now: i64, lease_until: i64, limit: u32) -> Result<Vec<ClaimedMail>, RepositoryError> {
         // Rows another sender is claiming are skipped, not waited for.
-        let rows: Vec<ClaimRow> = sqlx::query_as(
+        let sql = format!(
             "UPDATE mail_outbox SET next_attempt_at = $2 WHERE id IN ( \
-               SELECT id FROM mail_outbox WHERE next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) \
-             RETURNING id, recipient, kind, subject, text_body, html_body, attempts, created_at",
-        )
-        .bind(now)
-        .bind(lease_until)
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
+               SELECT id FROM mail_outbox WHERE next_attempt_at <= $1 AND kind IN ({}) \
+               ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) \
+             RETURNING id, recipient, kind, subject, text_body, html_body, attempts, created_at, next_attempt_at",
+            known_kinds_sql()
+        );
+        let rows: Vec<ClaimRow> = sqlx::query_as(&sql)
+            .bind(now)
+            .bind(lease_until)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
         Ok(rows.into_iter().filter_map(ClaimedMail::from_row).collect())
     }
 
-    async fn postpone(&self, id: i64, at: i64) -> Result<(), RepositoryError> {
-        sqlx::query("UPDATE mail_outbox SET next_attempt_at = $2 WHERE id = $1 AND next_attempt_at IS NOT NULL")
+    async fn postpone(&self, id: i64, lease: i64, at: i64) -> Result<(), RepositoryError> {
+        sqlx::query("UPDATE mail_outbox SET next_attempt_at = $3 WHERE id = $1 AND next_attempt_at = $2")
             .bind(id)
+            .bind(lease)
             .bind(at)
             .execute(&self.pool)
             .await
@@ -147,11 +157,13 @@ impl MailStore for PgMail {
         Ok(())
     }
 
-    async fn mark_sent(&self, id: i64, now: i64) -> Result<(), RepositoryError> {
+    async fn mark_sent(&self, id: i64, lease: i64, now: i64) -> Result<(), RepositoryError> {
         sqlx::query(
-            "UPDATE mail_outbox SET sent_at = $2, next_attempt_at = NULL, attempts = attempts + 1 WHERE id = $1",
+            "UPDATE mail_outbox SET sent_at = $3, next_attempt_at = NULL, text_body = '', html_body = '' \
+             WHERE id = $1 AND next_attempt_at = $2",
         )
         .bind(id)
+        .bind(lease)
         .bind(now)
         .execute(&self.pool)
         .await
@@ -159,15 +171,21 @@ impl MailStore for PgMail {
         Ok(())
     }
 
-    async fn mark_failed(&self, id: i64, error: &str, retry_at: Option<i64>, now: i64) -> Result<(), RepositoryError> {
+    async fn mark_failed(&self, f: &FailedTry) -> Result<(), RepositoryError> {
         sqlx::query(
-            "UPDATE mail_outbox SET attempts = attempts + 1, last_error = $2, next_attempt_at = $3, \
-             failed_at = CASE WHEN $3::BIGINT IS NULL THEN $4 END WHERE id = $1",
+            "UPDATE mail_outbox SET attempts = attempts + $4::INTEGER, last_error = $3, next_attempt_at = $5, \
+             failed_at = CASE WHEN $5::BIGINT IS NULL THEN $7 END, \
+             text_body = CASE WHEN $6::BOOLEAN THEN '' ELSE text_body END, \
+             html_body = CASE WHEN $6::BOOLEAN THEN '' ELSE html_body END \
+             WHERE id = $1 AND next_attempt_at = $2",
         )
-        .bind(id)
-        .bind(error)
-        .bind(retry_at)
-        .bind(now)
+        .bind(f.id)
+        .bind(f.lease)
+        .bind(&f.error)
+        .bind(i32::from(f.refused))
+        .bind(f.retry_at)
+        .bind(f.forget_body)
+        .bind(f.now)
         .execute(&self.pool)
         .await
         .map_err(to_repository_error)?;
@@ -189,8 +207,8 @@ impl MailStore for PgMail {
 
     async fn retry(&self, id: i64, now: i64) -> Result<bool, RepositoryError> {
         let done = sqlx::query(
-            "UPDATE mail_outbox SET next_attempt_at = $2, failed_at = NULL, attempts = 0 \
-             WHERE id = $1 AND failed_at IS NOT NULL",
+            "UPDATE mail_outbox SET next_attempt_at = $2, created_at = $2, failed_at = NULL, attempts = 0 \
+             WHERE id = $1 AND failed_at IS NOT NULL AND text_body <> ''",
         )
         .bind(id)
         .bind(now)
@@ -217,16 +235,22 @@ impl MailStore for PgMail {
         .bind(i64::from(limit))
         .execute(&self.pool)
         .await
-        .map_err(to_repository_error)?;
+        .map_err(to_repository_error)?
+        .rows_affected();
+        let left = u64::from(limit).saturating_sub(mail);
+        if left == 0 {
+            return Ok(mail);
+        }
         let links = sqlx::query(
             "DELETE FROM mail_links WHERE token_hash IN ( \
                SELECT token_hash FROM mail_links WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)",
         )
         .bind(now)
-        .bind(i64::from(limit))
+        .bind(i64::try_from(left).unwrap_or(i64::MAX))
         .execute(&self.pool)
         .await
-        .map_err(to_repository_error)?;
-        Ok(mail.rows_affected() + links.rows_affected())
+        .map_err(to_repository_error)?
+        .rows_affected();
+        Ok(mail + links)
     }
 }

@@ -67,6 +67,8 @@ pub struct SmtpMailer {
     /// The domain of message ids (the sender's).
     domain: String,
     security: SmtpSecurity,
+    /// How long one conversation may take.
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for SmtpMailer {
@@ -128,7 +130,7 @@ impl SmtpMailer {
             let password = percent_decoded(url.password().unwrap_or(""));
             builder = builder.credentials(Credentials::new(user, password));
         }
-        Ok(Self { transport: builder.build(), from, domain, security })
+        Ok(Self { transport: builder.build(), from, domain, security, timeout: settings.timeout })
     }
 
     /// How this mailer reaches its relay.
@@ -162,10 +164,13 @@ impl SmtpMailer {
 impl Mailer for SmtpMailer {
     async fn send(&self, mail: &OutgoingMail) -> Result<(), MailError> {
         let message = self.message(mail)?;
-        match self.transport.send(message).await {
-            Ok(_) => Ok(()),
-            Err(e) if e.is_permanent() => Err(MailError::Refused(e.to_string())),
-            Err(e) => Err(MailError::Unavailable(e.to_string())),
+        // lettre's own time-out bounds the connect only: the whole
+        // conversation (TLS, greeting, AUTH, DATA) is bounded here.
+        match tokio::time::timeout(self.timeout, self.transport.send(message)).await {
+            Err(_) => Err(MailError::Unavailable(format!("no answer within {} s", self.timeout.as_secs()))),
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) if e.is_permanent() => Err(MailError::Refused(e.to_string())),
+            Ok(Err(e)) => Err(MailError::Unavailable(e.to_string())),
         }
     }
 }
@@ -184,9 +189,10 @@ fn is_loopback(url: &Url) -> bool {
     }
 }
 
-/// A URL's user or password part as typed (`%40` back to `@`).
+/// A URL's user or password part as typed (`%40` back to `@`; a `+`
+/// stays a `+`).
 fn percent_decoded(part: &str) -> String {
-    url::form_urlencoded::parse(format!("x={part}").as_bytes()).next().map(|(_, v)| v.into_owned()).unwrap_or_default()
+    percent_encoding::percent_decode_str(part).decode_utf8_lossy().into_owned()
 }
 
 /// The certificates of the PEM bundle `file`, if any.
@@ -251,5 +257,6 @@ mod tests {
     fn a_user_and_password_are_read_as_typed() {
         assert_eq!(percent_decoded("p%40ss%3Aword"), "p@ss:word");
         assert_eq!(percent_decoded("plain"), "plain");
+        assert_eq!(percent_decoded("a+b&c"), "a+b&c", "as typed");
     }
 }

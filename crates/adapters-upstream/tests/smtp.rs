@@ -122,3 +122,24 @@ async fn a_relay_that_is_down_is_unavailable_and_a_refused_recipient_is_refused(
     }
     assert!(refusing.received().is_empty());
 }
+
+#[tokio::test]
+async fn a_relay_that_accepts_and_then_says_nothing_is_cut_off_at_the_time_out() {
+    // Accepts the connection, never greets.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let mut stalled = settings(format!("smtp://127.0.0.1:{port}"));
+    stalled.timeout = Duration::from_secs(1);
+    let mailer = SmtpMailer::new(&stalled).expect("mailer");
+    let outcome = tokio::time::timeout(Duration::from_secs(10), mailer.send(&mail())).await.expect("bounded");
+    match outcome {
+        Err(MailError::Unavailable(reason)) => assert!(reason.contains("1 s"), "{reason}"),
+        other => panic!("a silent relay is a temporary failure: {other:?}"),
+    }
+}

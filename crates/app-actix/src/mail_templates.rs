@@ -10,7 +10,9 @@ use credencial_domain::local_time::brasilia_time;
 use credencial_domain::mail::{MailKind, OutgoingMail};
 use credencial_domain::Redacted;
 
+use crate::account::security::kind_words;
 use crate::html::{Site, PROVIDER};
+use credencial_domain::security_event::SecurityEventKind;
 
 #[derive(Template)]
 #[template(path = "mail/password_reset.txt")]
@@ -60,6 +62,52 @@ struct ResetDoneHtml<'a> {
     recover_link: &'a str,
 }
 
+#[derive(Template)]
+#[template(path = "mail/security_notice.txt")]
+struct NoticeText<'a> {
+    site: &'static Site,
+    name: &'a str,
+    headline: &'a str,
+    what: &'a str,
+    when: String,
+    device: &'a str,
+    place: &'a str,
+    recover_link: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "mail/security_notice.html")]
+struct NoticeHtml<'a> {
+    site: &'static Site,
+    subject: &'a str,
+    name: &'a str,
+    headline: &'a str,
+    what: &'a str,
+    when: String,
+    device: &'a str,
+    place: &'a str,
+    recover_link: &'a str,
+}
+
+/// The subject and first line of a notice of `kind`.
+fn notice_heading(kind: SecurityEventKind, detail: &str, site: &Site) -> (String, String) {
+    use SecurityEventKind as K;
+    let (subject, headline) = match kind {
+        K::Login if detail.split_whitespace().any(|m| m == "rec") => (
+            "um código de recuperação foi usado",
+            "Um dos seus códigos de recuperação foi usado para entrar na sua conta. Cada código vale uma vez.",
+        ),
+        K::Login => ("entrada em um dispositivo novo", "Houve uma entrada na sua conta de um navegador ou rede que não estava entre as suas entradas recentes."),
+        K::EmailChanged => (
+            "o e-mail da conta foi alterado",
+            "O e-mail da sua conta foi trocado. As próximas mensagens irão para o novo endereço; esta vai para o anterior.",
+        ),
+        K::AccountDeactivated => ("a conta foi desativada", "A sua conta foi desativada pela equipe do serviço e todas as sessões foram encerradas."),
+        _ => ("alteração na sua conta", "Houve uma alteração na segurança da sua conta."),
+    };
+    (format!("Aviso de segurança do {}: {subject}", site.name), headline.to_owned())
+}
+
 /// The service's mails, rendered with its templates.
 #[derive(Debug, Clone, Copy)]
 pub struct MailTemplates {
@@ -107,6 +155,36 @@ impl MailRenderer for MailTemplates {
                 let text = ResetDoneText { site, name, when: when.clone(), device, place, recover_link }.render();
                 let html = ResetDoneHtml { site, subject: &subject, name, when, device, place, recover_link }.render();
                 (MailKind::PasswordResetDone, subject, text, html)
+            }
+            MailContent::SecurityNotice { name, kind, detail, at, device, place, recover_link } => {
+                let (subject, headline) = notice_heading(*kind, detail, site);
+                let what = kind_words(*kind, detail);
+                let name = first_name(name);
+                let when = brasilia_time(*at);
+                let text = NoticeText {
+                    site,
+                    name,
+                    headline: &headline,
+                    what: &what,
+                    when: when.clone(),
+                    device,
+                    place,
+                    recover_link,
+                }
+                .render();
+                let html = NoticeHtml {
+                    site,
+                    subject: &subject,
+                    name,
+                    headline: &headline,
+                    what: &what,
+                    when,
+                    device,
+                    place,
+                    recover_link,
+                }
+                .render();
+                (MailKind::SecurityNotice, subject, text, html)
             }
         };
         let text = text.map_err(|e| e.to_string())?;
@@ -172,6 +250,32 @@ mod tests {
         };
         let mail = templates().render("a@example.org", &empty).expect("rendered");
         assert!(mail.text.contains("Olá, pessoa usuária."));
+    }
+
+    #[test]
+    fn a_security_notice_says_what_when_from_where_and_what_to_do() {
+        let content = MailContent::security_notice(
+            "Ana Souza",
+            SecurityEventKind::PasskeyRemoved,
+            "Notebook <b>",
+            1_800_000_000,
+            "Firefox no Linux",
+            "203.0.113.0/24",
+            "https://id.example.gov.br/conta/recuperar/".into(),
+        );
+        let mail = templates().render("ana@example.org", &content).expect("rendered");
+        assert_eq!(mail.kind, MailKind::SecurityNotice);
+        assert!(mail.subject.starts_with("Aviso de segurança do credencial"), "{}", mail.subject);
+        for part in [mail.text.as_str(), mail.html.as_str()] {
+            assert!(part.contains(&brasilia_time(1_800_000_000)) && part.contains("Firefox no Linux"), "{part}");
+            assert!(part.contains("https://id.example.gov.br/conta/recuperar/"));
+            assert!(part.contains("Não foi você?"));
+        }
+        assert!(mail.text.contains("Chave de acesso «Notebook <b>» removida"), "{}", mail.text.as_str());
+        assert!(!mail.html.contains("<b>»"), "escaped in HTML");
+        let login = MailContent::security_notice("Ana", SecurityEventKind::Login, "pwd", 1, "", "", "x".into());
+        let mail = templates().render("ana@example.org", &login).expect("rendered");
+        assert!(mail.subject.contains("dispositivo novo"), "{}", mail.subject);
     }
 
     #[test]

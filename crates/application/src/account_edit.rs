@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use credencial_domain::account::{AccountDetails, FieldErrors, UniqueField};
 use credencial_domain::session::AuthMethod;
-use credencial_domain::throttle::{ClientAddress, Subject};
+use credencial_domain::throttle::Subject;
 use credencial_domain::{check_new_password, AccountIdentifiers, UserId, Username};
-use credencial_ports::{DetailsUpdate, RefreshTokenStore, UserRepository};
+use credencial_ports::{DetailsUpdate, MailStore, RefreshTokenStore, UserRepository};
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::error::ServiceError;
@@ -59,6 +59,7 @@ pub struct AccountEditService {
     refresh_tokens: Arc<dyn RefreshTokenStore>,
     tokens: Arc<TokenService>,
     sessions: Arc<SessionService>,
+    mail: Option<Arc<dyn MailStore>>,
 }
 
 impl std::fmt::Debug for AccountEditService {
@@ -77,24 +78,42 @@ impl AccountEditService {
         tokens: Arc<TokenService>,
         sessions: Arc<SessionService>,
     ) -> Self {
-        Self { users, refresh_tokens, tokens, sessions }
+        Self { users, refresh_tokens, tokens, sessions, mail: None }
+    }
+
+    /// The same service, also deleting the links mailed to an address
+    /// when the account's address changes.
+    pub fn with_mail_links(mut self, mail: Arc<dyn MailStore>) -> Self {
+        self.mail = Some(mail);
+        self
     }
 
     /// Stores the details of `user` (checked at the edge), sent from
-    /// `from`. Errors: `Throttled` while the address is limited (nothing
-    /// is stored); `UnknownUser` when the account is gone or inactive;
-    /// `Storage`.
+    /// `origin`. A new e-mail address is recorded in the security activity
+    /// (the old one told by mail). Errors: `Throttled` while the address is
+    /// limited (nothing is stored); `UnknownUser` when the account is gone
+    /// or inactive; `Storage`.
     pub async fn update_details(
         &self,
         user: UserId,
         details: &AccountDetails,
-        from: Option<ClientAddress>,
+        origin: &Origin,
     ) -> Result<DetailsOutcome, ServiceError> {
+        let from = origin.address;
         let throttle = self.tokens.throttle();
         throttle.check_address(from).await?;
+        let before = self.users.find_summary_by_id(user).await?;
         match self.users.update_details(user, details).await? {
             DetailsUpdate::Updated => {
                 tracing::info!(user = user.0, "account details changed");
+                let old = before.map(|b| b.email).filter(|old| !old.eq_ignore_ascii_case(details.email.as_str()));
+                if let Some(old) = old {
+                    // A link mailed to the old address must not outlive it.
+                    if let Some(mail) = &self.mail {
+                        mail.forget_links(user).await?;
+                    }
+                    self.sessions.record_event(user, SecurityEventKind::EmailChanged, &old, Some(origin)).await?;
+                }
                 Ok(DetailsOutcome::Saved)
             }
             DetailsUpdate::EmailTaken => {

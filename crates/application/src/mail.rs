@@ -10,8 +10,9 @@
 
 use std::sync::Arc;
 
-use credencial_domain::mail::{retry_delay_secs, OutgoingMail, SendFailure};
-use credencial_ports::{Clock, FailedMail, MailError, MailStore, Mailer};
+use credencial_domain::mail::{retry_delay_secs, LinkPurpose, MailKind, OutgoingMail, SendFailure};
+use credencial_domain::security_event::SecurityEventKind;
+use credencial_ports::{Clock, FailedMail, FailedTry, MailError, MailStore, Mailer};
 
 use crate::error::ServiceError;
 use crate::metrics::Metrics;
@@ -47,6 +48,50 @@ pub enum MailContent {
         /// "Esqueci minha senha" page).
         recover_link: String,
     },
+    /// A change to the account's security, or a login from a device not
+    /// seen before.
+    SecurityNotice {
+        /// The person's name.
+        name: String,
+        /// What happened.
+        kind: SecurityEventKind,
+        /// The event's detail (a passkey's name, a login's methods).
+        detail: String,
+        /// When (Unix seconds).
+        at: i64,
+        /// The browser and system summary, or empty.
+        device: String,
+        /// The approximate place, or empty.
+        place: String,
+        /// Where to start over if it was not them.
+        recover_link: String,
+    },
+}
+
+impl MailContent {
+    /// A notice of `kind` (with `detail`) for a person named `name`, at
+    /// `at` from `device` and `place`; `recover_link` is where to start
+    /// over if it was not them.
+    #[allow(clippy::too_many_arguments)]
+    pub fn security_notice(
+        name: &str,
+        kind: SecurityEventKind,
+        detail: &str,
+        at: i64,
+        device: &str,
+        place: &str,
+        recover_link: String,
+    ) -> Self {
+        Self::SecurityNotice {
+            name: name.to_owned(),
+            kind,
+            detail: detail.to_owned(),
+            at,
+            device: device.to_owned(),
+            place: place.to_owned(),
+            recover_link,
+        }
+    }
 }
 
 /// Turns [`MailContent`] into a mail to `to`: the subject, the text and
@@ -57,10 +102,11 @@ pub trait MailRenderer: Send + Sync + 'static {
 }
 
 /// How many mails one round claims.
-pub const SEND_BATCH: u32 = 20;
+pub const SEND_BATCH: u32 = 10;
 /// How long a claim holds a mail: longer than a batch of conversations
-/// that each time out.
-pub const CLAIM_LEASE_SECS: i64 = 15 * 60;
+/// that each time out (10 × at most `smtp_timeout_secs`, 20 s by
+/// default); a round that runs past it stops and gives the rest back.
+pub const CLAIM_LEASE_SECS: i64 = 5 * 60;
 /// How long delivered mail is kept, unless configured (days).
 pub const DEFAULT_MAIL_RETENTION_DAYS: i64 = 30;
 
@@ -110,51 +156,88 @@ impl MailSender {
     /// back untried). Errors: `Storage`.
     pub async fn send_due(&self, stopping: &(impl Fn() -> bool + Sync)) -> Result<SendRound, ServiceError> {
         let now = self.clock.now();
-        let claimed = self.store.claim(now, now + CLAIM_LEASE_SECS, SEND_BATCH).await?;
+        let lease = now + CLAIM_LEASE_SECS;
+        let claimed = self.store.claim(now, lease, SEND_BATCH).await?;
         let mut round = SendRound { claimed: claimed.len(), ..SendRound::default() };
-        let mut give_back_from = None;
+        let mut give_back = None;
         for (at, mail) in claimed.iter().enumerate() {
-            if stopping() {
-                give_back_from = Some((at, self.clock.now()));
+            let now = self.clock.now();
+            // Stopping, or the lease nearly over (another sender may claim
+            // the rest): the rest goes back untried.
+            if stopping() || now + 30 >= mail.lease {
+                give_back = Some((at, now));
                 break;
+            }
+            let kind = mail.mail.kind;
+            let age = now - mail.created_at;
+            if kind == MailKind::PasswordReset && age >= LinkPurpose::PasswordReset.lifetime_secs() {
+                // Its link is dead: nothing worth sending, nothing to retry.
+                let failure = FailedTry {
+                    id: mail.id,
+                    lease: mail.lease,
+                    error: "o link expirou antes que a mensagem pudesse ser enviada".to_owned(),
+                    retry_at: None,
+                    refused: false,
+                    forget_body: true,
+                    now,
+                };
+                self.store.mark_failed(&failure).await?;
+                self.metrics.mail(kind, "failed");
+                round.gave_up += 1;
+                continue;
             }
             let outcome = self.mailer.send(&mail.mail).await;
             let now = self.clock.now();
             let (failure, error) = match outcome {
                 Ok(()) => {
-                    self.store.mark_sent(mail.id, now).await?;
-                    self.metrics.mail(mail.mail.kind, "sent");
+                    self.store.mark_sent(mail.id, mail.lease, now).await?;
+                    self.metrics.mail(kind, "sent");
                     round.sent += 1;
                     continue;
                 }
                 Err(MailError::Unavailable(e)) => (SendFailure::Unavailable, e),
                 Err(MailError::Refused(e)) => (SendFailure::Refused, e),
             };
-            let attempts = mail.attempts + 1;
-            let delay = retry_delay_secs(failure, attempts, now - mail.created_at);
-            let error = truncated(&error);
-            self.store.mark_failed(mail.id, &error, delay.map(|d| now + d), now).await?;
+            let refused = failure == SendFailure::Refused;
+            let refusals = mail.attempts + u32::from(refused);
+            let delay = retry_delay_secs(failure, refusals, now - mail.created_at);
+            let failed = FailedTry {
+                id: mail.id,
+                lease: mail.lease,
+                error: truncated(&error),
+                retry_at: delay.map(|d| now + d),
+                refused,
+                forget_body: delay.is_none() && kind == MailKind::PasswordReset,
+                now,
+            };
+            self.store.mark_failed(&failed).await?;
+            // The relay's answer may name the recipient: it goes to staff's
+            // page, not to the log.
             match delay {
                 Some(_) => {
-                    self.metrics.mail(mail.mail.kind, "retried");
+                    self.metrics.mail(kind, "retried");
                     round.retried += 1;
                 }
                 None => {
-                    self.metrics.mail(mail.mail.kind, "failed");
+                    self.metrics.mail(kind, "failed");
                     round.gave_up += 1;
-                    tracing::warn!(mail = mail.id, kind = mail.mail.kind.code(), attempts, error = %error,
-                        "mail given up: shown to staff in the panel");
+                    tracing::warn!(
+                        mail = mail.id,
+                        kind = kind.code(),
+                        refusals,
+                        "mail given up: shown to staff in the panel"
+                    );
                 }
             }
-            if failure == SendFailure::Unavailable {
-                tracing::info!(mail = mail.id, error = %error, "the mail relay is unavailable; trying again soon");
-                give_back_from = Some((at + 1, now + delay.unwrap_or(0)));
+            if !refused {
+                tracing::info!(mail = mail.id, "the mail relay is unavailable; trying again soon");
+                give_back = Some((at + 1, now + delay.unwrap_or(0)));
                 break;
             }
         }
-        if let Some((from, due)) = give_back_from {
+        if let Some((from, due)) = give_back {
             for mail in &claimed[from..] {
-                self.store.postpone(mail.id, due).await?;
+                self.store.postpone(mail.id, mail.lease, due).await?;
             }
         }
         Ok(round)
@@ -196,12 +279,14 @@ fn truncated(error: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use credencial_domain::mail::MailKind;
     use credencial_domain::Redacted;
     use credencial_ports::{ClaimedMail, MockClock, MockMailStore, MockMailer};
     use mockall::predicate::eq;
 
-    fn claimed(id: i64, attempts: u32) -> ClaimedMail {
+    const NOW: i64 = 2_000;
+    const LEASE: i64 = NOW + CLAIM_LEASE_SECS;
+
+    fn claimed(id: i64, attempts: u32, kind: MailKind, created_at: i64) -> ClaimedMail {
         ClaimedMail {
             id,
             mail: OutgoingMail {
@@ -209,21 +294,22 @@ mod tests {
                 subject: "s".into(),
                 text: Redacted("t".into()),
                 html: Redacted("h".into()),
-                kind: MailKind::PasswordReset,
+                kind,
             },
             attempts,
-            created_at: 1_000,
+            created_at,
+            lease: LEASE,
         }
     }
 
-    fn clock_at(now: i64) -> Arc<MockClock> {
-        let mut clock = MockClock::new();
-        clock.expect_now().return_const(now);
-        Arc::new(clock)
+    fn notice(id: i64, attempts: u32) -> ClaimedMail {
+        claimed(id, attempts, MailKind::SecurityNotice, 1_990)
     }
 
     fn sender(store: MockMailStore, mailer: MockMailer) -> MailSender {
-        MailSender::new(Arc::new(store), Arc::new(mailer), clock_at(2_000), 30)
+        let mut clock = MockClock::new();
+        clock.expect_now().return_const(NOW);
+        MailSender::new(Arc::new(store), Arc::new(mailer), Arc::new(clock), 30)
     }
 
     #[tokio::test]
@@ -231,17 +317,17 @@ mod tests {
         let mut store = MockMailStore::new();
         store
             .expect_claim()
-            .with(eq(2_000), eq(2_000 + CLAIM_LEASE_SECS), eq(SEND_BATCH))
-            .returning(|_, _, _| Ok(vec![claimed(1, 0), claimed(2, 2)]));
-        store.expect_mark_sent().with(eq(1), eq(2_000)).times(1).returning(|_, _| Ok(()));
-        // Third refusal: four minutes later.
+            .with(eq(NOW), eq(LEASE), eq(SEND_BATCH))
+            .returning(|_, _, _| Ok(vec![notice(1, 0), notice(2, 2)]));
+        store.expect_mark_sent().with(eq(1), eq(LEASE), eq(NOW)).times(1).returning(|_, _, _| Ok(()));
+        // Third refusal: four minutes later, counted, the body kept.
         store
             .expect_mark_failed()
-            .withf(|id, error, retry_at, now| {
-                *id == 2 && error.contains("550") && *retry_at == Some(2_240) && *now == 2_000
+            .withf(|f| {
+                f.id == 2 && f.error.contains("550") && f.retry_at == Some(NOW + 240) && f.refused && !f.forget_body
             })
             .times(1)
-            .returning(|_, _, _, _| Ok(()));
+            .returning(|_| Ok(()));
         let mut mailer = MockMailer::new();
         mailer.expect_send().times(2).returning(|m| match m.to.as_str() {
             "p1@example.org" => Ok(()),
@@ -252,16 +338,16 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_unavailable_relay_stops_the_round_and_gives_the_rest_back_untried() {
+    async fn an_unavailable_relay_stops_the_round_and_gives_the_rest_back_untried_and_uncounted() {
         let mut store = MockMailStore::new();
-        store.expect_claim().returning(|_, _, _| Ok(vec![claimed(1, 0), claimed(2, 0), claimed(3, 0)]));
+        store.expect_claim().returning(|_, _, _| Ok(vec![notice(1, 0), notice(2, 0), notice(3, 0)]));
         store
             .expect_mark_failed()
-            .withf(|id, _, retry_at, _| *id == 1 && *retry_at == Some(2_005))
+            .withf(|f| f.id == 1 && f.retry_at == Some(NOW + 5) && !f.refused)
             .times(1)
-            .returning(|_, _, _, _| Ok(()));
-        store.expect_postpone().with(eq(2), eq(2_005)).times(1).returning(|_, _| Ok(()));
-        store.expect_postpone().with(eq(3), eq(2_005)).times(1).returning(|_, _| Ok(()));
+            .returning(|_| Ok(()));
+        store.expect_postpone().with(eq(2), eq(LEASE), eq(NOW + 5)).times(1).returning(|_, _, _| Ok(()));
+        store.expect_postpone().with(eq(3), eq(LEASE), eq(NOW + 5)).times(1).returning(|_, _, _| Ok(()));
         let mut mailer = MockMailer::new();
         mailer.expect_send().times(1).returning(|_| Err(MailError::Unavailable("connection refused".into())));
         let round = sender(store, mailer).send_due(&|| false).await.expect("round");
@@ -271,24 +357,42 @@ mod tests {
     #[tokio::test]
     async fn the_last_refusal_gives_up_and_a_stop_gives_everything_back() {
         let mut store = MockMailStore::new();
-        store.expect_claim().returning(|_, _, _| Ok(vec![claimed(1, 7)]));
+        store.expect_claim().returning(|_, _, _| Ok(vec![notice(1, MAX_REFUSALS_LEFT)]));
         store
             .expect_mark_failed()
-            .withf(|id, _, retry_at, _| *id == 1 && retry_at.is_none())
+            .withf(|f| f.id == 1 && f.retry_at.is_none() && f.refused)
             .times(1)
-            .returning(|_, _, _, _| Ok(()));
+            .returning(|_| Ok(()));
         let mut mailer = MockMailer::new();
         mailer.expect_send().returning(|_| Err(MailError::Refused("550".into())));
         let round = sender(store, mailer).send_due(&|| false).await.expect("round");
         assert_eq!(round.gave_up, 1);
 
         let mut store = MockMailStore::new();
-        store.expect_claim().returning(|_, _, _| Ok(vec![claimed(1, 0), claimed(2, 0)]));
-        store.expect_postpone().times(2).returning(|_, _| Ok(()));
+        store.expect_claim().returning(|_, _, _| Ok(vec![notice(1, 0), notice(2, 0)]));
+        store.expect_postpone().times(2).returning(|_, _, _| Ok(()));
         let mut mailer = MockMailer::new();
         mailer.expect_send().never();
         let round = sender(store, mailer).send_due(&|| true).await.expect("round");
         assert_eq!((round.claimed, round.sent), (2, 0));
+    }
+
+    const MAX_REFUSALS_LEFT: u32 = credencial_domain::mail::MAX_REFUSALS - 1;
+
+    #[tokio::test]
+    async fn a_reset_mail_whose_link_died_is_given_up_unsent_and_its_body_forgotten() {
+        let mut store = MockMailStore::new();
+        let old = NOW - LinkPurpose::PasswordReset.lifetime_secs();
+        store.expect_claim().returning(move |_, _, _| Ok(vec![claimed(1, 0, MailKind::PasswordReset, old)]));
+        store
+            .expect_mark_failed()
+            .withf(|f| f.id == 1 && f.retry_at.is_none() && f.forget_body && !f.refused)
+            .times(1)
+            .returning(|_| Ok(()));
+        let mut mailer = MockMailer::new();
+        mailer.expect_send().never();
+        let round = sender(store, mailer).send_due(&|| false).await.expect("round");
+        assert_eq!(round.gave_up, 1);
     }
 
     #[test]

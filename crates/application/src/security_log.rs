@@ -3,17 +3,20 @@
 //! on `/conta/seguranca/`, purged after [`SECURITY_EVENTS_DAYS`].
 //!
 //! A change that cannot be recorded fails (the person must be able to see
-//! every change to their factors, password and sessions).
+//! every change to their factors, password and sessions). With
+//! [`Notices`], the person is also told by mail of every change and of a
+//! login from a device not seen among their recent logins (issue 24).
 
 use std::fmt;
 use std::sync::Arc;
 
-use credencial_domain::security_event::SecurityEventKind;
+use credencial_domain::security_event::{notice_for, SecurityEventKind};
 use credencial_domain::session::device_summary;
 use credencial_domain::UserId;
-use credencial_ports::{Clock, SecurityEvent, SecurityEvents};
+use credencial_ports::{Clock, MailStore, SecurityEvent, SecurityEvents, UserRepository};
 
 use crate::error::ServiceError;
+use crate::mail::{MailContent, MailRenderer};
 use crate::session::Origin;
 
 /// How long events are kept: a year.
@@ -21,10 +24,24 @@ pub const SECURITY_EVENTS_DAYS: i64 = 365;
 /// The most events the security page lists.
 pub const LISTED_EVENTS: u32 = 30;
 
-/// Records and lists security events.
+/// Records and lists security events, and tells the person by mail.
 pub struct SecurityLog {
     events: Arc<dyn SecurityEvents>,
     clock: Arc<dyn Clock>,
+    notices: Option<Notices>,
+}
+
+/// What telling a person by mail needs: their address and name, the
+/// outbox, the templates and where the links start.
+pub struct Notices {
+    /// The accounts (address and name).
+    pub users: Arc<dyn UserRepository>,
+    /// The outbox.
+    pub mail: Arc<dyn MailStore>,
+    /// The templates.
+    pub renderer: Arc<dyn MailRenderer>,
+    /// The configured public URL, without a trailing slash.
+    pub public_url: String,
 }
 
 impl fmt::Debug for SecurityLog {
@@ -36,7 +53,14 @@ impl fmt::Debug for SecurityLog {
 impl SecurityLog {
     /// Events in `events`, stamped by `clock`.
     pub fn new(events: Arc<dyn SecurityEvents>, clock: Arc<dyn Clock>) -> Self {
-        Self { events, clock }
+        Self { events, clock, notices: None }
+    }
+
+    /// The same log, also telling the person by mail
+    /// ([`credencial_domain::security_event::notice_for`]).
+    pub fn with_notices(mut self, notices: Notices) -> Self {
+        self.notices = Some(notices);
+        self
     }
 
     /// Records `kind` for `user`, with `detail` (a login's `amr`, a
@@ -57,7 +81,50 @@ impl SecurityLog {
             device: origin.map(|o| device_summary(o.user_agent.as_deref())).unwrap_or_default(),
             place: origin.map(Origin::place).unwrap_or_default(),
         };
-        Ok(self.events.record(user, &event).await?)
+        let told = match (&self.notices, notice_for(kind, detail)) {
+            (Some(_), Some(true)) => self.new_device(user, &event).await?,
+            (Some(_), Some(false)) => true,
+            _ => false,
+        };
+        self.events.record(user, &event).await?;
+        if told {
+            self.tell(user, kind, &event).await?;
+        }
+        Ok(())
+    }
+
+    /// Whether `login` is from a device and place not among the person's
+    /// recent logins, when there was an earlier login (an account's first
+    /// login is not news).
+    async fn new_device(&self, user: UserId, login: &SecurityEvent) -> Result<bool, ServiceError> {
+        let recent = self.events.recent(user, LISTED_EVENTS).await?;
+        let logins: Vec<&SecurityEvent> = recent.iter().filter(|e| e.kind == login.kind).collect();
+        Ok(!logins.is_empty() && !logins.iter().any(|e| e.device == login.device && e.place == login.place))
+    }
+
+    /// Writes the notice of `event` to `user`'s address, when the account
+    /// has one. Errors: `Storage`, `Internal`.
+    async fn tell(&self, user: UserId, kind: SecurityEventKind, event: &SecurityEvent) -> Result<(), ServiceError> {
+        let Some(notices) = &self.notices else { return Ok(()) };
+        let Some(account) = notices.users.find_summary_by_id(user).await? else { return Ok(()) };
+        // A new address: the old one is told (it may be the person's only
+        // way to learn that someone took the account over).
+        let to = if kind == SecurityEventKind::EmailChanged { &event.detail } else { &account.email };
+        if to.trim().is_empty() {
+            return Ok(());
+        }
+        let content = MailContent::security_notice(
+            &account.name,
+            kind,
+            &event.detail,
+            event.at,
+            &event.device,
+            &event.place,
+            format!("{}{}", notices.public_url, crate::password_reset::RECOVER_PATH),
+        );
+        let mail = notices.renderer.render(to, &content).map_err(ServiceError::Internal)?;
+        notices.mail.enqueue(&mail, event.at).await?;
+        Ok(())
     }
 
     /// `user`'s [`LISTED_EVENTS`] most recent events, newest first.

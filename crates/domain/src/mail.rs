@@ -42,17 +42,21 @@ pub enum MailKind {
     PasswordReset,
     /// A notice that the password was reset through such a link.
     PasswordResetDone,
+    /// A notice of a change to the account's security (a factor, the
+    /// password, a login from a new device, …).
+    SecurityNotice,
 }
 
 impl MailKind {
     /// Every kind.
-    pub const ALL: [Self; 2] = [Self::PasswordReset, Self::PasswordResetDone];
+    pub const ALL: [Self; 3] = [Self::PasswordReset, Self::PasswordResetDone, Self::SecurityNotice];
 
     /// The stored code.
     pub fn code(self) -> &'static str {
         match self {
             Self::PasswordReset => "password_reset",
             Self::PasswordResetDone => "password_reset_done",
+            Self::SecurityNotice => "security_notice",
         }
     }
 
@@ -66,6 +70,7 @@ impl MailKind {
         match self {
             Self::PasswordReset => "Link para redefinir a senha",
             Self::PasswordResetDone => "Aviso de senha redefinida",
+            Self::SecurityNotice => "Aviso de segurança",
         }
     }
 }
@@ -155,22 +160,24 @@ pub const MAX_REFUSALS: u32 = 8;
 /// before it gives up: a day.
 pub const GIVE_UP_AFTER_SECS: i64 = 24 * 3600;
 
-/// How long the sender waits before the next try of a mail whose try
-/// number `attempts` (1 or more) failed with `failure`, the mail being
-/// `age_secs` old; `None` when it gives up.
+/// How long the sender waits before the next try of a mail that failed
+/// with `failure`, the mail being `age_secs` old (since it was written or
+/// put back by staff) and refused `refusals` times so far (this try
+/// included); `None` when it gives up.
 ///
-/// While the relay is unavailable a mail is tried again soon (5 s, 10 s,
-/// 20 s, then every 30 s), so that mail waits at most half a minute once
-/// the relay is back; it gives up after [`GIVE_UP_AFTER_SECS`]. A refusal is
-/// tried again after one minute, doubling up to an hour, [`MAX_REFUSALS`]
-/// times in all (a relay's setting may be fixed meanwhile).
-pub fn retry_delay_secs(failure: SendFailure, attempts: u32, age_secs: i64) -> Option<i64> {
-    let doublings = attempts.saturating_sub(1);
+/// While the relay is unavailable a mail is tried again soon — after half
+/// its age, at least 5 s and at most 30 s — so that mail waits at most
+/// half a minute once the relay is back; it gives up after
+/// [`GIVE_UP_AFTER_SECS`]. A refusal is tried again after one minute,
+/// doubling up to an hour, [`MAX_REFUSALS`] times in all (a relay's
+/// setting may be fixed meanwhile); tries while the relay was unavailable
+/// do not count toward them.
+pub fn retry_delay_secs(failure: SendFailure, refusals: u32, age_secs: i64) -> Option<i64> {
     match failure {
         SendFailure::Unavailable if age_secs >= GIVE_UP_AFTER_SECS => None,
-        SendFailure::Unavailable => Some((5_i64 << doublings.min(3)).min(30)),
-        SendFailure::Refused if attempts >= MAX_REFUSALS => None,
-        SendFailure::Refused => Some((60_i64 << doublings.min(6)).min(3600)),
+        SendFailure::Unavailable => Some((age_secs / 2).clamp(5, 30)),
+        SendFailure::Refused if refusals >= MAX_REFUSALS => None,
+        SendFailure::Refused => Some((60_i64 << refusals.saturating_sub(1).min(6)).min(3600)),
     }
 }
 
@@ -212,12 +219,12 @@ mod tests {
     #[test]
     fn an_unavailable_relay_is_tried_again_within_half_a_minute_for_a_day() {
         let u = SendFailure::Unavailable;
-        assert_eq!(retry_delay_secs(u, 1, 0), Some(5));
-        assert_eq!(retry_delay_secs(u, 2, 5), Some(10));
-        assert_eq!(retry_delay_secs(u, 3, 15), Some(20));
-        assert_eq!(retry_delay_secs(u, 4, 35), Some(30));
-        assert_eq!(retry_delay_secs(u, 500, GIVE_UP_AFTER_SECS - 1), Some(30), "never longer than half a minute");
-        assert_eq!(retry_delay_secs(u, 500, GIVE_UP_AFTER_SECS), None, "a day later it gives up");
+        assert_eq!(retry_delay_secs(u, 0, 0), Some(5));
+        assert_eq!(retry_delay_secs(u, 0, 20), Some(10));
+        assert_eq!(retry_delay_secs(u, 0, 40), Some(20));
+        assert_eq!(retry_delay_secs(u, 0, 3600), Some(30));
+        assert_eq!(retry_delay_secs(u, 7, GIVE_UP_AFTER_SECS - 1), Some(30), "never longer than half a minute");
+        assert_eq!(retry_delay_secs(u, 0, GIVE_UP_AFTER_SECS), None, "a day later it gives up");
     }
 
     #[test]

@@ -27,11 +27,16 @@ pub enum SecurityEventKind {
     /// The person set a new password through a link sent by mail
     /// ("Esqueci minha senha").
     PasswordRecovered,
+    /// The person changed the account's e-mail address (the old one is
+    /// the detail).
+    EmailChanged,
+    /// Staff deactivated the account.
+    AccountDeactivated,
 }
 
 impl SecurityEventKind {
     /// Every kind.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 13] = [
         Self::Login,
         Self::TotpEnabled,
         Self::TotpDisabled,
@@ -43,6 +48,8 @@ impl SecurityEventKind {
         Self::FactorsReset,
         Self::OtherSessionsEnded,
         Self::PasswordRecovered,
+        Self::EmailChanged,
+        Self::AccountDeactivated,
     ];
 
     /// The stored code.
@@ -59,12 +66,39 @@ impl SecurityEventKind {
             Self::FactorsReset => "factors_reset",
             Self::OtherSessionsEnded => "other_sessions_ended",
             Self::PasswordRecovered => "password_recovered",
+            Self::EmailChanged => "email_changed",
+            Self::AccountDeactivated => "account_deactivated",
         }
     }
 
     /// The kind a stored code names.
     pub fn from_code(code: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.code() == code)
+    }
+}
+
+/// Whether an event of `kind` (with `detail`) is told to the person by
+/// mail, and how: `Some(false)` for a change, `Some(true)` for a login that
+/// may be from a new device (told only when the device is new), `None` for
+/// no mail. A login with a recovery code is always told (a code was used
+/// up); a reset through a mailed link has its own mail.
+pub fn notice_for(kind: SecurityEventKind, detail: &str) -> Option<bool> {
+    use SecurityEventKind as K;
+    match kind {
+        K::Login if detail.split_whitespace().any(|m| m == "rec") => Some(false),
+        K::Login => Some(true),
+        K::PasswordRecovered => None,
+        K::TotpEnabled
+        | K::TotpDisabled
+        | K::PasskeyAdded
+        | K::PasskeyRemoved
+        | K::RecoveryCodesRenewed
+        | K::PasswordChanged
+        | K::PasswordReset
+        | K::FactorsReset
+        | K::OtherSessionsEnded
+        | K::EmailChanged
+        | K::AccountDeactivated => Some(false),
     }
 }
 
@@ -81,5 +115,18 @@ mod tests {
         codes.dedup();
         assert_eq!(codes.len(), SecurityEventKind::ALL.len());
         assert_eq!(SecurityEventKind::from_code("nope"), None);
+    }
+
+    #[test]
+    fn every_change_is_told_a_login_only_from_a_new_device_or_with_a_recovery_code() {
+        for kind in SecurityEventKind::ALL {
+            let told = notice_for(kind, "pwd");
+            match kind {
+                SecurityEventKind::Login => assert_eq!(told, Some(true)),
+                SecurityEventKind::PasswordRecovered => assert_eq!(told, None, "its own mail"),
+                _ => assert_eq!(told, Some(false), "{kind:?}"),
+            }
+        }
+        assert_eq!(notice_for(SecurityEventKind::Login, "pwd rec"), Some(false), "a recovery code used");
     }
 }

@@ -16,18 +16,20 @@ pub struct ClaimedMail {
     pub mail: OutgoingMail,
     /// Earlier tries that failed.
     pub attempts: u32,
-    /// When it was written (Unix seconds).
+    /// When it was written, or put back by staff (Unix seconds).
     pub created_at: i64,
+    /// The claim's lease: the token the outcome is marked with.
+    pub lease: i64,
 }
 
 /// A stored mail row, as both engines read it: id, recipient, kind,
-/// subject, text, HTML, attempts, created.
-pub type ClaimRow = (i64, String, String, String, String, String, i32, i64);
+/// subject, text, HTML, attempts, created, lease.
+pub type ClaimRow = (i64, String, String, String, String, String, i32, i64, i64);
 
 impl ClaimedMail {
     /// The mail a claimed row holds; `None` for a kind this build does not
     /// know (written by a newer release).
-    pub fn from_row((id, to, kind, subject, text, html, attempts, created_at): ClaimRow) -> Option<Self> {
+    pub fn from_row((id, to, kind, subject, text, html, attempts, created_at, lease): ClaimRow) -> Option<Self> {
         let mail = OutgoingMail {
             to: Redacted(to),
             subject,
@@ -35,7 +37,7 @@ impl ClaimedMail {
             html: Redacted(html),
             kind: MailKind::from_code(&kind)?,
         };
-        Some(Self { id, mail, attempts: u32::try_from(attempts).unwrap_or(0), created_at })
+        Some(Self { id, mail, attempts: u32::try_from(attempts).unwrap_or(0), created_at, lease })
     }
 }
 
@@ -120,9 +122,14 @@ pub struct StoredLink {
 /// A mail is written in the same transaction as the record that causes it
 /// (a link and the mail carrying it go in together, or neither). The sender
 /// *claims* due mail before delivering it: a claim moves the mail's next
-/// try past a lease, so two senders (two instances on one database) never
-/// hold the same mail at once, and a sender that dies mid-way leaves its
-/// mail to be claimed again once the lease ends.
+/// try to a lease's end, and that value is the claim's token — marking the
+/// outcome (sent, failed, given back) applies only while the row still
+/// holds it, so a sender whose lease lapsed (and whose mail another sender
+/// claimed) changes nothing. Two senders (two instances on one database)
+/// never hold one mail at once; a sender that dies leaves its mail to be
+/// claimed again once the lease ends. Only mail of kinds this build knows
+/// is claimed (an older instance in a rolling upgrade leaves newer mail
+/// alone).
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait MailStore: Send + Sync + 'static {
@@ -130,10 +137,12 @@ pub trait MailStore: Send + Sync + 'static {
     async fn enqueue(&self, mail: &OutgoingMail, now: i64) -> Result<i64, RepositoryError>;
 
     /// Issues `link` and writes `mail` (which carries it) in one
-    /// transaction, deleting the account's earlier links of the same
-    /// purpose (a new link supersedes them); unless one was issued less
-    /// than `quiet_secs` before `now`, when nothing is written (`false`:
-    /// one account's mailbox is not flooded). Errors: `Unexpected`.
+    /// transaction; unless one of the account's links of the same purpose
+    /// was issued less than `quiet_secs` before `now`, or
+    /// [`MAX_LIVE_LINKS`] of them are still unexpired, when nothing is
+    /// written (`false`: one account's mailbox is not flooded). Older links
+    /// stay valid (a request by someone else never kills the person's
+    /// link). Errors: `Unexpected`.
     async fn issue_link(
         &self,
         link: &NewLink,
@@ -154,38 +163,76 @@ pub trait MailStore: Send + Sync + 'static {
         purpose: LinkPurpose,
     ) -> Result<Option<StoredLink>, RepositoryError>;
 
+    /// Deletes every link of `user` (its address changed: links mailed to
+    /// the old one must die): how many. Errors: `Unexpected`.
+    async fn forget_links(&self, user: UserId) -> Result<u64, RepositoryError>;
+
     /// Claims up to `limit` mails due at `now` (the oldest due first),
     /// moving their next try to `lease_until`. Errors: `Unexpected`.
     async fn claim(&self, now: i64, lease_until: i64, limit: u32) -> Result<Vec<ClaimedMail>, RepositoryError>;
 
     /// Gives claimed mail `id` back, due at `at`, without counting a try
-    /// (the sender stopped before trying it). Errors: `Unexpected`.
-    async fn postpone(&self, id: i64, at: i64) -> Result<(), RepositoryError>;
-
-    /// Marks mail `id` delivered at `now`. Errors: `Unexpected`.
-    async fn mark_sent(&self, id: i64, now: i64) -> Result<(), RepositoryError>;
-
-    /// Records a failed try of mail `id` at `now` with `error`: tried again
-    /// at `retry_at`, or given up (failed, shown to staff) when `None`.
+    /// (the sender stopped before trying it), while the claim `lease` holds.
     /// Errors: `Unexpected`.
-    async fn mark_failed(&self, id: i64, error: &str, retry_at: Option<i64>, now: i64) -> Result<(), RepositoryError>;
+    async fn postpone(&self, id: i64, lease: i64, at: i64) -> Result<(), RepositoryError>;
+
+    /// Marks mail `id` delivered at `now` while the claim `lease` holds; its
+    /// bodies are cleared (a link in them must not outlive the delivery in
+    /// the database). Errors: `Unexpected`.
+    async fn mark_sent(&self, id: i64, lease: i64, now: i64) -> Result<(), RepositoryError>;
+
+    /// Records a failed try of mail `id` at `now` with `error`, while the
+    /// claim `lease` holds: tried again at `retry_at`, or given up (failed,
+    /// shown to staff) when `None`. `refused` counts the try as a refusal
+    /// (`attempts`); a relay that could not be reached counts nothing.
+    /// `forget_body` clears the bodies (a mail whose link died). Errors:
+    /// `Unexpected`.
+    async fn mark_failed(&self, failure: &FailedTry) -> Result<(), RepositoryError>;
 
     /// Mail given up on, newest first, `limit` a page after row `before`
     /// (the last row of the previous page). Errors: `Unexpected`.
     async fn failed(&self, before: Option<i64>, limit: u32) -> Result<Vec<FailedMail>, RepositoryError>;
 
-    /// Puts failed mail `id` back in the queue, due at `now`, its tries
-    /// counted from zero: whether there was such a failed mail. Errors:
-    /// `Unexpected`.
+    /// Puts failed mail `id` back in the queue, due at `now` and counted
+    /// as written then, its tries from zero: whether there was such a
+    /// failed mail with a body to send. Errors: `Unexpected`.
     async fn retry(&self, id: i64, now: i64) -> Result<bool, RepositoryError>;
 
     /// How many mails wait to be sent (due or not). Errors: `Unexpected`.
     async fn waiting(&self) -> Result<u64, RepositoryError>;
 
-    /// Deletes up to `limit` mails delivered before `sent_before` and up to
-    /// `limit` links expired by `now`, the oldest first: how many rows.
-    /// Errors: `Unexpected`.
+    /// Deletes up to `limit` rows in all: mails delivered before
+    /// `sent_before`, then links expired by `now`, the oldest first: how
+    /// many. Errors: `Unexpected`.
     async fn purge(&self, sent_before: i64, now: i64, limit: u32) -> Result<u64, RepositoryError>;
+}
+
+/// The most unexpired links of one purpose an account may hold.
+pub const MAX_LIVE_LINKS: i64 = 3;
+
+/// One failed try, as [`MailStore::mark_failed`] records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedTry {
+    /// The outbox row.
+    pub id: i64,
+    /// The claim's lease.
+    pub lease: i64,
+    /// The relay's answer.
+    pub error: String,
+    /// When to try again; `None`: given up.
+    pub retry_at: Option<i64>,
+    /// Whether the relay refused the mail (counted in `attempts`).
+    pub refused: bool,
+    /// Whether to clear the bodies.
+    pub forget_body: bool,
+    /// Now.
+    pub now: i64,
+}
+
+/// The codes of every kind this build knows, as an SQL list
+/// (`'password_reset', …`): the claim's filter.
+pub fn known_kinds_sql() -> String {
+    MailKind::ALL.iter().map(|k| format!("'{}'", k.code())).collect::<Vec<_>>().join(", ")
 }
 
 /// Why a relay did not take a mail.

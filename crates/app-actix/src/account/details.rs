@@ -10,7 +10,6 @@ use credencial_domain::account::{AccountDetails, DetailsForm, FieldErrors};
 
 use super::pages::{self, DetailsValues};
 use super::{form_refused, see_other, service_failure, signed_post, text_fields, throttled_text, with_retry_after};
-use crate::client_address::client_address;
 use crate::form::FormFields;
 use crate::html;
 
@@ -69,7 +68,7 @@ pub async fn update(
             crate::session::recent_authentication(&req, &session, &fields, "trocar o e-mail", super::HOME_PATH).await
         );
     }
-    match edits.update_details(session.user_id, &details, client_address(&req)).await {
+    match edits.update_details(session.user_id, &details, &crate::session::origin(&req)).await {
         Ok(DetailsOutcome::Saved) => see_other(SAVED_LOCATION),
         Ok(DetailsOutcome::Refused(errors)) => {
             refused_with(errors, CHECK_FIELDS.into(), StatusCode::UNPROCESSABLE_ENTITY).await

@@ -220,20 +220,30 @@ struct ActivityRow {
 
 /// What a security event reads as on the page.
 fn event_words(event: &SecurityEvent) -> String {
-    use credencial_domain::security_event::SecurityEventKind as K;
     match SecurityEventKind::from_code(&event.kind) {
-        Some(K::Login) => format!("Entrada com {}", super::sessions::method_words(&event.detail)),
-        Some(K::TotpEnabled) => "Aplicativo autenticador ativado".into(),
-        Some(K::TotpDisabled) => "Aplicativo autenticador desativado".into(),
-        Some(K::PasskeyAdded) => format!("Chave de acesso «{}» cadastrada", event.detail),
-        Some(K::PasskeyRemoved) => format!("Chave de acesso «{}» removida", event.detail),
-        Some(K::RecoveryCodesRenewed) => "Novos códigos de recuperação gerados".into(),
-        Some(K::PasswordChanged) => "Senha alterada".into(),
-        Some(K::PasswordReset) => "Senha redefinida pela equipe do serviço".into(),
-        Some(K::FactorsReset) => "Verificação em duas etapas removida pela equipe do serviço".into(),
-        Some(K::OtherSessionsEnded) => "Sessões em outros navegadores encerradas".into(),
-        Some(K::PasswordRecovered) => "Senha redefinida pelo link enviado por e-mail".into(),
+        Some(kind) => kind_words(kind, &event.detail),
         None => "Outra alteração".into(),
+    }
+}
+
+/// What an event of `kind` with `detail` reads as (the security page and
+/// the notices by mail).
+pub(crate) fn kind_words(kind: SecurityEventKind, detail: &str) -> String {
+    use credencial_domain::security_event::SecurityEventKind as K;
+    match kind {
+        K::Login => format!("Entrada com {}", super::sessions::method_words(detail)),
+        K::TotpEnabled => "Aplicativo autenticador ativado".into(),
+        K::TotpDisabled => "Aplicativo autenticador desativado".into(),
+        K::PasskeyAdded => format!("Chave de acesso «{detail}» cadastrada"),
+        K::PasskeyRemoved => format!("Chave de acesso «{detail}» removida"),
+        K::RecoveryCodesRenewed => "Novos códigos de recuperação gerados".into(),
+        K::PasswordChanged => "Senha alterada".into(),
+        K::PasswordReset => "Senha redefinida pela equipe do serviço".into(),
+        K::FactorsReset => "Verificação em duas etapas removida pela equipe do serviço".into(),
+        K::OtherSessionsEnded => "Sessões em outros navegadores encerradas".into(),
+        K::PasswordRecovered => "Senha redefinida pelo link enviado por e-mail".into(),
+        K::EmailChanged => format!("E-mail da conta alterado (o anterior era {detail})"),
+        K::AccountDeactivated => "Conta desativada pela equipe do serviço".into(),
     }
 }
 

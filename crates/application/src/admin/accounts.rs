@@ -290,6 +290,7 @@ impl AccountAdminService {
         }
         let revoked = self.refresh_tokens.revoke_user(id).await?;
         self.sessions.end_all(id, None, SessionEnd::Staff).await?;
+        self.sessions.record_event(id, SecurityEventKind::AccountDeactivated, "", None).await?;
         tracing::info!(user = id.0, revoked, "account deactivated by an administrator");
         Ok(revoked)
     }

@@ -1,26 +1,29 @@
 //! [`credencial_ports::MailStore`]: the outbox hands each due mail to one
-//! sender at a time, retries and gives up as told, lists and retries what
-//! failed, and purges in bounded batches; a link is issued with its mail,
-//! supersedes the older one, and is taken once.
+//! sender at a time, marks outcomes only under the claim that holds the
+//! mail, retries and gives up as told, lists and retries what failed, and
+//! purges in bounded batches; a link is issued with its mail, within the
+//! account's limits, and is taken once.
 
 use std::collections::BTreeSet;
 
 use credencial_domain::mail::{LinkPurpose, LinkState, MailKind, OutgoingMail};
 use credencial_domain::session::SessionToken;
 use credencial_domain::Redacted;
-use credencial_ports::NewLink;
+use credencial_ports::{FailedTry, NewLink};
 use credencial_storage_contract::{contract, Backend};
 
 use crate::race::at_once;
 
 contract!(
     a_mail_comes_back_whole_once_due_and_not_while_claimed,
+    an_outcome_is_marked_only_under_the_claim_that_holds_the_mail,
     two_senders_claiming_at_once_get_each_mail_once,
     a_failed_try_waits_for_its_retry_and_the_last_one_is_shown_to_staff,
-    staff_retry_puts_a_failed_mail_back_and_only_a_failed_one,
-    the_purge_deletes_old_sent_mail_and_expired_links_in_batches,
-    a_link_is_issued_with_its_mail_supersedes_the_older_and_is_taken_once,
-    a_link_of_a_deleted_account_is_gone,
+    staff_retry_puts_a_failed_mail_back_and_only_one_with_a_body,
+    mail_of_a_kind_this_build_does_not_know_is_left_alone,
+    the_purge_deletes_old_sent_mail_and_expired_links_within_one_limit,
+    links_are_issued_with_their_mail_within_the_accounts_limits_and_taken_once,
+    an_accounts_links_are_forgotten_and_go_with_the_account,
 );
 
 fn mail(to: &str, kind: MailKind) -> OutgoingMail {
@@ -39,6 +42,10 @@ fn link(user: credencial_domain::UserId, expires_at: i64) -> (SessionToken, NewL
     (token.clone(), NewLink { token_hash: token.hash(), user, state })
 }
 
+fn failure(id: i64, lease: i64, error: &str, retry_at: Option<i64>, refused: bool, now: i64) -> FailedTry {
+    FailedTry { id, lease, error: error.into(), retry_at, refused, forget_body: false, now }
+}
+
 async fn a_mail_comes_back_whole_once_due_and_not_while_claimed<B: Backend>() {
     let b = B::fresh().await;
     let store = b.mail();
@@ -49,17 +56,37 @@ async fn a_mail_comes_back_whole_once_due_and_not_while_claimed<B: Backend>() {
     let claimed = store.claim(100, 500, 10).await.expect("claimed");
     assert_eq!(claimed.len(), 1);
     let c = &claimed[0];
-    assert_eq!((c.id, &c.mail, c.attempts, c.created_at), (id, &written, 0, 100), "every field back");
+    assert_eq!((c.id, &c.mail, c.attempts, c.created_at, c.lease), (id, &written, 0, 100, 500), "every field back");
     assert!(store.claim(499, 999, 10).await.expect("claimed").is_empty(), "held while the lease runs");
-    store.postpone(id, 300).await.expect("given back");
+    store.postpone(id, 500, 300).await.expect("given back");
     let again = store.claim(300, 999, 10).await.expect("claimed");
-    assert_eq!((again.len(), again[0].attempts), (1, 0), "given back early, no try counted");
-    assert!(store.claim(998, 999, 10).await.expect("claimed").is_empty(), "held while the new lease runs");
-    assert_eq!(store.claim(999, 1_200, 10).await.expect("claimed").len(), 1, "a lapsed lease is claimed again");
-    store.mark_sent(id, 1_010).await.expect("sent");
-    store.postpone(id, 2_000).await.expect("no-op");
+    assert_eq!((again.len(), again[0].attempts, again[0].lease), (1, 0, 999), "given back early, no try counted");
+    assert!(store.claim(998, 1_200, 10).await.expect("claimed").is_empty(), "held while the new lease runs");
+    store.mark_sent(id, 999, 1_010).await.expect("sent");
     assert!(store.claim(10_000, 20_000, 10).await.expect("claimed").is_empty(), "a sent mail never comes back");
     assert_eq!(store.waiting().await.expect("counted"), 0);
+    let bodies: i64 = b
+        .count(&format!("SELECT count(*) FROM mail_outbox WHERE id = {id} AND text_body = '' AND html_body = ''"))
+        .await;
+    assert_eq!(bodies, 1, "a delivered mail's bodies (and any link in them) are cleared");
+}
+
+async fn an_outcome_is_marked_only_under_the_claim_that_holds_the_mail<B: Backend>() {
+    let b = B::fresh().await;
+    let store = b.mail();
+    let id = store.enqueue(&mail("ana@example.org", MailKind::SecurityNotice), 100).await.expect("written");
+    store.claim(100, 200, 10).await.expect("first sender");
+    // The first lease lapsed; a second sender holds the mail now.
+    let second = store.claim(200, 300, 10).await.expect("second sender");
+    assert_eq!(second[0].lease, 300);
+    store.mark_failed(&failure(id, 200, "late", Some(250), true, 210)).await.expect("no-op");
+    store.postpone(id, 200, 150).await.expect("no-op");
+    store.mark_sent(id, 200, 210).await.expect("no-op");
+    assert!(store.claim(299, 400, 10).await.expect("claimed").is_empty(), "the stale marks changed nothing");
+    store.mark_sent(id, 300, 220).await.expect("sent by its holder");
+    store.mark_failed(&failure(id, 300, "late", Some(250), true, 230)).await.expect("no-op");
+    assert!(store.claim(10_000, 20_000, 10).await.expect("claimed").is_empty(), "a sent mail stays sent");
+    assert!(store.failed(None, 10).await.expect("listed").is_empty());
 }
 
 async fn two_senders_claiming_at_once_get_each_mail_once<B: Backend>() {
@@ -93,61 +120,86 @@ async fn a_failed_try_waits_for_its_retry_and_the_last_one_is_shown_to_staff<B: 
     let store = b.mail();
     let id = store.enqueue(&mail("ana@example.org", MailKind::PasswordResetDone), 100).await.expect("written");
     store.claim(100, 1_000, 10).await.expect("claimed");
-    store.mark_failed(id, "connection refused", Some(160), 101).await.expect("recorded");
+    store.mark_failed(&failure(id, 1_000, "connection refused", Some(160), false, 101)).await.expect("recorded");
     assert!(store.claim(159, 1_000, 10).await.expect("claimed").is_empty(), "waits for its retry");
-    let again = store.claim(160, 1_000, 10).await.expect("claimed");
-    assert_eq!(again[0].attempts, 1, "the failed try is counted");
+    let again = store.claim(160, 1_100, 10).await.expect("claimed");
+    assert_eq!(again[0].attempts, 0, "a relay that could not be reached is no refusal");
+    store.mark_failed(&failure(id, 1_100, "451 try later", Some(170), true, 161)).await.expect("recorded");
+    let again = store.claim(170, 1_200, 10).await.expect("claimed");
+    assert_eq!(again[0].attempts, 1, "a refusal is counted");
     assert!(store.failed(None, 10).await.expect("listed").is_empty(), "not failed while tries are left");
-    store.mark_failed(id, "550 mailbox unavailable", None, 170).await.expect("recorded");
+    store.mark_failed(&failure(id, 1_200, "550 mailbox unavailable", None, true, 180)).await.expect("recorded");
     assert!(store.claim(1_000_000, 2_000_000, 10).await.expect("claimed").is_empty(), "given up: never claimed");
     assert_eq!(store.waiting().await.expect("counted"), 0);
     let failed = store.failed(None, 10).await.expect("listed");
     assert_eq!(failed.len(), 1);
     let f = &failed[0];
     assert_eq!((f.id, f.to.as_str(), f.kind), (id, "ana@example.org", MailKind::PasswordResetDone));
-    assert_eq!((f.created_at, f.failed_at, f.attempts), (100, 170, 2));
+    assert_eq!((f.created_at, f.failed_at, f.attempts), (100, 180, 2));
     assert_eq!(f.last_error, "550 mailbox unavailable");
 }
 
-async fn staff_retry_puts_a_failed_mail_back_and_only_a_failed_one<B: Backend>() {
+async fn staff_retry_puts_a_failed_mail_back_and_only_one_with_a_body<B: Backend>() {
     let b = B::fresh().await;
     let store = b.mail();
     let mut failed_ids = Vec::new();
     for i in 0..5 {
-        let id = store.enqueue(&mail(&format!("p{i}@example.org"), MailKind::PasswordReset), 100).await.expect("w");
+        let id = store.enqueue(&mail(&format!("p{i}@example.org"), MailKind::SecurityNotice), 100).await.expect("w");
         store.claim(100, 1_000, 10).await.expect("claimed");
-        store.mark_failed(id, "down", None, 100 + i).await.expect("given up");
+        store.mark_failed(&failure(id, 1_000, "down", None, true, 100 + i)).await.expect("given up");
         failed_ids.push(id);
     }
+    let dead = store.enqueue(&mail("dead@example.org", MailKind::PasswordReset), 100).await.expect("written");
+    store.claim(100, 1_000, 10).await.expect("claimed");
+    let forget = FailedTry { forget_body: true, ..failure(dead, 1_000, "link expired", None, false, 120) };
+    store.mark_failed(&forget).await.expect("given up, body forgotten");
     let pending = store.enqueue(&mail("due@example.org", MailKind::PasswordReset), 100).await.expect("written");
     // Paged newest first by key.
-    let first = store.failed(None, 2).await.expect("listed");
-    let second = store.failed(Some(first[1].id), 2).await.expect("listed");
-    let third = store.failed(Some(second[1].id), 2).await.expect("listed");
+    let first = store.failed(None, 3).await.expect("listed");
+    let second = store.failed(Some(first[2].id), 3).await.expect("listed");
+    let third = store.failed(Some(second[2].id), 3).await.expect("listed");
     let listed: Vec<i64> = first.iter().chain(&second).chain(&third).map(|f| f.id).collect();
     let mut newest_first = failed_ids.clone();
+    newest_first.push(dead);
     newest_first.reverse();
     assert_eq!(listed, newest_first);
     assert!(!store.retry(pending, 300).await.expect("retried"), "a mail still queued is not a failed one");
     assert!(!store.retry(999_999, 300).await.expect("retried"), "an unknown row");
+    assert!(!store.retry(dead, 300).await.expect("retried"), "a mail whose body was forgotten");
     assert!(store.retry(failed_ids[0], 300).await.expect("retried"));
     assert!(!store.retry(failed_ids[0], 300).await.expect("retried"), "once");
     let claimed = store.claim(300, 1_000, 10).await.expect("claimed");
     let ids: BTreeSet<i64> = claimed.iter().map(|m| m.id).collect();
     assert_eq!(ids, BTreeSet::from([failed_ids[0], pending]));
     let retried = claimed.iter().find(|m| m.id == failed_ids[0]).expect("retried mail");
-    assert_eq!(retried.attempts, 0, "its tries count from zero again");
-    assert_eq!(store.failed(None, 10).await.expect("listed").len(), 4);
+    assert_eq!((retried.attempts, retried.created_at), (0, 300), "its tries and age count from the retry");
+    assert_eq!(store.failed(None, 10).await.expect("listed").len(), 5);
 }
 
-async fn the_purge_deletes_old_sent_mail_and_expired_links_in_batches<B: Backend>() {
+async fn mail_of_a_kind_this_build_does_not_know_is_left_alone<B: Backend>() {
+    let b = B::fresh().await;
+    let store = b.mail();
+    b.execute(
+        "INSERT INTO mail_outbox (recipient, kind, subject, text_body, html_body, created_at, next_attempt_at) \
+         VALUES ('a@example.org', 'from_a_newer_release', 's', 't', 'h', 100, 100)",
+    )
+    .await;
+    let known = store.enqueue(&mail("b@example.org", MailKind::SecurityNotice), 100).await.expect("written");
+    let claimed = store.claim(200, 300, 10).await.expect("claimed");
+    assert_eq!(claimed.iter().map(|m| m.id).collect::<Vec<_>>(), [known], "the unknown kind is not claimed");
+    let untouched =
+        b.count("SELECT count(*) FROM mail_outbox WHERE kind = 'from_a_newer_release' AND next_attempt_at = 100").await;
+    assert_eq!(untouched, 1, "nor held");
+}
+
+async fn the_purge_deletes_old_sent_mail_and_expired_links_within_one_limit<B: Backend>() {
     let b = B::fresh().await;
     let ana = b.create_user("ana").await;
     let store = b.mail();
     for at in [10, 20, 30, 1_000] {
         let id = store.enqueue(&mail("ana@example.org", MailKind::PasswordReset), at).await.expect("written");
         store.claim(at, at + 1, 10).await.expect("claimed");
-        store.mark_sent(id, at).await.expect("sent");
+        store.mark_sent(id, at + 1, at).await.expect("sent");
     }
     let waiting = store.enqueue(&mail("ana@example.org", MailKind::PasswordReset), 5).await.expect("written");
     let (_, old) = link(ana, 50);
@@ -155,8 +207,8 @@ async fn the_purge_deletes_old_sent_mail_and_expired_links_in_batches<B: Backend
     let bruno = b.create_user("bruno").await;
     let (live_token, live) = link(bruno, 5_000);
     store.issue_link(&live, &mail("bruno@example.org", MailKind::PasswordReset), 5, 0).await.expect("issued");
-    assert_eq!(store.purge(500, 100, 2).await.expect("purged"), 3, "two sent mails and one expired link");
-    assert_eq!(store.purge(500, 100, 2).await.expect("purged"), 1);
+    assert_eq!(store.purge(500, 100, 2).await.expect("purged"), 2, "two sent mails: the limit is shared");
+    assert_eq!(store.purge(500, 100, 2).await.expect("purged"), 2, "the last sent mail and the expired link");
     assert_eq!(store.purge(500, 100, 2).await.expect("purged"), 0);
     assert!(store.find_link(&old.token_hash).await.expect("read").is_none(), "the expired link went");
     assert!(store.find_link(&live_token.hash()).await.expect("read").is_some(), "a live link stays");
@@ -166,33 +218,33 @@ async fn the_purge_deletes_old_sent_mail_and_expired_links_in_batches<B: Backend
     assert_eq!(b.count("SELECT count(*) FROM mail_outbox WHERE sent_at = 1000").await, 1, "recent sent mail stays");
 }
 
-async fn a_link_is_issued_with_its_mail_supersedes_the_older_and_is_taken_once<B: Backend>() {
+async fn links_are_issued_with_their_mail_within_the_accounts_limits_and_taken_once<B: Backend>() {
     let b = B::fresh().await;
     let ana = b.create_user("ana").await;
     let store = b.mail();
+    let ana_mail = mail("ana@example.org", MailKind::PasswordReset);
     let (first_token, first) = link(ana, 2_000);
-    store.issue_link(&first, &mail("ana@example.org", MailKind::PasswordReset), 100, 0).await.expect("issued");
+    assert!(store.issue_link(&first, &ana_mail, 100, 60).await.expect("issued"));
     let found = store.find_link(&first_token.hash()).await.expect("read").expect("found");
     assert_eq!((found.user, &found.state), (ana, &first.state));
     assert_eq!(store.claim(100, 500, 10).await.expect("claimed").len(), 1, "its mail was written with it");
-    let (second_token, second) = link(ana, 3_000);
-    let ana_mail = mail("ana@example.org", MailKind::PasswordReset);
-    assert!(
-        !store.issue_link(&second, &ana_mail, 150, 60).await.expect("read"),
-        "a second link within the quiet time is not issued"
-    );
+
+    let (second_token, second) = link(ana, 2_100);
+    assert!(!store.issue_link(&second, &ana_mail, 150, 60).await.expect("read"), "within the quiet time");
     assert!(store.find_link(&second_token.hash()).await.expect("read").is_none());
     assert_eq!(store.claim(150, 500, 10).await.expect("claimed").len(), 0, "nor its mail written");
-    assert!(store.find_link(&first_token.hash()).await.expect("read").is_some(), "the first one still works");
     assert!(store.issue_link(&second, &ana_mail, 200, 60).await.expect("issued"), "after the quiet time");
-    assert!(store.find_link(&first_token.hash()).await.expect("read").is_none(), "superseded");
-    assert!(store.take_link(&first_token.hash(), LinkPurpose::PasswordReset).await.expect("taken").is_none());
+    assert!(store.find_link(&first_token.hash()).await.expect("read").is_some(), "a newer link kills no older one");
+    let (third_token, third) = link(ana, 2_200);
+    assert!(store.issue_link(&third, &ana_mail, 300, 60).await.expect("issued"));
+    let (_, fourth) = link(ana, 2_300);
+    assert!(!store.issue_link(&fourth, &ana_mail, 400, 60).await.expect("read"), "three live links at most");
+    assert!(store.issue_link(&fourth, &ana_mail, 2_050, 60).await.expect("issued"), "once the first expired");
+
     let taken = store.take_link(&second_token.hash(), LinkPurpose::PasswordReset).await.expect("taken");
     assert_eq!(taken.expect("taken").user, ana);
     assert!(store.take_link(&second_token.hash(), LinkPurpose::PasswordReset).await.expect("taken").is_none(), "once");
     // Two takers at once: one gets it.
-    let (third_token, third) = link(ana, 3_000);
-    store.issue_link(&third, &mail("ana@example.org", MailKind::PasswordReset), 300, 0).await.expect("issued");
     let hash = third_token.hash();
     let outcomes = at_once(4, |_| {
         let store = store.clone();
@@ -202,12 +254,18 @@ async fn a_link_is_issued_with_its_mail_supersedes_the_older_and_is_taken_once<B
     assert_eq!(outcomes.iter().filter(|t| **t).count(), 1, "{outcomes:?}");
 }
 
-async fn a_link_of_a_deleted_account_is_gone<B: Backend>() {
+async fn an_accounts_links_are_forgotten_and_go_with_the_account<B: Backend>() {
     let b = B::fresh().await;
     let ana = b.create_user("ana").await;
+    let bia = b.create_user("bia").await;
     let store = b.mail();
     let (token, issued) = link(ana, 2_000);
     store.issue_link(&issued, &mail("ana@example.org", MailKind::PasswordReset), 100, 0).await.expect("issued");
-    b.execute(&format!("DELETE FROM users WHERE id = {}", ana.0)).await;
+    let (bia_token, bia_link) = link(bia, 2_000);
+    store.issue_link(&bia_link, &mail("bia@example.org", MailKind::PasswordReset), 100, 0).await.expect("issued");
+    assert_eq!(store.forget_links(ana).await.expect("forgotten"), 1);
     assert!(store.find_link(&token.hash()).await.expect("read").is_none());
+    assert!(store.find_link(&bia_token.hash()).await.expect("read").is_some(), "only hers");
+    b.execute(&format!("DELETE FROM users WHERE id = {}", bia.0)).await;
+    assert!(store.find_link(&bia_token.hash()).await.expect("read").is_none(), "gone with the account");
 }
