@@ -460,11 +460,7 @@ async fn staff_see_the_mail_that_failed_and_put_it_back_audited() {
     let mut staff = staff_browser(&app).await;
     let page = staff.get("/admin/emails/").await;
     assert_eq!(page.status, 200, "{}", page.body);
-    assert!(
-        page.body.contains("lia@example.gov.br") && page.body.contains("mailbox unavailable"),
-        "{}",
-        page.body
-    );
+    assert!(page.body.contains("lia@example.gov.br") && page.body.contains("mailbox unavailable"), "{}", page.body);
     assert!(page.body.contains("Link para redefinir a senha"));
     let token = form_token(&page);
     let cross = staff

@@ -352,9 +352,12 @@ async fn details_are_stored_and_a_taken_e_mail_is_a_field_error_counted_against_
     let (id, _) = carla(&w).await;
     let other = registration("111.444.777-35", "dora@x.gov.br", "dora");
     assert!(matches!(w.signup.sign_up(other, secret(PASSWORD), &at(here())).await, Ok(SignupOutcome::SignedIn(_))));
-    assert_eq!(w.edit.update_details(id, &details("Carla@X.gov.br"), here()).await.expect("ok"), DetailsOutcome::Saved);
+    assert_eq!(
+        w.edit.update_details(id, &details("Carla@X.gov.br"), &at(here())).await.expect("ok"),
+        DetailsOutcome::Saved
+    );
     assert_eq!(w.account(id).name, "Carla D. Moreira");
-    let taken = w.edit.update_details(id, &details("DORA@x.gov.br"), here()).await.expect("answered");
+    let taken = w.edit.update_details(id, &details("DORA@x.gov.br"), &at(here())).await.expect("answered");
     let DetailsOutcome::Refused(errors) = taken else { panic!("not refused") };
     assert_eq!(errors.fields(), ["email"]);
     assert_eq!(w.account(id).email, "Carla@X.gov.br", "nothing changed");
@@ -368,10 +371,10 @@ async fn a_limited_address_changes_no_details_and_a_gone_account_is_unknown() {
     for _ in 0..POLICY.address_failures {
         let _ = w.tokens.check_credentials("nobody", secret("x"), here()).await;
     }
-    let limited = w.edit.update_details(id, &details("c2@x.gov.br"), here()).await;
+    let limited = w.edit.update_details(id, &details("c2@x.gov.br"), &at(here())).await;
     assert!(matches!(limited, Err(ServiceError::Throttled { .. })), "{limited:?}");
     assert_eq!(w.account(id).email, "carla@x.gov.br");
-    let gone = w.edit.update_details(UserId(99), &details("c2@x.gov.br"), None).await;
+    let gone = w.edit.update_details(UserId(99), &details("c2@x.gov.br"), &at(None)).await;
     assert!(matches!(gone, Err(ServiceError::UnknownUser)), "{gone:?}");
 }
 
