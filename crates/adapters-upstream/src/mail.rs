@@ -203,7 +203,7 @@ fn extra_roots(file: Option<&PathBuf>) -> Result<Vec<Certificate>, InvalidSmtpSe
     let mut roots = Vec::new();
     for block in text.split_inclusive("-----END CERTIFICATE-----") {
         let Some(start) = block.find("-----BEGIN CERTIFICATE-----") else { continue };
-        let cert = Certificate::from_pem(block[start..].as_bytes())
+        let cert = Certificate::from_pem(&block.as_bytes()[start..])
             .map_err(|e| InvalidSmtpSettings(format!("ca_file {}: {e}", file.display())))?;
         roots.push(cert);
     }
