@@ -12,6 +12,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { after, before } from 'node:test';
 import { createWriteStream, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -98,6 +99,37 @@ export async function startDemo(db, env, logName) {
         rmSync(cwd, { recursive: true, force: true });
     };
     return { base, db, stop };
+}
+
+/** The JWT secret every test file's demo signs with (it protects nothing). */
+export const JWT_SECRET = 'browser-test-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * The demo and Chromium of one test file, started before its tests and
+ * stopped after them (`name` names its database and its log,
+ * target/browser/server-<name>.log; `env` adds settings). Returns an object
+ * whose `demo`, `base` (http://127.0.0.1:<port>) and `browser` are set once
+ * they run.
+ */
+export function useDemo(name, env = {}) {
+    const shared = { demo: undefined, base: undefined, browser: undefined };
+    before(
+        async () => {
+            const db = `credencial_browser_${name}_${process.pid}`;
+            shared.demo = await startDemo(db, { SERVICE_JWT_SECRET: JWT_SECRET, ...env }, `server-${name}.log`);
+            shared.base = shared.demo.base;
+            shared.browser = await launchChromium();
+        },
+        { timeout: 120_000 },
+    );
+    after(
+        async () => {
+            await shared.browser?.close().catch((e) => console.error(`closing chromium: ${e}`));
+            await shared.demo?.stop();
+        },
+        { timeout: 60_000 },
+    );
+    return shared;
 }
 
 /** Polls /healthz until it answers 200, the server exits, or the deadline passes. */

@@ -14,34 +14,12 @@
 // Needs: the debug binary (`cargo build --bin credencial`) and Chromium.
 // Run by hand: cd tests/browser && npm ci && node --test recovery.test.mjs
 
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkPage, freshPage as fresh, launchChromium, startDemo, TEST_MS } from './harness.mjs';
+import { checkPage, freshPage as fresh, TEST_MS, useDemo } from './harness.mjs';
 
-const DB = `credencial_browser_recovery_${process.pid}`;
-const JWT_SECRET = 'browser-test-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
 const NEW_PASSWORD = 'ipe-amarelo-no-cerrado-2026';
-
-let demo; // the demo: { base, db, stop }
-let base; // http://127.0.0.1:<port>
-let browser;
-
-before(
-    async () => {
-        demo = await startDemo(DB, { SERVICE_JWT_SECRET: JWT_SECRET }, 'server-recovery.log');
-        base = demo.base;
-        browser = await launchChromium();
-    },
-    { timeout: 120_000 },
-);
-
-after(
-    async () => {
-        await browser?.close().catch((e) => console.error(`closing chromium: ${e}`));
-        await demo?.stop();
-    },
-    { timeout: 60_000 },
-);
+const run = useDemo('recovery');
 
 /** Clicks `target` and waits for the page it leads to. */
 async function submit(page, target) {
@@ -51,7 +29,7 @@ async function submit(page, target) {
 /** Reloads the sandbox mailbox until it holds `count` mails; their subjects. */
 async function mailbox(page, count) {
     for (let tries = 0; tries < 50; tries += 1) {
-        await page.goto(`${base}/_sandbox/email/`);
+        await page.goto(`${run.base}/_sandbox/email/`);
         const subjects = await page.locator('article.mail h2').allTextContents();
         if (subjects.length >= count) return subjects;
         await page.waitForTimeout(200);
@@ -60,9 +38,9 @@ async function mailbox(page, count) {
 }
 
 test('bruno resets his password through the sandbox mailbox', { timeout: TEST_MS }, async () => {
-    const { context, page } = await fresh(browser);
+    const { context, page } = await fresh(run.browser);
     try {
-        await page.goto(`${base}/conta/entrar/`);
+        await page.goto(`${run.base}/conta/entrar/`);
         await submit(page, 'a:has-text("Esqueci minha senha")');
         assert.equal(new URL(page.url()).pathname, '/conta/recuperar/');
         await checkPage(page, 'conta-recuperar');
@@ -107,7 +85,7 @@ test('bruno resets his password through the sandbox mailbox', { timeout: TEST_MS
         const notices = await mailbox(page, 2);
         assert.match(notices[0], /foi redefinida/);
 
-        await page.goto(`${base}/conta/entrar/`);
+        await page.goto(`${run.base}/conta/entrar/`);
         await page.fill('input[name="username"]', 'bruno');
         await page.fill('input[name="password"]', NEW_PASSWORD);
         await submit(page, 'main form button:has-text("Entrar")');
@@ -118,9 +96,9 @@ test('bruno resets his password through the sandbox mailbox', { timeout: TEST_MS
 });
 
 test('staff see the outbox in the panel', { timeout: TEST_MS }, async () => {
-    const { context, page } = await fresh(browser);
+    const { context, page } = await fresh(run.browser);
     try {
-        await page.goto(`${base}/conta/entrar/?next=${encodeURIComponent('/admin/emails/')}`);
+        await page.goto(`${run.base}/conta/entrar/?next=${encodeURIComponent('/admin/emails/')}`);
         await page.fill('input[name="username"]', 'admin');
         await page.fill('input[name="password"]', 'admin-demo-2026');
         await submit(page, 'main form button:has-text("Entrar")');
