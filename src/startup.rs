@@ -18,9 +18,9 @@ use credencial_application::admin::AccountAdminPorts;
 use credencial_application::security_log::Notices;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
-    ClientLoginService, GrantService, LoginThrottle, MailSender, Metrics, OAuthService, OwnEntryService,
-    PasskeyService, PasswordHasher, PasswordResetPorts, PasswordResetService, ProfileService, Purge, Registries,
-    ScopeCache, ScopeTtls, SecondFactorService, SecurityLog, SessionService, SignupService, StaffService,
+    ClientLoginService, EmailConfirmationService, GrantService, LoginThrottle, MailSender, Metrics, OAuthService,
+    OwnEntryService, PasskeyService, PasswordHasher, PasswordResetPorts, PasswordResetService, ProfileService, Purge,
+    Registries, ScopeCache, ScopeTtls, SecondFactorService, SecurityLog, SessionService, SignupService, StaffService,
     TaxIdValidationService, TokenService, TokenServiceConfig, UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
@@ -298,9 +298,19 @@ impl Application {
             ))),
             None => None,
         };
+        let email_confirmations = match &mail {
+            Some(_) => Some(Arc::new(EmailConfirmationService::new(
+                Arc::clone(&users),
+                Arc::clone(&storage.mail),
+                Arc::new(MailTemplates::default()),
+                Arc::clone(&clock),
+                &public_url(settings, mode, local)?,
+            ))),
+            None => None,
+        };
         let account_edits = AccountEditService::new(users, refresh_tokens, Arc::clone(&tokens), Arc::clone(&sessions));
-        let account_edits = Arc::new(match &mail {
-            Some(_) => account_edits.with_mail_links(Arc::clone(&storage.mail)),
+        let account_edits = Arc::new(match &email_confirmations {
+            Some(confirmations) => account_edits.with_confirmations(Arc::clone(confirmations)),
             None => account_edits,
         });
         let clients = Arc::new(ClientAdminService::new(Arc::clone(&storage.clients), hasher));
@@ -334,6 +344,7 @@ impl Application {
             readiness,
             password_resets,
             mail: mail.as_ref().map(|m| Arc::clone(&m.sender)),
+            email_confirmations,
         };
         let http = HttpSettings { sandbox_mailbox: mail.and_then(|m| m.sandbox), ..http };
         let server = build_server(listener, services, http)?;

@@ -21,15 +21,17 @@ CREATE INDEX mail_outbox_due_idx ON mail_outbox (next_attempt_at) WHERE next_att
 CREATE INDEX mail_outbox_sent_idx ON mail_outbox (sent_at) WHERE sent_at IS NOT NULL;
 CREATE INDEX mail_outbox_failed_idx ON mail_outbox (id) WHERE failed_at IS NOT NULL;
 -- Links mails carry (a password reset): only the SHA-256 of the token is
--- kept; a link is deleted when used, superseded or expired. `issued_at`
--- spaces the mails one account can be sent.
+-- kept; a link is deleted when used or expired. `issued_at` spaces the
+-- mails one account can be sent; `email` is the address a confirmation
+-- link confirms.
 CREATE TABLE mail_links (
     token_hash BYTEA PRIMARY KEY CHECK (octet_length(token_hash) = 32),
     user_id    BIGINT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     purpose    TEXT NOT NULL,
     stamp      TEXT NOT NULL,
     issued_at  BIGINT NOT NULL,
-    expires_at BIGINT NOT NULL
+    expires_at BIGINT NOT NULL,
+    email      TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX mail_links_user_idx ON mail_links (user_id, purpose);
 CREATE INDEX mail_links_expires_idx ON mail_links (expires_at);

@@ -77,6 +77,7 @@ async fn userinfo_answers_the_claims_of_the_granted_scopes_never_cached_and_logg
             "preferred_username": "ana",
             "picture": "https://example.gov.br/ana.png",
             "email": "ana@example.gov.br",
+            "email_verified": false,
             "cpf": "52998224725",
         })
     );
@@ -92,6 +93,14 @@ async fn userinfo_answers_the_claims_of_the_granted_scopes_never_cached_and_logg
     for (client, scopes) in rows {
         assert_eq!((client.as_str(), scopes), ("portal", vec!["cpf".into(), "dados_publicos".into(), "email".into()]));
     }
+    // Once the person confirmed the address, the answer says so.
+    sqlx::query("UPDATE users SET email_verified = TRUE WHERE id = $1")
+        .bind(ana)
+        .execute(&app.db.pool)
+        .await
+        .expect("set");
+    let r = app.client.get(format!("{}{USERINFO}", app.address)).bearer_auth(access).send().await.expect("sent");
+    assert_eq!(answer(r).await.2["email_verified"], true);
 }
 
 #[tokio::test]

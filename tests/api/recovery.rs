@@ -560,14 +560,15 @@ async fn changes_and_logins_from_a_new_device_are_told_by_mail() {
 
     // A new address: the old one is told.
     let page = own.get("/conta/").await;
-    let fields =
-        with(hidden_fields(&page.body), &[("nome", "Lia Nova"), ("email", "lia.nova@example.gov.br"), ("avatar", "")]);
+    let fields = with(
+        vec![("csrf_token".into(), form_token(&page))],
+        &[("nome", "Lia Nova"), ("email", "lia.nova@example.gov.br"), ("avatar", "")],
+    );
     let saved = own.post("/conta/", &fields).await;
     assert_eq!(saved.status, 303, "{}", saved.body);
-    let got = sink.wait_for(told + 2, PATIENCE).await;
-    let to_old = got.last().expect("the notice");
+    let to_old = mail_where(&sink, |m| text_part(m).contains("E-mail da conta alterado")).await;
     assert_eq!(to_old.to, ["<lia@example.gov.br>"], "the old address is told");
-    assert!(text_part(to_old).contains("E-mail da conta alterado"), "{}", text_part(to_old));
+    assert!(told < sink.received().len());
 
     // Deactivated by staff: told at the new address.
     let lia: i64 =
@@ -580,8 +581,143 @@ async fn changes_and_logins_from_a_new_device_are_told_by_mail() {
         .post(&format!("/admin/usuarios/{lia}/"), &[("csrf_token".into(), token), ("acao".into(), "desativar".into())])
         .await;
     assert!(off.status == 303 || off.status == 200, "{}: {}", off.status, off.body);
-    let got = sink.wait_for(told + 3, PATIENCE).await;
-    let last = got.last().expect("the notice");
-    assert_eq!(last.to, ["<lia.nova@example.gov.br>"]);
-    assert!(text_part(last).contains("Conta desativada"), "{}", text_part(last));
+    let last = mail_where(&sink, |m| text_part(m).contains("Conta desativada")).await;
+    assert_eq!(last.to, ["<lia.nova@example.gov.br>"], "told at the new address");
+}
+
+/// The first mail `matches` accepts, waiting for it.
+async fn mail_where(sink: &SmtpSink, matches: impl Fn(&ReceivedMail) -> bool) -> ReceivedMail {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(found) = sink.received().into_iter().find(|m| matches(m)) {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "no such mail among {:?}", subjects(sink));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The confirmation link of every mail that carries one, as paths.
+fn confirmation_links(sink: &SmtpSink) -> Vec<String> {
+    sink.received()
+        .iter()
+        .filter_map(|m| {
+            let text = text_part(m);
+            let word = text.split_whitespace().find(|w| w.contains("/conta/email/confirmar/"))?.to_owned();
+            Some(word.strip_prefix(PUBLIC_URL).expect("the public URL").to_owned())
+        })
+        .collect()
+}
+
+async fn verified(app: &TestApp, username: &str) -> bool {
+    let verified: i64 =
+        sqlx::query_scalar("SELECT CASE WHEN email_verified THEN 1 ELSE 0 END FROM users WHERE username = $1")
+            .bind(username)
+            .fetch_one(&app.db.pool)
+            .await
+            .expect("read");
+    verified == 1
+}
+
+/// Posts the button of the confirmation page at `path`.
+async fn confirm_at(browser: &mut Browser, path: &str) -> Page {
+    let page = browser.get(path).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    browser.post(path, &hidden_fields(&page.body)).await
+}
+
+#[tokio::test]
+async fn a_new_or_changed_address_is_confirmed_through_its_link_and_only_then() {
+    let sink = SmtpSink::start().await;
+    let app = app_mailing_to(&sink, |s| s.signup_enabled = Some(true)).await;
+    // lia (made by the test) starts unconfirmed; she asks for a link.
+    let mut own = signed_in_browser(&app, "lia", PASSWORD).await;
+    let home = own.get("/conta/").await;
+    assert!(
+        home.body.contains("(não confirmado)") && home.body.contains("Reenviar link de confirmação"),
+        "{}",
+        home.body
+    );
+    let token = vec![("csrf_token".to_owned(), form_token(&home))];
+    let resent = own.post("/conta/email/reenviar/", &token).await;
+    assert_eq!(resent.status, 303, "{}", resent.body);
+    assert_eq!(resent.location.as_deref(), Some("/conta/?confirmacao=enviada"));
+    let again = own.post("/conta/email/reenviar/", &token).await;
+    assert_eq!(again.location.as_deref(), Some("/conta/?confirmacao=aguarde"), "not twice in a minute");
+    let cross = own
+        .client
+        .post(format!("{}/conta/email/reenviar/", app.address))
+        .header("sec-fetch-site", "cross-site")
+        .form(&token);
+    assert_eq!(own.send(cross).await.status, 403);
+    let got = sink.wait_for(1, PATIENCE).await;
+    assert_eq!(got[0].to, ["<lia@example.gov.br>"]);
+    let link = confirmation_links(&sink).remove(0);
+
+    // Opening the link changes nothing (a mail scanner follows links); the button does.
+    let mut other = Browser::new(&app);
+    assert_eq!(other.get(&link).await.status, 200);
+    assert!(!verified(&app, "lia").await);
+    let forged = other.post(&link, &[("csrf_token".into(), "x".into())]).await;
+    assert_eq!(forged.status, 400);
+    let done = confirm_at(&mut other, &link).await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    assert!(done.body.contains("E-mail confirmado"));
+    assert!(verified(&app, "lia").await);
+    assert_eq!(confirm_at(&mut other, &link).await.status, 410, "once");
+    let home = own.get("/conta/").await;
+    assert!(home.body.contains("(confirmado)") && !home.body.contains("Reenviar link"), "{}", home.body);
+
+    // A new address: unconfirmed at once, its link sent to it, the old links dead.
+    let page = own.get("/conta/").await;
+    let fields = with(
+        vec![("csrf_token".into(), form_token(&page))],
+        &[("nome", "Lia"), ("email", "lia.nova@example.gov.br"), ("avatar", "")],
+    );
+    assert_eq!(own.post("/conta/", &fields).await.status, 303);
+    assert!(!verified(&app, "lia").await, "a changed address is unconfirmed");
+    let deadline = Instant::now() + PATIENCE;
+    let new_link = loop {
+        let links: Vec<String> = sink
+            .received()
+            .iter()
+            .filter(|m| m.to == ["<lia.nova@example.gov.br>"])
+            .filter_map(|m| {
+                let text = text_part(m);
+                text.split_whitespace()
+                    .find(|w| w.contains("/conta/email/confirmar/"))
+                    .map(|w| w.replacen(PUBLIC_URL, "", 1))
+            })
+            .collect();
+        if let Some(link) = links.into_iter().next() {
+            break link;
+        }
+        assert!(Instant::now() < deadline, "no link to the new address");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(confirm_at(&mut other, &new_link).await.status, 200);
+    assert!(verified(&app, "lia").await);
+
+    // A sign-up gets its link at once.
+    let mut newcomer = Browser::new(&app);
+    let form = newcomer.get("/conta/cadastro/").await;
+    let fields = with(
+        hidden_fields(&form.body),
+        &[
+            ("cpf", "529.982.247-25"),
+            ("nome", "Nina Souza"),
+            ("email", "nina@example.org"),
+            ("username", "nina"),
+            ("password", NEW_PASSWORD),
+            ("password_confirmacao", NEW_PASSWORD),
+        ],
+    );
+    let created = newcomer.post("/conta/cadastro/", &fields).await;
+    assert_eq!(created.status, 303, "{}", created.body);
+    let deadline = Instant::now() + PATIENCE;
+    while !sink.received().iter().any(|m| m.to == ["<nina@example.org>"]) {
+        assert!(Instant::now() < deadline, "no link for the new account");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!verified(&app, "nina").await, "unconfirmed until the link");
 }

@@ -59,7 +59,7 @@ static OWN_PROFILE: LazyLock<String> =
 static READ_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| client_read(OWN_PROFILE_COLUMNS));
 
 /// The columns of the userinfo read: what the claims need, nothing else.
-const IDENTITY_COLUMNS: &str = "u.username, u.name, u.avatar, u.cpf, u.email";
+const IDENTITY_COLUMNS: &str = "u.username, u.name, u.avatar, u.cpf, u.email, u.email_verified";
 
 /// One statement, the client's userinfo read ([`client_read`] of
 /// [`IDENTITY_COLUMNS`]).

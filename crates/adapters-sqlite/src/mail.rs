@@ -6,7 +6,9 @@ use async_trait::async_trait;
 use credencial_domain::mail::{LinkPurpose, OutgoingMail};
 use credencial_domain::UserId;
 use credencial_ports::mail::{known_kinds_sql, ClaimRow, FailedRow, LinkRow, MAX_LIVE_LINKS};
-use credencial_ports::{ClaimedMail, FailedMail, FailedTry, MailStore, NewLink, RepositoryError, StoredLink};
+use credencial_ports::{
+    ClaimedMail, Confirmation, FailedMail, FailedTry, MailStore, NewLink, RepositoryError, StoredLink,
+};
 
 /// The outbox and the mail links in the SQLite file.
 #[derive(Debug, Clone)]
@@ -67,8 +69,8 @@ impl MailStore for SqliteMail {
             return Ok(false);
         }
         sqlx::query(
-            "INSERT INTO mail_links (token_hash, user_id, purpose, stamp, issued_at, expires_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO mail_links (token_hash, user_id, purpose, stamp, issued_at, expires_at, email) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )
         .bind(&link.token_hash[..])
         .bind(link.user.0)
@@ -76,6 +78,7 @@ impl MailStore for SqliteMail {
         .bind(&link.state.stamp)
         .bind(now)
         .bind(link.state.expires_at)
+        .bind(&link.state.email)
         .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
@@ -86,7 +89,7 @@ impl MailStore for SqliteMail {
 
     async fn find_link(&self, token_hash: &[u8; 32]) -> Result<Option<StoredLink>, RepositoryError> {
         let row: Option<LinkRow> =
-            sqlx::query_as("SELECT user_id, purpose, stamp, expires_at FROM mail_links WHERE token_hash = ?1")
+            sqlx::query_as("SELECT user_id, purpose, stamp, expires_at, email FROM mail_links WHERE token_hash = ?1")
                 .bind(&token_hash[..])
                 .fetch_optional(self.db.readers())
                 .await
@@ -101,7 +104,7 @@ impl MailStore for SqliteMail {
     ) -> Result<Option<StoredLink>, RepositoryError> {
         let row: Option<LinkRow> = sqlx::query_as(
             "DELETE FROM mail_links WHERE token_hash = ?1 AND purpose = ?2 \
-             RETURNING user_id, purpose, stamp, expires_at",
+             RETURNING user_id, purpose, stamp, expires_at, email",
         )
         .bind(&token_hash[..])
         .bind(purpose.code())
@@ -109,6 +112,42 @@ impl MailStore for SqliteMail {
         .await
         .map_err(to_repository_error)?;
         Ok(row.and_then(StoredLink::from_row))
+    }
+
+    async fn confirm_email(&self, token_hash: &[u8; 32], now: i64) -> Result<Confirmation, RepositoryError> {
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        let taken: Option<(i64, String)> = sqlx::query_as(
+            "DELETE FROM mail_links WHERE token_hash = ?1 AND purpose = ?2 AND expires_at > ?3 \
+             RETURNING user_id, email",
+        )
+        .bind(&token_hash[..])
+        .bind(LinkPurpose::EmailConfirm.code())
+        .bind(now)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        let Some((user, email)) = taken else { return Ok(Confirmation::NoLink) };
+        let done = sqlx::query("UPDATE users SET email_verified = 1 WHERE id = ?1 AND email = ?2 AND email <> ''")
+            .bind(user)
+            .bind(&email)
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(if done.rows_affected() == 1 {
+            Confirmation::Confirmed(UserId(user))
+        } else {
+            Confirmation::AddressChanged(UserId(user))
+        })
+    }
+
+    async fn email_verified(&self, user: UserId) -> Result<bool, RepositoryError> {
+        let verified: Option<bool> = sqlx::query_scalar("SELECT email_verified FROM users WHERE id = ?1")
+            .bind(user.0)
+            .fetch_optional(self.db.readers())
+            .await
+            .map_err(to_repository_error)?;
+        Ok(verified.unwrap_or(false))
     }
 
     async fn forget_links(&self, user: UserId) -> Result<u64, RepositoryError> {

@@ -64,7 +64,7 @@ static READ_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| client_read(OWN_PROF
 /// The client's userinfo read ([`client_read`] of what the claims need,
 /// nothing else).
 static IDENTITY_FOR_CLIENT: LazyLock<String> =
-    LazyLock::new(|| client_read("u.username, u.name, u.avatar, u.cpf, u.email"));
+    LazyLock::new(|| client_read("u.username, u.name, u.avatar, u.cpf, u.email, u.email_verified"));
 
 /// A client's read of `columns` of the active user `?1`, with the scopes
 /// the user granted to the client `?2` (NULL: no grant) as the last column.

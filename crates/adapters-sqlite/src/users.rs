@@ -302,7 +302,8 @@ impl UserRepository for SqliteUserRepository {
 
     async fn update_details(&self, id: UserId, details: &AccountDetails) -> Result<DetailsUpdate, RepositoryError> {
         let done = sqlx::query(
-            "UPDATE users SET name = ?2, email = ?3, avatar = ?4, email_key = ?5 WHERE id = ?1 AND is_active",
+            "UPDATE users SET name = ?2, email = ?3, avatar = ?4, email_key = ?5, \
+             email_verified = CASE WHEN email = ?3 THEN email_verified ELSE 0 END WHERE id = ?1 AND is_active",
         )
         .bind(id.0)
         .bind(&details.name)

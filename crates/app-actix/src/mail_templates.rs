@@ -89,6 +89,27 @@ struct NoticeHtml<'a> {
     recover_link: &'a str,
 }
 
+#[derive(Template)]
+#[template(path = "mail/email_confirm.txt")]
+struct ConfirmText<'a> {
+    site: &'static Site,
+    name: &'a str,
+    link: &'a str,
+    hours: i64,
+    email: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "mail/email_confirm.html")]
+struct ConfirmHtml<'a> {
+    site: &'static Site,
+    subject: &'a str,
+    name: &'a str,
+    link: &'a str,
+    hours: i64,
+    email: &'a str,
+}
+
 /// The subject and first line of a notice of `kind`.
 fn notice_heading(kind: SecurityEventKind, detail: &str, site: &Site) -> (String, String) {
     use SecurityEventKind as K;
@@ -155,6 +176,13 @@ impl MailRenderer for MailTemplates {
                 let text = ResetDoneText { site, name, when: when.clone(), device, place, recover_link }.render();
                 let html = ResetDoneHtml { site, subject: &subject, name, when, device, place, recover_link }.render();
                 (MailKind::PasswordResetDone, subject, text, html)
+            }
+            MailContent::EmailConfirm { name, link, hours, email } => {
+                let subject = format!("Confirme o seu e-mail no {}", site.name);
+                let name = first_name(name);
+                let text = ConfirmText { site, name, link, hours: *hours, email }.render();
+                let html = ConfirmHtml { site, subject: &subject, name, link, hours: *hours, email }.render();
+                (MailKind::EmailConfirm, subject, text, html)
             }
             MailContent::SecurityNotice { name, kind, detail, at, device, place, recover_link } => {
                 let (subject, headline) = notice_heading(*kind, detail, site);

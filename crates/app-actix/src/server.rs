@@ -7,13 +7,15 @@ use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginService,
-    GrantService, MailSender, OAuthService, OwnEntryService, PasswordResetService, ProfileService, SecondFactorService,
-    SessionService, SignupService, StaffService, TaxIdValidationService, TokenService, UserDirectoryService,
+    EmailConfirmationService, GrantService, MailSender, OAuthService, OwnEntryService, PasswordResetService,
+    ProfileService, SecondFactorService, SessionService, SignupService, StaffService, TaxIdValidationService,
+    TokenService, UserDirectoryService,
 };
 use credencial_ports::ReadinessProbe;
 
 use crate::telemetry::RequestLog;
 
+use crate::account::email::EmailPages;
 use crate::account::recovery::RecoveryPages;
 use crate::account::{AccountApi, AccountServices, AccountSettings};
 use crate::admin::{AdminApi, AdminServices};
@@ -134,6 +136,9 @@ pub struct Services {
     /// The outbox as staff see it (`/admin/emails/`), when the service
     /// can send mail.
     pub mail: Option<Arc<MailSender>>,
+    /// Address confirmation (`/conta/email/…`), when the service can send
+    /// mail.
+    pub email_confirmations: Option<Arc<EmailConfirmationService>>,
 }
 
 impl std::fmt::Debug for Services {
@@ -186,6 +191,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let readiness = web::Data::from(services.readiness);
     let password_resets = services.password_resets.map(web::Data::from);
     let mail = services.mail.map(web::Data::from);
+    let email_confirmations = services.email_confirmations.map(web::Data::from);
     let request_log = match &settings.metrics {
         Some(exporter) => RequestLog::with_metrics(exporter.metrics().clone()),
         None => RequestLog::default(),
@@ -230,6 +236,14 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         if let Some(resets) = &password_resets {
             // Application-wide: the login forms link to it when it is here.
             app = app.app_data(resets.clone()).service(RecoveryPages::new(resets.clone(), sessions.clone(), cookies));
+        }
+        if let Some(confirmations) = &email_confirmations {
+            // Application-wide: the overview and the sign-up use it too.
+            app = app.app_data(confirmations.clone()).service(EmailPages::new(
+                confirmations.clone(),
+                sessions.clone(),
+                cookies,
+            ));
         }
         if s.sandbox {
             app = app.service(sandbox::scope()).service(sandbox_registries::scope());

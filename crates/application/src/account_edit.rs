@@ -15,9 +15,10 @@ use credencial_domain::account::{AccountDetails, FieldErrors, UniqueField};
 use credencial_domain::session::AuthMethod;
 use credencial_domain::throttle::Subject;
 use credencial_domain::{check_new_password, AccountIdentifiers, UserId, Username};
-use credencial_ports::{DetailsUpdate, MailStore, RefreshTokenStore, UserRepository};
+use credencial_ports::{DetailsUpdate, RefreshTokenStore, UserRepository};
 use secrecy::{ExposeSecret, SecretString};
 
+use crate::email_confirmation::EmailConfirmationService;
 use crate::error::ServiceError;
 use crate::metrics::SessionEnd;
 use crate::session::{Origin, SessionService, SignedSession};
@@ -59,7 +60,7 @@ pub struct AccountEditService {
     refresh_tokens: Arc<dyn RefreshTokenStore>,
     tokens: Arc<TokenService>,
     sessions: Arc<SessionService>,
-    mail: Option<Arc<dyn MailStore>>,
+    confirmations: Option<Arc<EmailConfirmationService>>,
 }
 
 impl std::fmt::Debug for AccountEditService {
@@ -78,13 +79,14 @@ impl AccountEditService {
         tokens: Arc<TokenService>,
         sessions: Arc<SessionService>,
     ) -> Self {
-        Self { users, refresh_tokens, tokens, sessions, mail: None }
+        Self { users, refresh_tokens, tokens, sessions, confirmations: None }
     }
 
     /// The same service, also deleting the links mailed to an address
-    /// when the account's address changes.
-    pub fn with_mail_links(mut self, mail: Arc<dyn MailStore>) -> Self {
-        self.mail = Some(mail);
+    /// when the account's address changes and sending the new one a
+    /// confirmation link.
+    pub fn with_confirmations(mut self, confirmations: Arc<EmailConfirmationService>) -> Self {
+        self.confirmations = Some(confirmations);
         self
     }
 
@@ -108,11 +110,12 @@ impl AccountEditService {
                 tracing::info!(user = user.0, "account details changed");
                 let old = before.map(|b| b.email).filter(|old| !old.eq_ignore_ascii_case(details.email.as_str()));
                 if let Some(old) = old {
-                    // A link mailed to the old address must not outlive it.
-                    if let Some(mail) = &self.mail {
-                        mail.forget_links(user).await?;
-                    }
                     self.sessions.record_event(user, SecurityEventKind::EmailChanged, &old, Some(origin)).await?;
+                    // Links mailed to the old address must not outlive it;
+                    // the new one is asked to confirm.
+                    if let Some(confirmations) = &self.confirmations {
+                        confirmations.address_changed(user).await?;
+                    }
                 }
                 Ok(DetailsOutcome::Saved)
             }

@@ -6,6 +6,7 @@ pub mod account_edit;
 pub mod admin;
 pub mod client_login;
 pub mod credentials;
+pub mod email_confirmation;
 pub mod error;
 pub mod grants;
 pub mod hashing;
@@ -38,6 +39,7 @@ pub use client_login::{
     SealedValue,
 };
 pub use credentials::{AuthenticatedUser, CredentialCheck};
+pub use email_confirmation::EmailConfirmationService;
 pub use error::ServiceError;
 pub use grants::{AccessReport, GrantService};
 pub use hashing::{HashSlot, PasswordHasher};

@@ -48,6 +48,17 @@ pub enum MailContent {
         /// "Esqueci minha senha" page).
         recover_link: String,
     },
+    /// A link that confirms the account's address.
+    EmailConfirm {
+        /// The person's name.
+        name: String,
+        /// The link.
+        link: String,
+        /// How many hours it works.
+        hours: i64,
+        /// The address it confirms.
+        email: String,
+    },
     /// A change to the account's security, or a login from a device not
     /// seen before.
     SecurityNotice {

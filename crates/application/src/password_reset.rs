@@ -181,6 +181,7 @@ impl PasswordResetService {
             purpose,
             stamp: PasswordStamp::of(&credentials.password_hash).as_str().to_owned(),
             expires_at: now + purpose.lifetime_secs(),
+            email: String::new(),
         };
         let new = NewLink { token_hash: token.hash(), user: credentials.id, state };
         Ok(self.ports.mail.issue_link(&new, &mail, now, QUIET_SECS).await?)

@@ -428,6 +428,7 @@ fn ana_identity() -> Result<ClientRead<UserIdentity>, RepositoryError> {
         avatar: String::new(),
         cpf: Some("52998224725".into()),
         email: "ana@example.gov.br".into(),
+        email_verified: false,
     }))
 }
 

@@ -45,11 +45,13 @@ pub enum MailKind {
     /// A notice of a change to the account's security (a factor, the
     /// password, a login from a new device, …).
     SecurityNotice,
+    /// A link that confirms the account's address.
+    EmailConfirm,
 }
 
 impl MailKind {
     /// Every kind.
-    pub const ALL: [Self; 3] = [Self::PasswordReset, Self::PasswordResetDone, Self::SecurityNotice];
+    pub const ALL: [Self; 4] = [Self::PasswordReset, Self::PasswordResetDone, Self::SecurityNotice, Self::EmailConfirm];
 
     /// The stored code.
     pub fn code(self) -> &'static str {
@@ -57,6 +59,7 @@ impl MailKind {
             Self::PasswordReset => "password_reset",
             Self::PasswordResetDone => "password_reset_done",
             Self::SecurityNotice => "security_notice",
+            Self::EmailConfirm => "email_confirm",
         }
     }
 
@@ -71,6 +74,7 @@ impl MailKind {
             Self::PasswordReset => "Link para redefinir a senha",
             Self::PasswordResetDone => "Aviso de senha redefinida",
             Self::SecurityNotice => "Aviso de segurança",
+            Self::EmailConfirm => "Confirmação do e-mail",
         }
     }
 }
@@ -80,16 +84,19 @@ impl MailKind {
 pub enum LinkPurpose {
     /// Setting a new password without the old one.
     PasswordReset,
+    /// Confirming that the person receives mail at the account's address.
+    EmailConfirm,
 }
 
 impl LinkPurpose {
     /// Every purpose.
-    pub const ALL: [Self; 1] = [Self::PasswordReset];
+    pub const ALL: [Self; 2] = [Self::PasswordReset, Self::EmailConfirm];
 
     /// The stored code.
     pub fn code(self) -> &'static str {
         match self {
             Self::PasswordReset => "password_reset",
+            Self::EmailConfirm => "email_confirm",
         }
     }
 
@@ -103,6 +110,8 @@ impl LinkPurpose {
         match self {
             // At most 30 minutes (issue 24).
             Self::PasswordReset => 30 * 60,
+            // A day (issue 24).
+            Self::EmailConfirm => 24 * 3600,
         }
     }
 }
@@ -126,6 +135,8 @@ pub struct LinkState {
     pub stamp: String,
     /// Until when it works (Unix seconds, exclusive).
     pub expires_at: i64,
+    /// The address a confirmation link confirms (`""` for a reset link).
+    pub email: String,
 }
 
 impl LinkState {
@@ -202,12 +213,14 @@ mod tests {
     #[test]
     fn a_reset_link_works_for_thirty_minutes_under_the_stamp_it_was_issued_with() {
         assert!(LinkPurpose::PasswordReset.lifetime_secs() <= 30 * 60);
+        assert_eq!(LinkPurpose::EmailConfirm.lifetime_secs(), 24 * 3600);
         let stamp = PasswordStamp::of("pbkdf2_sha256$1000$salt$hash");
         let issued = 1_000;
         let link = LinkState {
             purpose: LinkPurpose::PasswordReset,
             stamp: stamp.as_str().to_owned(),
             expires_at: issued + LinkPurpose::PasswordReset.lifetime_secs(),
+            email: String::new(),
         };
         assert_eq!(link.check(issued, &stamp), Ok(()));
         assert_eq!(link.check(link.expires_at - 1, &stamp), Ok(()));

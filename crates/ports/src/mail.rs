@@ -60,15 +60,28 @@ impl FailedMail {
     }
 }
 
-/// A link row, as both engines read it: user, purpose, stamp, expiry.
-pub type LinkRow = (i64, String, String, i64);
+/// A link row, as both engines read it: user, purpose, stamp, expiry,
+/// address.
+pub type LinkRow = (i64, String, String, i64, String);
 
 impl StoredLink {
     /// The link a row holds; `None` for a purpose this build does not know.
-    pub fn from_row((user, purpose, stamp, expires_at): LinkRow) -> Option<Self> {
+    pub fn from_row((user, purpose, stamp, expires_at, email): LinkRow) -> Option<Self> {
         let purpose = LinkPurpose::from_code(&purpose)?;
-        Some(Self { user: UserId(user), state: LinkState { purpose, stamp, expires_at } })
+        Some(Self { user: UserId(user), state: LinkState { purpose, stamp, expires_at, email } })
     }
+}
+
+/// What taking a confirmation link did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirmation {
+    /// The account's address is the link's and is now confirmed.
+    Confirmed(UserId),
+    /// The link was taken, but the account's address changed since it was
+    /// sent: nothing was confirmed.
+    AddressChanged(UserId),
+    /// No such live link.
+    NoLink,
 }
 
 /// A mail the sender gave up on, as staff see it. `Debug` leaves the
@@ -162,6 +175,16 @@ pub trait MailStore: Send + Sync + 'static {
         token_hash: &[u8; 32],
         purpose: LinkPurpose,
     ) -> Result<Option<StoredLink>, RepositoryError>;
+
+    /// Takes the address-confirmation link whose token hashes to
+    /// `token_hash` if it is live at `now`, and in the same transaction
+    /// marks the account's address confirmed when it is still the one the
+    /// link was sent to. Errors: `Unexpected`.
+    async fn confirm_email(&self, token_hash: &[u8; 32], now: i64) -> Result<Confirmation, RepositoryError>;
+
+    /// Whether `user`'s address is confirmed (`false` for an unknown
+    /// account). Errors: `Unexpected`.
+    async fn email_verified(&self, user: UserId) -> Result<bool, RepositoryError>;
 
     /// Deletes every link of `user` (its address changed: links mailed to
     /// the old one must die): how many. Errors: `Unexpected`.

@@ -115,13 +115,13 @@ pub fn directory_user(
     DirectoryUser { username, cpf, email, nome, genero, data_de_nascimento, validado }
 }
 
-/// `username, name, avatar, cpf, email` of `users`: the userinfo claims'
-/// data.
-pub type IdentityColumns = (String, String, String, Option<String>, String);
+/// `username, name, avatar, cpf, email, email_verified` of `users`: the
+/// userinfo claims' data.
+pub type IdentityColumns = (String, String, String, Option<String>, String, bool);
 
 /// The identity of [`IdentityColumns`].
-pub fn identity((username, name, avatar, cpf, email): IdentityColumns) -> UserIdentity {
-    UserIdentity { username, name, avatar, cpf, email }
+pub fn identity((username, name, avatar, cpf, email, email_verified): IdentityColumns) -> UserIdentity {
+    UserIdentity { username, name, avatar, cpf, email, email_verified }
 }
 
 /// `name, avatar, cpf, email, receita_validated` of `users`, then the

@@ -106,6 +106,7 @@ pub const TABLES: &[TableSpec] = &[
             ("username", S),
             ("password", S),
             ("is_active", B),
+            ("email_verified", B),
             ("identificacao", S),
             ("nome_usual", S),
             ("email", S),

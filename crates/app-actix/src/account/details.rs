@@ -23,6 +23,13 @@ const CHECK_FIELDS: &str = "Os dados não foram alterados. Confira os campos ind
 /// The success to announce on the overview, if its query asks for it.
 pub fn notice(req: &HttpRequest) -> Option<&'static str> {
     let query = FormFields::parse(req.query_string().as_bytes()).ok()?;
+    match query.get("confirmacao").ok().flatten() {
+        Some("enviada") => return Some("Enviamos um link de confirmação para o seu e-mail. Ele vale por 24 horas."),
+        Some("aguarde") => {
+            return Some("Um link de confirmação acabou de ser enviado: confira a sua caixa de entrada.")
+        }
+        _ => {}
+    }
     (query.get("salvo").ok().flatten() == Some("1")).then_some(SAVED)
 }
 
@@ -45,6 +52,7 @@ pub async fn update(
             Ok(account) => {
                 let token = s.account_form_token();
                 let mut page = pages::overview(&account, &token, None);
+                page.email_confirmed = super::email::confirmed(r, s.user_id).await;
                 page.message = Some(&message);
                 page.form = typed;
                 page.errors = errors;

@@ -19,6 +19,7 @@
 
 pub mod applications;
 pub mod details;
+pub mod email;
 pub mod entries;
 pub mod pages;
 pub mod passkeys;
@@ -313,7 +314,8 @@ async fn overview(req: HttpRequest, accounts: web::Data<AccountService>) -> Http
         Ok(account) => {
             let notice = details::notice(&req);
             let token = session.account_form_token();
-            let page = pages::overview(&account, &token, notice);
+            let mut page = pages::overview(&account, &token, notice);
+            page.email_confirmed = email::confirmed(&req, session.user_id).await;
             html::html(html::response(StatusCode::OK), &page)
         }
         Err(e) => service_failure(&req, e),

@@ -83,6 +83,9 @@ pub struct Overview<'a> {
     pub form: DetailsValues<'a>,
     /// The details form's refused fields.
     pub errors: FieldErrors,
+    /// Whether the address is confirmed: `None` when the service sends no
+    /// mail (nothing to say).
+    pub email_confirmed: Option<bool>,
 }
 
 /// The values of the overview's details form.
@@ -123,6 +126,7 @@ pub fn overview<'a>(account: &'a AccountOverview, form_token: &'a str, notice: O
         hidden: vec![("csrf_token", form_token)],
         form: DetailsValues { nome: &account.name, email: &account.email, avatar: &account.avatar },
         errors: FieldErrors::new(),
+        email_confirmed: None,
     }
 }
 

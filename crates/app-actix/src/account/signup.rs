@@ -12,6 +12,7 @@ use actix_web::http::header;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
+use credencial_application::EmailConfirmationService;
 use credencial_application::{ServiceError, SessionService, SignupOutcome, SignupService};
 use credencial_domain::account::{FieldErrors, Registration, SignupForm};
 use secrecy::SecretString;
@@ -123,7 +124,16 @@ pub async fn create(
     };
     let password = SecretString::from(password.to_owned());
     match signup.sign_up(registration, password, &origin(&req)).await {
-        Ok(SignupOutcome::SignedIn(signed)) => with_session(&req, &cookies, see_other(HOME_PATH), &signed),
+        Ok(SignupOutcome::SignedIn(signed)) => {
+            // A new account is asked to confirm its address; the account
+            // exists whether or not the link could be written.
+            if let Some(confirmations) = req.app_data::<web::Data<EmailConfirmationService>>() {
+                if let Err(e) = confirmations.send(signed.session.user_id).await {
+                    tracing::warn!(error = %e, "the confirmation link of a new account was not written");
+                }
+            }
+            with_session(&req, &cookies, see_other(HOME_PATH), &signed)
+        }
         Ok(SignupOutcome::Taken(errors)) => {
             page(&req, &sessions, &cookies, typed, &errors, Some(CHECK_FIELDS), StatusCode::UNPROCESSABLE_ENTITY)
         }

@@ -11,7 +11,7 @@ use crate::user::UserId;
 
 /// Every claim the userinfo answer and the ID token may carry, for the
 /// discovery document's `claims_supported`.
-pub const CLAIMS_SUPPORTED: [&str; 14] = [
+pub const CLAIMS_SUPPORTED: [&str; 15] = [
     "sub",
     "iss",
     "aud",
@@ -25,6 +25,7 @@ pub const CLAIMS_SUPPORTED: [&str; 14] = [
     "preferred_username",
     "picture",
     "email",
+    "email_verified",
     "cpf",
 ];
 
@@ -42,6 +43,9 @@ pub struct UserIdentity {
     pub cpf: Option<String>,
     /// The e-mail address (`email`), possibly empty.
     pub email: String,
+    /// Whether the person confirmed the address through a link sent to it
+    /// (`email_verified`).
+    pub email_verified: bool,
 }
 
 /// The profile scopes a userinfo answer reads (what its access-log entry
@@ -52,12 +56,12 @@ pub fn userinfo_scopes(granted: ScopeSet) -> ScopeSet {
 
 /// The userinfo claims of `user` for the `granted` scopes: `sub`; with
 /// `dados_publicos` `name`, `preferred_username` and `picture`; with
-/// `email` `email`; with `cpf` `cpf`. `email_verified` is never sent: the
-/// service does not prove that a person owns their address.
+/// `email` `email` and `email_verified` (whether the person confirmed the
+/// address through a link sent to it); with `cpf` `cpf`.
 pub fn userinfo_claims(user: UserId, identity: &UserIdentity, granted: ScopeSet) -> Map<String, Value> {
     let mut claims = Map::new();
     claims.insert("sub".into(), Value::String(subject(user)));
-    let mut put = |name: &str, value: &str| {
+    let put = |claims: &mut Map<String, Value>, name: &str, value: &str| {
         if !value.is_empty() {
             claims.insert(name.into(), Value::String(value.to_owned()));
         }
@@ -65,12 +69,15 @@ pub fn userinfo_claims(user: UserId, identity: &UserIdentity, granted: ScopeSet)
     for scope in userinfo_scopes(granted).iter() {
         match scope {
             Scope::DadosPublicos => {
-                put("name", &identity.name);
-                put("preferred_username", &identity.username);
-                put("picture", &identity.avatar);
+                put(&mut claims, "name", &identity.name);
+                put(&mut claims, "preferred_username", &identity.username);
+                put(&mut claims, "picture", &identity.avatar);
             }
-            Scope::Email => put("email", &identity.email),
-            Scope::Cpf => put("cpf", identity.cpf.as_deref().unwrap_or("")),
+            Scope::Email if !identity.email.is_empty() => {
+                put(&mut claims, "email", &identity.email);
+                claims.insert("email_verified".into(), Value::Bool(identity.email_verified));
+            }
+            Scope::Cpf => put(&mut claims, "cpf", identity.cpf.as_deref().unwrap_or("")),
             _ => {}
         }
     }
@@ -90,6 +97,7 @@ mod tests {
             avatar: "https://example.gov.br/a.png".into(),
             cpf: Some("52998224725".into()),
             email: "ana@example.gov.br".into(),
+            email_verified: true,
         }
     }
 
@@ -108,11 +116,16 @@ mod tests {
                 "preferred_username": "ana",
                 "picture": "https://example.gov.br/a.png",
                 "email": "ana@example.gov.br",
+                "email_verified": true,
                 "cpf": "52998224725",
             })
         );
-        let only_email = userinfo_claims(UserId(42), &ana(), set("openid email"));
-        assert_eq!(Value::Object(only_email), json!({"sub": "42", "email": "ana@example.gov.br"}));
+        let unconfirmed = UserIdentity { email_verified: false, ..ana() };
+        let only_email = userinfo_claims(UserId(42), &unconfirmed, set("openid email"));
+        assert_eq!(
+            Value::Object(only_email),
+            json!({"sub": "42", "email": "ana@example.gov.br", "email_verified": false})
+        );
         let none = userinfo_claims(UserId(42), &ana(), set("openid receita_federal"));
         assert_eq!(Value::Object(none), json!({"sub": "42"}));
     }
@@ -128,7 +141,9 @@ mod tests {
     fn the_access_log_records_the_scopes_the_answer_reads() {
         assert_eq!(userinfo_scopes(set("openid dados_publicos cnes email")), set("dados_publicos email"));
         assert_eq!(userinfo_scopes(set("openid")), ScopeSet::empty());
-        for claim in ["name", "preferred_username", "picture", "email", "cpf", "sub", "nonce", "at_hash"] {
+        for claim in
+            ["name", "preferred_username", "picture", "email", "email_verified", "cpf", "sub", "nonce", "at_hash"]
+        {
             assert!(CLAIMS_SUPPORTED.contains(&claim), "{claim}");
         }
     }

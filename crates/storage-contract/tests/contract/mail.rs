@@ -24,6 +24,7 @@ contract!(
     the_purge_deletes_old_sent_mail_and_expired_links_within_one_limit,
     links_are_issued_with_their_mail_within_the_accounts_limits_and_taken_once,
     an_accounts_links_are_forgotten_and_go_with_the_account,
+    a_confirmation_link_confirms_the_address_it_was_sent_to_once,
 );
 
 fn mail(to: &str, kind: MailKind) -> OutgoingMail {
@@ -38,7 +39,8 @@ fn mail(to: &str, kind: MailKind) -> OutgoingMail {
 
 fn link(user: credencial_domain::UserId, expires_at: i64) -> (SessionToken, NewLink) {
     let token = SessionToken::generate();
-    let state = LinkState { purpose: LinkPurpose::PasswordReset, stamp: "stamp-1".into(), expires_at };
+    let state =
+        LinkState { purpose: LinkPurpose::PasswordReset, stamp: "stamp-1".into(), expires_at, email: String::new() };
     (token.clone(), NewLink { token_hash: token.hash(), user, state })
 }
 
@@ -268,4 +270,55 @@ async fn an_accounts_links_are_forgotten_and_go_with_the_account<B: Backend>() {
     assert!(store.find_link(&bia_token.hash()).await.expect("read").is_some(), "only hers");
     b.execute(&format!("DELETE FROM users WHERE id = {}", bia.0)).await;
     assert!(store.find_link(&bia_token.hash()).await.expect("read").is_none(), "gone with the account");
+}
+
+async fn a_confirmation_link_confirms_the_address_it_was_sent_to_once<B: Backend>() {
+    use credencial_ports::Confirmation;
+    let b = B::fresh().await;
+    let ana = b.create_user("ana").await;
+    let store = b.mail();
+    let address: String = {
+        let rows = b.count(&format!("SELECT count(*) FROM users WHERE id = {} AND email <> ''", ana.0)).await;
+        assert_eq!(rows, 1, "the test user has an address");
+        b.users().find_summary_by_id(ana).await.expect("read").expect("ana").email
+    };
+    assert!(!store.email_verified(ana).await.expect("read"), "a new account starts unconfirmed");
+    let confirm = |email: &str, expires_at: i64| {
+        let token = SessionToken::generate();
+        let state =
+            LinkState { purpose: LinkPurpose::EmailConfirm, stamp: String::new(), expires_at, email: email.into() };
+        (token.clone(), NewLink { token_hash: token.hash(), user: ana, state })
+    };
+    let ana_mail = mail(&address, MailKind::EmailConfirm);
+    // Expired: nothing.
+    let (old_token, old) = confirm(&address, 150);
+    assert!(store.issue_link(&old, &ana_mail, 100, 0).await.expect("issued"));
+    assert_eq!(store.confirm_email(&old_token.hash(), 150).await.expect("read"), Confirmation::NoLink);
+    // A reset link is no confirmation link.
+    let (reset_token, reset) = link(ana, 5_000);
+    assert!(store.issue_link(&reset, &ana_mail, 200, 0).await.expect("issued"));
+    assert_eq!(store.confirm_email(&reset_token.hash(), 300).await.expect("read"), Confirmation::NoLink);
+    assert!(!store.email_verified(ana).await.expect("read"));
+    // A link for another address (the account's changed since): taken, nothing confirmed.
+    let (stale_token, stale) = confirm("antigo@example.org", 5_000);
+    assert!(store.issue_link(&stale, &ana_mail, 300, 0).await.expect("issued"));
+    assert_eq!(store.confirm_email(&stale_token.hash(), 400).await.expect("read"), Confirmation::AddressChanged(ana));
+    assert!(!store.email_verified(ana).await.expect("read"));
+    // The right one: confirmed, once.
+    let (token, live) = confirm(&address, 5_000);
+    assert!(store.issue_link(&live, &ana_mail, 400, 0).await.expect("issued"));
+    assert_eq!(store.confirm_email(&token.hash(), 500).await.expect("read"), Confirmation::Confirmed(ana));
+    assert!(store.email_verified(ana).await.expect("read"));
+    assert_eq!(store.confirm_email(&token.hash(), 500).await.expect("read"), Confirmation::NoLink, "once");
+    assert!(!store.email_verified(credencial_domain::UserId(999_999)).await.expect("read"), "an unknown account");
+    // Saving the same address keeps the mark; another address clears it.
+    let details = |email: &str| credencial_domain::account::AccountDetails {
+        name: "Ana Nova".into(),
+        email: credencial_domain::account::EmailAddress::parse(email).expect("an address"),
+        avatar: String::new(),
+    };
+    b.users().update_details(ana, &details(&address)).await.expect("saved");
+    assert!(store.email_verified(ana).await.expect("read"), "the same address stays confirmed");
+    b.users().update_details(ana, &details("ana.nova@example.org")).await.expect("saved");
+    assert!(!store.email_verified(ana).await.expect("read"), "a new address is unconfirmed");
 }
