@@ -721,3 +721,32 @@ async fn a_new_or_changed_address_is_confirmed_through_its_link_and_only_then() 
     }
     assert!(!verified(&app, "nina").await, "unconfirmed until the link");
 }
+
+#[tokio::test]
+async fn staff_see_whether_an_address_is_confirmed_and_resend_the_link_audited() {
+    let sink = SmtpSink::start().await;
+    let app = app_mailing_to(&sink, |_| {}).await;
+    add_staff(&app).await;
+    let lia: i64 =
+        sqlx::query_scalar("SELECT id FROM users WHERE username = 'lia'").fetch_one(&app.db.pool).await.expect("id");
+    let mut staff = staff_browser(&app).await;
+    let page = staff.get(&format!("/admin/usuarios/{lia}/")).await;
+    assert!(page.body.contains("lia@example.gov.br <span class=\"null\">(não confirmado)</span>"), "{}", page.body);
+    let token = form_token(&page);
+    let sent = staff
+        .post(
+            &format!("/admin/usuarios/{lia}/"),
+            &[("csrf_token".into(), token), ("acao".into(), "reenviar-confirmacao".into())],
+        )
+        .await;
+    assert_eq!(sent.status, 303, "{}", sent.body);
+    let mail = mail_where(&sink, |m| text_part(m).contains("/conta/email/confirmar/")).await;
+    assert_eq!(mail.to, ["<lia@example.gov.br>"]);
+    let audit = staff.get("/admin/auditoria/").await;
+    assert!(audit.body.contains("Link de confirmação do e-mail reenviado"), "{}", audit.body);
+    let link = confirmation_links(&sink).remove(0);
+    assert_eq!(confirm_at(&mut Browser::new(&app), &link).await.status, 200);
+    let page = staff.get(&format!("/admin/usuarios/{lia}/")).await;
+    assert!(page.body.contains("lia@example.gov.br (confirmado)"), "{}", page.body);
+    assert!(!page.body.contains("reenviar-confirmacao"), "no button once confirmed");
+}

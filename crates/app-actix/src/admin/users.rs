@@ -4,7 +4,7 @@
 //! | path | GET | POST (`acao`) |
 //! |---|---|---|
 //! | `/admin/usuarios/` | search form and results, 20 a page | — |
-//! | `/admin/usuarios/{id}/` | the account, its authorized applications and last logins | `desativar`, `reativar`, `remover-validacao`, `liberar-login`, `encerrar-sessoes`, `remover-segundo-fator`, `equipe-sim`, `equipe-nao`: 303 back with a notice; `senha-temporaria`: 200, the password shown once |
+//! | `/admin/usuarios/{id}/` | the account, its authorized applications and last logins | `desativar`, `reativar`, `remover-validacao`, `liberar-login`, `encerrar-sessoes`, `remover-segundo-fator`, `equipe-sim`, `equipe-nao`, `reenviar-confirmacao`: 303 back with a notice; `senha-temporaria`: 200, the password shown once |
 //!
 //! An id that is not a number or names no account is the 404 page; an
 //! unknown `acao` the 400 page; a rule the action breaks (deactivating
@@ -127,6 +127,8 @@ pub struct UserPage<'a> {
     pub name: &'a str,
     /// The e-mail address.
     pub email: &'a str,
+    /// Whether the address is confirmed (`None`: the service sends no mail).
+    pub email_confirmed: Option<bool>,
     /// The CPF, masked.
     pub cpf: Option<&'a str>,
     /// Whether it may log in.
@@ -225,7 +227,8 @@ async fn show(
     let query = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     let notice = query.get("feito").ok().flatten().and_then(Action::parse).map(Action::done);
     let token = session.account_form_token();
-    account_page(&view, &token, notice)
+    let confirmed = crate::account::email::confirmed(&req, id).await;
+    account_page(&view, &token, notice, confirmed)
 }
 
 /// `POST /admin/usuarios/{id}/`: one action (`acao`).
@@ -254,6 +257,7 @@ async fn act(
         Action::ResetSecondFactor => accounts.reset_second_factors(&actor, id).await.map(drop),
         Action::StaffOn => accounts.set_staff(&actor, id, true).await,
         Action::StaffOff => accounts.set_staff(&actor, id, false).await,
+        Action::ResendConfirmation => resend_confirmation(&req, &staff, &actor, id, &accounts).await,
         Action::TemporaryPassword => {
             return match accounts.temporary_password(&actor, id).await {
                 Ok(set) => {
@@ -280,6 +284,26 @@ async fn act(
     }
 }
 
+/// Sends `id` a new confirmation link (audited first). Errors: no mail
+/// service (`Invalid`), an unknown account, storage.
+async fn resend_confirmation(
+    req: &HttpRequest,
+    staff: &StaffService,
+    actor: &credencial_domain::admin::Actor,
+    id: credencial_domain::UserId,
+    accounts: &AccountAdminService,
+) -> Result<(), credencial_application::ServiceError> {
+    use credencial_application::admin::audit_entry;
+    use credencial_domain::admin::{AuditAction, AuditTarget};
+    let Some(confirmations) = req.app_data::<web::Data<credencial_application::EmailConfirmationService>>() else {
+        return Err(credencial_application::ServiceError::Invalid("o serviço não envia e-mails".into()));
+    };
+    let account = accounts.view(id).await?.account;
+    staff.record(&audit_entry(actor, AuditAction::UserResendConfirmation, AuditTarget::User(account.username))).await?;
+    confirmations.send(id).await?;
+    Ok(())
+}
+
 /// What a staff user can do to an account, as the form names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Action {
@@ -292,10 +316,11 @@ enum Action {
     TemporaryPassword,
     StaffOn,
     StaffOff,
+    ResendConfirmation,
 }
 
 impl Action {
-    const ALL: [Action; 9] = [
+    const ALL: [Action; 10] = [
         Self::Deactivate,
         Self::Reactivate,
         Self::ClearValidation,
@@ -305,6 +330,7 @@ impl Action {
         Self::TemporaryPassword,
         Self::StaffOn,
         Self::StaffOff,
+        Self::ResendConfirmation,
     ];
 
     fn code(self) -> &'static str {
@@ -318,6 +344,7 @@ impl Action {
             Self::TemporaryPassword => "senha-temporaria",
             Self::StaffOn => "equipe-sim",
             Self::StaffOff => "equipe-nao",
+            Self::ResendConfirmation => "reenviar-confirmacao",
         }
     }
 
@@ -343,6 +370,7 @@ impl Action {
             Self::TemporaryPassword => "Senha temporária definida.",
             Self::StaffOn => "A conta agora tem acesso à administração.",
             Self::StaffOff => "A conta não tem mais acesso à administração.",
+            Self::ResendConfirmation => "Um novo link de confirmação foi enviado ao e-mail da conta.",
         }
     }
 }
@@ -385,7 +413,12 @@ fn capitalized(text: &str) -> String {
     }
 }
 
-fn account_page(view: &AccountView, csrf_token: &str, notice: Option<&str>) -> HttpResponse {
+fn account_page(
+    view: &AccountView,
+    csrf_token: &str,
+    notice: Option<&str>,
+    email_confirmed: Option<bool>,
+) -> HttpResponse {
     let a = &view.account;
     let page = UserPage {
         site: &PROVIDER,
@@ -400,6 +433,7 @@ fn account_page(view: &AccountView, csrf_token: &str, notice: Option<&str>) -> H
             .unwrap_or_default(),
         name: &a.name,
         email: &a.email,
+        email_confirmed,
         cpf: view.masked_cpf.as_deref(),
         active: a.is_active,
         validated: a.tax_id_validated,

@@ -150,6 +150,7 @@ audit_actions! {
     UserLiftThrottle => "user.lift_throttle", "Bloqueio de login removido";
     UserEndSessions => "user.end_sessions", "Sessões encerradas";
     UserResetSecondFactor => "user.reset_second_factor", "Segundo fator removido";
+    UserResendConfirmation => "user.resend_confirmation", "Link de confirmação do e-mail reenviado";
     ApiUserRead => "api.user_read", "API: usuário consultado";
     ApiUserList => "api.user_list", "API: lista de usuários consultada";
     ApiUserCreate => "api.user_create", "API: usuário pré-cadastrado";
