@@ -95,6 +95,40 @@ test('bruno resets his password through the sandbox mailbox', { timeout: TEST_MS
     }
 });
 
+test('ana confirms her e-mail through the sandbox mailbox', { timeout: TEST_MS }, async () => {
+    const { context, page } = await fresh(run.browser);
+    try {
+        await page.goto(`${run.base}/conta/entrar/`);
+        await page.fill('input[name="username"]', 'ana');
+        await page.fill('input[name="password"]', 'ana-demo-2026');
+        await submit(page, 'main form button:has-text("Entrar")');
+        assert.match(await page.locator('dl.facts').textContent(), /não confirmado/);
+        await checkPage(page, 'conta-email-nao-confirmado');
+        await submit(page, 'button:has-text("Reenviar link de confirmação")');
+        assert.match(await page.locator('main .notice').textContent(), /link de confirmação/);
+
+        const before = (await mailbox(page, 1)).length;
+        let link;
+        for (let tries = 0; tries < 50 && !link; tries += 1) {
+            await page.goto(`${run.base}/_sandbox/email/`);
+            const links = page.locator('article.mail a[href*="/conta/email/confirmar/"]');
+            if (await links.count()) link = links.first();
+            else await page.waitForTimeout(200);
+        }
+        assert.ok(link, `a confirmation link among ${before} mails`);
+        await Promise.all([page.waitForNavigation(), link.click()]);
+        assert.equal(await page.locator('h1').textContent(), 'Confirmar e-mail');
+        await checkPage(page, 'conta-email-confirmar');
+        await submit(page, 'button:has-text("Confirmar meu e-mail")');
+        assert.equal(await page.locator('h1').textContent(), 'E-mail confirmado');
+        await checkPage(page, 'conta-email-confirmado');
+        await page.goto(`${run.base}/conta/`);
+        assert.match(await page.locator('dl.facts').textContent(), /\(confirmado\)/);
+    } finally {
+        await context.close();
+    }
+});
+
 test('staff see the outbox in the panel', { timeout: TEST_MS }, async () => {
     const { context, page } = await fresh(run.browser);
     try {
