@@ -12,5 +12,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 for binary in api api_sqlite; do
     cargo test --release -p credencial --test "$binary" mail_bench:: -- --ignored --nocapture --test-threads 1 2>&1 \
-        | grep -E '^mail_bench|test result|panicked'
+        | grep -E 'mail_bench engine|test result|panicked'
 done
