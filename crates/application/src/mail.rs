@@ -2,17 +2,19 @@
 //! into a mail by a [`MailRenderer`] the web layer provides), and the
 //! background [`MailSender`] that delivers the outbox.
 //!
-//! The sender claims a small batch of due mail, hands each to the relay
-//! and records the outcome. While the relay is unavailable it stops at the
-//! first failure of a batch (the rest is given back untried), so a relay
-//! that is down costs one connection attempt per round, and mail waits at
-//! most half a minute once it is back ([`retry_delay_secs`]).
+//! The sender claims a small batch of due mail, hands it to the relay and
+//! records each outcome: one mail at a time until the relay takes one,
+//! then the rest of the batch at once (each conversation waits on the
+//! network, not on us). While the relay is unavailable a round stops at
+//! its first failure (the rest is given back untried), so a relay that is
+//! down costs one connection attempt per round, and mail waits at most half
+//! a minute once it is back ([`retry_delay_secs`]).
 
 use std::sync::Arc;
 
 use credencial_domain::mail::{retry_delay_secs, LinkPurpose, MailKind, OutgoingMail, SendFailure};
 use credencial_domain::security_event::SecurityEventKind;
-use credencial_ports::{Clock, FailedMail, FailedTry, MailError, MailStore, Mailer};
+use credencial_ports::{ClaimedMail, Clock, FailedMail, FailedTry, MailError, MailStore, Mailer};
 
 use crate::error::ServiceError;
 use crate::metrics::Metrics;
@@ -170,88 +172,142 @@ impl MailSender {
         let lease = now + CLAIM_LEASE_SECS;
         let claimed = self.store.claim(now, lease, SEND_BATCH).await?;
         let mut round = SendRound { claimed: claimed.len(), ..SendRound::default() };
-        let mut give_back = None;
-        for (at, mail) in claimed.iter().enumerate() {
-            let now = self.clock.now();
-            // Stopping, or the lease nearly over (another sender may claim
-            // the rest): the rest goes back untried.
-            if stopping() || now + 30 >= mail.lease {
-                give_back = Some((at, now));
-                break;
+        // One at a time until the relay takes one (a relay that is down
+        // costs one connection per round), then the rest together (a
+        // conversation waits on the network far more than on us).
+        let mut at = 0;
+        while at < claimed.len() {
+            let mail = &claimed[at];
+            at += 1;
+            if let Some(due) = self.not_now(mail, stopping) {
+                return self.give_back(&claimed[at - 1..], due, round).await;
             }
-            let kind = mail.mail.kind;
-            let age = now - mail.created_at;
-            if kind == MailKind::PasswordReset && age >= LinkPurpose::PasswordReset.lifetime_secs() {
-                // Its link is dead: nothing worth sending, nothing to retry.
-                let failure = FailedTry {
-                    id: mail.id,
-                    lease: mail.lease,
-                    error: "o link expirou antes que a mensagem pudesse ser enviada".to_owned(),
-                    retry_at: None,
-                    refused: false,
-                    forget_body: true,
-                    now,
-                };
-                self.store.mark_failed(&failure).await?;
-                self.metrics.mail(kind, "failed");
-                round.gave_up += 1;
+            if self.give_up_dead_link(mail, &mut round).await? {
                 continue;
             }
             let outcome = self.mailer.send(&mail.mail).await;
-            let now = self.clock.now();
-            let (failure, error) = match outcome {
-                Ok(()) => {
-                    self.store.mark_sent(mail.id, mail.lease, now).await?;
-                    self.metrics.mail(kind, "sent");
-                    round.sent += 1;
-                    continue;
-                }
-                Err(MailError::Unavailable(e)) => (SendFailure::Unavailable, e),
-                Err(MailError::Refused(e)) => (SendFailure::Refused, e),
-            };
-            let refused = failure == SendFailure::Refused;
-            let refusals = mail.attempts + u32::from(refused);
-            let delay = retry_delay_secs(failure, refusals, now - mail.created_at);
-            let failed = FailedTry {
-                id: mail.id,
-                lease: mail.lease,
-                error: truncated(&error),
-                retry_at: delay.map(|d| now + d),
-                refused,
-                forget_body: delay.is_none() && kind == MailKind::PasswordReset,
-                now,
-            };
-            self.store.mark_failed(&failed).await?;
-            // The relay's answer may name the recipient: it goes to staff's
-            // page, not to the log.
-            match delay {
-                Some(_) => {
-                    self.metrics.mail(kind, "retried");
-                    round.retried += 1;
-                }
-                None => {
-                    self.metrics.mail(kind, "failed");
-                    round.gave_up += 1;
-                    tracing::warn!(
-                        mail = mail.id,
-                        kind = kind.code(),
-                        refusals,
-                        "mail given up: shown to staff in the panel"
-                    );
-                }
-            }
-            if !refused {
-                tracing::info!(mail = mail.id, "the mail relay is unavailable; trying again soon");
-                give_back = Some((at + 1, now + delay.unwrap_or(0)));
-                break;
+            match self.record(mail, outcome, &mut round).await? {
+                Some(due) => return self.give_back(&claimed[at..], due, round).await,
+                None if round.sent > 0 => break,
+                None => {}
             }
         }
-        if let Some((from, due)) = give_back {
-            for mail in &claimed[from..] {
-                self.store.postpone(mail.id, mail.lease, due).await?;
+        let mut together = Vec::new();
+        for (i, mail) in claimed.iter().enumerate().skip(at) {
+            if let Some(due) = self.not_now(mail, stopping) {
+                let round = self.send_together(&together, round).await?;
+                return self.give_back(&claimed[i..], due, round).await;
             }
+            if !self.give_up_dead_link(mail, &mut round).await? {
+                together.push(mail);
+            }
+        }
+        self.send_together(&together, round).await
+    }
+
+    /// When `mail` must wait: the service is stopping, or the claim's lease
+    /// is nearly over (another sender may claim the rest); due now.
+    fn not_now(&self, mail: &ClaimedMail, stopping: &(impl Fn() -> bool + Sync)) -> Option<i64> {
+        let now = self.clock.now();
+        (stopping() || now + 30 >= mail.lease).then_some(now)
+    }
+
+    /// Gives `mails` back untried, due at `due`.
+    async fn give_back(&self, mails: &[ClaimedMail], due: i64, round: SendRound) -> Result<SendRound, ServiceError> {
+        for mail in mails {
+            self.store.postpone(mail.id, mail.lease, due).await?;
         }
         Ok(round)
+    }
+
+    /// Gives up, unsent and with its bodies forgotten, a reset mail whose
+    /// link died before it could go: whether it did.
+    async fn give_up_dead_link(&self, mail: &ClaimedMail, round: &mut SendRound) -> Result<bool, ServiceError> {
+        let now = self.clock.now();
+        let kind = mail.mail.kind;
+        if kind != MailKind::PasswordReset || now - mail.created_at < LinkPurpose::PasswordReset.lifetime_secs() {
+            return Ok(false);
+        }
+        let failure = FailedTry {
+            id: mail.id,
+            lease: mail.lease,
+            error: "o link expirou antes que a mensagem pudesse ser enviada".to_owned(),
+            retry_at: None,
+            refused: false,
+            forget_body: true,
+            now,
+        };
+        self.store.mark_failed(&failure).await?;
+        self.metrics.mail(kind, "failed");
+        round.gave_up += 1;
+        Ok(true)
+    }
+
+    /// Sends `mails` at once and records each outcome.
+    async fn send_together(&self, mails: &[&ClaimedMail], mut round: SendRound) -> Result<SendRound, ServiceError> {
+        let outcomes = futures_util::future::join_all(mails.iter().map(|m| self.mailer.send(&m.mail))).await;
+        for (mail, outcome) in mails.iter().zip(outcomes) {
+            self.record(mail, outcome, &mut round).await?;
+        }
+        Ok(round)
+    }
+
+    /// Records the outcome of one try of `mail`: `Some(due)` when the relay
+    /// was unavailable (when the next try is).
+    async fn record(
+        &self,
+        mail: &ClaimedMail,
+        outcome: Result<(), MailError>,
+        round: &mut SendRound,
+    ) -> Result<Option<i64>, ServiceError> {
+        let now = self.clock.now();
+        let kind = mail.mail.kind;
+        let (failure, error) = match outcome {
+            Ok(()) => {
+                self.store.mark_sent(mail.id, mail.lease, now).await?;
+                self.metrics.mail(kind, "sent");
+                round.sent += 1;
+                return Ok(None);
+            }
+            Err(MailError::Unavailable(e)) => (SendFailure::Unavailable, e),
+            Err(MailError::Refused(e)) => (SendFailure::Refused, e),
+        };
+        let refused = failure == SendFailure::Refused;
+        let refusals = mail.attempts + u32::from(refused);
+        let delay = retry_delay_secs(failure, refusals, now - mail.created_at);
+        let failed = FailedTry {
+            id: mail.id,
+            lease: mail.lease,
+            error: truncated(&error),
+            retry_at: delay.map(|d| now + d),
+            refused,
+            forget_body: delay.is_none() && kind == MailKind::PasswordReset,
+            now,
+        };
+        self.store.mark_failed(&failed).await?;
+        // The relay's answer may name the recipient: it goes to staff's
+        // page, not to the log.
+        match delay {
+            Some(_) => {
+                self.metrics.mail(kind, "retried");
+                round.retried += 1;
+            }
+            None => {
+                self.metrics.mail(kind, "failed");
+                round.gave_up += 1;
+                tracing::warn!(
+                    mail = mail.id,
+                    kind = kind.code(),
+                    refusals,
+                    "mail given up: shown to staff in the panel"
+                );
+            }
+        }
+        if refused {
+            return Ok(None);
+        }
+        tracing::info!(mail = mail.id, "the mail relay is unavailable; trying again soon");
+        Ok(Some(now + delay.unwrap_or(0)))
     }
 
     /// Mail given up on, newest first, `limit` a page after row `before`.
