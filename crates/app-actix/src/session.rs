@@ -199,13 +199,21 @@ pub fn with_session(
     answer
 }
 
-/// The key and token of a login form to render, and the `Set-Cookie` value
-/// that keeps the key in the browser. The browser's key is kept when it
+/// The token of a login form to render, and the builder of its answer
+/// with `status`, the headers of every page and the `Set-Cookie` that
+/// keeps the form's key in the browser. The browser's key is kept when it
 /// has one, so that two open tabs both work.
-pub fn login_form_token(req: &HttpRequest, sessions: &SessionService, cookies: &CookiePolicy) -> (String, String) {
+pub fn login_form(
+    req: &HttpRequest,
+    sessions: &SessionService,
+    cookies: &CookiePolicy,
+    status: StatusCode,
+) -> (String, actix_web::HttpResponseBuilder) {
     let key = cookies::read(req, LOGIN_COOKIE).filter(|k| k.len() == 43).unwrap_or_else(|| sessions.new_form_key());
     let token = sessions.login_form_token(&key);
-    (token, cookies.set(req, LOGIN_COOKIE, COOKIE_PATH, &key, LOGIN_FORM_SECS))
+    let mut builder = html::response(status);
+    builder.append_header((header::SET_COOKIE, cookies.set(req, LOGIN_COOKIE, COOKIE_PATH, &key, LOGIN_FORM_SECS)));
+    (token, builder)
 }
 
 /// Whether a login form's `presented` token matches the key in the

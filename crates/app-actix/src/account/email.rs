@@ -16,7 +16,7 @@ use credencial_ports::Confirmation;
 use crate::cookies::CookiePolicy;
 use crate::html::{self, ErrorPage, Site, PROVIDER};
 use crate::routes::{self, resource};
-use crate::session::{login_form_token, login_form_token_matches, posted_form, see_other, signed_post};
+use crate::session::{login_form, login_form_token_matches, posted_form, see_other, signed_post};
 
 /// Where the overview's resend button posts.
 pub const RESEND_PATH: &str = "/conta/email/reenviar/";
@@ -75,7 +75,7 @@ async fn confirm_form(
     sessions: web::Data<SessionService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
-    let (token, key_cookie) = login_form_token(&req, &sessions, &cookies);
+    let (token, builder) = login_form(&req, &sessions, &cookies, StatusCode::OK);
     let action = req.path().to_owned();
     let page = ConfirmPage {
         site: &PROVIDER,
@@ -84,8 +84,6 @@ async fn confirm_form(
         hidden: vec![("csrf_token", &token)],
         done: None,
     };
-    let mut builder = html::response(StatusCode::OK);
-    builder.append_header((actix_web::http::header::SET_COOKIE, key_cookie));
     html::html(builder, &page)
 }
 

@@ -46,7 +46,7 @@ use crate::form::{FormError, FormFields};
 use crate::html::{self, ErrorPage, PROVIDER};
 use crate::routes::{self, resource};
 use crate::session::{
-    clear_session_cookie, login_form_token, login_form_token_matches, origin, session_of, to_login, to_second_factor,
+    clear_session_cookie, login_form, login_form_token_matches, origin, session_of, to_login, to_second_factor,
     FORM_EXPIRED, MISSING_CREDENTIALS, WRONG_CREDENTIALS,
 };
 
@@ -285,7 +285,7 @@ fn login_page(
     message: Option<&str>,
     status: StatusCode,
 ) -> HttpResponse {
-    let (token, key_cookie) = login_form_token(req, sessions, cookies);
+    let (token, builder) = login_form(req, sessions, cookies, status);
     let page = pages::Login {
         site: &PROVIDER,
         title: "Entrar",
@@ -300,8 +300,6 @@ fn login_page(
         passkey_token: &token,
         recovery_path: recovery::offered(req),
     };
-    let mut builder = html::response(status);
-    builder.append_header((header::SET_COOKIE, key_cookie));
     html::html(builder, &page)
 }
 

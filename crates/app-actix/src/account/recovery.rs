@@ -24,7 +24,7 @@ use super::{text_fields, throttled_text, with_retry_after, LOGIN_PATH};
 use crate::cookies::CookiePolicy;
 use crate::html::{self, ErrorPage, Site, PROVIDER};
 use crate::routes::{self, resource};
-use crate::session::{form_refused, login_form_token, login_form_token_matches, origin, posted_form};
+use crate::session::{form_refused, login_form, login_form_token_matches, origin, posted_form};
 
 /// The request form (`templates/account/recover.html`).
 #[derive(Debug, Template)]
@@ -170,7 +170,7 @@ fn ask_page(
     sent: bool,
     status: StatusCode,
 ) -> HttpResponse {
-    let (token, key_cookie) = login_form_token(req, sessions, cookies);
+    let (token, builder) = login_form(req, sessions, cookies, status);
     let page = RecoverPage {
         site: &PROVIDER,
         title: "Esqueci minha senha",
@@ -183,8 +183,6 @@ fn ask_page(
         sent,
         login_path: LOGIN_PATH,
     };
-    let mut builder = html::response(status);
-    builder.append_header((actix_web::http::header::SET_COOKIE, key_cookie));
     html::html(builder, &page)
 }
 
@@ -275,7 +273,7 @@ fn reset_page(
     message: Option<&str>,
     status: StatusCode,
 ) -> HttpResponse {
-    let (token, key_cookie) = login_form_token(req, sessions, cookies);
+    let (token, builder) = login_form(req, sessions, cookies, status);
     let action = req.path().to_owned();
     let page = ResetPage {
         site: &PROVIDER,
@@ -287,8 +285,6 @@ fn reset_page(
         needs_factor,
         errors,
     };
-    let mut builder = html::response(status);
-    builder.append_header((actix_web::http::header::SET_COOKIE, key_cookie));
     html::html(builder, &page)
 }
 

@@ -8,7 +8,6 @@
 //! the passwords. A new account is signed in (the session cookie, as the
 //! login form sets it) and lands on the overview.
 
-use actix_web::http::header;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
@@ -23,7 +22,7 @@ use super::{
 };
 use crate::cookies::CookiePolicy;
 use crate::html::{self, Site, PROVIDER};
-use crate::session::{login_form_token, login_form_token_matches, origin, session_of, FORM_EXPIRED};
+use crate::session::{login_form, login_form_token_matches, origin, session_of, FORM_EXPIRED};
 
 /// What the 404 page says when sign-up is off.
 const SIGNUP_OFF: &str = "O cadastro de novas contas não está aberto neste serviço.";
@@ -157,7 +156,7 @@ fn page(
     message: Option<&str>,
     status: StatusCode,
 ) -> HttpResponse {
-    let (token, key_cookie) = login_form_token(req, sessions, cookies);
+    let (token, builder) = login_form(req, sessions, cookies, status);
     let page = Signup {
         site: &PROVIDER,
         title: "Criar conta",
@@ -168,8 +167,6 @@ fn page(
         errors,
         login_path: LOGIN_PATH,
     };
-    let mut builder = html::response(status);
-    builder.append_header((header::SET_COOKIE, key_cookie));
     html::html(builder, &page)
 }
 

@@ -62,8 +62,8 @@ use crate::html;
 use crate::private::private_json;
 use crate::routes::{self, resource};
 use crate::session::{
-    clear_session_cookie, login_form_token, login_form_token_matches, origin, session_of, to_second_factor,
-    with_session, FORM_EXPIRED, MISSING_CREDENTIALS, MUST_CHANGE_LOCATION, SECURITY_PATH, WRONG_CREDENTIALS,
+    clear_session_cookie, login_form, login_form_token_matches, origin, session_of, to_second_factor, with_session,
+    FORM_EXPIRED, MISSING_CREDENTIALS, MUST_CHANGE_LOCATION, SECURITY_PATH, WRONG_CREDENTIALS,
 };
 
 /// Path of the authorization endpoint (a trailing slash is optional).
@@ -406,7 +406,7 @@ fn login_page(
     message: Option<&str>,
     status: StatusCode,
 ) -> HttpResponse {
-    let (token, key_cookie) = login_form_token(req, sessions, cookies);
+    let (token, builder) = login_form(req, sessions, cookies, status);
     // A login by passkey comes back to this request, as a login here does.
     let passkey_next = crate::account::passkeys::offered(req).map(|_| {
         let params = AuthorizationParams {
@@ -419,8 +419,6 @@ fn login_page(
     });
     let mut page = pages::login(client_name, params, &token, username, message, passkey_next.as_deref());
     page.recovery_path = crate::account::recovery::offered(req);
-    let mut builder = html::response(status);
-    builder.append_header((header::SET_COOKIE, key_cookie));
     html::html(builder, &page)
 }
 
