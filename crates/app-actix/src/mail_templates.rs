@@ -133,20 +133,12 @@ fn notice_heading(kind: SecurityEventKind, detail: &str, site: &Site) -> (String
 #[derive(Debug, Clone, Copy)]
 pub struct MailTemplates {
     site: &'static Site,
-    /// When the content has no time of its own (a request's mail): now.
-    now: fn() -> i64,
 }
 
 impl Default for MailTemplates {
     fn default() -> Self {
-        Self { site: &PROVIDER, now: unix_now }
+        Self { site: &PROVIDER }
     }
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// A person's name for a greeting: the first word, or a neutral word when
@@ -159,10 +151,10 @@ impl MailRenderer for MailTemplates {
     fn render(&self, to: &str, content: &MailContent) -> Result<OutgoingMail, String> {
         let site = self.site;
         let (kind, subject, text, html) = match content {
-            MailContent::PasswordReset { name, link, minutes, device, place } => {
+            MailContent::PasswordReset { name, link, minutes, at, device, place } => {
                 let subject = format!("Redefinição de senha do {}", site.name);
                 let name = first_name(name);
-                let when = brasilia_time((self.now)());
+                let when = brasilia_time(*at);
                 let text =
                     ResetText { site, name, link, minutes: *minutes, when: when.clone(), device, place }.render();
                 let html =
@@ -226,7 +218,7 @@ mod tests {
     use super::*;
 
     fn templates() -> MailTemplates {
-        MailTemplates { site: &PROVIDER, now: || 1_800_000_000 }
+        MailTemplates::default()
     }
 
     #[test]
@@ -235,6 +227,7 @@ mod tests {
             name: "Ana <b>Souza</b>".into(),
             link: "https://id.example.gov.br/conta/recuperar/abc_DEF-123/".into(),
             minutes: 30,
+            at: 1_800_000_000,
             device: "Firefox no Linux".into(),
             place: "203.0.113.0/24".into(),
         };
@@ -263,6 +256,7 @@ mod tests {
             name: "<script>x</script>".into(),
             link: "https://id.example/l/".into(),
             minutes: 30,
+            at: 1_800_000_000,
             device: String::new(),
             place: String::new(),
         };
@@ -273,6 +267,7 @@ mod tests {
             name: "  ".into(),
             link: "https://id.example/l/".into(),
             minutes: 30,
+            at: 1_800_000_000,
             device: String::new(),
             place: String::new(),
         };

@@ -31,6 +31,8 @@ pub enum MailContent {
         link: String,
         /// How many minutes the link works.
         minutes: i64,
+        /// When it was asked for (Unix seconds).
+        at: i64,
         /// The browser and system that asked.
         device: String,
         /// The approximate place it asked from.

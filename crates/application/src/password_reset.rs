@@ -173,6 +173,7 @@ impl PasswordResetService {
             name: account.name.clone(),
             link,
             minutes: purpose.lifetime_secs() / 60,
+            at: now,
             device: device_summary(origin.user_agent.as_deref()),
             place: origin.place(),
         };
