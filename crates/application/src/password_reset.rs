@@ -230,23 +230,23 @@ impl PasswordResetService {
         }))
     }
 
-    /// Sets `new` as the password of the account of link `token`, after
-    /// the second factor's `code` when the account has one, from `origin`;
-    /// then ends every session and refresh token of it, records the change
-    /// and tells the account's address. Errors: `Throttled` while the
-    /// account or the address is limited (a wrong code counts, as at the
-    /// login); `Storage`, `Internal`.
+    /// Sets `new` as the password of the account of `link` (what [`open`]
+    /// found for `token`), after the second factor's `code` when the
+    /// account has one, from `origin`; then ends every session and refresh
+    /// token of it, records the change and tells the account's address.
+    /// The link is taken once here, and checked again after it is taken.
+    /// Errors: `Throttled` while the account or the address is limited (a
+    /// wrong code counts, as at the login); `Storage`, `Internal`.
+    ///
+    /// [`open`]: Self::open
     pub async fn complete(
         &self,
+        link: &UsableLink,
         token: &str,
         new: SecretString,
         code: &str,
         origin: &Origin,
     ) -> Result<ResetOutcome, ServiceError> {
-        let link = match self.open(token).await? {
-            Ok(link) => link,
-            Err(problem) => return Ok(ResetOutcome::Link(problem)),
-        };
         let ids = AccountIdentifiers {
             username: &link.username,
             cpf: &link.account.cpf,
@@ -286,8 +286,8 @@ impl PasswordResetService {
             replace_password(&*self.ports.users, &*self.ports.refresh_tokens, &self.sessions, taken.user, &hash)
                 .await?;
         tracing::info!(user = taken.user.0, revoked, "password reset through a mailed link; every session ended");
-        self.tell(&link, origin).await;
-        Ok(ResetOutcome::Done { username: link.username })
+        self.tell(link, origin).await;
+        Ok(ResetOutcome::Done { username: link.username.clone() })
     }
 
     /// Writes the notice of a reset to the account's address. A failure is

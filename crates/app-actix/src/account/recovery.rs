@@ -245,7 +245,7 @@ async fn reset(
     if !errors.is_empty() {
         return page(&errors, Some(CHECK_FIELDS), StatusCode::UNPROCESSABLE_ENTITY);
     }
-    match resets.complete(&path, SecretString::from(new.to_owned()), code, &origin(&req)).await {
+    match resets.complete(&link, &path, SecretString::from(new.to_owned()), code, &origin(&req)).await {
         Ok(ResetOutcome::Done { username }) => {
             let done =
                 DonePage { site: &PROVIDER, title: "Senha redefinida", username: &username, login_path: LOGIN_PATH };
