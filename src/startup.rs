@@ -169,14 +169,14 @@ impl Application {
             Arc::clone(&profiles),
             Arc::clone(&clock),
         );
-        let mail = mail_setup(settings, mode, &storage, &clock, exporter.as_ref())?;
+        let mail = mail_setup(settings, mode, local, &storage, &clock, exporter.as_ref())?;
         let security_log = SecurityLog::new(Arc::clone(&storage.security_events), Arc::clone(&clock));
         let security_log = Arc::new(match &mail {
-            Some(_) => security_log.with_notices(Notices {
+            Some(m) => security_log.with_notices(Notices {
                 users: Arc::clone(&storage.users),
                 mail: Arc::clone(&storage.mail),
-                renderer: Arc::new(MailTemplates::default()),
-                public_url: public_url(settings, mode, local)?,
+                renderer: Arc::clone(&m.renderer),
+                public_url: m.public_url.clone(),
             }),
             None => security_log,
         });
@@ -282,29 +282,29 @@ impl Application {
         let users = Arc::clone(&storage.users);
         let signup = Arc::new(SignupService::new(Arc::clone(&users), Arc::clone(&tokens), Arc::clone(&sessions)));
         let password_resets = match &mail {
-            Some(_) => Some(Arc::new(PasswordResetService::new(
+            Some(m) => Some(Arc::new(PasswordResetService::new(
                 PasswordResetPorts {
                     users: Arc::clone(&users),
                     directory: Arc::clone(&storage.directory),
                     mail: Arc::clone(&storage.mail),
-                    renderer: Arc::new(MailTemplates::default()),
+                    renderer: Arc::clone(&m.renderer),
                     refresh_tokens: Arc::clone(&refresh_tokens),
                     clock: Arc::clone(&clock),
                 },
                 Arc::clone(&tokens),
                 Arc::clone(&sessions),
                 factors.clone(),
-                &public_url(settings, mode, local)?,
+                &m.public_url,
             ))),
             None => None,
         };
         let email_confirmations = match &mail {
-            Some(_) => Some(Arc::new(EmailConfirmationService::new(
+            Some(m) => Some(Arc::new(EmailConfirmationService::new(
                 Arc::clone(&users),
                 Arc::clone(&storage.mail),
-                Arc::new(MailTemplates::default()),
+                Arc::clone(&m.renderer),
                 Arc::clone(&clock),
-                &public_url(settings, mode, local)?,
+                &m.public_url,
             ))),
             None => None,
         };
@@ -748,10 +748,12 @@ async fn send_mail(mail: Arc<MailSender>, mut stop: tokio::sync::watch::Receiver
     }
 }
 
-/// What sends mail: the sender and, in the demo without `smtp_url`, the
-/// sandbox mailbox it delivers to.
+/// What sends mail: the sender, the templates, the base of the links and,
+/// in the demo without `smtp_url`, the sandbox mailbox it delivers to.
 struct MailSetup {
     sender: Arc<MailSender>,
+    renderer: Arc<dyn credencial_application::MailRenderer>,
+    public_url: String,
     sandbox: Option<credencial_app_actix::sandbox_mail::SandboxMailbox>,
 }
 
@@ -761,6 +763,7 @@ struct MailSetup {
 fn mail_setup(
     settings: &Settings,
     mode: Mode,
+    local: SocketAddr,
     storage: &Storage,
     clock: &Arc<dyn Clock>,
     exporter: Option<&MetricsExporter>,
@@ -798,7 +801,12 @@ fn mail_setup(
         Some(e) => sender.with_metrics(e.metrics().clone()),
         None => sender,
     };
-    Ok(Some(MailSetup { sender: Arc::new(sender), sandbox }))
+    Ok(Some(MailSetup {
+        sender: Arc::new(sender),
+        renderer: Arc::new(MailTemplates::default()),
+        public_url: public_url(settings, mode, local)?,
+        sandbox,
+    }))
 }
 
 /// The base of links in mails: `public_url`, else `issuer_url`, else (in
