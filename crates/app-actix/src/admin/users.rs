@@ -298,7 +298,7 @@ async fn resend_confirmation(
     let Some(confirmations) = req.app_data::<web::Data<credencial_application::EmailConfirmationService>>() else {
         return Err(credencial_application::ServiceError::Invalid("o serviço não envia e-mails".into()));
     };
-    let account = accounts.view(id).await?.account;
+    let account = accounts.find(id).await?;
     staff.record(&audit_entry(actor, AuditAction::UserResendConfirmation, AuditTarget::User(account.username))).await?;
     confirmations.send(id).await?;
     Ok(())

@@ -434,7 +434,9 @@ impl AccountAdminService {
         Ok(self.refresh_tokens.revoke_user(id).await?)
     }
 
-    async fn find(&self, id: UserId) -> Result<AccountRecord, ServiceError> {
+    /// The account `id`, without its applications, logins or factors.
+    /// Errors: `UnknownUser`; `Storage`.
+    pub async fn find(&self, id: UserId) -> Result<AccountRecord, ServiceError> {
         self.store.find(id).await?.ok_or(ServiceError::UnknownUser)
     }
 }
