@@ -47,7 +47,8 @@ pub const MSG_CODIGO_INVALIDO: &str = "Código inválido. Confira o aplicativo e
 /// Why a link cannot be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkProblem {
-    /// No such link: never issued, already used, or replaced by a newer one.
+    /// No such link: never issued, already used, or deleted when the
+    /// account's address changed.
     Unknown,
     /// Its 30 minutes are over.
     Expired,

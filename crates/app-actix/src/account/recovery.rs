@@ -294,7 +294,7 @@ fn link_problem(problem: LinkProblem) -> HttpResponse {
     let (title, reason) = match problem {
         LinkProblem::Unknown => (
             "Link inválido",
-            "Este link não vale mais: ele já foi usado, foi substituído por um pedido mais recente ou não existe.",
+            "Este link não vale mais: ele já foi usado, o e-mail da conta mudou depois que ele foi enviado, ou ele não existe.",
         ),
         LinkProblem::Expired => ("Link expirado", "Este link passou do prazo de 30 minutos."),
         LinkProblem::PasswordChanged => {
