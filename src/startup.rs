@@ -16,6 +16,7 @@ use credencial_app_actix::metrics::{metrics_server, UPKEEP_INTERVAL};
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, MetricsExporter, Services};
 use credencial_application::admin::AccountAdminPorts;
 use credencial_application::security_log::Notices;
+use credencial_application::email_confirmation::ConfirmationPorts;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
     ClientLoginService, EmailConfirmationService, GrantService, LoginThrottle, MailSender, Metrics, OAuthService,
@@ -300,10 +301,14 @@ impl Application {
         };
         let email_confirmations = match &mail {
             Some(m) => Some(Arc::new(EmailConfirmationService::new(
-                Arc::clone(&users),
-                Arc::clone(&storage.mail),
-                Arc::clone(&m.renderer),
-                Arc::clone(&clock),
+                ConfirmationPorts {
+                    users: Arc::clone(&users),
+                    mail: Arc::clone(&storage.mail),
+                    renderer: Arc::clone(&m.renderer),
+                    refresh_tokens: Arc::clone(&refresh_tokens),
+                    clock: Arc::clone(&clock),
+                },
+                Arc::clone(&sessions),
                 &m.public_url,
             ))),
             None => None,

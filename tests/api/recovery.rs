@@ -558,7 +558,7 @@ async fn changes_and_logins_from_a_new_device_are_told_by_mail() {
     assert!(notice.contains("Não foi você?") && notice.contains(&format!("{PUBLIC_URL}/conta/recuperar/")));
     let told = got.len();
 
-    // A new address: the old one is told.
+    // A new address, once confirmed: the old one is told, with the undo link.
     let page = own.get("/conta/").await;
     let fields = with(
         vec![("csrf_token".into(), form_token(&page))],
@@ -566,8 +566,11 @@ async fn changes_and_logins_from_a_new_device_are_told_by_mail() {
     );
     let saved = own.post("/conta/", &fields).await;
     assert_eq!(saved.status, 303, "{}", saved.body);
-    let to_old = mail_where(&sink, |m| text_part(m).contains("E-mail da conta alterado")).await;
+    let link = link_in(&mail_to(&sink, "lia.nova@example.gov.br").await, "/conta/email/confirmar/");
+    assert_eq!(confirm_at(&mut Browser::new(&app), &link).await.status, 200);
+    let to_old = mail_where(&sink, |m| text_part(m).contains("foi trocado para lia.nova@example.gov.br")).await;
     assert_eq!(to_old.to, ["<lia@example.gov.br>"], "the old address is told");
+    assert!(text_part(&to_old).contains("/conta/email/desfazer/"), "with the undo link");
     assert!(told < sink.received().len());
 
     // Deactivated by staff: told at the new address.
@@ -609,6 +612,28 @@ fn confirmation_links(sink: &SmtpSink) -> Vec<String> {
         .collect()
 }
 
+/// The first mail to `address`, waiting for it.
+async fn mail_to(sink: &SmtpSink, address: &str) -> ReceivedMail {
+    let to = format!("<{address}>");
+    mail_where(sink, |m| m.to == [to.as_str()]).await
+}
+
+/// The path of the link under `path` that `mail` carries.
+fn link_in(mail: &ReceivedMail, path: &str) -> String {
+    let text = text_part(mail);
+    let word = text.split_whitespace().find(|w| w.contains(path)).unwrap_or_else(|| panic!("no {path} in {text}"));
+    word.strip_prefix(PUBLIC_URL).expect("the public URL").to_owned()
+}
+
+/// The account's address, as stored.
+async fn address(app: &TestApp, username: &str) -> String {
+    sqlx::query_scalar("SELECT email FROM users WHERE username = $1")
+        .bind(username)
+        .fetch_one(&app.db.pool)
+        .await
+        .expect("read")
+}
+
 async fn verified(app: &TestApp, username: &str) -> bool {
     let verified: i64 =
         sqlx::query_scalar("SELECT CASE WHEN email_verified THEN 1 ELSE 0 END FROM users WHERE username = $1")
@@ -619,7 +644,7 @@ async fn verified(app: &TestApp, username: &str) -> bool {
     verified == 1
 }
 
-/// Posts the button of the confirmation page at `path`.
+/// Posts the button of the confirmation (or undo) page at `path`.
 async fn confirm_at(browser: &mut Browser, path: &str) -> Page {
     let page = browser.get(path).await;
     assert_eq!(page.status, 200, "{}", page.body);
@@ -668,35 +693,18 @@ async fn a_new_or_changed_address_is_confirmed_through_its_link_and_only_then() 
     let home = own.get("/conta/").await;
     assert!(home.body.contains("(confirmado)") && !home.body.contains("Reenviar link"), "{}", home.body);
 
-    // A new address: unconfirmed at once, its link sent to it, the old links dead.
+    // A new address: the account keeps its confirmed one until the link to the new one is used.
     let page = own.get("/conta/").await;
     let fields = with(
         vec![("csrf_token".into(), form_token(&page))],
         &[("nome", "Lia"), ("email", "lia.nova@example.gov.br"), ("avatar", "")],
     );
     assert_eq!(own.post("/conta/", &fields).await.status, 303);
-    assert!(!verified(&app, "lia").await, "a changed address is unconfirmed");
-    let deadline = Instant::now() + PATIENCE;
-    let new_link = loop {
-        let links: Vec<String> = sink
-            .received()
-            .iter()
-            .filter(|m| m.to == ["<lia.nova@example.gov.br>"])
-            .filter_map(|m| {
-                let text = text_part(m);
-                text.split_whitespace()
-                    .find(|w| w.contains("/conta/email/confirmar/"))
-                    .map(|w| w.replacen(PUBLIC_URL, "", 1))
-            })
-            .collect();
-        if let Some(link) = links.into_iter().next() {
-            break link;
-        }
-        assert!(Instant::now() < deadline, "no link to the new address");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    assert!(verified(&app, "lia").await, "the address did not change yet");
+    let new_link = link_in(&mail_to(&sink, "lia.nova@example.gov.br").await, "/conta/email/confirmar/");
     assert_eq!(confirm_at(&mut other, &new_link).await.status, 200);
     assert!(verified(&app, "lia").await);
+    assert_eq!(address(&app, "lia").await, "lia.nova@example.gov.br");
 
     // A sign-up gets its link at once.
     let mut newcomer = Browser::new(&app);
@@ -720,6 +728,131 @@ async fn a_new_or_changed_address_is_confirmed_through_its_link_and_only_then() 
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!verified(&app, "nina").await, "unconfirmed until the link");
+}
+
+/// Posts the details form of `browser`'s overview with `email`.
+async fn change_address(browser: &mut Browser, email: &str) -> Page {
+    let page = browser.get("/conta/").await;
+    let fields = with(vec![("csrf_token".into(), form_token(&page))], &[("nome", "Lia"), ("email", email), ("avatar", "")]);
+    browser.post("/conta/", &fields).await
+}
+
+#[tokio::test]
+async fn a_change_of_address_waits_for_its_link_and_the_old_address_can_undo_it() {
+    let sink = SmtpSink::start().await;
+    let app = app_mailing_to(&sink, |_| {}).await;
+    let bia = app.add_user("bia", PASSWORD, true).await;
+    let bia_address: String = sqlx::query_scalar("SELECT email FROM users WHERE id = $1")
+        .bind(bia)
+        .fetch_one(&app.db.pool)
+        .await
+        .expect("read");
+    let mut own = signed_in_browser(&app, "lia", PASSWORD).await;
+
+    // Another account's address (in another case): refused on the form, no mail.
+    let taken = change_address(&mut own, &bia_address.to_uppercase()).await;
+    assert_eq!(taken.status, 422, "{}", taken.body);
+    assert!(taken.body.contains("E-mail"), "{}", taken.body);
+
+    // A request: the address stays, the overview says what waits, the link goes to the new address.
+    let asked = change_address(&mut own, "lia.errado@example.gov.br").await;
+    assert_eq!(asked.location.as_deref(), Some("/conta/?confirmacao=troca"), "{}", asked.body);
+    assert_eq!(address(&app, "lia").await, "lia@example.gov.br", "nothing changes before the link");
+    let home = own.get("/conta/?confirmacao=troca").await;
+    assert!(home.body.contains("Troca de e-mail pendente") && home.body.contains("lia.errado@example.gov.br"));
+    assert!(home.body.contains("só muda quando você abrir o link"), "{}", home.body);
+    let typo = link_in(&mail_to(&sink, "lia.errado@example.gov.br").await, "/conta/email/confirmar/");
+    let again = change_address(&mut own, "lia.nova@example.gov.br").await;
+    assert_eq!(again.location.as_deref(), Some("/conta/?confirmacao=troca-aguarde"), "not twice in a minute");
+    // A minute later, the right address: the first link is superseded.
+    sqlx::query("UPDATE mail_links SET issued_at = issued_at - 120").execute(&app.db.pool).await.expect("older");
+    let asked = change_address(&mut own, "lia.nova@example.gov.br").await;
+    assert_eq!(asked.location.as_deref(), Some("/conta/?confirmacao=troca"));
+    let link = link_in(&mail_to(&sink, "lia.nova@example.gov.br").await, "/conta/email/confirmar/");
+    let mut stranger = Browser::new(&app);
+    let superseded = confirm_at(&mut stranger, &typo).await;
+    assert_eq!(superseded.status, 410, "{}", superseded.body);
+    assert!(superseded.body.contains("substituído por um pedido mais novo"));
+    assert_eq!(address(&app, "lia").await, "lia@example.gov.br");
+
+    // Cancelled: the link dies. Asked again a minute later, and confirmed.
+    let token = vec![("csrf_token".to_owned(), form_token(&own.get("/conta/").await))];
+    let cancel_cross =
+        own.client.post(format!("{}/conta/email/cancelar/", app.address)).header("sec-fetch-site", "cross-site");
+    assert_eq!(own.send(cancel_cross.form(&token)).await.status, 403, "not from another site");
+    let cancelled = own.post("/conta/email/cancelar/", &token).await;
+    assert_eq!(cancelled.location.as_deref(), Some("/conta/?confirmacao=troca-cancelada"));
+    assert!(!own.get("/conta/").await.body.contains("Troca de e-mail pendente"));
+    assert_eq!(confirm_at(&mut stranger, &link).await.status, 410, "a cancelled change's link is dead");
+    sqlx::query("UPDATE mail_links SET issued_at = issued_at - 120").execute(&app.db.pool).await.expect("older");
+    let before = sink.received().len();
+    change_address(&mut own, "lia.nova@example.gov.br").await;
+    let deadline = Instant::now() + PATIENCE;
+    while sink.received().len() == before {
+        assert!(Instant::now() < deadline, "no second link");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let link = link_in(sink.received().last().expect("the mail"), "/conta/email/confirmar/");
+    // An expired link is refused.
+    sqlx::query("UPDATE mail_links SET expires_at = expires_at - 86400 WHERE purpose = 'email_change'")
+        .execute(&app.db.pool)
+        .await
+        .expect("expired");
+    assert_eq!(confirm_at(&mut stranger, &link).await.status, 410, "expired");
+    sqlx::query("UPDATE mail_links SET expires_at = expires_at + 86400 WHERE purpose = 'email_change'")
+        .execute(&app.db.pool)
+        .await
+        .expect("live again");
+    let forged = stranger.post(&link, &[("csrf_token".into(), "x".into())]).await;
+    assert_eq!(forged.status, 400, "a post without the page's token");
+    let done = confirm_at(&mut stranger, &link).await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    assert!(done.body.contains("E-mail alterado"));
+    assert_eq!(address(&app, "lia").await, "lia.nova@example.gov.br");
+    assert!(verified(&app, "lia").await, "confirmed by its link");
+    assert_eq!(confirm_at(&mut stranger, &link).await.status, 410, "once");
+    let security = own.get("/conta/seguranca/").await;
+    assert_eq!(security.status, 200, "a change ends no session");
+    assert!(security.body.contains("E-mail da conta alterado"), "{}", security.body);
+
+    // The old address got the undo link. Whoever changed the address changes it again:
+    // the first undo link still works, and puts the first address back.
+    let undo_mail = mail_where(&sink, |m| text_part(m).contains("/conta/email/desfazer/")).await;
+    assert_eq!(undo_mail.to, ["<lia@example.gov.br>"]);
+    let undo = link_in(&undo_mail, "/conta/email/desfazer/");
+    sqlx::query("UPDATE mail_links SET issued_at = issued_at - 120").execute(&app.db.pool).await.expect("older");
+    change_address(&mut own, "lia.terceira@example.gov.br").await;
+    let third = link_in(&mail_to(&sink, "lia.terceira@example.gov.br").await, "/conta/email/confirmar/");
+    assert_eq!(confirm_at(&mut stranger, &third).await.status, 200);
+    assert_eq!(address(&app, "lia").await, "lia.terceira@example.gov.br");
+
+    let mut owner = Browser::new(&app);
+    let form = owner.get(&undo).await;
+    assert_eq!(form.status, 200);
+    assert!(form.body.contains("Desfazer a troca"));
+    assert_eq!(address(&app, "lia").await, "lia.terceira@example.gov.br", "opening the link changes nothing");
+    assert_eq!(owner.post(&undo, &[("csrf_token".into(), "x".into())]).await.status, 400);
+    let undone = owner.post(&undo, &hidden_fields(&form.body)).await;
+    assert_eq!(undone.status, 200, "{}", undone.body);
+    assert!(undone.body.contains("Troca de e-mail desfeita") && undone.body.contains("/conta/recuperar/"));
+    assert_eq!(address(&app, "lia").await, "lia@example.gov.br");
+    assert!(verified(&app, "lia").await, "the link was opened from it");
+    let ended = own.get("/conta/").await;
+    assert_eq!(ended.status, 303, "every session ended: {}", ended.body);
+    assert_eq!(confirm_at(&mut owner, &undo).await.status, 410, "once");
+    // The second change's undo link (to the address in between) died with the undo.
+    let second_undo = mail_where(&sink, |m| {
+        m.to == ["<lia.nova@example.gov.br>"] && text_part(m).contains("/conta/email/desfazer/")
+    })
+    .await;
+    let second_undo = link_in(&second_undo, "/conta/email/desfazer/");
+    assert_eq!(confirm_at(&mut owner, &second_undo).await.status, 410);
+    // The restored address is told.
+    let told = mail_where(&sink, |m| text_part(m).contains("Troca de e-mail desfeita")).await;
+    assert_eq!(told.to, ["<lia@example.gov.br>"]);
+    let mut back = signed_in_browser(&app, "lia", PASSWORD).await;
+    let security = back.get("/conta/seguranca/").await;
+    assert!(security.body.contains("Troca de e-mail desfeita"), "{}", security.body);
 }
 
 #[tokio::test]

@@ -5,7 +5,8 @@ use credencial_domain::mail::{LinkPurpose, OutgoingMail};
 use credencial_domain::UserId;
 use credencial_ports::mail::{known_kinds_sql, ClaimRow, FailedRow, LinkRow, MAX_LIVE_LINKS};
 use credencial_ports::{
-    ClaimedMail, Confirmation, FailedMail, FailedTry, MailStore, NewLink, RepositoryError, StoredLink,
+    AddressSwitch, ChangeRequest, ClaimedMail, Confirmation, FailedMail, FailedTry, MailStore, NewLink, RepositoryError,
+    StoredLink, Switched,
 };
 use sqlx::PgPool;
 
@@ -39,6 +40,31 @@ fn insert_mail<'q>(
         .bind(mail.text.as_str())
         .bind(mail.html.as_str())
         .bind(now)
+}
+
+/// Writes `link` and the `mail` that carries it, issued at `now`, in `tx`.
+async fn insert_link(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    link: &NewLink,
+    mail: &OutgoingMail,
+    now: i64,
+) -> Result<(), RepositoryError> {
+    sqlx::query(
+        "INSERT INTO mail_links (token_hash, user_id, purpose, stamp, issued_at, expires_at, email) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&link.token_hash[..])
+    .bind(link.user.0)
+    .bind(link.state.purpose.code())
+    .bind(&link.state.stamp)
+    .bind(now)
+    .bind(link.state.expires_at)
+    .bind(&link.state.email)
+    .execute(&mut **tx)
+    .await
+    .map_err(to_repository_error)?;
+    insert_mail(mail, now).fetch_one(&mut **tx).await.map_err(to_repository_error)?;
+    Ok(())
 }
 
 #[async_trait]
@@ -75,21 +101,7 @@ impl MailStore for PgMail {
         if recent > 0 || live >= MAX_LIVE_LINKS {
             return Ok(false);
         }
-        sqlx::query(
-            "INSERT INTO mail_links (token_hash, user_id, purpose, stamp, issued_at, expires_at, email) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(&link.token_hash[..])
-        .bind(link.user.0)
-        .bind(link.state.purpose.code())
-        .bind(&link.state.stamp)
-        .bind(now)
-        .bind(link.state.expires_at)
-        .bind(&link.state.email)
-        .execute(&mut *tx)
-        .await
-        .map_err(to_repository_error)?;
-        insert_mail(mail, now).fetch_one(&mut *tx).await.map_err(to_repository_error)?;
+        insert_link(&mut tx, link, mail, now).await?;
         tx.commit().await.map_err(to_repository_error)?;
         Ok(true)
     }
@@ -164,6 +176,124 @@ impl MailStore for PgMail {
             .await
             .map_err(to_repository_error)?;
         Ok(done.rows_affected())
+    }
+
+    async fn request_change(
+        &self,
+        link: &NewLink,
+        email_key: &str,
+        mail: &OutgoingMail,
+        now: i64,
+        quiet_secs: i64,
+    ) -> Result<ChangeRequest, RepositoryError> {
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        // One request at a time per account (across instances).
+        sqlx::query("SELECT id FROM users WHERE id = $1 FOR NO KEY UPDATE")
+            .bind(link.user.0)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        let (taken, recent): (bool, bool) = sqlx::query_as(
+            "SELECT EXISTS (SELECT 1 FROM users WHERE email_key = $1 AND email_key <> '' AND id <> $2), \
+                    EXISTS (SELECT 1 FROM mail_links WHERE user_id = $2 AND purpose = $3 AND issued_at > $4)",
+        )
+        .bind(email_key)
+        .bind(link.user.0)
+        .bind(LinkPurpose::EmailChange.code())
+        .bind(now - quiet_secs)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        if taken {
+            return Ok(ChangeRequest::Taken);
+        }
+        if recent {
+            return Ok(ChangeRequest::TooSoon);
+        }
+        sqlx::query("DELETE FROM mail_links WHERE user_id = $1 AND purpose = $2")
+            .bind(link.user.0)
+            .bind(LinkPurpose::EmailChange.code())
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        insert_link(&mut tx, link, mail, now).await?;
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(ChangeRequest::Sent)
+    }
+
+    async fn pending_change(&self, user: UserId, now: i64) -> Result<Option<String>, RepositoryError> {
+        sqlx::query_scalar(
+            "SELECT email FROM mail_links WHERE user_id = $1 AND purpose = $2 AND expires_at > $3 \
+             ORDER BY issued_at DESC LIMIT 1",
+        )
+        .bind(user.0)
+        .bind(LinkPurpose::EmailChange.code())
+        .bind(now)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(to_repository_error)
+    }
+
+    async fn cancel_change(&self, user: UserId) -> Result<u64, RepositoryError> {
+        let done = sqlx::query("DELETE FROM mail_links WHERE user_id = $1 AND purpose = $2")
+            .bind(user.0)
+            .bind(LinkPurpose::EmailChange.code())
+            .execute(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        Ok(done.rows_affected())
+    }
+
+    async fn switch_address(&self, switch: &AddressSwitch) -> Result<Switched, RepositoryError> {
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        let taken: Option<i64> = sqlx::query_scalar(
+            "DELETE FROM mail_links WHERE token_hash = $1 AND purpose = $2 AND user_id = $3 AND email = $4 \
+             AND expires_at > $5 RETURNING user_id",
+        )
+        .bind(&switch.token_hash[..])
+        .bind(switch.purpose.code())
+        .bind(switch.user.0)
+        .bind(&switch.email)
+        .bind(switch.now)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        if taken.is_none() {
+            return Ok(Switched::NoLink);
+        }
+        // A change applies only to the address it was asked from.
+        let expected = switch.undo.as_ref().map(|(old, _, _)| old.as_str());
+        let done = sqlx::query(
+            "UPDATE users SET email = $2, email_key = $3, email_verified = TRUE \
+             WHERE id = $1 AND is_active AND ($4 IS NULL OR email = $4)",
+        )
+        .bind(switch.user.0)
+        .bind(&switch.email)
+        .bind(&switch.email_key)
+        .bind(expected)
+        .execute(&mut *tx)
+        .await;
+        match done {
+            Ok(done) if done.rows_affected() == 1 => {}
+            Ok(_) => return Ok(Switched::NoLink),
+            Err(e) if matches!(&e, sqlx::Error::Database(db) if db.is_unique_violation()) => return Ok(Switched::Taken),
+            Err(e) => return Err(to_repository_error(e)),
+        }
+        // Links mailed to the old address die; a change keeps the links
+        // that undo earlier changes (whoever changed the address must not
+        // be able to kill them by changing it again).
+        sqlx::query("DELETE FROM mail_links WHERE user_id = $1 AND ($2 OR purpose <> $3)")
+            .bind(switch.user.0)
+            .bind(switch.undo.is_none())
+            .bind(LinkPurpose::EmailUndo.code())
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        if let Some((_, link, mail)) = &switch.undo {
+            insert_link(&mut tx, link, mail, switch.now).await?;
+        }
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(Switched::Switched)
     }
 
     async fn claim(&self, now: i64, lease_until: i64, limit: u32) -> Result<Vec<ClaimedMail>, RepositoryError> {

@@ -97,6 +97,7 @@ struct ConfirmText<'a> {
     link: &'a str,
     hours: i64,
     email: &'a str,
+    change: bool,
 }
 
 #[derive(Template)]
@@ -108,6 +109,34 @@ struct ConfirmHtml<'a> {
     link: &'a str,
     hours: i64,
     email: &'a str,
+    change: bool,
+}
+
+#[derive(Template)]
+#[template(path = "mail/email_undo.txt")]
+struct UndoText<'a> {
+    site: &'static Site,
+    name: &'a str,
+    link: &'a str,
+    days: i64,
+    new_email: &'a str,
+    when: String,
+    device: &'a str,
+    place: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "mail/email_undo.html")]
+struct UndoHtml<'a> {
+    site: &'static Site,
+    subject: &'a str,
+    name: &'a str,
+    link: &'a str,
+    days: i64,
+    new_email: &'a str,
+    when: String,
+    device: &'a str,
+    place: &'a str,
 }
 
 /// The subject and first line of a notice of `kind`.
@@ -119,9 +148,9 @@ fn notice_heading(kind: SecurityEventKind, detail: &str, site: &Site) -> (String
             "Um dos seus códigos de recuperação foi usado para entrar na sua conta. Cada código vale uma vez.",
         ),
         K::Login => ("entrada em um dispositivo novo", "Houve uma entrada na sua conta de um navegador ou rede que não estava entre as suas entradas recentes."),
-        K::EmailChanged => (
-            "o e-mail da conta foi alterado",
-            "O e-mail da sua conta foi trocado. As próximas mensagens irão para o novo endereço; esta vai para o anterior.",
+        K::EmailChangeUndone => (
+            "a troca de e-mail foi desfeita",
+            "A troca do e-mail da sua conta foi desfeita pelo link enviado a este endereço, e todas as sessões foram encerradas.",
         ),
         K::AccountDeactivated => ("a conta foi desativada", "A sua conta foi desativada pela equipe do serviço e todas as sessões foram encerradas."),
         _ => ("alteração na sua conta", "Houve uma alteração na segurança da sua conta."),
@@ -169,12 +198,23 @@ impl MailRenderer for MailTemplates {
                 let html = ResetDoneHtml { site, subject: &subject, name, when, device, place, recover_link }.render();
                 (MailKind::PasswordResetDone, subject, text, html)
             }
-            MailContent::EmailConfirm { name, link, hours, email } => {
-                let subject = format!("Confirme o seu e-mail no {}", site.name);
-                let name = first_name(name);
-                let text = ConfirmText { site, name, link, hours: *hours, email }.render();
-                let html = ConfirmHtml { site, subject: &subject, name, link, hours: *hours, email }.render();
+            MailContent::EmailConfirm { name, link, hours, email, change } => {
+                let subject = match change {
+                    true => format!("Confirme o seu novo e-mail no {}", site.name),
+                    false => format!("Confirme o seu e-mail no {}", site.name),
+                };
+                let (name, hours, change) = (first_name(name), *hours, *change);
+                let text = ConfirmText { site, name, link, hours, email, change }.render();
+                let html = ConfirmHtml { site, subject: &subject, name, link, hours, email, change }.render();
                 (MailKind::EmailConfirm, subject, text, html)
+            }
+            MailContent::EmailUndo { name, link, days, new_email, at, device, place } => {
+                let subject = format!("Aviso de segurança do {}: o e-mail da conta foi alterado", site.name);
+                let (name, days, when) = (first_name(name), *days, brasilia_time(*at));
+                let text = UndoText { site, name, link, days, new_email, when: when.clone(), device, place }.render();
+                let html =
+                    UndoHtml { site, subject: &subject, name, link, days, new_email, when, device, place }.render();
+                (MailKind::EmailUndo, subject, text, html)
             }
             MailContent::SecurityNotice { name, kind, detail, at, device, place, recover_link } => {
                 let (subject, headline) = notice_heading(*kind, detail, site);

@@ -11,11 +11,11 @@
 
 use std::sync::Arc;
 
-use credencial_domain::account::{AccountDetails, FieldErrors, UniqueField};
+use credencial_domain::account::{AccountDetails, EmailAddress, FieldErrors, UniqueField};
 use credencial_domain::session::AuthMethod;
 use credencial_domain::throttle::Subject;
 use credencial_domain::{check_new_password, AccountIdentifiers, UserId, Username};
-use credencial_ports::{DetailsUpdate, RefreshTokenStore, UserRepository};
+use credencial_ports::{ChangeRequest, DetailsUpdate, RefreshTokenStore, UserRepository};
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::email_confirmation::EmailConfirmationService;
@@ -33,6 +33,12 @@ pub const MSG_SENHA_ATUAL: &str = "A senha atual não confere.";
 pub enum DetailsOutcome {
     /// The details were stored.
     Saved,
+    /// The name and avatar were stored; the new address takes effect once
+    /// confirmed through the link just sent to it.
+    ChangePending,
+    /// The name and avatar were stored; a change of address was asked for
+    /// less than a minute ago, so no link was sent for this one.
+    ChangeTooSoon,
     /// Nothing was stored: these fields were refused.
     Refused(FieldErrors),
 }
@@ -82,19 +88,22 @@ impl AccountEditService {
         Self { users, refresh_tokens, tokens, sessions, confirmations: None }
     }
 
-    /// The same service, also deleting the links mailed to an address
-    /// when the account's address changes and sending the new one a
-    /// confirmation link.
+    /// The same service, changing an account's address only once the new
+    /// one is confirmed through a link sent to it.
     pub fn with_confirmations(mut self, confirmations: Arc<EmailConfirmationService>) -> Self {
         self.confirmations = Some(confirmations);
         self
     }
 
     /// Stores the details of `user` (checked at the edge), sent from
-    /// `origin`. A new e-mail address is recorded in the security activity
-    /// (the old one told by mail). Errors: `Throttled` while the address is
+    /// `origin`. When the service sends mail and the account has an
+    /// address, a new address is not stored: a link goes to it, and the
+    /// change takes effect when the link is used
+    /// ([`EmailConfirmationService::confirm`]). Without mail (or without an
+    /// address to protect) it is stored at once, unconfirmed, and recorded
+    /// in the security activity. Errors: `Throttled` while the address is
     /// limited (nothing is stored); `UnknownUser` when the account is gone
-    /// or inactive; `Storage`.
+    /// or inactive; `Storage`, `Internal`.
     pub async fn update_details(
         &self,
         user: UserId,
@@ -104,13 +113,33 @@ impl AccountEditService {
         let from = origin.address;
         let throttle = self.tokens.throttle();
         throttle.check_address(from).await?;
-        let before = self.users.find_summary_by_id(user).await?;
+        let before = self.users.find_summary_by_id(user).await?.filter(|a| a.is_active);
+        let Some(before) = before else { return Err(ServiceError::UnknownUser) };
+        let current = EmailAddress::parse(&before.email);
+        let new_address = current.as_ref().is_none_or(|c| c.key() != details.email.key());
+        if let (true, Some(current), Some(confirmations)) = (new_address, &current, &self.confirmations) {
+            // The address stays until the new one is confirmed.
+            let change = match confirmations.request_change(user, &details.email).await? {
+                ChangeRequest::Taken => {
+                    throttle.record_address_failure(from).await?;
+                    return Ok(DetailsOutcome::Refused(UniqueField::errors(&[UniqueField::Email])));
+                }
+                ChangeRequest::Sent => DetailsOutcome::ChangePending,
+                ChangeRequest::TooSoon => DetailsOutcome::ChangeTooSoon,
+            };
+            let kept = AccountDetails { email: current.clone(), ..details.clone() };
+            return match self.users.update_details(user, &kept).await? {
+                DetailsUpdate::Updated => Ok(change),
+                DetailsUpdate::EmailTaken | DetailsUpdate::NotFound => Err(ServiceError::UnknownUser),
+            };
+        }
         match self.users.update_details(user, details).await? {
             DetailsUpdate::Updated => {
                 tracing::info!(user = user.0, "account details changed");
-                let old = before.map(|b| b.email).filter(|old| !old.eq_ignore_ascii_case(details.email.as_str()));
-                if let Some(old) = old {
-                    self.sessions.record_event(user, SecurityEventKind::EmailChanged, &old, Some(origin)).await?;
+                if new_address && !before.email.trim().is_empty() {
+                    self.sessions.record_event(user, SecurityEventKind::EmailChanged, &before.email, Some(origin)).await?;
+                }
+                if new_address {
                     // Links mailed to the old address must not outlive it;
                     // the new one is asked to confirm.
                     if let Some(confirmations) = &self.confirmations {

@@ -62,6 +62,27 @@ pub enum MailContent {
         hours: i64,
         /// The address it confirms.
         email: String,
+        /// Whether it confirms a change to this address (which takes
+        /// effect only then), rather than the account's current address.
+        change: bool,
+    },
+    /// To the old address, once a change of address took effect: what
+    /// changed, and a link that undoes it.
+    EmailUndo {
+        /// The person's name.
+        name: String,
+        /// The link that puts the old address back.
+        link: String,
+        /// How many days it works.
+        days: i64,
+        /// The account's new address.
+        new_email: String,
+        /// When the change was confirmed (Unix seconds).
+        at: i64,
+        /// The browser and system summary that confirmed it.
+        device: String,
+        /// The approximate place.
+        place: String,
     },
     /// A change to the account's security, or a login from a device not
     /// seen before.

@@ -107,9 +107,9 @@ impl SecurityLog {
     async fn tell(&self, user: UserId, kind: SecurityEventKind, event: &SecurityEvent) -> Result<(), ServiceError> {
         let Some(notices) = &self.notices else { return Ok(()) };
         let Some(account) = notices.users.find_summary_by_id(user).await? else { return Ok(()) };
-        // A new address: the old one is told (it may be the person's only
-        // way to learn that someone took the account over).
-        let to = if kind == SecurityEventKind::EmailChanged { &event.detail } else { &account.email };
+        // (A change of address is told to the old address by its own
+        // mail, with the link that undoes it.)
+        let to = &account.email;
         if to.trim().is_empty() {
             return Ok(());
         }

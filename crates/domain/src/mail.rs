@@ -1,14 +1,14 @@
 //! Mail the service sends (issue 24): what one mail is, the links a mail
-//! carries (a password reset, later an address confirmation) and their
-//! rules, and how a mail that could not be delivered is retried.
+//! carries (a password reset, an address confirmation, a change of address
+//! and its undo) and their rules, and how a mail that could not be
+//! delivered is retried.
 //!
 //! A link is an opaque random token (the shape of a
 //! [`SessionToken`](crate::session::SessionToken)); the store keeps only its
 //! SHA-256, with what the link is for, whose it is, the password stamp it
 //! was issued under and when it expires. A link is taken (deleted) when it
-//! is used, so it works once; issuing a new one of the same purpose deletes
-//! the older ones; a reset link is bound to the password stamp, so it dies
-//! as soon as the password changes by any route.
+//! is used, so it works once; a reset link is bound to the password stamp,
+//! so it dies as soon as the password changes by any route.
 
 use crate::redacted::Redacted;
 
@@ -45,13 +45,18 @@ pub enum MailKind {
     /// A notice of a change to the account's security (a factor, the
     /// password, a login from a new device, …).
     SecurityNotice,
-    /// A link that confirms the account's address.
+    /// A link that confirms the account's address, or a new address the
+    /// person asked to change to.
     EmailConfirm,
+    /// A notice to the old address that the account's address changed, with
+    /// a link that undoes the change.
+    EmailUndo,
 }
 
 impl MailKind {
     /// Every kind.
-    pub const ALL: [Self; 4] = [Self::PasswordReset, Self::PasswordResetDone, Self::SecurityNotice, Self::EmailConfirm];
+    pub const ALL: [Self; 5] =
+        [Self::PasswordReset, Self::PasswordResetDone, Self::SecurityNotice, Self::EmailConfirm, Self::EmailUndo];
 
     /// The stored code.
     pub fn code(self) -> &'static str {
@@ -60,6 +65,7 @@ impl MailKind {
             Self::PasswordResetDone => "password_reset_done",
             Self::SecurityNotice => "security_notice",
             Self::EmailConfirm => "email_confirm",
+            Self::EmailUndo => "email_undo",
         }
     }
 
@@ -75,6 +81,7 @@ impl MailKind {
             Self::PasswordResetDone => "Aviso de senha redefinida",
             Self::SecurityNotice => "Aviso de segurança",
             Self::EmailConfirm => "Confirmação do e-mail",
+            Self::EmailUndo => "Aviso de e-mail alterado (com link para desfazer)",
         }
     }
 }
@@ -86,17 +93,25 @@ pub enum LinkPurpose {
     PasswordReset,
     /// Confirming that the person receives mail at the account's address.
     EmailConfirm,
+    /// Confirming a new address the person asked to change to: the change
+    /// takes effect when the link is used. The link carries the new address.
+    EmailChange,
+    /// Undoing a change of address, from the old address: the link carries
+    /// the old address and puts it back.
+    EmailUndo,
 }
 
 impl LinkPurpose {
     /// Every purpose.
-    pub const ALL: [Self; 2] = [Self::PasswordReset, Self::EmailConfirm];
+    pub const ALL: [Self; 4] = [Self::PasswordReset, Self::EmailConfirm, Self::EmailChange, Self::EmailUndo];
 
     /// The stored code.
     pub fn code(self) -> &'static str {
         match self {
             Self::PasswordReset => "password_reset",
             Self::EmailConfirm => "email_confirm",
+            Self::EmailChange => "email_change",
+            Self::EmailUndo => "email_undo",
         }
     }
 
@@ -111,7 +126,9 @@ impl LinkPurpose {
             // At most 30 minutes (issue 24).
             Self::PasswordReset => 30 * 60,
             // A day (issue 24).
-            Self::EmailConfirm => 24 * 3600,
+            Self::EmailConfirm | Self::EmailChange => 24 * 3600,
+            // A week: the old address's owner may read mail seldom (issue 24).
+            Self::EmailUndo => 7 * 24 * 3600,
         }
     }
 }
@@ -135,7 +152,8 @@ pub struct LinkState {
     pub stamp: String,
     /// Until when it works (Unix seconds, exclusive).
     pub expires_at: i64,
-    /// The address a confirmation link confirms (`""` for a reset link).
+    /// The address a confirmation link confirms, the new address of a
+    /// change, the old address an undo puts back (`""` for a reset link).
     pub email: String,
 }
 
@@ -214,6 +232,8 @@ mod tests {
     fn a_reset_link_works_for_thirty_minutes_under_the_stamp_it_was_issued_with() {
         assert!(LinkPurpose::PasswordReset.lifetime_secs() <= 30 * 60);
         assert_eq!(LinkPurpose::EmailConfirm.lifetime_secs(), 24 * 3600);
+        assert_eq!(LinkPurpose::EmailChange.lifetime_secs(), 24 * 3600);
+        assert_eq!(LinkPurpose::EmailUndo.lifetime_secs(), 7 * 24 * 3600);
         let stamp = PasswordStamp::of("pbkdf2_sha256$1000$salt$hash");
         let issued = 1_000;
         let link = LinkState {

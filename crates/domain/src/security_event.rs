@@ -32,11 +32,14 @@ pub enum SecurityEventKind {
     EmailChanged,
     /// Staff deactivated the account.
     AccountDeactivated,
+    /// A change of address was undone through the link mailed to the old
+    /// address (the address that was undone is the detail).
+    EmailChangeUndone,
 }
 
 impl SecurityEventKind {
     /// Every kind.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 14] = [
         Self::Login,
         Self::TotpEnabled,
         Self::TotpDisabled,
@@ -50,6 +53,7 @@ impl SecurityEventKind {
         Self::PasswordRecovered,
         Self::EmailChanged,
         Self::AccountDeactivated,
+        Self::EmailChangeUndone,
     ];
 
     /// The stored code.
@@ -68,6 +72,7 @@ impl SecurityEventKind {
             Self::PasswordRecovered => "password_recovered",
             Self::EmailChanged => "email_changed",
             Self::AccountDeactivated => "account_deactivated",
+            Self::EmailChangeUndone => "email_change_undone",
         }
     }
 
@@ -81,13 +86,14 @@ impl SecurityEventKind {
 /// mail, and how: `Some(false)` for a change, `Some(true)` for a login that
 /// may be from a new device (told only when the device is new), `None` for
 /// no mail. A login with a recovery code is always told (a code was used
-/// up); a reset through a mailed link has its own mail.
+/// up); a reset through a mailed link, and a change of address (the old
+/// address gets a mail with a link that undoes it), have their own mails.
 pub fn notice_for(kind: SecurityEventKind, detail: &str) -> Option<bool> {
     use SecurityEventKind as K;
     match kind {
         K::Login if detail.split_whitespace().any(|m| m == "rec") => Some(false),
         K::Login => Some(true),
-        K::PasswordRecovered => None,
+        K::PasswordRecovered | K::EmailChanged => None,
         K::TotpEnabled
         | K::TotpDisabled
         | K::PasskeyAdded
@@ -97,8 +103,8 @@ pub fn notice_for(kind: SecurityEventKind, detail: &str) -> Option<bool> {
         | K::PasswordReset
         | K::FactorsReset
         | K::OtherSessionsEnded
-        | K::EmailChanged
-        | K::AccountDeactivated => Some(false),
+        | K::AccountDeactivated
+        | K::EmailChangeUndone => Some(false),
     }
 }
 
@@ -123,7 +129,9 @@ mod tests {
             let told = notice_for(kind, "pwd");
             match kind {
                 SecurityEventKind::Login => assert_eq!(told, Some(true)),
-                SecurityEventKind::PasswordRecovered => assert_eq!(told, None, "its own mail"),
+                SecurityEventKind::PasswordRecovered | SecurityEventKind::EmailChanged => {
+                    assert_eq!(told, None, "its own mail")
+                }
                 _ => assert_eq!(told, Some(false), "{kind:?}"),
             }
         }

@@ -38,7 +38,10 @@ pub use error::RepositoryError;
 pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostTableEngine, HostTableStore, HostUserError, HostUserStore, StatementFailure, UpsertOutcome};
 pub use login_failures::LoginFailureLog;
-pub use mail::{ClaimedMail, Confirmation, FailedMail, FailedTry, MailError, MailStore, Mailer, NewLink, StoredLink};
+pub use mail::{
+    AddressSwitch, ChangeRequest, ClaimedMail, Confirmation, FailedMail, FailedTry, MailError, MailStore, Mailer, NewLink,
+    StoredLink, Switched,
+};
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
 pub use pool::{PoolConnections, PoolStatus};
 pub use profile::{ClientRead, ProfileRepository, Snapshot, SnapshotStore};

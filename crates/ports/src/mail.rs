@@ -80,7 +80,61 @@ pub enum Confirmation {
     /// The link was taken, but the account's address changed since it was
     /// sent: nothing was confirmed.
     AddressChanged(UserId),
+    /// The link confirmed a change of address: the account has the new
+    /// address, confirmed.
+    Changed(UserId),
+    /// The link would change the account's address to one another account
+    /// has now: nothing changed.
+    Taken(UserId),
     /// No such live link.
+    NoLink,
+}
+
+/// What a request to change an account's address did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeRequest {
+    /// The link and its mail were written; earlier requests' links died.
+    Sent,
+    /// A link for a change was issued less than the quiet time ago:
+    /// nothing was written.
+    TooSoon,
+    /// Another account has the address: nothing was written.
+    Taken,
+}
+
+/// An address to put on an account through a link: a requested change
+/// being confirmed (from the new address), or a change being undone (from
+/// the old one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddressSwitch {
+    /// The SHA-256 of the link's token.
+    pub token_hash: [u8; 32],
+    /// The link's purpose: `EmailChange` or `EmailUndo`.
+    pub purpose: LinkPurpose,
+    /// Whose account.
+    pub user: UserId,
+    /// The address to set (the link's), confirmed by the link's use.
+    pub email: String,
+    /// Its key (`EmailKey`), unique among accounts.
+    pub email_key: String,
+    /// A change: the address the account has now, which must still be its
+    /// address, and the link (with its mail, to that address) that undoes
+    /// the change. `None` for an undo.
+    pub undo: Option<(String, NewLink, OutgoingMail)>,
+    /// Now (Unix seconds): the link must be live.
+    pub now: i64,
+}
+
+/// What an [`AddressSwitch`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Switched {
+    /// The account has the new address, confirmed; its other links died
+    /// (a change keeps the links that undo earlier changes).
+    Switched,
+    /// Another account has the address: nothing changed, the link stays.
+    Taken,
+    /// No such live link (used, expired, superseded), or the account's
+    /// address or activation changed since: nothing changed.
     NoLink,
 }
 
@@ -189,6 +243,35 @@ pub trait MailStore: Send + Sync + 'static {
     /// Deletes every link of `user` (its address changed: links mailed to
     /// the old one must die): how many. Errors: `Unexpected`.
     async fn forget_links(&self, user: UserId) -> Result<u64, RepositoryError>;
+
+    /// Issues `link` (an `EmailChange` link carrying the new address, whose
+    /// key is `email_key`) and writes `mail` in one transaction, and
+    /// deletes the account's earlier change links (the newest request is
+    /// the person's intent); unless another account has the address, or
+    /// the account's last change link was issued less than `quiet_secs`
+    /// before `now`. Errors: `Unexpected`.
+    async fn request_change(
+        &self,
+        link: &NewLink,
+        email_key: &str,
+        mail: &OutgoingMail,
+        now: i64,
+        quiet_secs: i64,
+    ) -> Result<ChangeRequest, RepositoryError>;
+
+    /// The address of `user`'s live change request at `now`, if any.
+    /// Errors: `Unexpected`.
+    async fn pending_change(&self, user: UserId, now: i64) -> Result<Option<String>, RepositoryError>;
+
+    /// Deletes `user`'s change requests: how many. Errors: `Unexpected`.
+    async fn cancel_change(&self, user: UserId) -> Result<u64, RepositoryError>;
+
+    /// Applies `switch` in one transaction: takes its live link, sets the
+    /// account's address (confirmed), deletes the account's other links
+    /// (but, on a change, those that undo earlier changes) and, on a
+    /// change, issues the undo link and writes its mail. Errors:
+    /// `Unexpected`.
+    async fn switch_address(&self, switch: &AddressSwitch) -> Result<Switched, RepositoryError>;
 
     /// Claims up to `limit` mails due at `now` (the oldest due first),
     /// moving their next try to `lease_until`. Errors: `Unexpected`.

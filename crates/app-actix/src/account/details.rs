@@ -28,6 +28,15 @@ pub fn notice(req: &HttpRequest) -> Option<&'static str> {
         Some("aguarde") => {
             return Some("Um link de confirmação acabou de ser enviado: confira a sua caixa de entrada.")
         }
+        Some("troca") => {
+            return Some(
+                "Enviamos um link para o novo endereço. O e-mail da conta só muda quando você abrir o link, em até 24 horas.",
+            )
+        }
+        Some("troca-aguarde") => {
+            return Some("Você pediu outra troca de e-mail há menos de um minuto: aguarde um pouco e envie de novo.")
+        }
+        Some("troca-cancelada") => return Some("A troca de e-mail foi cancelada. O e-mail da conta não mudou."),
         _ => {}
     }
     (query.get("salvo").ok().flatten() == Some("1")).then_some(SAVED)
@@ -52,7 +61,7 @@ pub async fn update(
             Ok(account) => {
                 let token = s.account_form_token();
                 let mut page = pages::overview(&account, &token, None);
-                page.email_confirmed = super::email::confirmed(r, s.user_id).await;
+                super::email::show_state(&mut page, r, s.user_id).await;
                 page.message = Some(&message);
                 page.form = typed;
                 page.errors = errors;
@@ -78,6 +87,8 @@ pub async fn update(
     }
     match edits.update_details(session.user_id, &details, &crate::session::origin(&req)).await {
         Ok(DetailsOutcome::Saved) => see_other(SAVED_LOCATION),
+        Ok(DetailsOutcome::ChangePending) => see_other("/conta/?confirmacao=troca"),
+        Ok(DetailsOutcome::ChangeTooSoon) => see_other("/conta/?confirmacao=troca-aguarde"),
         Ok(DetailsOutcome::Refused(errors)) => {
             refused_with(errors, CHECK_FIELDS.into(), StatusCode::UNPROCESSABLE_ENTITY).await
         }

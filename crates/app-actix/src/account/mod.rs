@@ -313,7 +313,7 @@ async fn overview(req: HttpRequest, accounts: web::Data<AccountService>) -> Http
             let notice = details::notice(&req);
             let token = session.account_form_token();
             let mut page = pages::overview(&account, &token, notice);
-            page.email_confirmed = email::confirmed(&req, session.user_id).await;
+            email::show_state(&mut page, &req, session.user_id).await;
             html::html(html::response(StatusCode::OK), &page)
         }
         Err(e) => service_failure(&req, e),

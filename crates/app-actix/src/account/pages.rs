@@ -86,6 +86,8 @@ pub struct Overview<'a> {
     /// Whether the address is confirmed: `None` when the service sends no
     /// mail (nothing to say).
     pub email_confirmed: Option<bool>,
+    /// The address the person asked to change to, until they confirm it.
+    pub email_pending: Option<String>,
 }
 
 /// The values of the overview's details form.
@@ -127,6 +129,7 @@ pub fn overview<'a>(account: &'a AccountOverview, form_token: &'a str, notice: O
         form: DetailsValues { nome: &account.name, email: &account.email, avatar: &account.avatar },
         errors: FieldErrors::new(),
         email_confirmed: None,
+        email_pending: None,
     }
 }
 

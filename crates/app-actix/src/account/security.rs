@@ -244,6 +244,7 @@ pub(crate) fn kind_words(kind: SecurityEventKind, detail: &str) -> String {
         K::PasswordRecovered => "Senha redefinida pelo link enviado por e-mail".into(),
         K::EmailChanged => format!("E-mail da conta alterado (o anterior era {detail})"),
         K::AccountDeactivated => "Conta desativada pela equipe do serviço".into(),
+        K::EmailChangeUndone => format!("Troca de e-mail desfeita pelo endereço anterior ({detail} saiu da conta)"),
     }
 }
 

@@ -277,10 +277,14 @@ pub enum SessionEnd {
     Staff,
     /// Over by time, deleted by the purge.
     Expired,
+    /// A change of address was undone from the old address (whoever changed
+    /// it may hold a session).
+    EmailUndo,
 }
 
 impl SessionEnd {
-    pub(super) const ALL: [Self; 5] = [Self::Logout, Self::Person, Self::PasswordChange, Self::Staff, Self::Expired];
+    pub(super) const ALL: [Self; 6] =
+        [Self::Logout, Self::Person, Self::PasswordChange, Self::Staff, Self::Expired, Self::EmailUndo];
 
     /// The label value.
     pub fn label(self) -> &'static str {
@@ -290,6 +294,7 @@ impl SessionEnd {
             Self::PasswordChange => "password_change",
             Self::Staff => "staff",
             Self::Expired => "expired",
+            Self::EmailUndo => "email_undo",
         }
     }
 }

@@ -25,6 +25,9 @@ contract!(
     links_are_issued_with_their_mail_within_the_accounts_limits_and_taken_once,
     an_accounts_links_are_forgotten_and_go_with_the_account,
     a_confirmation_link_confirms_the_address_it_was_sent_to_once,
+    a_change_request_replaces_the_last_one_and_refuses_a_taken_address,
+    a_confirmed_change_sets_the_address_and_keeps_the_undo_links,
+    an_undo_puts_the_old_address_back_and_kills_every_link,
 );
 
 fn mail(to: &str, kind: MailKind) -> OutgoingMail {
@@ -321,4 +324,175 @@ async fn a_confirmation_link_confirms_the_address_it_was_sent_to_once<B: Backend
     assert!(store.email_verified(ana).await.expect("read"), "the same address stays confirmed");
     b.users().update_details(ana, &details("ana.nova@example.org")).await.expect("saved");
     assert!(!store.email_verified(ana).await.expect("read"), "a new address is unconfirmed");
+}
+
+/// A link of `purpose` for `user` carrying `email`, working until `expires_at`.
+fn address_link(
+    user: credencial_domain::UserId,
+    purpose: LinkPurpose,
+    email: &str,
+    expires_at: i64,
+) -> (SessionToken, NewLink) {
+    let token = SessionToken::generate();
+    let state = LinkState { purpose, stamp: String::new(), expires_at, email: email.into() };
+    (token.clone(), NewLink { token_hash: token.hash(), user, state })
+}
+
+fn key(email: &str) -> String {
+    credencial_domain::account::EmailAddress::parse(email).expect("an address").key().as_str().to_owned()
+}
+
+async fn address_of<B: Backend>(b: &B, user: credencial_domain::UserId) -> String {
+    b.users().find_summary_by_id(user).await.expect("read").expect("the account").email
+}
+
+async fn a_change_request_replaces_the_last_one_and_refuses_a_taken_address<B: Backend>() {
+    use credencial_ports::ChangeRequest;
+    let b = B::fresh().await;
+    let ana = b.create_user("ana").await;
+    let bia = b.create_user("bia").await;
+    let store = b.mail();
+    let before = address_of(&b, ana).await;
+    let bia_address = address_of(&b, bia).await;
+    let change = |email: &str| address_link(ana, LinkPurpose::EmailChange, email, 100_000);
+    let (first_token, first) = change("ana.nova@example.org");
+    let note = mail("ana.nova@example.org", MailKind::EmailConfirm);
+    let asked = store.request_change(&first, &key("ana.nova@example.org"), &note, 100, 60).await.expect("asked");
+    assert_eq!(asked, ChangeRequest::Sent);
+    assert_eq!(store.pending_change(ana, 100).await.expect("read").as_deref(), Some("ana.nova@example.org"));
+    assert_eq!(address_of(&b, ana).await, before, "the address waits for the link");
+    assert_eq!(store.waiting().await.expect("counted"), 1, "the mail went in with the link");
+    // Within the quiet time: nothing.
+    let (_, soon) = change("ana.outra@example.org");
+    let asked = store.request_change(&soon, &key("ana.outra@example.org"), &note, 150, 60).await.expect("asked");
+    assert_eq!(asked, ChangeRequest::TooSoon);
+    // Bia's address (in another case): taken, nothing written.
+    let (_, taken) = change(&bia_address.to_uppercase());
+    let asked = store.request_change(&taken, &key(&bia_address.to_uppercase()), &note, 200, 60).await.expect("asked");
+    assert_eq!(asked, ChangeRequest::Taken);
+    assert_eq!(store.waiting().await.expect("counted"), 1);
+    // Her own current address is not "taken" by someone else.
+    let (_, own) = change(&before);
+    assert_eq!(store.request_change(&own, &key(&before), &note, 300, 60).await.expect("asked"), ChangeRequest::Sent);
+    // A newer request replaces the older one.
+    let (second_token, second) = change("ana.segunda@example.org");
+    let asked = store.request_change(&second, &key("ana.segunda@example.org"), &note, 400, 60).await.expect("asked");
+    assert_eq!(asked, ChangeRequest::Sent);
+    assert!(store.find_link(&first_token.hash()).await.expect("read").is_none(), "superseded");
+    assert!(store.find_link(&second_token.hash()).await.expect("read").is_some());
+    assert_eq!(store.pending_change(ana, 400).await.expect("read").as_deref(), Some("ana.segunda@example.org"));
+    assert_eq!(store.pending_change(ana, 100_000).await.expect("read"), None, "not once expired");
+    assert_eq!(store.pending_change(bia, 400).await.expect("read"), None, "only hers");
+    assert_eq!(store.cancel_change(ana).await.expect("cancelled"), 1);
+    assert_eq!(store.pending_change(ana, 400).await.expect("read"), None);
+}
+
+async fn a_confirmed_change_sets_the_address_and_keeps_the_undo_links<B: Backend>() {
+    use credencial_ports::{AddressSwitch, ChangeRequest, Switched};
+    let b = B::fresh().await;
+    let ana = b.create_user("ana").await;
+    let bia = b.create_user("bia").await;
+    let store = b.mail();
+    let old = address_of(&b, ana).await;
+    let switch = |token: &SessionToken, email: &str, undo: Option<(String, NewLink, OutgoingMail)>, now| AddressSwitch {
+        token_hash: token.hash(),
+        purpose: LinkPurpose::EmailChange,
+        user: ana,
+        email: email.into(),
+        email_key: key(email),
+        undo,
+        now,
+    };
+    let undo_of = |from: &str| {
+        let (token, link) = address_link(ana, LinkPurpose::EmailUndo, from, 900_000);
+        (token, (from.to_owned(), link, mail(from, MailKind::EmailUndo)))
+    };
+    let new = "ana.nova@example.org";
+    let (token, change) = address_link(ana, LinkPurpose::EmailChange, new, 10_000);
+    let note = mail(new, MailKind::EmailConfirm);
+    assert_eq!(store.request_change(&change, &key(new), &note, 100, 0).await.expect("asked"), ChangeRequest::Sent);
+    let (reset_token, reset) = link(ana, 10_000);
+    assert!(store.issue_link(&reset, &mail(&old, MailKind::PasswordReset), 100, 0).await.expect("issued"));
+    // Expired: nothing.
+    let (undo_token, undo) = undo_of(&old);
+    let late = store.switch_address(&switch(&token, new, Some(undo.clone()), 10_000)).await.expect("tried");
+    assert_eq!(late, Switched::NoLink);
+    // The wrong address (a link whose address was edited) or the wrong account: nothing.
+    let wrong = store.switch_address(&switch(&token, "outra@example.org", Some(undo.clone()), 200)).await;
+    assert_eq!(wrong.expect("tried"), Switched::NoLink);
+    // Bia took the address meanwhile: nothing changes, the link stays.
+    b.execute(&format!("UPDATE users SET email = '{new}', email_key = '{}' WHERE id = {}", key(new), bia.0)).await;
+    let taken = store.switch_address(&switch(&token, new, Some(undo.clone()), 200)).await.expect("tried");
+    assert_eq!(taken, Switched::Taken);
+    assert_eq!(address_of(&b, ana).await, old);
+    assert!(store.find_link(&token.hash()).await.expect("read").is_some(), "the link stays");
+    b.execute(&format!("UPDATE users SET email = 'bia.x@example.org', email_key = 'bia.x@example.org' WHERE id = {}", bia.0))
+        .await;
+    // The account's address is no longer the one the change was asked from: nothing.
+    let (_, stale) = undo_of("antigo@example.org");
+    let moved = store.switch_address(&switch(&token, new, Some(stale), 200)).await.expect("tried");
+    assert_eq!(moved, Switched::NoLink);
+    // Now: switched, confirmed, the reset link mailed to the old address dead, the undo link and its mail written.
+    let waiting = store.waiting().await.expect("counted");
+    let done = store.switch_address(&switch(&token, new, Some(undo), 200)).await.expect("switched");
+    assert_eq!(done, Switched::Switched);
+    assert_eq!(address_of(&b, ana).await, new);
+    assert!(store.email_verified(ana).await.expect("read"), "confirmed by the link");
+    assert!(store.find_link(&reset_token.hash()).await.expect("read").is_none(), "links to the old address die");
+    assert!(store.find_link(&token.hash()).await.expect("read").is_none(), "used");
+    assert!(store.find_link(&undo_token.hash()).await.expect("read").is_some());
+    assert_eq!(store.waiting().await.expect("counted"), waiting + 1, "the undo mail");
+    // A second change (by whoever holds the account) keeps the first undo link alive.
+    let third = "ana.terceira@example.org";
+    let (token, change) = address_link(ana, LinkPurpose::EmailChange, third, 10_000);
+    assert_eq!(store.request_change(&change, &key(third), &note, 300, 0).await.expect("asked"), ChangeRequest::Sent);
+    let (second_undo_token, second_undo) = undo_of(new);
+    let done = store.switch_address(&switch(&token, third, Some(second_undo), 400)).await.expect("switched");
+    assert_eq!(done, Switched::Switched);
+    assert!(store.find_link(&undo_token.hash()).await.expect("read").is_some(), "the first undo link survives");
+    assert!(store.find_link(&second_undo_token.hash()).await.expect("read").is_some());
+}
+
+async fn an_undo_puts_the_old_address_back_and_kills_every_link<B: Backend>() {
+    use credencial_ports::{AddressSwitch, Switched};
+    let b = B::fresh().await;
+    let ana = b.create_user("ana").await;
+    let bia = b.create_user("bia").await;
+    let store = b.mail();
+    let old = address_of(&b, ana).await;
+    let stolen = "ladrao@example.org";
+    b.execute(&format!("UPDATE users SET email = '{stolen}', email_key = '{}' WHERE id = {}", key(stolen), ana.0))
+        .await;
+    let undo = |token: &SessionToken, email: &str, now| AddressSwitch {
+        token_hash: token.hash(),
+        purpose: LinkPurpose::EmailUndo,
+        user: ana,
+        email: email.into(),
+        email_key: key(email),
+        undo: None,
+        now,
+    };
+    let (first, first_link) = address_link(ana, LinkPurpose::EmailUndo, &old, 5_000);
+    let (second, second_link) = address_link(ana, LinkPurpose::EmailUndo, "meio@example.org", 5_000);
+    let (reset, reset_link) = link(ana, 5_000);
+    for l in [&first_link, &second_link, &reset_link] {
+        assert!(store.issue_link(l, &mail(stolen, MailKind::EmailUndo), 100, 0).await.expect("issued"));
+    }
+    // A change link is no undo link, and an expired undo does nothing.
+    let wrong_purpose = AddressSwitch { purpose: LinkPurpose::EmailChange, ..undo(&first, &old, 200) };
+    assert_eq!(store.switch_address(&wrong_purpose).await.expect("tried"), Switched::NoLink);
+    assert_eq!(store.switch_address(&undo(&first, &old, 5_000)).await.expect("tried"), Switched::NoLink);
+    // Bia holds the old address: nothing changes.
+    b.execute(&format!("UPDATE users SET email = '{old}', email_key = '{}' WHERE id = {}", key(&old), bia.0)).await;
+    assert_eq!(store.switch_address(&undo(&first, &old, 200)).await.expect("tried"), Switched::Taken);
+    assert_eq!(address_of(&b, ana).await, stolen);
+    b.execute(&format!("UPDATE users SET email = 'bia.x@example.org', email_key = 'bia.x@example.org' WHERE id = {}", bia.0))
+        .await;
+    assert_eq!(store.switch_address(&undo(&first, &old, 200)).await.expect("undone"), Switched::Switched);
+    assert_eq!(address_of(&b, ana).await, old);
+    assert!(store.email_verified(ana).await.expect("read"), "the link was opened from it");
+    for (token, what) in [(&first, "used"), (&second, "the other undo link"), (&reset, "a reset link")] {
+        assert!(store.find_link(&token.hash()).await.expect("read").is_none(), "{what} is dead");
+    }
+    assert_eq!(store.switch_address(&undo(&second, "meio@example.org", 200)).await.expect("tried"), Switched::NoLink);
 }
