@@ -15,8 +15,8 @@ use credencial_app_actix::mail_templates::MailTemplates;
 use credencial_app_actix::metrics::{metrics_server, UPKEEP_INTERVAL};
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, MetricsExporter, Services};
 use credencial_application::admin::AccountAdminPorts;
-use credencial_application::security_log::Notices;
 use credencial_application::email_confirmation::ConfirmationPorts;
+use credencial_application::security_log::Notices;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
     ClientLoginService, EmailConfirmationService, GrantService, LoginThrottle, MailSender, Metrics, OAuthService,

@@ -286,6 +286,48 @@ async fn a_refresh_brings_a_new_id_token_with_the_same_subject_and_login_time_an
     assert!(narrowed.get("id_token").is_none() && narrowed["scope"] == "dados_publicos cpf email", "{narrowed}");
 }
 
+#[tokio::test]
+async fn the_id_token_carries_the_address_and_whether_it_is_confirmed_and_the_read_is_logged() {
+    let (app, ana) = oidc_app(|_| {}).await;
+    let address: String = sqlx::query_scalar("SELECT email FROM users WHERE id = $1")
+        .bind(ana)
+        .fetch_one(&app.db.pool)
+        .await
+        .expect("read");
+    sqlx::query("UPDATE users SET email_verified = FALSE WHERE id = $1")
+        .bind(ana)
+        .execute(&app.db.pool)
+        .await
+        .expect("ok");
+    let keys = published_keys(&app).await;
+    // (`email` is one of the scopes every application is granted.)
+    let (_, tokens) = signed_in(&app, "openid").await;
+    let c = verified_id_token(tokens["id_token"].as_str().expect("id_token"), &keys, Algorithm::RS256);
+    assert_eq!((c["email"].as_str(), c["email_verified"].as_bool()), (Some(address.as_str()), Some(false)), "{c}");
+    let logged = crate::oidc_userinfo::log_rows(&app).await;
+    assert_eq!(logged, [("portal".to_owned(), vec!["email".to_owned()])], "the ID token's read is in the access log");
+
+    // Confirmed since: the refreshed ID token says so.
+    sqlx::query("UPDATE users SET email_verified = TRUE WHERE id = $1")
+        .bind(ana)
+        .execute(&app.db.pool)
+        .await
+        .expect("ok");
+    let form = [("grant_type", "refresh_token"), ("refresh_token", tokens["refresh_token"].as_str().expect("rt"))];
+    let (status, renewed) = status_and_json(token_request(&app, Some(("portal", PORTAL_SECRET)), &form).await).await;
+    assert_eq!(status, 200, "{renewed}");
+    let again = verified_id_token(renewed["id_token"].as_str().expect("id_token"), &keys, Algorithm::RS256);
+    assert_eq!(again["email_verified"], true, "{again}");
+    assert_eq!(crate::oidc_userinfo::log_rows(&app).await.len(), 2);
+
+    // A read that cannot be logged issues nothing.
+    sqlx::query("DROP TABLE access_log").execute(&app.db.pool).await.expect("drop");
+    let form = [("grant_type", "refresh_token"), ("refresh_token", renewed["refresh_token"].as_str().expect("rt"))];
+    let (status, refused) = status_and_json(token_request(&app, Some(("portal", PORTAL_SECRET)), &form).await).await;
+    assert_eq!(status, 503, "{refused}");
+    assert!(refused.get("id_token").is_none() && refused.get("access_token").is_none());
+}
+
 // ------------------------------------------------------ prompt and max_age
 
 #[tokio::test]

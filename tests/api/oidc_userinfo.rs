@@ -28,7 +28,7 @@ async fn answer(r: reqwest::Response) -> (u16, Option<String>, Value) {
     (status, challenge, body)
 }
 
-async fn log_rows(app: &TestApp) -> Vec<(String, Vec<String>)> {
+pub(crate) async fn log_rows(app: &TestApp) -> Vec<(String, Vec<String>)> {
     let rows: Vec<(String, String)> =
         sqlx::query_as(&format!("SELECT client_id, {} FROM access_log ORDER BY id", app.db.json_array("scopes")))
             .fetch_all(&app.db.pool)
@@ -87,9 +87,11 @@ async fn userinfo_answers_the_claims_of_the_granted_scopes_never_cached_and_logg
     let body = [("access_token", access)];
     let r = app.client.post(format!("{}{USERINFO}", app.address)).form(&body).send().await.expect("sent");
     assert_eq!(answer(r).await.2, claims);
-    // Each answered read is in the person's access report, with what it read.
-    let rows = log_rows(&app).await;
-    assert_eq!(rows.len(), 3, "{rows:?}");
+    // Each answered read is in the person's access report, with what it
+    // read (the first: the ID token's address).
+    let mut rows = log_rows(&app).await;
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(rows.remove(0), ("portal".to_owned(), vec!["email".to_owned()]));
     for (client, scopes) in rows {
         assert_eq!((client.as_str(), scopes), ("portal", vec!["cpf".into(), "dados_publicos".into(), "email".into()]));
     }
@@ -143,7 +145,12 @@ async fn userinfo_refuses_what_is_no_openid_access_token_of_an_application() {
     assert_eq!((status, body["error"].as_str()), (400, Some("invalid_request")));
     let in_query = app.client.get(format!("{}{USERINFO}?access_token={access}", app.address)).send().await;
     assert_eq!(in_query.expect("sent").status(), 401, "never from the query");
-    assert!(log_rows(&app).await.is_empty(), "nothing was answered, nothing logged");
+    let rows = log_rows(&app).await;
+    assert_eq!(
+        rows,
+        [("portal".to_owned(), vec!["email".to_owned()])],
+        "nothing answered, nothing logged but the ID token's read"
+    );
 
     // Revoking the grant refuses the application's tokens at once.
     sqlx::query("DELETE FROM oauth_grants").execute(&app.db.pool).await.expect("revoke");

@@ -733,7 +733,8 @@ async fn a_new_or_changed_address_is_confirmed_through_its_link_and_only_then() 
 /// Posts the details form of `browser`'s overview with `email`.
 async fn change_address(browser: &mut Browser, email: &str) -> Page {
     let page = browser.get("/conta/").await;
-    let fields = with(vec![("csrf_token".into(), form_token(&page))], &[("nome", "Lia"), ("email", email), ("avatar", "")]);
+    let fields =
+        with(vec![("csrf_token".into(), form_token(&page))], &[("nome", "Lia"), ("email", email), ("avatar", "")]);
     browser.post("/conta/", &fields).await
 }
 
@@ -841,10 +842,9 @@ async fn a_change_of_address_waits_for_its_link_and_the_old_address_can_undo_it(
     assert_eq!(ended.status, 303, "every session ended: {}", ended.body);
     assert_eq!(confirm_at(&mut owner, &undo).await.status, 410, "once");
     // The second change's undo link (to the address in between) died with the undo.
-    let second_undo = mail_where(&sink, |m| {
-        m.to == ["<lia.nova@example.gov.br>"] && text_part(m).contains("/conta/email/desfazer/")
-    })
-    .await;
+    let second_undo =
+        mail_where(&sink, |m| m.to == ["<lia.nova@example.gov.br>"] && text_part(m).contains("/conta/email/desfazer/"))
+            .await;
     let second_undo = link_in(&second_undo, "/conta/email/desfazer/");
     assert_eq!(confirm_at(&mut owner, &second_undo).await.status, 410);
     // The restored address is told.

@@ -5,8 +5,8 @@ use credencial_domain::mail::{LinkPurpose, OutgoingMail};
 use credencial_domain::UserId;
 use credencial_ports::mail::{known_kinds_sql, ClaimRow, FailedRow, LinkRow, MAX_LIVE_LINKS};
 use credencial_ports::{
-    AddressSwitch, ChangeRequest, ClaimedMail, Confirmation, FailedMail, FailedTry, MailStore, NewLink, RepositoryError,
-    StoredLink, Switched,
+    AddressSwitch, ChangeRequest, ClaimedMail, Confirmation, FailedMail, FailedTry, MailStore, NewLink,
+    RepositoryError, StoredLink, Switched,
 };
 use sqlx::PgPool;
 
@@ -276,7 +276,9 @@ impl MailStore for PgMail {
         match done {
             Ok(done) if done.rows_affected() == 1 => {}
             Ok(_) => return Ok(Switched::NoLink),
-            Err(e) if matches!(&e, sqlx::Error::Database(db) if db.is_unique_violation()) => return Ok(Switched::Taken),
+            Err(e) if matches!(&e, sqlx::Error::Database(db) if db.is_unique_violation()) => {
+                return Ok(Switched::Taken)
+            }
             Err(e) => return Err(to_repository_error(e)),
         }
         // Links mailed to the old address die; a change keeps the links

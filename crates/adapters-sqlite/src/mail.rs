@@ -7,8 +7,8 @@ use credencial_domain::mail::{LinkPurpose, OutgoingMail};
 use credencial_domain::UserId;
 use credencial_ports::mail::{known_kinds_sql, ClaimRow, FailedRow, LinkRow, MAX_LIVE_LINKS};
 use credencial_ports::{
-    AddressSwitch, ChangeRequest, ClaimedMail, Confirmation, FailedMail, FailedTry, MailStore, NewLink, RepositoryError,
-    StoredLink, Switched,
+    AddressSwitch, ChangeRequest, ClaimedMail, Confirmation, FailedMail, FailedTry, MailStore, NewLink,
+    RepositoryError, StoredLink, Switched,
 };
 
 /// The outbox and the mail links in the SQLite file.

@@ -137,7 +137,9 @@ impl AccountEditService {
             DetailsUpdate::Updated => {
                 tracing::info!(user = user.0, "account details changed");
                 if new_address && !before.email.trim().is_empty() {
-                    self.sessions.record_event(user, SecurityEventKind::EmailChanged, &before.email, Some(origin)).await?;
+                    self.sessions
+                        .record_event(user, SecurityEventKind::EmailChanged, &before.email, Some(origin))
+                        .await?;
                 }
                 if new_address {
                     // Links mailed to the old address must not outlive it;

@@ -131,8 +131,12 @@ impl EmailConfirmationService {
             change: false,
         };
         let mail = self.ports.renderer.render(&account.email, &content).map_err(ServiceError::Internal)?;
-        let state =
-            LinkState { purpose, stamp: String::new(), expires_at: now + purpose.lifetime_secs(), email: account.email };
+        let state = LinkState {
+            purpose,
+            stamp: String::new(),
+            expires_at: now + purpose.lifetime_secs(),
+            email: account.email,
+        };
         let link = NewLink { token_hash: token.hash(), user, state };
         let issued = self.ports.mail.issue_link(&link, &mail, now, CONFIRM_QUIET_SECS).await?;
         Ok(if issued { Sent::Sent } else { Sent::TooSoon })
@@ -153,8 +157,13 @@ impl EmailConfirmationService {
     /// when it is used. A newer request replaces an older one. Errors:
     /// `UnknownUser` for a gone or inactive account; `Storage`, `Internal`.
     pub async fn request_change(&self, user: UserId, new: &EmailAddress) -> Result<ChangeRequest, ServiceError> {
-        let account =
-            self.ports.users.find_summary_by_id(user).await?.filter(|a| a.is_active).ok_or(ServiceError::UnknownUser)?;
+        let account = self
+            .ports
+            .users
+            .find_summary_by_id(user)
+            .await?
+            .filter(|a| a.is_active)
+            .ok_or(ServiceError::UnknownUser)?;
         let now = self.ports.clock.now();
         let purpose = LinkPurpose::EmailChange;
         let (token, link) = self.new_link(CONFIRM_PATH);
@@ -244,8 +253,12 @@ impl EmailConfirmationService {
             true => None,
             false => {
                 let mail = self.ports.renderer.render(&old, &content).map_err(ServiceError::Internal)?;
-                let state =
-                    LinkState { purpose, stamp: String::new(), expires_at: now + purpose.lifetime_secs(), email: old.clone() };
+                let state = LinkState {
+                    purpose,
+                    stamp: String::new(),
+                    expires_at: now + purpose.lifetime_secs(),
+                    email: old.clone(),
+                };
                 Some((old.clone(), NewLink { token_hash: token.hash(), user, state }, mail))
             }
         };

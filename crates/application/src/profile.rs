@@ -157,6 +157,34 @@ impl ProfileService {
         }
     }
 
+    /// The address claims of an ID token issued to `client` for `user`
+    /// (the `email` scope), in the HTTP request `request_id`: the address
+    /// and whether it is confirmed, `None` when the account has none. Read
+    /// under the userinfo rules: the grant is checked and the read is
+    /// written to the access log in the statement that reads it. Errors:
+    /// `InvalidToken` when the person no longer grants the client access;
+    /// `UnknownUser`; `Storage` (then nothing is read).
+    pub async fn id_token_email(
+        &self,
+        user: UserId,
+        client: &ClientId,
+        request_id: &str,
+    ) -> Result<Option<(String, bool)>, ServiceError> {
+        let entry = AccessLogEntry {
+            user,
+            client: client.clone(),
+            scopes: [Scope::Email].into_iter().collect(),
+            at: self.clock.now(),
+            request_id: request_id.to_owned(),
+        };
+        match self.profiles.identity_for_client(&entry).await? {
+            ClientRead::Answered(identity) if identity.email.is_empty() => Ok(None),
+            ClientRead::Answered(identity) => Ok(Some((identity.email, identity.email_verified))),
+            ClientRead::NotGranted => Err(TokenError::Revoked.into()),
+            ClientRead::UnknownUser => Err(ServiceError::UnknownUser),
+        }
+    }
+
     /// The profile answer of `user` for `scopes` (the caller has already
     /// reduced them to what was granted and is enabled for the client; the
     /// required scopes are added here), without grant check or access log.

@@ -39,8 +39,8 @@ pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostTableEngine, HostTableStore, HostUserError, HostUserStore, StatementFailure, UpsertOutcome};
 pub use login_failures::LoginFailureLog;
 pub use mail::{
-    AddressSwitch, ChangeRequest, ClaimedMail, Confirmation, FailedMail, FailedTry, MailError, MailStore, Mailer, NewLink,
-    StoredLink, Switched,
+    AddressSwitch, ChangeRequest, ClaimedMail, Confirmation, FailedMail, FailedTry, MailError, MailStore, Mailer,
+    NewLink, StoredLink, Switched,
 };
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
 pub use pool::{PoolConnections, PoolStatus};

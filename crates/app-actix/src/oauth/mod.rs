@@ -46,6 +46,7 @@ use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use credencial_application::request_context;
 use credencial_application::{
     AuthorizationStep, ConsentPrompt, LoginSession, OAuthService, SecondFactorService, ServiceError, SessionService,
     TokenRequest,
@@ -482,6 +483,7 @@ pub async fn token(
         refresh_token: field("refresh_token")?,
         scope: field("scope")?,
         client_address: client_address(&req),
+        request_id: request_context::current().map(|id| id.as_str().to_owned()).unwrap_or_default(),
     };
     let tokens = oauth.token(request).await.map_err(ApiError::oauth_service)?;
     Ok(private_json(tokens))

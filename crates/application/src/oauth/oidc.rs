@@ -34,6 +34,9 @@ pub(crate) struct IdTokenFor<'a> {
     pub acr: Option<&'a str>,
     /// The login's methods (RFC 8176), when known.
     pub amr: Option<&'a [String]>,
+    /// The account's address and whether it is confirmed (the `email`
+    /// scope), read under the access log's rules.
+    pub email: Option<(&'a str, bool)>,
 }
 
 /// Where a logout request goes next.
@@ -114,6 +117,7 @@ impl OAuthService {
             access_token: to.access_token,
             acr: to.acr,
             amr: to.amr,
+            email: to.email,
         });
         self.tokens.issuer().sign_id_token(&claims)
     }

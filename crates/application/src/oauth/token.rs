@@ -10,7 +10,7 @@ use credencial_domain::oauth::{
 };
 use credencial_domain::session::amr_claim;
 use credencial_domain::throttle::ClientAddress;
-use credencial_domain::{Redacted, ScopeSet, UserId};
+use credencial_domain::{Redacted, Scope, ScopeSet, UserId};
 use credencial_ports::OAuthClient;
 use secrecy::SecretString;
 use serde::Serialize;
@@ -44,6 +44,9 @@ pub struct TokenRequest {
     pub scope: Option<String>,
     /// Where the request came from (for the brute-force limits).
     pub client_address: Option<ClientAddress>,
+    /// The HTTP request's id: the access log's entry of an ID token that
+    /// carries the address names it.
+    pub request_id: String,
 }
 
 impl fmt::Debug for TokenRequest {
@@ -184,6 +187,7 @@ impl OAuthService {
             nonce: grant.nonce.as_deref(),
             acr: grant.acr.as_deref(),
             amr: amr.as_deref(),
+            request_id: &request.request_id,
         };
         let tokens = self.issue(grant.user_id, lane, sign_in, Recording::Start { family: &family }).await?;
         // The person may have revoked the client since the code was issued.
@@ -216,8 +220,13 @@ impl OAuthService {
             refreshed_scopes(granted, client.enabled_scopes, request.scope.as_deref())?;
         let lane = Lane { client_id: &client.client_id, access_scopes, refresh_scopes };
         // A refresh's ID token keeps the login's time and has no nonce.
-        let sign_in =
-            SignIn { auth_time: old.auth_time, nonce: None, acr: old.acr.as_deref(), amr: old.amr.as_deref() };
+        let sign_in = SignIn {
+            auth_time: old.auth_time,
+            nonce: None,
+            acr: old.acr.as_deref(),
+            amr: old.amr.as_deref(),
+            request_id: &request.request_id,
+        };
         self.issue(UserId(old.user_id), lane, sign_in, Recording::Rotate { old_jti: &old.jti, old_token: raw }).await
     }
 
@@ -244,6 +253,17 @@ impl OAuthService {
             acr: sign_in.acr,
             amr: sign_in.amr,
         };
+        // The ID token's address is a read of personal data: logged (and
+        // the grant checked) before anything is issued.
+        let email = match access_scopes.has_openid() && access_scopes.contains(Scope::Email) {
+            true => match self.profiles.id_token_email(user, client_id, sign_in.request_id).await {
+                Err(ServiceError::InvalidToken(_)) => {
+                    return Err(OAuthError::InvalidGrant("the user revoked this client's access".into()).into())
+                }
+                other => other?,
+            },
+            false => None,
+        };
         let issued = match self.tokens.issuer().issue_pair(user, audience, recording).await {
             Err(ServiceError::InvalidToken(_)) => {
                 return Err(OAuthError::InvalidGrant("refresh token was already used or has been revoked".into()).into())
@@ -259,6 +279,7 @@ impl OAuthService {
                 access_token: &issued.access,
                 acr: sign_in.acr,
                 amr: sign_in.amr,
+                email: email.as_ref().map(|(address, verified)| (address.as_str(), *verified)),
             })?)),
             false => None,
         };
@@ -295,6 +316,8 @@ struct SignIn<'a> {
     acr: Option<&'a str>,
     /// The login's methods (RFC 8176), when known.
     amr: Option<&'a [String]>,
+    /// The HTTP request's id (for the access log).
+    request_id: &'a str,
 }
 
 /// The refresh-token family an authorization code starts: the client and

@@ -45,6 +45,13 @@ pub struct IdTokenClaims {
     /// The authentication context class reached, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acr: Option<String>,
+    /// The account's address, with the `email` scope (OIDC Core §5.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// Whether the person confirmed that address through a link sent to
+    /// it, with `email`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email_verified: Option<bool>,
 }
 
 /// What an ID token is made of.
@@ -70,6 +77,9 @@ pub struct IdTokenFacts<'a> {
     pub acr: Option<&'a str>,
     /// The login's methods (the `amr` claim); `None`: a password.
     pub amr: Option<&'a [String]>,
+    /// The account's address and whether it is confirmed, when the token
+    /// carries them (the `email` scope, an account with an address).
+    pub email: Option<(&'a str, bool)>,
 }
 
 impl IdTokenClaims {
@@ -87,6 +97,8 @@ impl IdTokenClaims {
             at_hash: Some(at_hash(facts.access_token)),
             amr: facts.amr.map_or_else(|| vec![AMR_PASSWORD.to_owned()], <[String]>::to_vec),
             acr: facts.acr.map(str::to_owned),
+            email: facts.email.map(|(address, _)| address.to_owned()),
+            email_verified: facts.email.map(|(_, verified)| verified),
         }
     }
 }

@@ -394,15 +394,16 @@ async fn a_confirmed_change_sets_the_address_and_keeps_the_undo_links<B: Backend
     let bia = b.create_user("bia").await;
     let store = b.mail();
     let old = address_of(&b, ana).await;
-    let switch = |token: &SessionToken, email: &str, undo: Option<(String, NewLink, OutgoingMail)>, now| AddressSwitch {
-        token_hash: token.hash(),
-        purpose: LinkPurpose::EmailChange,
-        user: ana,
-        email: email.into(),
-        email_key: key(email),
-        undo,
-        now,
-    };
+    let switch =
+        |token: &SessionToken, email: &str, undo: Option<(String, NewLink, OutgoingMail)>, now| AddressSwitch {
+            token_hash: token.hash(),
+            purpose: LinkPurpose::EmailChange,
+            user: ana,
+            email: email.into(),
+            email_key: key(email),
+            undo,
+            now,
+        };
     let undo_of = |from: &str| {
         let (token, link) = address_link(ana, LinkPurpose::EmailUndo, from, 900_000);
         (token, (from.to_owned(), link, mail(from, MailKind::EmailUndo)))
@@ -426,8 +427,11 @@ async fn a_confirmed_change_sets_the_address_and_keeps_the_undo_links<B: Backend
     assert_eq!(taken, Switched::Taken);
     assert_eq!(address_of(&b, ana).await, old);
     assert!(store.find_link(&token.hash()).await.expect("read").is_some(), "the link stays");
-    b.execute(&format!("UPDATE users SET email = 'bia.x@example.org', email_key = 'bia.x@example.org' WHERE id = {}", bia.0))
-        .await;
+    b.execute(&format!(
+        "UPDATE users SET email = 'bia.x@example.org', email_key = 'bia.x@example.org' WHERE id = {}",
+        bia.0
+    ))
+    .await;
     // The account's address is no longer the one the change was asked from: nothing.
     let (_, stale) = undo_of("antigo@example.org");
     let moved = store.switch_address(&switch(&token, new, Some(stale), 200)).await.expect("tried");
@@ -486,8 +490,11 @@ async fn an_undo_puts_the_old_address_back_and_kills_every_link<B: Backend>() {
     b.execute(&format!("UPDATE users SET email = '{old}', email_key = '{}' WHERE id = {}", key(&old), bia.0)).await;
     assert_eq!(store.switch_address(&undo(&first, &old, 200)).await.expect("tried"), Switched::Taken);
     assert_eq!(address_of(&b, ana).await, stolen);
-    b.execute(&format!("UPDATE users SET email = 'bia.x@example.org', email_key = 'bia.x@example.org' WHERE id = {}", bia.0))
-        .await;
+    b.execute(&format!(
+        "UPDATE users SET email = 'bia.x@example.org', email_key = 'bia.x@example.org' WHERE id = {}",
+        bia.0
+    ))
+    .await;
     assert_eq!(store.switch_address(&undo(&first, &old, 200)).await.expect("undone"), Switched::Switched);
     assert_eq!(address_of(&b, ana).await, old);
     assert!(store.email_verified(ana).await.expect("read"), "the link was opened from it");
