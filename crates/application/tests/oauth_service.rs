@@ -23,11 +23,14 @@ use credencial_application::{
     Registries, ScopeCache, ScopeTtls, ServiceError, TokenRequest, TokenService, TokenServiceConfig,
 };
 use credencial_domain::introspection::Introspection;
+use credencial_domain::oauth::userinfo::UserIdentity;
 use credencial_domain::oauth::{AuthorizationParams, ClientId, CodeGrant, CodeHash, OAuthError};
 use credencial_domain::profile::OwnProfile;
 use credencial_domain::throttle::{ClientAddress, ThrottlePolicy};
 use credencial_domain::{Claims, DjangoPbkdf2, JwtKeys, ScopeSet, TokenCodec, TokenType, UserData, UserId};
+use credencial_ports::account::AccessLogEntry;
 use credencial_ports::account::MockGrantRepository;
+use credencial_ports::ClientRead;
 use credencial_ports::{
     MockAuthorizationCodeStore, MockCdpDirectory, MockClock, MockCnesRegistry, MockOAuthClientRepository,
     MockProfileRepository, MockRefreshTokenStore, MockSnapshotStore, MockTaxAuthority, MockUserDataSource,
@@ -136,6 +139,7 @@ impl World {
             grant_uses: Arc::default(),
             now: Arc::clone(&self.now),
             profile_reads: Arc::default(),
+            identity_reads: Arc::default(),
         };
         let mut clock = MockClock::new();
         let now = Arc::clone(&self.now);
@@ -304,6 +308,23 @@ impl World {
                 degrees: vec![],
             }))
         });
+        // The ID token's address: read (and logged) while the grant holds.
+        let store = Arc::clone(&self.grants);
+        let logged = Arc::clone(&handles.identity_reads);
+        own.expect_identity_for_client().returning(move |entry| {
+            if !store.lock().expect("lock").contains_key(&(entry.user.0, entry.client.as_str().to_owned())) {
+                return Ok(ClientRead::NotGranted);
+            }
+            logged.lock().expect("lock").push(entry.clone());
+            Ok(ClientRead::Answered(UserIdentity {
+                username: "ana".into(),
+                name: "Ana".into(),
+                avatar: String::new(),
+                cpf: None,
+                email: "ana@example.gov.br".into(),
+                email_verified: true,
+            }))
+        });
         let mut snapshots = MockSnapshotStore::new();
         snapshots.expect_get_many().returning(|_, _| Ok(vec![]));
         snapshots.expect_put().returning(|_, _| Ok(()));
@@ -351,6 +372,8 @@ struct Handles {
     now: Arc<AtomicI64>,
     /// How often the profile was read (the CNES supplementation does).
     profile_reads: Arc<AtomicUsize>,
+    /// The access-log entries of the address reads (the ID token's).
+    identity_reads: Arc<Mutex<Vec<AccessLogEntry>>>,
 }
 
 fn params(client: &str, redirect: &str, scope: &str) -> AuthorizationParams {

@@ -72,6 +72,10 @@ async fn an_openid_code_exchange_returns_an_id_token_of_the_login_with_the_nonce
     assert_eq!((id.iat, id.exp), (NOW + 30, NOW + 30 + 300));
     assert_eq!(id.at_hash.as_deref(), Some(at_hash(&tokens.access_token).as_str()));
     assert_eq!(id.amr, ["pwd"]);
+    assert_eq!((id.email.as_deref(), id.email_verified), (Some("ana@example.gov.br"), Some(true)));
+    let reads = handles.identity_reads.lock().expect("lock").clone();
+    assert_eq!(reads.len(), 1, "the address read is logged once");
+    assert_eq!((reads[0].client.as_str(), reads[0].scopes.to_scope_string()), ("portal", "email".to_owned()));
     // The OAuth2 tokens carry the login time for the refresh's ID token.
     assert_eq!(claims_of(&tokens.access_token).auth_time, Some(NOW));
     assert_eq!(claims_of(&tokens.refresh_token).scope.as_deref(), Some("openid dados_publicos cpf email cnes"));
@@ -90,7 +94,11 @@ async fn a_refresh_keeps_openid_and_gives_a_new_id_token_without_nonce_unless_na
     assert_eq!((id.nonce, id.iat), (None, NOW + 60), "no nonce on a refresh (OIDC Core §12.2)");
     assert_eq!(id.at_hash.as_deref(), Some(at_hash(&renewed.access_token).as_str()));
 
+    assert_eq!(id.email.as_deref(), Some("ana@example.gov.br"), "read again for the new ID token");
+    assert_eq!(handles.identity_reads.lock().expect("lock").len(), 2);
+
     let narrowed = service.token(refresh_request(&renewed.refresh_token, Some("cpf"))).await.expect("refresh");
+    assert_eq!(handles.identity_reads.lock().expect("lock").len(), 2, "no ID token, no read");
     assert!(narrowed.id_token.is_none(), "an access token without openid has no ID token");
     assert_eq!(claims_of(&narrowed.refresh_token).scope.as_deref(), Some("openid dados_publicos cpf email"));
 }

@@ -204,6 +204,7 @@ mod tests {
             access_token: "jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y",
             acr: None,
             amr: None,
+            email: None,
         }
     }
 
@@ -229,6 +230,10 @@ mod tests {
         let without = IdTokenClaims::new(IdTokenFacts { auth_time: None, ..facts(&client, None) });
         let json = serde_json::to_value(&without).expect("json");
         assert!(json.get("nonce").is_none() && json.get("auth_time").is_none(), "absent, not null: {json}");
+        assert!(json.get("email").is_none() && json.get("email_verified").is_none(), "absent, not null: {json}");
+        let with = IdTokenClaims::new(IdTokenFacts { email: Some(("ana@example.org", true)), ..facts(&client, None) });
+        let json = serde_json::to_value(&with).expect("json");
+        assert_eq!((&json["email"], &json["email_verified"]), (&json!("ana@example.org"), &json!(true)));
     }
 
     #[test]
