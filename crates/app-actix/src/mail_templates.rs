@@ -359,4 +359,40 @@ mod tests {
             assert!(part.contains("sessões abertas foram encerradas"));
         }
     }
+
+    #[test]
+    fn a_change_link_goes_to_the_new_address_and_the_undo_mail_to_the_old_one() {
+        let change = MailContent::EmailConfirm {
+            name: "Bruno Lima".into(),
+            link: "https://id.example.gov.br/conta/email/confirmar/abc/".into(),
+            hours: 24,
+            email: "bruno.novo@example.org".into(),
+            change: true,
+        };
+        let mail = templates().render("bruno.novo@example.org", &change).expect("rendered");
+        assert_eq!(mail.kind, MailKind::EmailConfirm);
+        assert!(mail.subject.contains("novo e-mail"), "{}", mail.subject);
+        for part in [mail.text.as_str(), mail.html.as_str()] {
+            assert!(part.contains("trocar o e-mail da sua conta") && part.contains("bruno.novo@example.org"), "{part}");
+            assert!(part.contains("só muda quando você confirmar") && part.contains("/conta/email/confirmar/abc/"));
+        }
+        let undo = MailContent::EmailUndo {
+            name: "Bruno Lima".into(),
+            link: "https://id.example.gov.br/conta/email/desfazer/xyz/".into(),
+            days: 7,
+            new_email: "bruno.novo@example.org".into(),
+            at: 1_800_000_000,
+            device: "Firefox no Linux".into(),
+            place: "203.0.113.0/24".into(),
+        };
+        let mail = templates().render("bruno@example.org", &undo).expect("rendered");
+        assert_eq!((mail.kind, mail.to.as_str()), (MailKind::EmailUndo, "bruno@example.org"));
+        assert!(mail.subject.contains("e-mail da conta foi alterado"), "{}", mail.subject);
+        for part in [mail.text.as_str(), mail.html.as_str()] {
+            assert!(part.contains("foi trocado para") && part.contains("bruno.novo@example.org"), "{part}");
+            assert!(part.contains("/conta/email/desfazer/xyz/") && part.contains("7 dias"));
+            assert!(part.contains(&brasilia_time(1_800_000_000)) && part.contains("Firefox no Linux"));
+            assert!(!part.contains("<img") && !part.contains("src="), "no remote content");
+        }
+    }
 }
