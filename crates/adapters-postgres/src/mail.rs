@@ -67,6 +67,17 @@ async fn insert_link(
     Ok(())
 }
 
+/// Locks `user`'s row in `tx` against another link issuer (across
+/// instances) until the transaction ends.
+async fn lock_account(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>, user: UserId) -> Result<(), RepositoryError> {
+    sqlx::query("SELECT id FROM users WHERE id = $1 FOR NO KEY UPDATE")
+        .bind(user.0)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(to_repository_error)?;
+    Ok(())
+}
+
 #[async_trait]
 impl MailStore for PgMail {
     async fn enqueue(&self, mail: &OutgoingMail, now: i64) -> Result<i64, RepositoryError> {
@@ -82,11 +93,7 @@ impl MailStore for PgMail {
     ) -> Result<bool, RepositoryError> {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         // One issuer at a time per account: the limits hold across instances.
-        sqlx::query("SELECT id FROM users WHERE id = $1 FOR NO KEY UPDATE")
-            .bind(link.user.0)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
+        lock_account(&mut tx, link.user).await?;
         let (recent, live): (i64, i64) = sqlx::query_as(
             "SELECT COALESCE(SUM(CASE WHEN issued_at > $3 THEN 1 ELSE 0 END), 0), COUNT(*) FROM mail_links \
              WHERE user_id = $1 AND purpose = $2 AND expires_at > $4",
@@ -188,11 +195,7 @@ impl MailStore for PgMail {
     ) -> Result<ChangeRequest, RepositoryError> {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         // One request at a time per account (across instances).
-        sqlx::query("SELECT id FROM users WHERE id = $1 FOR NO KEY UPDATE")
-            .bind(link.user.0)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
+        lock_account(&mut tx, link.user).await?;
         let (taken, recent): (bool, bool) = sqlx::query_as(
             "SELECT EXISTS (SELECT 1 FROM users WHERE email_key = $1 AND email_key <> '' AND id <> $2), \
                     EXISTS (SELECT 1 FROM mail_links WHERE user_id = $2 AND purpose = $3 AND issued_at > $4)",
