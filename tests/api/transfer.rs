@@ -206,13 +206,28 @@ async fn an_import_refuses_a_database_with_data_and_a_bad_file_writes_nothing() 
     let grants = header["tables"]["oauth_grants"].as_u64().expect("grants");
     header["tables"]["oauth_grants"] = json!(grants + 1);
     lines[0] = header.to_string();
-    lines.push(
-        json!({"table": "oauth_grants", "row": {"user_id": 1, "client_id": "nobody", "scopes": ["cpf"],
+    let grant = json!({"table": "oauth_grants", "row": {"user_id": 1, "client_id": "nobody", "scopes": ["cpf"],
             "first_granted_at": 1_900_000_000, "last_used_at": 1_900_000_000}})
-        .to_string(),
-    );
-    std::fs::write(&broken, lines.join("\n")).expect("write");
+    .to_string();
+    // At the end of the file, after later tables' rows: refused for its place.
+    let mut misplaced = lines.clone();
+    misplaced.push(grant.clone());
+    std::fs::write(&broken, misplaced.join("\n")).expect("write");
     let empty = TestDatabase::on(other(engine())).await;
+    let out = credencial(&empty.url, &["import", "--in", broken.to_str().expect("path")], "");
+    assert!(!out.status.success(), "a row out of the schema's order is refused");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schema's order"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(empty.table_rows().await, 0, "nothing of the file was kept");
+    // In its place (before the tables that follow grants): refused by the schema.
+    let later = ["access_log", "audit_log", "user_logins", "security_events"];
+    let place = lines
+        .iter()
+        .skip(1)
+        .position(|l| later.iter().any(|t| l.contains(&format!("\"table\":\"{t}\""))))
+        .map_or(lines.len(), |i| i + 1);
+    lines.insert(place, grant);
+    std::fs::remove_file(&broken).expect("removed");
+    std::fs::write(&broken, lines.join("\n")).expect("write");
     let out = credencial(&empty.url, &["import", "--in", broken.to_str().expect("path")], "");
     assert!(!out.status.success(), "a grant of an unknown client is refused");
     let stderr = String::from_utf8_lossy(&out.stderr).to_lowercase();

@@ -1,10 +1,18 @@
 //! [`DataTransfer`] on SQLite: each row read as one `json_object` in the
-//! engine-neutral forms of [`credencial_ports::transfer`], and written back
-//! from them with one `INSERT … SELECT` per row.
+//! engine-neutral forms of [`credencial_ports::transfer`] and streamed out
+//! as it is read, and written back from them with one `INSERT … SELECT`
+//! per row as the source yields it.
+
+use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use credencial_ports::transfer::{count_all_rows, not_empty, ColumnKind, DataTransfer, Dump, Row, TableSpec, TABLES};
+use credencial_ports::email_keys::{KeyedAccount, SharedAddresses};
+use credencial_ports::transfer::{
+    count_all_rows, key_user_row, not_empty, shared_addresses, ColumnKind, DataTransfer, ExportSink, ImportSource,
+    TableSpec, TABLES,
+};
 use credencial_ports::RepositoryError;
+use futures_util::TryStreamExt;
 use sqlx::SqliteConnection;
 
 use crate::error::to_repository_error;
@@ -61,27 +69,51 @@ fn decode_error(e: serde_json::Error) -> RepositoryError {
     RepositoryError::Unexpected(format!("an exported row is not a JSON object: {e}"))
 }
 
-/// The rows of `table`, each as one JSON object.
-async fn export_table(conn: &mut SqliteConnection, table: &TableSpec) -> Result<Vec<Row>, RepositoryError> {
+/// Streams the rows of `table` into `sink`, each read as one JSON object.
+async fn export_table(
+    conn: &mut SqliteConnection,
+    table: &TableSpec,
+    sink: &mut dyn ExportSink,
+) -> Result<(), RepositoryError> {
     let sql = format!(
         "SELECT json_object({}) FROM {} ORDER BY {}",
         table.object_arguments(read_expression),
         table.name,
         table.order_by
     );
-    let rows: Vec<String> = sqlx::query_scalar(&sql).fetch_all(&mut *conn).await.map_err(to_repository_error)?;
-    rows.iter().map(|row| serde_json::from_str(row).map_err(decode_error)).collect()
+    let mut rows = sqlx::query_scalar::<_, String>(&sql).fetch(&mut *conn);
+    while let Some(row) = rows.try_next().await.map_err(to_repository_error)? {
+        sink.row(serde_json::from_str(&row).map_err(decode_error)?)?;
+    }
+    Ok(())
+}
+
+/// The account other than `id` that already holds the e-mail key `key`.
+async fn key_holder(conn: &mut SqliteConnection, key: &str, id: i64) -> Result<Option<KeyedAccount>, RepositoryError> {
+    let holder: Option<(i64, String, String)> =
+        sqlx::query_as("SELECT id, username, email FROM users WHERE email_key = ?1 AND id <> ?2")
+            .bind(key)
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(to_repository_error)?;
+    Ok(holder.map(|(id, username, email)| KeyedAccount { id, username, email }))
 }
 
 #[async_trait]
 impl DataTransfer for SqliteDataTransfer {
-    async fn export(&self) -> Result<Dump, RepositoryError> {
+    async fn export_to(&self, sink: &mut dyn ExportSink) -> Result<(), RepositoryError> {
         // One read transaction: one snapshot of every table (WAL), whatever
         // a serving instance writes meanwhile.
         let mut tx = self.db.readers().begin().await.map_err(to_repository_error)?;
-        let mut dump = Dump::default();
+        let mut counts = Vec::with_capacity(TABLES.len());
+        let mut id_high_water = BTreeMap::new();
         for table in TABLES {
-            let rows = export_table(&mut tx, table).await?;
+            let rows: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM {}", table.name))
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(to_repository_error)?;
+            counts.push((*table, u64::try_from(rows).unwrap_or(0)));
             if table.generated_id {
                 // AUTOINCREMENT's counter: the largest id ever given.
                 let high: Option<i64> = sqlx::query_scalar("SELECT seq FROM sqlite_sequence WHERE name = ?1")
@@ -89,17 +121,22 @@ impl DataTransfer for SqliteDataTransfer {
                     .fetch_optional(&mut *tx)
                     .await
                     .map_err(to_repository_error)?;
-                dump.id_high_water.insert(table.name.to_owned(), high.unwrap_or(0));
+                id_high_water.insert(table.name.to_owned(), high.unwrap_or(0));
             }
-            dump.tables.push((*table, rows));
         }
-        tx.commit().await.map_err(to_repository_error)?;
-        Ok(dump)
+        sink.begin(&counts, &id_high_water)?;
+        for (table, rows) in &counts {
+            sink.table(table, *rows)?;
+            export_table(&mut tx, table, sink).await?;
+        }
+        tx.commit().await.map_err(to_repository_error)
     }
 
-    async fn import(&self, dump: &Dump) -> Result<(), RepositoryError> {
-        // The e-mail keys are computed here, not read (a shared one is named).
-        let dump = &dump.with_email_keys()?;
+    async fn import_from(
+        &self,
+        source: &mut dyn ImportSource,
+        id_high_water: &BTreeMap<String, i64>,
+    ) -> Result<u64, RepositoryError> {
         // BEGIN IMMEDIATE: the emptiness check and the rows under one lock.
         let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
         let present: i64 =
@@ -107,33 +144,50 @@ impl DataTransfer for SqliteDataTransfer {
         if present > 0 {
             return Err(not_empty(present));
         }
-        for (table, rows) in &dump.tables {
-            let sql = table.insert_from_json("", "json(?1)", write_expression);
-            for row in rows {
-                let row = serde_json::Value::Object(row.clone()).to_string();
-                sqlx::query(&sql).bind(row).execute(&mut *tx).await.map_err(to_repository_error)?;
+        let statements: BTreeMap<&str, String> =
+            TABLES.iter().map(|t| (t.name, t.insert_from_json("", "json(?1)", write_expression))).collect();
+        let mut shared = SharedAddresses::default();
+        let mut written = 0;
+        while let Some((table, mut row)) = source.next_row()? {
+            if table.name == "users" {
+                // The e-mail keys are computed here, not read; an address
+                // another account has is named (all of them, at the end).
+                let (key, account) = key_user_row(&mut row);
+                if !key.is_empty() {
+                    if let Some(holder) = key_holder(&mut tx, key.as_str(), account.id).await? {
+                        shared.add(&[(key.clone(), holder), (key, account)]);
+                        continue;
+                    }
+                }
             }
-            if table.generated_id {
-                // AUTOINCREMENT followed the inserted ids; the high-water
-                // mark also covers ids deleted before the export.
-                let high = dump.id_high_water.get(table.name).copied().unwrap_or(0);
-                sqlx::query("UPDATE sqlite_sequence SET seq = max(seq, ?2) WHERE name = ?1")
-                    .bind(table.name)
-                    .bind(high)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(to_repository_error)?;
-                sqlx::query(
-                    "INSERT INTO sqlite_sequence (name, seq) SELECT ?1, ?2 \
-                     WHERE ?2 > 0 AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = ?1)",
-                )
+            let row = serde_json::Value::Object(row).to_string();
+            sqlx::query(&statements[table.name]).bind(row).execute(&mut *tx).await.map_err(to_repository_error)?;
+            written += 1;
+        }
+        if !shared.is_empty() {
+            return Err(shared_addresses(&shared));
+        }
+        for table in TABLES.iter().filter(|t| t.generated_id) {
+            // AUTOINCREMENT followed the inserted ids; the high-water
+            // mark also covers ids deleted before the export.
+            let high = id_high_water.get(table.name).copied().unwrap_or(0);
+            sqlx::query("UPDATE sqlite_sequence SET seq = max(seq, ?2) WHERE name = ?1")
                 .bind(table.name)
                 .bind(high)
                 .execute(&mut *tx)
                 .await
                 .map_err(to_repository_error)?;
-            }
+            sqlx::query(
+                "INSERT INTO sqlite_sequence (name, seq) SELECT ?1, ?2 \
+                 WHERE ?2 > 0 AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = ?1)",
+            )
+            .bind(table.name)
+            .bind(high)
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
         }
-        tx.commit().await.map_err(to_repository_error)
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(written)
     }
 }

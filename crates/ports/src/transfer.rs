@@ -353,53 +353,126 @@ pub struct Dump {
     pub id_high_water: BTreeMap<String, i64>,
 }
 
-impl Dump {
-    /// The dump with the `email_key` of every user computed again from its
-    /// `email` (a dump of a release before the key has none; a key is never
-    /// taken on trust). Errors: `Conflict` naming the accounts whose
-    /// addresses would share a key (a dump of an engine that compared
-    /// addresses otherwise), before anything is written.
-    pub fn with_email_keys(&self) -> Result<Self, RepositoryError> {
-        let mut dump = self.clone();
-        let Some((_, users)) = dump.tables.iter_mut().find(|(table, _)| table.name == "users") else {
-            return Ok(dump);
-        };
-        let mut keyed = Vec::with_capacity(users.len());
-        for row in users.iter_mut() {
-            let text = |column: &str| row.get(column).and_then(Value::as_str).unwrap_or("").to_owned();
-            let account = KeyedAccount {
-                id: row.get("id").and_then(Value::as_i64).unwrap_or(0),
-                username: text("username"),
-                email: text("email"),
-            };
-            let key = EmailKey::of(&account.email);
-            row.insert("email_key".into(), Value::String(key.as_str().to_owned()));
-            keyed.push((key, account));
-        }
-        let mut shared = SharedAddresses::default();
-        shared.add(&keyed);
-        if shared.is_empty() {
-            Ok(dump)
-        } else {
-            Err(RepositoryError::Conflict(shared.message("export and import again")))
+/// The `email_key` of a user row computed again from its `email` (a dump
+/// of a release before the key has none; a key is never taken on trust),
+/// written into the row; with the account it names, to report addresses
+/// that would share a key.
+pub fn key_user_row(row: &mut Row) -> (EmailKey, KeyedAccount) {
+    let text = |column: &str| row.get(column).and_then(Value::as_str).unwrap_or("").to_owned();
+    let account =
+        KeyedAccount { id: row.get("id").and_then(Value::as_i64).unwrap_or(0), username: text("username"), email: text("email") };
+    let key = EmailKey::of(&account.email);
+    row.insert("email_key".into(), Value::String(key.as_str().to_owned()));
+    (key, account)
+}
+
+/// The error of an import whose accounts would share addresses.
+pub fn shared_addresses(shared: &SharedAddresses) -> RepositoryError {
+    RepositoryError::Conflict(shared.message("export and import again"))
+}
+
+/// Where an export's rows go as they are read: a file, line by line (the
+/// CLI), or a whole [`Dump`] in memory (the tests).
+pub trait ExportSink: Send {
+    /// Before any row: each table's row count in the snapshot (in the
+    /// order of [`TABLES`]) and the id generators' high-water marks.
+    /// Errors: `Unexpected` (the export stops).
+    fn begin(&mut self, counts: &[(TableSpec, u64)], id_high_water: &BTreeMap<String, i64>) -> Result<(), RepositoryError>;
+
+    /// A table starts: `rows` rows of it follow (tables in the order of
+    /// [`TABLES`], each in the order of its key). Errors: `Unexpected`.
+    fn table(&mut self, table: &TableSpec, rows: u64) -> Result<(), RepositoryError>;
+
+    /// One row of the current table. Errors: `Unexpected`.
+    fn row(&mut self, row: Row) -> Result<(), RepositoryError>;
+}
+
+/// Where an import's rows come from: a file read line by line (the CLI),
+/// or a [`Dump`] (the tests).
+pub trait ImportSource: Send {
+    /// The next row with its table — the rows of a table together, tables
+    /// in the order of [`TABLES`] (parents before children) — or `None` at
+    /// the end. Errors: a row that cannot be read, or an end that does not
+    /// match what the source announced (the import then writes nothing).
+    fn next_row(&mut self) -> Result<Option<(TableSpec, Row)>, RepositoryError>;
+}
+
+impl ExportSink for Dump {
+    fn begin(&mut self, _: &[(TableSpec, u64)], id_high_water: &BTreeMap<String, i64>) -> Result<(), RepositoryError> {
+        self.id_high_water = id_high_water.clone();
+        Ok(())
+    }
+
+    fn table(&mut self, table: &TableSpec, rows: u64) -> Result<(), RepositoryError> {
+        self.tables.push((*table, Vec::with_capacity(usize::try_from(rows).unwrap_or(0))));
+        Ok(())
+    }
+
+    fn row(&mut self, row: Row) -> Result<(), RepositoryError> {
+        match self.tables.last_mut() {
+            Some((_, rows)) => Ok(rows.push(row)),
+            None => Err(RepositoryError::Unexpected("a row before its table".into())),
         }
     }
 }
 
-/// Reading and writing whole databases, for moving a deployment.
+/// The rows of a [`Dump`], as an [`ImportSource`].
+pub struct DumpRows<'a> {
+    rows: Box<dyn Iterator<Item = (TableSpec, Row)> + Send + 'a>,
+}
+
+impl Dump {
+    /// Its rows, table after table.
+    pub fn rows(&self) -> DumpRows<'_> {
+        DumpRows { rows: Box::new(self.tables.iter().flat_map(|(t, rows)| rows.iter().map(|r| (*t, r.clone())))) }
+    }
+}
+
+impl std::fmt::Debug for DumpRows<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DumpRows").finish_non_exhaustive()
+    }
+}
+
+impl ImportSource for DumpRows<'_> {
+    fn next_row(&mut self) -> Result<Option<(TableSpec, Row)>, RepositoryError> {
+        Ok(self.rows.next())
+    }
+}
+
+/// Reading and writing whole databases, for moving a deployment, a row at
+/// a time (memory does not grow with the database).
 #[async_trait]
 pub trait DataTransfer: Send + Sync + 'static {
-    /// Every row of every table, read in one transaction (one snapshot, so
-    /// it may run beside a serving instance), each table in the order of
-    /// its key.
-    async fn export(&self) -> Result<Dump, RepositoryError>;
+    /// Every row of every table into `sink`, read in one transaction (one
+    /// snapshot, so it may run beside a serving instance), each table in
+    /// the order of its key, streamed as it is read.
+    async fn export_to(&self, sink: &mut dyn ExportSink) -> Result<(), RepositoryError>;
 
-    /// Writes `dump` in one transaction (all or nothing), tables in the
-    /// order given, and moves each id generator past the dump's high-water
-    /// mark. Errors: `Conflict` when the database already holds rows (it
-    /// is checked inside the same transaction); `Unexpected` when a row
-    /// breaks a rule of the schema (nothing is then written).
-    async fn import(&self, dump: &Dump) -> Result<(), RepositoryError>;
+    /// Writes the rows of `source` in one transaction (all or nothing), each
+    /// user's `email_key` computed from its address, and moves each id
+    /// generator past `id_high_water`; returns the rows written. Errors:
+    /// `Conflict` when the database already holds rows (checked inside the
+    /// same transaction) or when accounts would share an address (all of
+    /// them named); `Unexpected` when a row breaks a rule of the schema or
+    /// the source fails (nothing is then written).
+    async fn import_from(
+        &self,
+        source: &mut dyn ImportSource,
+        id_high_water: &BTreeMap<String, i64>,
+    ) -> Result<u64, RepositoryError>;
+
+    /// The whole database in memory (the tests: small databases only).
+    async fn export(&self) -> Result<Dump, RepositoryError> {
+        let mut dump = Dump::default();
+        self.export_to(&mut dump).await?;
+        Ok(dump)
+    }
+
+    /// Writes `dump` as [`import_from`](Self::import_from) does.
+    async fn import(&self, dump: &Dump) -> Result<(), RepositoryError> {
+        self.import_from(&mut dump.rows(), &dump.id_high_water).await.map(|_| ())
+    }
 }
 
 /// The error of an import into a database that holds `rows` rows.
