@@ -72,7 +72,11 @@ fn write_error(e: impl std::fmt::Display) -> RepositoryError {
 }
 
 impl ExportSink for FileSink {
-    fn begin(&mut self, counts: &[(TableSpec, u64)], id_high_water: &BTreeMap<String, i64>) -> Result<(), RepositoryError> {
+    fn begin(
+        &mut self,
+        counts: &[(TableSpec, u64)],
+        id_high_water: &BTreeMap<String, i64>,
+    ) -> Result<(), RepositoryError> {
         let header = Header {
             format: FORMAT.into(),
             version: VERSION,
@@ -319,7 +323,12 @@ mod tests {
         let text = format!("{}\n{}\n{}\n", header("{}"), full_line(late), full_line(early));
         let e = format!("{:#}", parse(text.as_bytes()).expect_err("out of order"));
         assert!(e.contains(&format!("line 3: a row of `{early}` after the rows of `{late}`")), "{e}");
-        let text = format!("{}\n{}\n{}\n", header(&format!(r#"{{"{early}":1,"{late}":1}}"#)), full_line(early), full_line(late));
+        let text = format!(
+            "{}\n{}\n{}\n",
+            header(&format!(r#"{{"{early}":1,"{late}":1}}"#)),
+            full_line(early),
+            full_line(late)
+        );
         let dump = parse(text.as_bytes()).expect("in order");
         assert_eq!(dump.tables.iter().map(|(_, rows)| rows.len()).sum::<usize>(), 2);
     }

@@ -216,7 +216,11 @@ async fn an_import_refuses_a_database_with_data_and_a_bad_file_writes_nothing() 
     let empty = TestDatabase::on(other(engine())).await;
     let out = credencial(&empty.url, &["import", "--in", broken.to_str().expect("path")], "");
     assert!(!out.status.success(), "a row out of the schema's order is refused");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("schema's order"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("schema's order"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(empty.table_rows().await, 0, "nothing of the file was kept");
     // In its place (before the tables that follow grants): refused by the schema.
     let later = ["access_log", "audit_log", "user_logins", "security_events"];

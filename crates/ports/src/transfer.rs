@@ -359,8 +359,11 @@ pub struct Dump {
 /// that would share a key.
 pub fn key_user_row(row: &mut Row) -> (EmailKey, KeyedAccount) {
     let text = |column: &str| row.get(column).and_then(Value::as_str).unwrap_or("").to_owned();
-    let account =
-        KeyedAccount { id: row.get("id").and_then(Value::as_i64).unwrap_or(0), username: text("username"), email: text("email") };
+    let account = KeyedAccount {
+        id: row.get("id").and_then(Value::as_i64).unwrap_or(0),
+        username: text("username"),
+        email: text("email"),
+    };
     let key = EmailKey::of(&account.email);
     row.insert("email_key".into(), Value::String(key.as_str().to_owned()));
     (key, account)
@@ -377,7 +380,11 @@ pub trait ExportSink: Send {
     /// Before any row: each table's row count in the snapshot (in the
     /// order of [`TABLES`]) and the id generators' high-water marks.
     /// Errors: `Unexpected` (the export stops).
-    fn begin(&mut self, counts: &[(TableSpec, u64)], id_high_water: &BTreeMap<String, i64>) -> Result<(), RepositoryError>;
+    fn begin(
+        &mut self,
+        counts: &[(TableSpec, u64)],
+        id_high_water: &BTreeMap<String, i64>,
+    ) -> Result<(), RepositoryError>;
 
     /// A table starts: `rows` rows of it follow (tables in the order of
     /// [`TABLES`], each in the order of its key). Errors: `Unexpected`.

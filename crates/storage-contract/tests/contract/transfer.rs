@@ -21,6 +21,7 @@ contract!(
     an_import_into_a_database_with_rows_is_a_conflict_and_writes_nothing,
     a_refused_row_rolls_the_whole_import_back,
     an_import_computes_the_e_mail_keys_and_names_accounts_that_would_share_one,
+    an_export_announces_each_table_with_its_count_before_streaming_its_rows,
 );
 
 fn audit() -> NewAuditEntry {
@@ -177,4 +178,48 @@ async fn an_import_computes_the_e_mail_keys_and_names_accounts_that_would_share_
 
 fn users_of(dump: &mut Dump) -> &mut Vec<credencial_ports::transfer::Row> {
     &mut dump.tables.iter_mut().find(|(t, _)| t.name == "users").expect("users").1
+}
+
+/// A sink that keeps only what a file would need to check: the announced
+/// counts, the tables in the order they came, and the rows seen of each.
+#[derive(Default)]
+struct Tally {
+    announced: Vec<(&'static str, u64)>,
+    started: Vec<(&'static str, u64)>,
+    seen: Vec<u64>,
+}
+
+impl credencial_ports::transfer::ExportSink for Tally {
+    fn begin(
+        &mut self,
+        counts: &[(credencial_ports::TableSpec, u64)],
+        _: &std::collections::BTreeMap<String, i64>,
+    ) -> Result<(), RepositoryError> {
+        assert!(self.started.is_empty(), "begin comes first");
+        self.announced = counts.iter().map(|(t, n)| (t.name, *n)).collect();
+        Ok(())
+    }
+
+    fn table(&mut self, table: &credencial_ports::TableSpec, rows: u64) -> Result<(), RepositoryError> {
+        self.started.push((table.name, rows));
+        self.seen.push(0);
+        Ok(())
+    }
+
+    fn row(&mut self, _: credencial_ports::transfer::Row) -> Result<(), RepositoryError> {
+        *self.seen.last_mut().expect("a row after its table") += 1;
+        Ok(())
+    }
+}
+
+async fn an_export_announces_each_table_with_its_count_before_streaming_its_rows<B: Backend>() {
+    let (b, _) = filled::<B>().await;
+    let mut tally = Tally::default();
+    b.transfer().export_to(&mut tally).await.expect("export");
+    let order: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
+    assert_eq!(tally.started.iter().map(|(t, _)| *t).collect::<Vec<_>>(), order, "every table, in schema order");
+    assert_eq!(tally.announced, tally.started, "the header's counts are each table's");
+    let streamed: Vec<u64> = tally.started.iter().map(|(_, n)| *n).collect();
+    assert_eq!(tally.seen, streamed, "as many rows as announced");
+    assert!(tally.seen.iter().sum::<u64>() > 5, "{:?}", tally.started);
 }
