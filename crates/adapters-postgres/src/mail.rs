@@ -11,6 +11,7 @@ use credencial_ports::{
 use sqlx::PgPool;
 
 use crate::error::to_repository_error;
+use crate::user_lookups::ANOTHER_WITH_EMAIL_KEY;
 
 /// The outbox and the mail links in PostgreSQL.
 #[derive(Debug, Clone)]
@@ -196,10 +197,10 @@ impl MailStore for PgMail {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         // One request at a time per account (across instances).
         lock_account(&mut tx, link.user).await?;
-        let (taken, recent): (bool, bool) = sqlx::query_as(
-            "SELECT EXISTS (SELECT 1 FROM users WHERE email_key = $1 AND email_key <> '' AND id <> $2), \
-                    EXISTS (SELECT 1 FROM mail_links WHERE user_id = $2 AND purpose = $3 AND issued_at > $4)",
-        )
+        let (taken, recent): (bool, bool) = sqlx::query_as(&format!(
+            "SELECT EXISTS (SELECT 1 FROM users WHERE {ANOTHER_WITH_EMAIL_KEY}), \
+                    EXISTS (SELECT 1 FROM mail_links WHERE user_id = $2 AND purpose = $3 AND issued_at > $4)"
+        ))
         .bind(email_key)
         .bind(link.user.0)
         .bind(LinkPurpose::EmailChange.code())

@@ -16,6 +16,7 @@ use futures_util::TryStreamExt;
 use sqlx::{PgConnection, PgPool};
 
 use crate::error::to_repository_error;
+use crate::user_lookups::ANOTHER_WITH_EMAIL_KEY;
 
 /// Whole tables in and out of PostgreSQL.
 #[derive(Debug, Clone)]
@@ -93,7 +94,7 @@ fn last_id(table: &str) -> String {
 /// The account other than `id` that already holds the e-mail key `key`.
 async fn key_holder(conn: &mut PgConnection, key: &str, id: i64) -> Result<Option<KeyedAccount>, RepositoryError> {
     let holder: Option<(i64, String, String)> =
-        sqlx::query_as("SELECT id, username, email FROM users WHERE email_key = $1 AND id <> $2")
+        sqlx::query_as(&format!("SELECT id, username, email FROM users WHERE {ANOTHER_WITH_EMAIL_KEY}"))
             .bind(key)
             .bind(id)
             .fetch_optional(&mut *conn)

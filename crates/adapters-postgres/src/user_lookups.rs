@@ -40,6 +40,10 @@ pub const TAKEN_BY_PRE_REGISTRATION: &str = "username = $1 OR (email_key = $2 AN
 /// Users whose e-mail key is one of a list: `$1` a text array.
 pub const BY_EMAIL_KEYS: &str = "email_key = ANY($1) AND email_key <> ''";
 
+/// Another account with an e-mail key (a change of address, an import):
+/// `$1` the key, `$2` the account that is not counted.
+pub const ANOTHER_WITH_EMAIL_KEY: &str = "email_key = $1 AND email_key <> '' AND id <> $2::bigint";
+
 /// The lookups above with the kind of each parameter, `$1` first (for the
 /// plan tests).
 pub const ALL: &[(&str, &[Parameter])] = &[
@@ -52,6 +56,7 @@ pub const ALL: &[(&str, &[Parameter])] = &[
     (BY_CPFS, &[Parameter::TextArray]),
     (TAKEN_BY_PRE_REGISTRATION, &[Parameter::Text, Parameter::Text]),
     (BY_EMAIL_KEYS, &[Parameter::TextArray]),
+    (ANOTHER_WITH_EMAIL_KEY, &[Parameter::Text, Parameter::Text]),
 ];
 
 /// How a lookup's parameter is bound (as the store binds it).

@@ -1,6 +1,7 @@
 //! [`MailStore`] on `mail_outbox` and `mail_links`.
 
 use crate::error::to_repository_error;
+use crate::user_lookups::ANOTHER_WITH_EMAIL_KEY;
 use crate::SqliteDb;
 use async_trait::async_trait;
 use credencial_domain::mail::{LinkPurpose, OutgoingMail};
@@ -180,10 +181,10 @@ impl MailStore for SqliteMail {
         quiet_secs: i64,
     ) -> Result<ChangeRequest, RepositoryError> {
         let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
-        let (taken, recent): (bool, bool) = sqlx::query_as(
-            "SELECT EXISTS (SELECT 1 FROM users WHERE email_key = ?1 AND email_key <> '' AND id <> ?2), \
-                    EXISTS (SELECT 1 FROM mail_links WHERE user_id = ?2 AND purpose = ?3 AND issued_at > ?4)",
-        )
+        let (taken, recent): (bool, bool) = sqlx::query_as(&format!(
+            "SELECT EXISTS (SELECT 1 FROM users WHERE {ANOTHER_WITH_EMAIL_KEY}), \
+                    EXISTS (SELECT 1 FROM mail_links WHERE user_id = ?2 AND purpose = ?3 AND issued_at > ?4)"
+        ))
         .bind(email_key)
         .bind(link.user.0)
         .bind(LinkPurpose::EmailChange.code())

@@ -16,6 +16,7 @@ use futures_util::TryStreamExt;
 use sqlx::SqliteConnection;
 
 use crate::error::to_repository_error;
+use crate::user_lookups::ANOTHER_WITH_EMAIL_KEY;
 use crate::SqliteDb;
 
 /// Whole tables in and out of the SQLite file.
@@ -91,7 +92,7 @@ async fn export_table(
 /// The account other than `id` that already holds the e-mail key `key`.
 async fn key_holder(conn: &mut SqliteConnection, key: &str, id: i64) -> Result<Option<KeyedAccount>, RepositoryError> {
     let holder: Option<(i64, String, String)> =
-        sqlx::query_as("SELECT id, username, email FROM users WHERE email_key = ?1 AND id <> ?2")
+        sqlx::query_as(&format!("SELECT id, username, email FROM users WHERE {ANOTHER_WITH_EMAIL_KEY}"))
             .bind(key)
             .bind(id)
             .fetch_optional(&mut *conn)

@@ -42,6 +42,10 @@ pub const TAKEN_BY_PRE_REGISTRATION: &str = "username = ?1 OR (email_key = ?2 AN
 /// Users whose e-mail key is one of a list: `?1` a JSON array.
 pub const BY_EMAIL_KEYS: &str = "email_key IN (SELECT value FROM json_each(?1)) AND email_key <> ''";
 
+/// Another account with an e-mail key (a change of address, an import):
+/// `?1` the key, `?2` the account that is not counted.
+pub const ANOTHER_WITH_EMAIL_KEY: &str = "email_key = ?1 AND email_key <> '' AND id <> ?2";
+
 /// The lookups above with how many parameters each binds (for the plan
 /// tests; a JSON array where the condition reads `json_each`).
 pub const ALL: &[(&str, usize)] = &[
@@ -54,4 +58,5 @@ pub const ALL: &[(&str, usize)] = &[
     (BY_CPFS, 1),
     (TAKEN_BY_PRE_REGISTRATION, 2),
     (BY_EMAIL_KEYS, 1),
+    (ANOTHER_WITH_EMAIL_KEY, 2),
 ];
