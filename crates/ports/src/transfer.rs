@@ -416,10 +416,11 @@ impl ExportSink for Dump {
     }
 
     fn row(&mut self, row: Row) -> Result<(), RepositoryError> {
-        match self.tables.last_mut() {
-            Some((_, rows)) => Ok(rows.push(row)),
-            None => Err(RepositoryError::Unexpected("a row before its table".into())),
-        }
+        let Some((_, rows)) = self.tables.last_mut() else {
+            return Err(RepositoryError::Unexpected("a row before its table".into()));
+        };
+        rows.push(row);
+        Ok(())
     }
 }
 
