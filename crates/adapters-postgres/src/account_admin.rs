@@ -12,6 +12,7 @@ use sqlx::PgPool;
 
 use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
+use crate::user_lookups::{BY_CPF, BY_EMAIL_KEY};
 use crate::users::{
     access_change, find_record_by_id, find_record_by_username, insert_user, InsertFlags, RECORD_COLUMNS,
 };
@@ -29,34 +30,45 @@ impl PgAccountAdminStore {
     }
 }
 
-/// What a search selects: `$1` the text (`''`: everything), `$2` its
-/// `LIKE` pattern, `$3` the CPF it is (NULL when none).
-const SEARCH_WHERE: &str = "$1 = '' OR username ILIKE $2 ESCAPE '\\' OR name ILIKE $2 ESCAPE '\\' \
-     OR email ILIKE $2 ESCAPE '\\' OR cpf = $3::bpchar";
+/// What a search of text that is no whole CPF or address selects: `$1`
+/// its `LIKE` pattern (a substring of the username, name or address).
+const TEXT_WHERE: &str = "username ILIKE $1 ESCAPE '\\' OR name ILIKE $1 ESCAPE '\\' OR email ILIKE $1 ESCAPE '\\'";
+
+/// The condition of `query` and its one bound value (none for an empty
+/// search): a whole CPF or address by its index, else a substring.
+fn search_filter(query: &AccountQuery) -> (&'static str, Option<String>) {
+    match (query.cpf(), query.email_key()) {
+        _ if query.text().is_empty() => ("TRUE", None),
+        (Some(cpf), _) => (BY_CPF, Some(cpf.as_str().to_owned())),
+        (None, Some(key)) => (BY_EMAIL_KEY, Some(key)),
+        (None, None) => (TEXT_WHERE, Some(query.like_pattern())),
+    }
+}
 
 #[async_trait]
 impl AccountAdminStore for PgAccountAdminStore {
     async fn search(&self, query: &AccountQuery, page: Page) -> Result<(Vec<AccountRecord>, u64), RepositoryError> {
-        let pattern = query.like_pattern();
-        let cpf = query.cpf().map(|c| c.as_str().to_owned());
-        let rows = sqlx::query_as::<_, RecordColumns>(&format!(
-            "SELECT {RECORD_COLUMNS} FROM users WHERE {SEARCH_WHERE} ORDER BY username LIMIT $4 OFFSET $5"
-        ))
-        .bind(query.text())
-        .bind(&pattern)
-        .bind(&cpf)
-        .bind(i64::from(page.limit()))
-        .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
-        let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM users WHERE {SEARCH_WHERE}"))
-            .bind(query.text())
-            .bind(&pattern)
-            .bind(&cpf)
-            .fetch_one(&self.pool)
+        let (condition, value) = search_filter(query);
+        let (limit, offset) = if value.is_some() { ("$2", "$3") } else { ("$1", "$2") };
+        let sql = format!(
+            "SELECT {RECORD_COLUMNS} FROM users WHERE {condition} ORDER BY username LIMIT {limit} OFFSET {offset}"
+        );
+        let mut rows = sqlx::query_as::<_, RecordColumns>(&sql);
+        if let Some(value) = &value {
+            rows = rows.bind(value);
+        }
+        let rows = rows
+            .bind(i64::from(page.limit()))
+            .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
             .await
             .map_err(to_repository_error)?;
+        let count = format!("SELECT count(*) FROM users WHERE {condition}");
+        let mut total = sqlx::query_scalar::<_, i64>(&count);
+        if let Some(value) = &value {
+            total = total.bind(value);
+        }
+        let total = total.fetch_one(&self.pool).await.map_err(to_repository_error)?;
         Ok((rows.into_iter().map(account_record).collect(), u64::try_from(total).unwrap_or(0)))
     }
 

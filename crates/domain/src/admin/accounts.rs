@@ -74,6 +74,8 @@ pub struct LoginRecord {
 /// characters) as a part of the name, username or e-mail address (ignoring
 /// case), and, when the text is a CPF (digits or formatted, right check
 /// digits), the account with that CPF. An empty search lists every account.
+/// A whole CPF or a whole e-mail address finds exactly that account (by its
+/// index, not by reading every row).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AccountQuery {
     text: String,
@@ -96,6 +98,12 @@ impl AccountQuery {
     /// The CPF the text is, if it is one.
     pub fn cpf(&self) -> Option<&Cpf> {
         self.cpf.as_ref()
+    }
+
+    /// The key of the e-mail address the text is, if it is a whole one
+    /// (then the search is that account's, by its index).
+    pub fn email_key(&self) -> Option<String> {
+        crate::account::EmailAddress::parse(&self.text).map(|e| e.key().as_str().to_owned())
     }
 
     /// The text as a `LIKE … ESCAPE '\'` pattern matching it anywhere

@@ -62,6 +62,9 @@ async fn search_finds_by_part_of_the_username_name_or_e_mail_ignoring_case_and_b
     assert_eq!(usernames(&*store, "%", first).await, (vec![], 0), "a wildcard is taken literally");
     assert_eq!(usernames(&*store, "a_x", first).await, (vec!["ana_x".into()], 1), "so is an underscore");
     assert_eq!(usernames(&*store, "", first).await.1, 4, "an empty search lists everyone");
+    // A whole address is that account's, by its key (not a substring).
+    assert_eq!(usernames(&*store, "BRUNO@example.GOV.br", first).await, (vec!["bruno".into()], 1), "whole e-mail");
+    assert_eq!(usernames(&*store, "na@example.gov.br", first).await, (vec![], 0), "no substring of an address");
 }
 
 async fn search_pages_hold_the_page_size_and_count_every_match<B: Backend>() {
