@@ -3,7 +3,7 @@
 //! transaction.
 
 use async_trait::async_trait;
-use credencial_domain::admin::{AccountQuery, LoginRecord, LoginVia, NewAuditEntry, Page};
+use credencial_domain::admin::{AccountFilter, AccountQuery, LoginRecord, LoginVia, NewAuditEntry, Page};
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserId, Username};
 use credencial_ports::stored::{account_record, RecordColumns};
@@ -37,11 +37,11 @@ const TEXT_WHERE: &str = "username ILIKE $1 ESCAPE '\\' OR name ILIKE $1 ESCAPE 
 /// The condition of `query` and its one bound value (none for an empty
 /// search): a whole CPF or address by its index, else a substring.
 fn search_filter(query: &AccountQuery) -> (&'static str, Option<String>) {
-    match (query.cpf(), query.email_key()) {
-        _ if query.text().is_empty() => ("TRUE", None),
-        (Some(cpf), _) => (BY_CPF, Some(cpf.as_str().to_owned())),
-        (None, Some(key)) => (BY_EMAIL_KEY, Some(key)),
-        (None, None) => (TEXT_WHERE, Some(query.like_pattern())),
+    match query.filter() {
+        AccountFilter::Everyone => ("TRUE", None),
+        AccountFilter::Cpf(cpf) => (BY_CPF, Some(cpf)),
+        AccountFilter::EmailKey(key) => (BY_EMAIL_KEY, Some(key)),
+        AccountFilter::Substring(pattern) => (TEXT_WHERE, Some(pattern)),
     }
 }
 

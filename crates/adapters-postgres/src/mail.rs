@@ -29,6 +29,10 @@ impl PgMail {
 const INSERT_MAIL: &str = "INSERT INTO mail_outbox (recipient, kind, subject, text_body, html_body, created_at, \
                            next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id";
 
+/// Deletes an account's change requests: `$1` the account, `$2` the
+/// change purpose (a newer request, or a cancellation).
+const DELETE_CHANGES: &str = "DELETE FROM mail_links WHERE user_id = $1 AND purpose = $2";
+
 /// `INSERT_MAIL` with `mail`'s values bound.
 fn insert_mail<'q>(
     mail: &'q OutgoingMail,
@@ -214,7 +218,7 @@ impl MailStore for PgMail {
         if recent {
             return Ok(ChangeRequest::TooSoon);
         }
-        sqlx::query("DELETE FROM mail_links WHERE user_id = $1 AND purpose = $2")
+        sqlx::query(DELETE_CHANGES)
             .bind(link.user.0)
             .bind(LinkPurpose::EmailChange.code())
             .execute(&mut *tx)
@@ -239,7 +243,7 @@ impl MailStore for PgMail {
     }
 
     async fn cancel_change(&self, user: UserId) -> Result<u64, RepositoryError> {
-        let done = sqlx::query("DELETE FROM mail_links WHERE user_id = $1 AND purpose = $2")
+        let done = sqlx::query(DELETE_CHANGES)
             .bind(user.0)
             .bind(LinkPurpose::EmailChange.code())
             .execute(&self.pool)

@@ -136,12 +136,12 @@ impl AccountEditService {
         match self.users.update_details(user, details).await? {
             DetailsUpdate::Updated => {
                 tracing::info!(user = user.0, "account details changed");
-                if new_address && !before.email.trim().is_empty() {
-                    self.sessions
-                        .record_event(user, SecurityEventKind::EmailChanged, &before.email, Some(origin))
-                        .await?;
-                }
                 if new_address {
+                    if !before.email.trim().is_empty() {
+                        self.sessions
+                            .record_event(user, SecurityEventKind::EmailChanged, &before.email, Some(origin))
+                            .await?;
+                    }
                     // Links mailed to the old address must not outlive it;
                     // the new one is asked to confirm.
                     if let Some(confirmations) = &self.confirmations {

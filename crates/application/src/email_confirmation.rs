@@ -108,6 +108,13 @@ impl EmailConfirmationService {
         (token, url)
     }
 
+    /// The stored form of `token`, a link of `user` for `purpose` carrying
+    /// `email`, issued at `now` (address links carry no password stamp).
+    fn address_link(token: &SessionToken, user: UserId, purpose: LinkPurpose, now: i64, email: String) -> NewLink {
+        let state = LinkState { purpose, stamp: String::new(), expires_at: now + purpose.lifetime_secs(), email };
+        NewLink { token_hash: token.hash(), user, state }
+    }
+
     /// Sends `user` a link that confirms the account's current address,
     /// unless it is confirmed already. Errors: `Storage`, `Internal`.
     pub async fn send(&self, user: UserId) -> Result<Sent, ServiceError> {
@@ -131,13 +138,7 @@ impl EmailConfirmationService {
             change: false,
         };
         let mail = self.ports.renderer.render(&account.email, &content).map_err(ServiceError::Internal)?;
-        let state = LinkState {
-            purpose,
-            stamp: String::new(),
-            expires_at: now + purpose.lifetime_secs(),
-            email: account.email,
-        };
-        let link = NewLink { token_hash: token.hash(), user, state };
+        let link = Self::address_link(&token, user, purpose, now, account.email);
         let issued = self.ports.mail.issue_link(&link, &mail, now, CONFIRM_QUIET_SECS).await?;
         Ok(if issued { Sent::Sent } else { Sent::TooSoon })
     }
@@ -175,13 +176,7 @@ impl EmailConfirmationService {
             change: true,
         };
         let mail = self.ports.renderer.render(new.as_str(), &content).map_err(ServiceError::Internal)?;
-        let state = LinkState {
-            purpose,
-            stamp: String::new(),
-            expires_at: now + purpose.lifetime_secs(),
-            email: new.as_str().to_owned(),
-        };
-        let link = NewLink { token_hash: token.hash(), user, state };
+        let link = Self::address_link(&token, user, purpose, now, new.as_str().to_owned());
         let key = new.key();
         Ok(self.ports.mail.request_change(&link, key.as_str(), &mail, now, CONFIRM_QUIET_SECS).await?)
     }
@@ -198,15 +193,14 @@ impl EmailConfirmationService {
         Ok(self.ports.mail.cancel_change(user).await? > 0)
     }
 
-    /// The live link `token` (its text, from the URL) of one of
-    /// `purposes`, left in place.
-    async fn live_link(&self, token: &str, purposes: &[LinkPurpose]) -> Result<Option<StoredLink>, ServiceError> {
-        let Some(token) = SessionToken::from_cookie(token) else { return Ok(None) };
+    /// The live link whose token hashes to `hash`, of one of `purposes`,
+    /// left in place.
+    async fn live_link(&self, hash: &[u8; 32], purposes: &[LinkPurpose]) -> Result<Option<StoredLink>, ServiceError> {
         let now = self.ports.clock.now();
         Ok(self
             .ports
             .mail
-            .find_link(&token.hash())
+            .find_link(hash)
             .await?
             .filter(|l| purposes.contains(&l.state.purpose) && l.state.expires_at > now))
     }
@@ -217,7 +211,7 @@ impl EmailConfirmationService {
     pub async fn confirm(&self, token: &str, origin: &Origin) -> Result<Confirmation, ServiceError> {
         let Some(hash) = SessionToken::from_cookie(token).map(|t| t.hash()) else { return Ok(Confirmation::NoLink) };
         let purposes = [LinkPurpose::EmailConfirm, LinkPurpose::EmailChange];
-        match self.live_link(token, &purposes).await? {
+        match self.live_link(&hash, &purposes).await? {
             Some(link) if link.state.purpose == LinkPurpose::EmailChange => self.apply_change(hash, link, origin).await,
             _ => Ok(self.ports.mail.confirm_email(&hash, self.ports.clock.now()).await?),
         }
@@ -253,13 +247,7 @@ impl EmailConfirmationService {
             true => None,
             false => {
                 let mail = self.ports.renderer.render(&old, &content).map_err(ServiceError::Internal)?;
-                let state = LinkState {
-                    purpose,
-                    stamp: String::new(),
-                    expires_at: now + purpose.lifetime_secs(),
-                    email: old.clone(),
-                };
-                Some((old.clone(), NewLink { token_hash: token.hash(), user, state }, mail))
+                Some((old.clone(), Self::address_link(&token, user, purpose, now, old.clone()), mail))
             }
         };
         let switch = AddressSwitch {
@@ -288,7 +276,7 @@ impl EmailConfirmationService {
     /// Errors: `Storage`.
     pub async fn undo(&self, token: &str, origin: &Origin) -> Result<Undone, ServiceError> {
         let Some(hash) = SessionToken::from_cookie(token).map(|t| t.hash()) else { return Ok(Undone::NoLink) };
-        let Some(link) = self.live_link(token, &[LinkPurpose::EmailUndo]).await? else { return Ok(Undone::NoLink) };
+        let Some(link) = self.live_link(&hash, &[LinkPurpose::EmailUndo]).await? else { return Ok(Undone::NoLink) };
         let Some(old) = EmailAddress::parse(&link.state.email) else { return Ok(Undone::NoLink) };
         let user = link.user;
         let undone = self.ports.users.find_summary_by_id(user).await?.map(|a| a.email).unwrap_or_default();

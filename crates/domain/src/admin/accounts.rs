@@ -100,10 +100,20 @@ impl AccountQuery {
         self.cpf.as_ref()
     }
 
-    /// The key of the e-mail address the text is, if it is a whole one
-    /// (then the search is that account's, by its index).
-    pub fn email_key(&self) -> Option<String> {
-        crate::account::EmailAddress::parse(&self.text).map(|e| e.key().as_str().to_owned())
+    /// How the search finds its accounts: everyone for an empty text; a
+    /// whole CPF or a whole e-mail address exactly (by its index); any
+    /// other text as a substring.
+    pub fn filter(&self) -> AccountFilter {
+        if self.text.is_empty() {
+            return AccountFilter::Everyone;
+        }
+        if let Some(cpf) = &self.cpf {
+            return AccountFilter::Cpf(cpf.as_str().to_owned());
+        }
+        match crate::account::EmailAddress::parse(&self.text) {
+            Some(address) => AccountFilter::EmailKey(address.key().as_str().to_owned()),
+            None => AccountFilter::Substring(self.like_pattern()),
+        }
     }
 
     /// The text as a `LIKE … ESCAPE '\'` pattern matching it anywhere
@@ -120,6 +130,20 @@ impl AccountQuery {
         pattern.push('%');
         pattern
     }
+}
+
+/// How an [`AccountQuery`] finds its accounts ([`AccountQuery::filter`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AccountFilter {
+    /// Every account (an empty search).
+    Everyone,
+    /// The account with this CPF (11 digits).
+    Cpf(String),
+    /// The account whose address has this key.
+    EmailKey(String),
+    /// Accounts whose username, name or address contains the text: its
+    /// `LIKE … ESCAPE '\'` pattern.
+    Substring(String),
 }
 
 /// Characters of a temporary password: letters and digits that cannot be
@@ -172,6 +196,18 @@ mod tests {
     fn like_wildcards_are_taken_literally() {
         assert_eq!(AccountQuery::parse(" a%b_c\\ ").like_pattern(), "%a\\%b\\_c\\\\%");
         assert_eq!(AccountQuery::parse("").like_pattern(), "%%");
+    }
+
+    #[test]
+    fn a_whole_cpf_or_address_is_exact_and_other_text_a_substring() {
+        assert_eq!(AccountQuery::parse("  ").filter(), AccountFilter::Everyone);
+        assert_eq!(AccountQuery::parse("529.982.247-25").filter(), AccountFilter::Cpf("52998224725".into()));
+        assert_eq!(
+            AccountQuery::parse("Bruno@Example.gov.br").filter(),
+            AccountFilter::EmailKey("bruno@example.gov.br".into())
+        );
+        assert_eq!(AccountQuery::parse("bruno@example").filter(), AccountFilter::Substring("%bruno@example%".into()));
+        assert_eq!(AccountQuery::parse("ana").filter(), AccountFilter::Substring("%ana%".into()));
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub mod client;
 pub mod directory;
 pub mod page;
 
-pub use accounts::{AccountQuery, LoginRecord, LoginVia};
+pub use accounts::{AccountFilter, AccountQuery, LoginRecord, LoginVia};
 pub use api_token::{ApiPermission, ApiPermissions, ApiTokenDigest, IssuedApiToken, PresentedApiToken};
 pub use audit::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry};
 pub use client::{ClientName, ClientNameError, PostLogoutRedirectUris, RedirectUris, RedirectUrisError};
