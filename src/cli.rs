@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use credencial_domain::admin::Actor;
+use credencial_domain::admin::{Actor, Tally};
 
 use crate::settings::Settings;
 use crate::startup::{hasher, Application, Mode};
@@ -205,4 +205,17 @@ async fn migrated_storage(settings: &Settings) -> anyhow::Result<Storage> {
 fn actor() -> Actor {
     let os_user = std::env::var("USER").ok().filter(|u| !u.trim().is_empty()).unwrap_or_else(|| "?".to_owned());
     Actor::Cli { os_user }
+}
+
+/// The line under a listed page: how many the filter selects (counted up to
+/// a bound) and the option that asks the next page, as `option`.
+fn pager_line(tally: Tally, noun: &str, next: Option<String>) -> String {
+    let count = match tally {
+        Tally::Exactly(n) => format!("{n} {noun}"),
+        Tally::MoreThan(n) => format!("more than {n} {noun}"),
+    };
+    match next {
+        Some(option) => format!("{count}; next page: {option}"),
+        None => format!("{count}; no more pages"),
+    }
 }

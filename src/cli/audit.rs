@@ -25,21 +25,21 @@ pub enum AuditCommand {
         /// Only the entries about this target (username or client id).
         #[arg(long)]
         target: Option<String>,
-        /// Page number, from 1.
-        #[arg(long, default_value_t = 1)]
-        page: u32,
+        /// Only the entries older than this one (its id, as the previous
+        /// page's last line gives it): the next page.
+        #[arg(long)]
+        before: Option<i64>,
     },
 }
 
 /// Runs an `audit` command.
 pub(super) async fn run(settings: &Settings, command: AuditCommand) -> anyhow::Result<()> {
     match command {
-        AuditCommand::List { actor, target, page } => {
-            anyhow::ensure!(page >= 1, "pages start at 1");
+        AuditCommand::List { actor, target, before } => {
             let storage = storage(settings).await?;
             let staff = StaffService::new(Arc::clone(&storage.users), Arc::clone(&storage.audit));
             let filter = AuditFilter { actor: non_empty(actor), target: non_empty(target) };
-            let listed = staff.trail(&filter, page).await?;
+            let listed = staff.trail(&filter, before).await?;
             println!(
                 "{:<16}  {:<18} {:<20} {:<38} {:<24} {:<36} CHANGES",
                 "WHEN (BRT)", "ACTOR KIND", "ACTOR", "ACTION", "TARGET", "REQUEST ID"
@@ -47,7 +47,7 @@ pub(super) async fn run(settings: &Settings, command: AuditCommand) -> anyhow::R
             for entry in &listed.entries {
                 println!("{}", row(entry));
             }
-            println!("page {} of {} ({} entries)", listed.page, listed.pages, listed.total);
+            println!("{}", super::pager_line(listed.tally, "entries", listed.next.map(|id| format!("--before {id}"))));
             Ok(())
         }
     }
@@ -97,6 +97,16 @@ mod tests {
         assert!(line.starts_with("25/11/2025 09:00  linha de comando"), "{line}");
         assert!(line.contains("Acesso à administração alterado"), "{line}");
         assert!(line.ends_with("is_staff=true name=Bruno"), "{line}");
+    }
+
+    #[test]
+    fn the_pager_line_counts_and_names_the_next_page() {
+        use credencial_domain::admin::Tally;
+        assert_eq!(super::super::pager_line(Tally::Exactly(2), "entries", None), "2 entries; no more pages");
+        assert_eq!(
+            super::super::pager_line(Tally::MoreThan(1000), "users", Some("--after bia".into())),
+            "more than 1000 users; next page: --after bia"
+        );
     }
 
     #[test]

@@ -34,9 +34,10 @@ pub enum UserCommand {
     Create(CreateUser),
     /// List the users, a page at a time (CPFs masked).
     List {
-        /// Page number, from 1.
-        #[arg(long, default_value_t = 1)]
-        page: u32,
+        /// Only the users after this username (the previous page's last):
+        /// the next page.
+        #[arg(long)]
+        after: Option<String>,
         /// Users per page (1 to 500).
         #[arg(long, default_value_t = 50)]
         per_page: u32,
@@ -46,9 +47,10 @@ pub enum UserCommand {
     Search {
         /// What to look for (part of a name, username or e-mail; a whole CPF).
         query: String,
-        /// Page number, from 1.
-        #[arg(long, default_value_t = 1)]
-        page: u32,
+        /// Only the users after this username (the previous page's last):
+        /// the next page.
+        #[arg(long)]
+        after: Option<String>,
     },
     /// Show one user: own data (CPF masked), validation, staff, authorized
     /// applications, last logins.
@@ -200,16 +202,12 @@ pub(super) async fn run(settings: &Settings, command: UserCommand) -> anyhow::Re
     let actor = actor();
     match command {
         UserCommand::Create(args) => create_user(settings, &actor, args).await,
-        UserCommand::List { page, per_page } => {
-            anyhow::ensure!(
-                page >= 1 && (1..=MAX_PAGE_SIZE).contains(&per_page),
-                "pages start at 1 and hold 1 to {MAX_PAGE_SIZE} users"
-            );
-            list_users(settings, &AccountQuery::default(), page, per_page).await
+        UserCommand::List { after, per_page } => {
+            anyhow::ensure!((1..=MAX_PAGE_SIZE).contains(&per_page), "pages hold 1 to {MAX_PAGE_SIZE} users");
+            list_users(settings, &AccountQuery::default(), after.as_deref(), per_page).await
         }
-        UserCommand::Search { query, page } => {
-            anyhow::ensure!(page >= 1, "pages start at 1");
-            list_users(settings, &AccountQuery::parse(&query), page, ACCOUNT_PAGE_SIZE).await
+        UserCommand::Search { query, after } => {
+            list_users(settings, &AccountQuery::parse(&query), after.as_deref(), ACCOUNT_PAGE_SIZE).await
         }
         UserCommand::Show { username } => {
             let (service, _, id) = target(settings, &username).await?;
@@ -341,8 +339,13 @@ async fn create_with_temporary_password(
     }
 }
 
-async fn list_users(settings: &Settings, query: &AccountQuery, page: u32, per_page: u32) -> anyhow::Result<()> {
-    let listed = accounts(settings).await?.search(query, page, per_page).await.map_err(user_error)?;
+async fn list_users(
+    settings: &Settings,
+    query: &AccountQuery,
+    after: Option<&str>,
+    per_page: u32,
+) -> anyhow::Result<()> {
+    let listed = accounts(settings).await?.search(query, after, per_page).await.map_err(user_error)?;
     println!("{:>8}  {:<24} {:<8} {:<6} {:<16} {:<32} NAME", "ID", "USERNAME", "ACTIVE", "STAFF", "CPF", "E-MAIL");
     for u in &listed.accounts {
         let cpf = masked(u.cpf.as_deref()).unwrap_or_else(|| "-".into());
@@ -350,7 +353,8 @@ async fn list_users(settings: &Settings, query: &AccountQuery, page: u32, per_pa
         let staff = if u.is_staff { "yes" } else { "no" };
         println!("{:>8}  {:<24} {active:<8} {staff:<6} {cpf:<16} {:<32} {}", u.id.0, u.username, u.email, u.name);
     }
-    println!("page {} of {} ({} users)", listed.page, listed.pages, listed.total);
+    let next = listed.next.map(|last| format!("--after {last}"));
+    println!("{}", super::pager_line(listed.tally, "users", next));
     Ok(())
 }
 

@@ -104,9 +104,41 @@ async fn the_audit_page_lists_entries_newest_first_and_filters_by_actor_and_targ
     assert!(!by_actor.body.contains("Conta desativada"), "{}", by_actor.body);
     let both = browser.get("/admin/auditoria/?ator=chefe&alvo=lia").await;
     assert!(both.body.contains("Conta reativada") && !both.body.contains("Aplicação desativada"), "{}", both.body);
-    let none = browser.get("/admin/auditoria/?alvo=ninguem&pagina=abc").await;
+    let none = browser.get("/admin/auditoria/?alvo=ninguem&antes=abc").await;
     assert_eq!(none.status, 200);
     assert!(none.body.contains("Nenhum registro"), "{}", none.body);
+}
+
+#[tokio::test]
+async fn the_audit_page_pages_older_entries_by_key_and_keeps_the_filter() {
+    let app = spawn_app().await;
+    add_staff(&app).await;
+    let mut browser = staff_browser(&app).await;
+    for i in 0..55 {
+        sqlx::query(
+            "INSERT INTO audit_log (actor_kind, actor, action, target_kind, target) \
+             VALUES ('cli', 'root', 'user.create', 'user', $1)",
+        )
+        .bind(format!("alvo{i:02}"))
+        .execute(&app.db.pool)
+        .await
+        .expect("append");
+    }
+    let first = browser.get("/admin/auditoria/?ator=root").await;
+    assert!(first.body.contains("<caption>55 registros</caption>"), "{}", first.body);
+    assert!(first.body.contains(">alvo54<") && first.body.contains(">alvo05<"), "the newest 50");
+    assert!(!first.body.contains(">alvo04<"), "{}", first.body);
+    let next = first.body.split("href=\"/admin/auditoria/?").find(|s| s.contains("rel=\"next\"")).expect("a next page");
+    let next = next.split('"').next().expect("its query").replace("&#38;", "&");
+    assert!(next.starts_with("ator=root&alvo=&antes="), "the filter travels with the page: {next}");
+    let older = browser.get(&format!("/admin/auditoria/?{next}")).await;
+    assert!(older.body.contains(">alvo04<") && older.body.contains(">alvo00<"), "{}", older.body);
+    assert!(!older.body.contains(">alvo05<"), "no entry twice: {}", older.body);
+    assert!(older.body.contains("55 registros, continuação da lista"), "{}", older.body);
+    assert!(older.body.contains("rel=\"first\">Mais recentes"), "{}", older.body);
+    assert!(!older.body.contains("rel=\"next\""), "the oldest page: {}", older.body);
+    let other = browser.get("/admin/auditoria/?ator=ninguem").await;
+    assert!(other.body.contains("Nenhum registro") && !other.body.contains("rel=\"next\""), "{}", other.body);
 }
 
 #[tokio::test]

@@ -81,18 +81,25 @@ async fn the_search_finds_accounts_by_each_key_masks_cpfs_and_pages() {
     }
     let bruno = browser.get("/admin/usuarios/?q=bruno").await;
     assert!(bruno.body.contains("111.***.***-35") && !bruno.body.contains("11144477735"), "{}", bruno.body);
-    let none = browser.get("/admin/usuarios/?q=ninguem&pagina=xyz").await;
+    let none = browser.get("/admin/usuarios/?q=ninguem&depois=xyz").await;
     assert!(none.status == 200 && none.body.contains("Nenhuma conta encontrada"), "{}", none.body);
 
     for i in 0..21 {
         app.add_user(&format!("pessoa{i:02}"), "senha-qualquer-1", true).await;
     }
     let first = browser.get("/admin/usuarios/?q=pessoa").await;
-    assert!(first.body.contains("Página 1 de 2 (21 contas)"), "{}", first.body);
-    assert!(first.body.contains("pagina=2\" rel=\"next\""), "{}", first.body);
+    assert!(first.body.contains("<caption>21 contas</caption>"), "{}", first.body);
+    assert!(first.body.contains("?q=pessoa&#38;depois=pessoa19\" rel=\"next\">Próxima página"), "{}", first.body);
+    assert!(!first.body.contains("rel=\"first\""), "the first page: {}", first.body);
     assert!(first.body.contains(">pessoa19</a>") && !first.body.contains(">pessoa20</a>"), "20 a page");
-    let second = browser.get("/admin/usuarios/?q=pessoa&pagina=2").await;
-    assert!(second.body.contains(">pessoa20</a>") && !second.body.contains(">pessoa00</a>"), "{}", second.body);
+    let second = browser.get("/admin/usuarios/?q=pessoa&depois=pessoa19").await;
+    assert!(second.body.contains(">pessoa20</a>") && !second.body.contains(">pessoa19</a>"), "{}", second.body);
+    assert!(second.body.contains("21 contas, continuação da lista"), "{}", second.body);
+    assert!(second.body.contains("href=\"/admin/usuarios/?q=pessoa\" rel=\"first\""), "{}", second.body);
+    assert!(!second.body.contains("rel=\"next\""), "the last page: {}", second.body);
+    // Every account, by key too.
+    let everyone = browser.get("/admin/usuarios/?depois=pessoa05").await;
+    assert!(everyone.body.contains(">pessoa06</a>") && !everyone.body.contains(">pessoa05</a>"), "{}", everyone.body);
 }
 
 #[tokio::test]
@@ -385,7 +392,7 @@ mod cli {
             found.contains("bruno") && found.contains("111.***.***-35") && !found.contains("11144477735"),
             "{found}"
         );
-        assert!(found.contains("page 1 of 1 (1 users)"), "{found}");
+        assert!(found.contains("1 users; no more pages"), "{found}");
         let shown = run(&["user", "show", "--username", "bruno"]);
         assert!(shown.contains("111.***.***-35") && shown.contains("tax-id validated:     no"), "{shown}");
 

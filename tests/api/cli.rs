@@ -155,11 +155,11 @@ async fn user_list_pages_through_the_users_with_their_cpf_masked() {
     let text = stdout(&first);
     assert!(text.contains("gil") && text.contains("hana") && !text.contains("ivo"), "{text}");
     assert!(text.contains("529.***.***-25") && !text.contains("52998224725"), "CPFs are masked: {text}");
-    assert!(text.contains("page 1 of 2 (3 users)"), "{text}");
-    let second = stdout(&credencial(&db.url, &["user", "list", "--per-page", "2", "--page", "2"], ""));
-    assert!(second.contains("ivo") && !second.contains("gil") && second.contains("page 2 of 2"), "{second}");
-    let zero = credencial(&db.url, &["user", "list", "--page", "0"], "");
-    assert!(!zero.status.success() && stderr(&zero).contains("pages start at 1"), "{}", stderr(&zero));
+    assert!(text.contains("3 users; next page: --after hana"), "{text}");
+    let second = stdout(&credencial(&db.url, &["user", "list", "--per-page", "2", "--after", "hana"], ""));
+    assert!(second.contains("ivo") && !second.contains("gil") && second.contains("no more pages"), "{second}");
+    let zero = credencial(&db.url, &["user", "list", "--per-page", "0"], "");
+    assert!(!zero.status.success() && stderr(&zero).contains("pages hold 1 to 500"), "{}", stderr(&zero));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -46,12 +46,12 @@ async fn every_panel_search_and_audit_filter_refuses_a_nul() {
     for value in ENCODED {
         for query in [
             format!("q={value}"),
-            format!("q=ana&pagina={value}"),
+            format!("q=ana&depois={value}"),
             format!("{value}=ana"),
             format!("ator={value}"),
             format!("alvo={value}"),
-            format!("ator=chefe&alvo={value}&pagina=1"),
-            format!("pagina={value}"),
+            format!("ator=chefe&alvo={value}&antes=1"),
+            format!("antes={value}"),
         ] {
             for path in ["/admin/usuarios/", "/admin/auditoria/"] {
                 let page = browser.get(&format!("{path}?{query}")).await;

@@ -3,7 +3,7 @@
 //! transaction.
 
 use async_trait::async_trait;
-use credencial_domain::admin::{AccountFilter, AccountQuery, LoginRecord, LoginVia, NewAuditEntry, Page};
+use credencial_domain::admin::{AccountFilter, AccountQuery, LoginRecord, LoginVia, NewAuditEntry, Tally};
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserId, Username};
 use credencial_ports::stored::{account_record, RecordColumns};
@@ -12,7 +12,7 @@ use sqlx::PgPool;
 
 use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
-use crate::user_lookups::{BY_CPF, BY_EMAIL_KEY};
+use crate::user_lookups::{search_statements, BY_CPF, BY_EMAIL_KEY, CONTAINING};
 use crate::users::{
     access_change, find_record_by_id, find_record_by_username, insert_user, InsertFlags, RECORD_COLUMNS,
 };
@@ -30,46 +30,40 @@ impl PgAccountAdminStore {
     }
 }
 
-/// What a search of text that is no whole CPF or address selects: `$1`
-/// its `LIKE` pattern (a substring of the username, name or address).
-const TEXT_WHERE: &str = "username ILIKE $1 ESCAPE '\\' OR name ILIKE $1 ESCAPE '\\' OR email ILIKE $1 ESCAPE '\\'";
-
 /// The condition of `query` and its one bound value (none for an empty
-/// search): a whole CPF or address by its index, else a substring.
+/// search): a whole CPF or address by its index, else a substring through
+/// the trigram indexes (`pg_trgm`).
 fn search_filter(query: &AccountQuery) -> (&'static str, Option<String>) {
     match query.filter() {
         AccountFilter::Everyone => ("TRUE", None),
         AccountFilter::Cpf(cpf) => (BY_CPF, Some(cpf)),
         AccountFilter::EmailKey(key) => (BY_EMAIL_KEY, Some(key)),
-        AccountFilter::Substring(pattern) => (TEXT_WHERE, Some(pattern)),
+        AccountFilter::Substring { like, .. } => (CONTAINING, Some(like)),
     }
 }
 
 #[async_trait]
 impl AccountAdminStore for PgAccountAdminStore {
-    async fn search(&self, query: &AccountQuery, page: Page) -> Result<(Vec<AccountRecord>, u64), RepositoryError> {
+    async fn search<'a>(
+        &self,
+        query: &AccountQuery,
+        after: Option<&'a str>,
+        limit: u32,
+    ) -> Result<(Vec<AccountRecord>, u64), RepositoryError> {
         let (condition, value) = search_filter(query);
-        let (limit, offset) = if value.is_some() { ("$2", "$3") } else { ("$1", "$2") };
-        let sql = format!(
-            "SELECT {RECORD_COLUMNS} FROM users WHERE {condition} ORDER BY username LIMIT {limit} OFFSET {offset}"
-        );
-        let mut rows = sqlx::query_as::<_, RecordColumns>(&sql);
+        let (page, count) = search_statements(RECORD_COLUMNS, condition, usize::from(value.is_some()), after.is_some());
+        let mut rows = sqlx::query_as::<_, RecordColumns>(&page);
+        let mut counted = sqlx::query_scalar::<_, i64>(&count);
         if let Some(value) = &value {
             rows = rows.bind(value);
+            counted = counted.bind(value);
         }
-        let rows = rows
-            .bind(i64::from(page.limit()))
-            .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        let count = format!("SELECT count(*) FROM users WHERE {condition}");
-        let mut total = sqlx::query_scalar::<_, i64>(&count);
-        if let Some(value) = &value {
-            total = total.bind(value);
+        if let Some(after) = after {
+            rows = rows.bind(after);
         }
-        let total = total.fetch_one(&self.pool).await.map_err(to_repository_error)?;
-        Ok((rows.into_iter().map(account_record).collect(), u64::try_from(total).unwrap_or(0)))
+        let rows = rows.bind(i64::from(limit)).fetch_all(&self.pool).await.map_err(to_repository_error)?;
+        let counted = counted.bind(Tally::count_bound()).fetch_one(&self.pool).await.map_err(to_repository_error)?;
+        Ok((rows.into_iter().map(account_record).collect(), u64::try_from(counted).unwrap_or(0)))
     }
 
     async fn find(&self, id: UserId) -> Result<Option<AccountRecord>, RepositoryError> {

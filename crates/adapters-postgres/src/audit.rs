@@ -2,32 +2,44 @@
 //! other adapters run inside their own transactions.
 
 use async_trait::async_trait;
-use credencial_domain::admin::{AuditEntry, AuditFilter, NewAuditEntry, Page};
+use credencial_domain::admin::{AuditEntry, AuditFilter, NewAuditEntry, Tally};
 use credencial_ports::{AuditTrail, RepositoryError};
 use sqlx::postgres::PgArguments;
 use sqlx::query::Query;
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
 use crate::error::to_repository_error;
-use crate::paging::split_page;
 
 const APPEND: &str = "INSERT INTO audit_log \
      (actor_kind, actor, actor_user_id, action, target_kind, target, changes, request_id) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 
-/// One round trip: the total the filter selects, and the page (a total with
-/// no row when the page is past the end). `$1` actor, `$2` target (NULL:
-/// any), `$3` limit, `$4` offset.
-const PAGE: &str = "WITH selected AS ( \
-       SELECT * FROM audit_log \
-       WHERE ($1::TEXT IS NULL OR lower(actor) = lower($1)) \
-         AND ($2::TEXT IS NULL OR lower(target) = lower($2))), \
-     total AS (SELECT count(*) AS n FROM selected) \
-     SELECT t.n, p.id, p.at, p.actor_kind, p.actor, p.action, p.target_kind, p.target, p.changes, p.request_id \
-     FROM total t LEFT JOIN LATERAL ( \
-       SELECT id, floor(extract(epoch FROM at))::BIGINT AS at, actor_kind, actor, action, target_kind, target, \
-              changes, request_id \
-       FROM selected ORDER BY id DESC LIMIT $3 OFFSET $4) p ON TRUE";
+/// The columns of a listed entry.
+const COLUMNS: &str = "id, floor(extract(epoch FROM at))::BIGINT, actor_kind, actor, action, target_kind, target, \
+     changes, request_id";
+
+/// The statements of one page of the trail by `filter` and of its count.
+/// The filter's names come first (`actor`, `target`: each searched by its
+/// index, `lower(name), id DESC`); the page is read by key, newest first,
+/// never by skipping rows: the next parameter is the entry it is older
+/// than (when `before`), then its limit. The count stops at its limit (the
+/// parameter after the filter's).
+pub fn list_statements(filter: &AuditFilter, before: bool) -> (String, String) {
+    let mut conditions = Vec::new();
+    for (column, given) in [("actor", filter.actor.is_some()), ("target", filter.target.is_some())] {
+        if given {
+            conditions.push(format!("lower({column}) = lower(${})", conditions.len() + 1));
+        }
+    }
+    let bound = conditions.len();
+    let filtered = if conditions.is_empty() { "TRUE".to_owned() } else { conditions.join(" AND ") };
+    let keyset = if before { format!(" AND id < ${}", bound + 1) } else { String::new() };
+    let limit = bound + 1 + usize::from(before);
+    (
+        format!("SELECT {COLUMNS} FROM audit_log WHERE {filtered}{keyset} ORDER BY id DESC LIMIT ${limit}"),
+        format!("SELECT count(*) FROM (SELECT 1 FROM audit_log WHERE {filtered} LIMIT ${}) AS matched", bound + 1),
+    )
+}
 
 /// Appends `entry` on `conn` (inside the caller's transaction, so that the
 /// change it records and the entry are stored together or not at all).
@@ -88,18 +100,7 @@ impl PgAuditTrail {
     }
 }
 
-type PageRow = (
-    i64,
-    Option<i64>,
-    Option<i64>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<sqlx::types::Json<Vec<(String, String)>>>,
-    Option<String>,
-);
+type Row = (i64, i64, String, String, String, String, String, sqlx::types::Json<Vec<(String, String)>>, Option<String>);
 
 #[async_trait]
 impl AuditTrail for PgAuditTrail {
@@ -108,31 +109,38 @@ impl AuditTrail for PgAuditTrail {
         append_on(&mut conn, entry).await
     }
 
-    async fn list(&self, filter: &AuditFilter, page: Page) -> Result<(Vec<AuditEntry>, u64), RepositoryError> {
-        let rows: Vec<PageRow> = sqlx::query_as(PAGE)
-            .bind(filter.actor.as_deref())
-            .bind(filter.target.as_deref())
-            .bind(i64::from(page.limit()))
-            .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(split_page(
-            rows,
-            |r| r.0,
-            |(_, id, at, actor_kind, actor, action, target_kind, target, changes, request_id)| {
-                Some(AuditEntry {
-                    id: id?,
-                    at: at?,
-                    actor_kind: actor_kind?,
-                    actor: actor?,
-                    action: action?,
-                    target_kind: target_kind?,
-                    target: target?,
-                    changes: changes?.0,
-                    request_id,
-                })
-            },
-        ))
+    async fn list(
+        &self,
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<(Vec<AuditEntry>, u64), RepositoryError> {
+        let (page, count) = list_statements(filter, before.is_some());
+        let mut rows = sqlx::query_as::<_, Row>(&page);
+        let mut counted = sqlx::query_scalar::<_, i64>(&count);
+        for name in [&filter.actor, &filter.target].into_iter().flatten() {
+            rows = rows.bind(name);
+            counted = counted.bind(name);
+        }
+        if let Some(before) = before {
+            rows = rows.bind(before);
+        }
+        let rows = rows.bind(i64::from(limit)).fetch_all(&self.pool).await.map_err(to_repository_error)?;
+        let counted = counted.bind(Tally::count_bound()).fetch_one(&self.pool).await.map_err(to_repository_error)?;
+        let entries = rows
+            .into_iter()
+            .map(|(id, at, actor_kind, actor, action, target_kind, target, changes, request_id)| AuditEntry {
+                id,
+                at,
+                actor_kind,
+                actor,
+                action,
+                target_kind,
+                target,
+                changes: changes.0,
+                request_id,
+            })
+            .collect();
+        Ok((entries, u64::try_from(counted).unwrap_or(0)))
     }
 }

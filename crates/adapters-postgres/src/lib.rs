@@ -5,7 +5,7 @@
 
 pub mod account;
 mod account_admin;
-mod audit;
+pub mod audit;
 mod database;
 mod directory;
 mod email_keys;

@@ -44,6 +44,27 @@ pub const BY_EMAIL_KEYS: &str = "email_key = ANY($1) AND email_key <> ''";
 /// `$1` the key, `$2` the account that is not counted.
 pub const ANOTHER_WITH_EMAIL_KEY: &str = "email_key = $1 AND email_key <> '' AND id <> $2::bigint";
 
+/// The panel's account search by text: `$1` a `LIKE` pattern matched in
+/// the username, name or address ignoring case, through the trigram
+/// indexes of `pg_trgm` (a migration creates them when the extension is
+/// available; without it the search still answers, reading every row).
+pub const CONTAINING: &str = "username ILIKE $1 ESCAPE '\\' OR name ILIKE $1 ESCAPE '\\' OR email ILIKE $1 ESCAPE '\\'";
+
+/// The statements of one page of an account search by `condition`
+/// (whose `bound` parameters come first) and of its count. The page is
+/// read by key in username order, never by skipping rows: the next
+/// parameter is the username it follows (when `after`), then its limit.
+/// The count stops at its limit (the parameter after the condition's), so
+/// that a broad search never reads every match.
+pub fn search_statements(columns: &str, condition: &str, bound: usize, after: bool) -> (String, String) {
+    let keyset = if after { format!(" AND username > ${}", bound + 1) } else { String::new() };
+    let limit = bound + 1 + usize::from(after);
+    (
+        format!("SELECT {columns} FROM users WHERE ({condition}){keyset} ORDER BY username LIMIT ${limit}"),
+        format!("SELECT count(*) FROM (SELECT 1 FROM users WHERE {condition} LIMIT ${}) AS matched", bound + 1),
+    )
+}
+
 /// The lookups above with the kind of each parameter, `$1` first (for the
 /// plan tests).
 pub const ALL: &[(&str, &[Parameter])] = &[
@@ -57,6 +78,7 @@ pub const ALL: &[(&str, &[Parameter])] = &[
     (TAKEN_BY_PRE_REGISTRATION, &[Parameter::Text, Parameter::Text]),
     (BY_EMAIL_KEYS, &[Parameter::TextArray]),
     (ANOTHER_WITH_EMAIL_KEY, &[Parameter::Text, Parameter::Text]),
+    (CONTAINING, &[Parameter::Text]),
 ];
 
 /// How a lookup's parameter is bound (as the store binds it).

@@ -69,3 +69,59 @@ async fn every_user_lookup_uses_an_index() {
         assert!(!searches_indexes_only(&plan), "{condition}:\n{plan:#}");
     }
 }
+
+/// The generic plan of `sql`, its parameters of `types` given `values`.
+async fn statement_plan(connection: &mut PgConnection, sql: &str, types: &[&str], values: &[&str]) -> Value {
+    let prepare = format!("PREPARE listed ({}) AS {sql}", types.join(", "));
+    connection.execute(prepare.as_str()).await.unwrap_or_else(|e| panic!("{prepare}: {e}"));
+    let explain = format!("EXPLAIN (FORMAT JSON) EXECUTE listed ({})", values.join(", "));
+    let plan = sqlx::query_scalar::<_, Value>(&explain)
+        .fetch_one(&mut *connection)
+        .await
+        .unwrap_or_else(|e| panic!("{explain}: {e}"));
+    connection.execute("DEALLOCATE listed").await.expect("deallocate");
+    plan
+}
+
+#[tokio::test]
+async fn the_panels_lists_are_read_by_key_through_an_index() {
+    use credencial_adapters_postgres::audit::list_statements;
+    use credencial_adapters_postgres::user_lookups::{search_statements, BY_CPF, CONTAINING};
+    use credencial_domain::admin::AuditFilter;
+
+    let db = TestDatabase::new().await;
+    let mut connection = PgConnection::connect(&db.url).await.expect("connect");
+    connection.execute("SET enable_seqscan = off").await.expect("set");
+    connection.execute("SET plan_cache_mode = force_generic_plan").await.expect("set");
+    let name = |actor: bool, target: bool| AuditFilter {
+        actor: actor.then(|| "admin".to_owned()),
+        target: target.then(|| "ana".to_owned()),
+    };
+    // (statement, parameter types, values)
+    let mut statements: Vec<(String, Vec<&str>, Vec<&str>)> = Vec::new();
+    // The account search: every account after a username; a text; a CPF.
+    let (after, _) = search_statements("id", "TRUE", 0, true);
+    statements.push((after, vec!["text", "bigint"], vec!["'ana'", "21"]));
+    for condition in [CONTAINING, BY_CPF] {
+        let (page, count) = search_statements("id", condition, 1, true);
+        statements.push((page, vec!["text", "text", "bigint"], vec!["'%ana%'", "'ana'", "21"]));
+        statements.push((count, vec!["text", "bigint"], vec!["'%ana%'", "1001"]));
+    }
+    // The audit trail: older than an entry, by actor, by target, by both.
+    let (older, _) = list_statements(&AuditFilter::default(), true);
+    statements.push((older, vec!["bigint", "bigint"], vec!["500", "51"]));
+    for (actor, target) in [(true, false), (false, true), (true, true)] {
+        let names = usize::from(actor) + usize::from(target);
+        let (page, count) = list_statements(&name(actor, target), true);
+        let mut types = vec!["text"; names];
+        let mut values = vec!["'admin'"; names];
+        statements.push((count, [types.clone(), vec!["bigint"]].concat(), [values.clone(), vec!["1001"]].concat()));
+        types.extend(["bigint", "bigint"]);
+        values.extend(["500", "51"]);
+        statements.push((page, types, values));
+    }
+    for (sql, types, values) in statements {
+        let plan = statement_plan(&mut connection, &sql, &types, &values).await;
+        assert!(searches_indexes_only(&plan), "{sql}:\n{plan:#}");
+    }
+}

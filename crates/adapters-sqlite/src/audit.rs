@@ -2,7 +2,7 @@
 //! other adapters run inside their own write transactions.
 
 use async_trait::async_trait;
-use credencial_domain::admin::{AuditEntry, AuditFilter, NewAuditEntry, Page};
+use credencial_domain::admin::{AuditEntry, AuditFilter, NewAuditEntry, Tally};
 use credencial_ports::{AuditTrail, RepositoryError};
 use sqlx::query::Query;
 use sqlx::sqlite::SqliteArguments;
@@ -15,9 +15,31 @@ const APPEND: &str = "INSERT INTO audit_log \
      (actor_kind, actor, actor_user_id, action, target_kind, target, changes, request_id) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
-/// The filter of a page: `?1` actor, `?2` target (each NULL for any),
-/// compared ignoring case.
-const FILTER: &str = "(?1 IS NULL OR lower(actor) = lower(?1)) AND (?2 IS NULL OR lower(target) = lower(?2))";
+/// The columns of a listed entry.
+const COLUMNS: &str = "id, at, actor_kind, actor, action, target_kind, target, changes, request_id";
+
+/// The statements of one page of the trail by `filter` and of its count.
+/// The filter's names come first (`actor`, `target`: each searched by its
+/// index, `lower(name), id DESC`); the page is read by key, newest first,
+/// never by skipping rows: the next parameter is the entry it is older
+/// than (when `before`), then its limit. The count stops at its limit (the
+/// parameter after the filter's).
+pub fn list_statements(filter: &AuditFilter, before: bool) -> (String, String) {
+    let mut conditions = Vec::new();
+    for (column, given) in [("actor", filter.actor.is_some()), ("target", filter.target.is_some())] {
+        if given {
+            conditions.push(format!("lower({column}) = lower(?{})", conditions.len() + 1));
+        }
+    }
+    let bound = conditions.len();
+    let filtered = if conditions.is_empty() { "TRUE".to_owned() } else { conditions.join(" AND ") };
+    let keyset = if before { format!(" AND id < ?{}", bound + 1) } else { String::new() };
+    let limit = bound + 1 + usize::from(before);
+    (
+        format!("SELECT {COLUMNS} FROM audit_log WHERE {filtered}{keyset} ORDER BY id DESC LIMIT ?{limit}"),
+        format!("SELECT count(*) FROM (SELECT 1 FROM audit_log WHERE {filtered} LIMIT ?{}) AS matched", bound + 1),
+    )
+}
 
 /// Appends `entry` on `conn` (a transaction's connection, so that the
 /// change and its entry commit together or not at all).
@@ -87,26 +109,26 @@ impl AuditTrail for SqliteAuditTrail {
         append_on(&mut conn, entry).await
     }
 
-    async fn list(&self, filter: &AuditFilter, page: Page) -> Result<(Vec<AuditEntry>, u64), RepositoryError> {
-        // The page and the total from one read transaction: one snapshot.
+    async fn list(
+        &self,
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<(Vec<AuditEntry>, u64), RepositoryError> {
+        let (page, count) = list_statements(filter, before.is_some());
+        let mut rows = sqlx::query_as::<_, Row>(&page);
+        let mut counted = sqlx::query_scalar::<_, i64>(&count);
+        for name in [&filter.actor, &filter.target].into_iter().flatten() {
+            rows = rows.bind(name);
+            counted = counted.bind(name);
+        }
+        if let Some(before) = before {
+            rows = rows.bind(before);
+        }
+        // The page and the count from one read transaction: one snapshot.
         let mut tx = self.db.readers().begin().await.map_err(to_repository_error)?;
-        let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM audit_log WHERE {FILTER}"))
-            .bind(filter.actor.as_deref())
-            .bind(filter.target.as_deref())
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
-        let rows: Vec<Row> = sqlx::query_as(&format!(
-            "SELECT id, at, actor_kind, actor, action, target_kind, target, changes, request_id \
-             FROM audit_log WHERE {FILTER} ORDER BY id DESC LIMIT ?3 OFFSET ?4"
-        ))
-        .bind(filter.actor.as_deref())
-        .bind(filter.target.as_deref())
-        .bind(i64::from(page.limit()))
-        .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(to_repository_error)?;
+        let rows = rows.bind(i64::from(limit)).fetch_all(&mut *tx).await.map_err(to_repository_error)?;
+        let counted = counted.bind(Tally::count_bound()).fetch_one(&mut *tx).await.map_err(to_repository_error)?;
         tx.commit().await.map_err(to_repository_error)?;
         let entries = rows
             .into_iter()
@@ -116,7 +138,7 @@ impl AuditTrail for SqliteAuditTrail {
                 Ok(AuditEntry { id, at, actor_kind, actor, action, target_kind, target, changes, request_id })
             })
             .collect::<Result<Vec<_>, RepositoryError>>()?;
-        Ok((entries, u64::try_from(total).unwrap_or(0)))
+        Ok((entries, u64::try_from(counted).unwrap_or(0)))
     }
 }
 

@@ -46,6 +46,33 @@ pub const BY_EMAIL_KEYS: &str = "email_key IN (SELECT value FROM json_each(?1)) 
 /// `?1` the key, `?2` the account that is not counted.
 pub const ANOTHER_WITH_EMAIL_KEY: &str = "email_key = ?1 AND email_key <> '' AND id <> ?2";
 
+/// The panel's account search by text of three characters or more: `?1`
+/// an FTS5 phrase (the text in double quotes) that the trigram index
+/// `users_search` finds in the username, name or address, ignoring case.
+pub const CONTAINING: &str = "id IN (SELECT rowid FROM users_search WHERE users_search MATCH ?1)";
+
+/// The panel's account search by shorter text, which a trigram index
+/// cannot serve: `?1` a `LIKE` pattern (SQLite's `LIKE` ignores the case
+/// of ASCII letters only), tested row by row in username order until a
+/// page is full.
+pub const CONTAINING_SHORT: &str =
+    "username LIKE ?1 ESCAPE '\\' OR name LIKE ?1 ESCAPE '\\' OR email LIKE ?1 ESCAPE '\\'";
+
+/// The statements of one page of an account search by `condition`
+/// (whose `bound` parameters come first) and of its count. The page is
+/// read by key in username order, never by skipping rows: the next
+/// parameter is the username it follows (when `after`), then its limit.
+/// The count stops at its limit (the parameter after the condition's), so
+/// that a broad search never reads every match.
+pub fn search_statements(columns: &str, condition: &str, bound: usize, after: bool) -> (String, String) {
+    let keyset = if after { format!(" AND username > ?{}", bound + 1) } else { String::new() };
+    let limit = bound + 1 + usize::from(after);
+    (
+        format!("SELECT {columns} FROM users WHERE ({condition}){keyset} ORDER BY username LIMIT ?{limit}"),
+        format!("SELECT count(*) FROM (SELECT 1 FROM users WHERE {condition} LIMIT ?{}) AS matched", bound + 1),
+    )
+}
+
 /// The lookups above with how many parameters each binds (for the plan
 /// tests; a JSON array where the condition reads `json_each`).
 pub const ALL: &[(&str, usize)] = &[
@@ -59,4 +86,5 @@ pub const ALL: &[(&str, usize)] = &[
     (TAKEN_BY_PRE_REGISTRATION, 2),
     (BY_EMAIL_KEYS, 1),
     (ANOTHER_WITH_EMAIL_KEY, 2),
+    (CONTAINING, 1),
 ];

@@ -1,8 +1,12 @@
 //! Every condition by which a request finds users is answered by searching
 //! an index (`credencial_adapters_sqlite::user_lookups`): in the plan of
 //! each (`EXPLAIN QUERY PLAN`), `users` is searched (`SEARCH users USING …
-//! INDEX`), never scanned whole (`SCAN users`, with or without a covering
-//! index). A list given as JSON is scanned; that is the list, not the table.
+//! INDEX` or `… PRIMARY KEY`), never scanned whole (`SCAN users`, with or
+//! without a covering index). A list given as JSON is scanned; that is the
+//! list, not the table; so is the trigram index, read by its `MATCH`
+//! (`SCAN users_search VIRTUAL TABLE INDEX 0:M…`), and the rows a capped
+//! count's subquery gave (`SCAN matched`). The panel's lists (the account
+//! search and the audit trail, read by key) are checked the same way.
 
 use credencial_adapters_sqlite::testing::TestDatabase;
 use credencial_adapters_sqlite::user_lookups::ALL;
@@ -24,10 +28,18 @@ async fn plan(connection: &mut SqliteConnection, condition: &str, parameters: us
     rows.into_iter().map(|(_, _, _, detail)| detail).collect()
 }
 
-/// Whether `users` is only searched by an index in `plan`.
+/// Whether every table `plan` reads is searched by an index: each `SCAN`
+/// is of a JSON list, of the trigram index by its `MATCH`, or of a capped
+/// count's rows.
 fn searches_users_by_index(plan: &[String]) -> bool {
-    let on_users: Vec<&String> = plan.iter().filter(|d| d.contains(" users")).collect();
-    !on_users.is_empty() && on_users.iter().all(|d| d.starts_with("SEARCH users USING") && d.contains("INDEX"))
+    let reads: Vec<&String> = plan.iter().filter(|d| d.starts_with("SEARCH ") || d.starts_with("SCAN ")).collect();
+    !reads.is_empty()
+        && reads.iter().all(|d| {
+            (d.starts_with("SEARCH ") && (d.contains(" INDEX ") || d.contains(" PRIMARY KEY ")))
+                || d.starts_with("SCAN json_each")
+                || (d.starts_with("SCAN users_search VIRTUAL TABLE INDEX") && d.contains(":M"))
+                || d.as_str() == "SCAN matched"
+        })
 }
 
 #[tokio::test]
@@ -44,5 +56,62 @@ async fn every_user_lookup_searches_an_index() {
     for condition in ["lower(cpf) = ?1", "email_key = ?1"] {
         let plan = plan(&mut connection, condition, 1).await;
         assert!(!searches_users_by_index(&plan), "{condition}: {plan:#?}");
+    }
+}
+
+/// The plan's details of `sql`, with `values` bound.
+async fn statement_plan(connection: &mut SqliteConnection, sql: &str, values: &[Value<'_>]) -> Vec<String> {
+    let explain = format!("EXPLAIN QUERY PLAN {sql}");
+    let mut query = sqlx::query_as::<_, (i64, i64, i64, String)>(&explain);
+    for value in values {
+        query = match value {
+            Value::Text(text) => query.bind(text.to_string()),
+            Value::Number(n) => query.bind(*n),
+        };
+    }
+    let rows = query.fetch_all(&mut *connection).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    rows.into_iter().map(|(_, _, _, detail)| detail).collect()
+}
+
+/// A bound value.
+enum Value<'a> {
+    Text(&'a str),
+    Number(i64),
+}
+
+#[tokio::test]
+async fn the_panels_lists_are_read_by_key_through_an_index() {
+    use credencial_adapters_sqlite::audit::list_statements;
+    use credencial_adapters_sqlite::user_lookups::{search_statements, BY_CPF, CONTAINING};
+    use credencial_domain::admin::AuditFilter;
+
+    let db = TestDatabase::new().await;
+    let mut connection = SqliteConnection::connect(&db.url).await.expect("connect");
+    let mut statements: Vec<(String, Vec<Value>)> = Vec::new();
+    // The account search: every account after a username; a text; a CPF.
+    let (after, _) = search_statements("id", "TRUE", 0, true);
+    statements.push((after, vec![Value::Text("ana"), Value::Number(21)]));
+    for (condition, value) in [(CONTAINING, "\"ana\""), (BY_CPF, "52998224725")] {
+        let (page, count) = search_statements("id", condition, 1, true);
+        statements.push((page, vec![Value::Text(value), Value::Text("ana"), Value::Number(21)]));
+        statements.push((count, vec![Value::Text(value), Value::Number(1001)]));
+    }
+    // The audit trail: older than an entry, by actor, by target, by both.
+    let (older, _) = list_statements(&AuditFilter::default(), true);
+    statements.push((older, vec![Value::Number(500), Value::Number(51)]));
+    for (actor, target) in [(true, false), (false, true), (true, true)] {
+        let filter = AuditFilter { actor: actor.then(|| "admin".into()), target: target.then(|| "ana".into()) };
+        let names = usize::from(actor) + usize::from(target);
+        let (page, count) = list_statements(&filter, true);
+        let mut count_values: Vec<Value> = (0..names).map(|_| Value::Text("admin")).collect();
+        count_values.push(Value::Number(1001));
+        statements.push((count, count_values));
+        let mut page_values: Vec<Value> = (0..names).map(|_| Value::Text("admin")).collect();
+        page_values.extend([Value::Number(500), Value::Number(51)]);
+        statements.push((page, page_values));
+    }
+    for (sql, values) in statements {
+        let plan = statement_plan(&mut connection, &sql, &values).await;
+        assert!(searches_users_by_index(&plan), "{sql}: {plan:#?}");
     }
 }

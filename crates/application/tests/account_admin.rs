@@ -12,7 +12,9 @@ use credencial_application::{
     AccountAdminService, CredentialCheck, LoginThrottle, PasswordHasher, ServiceError, SessionService, StaffService,
 };
 use credencial_domain::admin::audit::SECRET_SET;
-use credencial_domain::admin::{AccountQuery, Actor, AuditAction, AuditTarget, LoginRecord, LoginVia, NewAuditEntry};
+use credencial_domain::admin::{
+    AccountQuery, Actor, AuditAction, AuditTarget, LoginRecord, LoginVia, NewAuditEntry, Tally,
+};
 use credencial_domain::session::SessionLimits;
 use credencial_domain::{Cpf, UserData, UserId, Username};
 use credencial_ports::account::MockGrantRepository;
@@ -367,20 +369,29 @@ async fn a_taken_username_or_cpf_is_a_clear_refusal_not_a_storage_error() {
 }
 
 #[tokio::test]
-async fn search_pages_start_at_one_and_hold_at_most_five_hundred() {
+async fn a_search_page_reads_one_more_account_to_offer_the_next_and_holds_at_most_five_hundred() {
     let mut fakes = Fakes::new();
     fakes
         .store
         .expect_search()
-        .withf(|query, page| query.cpf().is_some() && page.offset() == 20 && page.limit() == 10)
+        .withf(|query, after, limit| query.text() == "lia" && *after == Some("ana") && *limit == 3)
         .times(1)
-        .returning(|_, _| Ok((vec![lia()], 21)));
+        .returning(|_, _, _| {
+            let named = |username: &str| AccountRecord { username: username.into(), ..lia() };
+            Ok((vec![named("bia"), named("lia"), named("lia2")], 1_001))
+        });
+    fakes.store.expect_search().withf(|_, after, _| after.is_none()).times(1).returning(|_, _, _| Ok((vec![lia()], 1)));
     let svc = fakes.service();
-    let query = AccountQuery::parse("529.982.247-25");
-    let page = svc.search(&query, 3, 10).await.expect("page");
-    assert_eq!((page.page, page.pages, page.total, page.accounts.len()), (3, 3, 21, 1));
+    let page = svc.search(&AccountQuery::parse("lia"), Some("ana"), 2).await.expect("page");
+    let shown: Vec<&str> = page.accounts.iter().map(|a| a.username.as_str()).collect();
+    assert_eq!(shown, ["bia", "lia"], "the page holds its size");
+    assert_eq!(page.next.as_deref(), Some("lia"), "the next page follows the last shown");
+    assert_eq!(page.tally, Tally::MoreThan(1_000));
+    let last = svc.search(&AccountQuery::parse("lia"), None, 2).await.expect("page");
+    assert_eq!((last.accounts.len(), last.next, last.tally), (1, None, Tally::Exactly(1)));
     for per_page in [0, 501] {
-        assert!(matches!(svc.search(&query, 1, per_page).await, Err(ServiceError::Invalid(_))), "{per_page}");
+        let refused = svc.search(&AccountQuery::default(), None, per_page).await;
+        assert!(matches!(refused, Err(ServiceError::Invalid(_))), "{per_page}");
     }
 }
 

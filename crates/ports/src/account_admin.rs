@@ -6,7 +6,7 @@
 //! in the same transaction: no change is stored without its entry.
 
 use async_trait::async_trait;
-use credencial_domain::admin::{AccountQuery, LoginRecord, LoginVia, NewAuditEntry, Page};
+use credencial_domain::admin::{AccountQuery, LoginRecord, LoginVia, NewAuditEntry};
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserId, Username};
 
@@ -17,9 +17,17 @@ use crate::users::{AccessChange, AccountRecord, NewUser};
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait AccountAdminStore: Send + Sync + 'static {
-    /// One page of the accounts `query` selects (by username), and how
-    /// many it selects in all. Errors: `Unexpected`.
-    async fn search(&self, query: &AccountQuery, page: Page) -> Result<(Vec<AccountRecord>, u64), RepositoryError>;
+    /// Up to `limit` of the accounts `query` selects whose usernames
+    /// follow `after` (all without it), by username, each found through an
+    /// index; and how many the query selects, counted up to
+    /// [`Tally::count_bound`](credencial_domain::admin::Tally::count_bound).
+    /// Errors: `Unexpected`.
+    async fn search<'a>(
+        &self,
+        query: &AccountQuery,
+        after: Option<&'a str>,
+        limit: u32,
+    ) -> Result<(Vec<AccountRecord>, u64), RepositoryError>;
 
     /// The account `id`, active or not; `Ok(None)` when there is none.
     /// Errors: `Unexpected`.

@@ -6,7 +6,7 @@
 //! its entry, nor an entry without its change.
 
 use async_trait::async_trait;
-use credencial_domain::admin::{AuditEntry, AuditFilter, NewAuditEntry, Page};
+use credencial_domain::admin::{AuditEntry, AuditFilter, NewAuditEntry};
 
 use crate::error::RepositoryError;
 
@@ -19,7 +19,15 @@ pub trait AuditTrail: Send + Sync + 'static {
     /// `Unexpected` (the action must then fail).
     async fn append(&self, entry: &NewAuditEntry) -> Result<(), RepositoryError>;
 
-    /// One page of the entries `filter` selects, newest first, and how many
-    /// it selects in all. Errors: `Unexpected`.
-    async fn list(&self, filter: &AuditFilter, page: Page) -> Result<(Vec<AuditEntry>, u64), RepositoryError>;
+    /// Up to `limit` of the entries `filter` selects older than the entry
+    /// `before` (from the newest without it), newest first, through an
+    /// index; and how many the filter selects, counted up to
+    /// [`Tally::count_bound`](credencial_domain::admin::Tally::count_bound).
+    /// Errors: `Unexpected`.
+    async fn list(
+        &self,
+        filter: &AuditFilter,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<(Vec<AuditEntry>, u64), RepositoryError>;
 }

@@ -1,6 +1,7 @@
 //! The audit trail (`/admin/auditoria/`): every administrative change,
 //! newest first, 50 a page, filterable by actor and by target
-//! (`?ator=…&alvo=…&pagina=N`, names matched exactly, ignoring case).
+//! (`?ator=…&alvo=…`, names matched exactly, ignoring case), paged by key
+//! (`&antes=<id>`: the entries older than that one).
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
@@ -60,14 +61,15 @@ pub struct AuditPageView<'a> {
     pub target: &'a str,
     /// The entries of this page.
     pub rows: Vec<Row>,
-    /// This page's number.
-    pub page: u64,
-    /// How many pages.
-    pub pages: u64,
-    /// How many entries the filter selects.
-    pub total: u64,
-    /// The query string of the filter, for the pager's links.
+    /// How many entries the filter selects ("1.234 registros", "mais de
+    /// 1.000 registros").
+    pub tally: String,
+    /// Whether this page continues the list (it is not the newest).
+    pub continued: bool,
+    /// The query string of the filter, for the first page's link.
     pub filter_query: String,
+    /// The query string of the next (older) page, if there is one.
+    pub next_query: Option<String>,
 }
 
 /// `GET /admin/auditoria/`.
@@ -79,12 +81,13 @@ async fn trail(req: HttpRequest, staff: web::Data<StaffService>) -> HttpResponse
         v.chars().take(MAX_FILTER_CHARS).collect::<String>()
     };
     let (actor, target) = (value("ator"), value("alvo"));
-    let page = value("pagina").parse::<u32>().unwrap_or(1);
+    // Junk in `antes` shows the newest page, never an error.
+    let before = value("antes").parse::<i64>().ok();
     let filter = AuditFilter {
         actor: (!actor.is_empty()).then(|| actor.clone()),
         target: (!target.is_empty()).then(|| target.clone()),
     };
-    let listed = match staff.trail(&filter, page).await {
+    let listed = match staff.trail(&filter, before).await {
         Ok(listed) => listed,
         Err(e) => return html::failure_page(e),
     };
@@ -101,8 +104,12 @@ async fn trail(req: HttpRequest, staff: web::Data<StaffService>) -> HttpResponse
             request_id: e.request_id.clone().unwrap_or_default(),
         })
         .collect();
-    let filter_query =
-        serde_urlencoded::to_string([("ator", actor.as_str()), ("alvo", target.as_str())]).unwrap_or_default();
+    let pair = [("ator", actor.as_str()), ("alvo", target.as_str())];
+    let filter_query = serde_urlencoded::to_string(pair).unwrap_or_default();
+    let next_query = listed.next.map(|id| {
+        let id = id.to_string();
+        serde_urlencoded::to_string([pair[0], pair[1], ("antes", id.as_str())]).unwrap_or_default()
+    });
     let view = AuditPageView {
         site: &PROVIDER,
         title: "Auditoria",
@@ -110,10 +117,10 @@ async fn trail(req: HttpRequest, staff: web::Data<StaffService>) -> HttpResponse
         actor: &actor,
         target: &target,
         rows,
-        page: u64::from(listed.page),
-        pages: listed.pages,
-        total: listed.total,
+        tally: listed.tally.describe("registro", "registros"),
+        continued: before.is_some(),
         filter_query,
+        next_query,
     };
     html::html(html::response(StatusCode::OK), &view)
 }

@@ -78,14 +78,15 @@ pub struct UsersPage<'a> {
     pub query: &'a str,
     /// The accounts of this page.
     pub rows: Vec<Row>,
-    /// This page's number.
-    pub page: u64,
-    /// How many pages.
-    pub pages: u64,
-    /// How many accounts the search selects.
-    pub total: u64,
-    /// The query string of the search, for the pager's links.
+    /// How many accounts the search selects ("12 contas", "mais de 1.000
+    /// contas").
+    pub tally: String,
+    /// Whether this page continues the list (it is not the first).
+    pub continued: bool,
+    /// The query string of the search, for the first page's link.
     pub query_string: String,
+    /// The query string of the next page, if there is one.
+    pub next_query: Option<String>,
 }
 
 /// One authorized application of the account page.
@@ -170,7 +171,8 @@ pub struct TemporaryPasswordPage<'a> {
     pub back: &'a str,
 }
 
-/// `GET /admin/usuarios/?q=…&pagina=N`.
+/// `GET /admin/usuarios/?q=…&depois=<username>` (a page by key: the
+/// accounts after that username).
 async fn search(
     req: HttpRequest,
     staff: web::Data<StaffService>,
@@ -179,9 +181,9 @@ async fn search(
     or_answer!(staff_signed_in(&req, &staff).await);
     let fields = or_answer!(filter_query(&req));
     let query = AccountQuery::parse(fields.get("q").ok().flatten().unwrap_or(""));
-    // Junk or a number past the end shows a page, never an error.
-    let number = fields.get("pagina").ok().flatten().and_then(|n| n.trim().parse::<u32>().ok()).unwrap_or(1);
-    let found = match accounts.search(&query, number, ACCOUNT_PAGE_SIZE).await {
+    // Any text is a place in the list (the accounts after it), never an error.
+    let after = fields.get("depois").ok().flatten().filter(|a| !a.is_empty());
+    let found = match accounts.search(&query, after, ACCOUNT_PAGE_SIZE).await {
         Ok(found) => found,
         Err(e) => return html::failure_page(e),
     };
@@ -204,10 +206,12 @@ async fn search(
         frame: Frame::admin(USERS_PATH),
         query: query.text(),
         rows,
-        page: u64::from(found.page),
-        pages: found.pages,
-        total: found.total,
+        tally: found.tally.describe("conta", "contas"),
+        continued: after.is_some(),
         query_string: serde_urlencoded::to_string([("q", query.text())]).unwrap_or_default(),
+        next_query: found.next.map(|last| {
+            serde_urlencoded::to_string([("q", query.text()), ("depois", last.as_str())]).unwrap_or_default()
+        }),
     };
     html::html(html::response(StatusCode::OK), &page)
 }

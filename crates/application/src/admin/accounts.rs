@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use credencial_domain::admin::accounts::{temporary_password, LOGIN_HISTORY_DAYS, LOGIN_HISTORY_KEEP, RECENT_LOGINS};
 use credencial_domain::admin::audit::SECRET_SET;
-use credencial_domain::admin::{AccountQuery, Actor, AuditAction, AuditTarget, LoginRecord, NewAuditEntry, Page};
+use credencial_domain::admin::{
+    AccountQuery, Actor, AuditAction, AuditTarget, KeysetPage, LoginRecord, NewAuditEntry, Tally,
+};
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{check_new_password, AccountIdentifiers, Cpf, UserData, UserId, Username};
 use credencial_ports::account::{GrantRepository, GrantSummary};
@@ -99,17 +101,15 @@ pub enum TemporaryAccountOutcome {
     Taken(TakenField),
 }
 
-/// One page of a search.
+/// One page of a search, read by key.
 #[derive(Debug)]
 pub struct AccountPage {
     /// The accounts on this page, by username.
     pub accounts: Vec<AccountRecord>,
-    /// This page's number (from 1).
-    pub page: u32,
-    /// How many pages there are (at least 1).
-    pub pages: u64,
-    /// How many accounts the search selects in all.
-    pub total: u64,
+    /// The username to ask the next page after (`None`: this is the last).
+    pub next: Option<String>,
+    /// How many accounts the search selects in all (counted up to a bound).
+    pub tally: Tally,
 }
 
 /// One account as its administration page shows it.
@@ -184,16 +184,24 @@ impl AccountAdminService {
         Self { store, logins, grants, refresh_tokens, staff, hasher, clock, sessions, second_factors }
     }
 
-    /// Page `page` (from 1; 0 is the first) of the accounts `query`
-    /// selects, `per_page` (1 to [`MAX_PAGE_SIZE`]) a page. Errors:
-    /// `Invalid` for a page size out of range; `Storage`.
-    pub async fn search(&self, query: &AccountQuery, page: u32, per_page: u32) -> Result<AccountPage, ServiceError> {
+    /// The page of the accounts `query` selects whose usernames follow
+    /// `after` (from the first without it), `per_page` (1 to
+    /// [`MAX_PAGE_SIZE`]) a page, by username. Errors: `Invalid` for a page
+    /// size out of range; `Storage`.
+    pub async fn search(
+        &self,
+        query: &AccountQuery,
+        after: Option<&str>,
+        per_page: u32,
+    ) -> Result<AccountPage, ServiceError> {
         if per_page == 0 || per_page > MAX_PAGE_SIZE {
             return Err(ServiceError::Invalid(format!("a page holds 1 to {MAX_PAGE_SIZE} accounts")));
         }
-        let page = Page::new(page, per_page);
-        let (accounts, total) = self.store.search(query, page).await?;
-        Ok(AccountPage { accounts, page: page.number(), pages: page.count(total), total })
+        let page = KeysetPage::new(per_page);
+        let (accounts, counted) = self.store.search(query, after, page.fetch()).await?;
+        let (accounts, more) = page.split(accounts);
+        let next = if more { accounts.last().map(|a| a.username.clone()) } else { None };
+        Ok(AccountPage { accounts, next, tally: Tally::from_capped(counted) })
     }
 
     /// The id of the account named `username`. Errors: `UnknownUser`;

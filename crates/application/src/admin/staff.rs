@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use credencial_domain::admin::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry, Page};
+use credencial_domain::admin::{
+    Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, KeysetPage, NewAuditEntry, Tally,
+};
 use credencial_domain::{UserId, Username};
 use credencial_ports::{AccessChange, AuditTrail, UserRepository};
 
@@ -17,12 +19,11 @@ pub const AUDIT_PAGE_SIZE: u32 = 50;
 pub struct AuditPage {
     /// The entries, newest first.
     pub entries: Vec<AuditEntry>,
-    /// This page's number (from 1).
-    pub page: u32,
-    /// How many pages the filter selects (at least 1).
-    pub pages: u64,
-    /// How many entries the filter selects.
-    pub total: u64,
+    /// The entry to ask the next (older) page before (`None`: this is the
+    /// last).
+    pub next: Option<i64>,
+    /// How many entries the filter selects (counted up to a bound).
+    pub tally: Tally,
 }
 
 /// Staff membership and the audit trail.
@@ -73,12 +74,15 @@ impl StaffService {
         Ok(self.trail.append(entry).await?)
     }
 
-    /// Page `page` (from 1; 0 is the first) of the entries `filter`
-    /// selects, newest first. Errors: `Storage`.
-    pub async fn trail(&self, filter: &AuditFilter, page: u32) -> Result<AuditPage, ServiceError> {
-        let page = Page::new(page, AUDIT_PAGE_SIZE);
-        let (entries, total) = self.trail.list(filter, page).await?;
-        Ok(AuditPage { entries, page: page.number(), pages: page.count(total), total })
+    /// The page of the entries `filter` selects that are older than the
+    /// entry `before` (from the newest without it), newest first. Errors:
+    /// `Storage`.
+    pub async fn trail(&self, filter: &AuditFilter, before: Option<i64>) -> Result<AuditPage, ServiceError> {
+        let page = KeysetPage::new(AUDIT_PAGE_SIZE);
+        let (entries, counted) = self.trail.list(filter, before, page.fetch()).await?;
+        let (entries, more) = page.split(entries);
+        let next = if more { entries.last().map(|e| e.id) } else { None };
+        Ok(AuditPage { entries, next, tally: Tally::from_capped(counted) })
     }
 }
 
@@ -170,15 +174,42 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn trail_pages_count_from_one() {
+    async fn the_trail_reads_one_more_entry_to_offer_the_next_page() {
         let mut trail = MockAuditTrail::new();
         trail
             .expect_list()
-            .withf(|filter, page| filter.actor.as_deref() == Some("admin") && page.number() == 2)
-            .returning(|_, _| Ok((vec![], 120)));
+            .withf(|filter, before, limit| {
+                filter.actor.as_deref() == Some("admin") && *before == Some(500) && *limit == AUDIT_PAGE_SIZE + 1
+            })
+            .returning(|_, _, limit| Ok(((0..i64::from(limit)).map(|i| entry(499 - i)).collect(), 1_001)));
         let service = StaffService::new(Arc::new(MockUserRepository::new()), Arc::new(trail));
         let filter = AuditFilter { actor: Some("admin".into()), target: None };
-        let page = service.trail(&filter, 2).await.expect("listed");
-        assert_eq!((page.page, page.pages, page.total), (2, 3, 120));
+        let page = service.trail(&filter, Some(500)).await.expect("listed");
+        assert_eq!(page.entries.len(), AUDIT_PAGE_SIZE as usize);
+        assert_eq!(page.next, Some(499 - i64::from(AUDIT_PAGE_SIZE) + 1), "after the last entry shown");
+        assert_eq!(page.tally, Tally::MoreThan(1_000));
+    }
+
+    #[tokio::test]
+    async fn the_last_page_of_the_trail_offers_no_next() {
+        let mut trail = MockAuditTrail::new();
+        trail.expect_list().returning(|_, _, _| Ok((vec![entry(2), entry(1)], 2)));
+        let service = StaffService::new(Arc::new(MockUserRepository::new()), Arc::new(trail));
+        let page = service.trail(&AuditFilter::default(), None).await.expect("listed");
+        assert_eq!((page.entries.len(), page.next, page.tally), (2, None, Tally::Exactly(2)));
+    }
+
+    fn entry(id: i64) -> AuditEntry {
+        AuditEntry {
+            id,
+            at: 0,
+            actor_kind: "staff".into(),
+            actor: "admin".into(),
+            action: "user.create".into(),
+            target_kind: "none".into(),
+            target: String::new(),
+            changes: vec![],
+            request_id: None,
+        }
     }
 }

@@ -112,7 +112,7 @@ impl AccountQuery {
         }
         match crate::account::EmailAddress::parse(&self.text) {
             Some(address) => AccountFilter::EmailKey(address.key().as_str().to_owned()),
-            None => AccountFilter::Substring(self.like_pattern()),
+            None => AccountFilter::Substring { text: self.text.clone(), like: self.like_pattern() },
         }
     }
 
@@ -141,9 +141,15 @@ pub enum AccountFilter {
     Cpf(String),
     /// The account whose address has this key.
     EmailKey(String),
-    /// Accounts whose username, name or address contains the text: its
-    /// `LIKE … ESCAPE '\'` pattern.
-    Substring(String),
+    /// Accounts whose username, name or address contains `text` (ignoring
+    /// case); each engine finds them through a trigram index when the text
+    /// has three characters or more.
+    Substring {
+        /// The text, trimmed.
+        text: String,
+        /// The text as a `LIKE … ESCAPE '\'` pattern matching it anywhere.
+        like: String,
+    },
 }
 
 /// Characters of a temporary password: letters and digits that cannot be
@@ -206,8 +212,14 @@ mod tests {
             AccountQuery::parse("Bruno@Example.gov.br").filter(),
             AccountFilter::EmailKey("bruno@example.gov.br".into())
         );
-        assert_eq!(AccountQuery::parse("bruno@example").filter(), AccountFilter::Substring("%bruno@example%".into()));
-        assert_eq!(AccountQuery::parse("ana").filter(), AccountFilter::Substring("%ana%".into()));
+        assert_eq!(
+            AccountQuery::parse("bruno@example").filter(),
+            AccountFilter::Substring { text: "bruno@example".into(), like: "%bruno@example%".into() }
+        );
+        assert_eq!(
+            AccountQuery::parse(" 50%").filter(),
+            AccountFilter::Substring { text: "50%".into(), like: "%50\\%%".into() }
+        );
     }
 
     #[test]

@@ -15,4 +15,4 @@ pub use api_token::{ApiPermission, ApiPermissions, ApiTokenDigest, IssuedApiToke
 pub use audit::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry};
 pub use client::{ClientName, ClientNameError, PostLogoutRedirectUris, RedirectUris, RedirectUrisError};
 pub use directory::{DirectoryKey, DirectoryUser, PreRegistration, PreRegistrationForm};
-pub use page::Page;
+pub use page::{KeysetPage, Page, Tally, COUNT_LIMIT};

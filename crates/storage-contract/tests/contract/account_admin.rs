@@ -2,7 +2,7 @@
 //! (a change and its audit entry are stored together or not at all), and
 //! the login history.
 
-use credencial_domain::admin::{AccountQuery, Actor, AuditAction, AuditTarget, LoginVia, NewAuditEntry, Page};
+use credencial_domain::admin::{AccountQuery, Actor, AuditAction, AuditTarget, LoginVia, NewAuditEntry, COUNT_LIMIT};
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserData, UserId, Username};
 use credencial_ports::{AccessChange, AccountAdminStore, NewUser, RepositoryError};
@@ -12,7 +12,8 @@ use crate::account::support::user;
 
 contract!(
     search_finds_by_part_of_the_username_name_or_e_mail_ignoring_case_and_by_whole_cpf,
-    search_pages_hold_the_page_size_and_count_every_match,
+    search_pages_are_read_by_username_and_the_text_holds_on_every_page,
+    a_search_counts_up_to_its_bound_and_finds_a_changed_name,
     a_deactivation_and_its_audit_entry_are_stored_together_or_not_at_all,
     a_temporary_password_must_be_changed_and_the_owners_change_clears_it,
     clearing_a_validation_unfreezes_the_account_and_is_audited,
@@ -40,8 +41,8 @@ async fn audit_count<B: Backend>(b: &B, action: AuditAction) -> i64 {
     b.count(&format!("SELECT count(*) FROM audit_log WHERE action = '{}'", action.code())).await
 }
 
-async fn usernames(store: &dyn AccountAdminStore, typed: &str, page: Page) -> (Vec<String>, u64) {
-    let (found, total) = store.search(&AccountQuery::parse(typed), page).await.expect("search");
+async fn usernames(store: &dyn AccountAdminStore, typed: &str, after: Option<&str>, limit: u32) -> (Vec<String>, u64) {
+    let (found, total) = store.search(&AccountQuery::parse(typed), after, limit).await.expect("search");
     (found.into_iter().map(|a| a.username).collect(), total)
 }
 
@@ -52,30 +53,66 @@ async fn search_finds_by_part_of_the_username_name_or_e_mail_ignoring_case_and_b
     user(&b, "anabela", None).await;
     user(&b, "ana_x", None).await;
     let store = b.account_admin();
-    let first = Page::new(1, 20);
-    let found = usernames(&*store, "ANA", first).await;
+    let first = (None, 20);
+    let found = usernames(&*store, "ANA", first.0, first.1).await;
     assert_eq!(found, (vec!["ana".into(), "ana_x".into(), "anabela".into()], 3), "username part");
-    assert_eq!(usernames(&*store, "full bru", first).await, (vec!["bruno".into()], 1), "name part");
-    assert_eq!(usernames(&*store, "bruno@EXAMPLE", first).await, (vec!["bruno".into()], 1), "e-mail part");
-    assert_eq!(usernames(&*store, "529.982.247-25", first).await, (vec!["ana".into()], 1), "formatted CPF");
-    assert_eq!(usernames(&*store, "11144477735", first).await, (vec!["bruno".into()], 1), "CPF digits");
-    assert_eq!(usernames(&*store, "%", first).await, (vec![], 0), "a wildcard is taken literally");
-    assert_eq!(usernames(&*store, "a_x", first).await, (vec!["ana_x".into()], 1), "so is an underscore");
-    assert_eq!(usernames(&*store, "", first).await.1, 4, "an empty search lists everyone");
+    assert_eq!(usernames(&*store, "full bru", first.0, first.1).await, (vec!["bruno".into()], 1), "name part");
+    assert_eq!(usernames(&*store, "bruno@EXAMPLE", first.0, first.1).await, (vec!["bruno".into()], 1), "e-mail part");
+    assert_eq!(usernames(&*store, "529.982.247-25", first.0, first.1).await, (vec!["ana".into()], 1), "formatted CPF");
+    assert_eq!(usernames(&*store, "11144477735", first.0, first.1).await, (vec!["bruno".into()], 1), "CPF digits");
+    assert_eq!(usernames(&*store, "%", first.0, first.1).await, (vec![], 0), "a wildcard is taken literally");
+    assert_eq!(usernames(&*store, "a_x", first.0, first.1).await, (vec!["ana_x".into()], 1), "so is an underscore");
+    assert_eq!(usernames(&*store, "", first.0, first.1).await.1, 4, "an empty search lists everyone");
     // A whole address is that account's, by its key (not a substring).
-    assert_eq!(usernames(&*store, "BRUNO@example.GOV.br", first).await, (vec!["bruno".into()], 1), "whole e-mail");
-    assert_eq!(usernames(&*store, "na@example.gov.br", first).await, (vec![], 0), "no substring of an address");
+    assert_eq!(
+        usernames(&*store, "BRUNO@example.GOV.br", first.0, first.1).await,
+        (vec!["bruno".into()], 1),
+        "whole e-mail"
+    );
+    assert_eq!(
+        usernames(&*store, "na@example.gov.br", first.0, first.1).await,
+        (vec![], 0),
+        "no substring of an address"
+    );
 }
 
-async fn search_pages_hold_the_page_size_and_count_every_match<B: Backend>() {
+async fn search_pages_are_read_by_username_and_the_text_holds_on_every_page<B: Backend>() {
     let b = B::fresh().await;
     for name in ["u1", "u2", "u3", "u4", "u5"] {
         user(&b, name, None).await;
     }
     let store = b.account_admin();
-    assert_eq!(usernames(&*store, "u", Page::new(1, 2)).await, (vec!["u1".into(), "u2".into()], 5));
-    assert_eq!(usernames(&*store, "u", Page::new(3, 2)).await, (vec!["u5".into()], 5));
-    assert_eq!(usernames(&*store, "u", Page::new(9, 2)).await, (vec![], 5), "past the end: empty, same total");
+    // A text of three characters or more goes through the trigram index,
+    // a shorter one row by row: both page the same way.
+    for typed in ["u", "Full u"] {
+        assert_eq!(usernames(&*store, typed, None, 2).await, (vec!["u1".into(), "u2".into()], 5), "{typed}");
+        assert_eq!(usernames(&*store, typed, Some("u2"), 2).await, (vec!["u3".into(), "u4".into()], 5), "{typed}");
+        assert_eq!(usernames(&*store, typed, Some("u4"), 2).await, (vec!["u5".into()], 5), "{typed}");
+        assert_eq!(usernames(&*store, typed, Some("u5"), 2).await, (vec![], 5), "{typed}: past the end");
+    }
+    assert_eq!(usernames(&*store, "", Some("u3"), 9).await, (vec!["u4".into(), "u5".into()], 5), "everyone");
+    assert_eq!(usernames(&*store, "", Some("a"), 1).await.0, vec!["u1".to_owned()], "any text is a place");
+}
+
+async fn a_search_counts_up_to_its_bound_and_finds_a_changed_name<B: Backend>() {
+    let b = B::fresh().await;
+    let over = COUNT_LIMIT + 5;
+    b.execute(&format!(
+        "INSERT INTO users (username, password, name) \
+         SELECT 'p' || i, '!', 'Pessoa ' || i FROM (WITH RECURSIVE n(i) AS \
+         (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {over}) SELECT i FROM n) AS numbers"
+    ))
+    .await;
+    let store = b.account_admin();
+    assert_eq!(usernames(&*store, "", None, 3).await, (vec!["p1".into(), "p10".into(), "p100".into()], 1_001));
+    assert_eq!(usernames(&*store, "pessoa", None, 1).await.1, COUNT_LIMIT + 1, "counted up to the bound");
+    assert_eq!(usernames(&*store, "Pessoa 1004", None, 5).await, (vec!["p1004".into()], 1));
+    // The index follows every change of a name and every delete.
+    b.execute("UPDATE users SET name = 'Zuleica Prado' WHERE username = 'p1004'").await;
+    assert_eq!(usernames(&*store, "Pessoa 1004", None, 5).await, (vec![], 0), "the old name is gone");
+    assert_eq!(usernames(&*store, "zuleica", None, 5).await, (vec!["p1004".into()], 1), "the new one is found");
+    b.execute("DELETE FROM users WHERE username = 'p1004'").await;
+    assert_eq!(usernames(&*store, "zuleica", None, 5).await, (vec![], 0), "a deleted account is gone");
 }
 
 async fn a_deactivation_and_its_audit_entry_are_stored_together_or_not_at_all<B: Backend>() {

@@ -1,8 +1,9 @@
 //! [`AuditTrail`]: entries appended are listed newest first as recorded,
-//! filtered by actor or target ignoring case, in pages with the total; an
+//! filtered by actor or target ignoring case, in pages read by key with a
+//! count that stops at its bound; an
 //! entry the trail refuses leaves nothing.
 
-use credencial_domain::admin::{Actor, AuditAction, AuditFilter, AuditTarget, NewAuditEntry, Page};
+use credencial_domain::admin::{Actor, AuditAction, AuditFilter, AuditTarget, NewAuditEntry, COUNT_LIMIT};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::UserId;
 use credencial_ports::RepositoryError;
@@ -37,7 +38,7 @@ async fn appended_entries_are_listed_newest_first_as_recorded<B: Backend>() {
         trail.append(entry).await.expect("append");
     }
 
-    let (entries, total) = trail.list(&all(), Page::new(1, 10)).await.expect("list");
+    let (entries, total) = trail.list(&all(), None, 10).await.expect("list");
     assert_eq!(total, 3);
     let shown: Vec<(&str, &str, &str, &str, &str)> = entries
         .iter()
@@ -82,7 +83,7 @@ async fn the_trail_is_filtered_by_actor_or_target_ignoring_case<B: Backend>() {
     let listed = |filter: AuditFilter| {
         let trail = trail.clone();
         async move {
-            let (entries, total) = trail.list(&filter, Page::new(1, 10)).await.expect("list");
+            let (entries, total) = trail.list(&filter, None, 10).await.expect("list");
             (entries.into_iter().map(|e| format!("{}>{}", e.actor, e.target)).collect::<Vec<_>>(), total)
         }
     };
@@ -93,23 +94,53 @@ async fn the_trail_is_filtered_by_actor_or_target_ignoring_case<B: Backend>() {
     assert_eq!(listed(all()).await.1, 4);
 }
 
-async fn pages_hold_the_page_size_and_count_every_entry<B: Backend>() {
+async fn pages_are_read_by_key_and_the_filter_holds_on_every_page<B: Backend>() {
     let b = B::fresh().await;
     let trail = b.audit();
     for i in 0..5 {
-        let entry = NewAuditEntry::new(staff("admin"), AuditAction::UserReactivate, AuditTarget::User(format!("u{i}")));
-        trail.append(&entry).await.expect("append");
+        for actor in ["admin", "bruno"] {
+            let entry =
+                NewAuditEntry::new(staff(actor), AuditAction::UserReactivate, AuditTarget::User(format!("u{i}")));
+            trail.append(&entry).await.expect("append");
+        }
     }
-    let targets = |page: Page| {
-        let trail = trail.clone();
+    let admin = AuditFilter { actor: Some("admin".into()), target: None };
+    let page = |before: Option<i64>| {
+        let (trail, admin) = (trail.clone(), admin.clone());
         async move {
-            let (entries, total) = trail.list(&all(), page).await.expect("list");
-            (entries.into_iter().map(|e| e.target).collect::<Vec<_>>(), total)
+            let (entries, counted) = trail.list(&admin, before, 2).await.expect("list");
+            let last = entries.last().map(|e| e.id);
+            (entries.into_iter().map(|e| format!("{}>{}", e.actor, e.target)).collect::<Vec<_>>(), counted, last)
         }
     };
-    assert_eq!(targets(Page::new(1, 2)).await, (vec!["u4".into(), "u3".into()], 5));
-    assert_eq!(targets(Page::new(3, 2)).await, (vec!["u0".into()], 5));
-    assert_eq!(targets(Page::new(9, 2)).await, (vec![], 5), "past the end: empty, same total");
+    let (first, counted, last) = page(None).await;
+    assert_eq!((first, counted), (vec!["admin>u4".to_owned(), "admin>u3".to_owned()], 5));
+    let (second, counted, last) = page(last).await;
+    assert_eq!((second, counted), (vec!["admin>u2".to_owned(), "admin>u1".to_owned()], 5), "older than the last shown");
+    let (third, _, last) = page(last).await;
+    assert_eq!(third, vec!["admin>u0".to_owned()]);
+    assert_eq!(page(last).await.0, Vec::<String>::new(), "past the oldest: empty");
+    assert_eq!(page(Some(i64::MAX)).await.0.len(), 2, "any id is a place in the trail");
+}
+
+async fn the_count_stops_past_its_bound<B: Backend>() {
+    let b = B::fresh().await;
+    let over = COUNT_LIMIT + 5;
+    b.execute(&format!(
+        "INSERT INTO audit_log (actor_kind, actor, action, target_kind, target) \
+         SELECT 'cli', 'root', 'user.create', 'none', '' FROM ({}) AS n",
+        numbers(over)
+    ))
+    .await;
+    let (entries, counted) = b.audit().list(&all(), None, 3).await.expect("list");
+    assert_eq!(entries.len(), 3);
+    assert_eq!(counted, COUNT_LIMIT + 1, "counted up to the bound, not to the end");
+    assert_eq!(b.count("SELECT count(*) FROM audit_log").await, i64::try_from(over).expect("count"));
+}
+
+/// A subquery of `n` rows (1 to `n`) that both engines run.
+fn numbers(n: u64) -> String {
+    format!("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {n}) SELECT i FROM n")
 }
 
 async fn an_entry_the_trail_refuses_is_an_error_and_leaves_nothing<B: Backend>() {
@@ -119,12 +150,13 @@ async fn an_entry_the_trail_refuses_is_an_error_and_leaves_nothing<B: Backend>()
         NewAuditEntry::new(Actor::Cli { os_user: "x".repeat(201) }, AuditAction::UserCreate, AuditTarget::None);
     let e = trail.append(&refused).await.expect_err("an actor name over 200 characters");
     assert!(matches!(e, RepositoryError::Unexpected(_)), "{e:?}");
-    assert_eq!(trail.list(&all(), Page::new(1, 10)).await.expect("list").1, 0);
+    assert_eq!(trail.list(&all(), None, 10).await.expect("list").1, 0);
 }
 
 contract!(
     appended_entries_are_listed_newest_first_as_recorded,
     the_trail_is_filtered_by_actor_or_target_ignoring_case,
-    pages_hold_the_page_size_and_count_every_entry,
+    pages_are_read_by_key_and_the_filter_holds_on_every_page,
+    the_count_stops_past_its_bound,
     an_entry_the_trail_refuses_is_an_error_and_leaves_nothing,
 );

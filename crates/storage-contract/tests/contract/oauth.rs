@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use credencial_domain::admin::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry, Page};
+use credencial_domain::admin::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry};
 use credencial_domain::oauth::{ClientId, CodeChallenge, CodeGrant, CodeHash};
 use credencial_domain::{ScopeSet, UserId};
 use credencial_ports::{
@@ -120,7 +120,7 @@ async fn find(s: &Setup<impl Backend>, id: &str) -> Option<OAuthClient> {
 
 /// The whole audit trail, oldest first.
 async fn trail(s: &Setup<impl Backend>) -> Vec<AuditEntry> {
-    let (mut entries, _) = s.b.audit().list(&AuditFilter::default(), Page::new(1, 100)).await.expect("trail");
+    let (mut entries, _) = s.b.audit().list(&AuditFilter::default(), None, 100).await.expect("trail");
     entries.reverse();
     entries
 }
