@@ -30,15 +30,20 @@ impl PgAccountAdminStore {
     }
 }
 
-/// The condition of `query` and its one bound value (none for an empty
-/// search): a whole CPF or address by its index, else a substring through
-/// the trigram indexes (`pg_trgm`).
-fn search_filter(query: &AccountQuery) -> (&'static str, Option<String>) {
+/// Shortest text the trigram indexes can find: shorter text is matched
+/// row by row, in username order, until a page is full.
+const TRIGRAM: usize = 3;
+
+/// The condition of `query`, its one bound value (none for an empty
+/// search), and whether its matches are gathered before they are ordered:
+/// a whole CPF or address by its index, else a substring through the
+/// trigram indexes (`pg_trgm`).
+fn search_filter(query: &AccountQuery) -> (&'static str, Option<String>, bool) {
     match query.filter() {
-        AccountFilter::Everyone => ("TRUE", None),
-        AccountFilter::Cpf(cpf) => (BY_CPF, Some(cpf)),
-        AccountFilter::EmailKey(key) => (BY_EMAIL_KEY, Some(key)),
-        AccountFilter::Substring { like, .. } => (CONTAINING, Some(like)),
+        AccountFilter::Everyone => ("TRUE", None, false),
+        AccountFilter::Cpf(cpf) => (BY_CPF, Some(cpf), false),
+        AccountFilter::EmailKey(key) => (BY_EMAIL_KEY, Some(key), false),
+        AccountFilter::Substring { text, like } => (CONTAINING, Some(like), text.chars().count() >= TRIGRAM),
     }
 }
 
@@ -50,8 +55,9 @@ impl AccountAdminStore for PgAccountAdminStore {
         after: Option<&'a str>,
         limit: u32,
     ) -> Result<(Vec<AccountRecord>, u64), RepositoryError> {
-        let (condition, value) = search_filter(query);
-        let (page, count) = search_statements(RECORD_COLUMNS, condition, usize::from(value.is_some()), after.is_some());
+        let (condition, value, matches_first) = search_filter(query);
+        let bound = usize::from(value.is_some());
+        let (page, count) = search_statements(RECORD_COLUMNS, condition, bound, after.is_some(), matches_first);
         let mut rows = sqlx::query_as::<_, RecordColumns>(&page);
         let mut counted = sqlx::query_scalar::<_, i64>(&count);
         if let Some(value) = &value {

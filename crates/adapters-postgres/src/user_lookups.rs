@@ -54,15 +54,31 @@ pub const CONTAINING: &str = "username ILIKE $1 ESCAPE '\\' OR name ILIKE $1 ESC
 /// (whose `bound` parameters come first) and of its count. The page is
 /// read by key in username order, never by skipping rows: the next
 /// parameter is the username it follows (when `after`), then its limit.
-/// The count stops at its limit (the parameter after the condition's), so
-/// that a broad search never reads every match.
-pub fn search_statements(columns: &str, condition: &str, bound: usize, after: bool) -> (String, String) {
+/// With `matches_first` (a text search through the trigram indexes), the
+/// matches are gathered first and then ordered: left to itself, the
+/// planner walks the username index hoping to meet a page of matches soon,
+/// and for a common name that sits late in the alphabet it read 750,000
+/// rows (2.7 s at a million users; 0.13 s gathered first). The count stops
+/// at its limit (the parameter after the condition's), so that a broad
+/// search never reads every match.
+pub fn search_statements(
+    columns: &str,
+    condition: &str,
+    bound: usize,
+    after: bool,
+    matches_first: bool,
+) -> (String, String) {
     let keyset = if after { format!(" AND username > ${}", bound + 1) } else { String::new() };
     let limit = bound + 1 + usize::from(after);
-    (
-        format!("SELECT {columns} FROM users WHERE ({condition}){keyset} ORDER BY username LIMIT ${limit}"),
-        format!("SELECT count(*) FROM (SELECT 1 FROM users WHERE {condition} LIMIT ${}) AS matched", bound + 1),
-    )
+    let page = if matches_first {
+        format!(
+            "WITH matched AS MATERIALIZED (SELECT {columns} FROM users WHERE ({condition}){keyset}) \
+             SELECT * FROM matched ORDER BY username LIMIT ${limit}"
+        )
+    } else {
+        format!("SELECT {columns} FROM users WHERE ({condition}){keyset} ORDER BY username LIMIT ${limit}")
+    };
+    (page, format!("SELECT count(*) FROM (SELECT 1 FROM users WHERE {condition} LIMIT ${}) AS matched", bound + 1))
 }
 
 /// The lookups above with the kind of each parameter, `$1` first (for the

@@ -100,10 +100,10 @@ async fn the_panels_lists_are_read_by_key_through_an_index() {
     // (statement, parameter types, values)
     let mut statements: Vec<(String, Vec<&str>, Vec<&str>)> = Vec::new();
     // The account search: every account after a username; a text; a CPF.
-    let (after, _) = search_statements("id", "TRUE", 0, true);
+    let (after, _) = search_statements("id, username", "TRUE", 0, true, false);
     statements.push((after, vec!["text", "bigint"], vec!["'ana'", "21"]));
-    for condition in [CONTAINING, BY_CPF] {
-        let (page, count) = search_statements("id", condition, 1, true);
+    for (condition, matches_first) in [(CONTAINING, true), (BY_CPF, false)] {
+        let (page, count) = search_statements("id, username", condition, 1, true, matches_first);
         statements.push((page, vec!["text", "text", "bigint"], vec!["'%ana%'", "'ana'", "21"]));
         statements.push((count, vec!["text", "bigint"], vec!["'%ana%'", "1001"]));
     }
