@@ -6,7 +6,9 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
-use credencial_application::purge::{drain, DrainEnd};
+use std::time::Duration;
+
+use credencial_application::purge::{drain, next_batch_rows, DrainEnd, BATCH_TIME_BUDGET, START_BATCH_ROWS};
 use credencial_application::{GrantService, ServiceError};
 use credencial_ports::account::{MockAccessLog, MockGrantRepository};
 use credencial_ports::{MockClock, RepositoryError};
@@ -44,7 +46,7 @@ async fn the_loop_calls_again_until_a_batch_comes_back_short() {
 #[tokio::test]
 async fn an_empty_first_batch_ends_the_loop() {
     let calls = Arc::new(AtomicU32::new(0));
-    let service = grants(log_answering(vec![Ok(0)], 2_000, Arc::clone(&calls)));
+    let service = grants(log_answering(vec![Ok(0)], START_BATCH_ROWS, Arc::clone(&calls)));
     let drained = drain(2_000, &|| false, |limit| service.purge_access_log(limit)).await;
     assert!(matches!(drained.end, DrainEnd::Finished), "{drained:?}");
     assert_eq!((drained.rows, drained.batches), (0, 1));
@@ -96,4 +98,36 @@ async fn a_limit_of_zero_asks_for_one_row() {
     let service = grants(log_answering(vec![Ok(1), Ok(0)], 1, Arc::clone(&calls)));
     let drained = drain(0, &|| false, |limit| service.purge_access_log(limit)).await;
     assert_eq!((drained.rows, drained.batches), (1, 2));
+}
+
+#[test]
+fn a_batch_over_its_time_budget_is_halved_and_one_well_under_it_doubled_within_the_limit() {
+    let (slow, fast, fair) = (BATCH_TIME_BUDGET * 3, BATCH_TIME_BUDGET / 10, BATCH_TIME_BUDGET * 3 / 4);
+    assert_eq!(next_batch_rows(2_000, slow, 2_000), 1_000);
+    assert_eq!(next_batch_rows(1, slow, 2_000), 1, "never below one row");
+    assert_eq!(next_batch_rows(250, fast, 2_000), 500);
+    assert_eq!(next_batch_rows(1_500, fast, 2_000), 2_000, "never above purge_batch_rows");
+    assert_eq!(next_batch_rows(800, fair, 2_000), 800, "within the budget: kept");
+    assert_eq!(next_batch_rows(800, Duration::ZERO, 0), 1, "a limit of 0 counts as 1");
+}
+
+#[tokio::test]
+async fn batches_grow_from_the_start_size_while_they_are_fast() {
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&asked);
+    let drained = drain(2_000, &|| false, move |rows| {
+        seen.lock().expect("asked").push(rows);
+        // Full batches until the fourth, which comes back short.
+        let full = seen.lock().expect("asked").len() < 4;
+        async move { Ok(if full { u64::from(rows) } else { 7 }) }
+    })
+    .await;
+    assert!(matches!(drained.end, DrainEnd::Finished), "{drained:?}");
+    // A fake batch takes next to no time, so each one doubles, up to the
+    // limit (the sizes themselves follow the clock: `next_batch_rows` is
+    // tested above without one).
+    let asked = asked.lock().expect("asked").clone();
+    assert_eq!(asked[0], START_BATCH_ROWS);
+    assert!(asked.iter().all(|&rows| rows <= 2_000), "{asked:?}");
+    assert_eq!(drained.rows, asked[..3].iter().map(|&r| u64::from(r)).sum::<u64>() + 7);
 }
