@@ -82,8 +82,10 @@ pub struct Drained {
 /// Calls `batch(rows)` (one bounded statement deleting at most `rows`,
 /// returning how many it deleted) until a call returns fewer than it was
 /// asked, a call fails, or `stopping()` says the service is stopping;
-/// `stopping` is asked before every batch, and the task yields between
-/// batches. The first batch asks [`START_BATCH_ROWS`] rows, the next ones
+/// `stopping` is asked before every batch, and between two batches the
+/// task waits as long as the last one took (at most twice the budget), so
+/// that the purge holds the database at most half of the time. The first
+/// batch asks [`START_BATCH_ROWS`] rows, the next ones
 /// [`next_batch_rows`], never more than `limit` (0 counts as 1).
 pub async fn drain<F, Fut>(limit: u32, stopping: &(impl Fn() -> bool + Sync), mut batch: F) -> Drained
 where
@@ -106,7 +108,11 @@ where
                 if rows < u64::from(size) {
                     return drained;
                 }
-                size = next_batch_rows(size, started.elapsed(), limit);
+                let took = started.elapsed();
+                size = next_batch_rows(size, took, limit);
+                // As long again without the database: the purge takes at
+                // most half of its time (on SQLite, of the one writer).
+                tokio::time::sleep(took.min(BATCH_TIME_BUDGET * 2)).await;
             }
             Err(e) => {
                 drained.end = DrainEnd::Failed(e);
