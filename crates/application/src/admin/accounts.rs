@@ -199,8 +199,7 @@ impl AccountAdminService {
         }
         let page = KeysetPage::new(per_page);
         let (accounts, counted) = self.store.search(query, after, page.fetch()).await?;
-        let (accounts, more) = page.split(accounts);
-        let next = if more { accounts.last().map(|a| a.username.clone()) } else { None };
+        let (accounts, next) = page.split(accounts, |last| last.username.clone());
         Ok(AccountPage { accounts, next, tally: Tally::from_capped(counted) })
     }
 

@@ -80,8 +80,7 @@ impl StaffService {
     pub async fn trail(&self, filter: &AuditFilter, before: Option<i64>) -> Result<AuditPage, ServiceError> {
         let page = KeysetPage::new(AUDIT_PAGE_SIZE);
         let (entries, counted) = self.trail.list(filter, before, page.fetch()).await?;
-        let (entries, more) = page.split(entries);
-        let next = if more { entries.last().map(|e| e.id) } else { None };
+        let (entries, next) = page.split(entries, |last| last.id);
         Ok(AuditPage { entries, next, tally: Tally::from_capped(counted) })
     }
 }

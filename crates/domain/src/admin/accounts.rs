@@ -95,11 +95,6 @@ impl AccountQuery {
         &self.text
     }
 
-    /// The CPF the text is, if it is one.
-    pub fn cpf(&self) -> Option<&Cpf> {
-        self.cpf.as_ref()
-    }
-
     /// How the search finds its accounts: everyone for an empty text; a
     /// whole CPF or a whole e-mail address exactly (by its index); any
     /// other text as a substring.
@@ -191,11 +186,11 @@ mod tests {
     #[test]
     fn a_cpf_is_searched_by_its_digits_however_typed() {
         for typed in ["529.982.247-25", " 52998224725 ", "529982247-25"] {
-            let q = AccountQuery::parse(typed);
-            assert_eq!(q.cpf().map(Cpf::as_str), Some("52998224725"), "{typed}");
+            assert_eq!(AccountQuery::parse(typed).filter(), AccountFilter::Cpf("52998224725".into()), "{typed}");
         }
-        assert_eq!(AccountQuery::parse("12345678901").cpf(), None, "bad check digits: text only");
-        assert_eq!(AccountQuery::parse("ana").cpf(), None);
+        let text = |typed: &str| AccountFilter::Substring { text: typed.into(), like: format!("%{typed}%") };
+        assert_eq!(AccountQuery::parse("12345678901").filter(), text("12345678901"), "bad check digits: text only");
+        assert_eq!(AccountQuery::parse("ana").filter(), text("ana"));
     }
 
     #[test]

@@ -30,11 +30,6 @@ impl Page {
     pub fn limit(self) -> u32 {
         self.size
     }
-
-    /// How many pages `total` items fill (at least one, possibly empty).
-    pub fn count(self, total: u64) -> u64 {
-        total.div_ceil(u64::from(self.size)).max(1)
-    }
 }
 
 /// Matches counted at most: a broad filter over millions of rows is not
@@ -112,12 +107,14 @@ impl KeysetPage {
     }
 
     /// The page of `items` read with [`Self::fetch`]: at most `size` of
-    /// them, and whether another page follows.
-    pub fn split<T>(self, mut items: Vec<T>) -> (Vec<T>, bool) {
+    /// them, and the key (`key` of the last one shown) to ask the next page
+    /// after, when another page follows.
+    pub fn split<T, K>(self, mut items: Vec<T>, key: impl FnOnce(&T) -> K) -> (Vec<T>, Option<K>) {
         let size = usize::try_from(self.size).unwrap_or(usize::MAX);
         let more = items.len() > size;
         items.truncate(size);
-        (items, more)
+        let next = if more { items.last().map(key) } else { None };
+        (items, next)
     }
 }
 
@@ -146,9 +143,10 @@ mod tests {
     fn a_keyset_page_reads_one_more_to_know_another_follows() {
         let page = KeysetPage::new(3);
         assert_eq!(page.fetch(), 4);
-        assert_eq!(page.split(vec![1, 2, 3, 4]), (vec![1, 2, 3], true));
-        assert_eq!(page.split(vec![1, 2, 3]), (vec![1, 2, 3], false));
-        assert_eq!(page.split(Vec::<u8>::new()), (vec![], false));
+        let key = |n: &u8| n * 10;
+        assert_eq!(page.split(vec![1, 2, 3, 4], key), (vec![1, 2, 3], Some(30)), "the last one shown");
+        assert_eq!(page.split(vec![1, 2, 3], key), (vec![1, 2, 3], None));
+        assert_eq!(page.split(Vec::<u8>::new(), key), (vec![], None));
         assert_eq!(KeysetPage::new(0).fetch(), 2, "a page holds at least one item");
     }
 
@@ -165,13 +163,5 @@ mod tests {
         let page = Page::new(u32::MAX, 100);
         assert_eq!(page.number(), u32::MAX / 100);
         assert!(page.offset() < u64::from(u32::MAX));
-    }
-
-    #[test]
-    fn the_page_count_rounds_up_and_is_never_zero() {
-        let page = Page::new(1, 100);
-        assert_eq!(page.count(0), 1);
-        assert_eq!(page.count(100), 1);
-        assert_eq!(page.count(101), 2);
     }
 }
