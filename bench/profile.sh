@@ -39,6 +39,7 @@
 #        no build: e.g. one built from a clean checkout while the shared
 #        working tree is being edited),
 #        BENCH_BASE_BIN (a second binary, measured as "before"),
+#        BENCH_BASE_LABEL (the second binary's name in the table: "base"),
 #        BENCH_ENGINE (postgres or sqlite: the storage engine of the binary
 #        under test; unset, DATABASE_URL's scheme, else postgres),
 #        BENCH_BASE_ENGINE (sqlite or postgres: serve a second server on this
@@ -69,7 +70,7 @@ if [[ -z $BASE_BIN && -n ${BENCH_BASE_ENGINE:-} ]]; then BASE_BIN=${BENCH_BIN:-.
 if [[ $BASE_ENGINE != "$ENGINE" ]]; then
     LABEL=$(engine_name "$ENGINE") BASE_LABEL=$(engine_name "$BASE_ENGINE")
 else
-    LABEL="" BASE_LABEL=base
+    LABEL="" BASE_LABEL=${BENCH_BASE_LABEL:-base}
 fi
 BASE="http://127.0.0.1:${PORT}"
 BEFORE="http://127.0.0.1:$((PORT + 2))"

@@ -365,6 +365,12 @@ impl Application {
             tracing::info!("metrics are served at /metrics on the main address");
         }
         tracing::info!(address = %local, ?mode, storage = %storage.database.describe(), "credencial is serving");
+        if cfg!(feature = "bench-unlogged") {
+            tracing::warn!(
+                "this binary was built with the bench-unlogged feature: applications' profile reads are NOT \
+                 written to the access log; it is for benchmarks only, never for service"
+            );
+        }
         Ok(Self {
             port: local.port(),
             server,

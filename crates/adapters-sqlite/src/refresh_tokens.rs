@@ -2,9 +2,11 @@
 //!
 //! What PostgreSQL does in one statement (a rotation, a revocation with
 //! its family, a login with its token) is one `BEGIN IMMEDIATE` write
-//! transaction here: it reads and writes with the file's write lock held,
-//! so no other writer (in this process, queued on the one writer
-//! connection, or in another, waiting on the lock) comes in between.
+//! transaction here — for the hot paths' writes (a login, a rotation), a
+//! savepoint of the group committer's transaction ([`crate::group_commit`]):
+//! it reads and writes with the file's write lock held, so no other writer
+//! (in this process, queued on the one writer connection, or in another,
+//! waiting on the lock) comes in between.
 
 use async_trait::async_trait;
 use credencial_domain::admin::LoginVia;
@@ -56,22 +58,28 @@ struct Prior {
 #[async_trait]
 impl RefreshTokenStore for SqliteRefreshTokenStore {
     async fn record(&self, token: NewRefreshToken, family: &str) -> Result<(), RepositoryError> {
-        let mut conn = self.db.writer().acquire().await.map_err(to_repository_error)?;
-        insert(&mut conn, &token, family).await
+        let family = family.to_owned();
+        self.db.group().run(Box::new(move |conn| Box::pin(async move { insert(conn, &token, &family).await }))).await
     }
 
     async fn record_login(&self, token: NewRefreshToken, family: &str, via: LoginVia) -> Result<(), RepositoryError> {
-        // One transaction: the token and the login are stored together or
-        // not at all.
-        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
-        sqlx::query("INSERT INTO user_logins (user_id, via) VALUES (?1, ?2)")
-            .bind(token.user_id.0)
-            .bind(via.code())
-            .execute(&mut *tx)
+        // One write of a group: the token and the login are stored together
+        // or not at all.
+        let family = family.to_owned();
+        self.db
+            .group()
+            .run(Box::new(move |conn| {
+                Box::pin(async move {
+                    sqlx::query("INSERT INTO user_logins (user_id, via) VALUES (?1, ?2)")
+                        .bind(token.user_id.0)
+                        .bind(via.code())
+                        .execute(&mut *conn)
+                        .await
+                        .map_err(to_repository_error)?;
+                    insert(conn, &token, &family).await
+                })
+            }))
             .await
-            .map_err(to_repository_error)?;
-        insert(&mut tx, &token, family).await?;
-        tx.commit().await.map_err(to_repository_error)
     }
 
     async fn rotate(
@@ -81,62 +89,11 @@ impl RefreshTokenStore for SqliteRefreshTokenStore {
         new: NewRefreshToken,
         grace: Option<GraceRotation>,
     ) -> Result<Rotation, RepositoryError> {
-        // One write transaction: the old token's state is read with the
-        // write lock held, so of concurrent rotations of one token the
-        // first rotates it and every later one finds it rotated (with a
-        // window: the first one's sealed pair). Nothing is written unless
-        // the old token is current.
-        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
-        let prior: Option<Prior> = sqlx::query_as(
-            "SELECT family, rotated_at, revoked, successor_jti, successor_sealed FROM refresh_tokens \
-             WHERE jti = ?1 AND user_id = ?2",
-        )
-        .bind(old_jti)
-        .bind(user_id.0)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(to_repository_error)?;
-        let Some(prior) = prior else {
-            // Unknown, or another user's.
-            return Ok(Rotation::Refused);
-        };
-        if prior.revoked {
-            // Revoked, not rotated: refused, and no replay (its family has
-            // no current token left to revoke).
-            return Ok(Rotation::Refused);
-        }
-        if let Some(rotated_at) = prior.rotated_at {
-            return replay(&mut tx, prior, rotated_at, grace.as_ref()).await;
-        }
-        let (at, sealed) = match &grace {
-            Some(g) => (Some(g.at), Some(g.sealed_successor.as_slice())),
-            None => (None, None),
-        };
-        sqlx::query(
-            "UPDATE refresh_tokens SET rotated_at = coalesce(?2, unixepoch()), successor_jti = ?3, \
-             successor_sealed = ?4 WHERE jti = ?1",
-        )
-        .bind(old_jti)
-        .bind(at)
-        .bind(&new.jti)
-        .bind(sealed)
-        .execute(&mut *tx)
-        .await
-        .map_err(to_repository_error)?;
-        let active: Option<bool> = sqlx::query_scalar("SELECT is_active FROM users WHERE id = ?1")
-            .bind(user_id.0)
-            .fetch_optional(&mut *tx)
+        let old_jti = old_jti.to_owned();
+        self.db
+            .group()
+            .run(Box::new(move |conn| Box::pin(async move { rotate_on(conn, &old_jti, user_id, new, grace).await })))
             .await
-            .map_err(to_repository_error)?;
-        let outcome = if active == Some(true) {
-            insert(&mut tx, &NewRefreshToken { user_id, ..new }, &prior.family).await?;
-            Rotation::Rotated
-        } else {
-            // The user is inactive: the token is rotated, nothing issued.
-            Rotation::Refused
-        };
-        tx.commit().await.map_err(to_repository_error)?;
-        Ok(outcome)
     }
 
     async fn revoke_token(&self, jti: &str, user_id: UserId) -> Result<TokenRevocation, RepositoryError> {
@@ -218,6 +175,70 @@ impl RefreshTokenStore for SqliteRefreshTokenStore {
         .map_err(to_repository_error)?;
         Ok(done.rows_affected())
     }
+}
+
+/// Rotates `old_jti` of `user_id` to `new` on `conn`, inside a write
+/// transaction (a savepoint of a group): the old token's state is read with
+/// the write lock held, so of concurrent rotations of one token the first
+/// rotates it and every later one finds it rotated (with a window: the
+/// first one's sealed pair). Nothing is written unless the old token is
+/// current.
+async fn rotate_on(
+    conn: &mut SqliteConnection,
+    old_jti: &str,
+    user_id: UserId,
+    new: NewRefreshToken,
+    grace: Option<GraceRotation>,
+) -> Result<Rotation, RepositoryError> {
+    let prior: Option<Prior> = sqlx::query_as(
+        "SELECT family, rotated_at, revoked, successor_jti, successor_sealed FROM refresh_tokens \
+             WHERE jti = ?1 AND user_id = ?2",
+    )
+    .bind(old_jti)
+    .bind(user_id.0)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(to_repository_error)?;
+    let Some(prior) = prior else {
+        // Unknown, or another user's.
+        return Ok(Rotation::Refused);
+    };
+    if prior.revoked {
+        // Revoked, not rotated: refused, and no replay (its family has
+        // no current token left to revoke).
+        return Ok(Rotation::Refused);
+    }
+    if let Some(rotated_at) = prior.rotated_at {
+        return replay(conn, prior, rotated_at, grace.as_ref()).await;
+    }
+    let (at, sealed) = match &grace {
+        Some(g) => (Some(g.at), Some(g.sealed_successor.as_slice())),
+        None => (None, None),
+    };
+    sqlx::query(
+        "UPDATE refresh_tokens SET rotated_at = coalesce(?2, unixepoch()), successor_jti = ?3, \
+             successor_sealed = ?4 WHERE jti = ?1",
+    )
+    .bind(old_jti)
+    .bind(at)
+    .bind(&new.jti)
+    .bind(sealed)
+    .execute(&mut *conn)
+    .await
+    .map_err(to_repository_error)?;
+    let active: Option<bool> = sqlx::query_scalar("SELECT is_active FROM users WHERE id = ?1")
+        .bind(user_id.0)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(to_repository_error)?;
+    let outcome = if active == Some(true) {
+        insert(conn, &NewRefreshToken { user_id, ..new }, &prior.family).await?;
+        Rotation::Rotated
+    } else {
+        // The user is inactive: the token is rotated, nothing issued.
+        Rotation::Refused
+    };
+    Ok(outcome)
 }
 
 /// Revokes the current tokens of `family`, on `conn`, and returns how many.

@@ -3,7 +3,7 @@
 use thiserror::Error;
 
 /// What can go wrong behind a storage port.
-#[derive(Debug, Error)]
+#[derive(Debug, Clone, Error)]
 pub enum RepositoryError {
     /// A unique value (e.g. a username) is already taken.
     #[error("conflict: {0}")]

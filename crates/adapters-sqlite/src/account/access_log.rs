@@ -51,12 +51,13 @@ pub(crate) async fn append_on<'c>(
     Ok(())
 }
 
-/// Appends `entry` in one statement on the writer if, at that moment, the
-/// user is active and still grants the client exactly `grant` (the scopes
-/// text a read saw); returns whether it did. A revocation, a change of the
-/// scopes or a deactivation committed since the read leaves the log
-/// untouched and answers `false`, unless by then the same grant is in force
-/// again for an active user.
+/// Appends `entry` in one statement, in the writer's next group
+/// ([`GroupCommit`](crate::group_commit::GroupCommit)), if at that moment
+/// the user is active and still grants the client exactly `grant` (the
+/// scopes text a read saw); returns whether it did, once the group is
+/// committed. A revocation, a change of the scopes or a deactivation
+/// committed since the read leaves the log untouched and answers `false`,
+/// unless by then the same grant is in force again for an active user.
 pub(crate) async fn append_if_grant_unchanged(
     db: &SqliteDb,
     entry: &AccessLogEntry,
@@ -68,7 +69,8 @@ pub(crate) async fn append_if_grant_unchanged(
                WHERE g.user_id = ?1 AND g.client_id = ?2 AND g.scopes = ?6 AND u.is_active)"
         )
     });
-    insert(db.writer(), &SQL, entry, Some(grant)).await
+    let (entry, grant) = (entry.clone(), grant.to_owned());
+    db.group().run(Box::new(move |conn| Box::pin(async move { insert(conn, &SQL, &entry, Some(&grant)).await }))).await
 }
 
 /// The access log, in the SQLite file.
@@ -87,7 +89,7 @@ impl SqliteAccessLog {
 #[async_trait]
 impl AccessLog for SqliteAccessLog {
     async fn append(&self, entry: AccessLogEntry) -> Result<(), RepositoryError> {
-        append_on(self.db.writer(), &entry).await
+        self.db.group().run(Box::new(move |conn| Box::pin(async move { append_on(conn, &entry).await }))).await
     }
 
     async fn list(&self, user: UserId, page: AccessLogPage) -> Result<(Vec<AccessLogRow>, u64), RepositoryError> {

@@ -1,0 +1,269 @@
+//! Group commit: the small writes of the hot paths that arrive together
+//! (access-log appends, refresh-token rotations, logins) committed
+//! together, one write transaction and one sync of the WAL for the group.
+//!
+//! The file is opened with `synchronous=FULL` (see [`crate::database`]):
+//! a commit returns only once the WAL is on disk, so an answered request's
+//! write survives a power cut. A sync costs a disk flush; committing each
+//! write alone would cap the writes per second at the disk's flushes per
+//! second. Here one task owns the writer for the hot paths' writes: it takes
+//! every write waiting when it is free (at most [`MAX_GROUP`]), runs each in
+//! a savepoint of one `BEGIN IMMEDIATE` transaction, commits once, and only
+//! then answers each caller with its own result. A write that fails rolls
+//! back to its savepoint and fails alone; a failed commit fails the whole
+//! group. No write waits for a timer: a lone write commits at once, and the
+//! group grows only with the writes that queued while the previous group
+//! was committing.
+
+use credencial_ports::RepositoryError;
+use futures_util::future::BoxFuture;
+use sqlx::{Acquire, SqliteConnection, SqlitePool};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::to_repository_error;
+
+/// The most writes one group commits.
+pub const MAX_GROUP: usize = 256;
+
+/// How many writes may queue for the committer before a caller waits to
+/// queue its own.
+const QUEUE: usize = 4 * MAX_GROUP;
+
+/// A caller's write, on the group's connection inside its savepoint.
+pub type Work<T> =
+    Box<dyn for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T, RepositoryError>> + Send>;
+
+/// Hands a write's result to its caller once the group's fate is known.
+type Delivery = Box<dyn FnOnce(Result<(), RepositoryError>) + Send>;
+
+/// A queued write, its result type erased.
+trait Queued: Send {
+    /// Runs the write in a savepoint on `conn`; answers how to deliver its
+    /// result, and whether the transaction is still sound (its savepoint
+    /// released or rolled back).
+    fn run<'c>(self: Box<Self>, conn: &'c mut SqliteConnection) -> BoxFuture<'c, (Delivery, bool)>;
+
+    /// Fails the write before it ran.
+    fn fail(self: Box<Self>, error: RepositoryError);
+}
+
+/// A write and the channel its result goes back on.
+struct Pending<T> {
+    work: Work<T>,
+    reply: oneshot::Sender<Result<T, RepositoryError>>,
+}
+
+impl<T: Send + 'static> Queued for Pending<T> {
+    fn run<'c>(self: Box<Self>, conn: &'c mut SqliteConnection) -> BoxFuture<'c, (Delivery, bool)> {
+        Box::pin(async move {
+            let Pending { work, reply } = *self;
+            let (outcome, sound) = in_savepoint(conn, work).await;
+            let delivery: Delivery = Box::new(move |committed| {
+                // The caller may have gone (a client that hung up).
+                let _ = reply.send(committed.and(outcome));
+            });
+            (delivery, sound)
+        })
+    }
+
+    fn fail(self: Box<Self>, error: RepositoryError) {
+        let _ = self.reply.send(Err(error));
+    }
+}
+
+/// Runs `work` in a savepoint on `conn`: released if it succeeds, rolled
+/// back if it fails. The flag is false when the savepoint could not be
+/// ended, so that the group's transaction is no longer to be trusted.
+async fn in_savepoint<T>(conn: &mut SqliteConnection, work: Work<T>) -> (Result<T, RepositoryError>, bool) {
+    let mut savepoint = match conn.begin().await {
+        Ok(savepoint) => savepoint,
+        Err(e) => return (Err(to_repository_error(e)), false),
+    };
+    match work(&mut savepoint).await {
+        Ok(value) => match savepoint.commit().await {
+            Ok(()) => (Ok(value), true),
+            Err(e) => (Err(to_repository_error(e)), false),
+        },
+        Err(error) => {
+            let sound = savepoint.rollback().await.is_ok();
+            (Err(error), sound)
+        }
+    }
+}
+
+/// The handle on the committer task: cheap to clone, shared by every
+/// store of one database file.
+#[derive(Debug, Clone)]
+pub struct GroupCommit {
+    queue: mpsc::Sender<Box<dyn Queued>>,
+}
+
+impl GroupCommit {
+    /// Starts the committer task on `writer` (the single writer's pool).
+    /// The task ends when the last handle is dropped.
+    pub fn start(writer: SqlitePool) -> Self {
+        let (queue, jobs) = mpsc::channel(QUEUE);
+        tokio::spawn(commit_groups(writer, jobs));
+        Self { queue }
+    }
+
+    /// Runs `work` in the next group and answers its result once the group
+    /// is committed (durable): an error if `work` failed (nothing of it is
+    /// kept) or if the group's commit failed (nothing of the group is).
+    pub async fn run<T: Send + 'static>(&self, work: Work<T>) -> Result<T, RepositoryError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue.send(Box::new(Pending { work, reply })).await.map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+}
+
+fn stopped() -> RepositoryError {
+    RepositoryError::Unexpected("the SQLite group committer has stopped".into())
+}
+
+/// The committer: takes every queued write (up to [`MAX_GROUP`]) and
+/// commits them as one group, until every handle is gone.
+async fn commit_groups(writer: SqlitePool, mut jobs: mpsc::Receiver<Box<dyn Queued>>) {
+    let mut group = Vec::with_capacity(MAX_GROUP);
+    while jobs.recv_many(&mut group, MAX_GROUP).await > 0 {
+        commit(&writer, &mut group).await;
+        group.clear();
+    }
+}
+
+/// Runs and commits one group; every write of it hears its result.
+async fn commit(writer: &SqlitePool, group: &mut Vec<Box<dyn Queued>>) {
+    metrics::histogram!("credencial_sqlite_group_commit_writes").record(group.len() as f64);
+    let mut tx = match writer.begin_with("BEGIN IMMEDIATE").await {
+        Ok(tx) => tx,
+        Err(e) => {
+            let error = to_repository_error(e);
+            for job in group.drain(..) {
+                job.fail(error.clone());
+            }
+            return;
+        }
+    };
+    let mut deliveries = Vec::with_capacity(group.len());
+    let mut sound = true;
+    let mut jobs = group.drain(..);
+    for job in jobs.by_ref() {
+        let (delivery, still_sound) = job.run(&mut tx).await;
+        deliveries.push(delivery);
+        if !still_sound {
+            sound = false;
+            break;
+        }
+    }
+    let committed = if sound {
+        tx.commit().await.map_err(to_repository_error)
+    } else {
+        // Dropping the transaction rolls it back.
+        drop(tx);
+        Err(RepositoryError::Unexpected(
+            "a savepoint of the group could not be ended; the group was rolled back".into(),
+        ))
+    };
+    if let Err(error) = &committed {
+        for job in jobs {
+            job.fail(error.clone());
+        }
+    }
+    for delivery in deliveries {
+        delivery(committed.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures_util::future::join_all;
+
+    use super::*;
+    use crate::testing::TestDatabase;
+
+    /// A write of the group that inserts `value` into `t`, then fails if
+    /// asked to.
+    fn write(value: i64, fail: bool) -> Work<i64> {
+        Box::new(move |conn| {
+            Box::pin(async move {
+                sqlx::query("INSERT INTO t (v) VALUES (?1)")
+                    .bind(value)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(to_repository_error)?;
+                if fail {
+                    return Err(RepositoryError::Unexpected(format!("write {value} failed")));
+                }
+                Ok(value)
+            })
+        })
+    }
+
+    async fn table(file: &TestDatabase) {
+        sqlx::query("CREATE TABLE t (v INTEGER NOT NULL UNIQUE)").execute(file.db.writer()).await.expect("create t");
+    }
+
+    async fn stored(file: &TestDatabase) -> Vec<i64> {
+        sqlx::query_scalar("SELECT v FROM t ORDER BY v").fetch_all(file.db.readers()).await.expect("read t")
+    }
+
+    #[tokio::test]
+    async fn the_file_syncs_every_commit() {
+        let file = TestDatabase::new().await;
+        let mode: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(file.db.writer()).await.expect("pragma");
+        assert_eq!(mode, 2, "synchronous=FULL on the writer");
+    }
+
+    #[tokio::test]
+    async fn writes_queued_together_commit_as_one_group_and_a_failing_one_alone_is_undone() {
+        let file = TestDatabase::new().await;
+        table(&file).await;
+        // The writer held elsewhere: the first write takes the committer,
+        // which waits for the writer; the others queue behind it and form
+        // the next group together.
+        let held = file.db.writer().acquire().await.expect("hold the writer");
+        let group = file.db.group().clone();
+        let pending: Vec<_> = (1..=20)
+            .map(|v| {
+                let group = group.clone();
+                tokio::spawn(async move { group.run(write(v, v == 7)).await })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop(held);
+        let results: Vec<_> = join_all(pending).await.into_iter().map(|r| r.expect("task")).collect();
+
+        for (v, result) in (1..=20).zip(&results) {
+            match result {
+                Ok(answered) => assert_eq!(*answered, v),
+                Err(e) => assert!(v == 7 && e.to_string().contains("write 7 failed"), "write {v}: {e}"),
+            }
+        }
+        assert!(results[6].is_err(), "the failing write hears its own failure");
+        let expected: Vec<i64> = (1..=20).filter(|v| *v != 7).collect();
+        assert_eq!(stored(&file).await, expected, "the others committed, nothing of the failing one");
+    }
+
+    #[tokio::test]
+    async fn a_conflict_in_a_group_is_that_write_s_conflict() {
+        let file = TestDatabase::new().await;
+        table(&file).await;
+        let group = file.db.group();
+        assert_eq!(group.run(write(1, false)).await.expect("first"), 1);
+        let (again, other) = tokio::join!(group.run(write(1, false)), group.run(write(2, false)));
+        assert!(matches!(again, Err(RepositoryError::Conflict(_))), "{again:?}");
+        assert_eq!(other.expect("the other write"), 2);
+        assert_eq!(stored(&file).await, vec![1, 2]);
+    }
+
+    #[tokio::test]
+    async fn a_group_that_cannot_begin_fails_each_write_with_the_reason() {
+        let file = TestDatabase::new().await;
+        table(&file).await;
+        file.db.writer().close().await;
+        let error = file.db.group().run(write(1, false)).await.expect_err("the writer is closed");
+        assert!(error.to_string().contains("closed"), "{error}");
+    }
+}
