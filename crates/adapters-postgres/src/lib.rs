@@ -3,6 +3,7 @@
 //! The schema lives in the workspace's `migrations/postgres/` folder and is
 //! embedded into the binary by [`MIGRATOR`].
 
+pub mod access_log_group;
 pub mod account;
 mod account_admin;
 pub mod audit;

@@ -5,12 +5,13 @@ use std::sync::LazyLock;
 use async_trait::async_trait;
 use credencial_domain::oauth::userinfo::UserIdentity;
 use credencial_domain::profile::{AcademicDegree, Experience, OwnProfile};
-use credencial_domain::{ScopeSet, UserId};
+use credencial_domain::UserId;
 use credencial_ports::account::AccessLogEntry;
 use credencial_ports::stored::{identity, own_profile, scope_names, IdentityColumns, ProfileColumns};
 use credencial_ports::{ClientRead, ProfileRepository, RepositoryError};
 use sqlx::PgPool;
 
+use crate::access_log_group::{grant_covers, AccessLogGroup};
 use crate::account::ACCESS_LOG_APPEND;
 use crate::error::to_repository_error;
 
@@ -18,12 +19,13 @@ use crate::error::to_repository_error;
 #[derive(Debug, Clone)]
 pub struct PgProfileRepository {
     pool: PgPool,
+    access_log: AccessLogGroup,
 }
 
 impl PgProfileRepository {
     /// A repository on `pool`.
     pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+        Self { access_log: AccessLogGroup::new(pool.clone()), pool }
     }
 }
 
@@ -54,55 +56,56 @@ const OWN_PROFILE_COLUMNS: &str = r#"
 static OWN_PROFILE: LazyLock<String> =
     LazyLock::new(|| format!("SELECT {OWN_PROFILE_COLUMNS} FROM users u WHERE u.id = $1 AND u.is_active"));
 
-/// One statement, the client's profile read ([`client_read`] of the own
-/// profile's columns).
-static READ_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| client_read(OWN_PROFILE_COLUMNS));
+/// The client's profile read ([`ClientReads`] of the own profile's
+/// columns).
+static READ_FOR_CLIENT: LazyLock<ClientReads> = LazyLock::new(|| ClientReads::of(OWN_PROFILE_COLUMNS));
 
 /// The columns of the userinfo read: what the claims need, nothing else.
 const IDENTITY_COLUMNS: &str = "u.username, u.name, u.avatar, u.cpf, u.email, u.email_verified";
 
-/// One statement, the client's userinfo read ([`client_read`] of
-/// [`IDENTITY_COLUMNS`]).
-static IDENTITY_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| client_read(IDENTITY_COLUMNS));
+/// The client's userinfo read ([`ClientReads`] of [`IDENTITY_COLUMNS`]).
+static IDENTITY_FOR_CLIENT: LazyLock<ClientReads> = LazyLock::new(|| ClientReads::of(IDENTITY_COLUMNS));
 
-/// One statement, a client's read of `columns` of the user: on `$1` user,
-/// `$2` client and the access-log entry's `$3` scopes, `$4` time, `$5`
-/// request id. The grant check (the grant exists and covers `$3`) is a
-/// column; the log row is a data-modifying CTE ([`ACCESS_LOG_APPEND`])
-/// that inserts only when the grant covers the read and the user is active
-/// — the statement's one snapshot decides both, so the row is written
-/// exactly when the data is answered. A failing insert fails the whole
-/// statement.
-fn client_read(columns: &str) -> String {
-    // The grant must still cover every scope the read answers ($3): a
-    // person who revoked the client and then granted it less sees the
-    // client's older, wider tokens refused, not answered until they expire.
-    // The required scopes count as granted whether or not they are stored.
-    let required: Vec<String> = ScopeSet::required().iter().map(|s| format!("'{}'", s.name())).collect();
-    let grant_covers = format!(
-        "EXISTS (SELECT 1 FROM oauth_grants g WHERE g.user_id = $1 AND g.client_id = $2 \
-           AND $3::TEXT[] <@ (g.scopes || ARRAY[{}]::TEXT[]))",
-        required.join(", ")
-    );
-    if cfg!(feature = "bench-unlogged") {
-        // Benchmarks only: the same read and grant check without the log
-        // row ($4 and $5 still bound; the feature's binary warns at start).
-        return format!(
-            "SELECT {columns}, {grant_covers} AS granted, ($4::BIGINT, $5::TEXT) IS NOT NULL AS logged \
-             FROM users u WHERE u.id = $1 AND u.is_active"
-        );
-    }
-    format!(
-        "WITH logged AS ( \
-           {ACCESS_LOG_APPEND} \
-           WHERE {grant_covers} AND EXISTS (SELECT 1 FROM users a WHERE a.id = $1 AND a.is_active) \
-           RETURNING 1) \
-         SELECT {columns}, {grant_covers} AS granted, EXISTS (SELECT 1 FROM logged) AS logged \
-         FROM users u WHERE u.id = $1 AND u.is_active"
-    )
+/// The two statements of a client's read of some columns of the user, on
+/// `$1` user, `$2` client and the access-log entry's `$3` scopes (and, for
+/// `logged`, `$4` time and `$5` request id). The grant check — the grant
+/// exists and still covers every scope the read answers: a person who
+/// revoked the client and then granted it less sees the client's older,
+/// wider tokens refused — is a column of both.
+struct ClientReads {
+    /// The read and the grant check, nothing written: its entry then goes
+    /// to the access log's next group ([`AccessLogGroup`]).
+    checked: String,
+    /// The read, the grant check and the log row in one statement: the row
+    /// is a data-modifying CTE ([`ACCESS_LOG_APPEND`]) that inserts only
+    /// when the grant covers the read and the user is active — the
+    /// statement's one snapshot decides both, so the row is written exactly
+    /// when the data is answered, and a failing insert fails the whole
+    /// statement. Run when the grant changed between the `checked` read and
+    /// its group.
+    logged: String,
 }
 
-/// The row of a [`client_read`] statement: the data (a tuple of the
+impl ClientReads {
+    fn of(columns: &str) -> Self {
+        let grant_covers = grant_covers("$1", "$2", "$3::TEXT[]");
+        Self {
+            checked: format!(
+                "SELECT {columns}, {grant_covers} AS granted, TRUE AS logged FROM users u WHERE u.id = $1 AND u.is_active"
+            ),
+            logged: format!(
+                "WITH logged AS ( \
+                   {ACCESS_LOG_APPEND} \
+                   WHERE {grant_covers} AND EXISTS (SELECT 1 FROM users a WHERE a.id = $1 AND a.is_active) \
+                   RETURNING 1) \
+                 SELECT {columns}, {grant_covers} AS granted, EXISTS (SELECT 1 FROM logged) AS logged \
+                 FROM users u WHERE u.id = $1 AND u.is_active"
+            ),
+        }
+    }
+}
+
+/// The row of a [`ClientReads`] statement: the data (a tuple of the
 /// statement's first columns) and its two checks.
 #[derive(sqlx::FromRow)]
 struct ClientReadRow<T> {
@@ -113,33 +116,61 @@ struct ClientReadRow<T> {
 }
 
 impl PgProfileRepository {
-    /// Runs the [`client_read`] `statement` for `entry`; the data of an
-    /// answered read goes through `decode`.
+    /// Runs the client's read `reads` for `entry`: the `checked` read, and
+    /// when the grant covers it, its entry in the access log's next group;
+    /// the data (through `decode`, before anything is logged) is answered
+    /// once the entry is durable. If by then the grant or the user changed,
+    /// the `logged` statement reads again and decides.
     async fn client_read<T, R>(
         &self,
-        statement: &str,
+        reads: &ClientReads,
         entry: &AccessLogEntry,
-        decode: impl FnOnce(R) -> Result<T, RepositoryError>,
+        decode: impl Fn(R) -> Result<T, RepositoryError>,
     ) -> Result<ClientRead<T>, RepositoryError>
     where
         R: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
     {
-        let row = sqlx::query_as::<_, ClientReadRow<R>>(statement)
+        let data = match self.run_read(&reads.checked, entry, false).await? {
+            Ok(data) => decode(data)?,
+            Err(refusal) => return Ok(refusal),
+        };
+        // Benchmarks only: the read without its log row (the feature's
+        // binary warns at start).
+        if cfg!(feature = "bench-unlogged") || self.access_log.append_if_granted(entry.clone()).await? {
+            return Ok(ClientRead::Answered(data));
+        }
+        match self.run_read(&reads.logged, entry, true).await? {
+            Ok(data) => Ok(ClientRead::Answered(decode(data)?)),
+            Err(refusal) => Ok(refusal),
+        }
+    }
+
+    /// Runs one [`ClientReads`] `statement` (`with_entry`: it binds the
+    /// entry's time and request id too): the data, or the refusal.
+    async fn run_read<T, R>(
+        &self,
+        statement: &str,
+        entry: &AccessLogEntry,
+        with_entry: bool,
+    ) -> Result<Result<R, ClientRead<T>>, RepositoryError>
+    where
+        R: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
+    {
+        let mut query = sqlx::query_as::<_, ClientReadRow<R>>(statement)
             .bind(entry.user.0)
             .bind(entry.client.as_str())
-            .bind(scope_names(entry.scopes))
-            .bind(entry.at)
-            .bind(&entry.request_id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
+            .bind(scope_names(entry.scopes));
+        if with_entry {
+            query = query.bind(entry.at).bind(&entry.request_id);
+        }
+        let row = query.fetch_optional(&self.pool).await.map_err(to_repository_error)?;
         match row {
-            None => Ok(ClientRead::UnknownUser),
-            Some(ClientReadRow { granted: false, .. }) => Ok(ClientRead::NotGranted),
+            None => Ok(Err(ClientRead::UnknownUser)),
+            Some(ClientReadRow { granted: false, .. }) => Ok(Err(ClientRead::NotGranted)),
             Some(ClientReadRow { logged: false, .. }) => {
                 Err(RepositoryError::Unexpected("the access-log entry of a granted read was not written".into()))
             }
-            Some(ClientReadRow { data, .. }) => Ok(ClientRead::Answered(decode(data)?)),
+            Some(ClientReadRow { data, .. }) => Ok(Ok(data)),
         }
     }
 }

@@ -19,6 +19,7 @@ contract!(
     a_log_that_cannot_be_written_fails_the_read,
     reads_racing_a_revocation_are_logged_exactly_when_answered,
     the_userinfo_read_answers_the_identity_and_writes_its_entry_under_the_same_rules,
+    concurrent_reads_are_each_logged_once_and_an_entry_the_table_refuses_fails_only_its_read,
 );
 
 fn entry(user: UserId, client: &ClientId, request_id: &str) -> AccessLogEntry {
@@ -168,4 +169,42 @@ async fn the_userinfo_read_answers_the_identity_and_writes_its_entry_under_the_s
     b.execute("DROP TABLE access_log").await;
     b.execute(&format!("UPDATE users SET is_active = TRUE WHERE id = {}", ana.0)).await;
     assert!(profiles.identity_for_client(&read).await.is_err(), "an entry that cannot be written fails the read");
+}
+
+/// Reads arriving together share their log's commit (a group): each is
+/// still answered exactly when its own entry is written, and one entry the
+/// table refuses fails its own read, not the others of its group.
+async fn concurrent_reads_are_each_logged_once_and_an_entry_the_table_refuses_fails_only_its_read<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = user(&b, "ana", None).await;
+    let bia = user(&b, "bia", None).await;
+    let host = client(&b, "demo-host", "Demo").await;
+    for person in [ana, bia] {
+        b.grants().widen(person, &host, scopes("cnes"), NOW).await.expect("grant");
+    }
+    let profiles = b.profiles();
+    let reads: Vec<_> = (0..60)
+        .map(|i| {
+            let (profiles, host) = (profiles.clone(), host.clone());
+            let person = if i % 2 == 0 { ana } else { bia };
+            let request_id = if i == 31 { "x".repeat(201) } else { format!("r{i}") };
+            tokio::spawn(async move { (i, profiles.read_for_client(&entry(person, &host, &request_id)).await) })
+        })
+        .collect();
+    for read in reads {
+        let (i, answer) = read.await.expect("task");
+        if i == 31 {
+            assert!(answer.is_err(), "the CHECK refuses read 31's entry");
+        } else {
+            assert!(matches!(answer, Ok(ClientRead::Answered(_))), "read {i}: {answer:?}");
+        }
+    }
+    for (person, first) in [(ana, 0), (bia, 1)] {
+        let (rows, total) = b.access_log().list(person, AccessLogPage::FIRST).await.expect("list");
+        let mut ids: Vec<String> = rows.into_iter().map(|r| r.request_id).collect();
+        ids.sort();
+        let mut expected: Vec<String> = (first..60).step_by(2).filter(|i| *i != 31).map(|i| format!("r{i}")).collect();
+        expected.sort();
+        assert_eq!((total, ids), (expected.len() as u64, expected), "one entry per answered read");
+    }
 }
