@@ -18,3 +18,10 @@ pub(crate) fn to_repository_error(e: sqlx::Error) -> RepositoryError {
 pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
 }
+
+/// Whether `e` is a constraint's refusal (unique, foreign key, not null,
+/// check): SQLite undoes that statement alone and the transaction stands,
+/// unlike an I/O error, which may roll the whole transaction back.
+pub(crate) fn is_constraint_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if !matches!(db.kind(), sqlx::error::ErrorKind::Other))
+}

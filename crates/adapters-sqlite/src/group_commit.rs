@@ -8,18 +8,21 @@
 //! write alone would cap the writes per second at the disk's flushes per
 //! second. Here one task owns the writer for the hot paths' writes: it takes
 //! every write waiting when it is free (at most [`MAX_GROUP`]), runs each in
-//! a savepoint of one `BEGIN IMMEDIATE` transaction, commits once, and only
-//! then answers each caller with its own result. A write that fails rolls
-//! back to its savepoint and fails alone; a failed commit fails the whole
-//! group. No write waits for a timer: a lone write commits at once, and the
+//! a savepoint of one `BEGIN IMMEDIATE` transaction, appends the group's
+//! access-log entries by one statement, commits once, and only then
+//! answers each caller with its own result. A write that fails rolls back
+//! to its savepoint and fails alone, as does an entry the table refuses; a
+//! failed commit fails the whole group. No write waits for a timer: a lone write commits at once, and the
 //! group grows only with the writes that queued while the previous group
 //! was committing.
 
+use credencial_ports::account::AccessLogEntry;
 use credencial_ports::RepositoryError;
 use futures_util::future::BoxFuture;
 use sqlx::{Acquire, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::account::access_log::{append_group_on, GroupEntry};
 use crate::error::to_repository_error;
 
 /// The most writes one group commits.
@@ -91,11 +94,30 @@ async fn in_savepoint<T>(conn: &mut SqliteConnection, work: Work<T>) -> (Result<
     }
 }
 
+/// What waits for the next group: a write of its own, or an access-log
+/// entry (a group's entries are appended by one statement).
+enum Job {
+    Write(Box<dyn Queued>),
+    Log(GroupEntry, oneshot::Sender<Result<bool, RepositoryError>>),
+}
+
+impl Job {
+    /// Fails the job before it ran.
+    fn fail(self, error: RepositoryError) {
+        match self {
+            Job::Write(write) => write.fail(error),
+            Job::Log(_, reply) => {
+                let _ = reply.send(Err(error));
+            }
+        }
+    }
+}
+
 /// The handle on the committer task: cheap to clone, shared by every
 /// store of one database file.
 #[derive(Debug, Clone)]
 pub struct GroupCommit {
-    queue: mpsc::Sender<Box<dyn Queued>>,
+    queue: mpsc::Sender<Job>,
 }
 
 impl GroupCommit {
@@ -112,7 +134,17 @@ impl GroupCommit {
     /// kept) or if the group's commit failed (nothing of the group is).
     pub async fn run<T: Send + 'static>(&self, work: Work<T>) -> Result<T, RepositoryError> {
         let (reply, answer) = oneshot::channel();
-        self.queue.send(Box::new(Pending { work, reply })).await.map_err(|_| stopped())?;
+        self.queue.send(Job::Write(Box::new(Pending { work, reply }))).await.map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    /// Appends the access-log `entry` in the next group if, then, the user
+    /// is active and grants its client exactly `grant` (the stored scopes
+    /// text the read saw); answers whether it was written, once the group
+    /// is committed.
+    pub(crate) async fn log(&self, entry: AccessLogEntry, grant: String) -> Result<bool, RepositoryError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue.send(Job::Log((entry, grant), reply)).await.map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?
     }
 }
@@ -121,9 +153,9 @@ fn stopped() -> RepositoryError {
     RepositoryError::Unexpected("the SQLite group committer has stopped".into())
 }
 
-/// The committer: takes every queued write (up to [`MAX_GROUP`]) and
-/// commits them as one group, until every handle is gone.
-async fn commit_groups(writer: SqlitePool, mut jobs: mpsc::Receiver<Box<dyn Queued>>) {
+/// The committer: takes every queued job (up to [`MAX_GROUP`]) and commits
+/// them as one group, until every handle is gone.
+async fn commit_groups(writer: SqlitePool, mut jobs: mpsc::Receiver<Job>) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     while jobs.recv_many(&mut group, MAX_GROUP).await > 0 {
         commit(&writer, &mut group).await;
@@ -131,8 +163,9 @@ async fn commit_groups(writer: SqlitePool, mut jobs: mpsc::Receiver<Box<dyn Queu
     }
 }
 
-/// Runs and commits one group; every write of it hears its result.
-async fn commit(writer: &SqlitePool, group: &mut Vec<Box<dyn Queued>>) {
+/// Runs and commits one group: its writes one by one, each in a savepoint,
+/// then its access-log entries together; every job hears its result.
+async fn commit(writer: &SqlitePool, group: &mut Vec<Job>) {
     metrics::histogram!("credencial_sqlite_group_commit_writes").record(group.len() as f64);
     let mut tx = match writer.begin_with("BEGIN IMMEDIATE").await {
         Ok(tx) => tx,
@@ -145,14 +178,31 @@ async fn commit(writer: &SqlitePool, group: &mut Vec<Box<dyn Queued>>) {
         }
     };
     let mut deliveries = Vec::with_capacity(group.len());
+    let mut entries = Vec::new();
+    let mut replies = Vec::new();
     let mut sound = true;
-    let mut jobs = group.drain(..);
-    for job in jobs.by_ref() {
-        let (delivery, still_sound) = job.run(&mut tx).await;
-        deliveries.push(delivery);
-        if !still_sound {
-            sound = false;
-            break;
+    for job in group.drain(..) {
+        match job {
+            Job::Log(entry, reply) => {
+                entries.push(entry);
+                replies.push(reply);
+            }
+            Job::Write(write) if sound => {
+                let (delivery, still_sound) = write.run(&mut tx).await;
+                deliveries.push(delivery);
+                sound = still_sound;
+            }
+            // After a write that left the transaction unsound: not run.
+            Job::Write(write) => deliveries.push(Box::new(move |committed: Result<(), RepositoryError>| {
+                write.fail(committed.err().unwrap_or_else(|| RepositoryError::Unexpected("not run".into())));
+            })),
+        }
+    }
+    let mut logged = Vec::new();
+    if sound && !entries.is_empty() {
+        match append_group_on(&mut tx, &entries).await {
+            Ok(outcomes) => logged = outcomes,
+            Err(_) => sound = false,
         }
     }
     let committed = if sound {
@@ -160,17 +210,15 @@ async fn commit(writer: &SqlitePool, group: &mut Vec<Box<dyn Queued>>) {
     } else {
         // Dropping the transaction rolls it back.
         drop(tx);
-        Err(RepositoryError::Unexpected(
-            "a savepoint of the group could not be ended; the group was rolled back".into(),
-        ))
+        Err(RepositoryError::Unexpected("the group's transaction failed and was rolled back".into()))
     };
-    if let Err(error) = &committed {
-        for job in jobs {
-            job.fail(error.clone());
-        }
-    }
     for delivery in deliveries {
         delivery(committed.clone());
+    }
+    let mut logged = logged.into_iter();
+    for reply in replies {
+        let outcome = logged.next().unwrap_or_else(|| Ok(false));
+        let _ = reply.send(committed.clone().and(outcome));
     }
 }
 

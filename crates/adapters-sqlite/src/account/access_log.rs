@@ -8,8 +8,9 @@ use credencial_domain::UserId;
 use credencial_ports::account::{AccessLog, AccessLogEntry, AccessLogRow};
 use credencial_ports::stored::client_id;
 use credencial_ports::RepositoryError;
+use sqlx::SqliteConnection;
 
-use crate::error::to_repository_error;
+use crate::error::{is_constraint_violation, to_repository_error};
 use crate::json::{scopes_from_json, scopes_to_json};
 use crate::SqliteDb;
 
@@ -27,17 +28,29 @@ async fn insert<'c>(
     entry: &AccessLogEntry,
     grant: Option<&str>,
 ) -> Result<bool, RepositoryError> {
+    let scopes = scopes_to_json(entry.scopes)?;
+    let done = insert_with(conn, sql, entry, &scopes, grant).await.map_err(to_repository_error)?;
+    Ok(done)
+}
+
+/// [`insert`], with the scopes already as stored, and the driver's error.
+async fn insert_with<'c>(
+    conn: impl sqlx::SqliteExecutor<'c>,
+    sql: &str,
+    entry: &AccessLogEntry,
+    scopes: &str,
+    grant: Option<&str>,
+) -> Result<bool, sqlx::Error> {
     let mut query = sqlx::query(sql)
         .bind(entry.user.0)
         .bind(entry.client.as_str())
-        .bind(scopes_to_json(entry.scopes)?)
+        .bind(scopes)
         .bind(entry.at)
         .bind(&entry.request_id);
     if let Some(grant) = grant {
         query = query.bind(grant);
     }
-    let done = query.execute(conn).await.map_err(to_repository_error)?;
-    Ok(done.rows_affected() == 1)
+    Ok(query.execute(conn).await?.rows_affected() == 1)
 }
 
 /// Appends `entry` on `conn`: the writer, or the profile read's write
@@ -51,26 +64,100 @@ pub(crate) async fn append_on<'c>(
     Ok(())
 }
 
-/// Appends `entry` in one statement, in the writer's next group
-/// ([`GroupCommit`](crate::group_commit::GroupCommit)), if at that moment
-/// the user is active and still grants the client exactly `grant` (the
-/// scopes text a read saw); returns whether it did, once the group is
-/// committed. A revocation, a change of the scopes or a deactivation
-/// committed since the read leaves the log untouched and answers `false`,
-/// unless by then the same grant is in force again for an active user.
+/// Whether, at that moment, the user `{user}` is active and grants the
+/// client `{client}` exactly the stored scopes text `{grant}`: the
+/// condition of an access-log append after a read on a reader.
+fn grant_unchanged(user: &str, client: &str, grant: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM oauth_grants g JOIN users u ON u.id = g.user_id \
+           WHERE g.user_id = {user} AND g.client_id = {client} AND g.scopes = {grant} AND u.is_active)"
+    )
+}
+
+/// Appends `entry` in the writer's next group
+/// ([`GroupCommit`](crate::group_commit::GroupCommit)) if, when the group
+/// is written, the user is active and still grants the client exactly
+/// `grant` (the scopes text a read saw); returns whether it did, once the
+/// group is committed. A revocation, a change of the scopes or a
+/// deactivation committed since the read leaves the log untouched and
+/// answers `false`, unless by then the same grant is in force again for an
+/// active user.
 pub(crate) async fn append_if_grant_unchanged(
     db: &SqliteDb,
     entry: &AccessLogEntry,
     grant: &str,
 ) -> Result<bool, RepositoryError> {
-    static SQL: LazyLock<String> = LazyLock::new(|| {
-        format!(
-            "{INSERT_ENTRY} WHERE EXISTS (SELECT 1 FROM oauth_grants g JOIN users u ON u.id = g.user_id \
-               WHERE g.user_id = ?1 AND g.client_id = ?2 AND g.scopes = ?6 AND u.is_active)"
+    db.group().log(entry.clone(), grant.to_owned()).await
+}
+
+/// An entry of a group, with the grant text its read saw.
+pub(crate) type GroupEntry = (AccessLogEntry, String);
+
+/// The positions (from 0) in the JSON array `?1` of entries
+/// (`[user, client, scopes, at, request id, grant]`) whose grant is
+/// unchanged.
+static ALLOWED: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT e.key FROM json_each(?1) e WHERE {}",
+        grant_unchanged(
+            "json_extract(e.value, '$[0]')",
+            "json_extract(e.value, '$[1]')",
+            "json_extract(e.value, '$[5]')"
         )
-    });
-    let (entry, grant) = (entry.clone(), grant.to_owned());
-    db.group().run(Box::new(move |conn| Box::pin(async move { insert(conn, &SQL, &entry, Some(&grant)).await }))).await
+    )
+});
+
+/// Appends the entries of the JSON array `?1` at the positions of the JSON
+/// array `?2`, in order.
+const APPEND_ALLOWED: &str = "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
+     SELECT json_extract(e.value, '$[0]'), json_extract(e.value, '$[1]'), json_extract(e.value, '$[2]'), \
+            json_extract(e.value, '$[3]'), json_extract(e.value, '$[4]') \
+     FROM json_each(?1) e WHERE e.key IN (SELECT value FROM json_each(?2)) ORDER BY e.key";
+
+/// Appends `group` on `conn`, inside the group's write transaction: one
+/// statement finds the entries whose grant is unchanged, one appends them.
+/// If that append fails (an entry the table refuses), each is appended
+/// alone, so that the failure is that entry's. Answers each entry's
+/// outcome (written or not, or its error); an error of the whole means the
+/// transaction can no longer be trusted (the group must roll back).
+pub(crate) async fn append_group_on(
+    conn: &mut SqliteConnection,
+    group: &[GroupEntry],
+) -> Result<Vec<Result<bool, RepositoryError>>, RepositoryError> {
+    let rows = group
+        .iter()
+        .map(|(e, grant)| {
+            Ok(serde_json::json!([e.user.0, e.client.as_str(), scopes_to_json(e.scopes)?, e.at, e.request_id, grant]))
+        })
+        .collect::<Result<Vec<_>, RepositoryError>>()?;
+    let rows = serde_json::Value::Array(rows).to_string();
+    let allowed: Vec<i64> =
+        sqlx::query_scalar(&ALLOWED).bind(&rows).fetch_all(&mut *conn).await.map_err(to_repository_error)?;
+    let mut outcomes: Vec<Result<bool, RepositoryError>> = vec![Ok(false); group.len()];
+    let positions = || allowed.iter().filter_map(|n| usize::try_from(*n).ok());
+    let together = sqlx::query(APPEND_ALLOWED)
+        .bind(&rows)
+        .bind(serde_json::to_string(&allowed).map_err(|e| RepositoryError::Unexpected(e.to_string()))?)
+        .execute(&mut *conn)
+        .await;
+    match together {
+        Ok(_) => positions().for_each(|n| outcomes[n] = Ok(true)),
+        // A constraint refused a row: the statement is undone, the
+        // transaction stands; each entry alone.
+        Err(e) if is_constraint_violation(&e) => {
+            for n in positions() {
+                let entry = &group[n].0;
+                let scopes = scopes_to_json(entry.scopes)?;
+                outcomes[n] = match insert_with(&mut *conn, INSERT_ENTRY, entry, &scopes, None).await {
+                    Ok(written) => Ok(written),
+                    Err(e) if is_constraint_violation(&e) => Err(to_repository_error(e)),
+                    Err(e) => return Err(to_repository_error(e)),
+                };
+            }
+        }
+        Err(e) => return Err(to_repository_error(e)),
+    }
+    Ok(outcomes)
 }
 
 /// The access log, in the SQLite file.

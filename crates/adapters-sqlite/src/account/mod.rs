@@ -1,7 +1,7 @@
 //! The person's own account: consent, own entries, the access report and
 //! tax-id validation.
 
-mod access_log;
+pub(crate) mod access_log;
 mod entries;
 mod grants;
 mod tax_id;
