@@ -116,7 +116,6 @@ fn stopped() -> RepositoryError {
 async fn append_groups(pool: PgPool, mut entries: mpsc::Receiver<Queued>) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     while entries.recv_many(&mut group, MAX_GROUP).await > 0 {
-        metrics::histogram!("credencial_postgres_access_log_group_rows").record(group.len() as f64);
         match append_group(&pool, &group).await {
             Ok(written) => {
                 for (n, (_, reply)) in group.drain(..).enumerate() {

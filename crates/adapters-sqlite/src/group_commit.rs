@@ -158,15 +158,54 @@ fn stopped() -> RepositoryError {
 async fn commit_groups(writer: SqlitePool, mut jobs: mpsc::Receiver<Job>) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     while jobs.recv_many(&mut group, MAX_GROUP).await > 0 {
+        // Let the requests already running on this worker queue their
+        // writes too: a larger group for no timer's wait.
+        tokio::task::yield_now().await;
+        while group.len() < MAX_GROUP {
+            match jobs.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
         commit(&writer, &mut group).await;
         group.clear();
+    }
+}
+
+/// Appends a group of access-log entries only: one statement, which is
+/// its own transaction (durable when it returns).
+async fn append_alone(writer: &SqlitePool, group: &mut Vec<Job>) {
+    let (entries, replies): (Vec<_>, Vec<_>) = group
+        .drain(..)
+        .filter_map(|job| match job {
+            Job::Log(entry, reply) => Some((entry, reply)),
+            Job::Write(_) => None,
+        })
+        .unzip();
+    let outcomes = match writer.acquire().await {
+        Ok(mut conn) => append_group_on(&mut conn, &entries, false).await,
+        Err(e) => Err(to_repository_error(e)),
+    };
+    match outcomes {
+        Ok(outcomes) => {
+            for (reply, outcome) in replies.into_iter().zip(outcomes) {
+                let _ = reply.send(outcome);
+            }
+        }
+        Err(error) => {
+            for reply in replies {
+                let _ = reply.send(Err(error.clone()));
+            }
+        }
     }
 }
 
 /// Runs and commits one group: its writes one by one, each in a savepoint,
 /// then its access-log entries together; every job hears its result.
 async fn commit(writer: &SqlitePool, group: &mut Vec<Job>) {
-    metrics::histogram!("credencial_sqlite_group_commit_writes").record(group.len() as f64);
+    if group.iter().all(|job| matches!(job, Job::Log(..))) {
+        return append_alone(writer, group).await;
+    }
     let mut tx = match writer.begin_with("BEGIN IMMEDIATE").await {
         Ok(tx) => tx,
         Err(e) => {
@@ -200,7 +239,7 @@ async fn commit(writer: &SqlitePool, group: &mut Vec<Job>) {
     }
     let mut logged = Vec::new();
     if sound && !entries.is_empty() {
-        match append_group_on(&mut tx, &entries).await {
+        match append_group_on(&mut tx, &entries, true).await {
             Ok(outcomes) => logged = outcomes,
             Err(_) => sound = false,
         }
@@ -217,7 +256,7 @@ async fn commit(writer: &SqlitePool, group: &mut Vec<Job>) {
     }
     let mut logged = logged.into_iter();
     for reply in replies {
-        let outcome = logged.next().unwrap_or_else(|| Ok(false));
+        let outcome = logged.next().unwrap_or(Ok(false));
         let _ = reply.send(committed.clone().and(outcome));
     }
 }

@@ -93,12 +93,16 @@ pub(crate) async fn append_if_grant_unchanged(
 /// An entry of a group, with the grant text its read saw.
 pub(crate) type GroupEntry = (AccessLogEntry, String);
 
-/// The positions (from 0) in the JSON array `?1` of entries
-/// (`[user, client, scopes, at, request id, grant]`) whose grant is
-/// unchanged.
-static ALLOWED: LazyLock<String> = LazyLock::new(|| {
+/// Appends the entries of the JSON array `?1` (each
+/// `[user, client, scopes, at, request id, grant]`) whose grant is
+/// unchanged, in order, in one statement; answers the rows written.
+static APPEND_GROUP: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "SELECT e.key FROM json_each(?1) e WHERE {}",
+        "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
+         SELECT json_extract(e.value, '$[0]'), json_extract(e.value, '$[1]'), json_extract(e.value, '$[2]'), \
+                json_extract(e.value, '$[3]'), json_extract(e.value, '$[4]') \
+         FROM json_each(?1) e WHERE {} ORDER BY e.key \
+         RETURNING user_id, client_id, scopes, accessed_at, request_id",
         grant_unchanged(
             "json_extract(e.value, '$[0]')",
             "json_extract(e.value, '$[1]')",
@@ -107,57 +111,71 @@ static ALLOWED: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// Appends the entries of the JSON array `?1` at the positions of the JSON
-/// array `?2`, in order.
-const APPEND_ALLOWED: &str = "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
-     SELECT json_extract(e.value, '$[0]'), json_extract(e.value, '$[1]'), json_extract(e.value, '$[2]'), \
-            json_extract(e.value, '$[3]'), json_extract(e.value, '$[4]') \
-     FROM json_each(?1) e WHERE e.key IN (SELECT value FROM json_each(?2)) ORDER BY e.key";
+/// The conditional append of one entry ([`grant_unchanged`] on `?6`).
+static APPEND_ONE: LazyLock<String> =
+    LazyLock::new(|| format!("{INSERT_ENTRY} WHERE {}", grant_unchanged("?1", "?2", "?6")));
 
-/// Appends `group` on `conn`, inside the group's write transaction: one
-/// statement finds the entries whose grant is unchanged, one appends them.
-/// If that append fails (an entry the table refuses), each is appended
-/// alone, so that the failure is that entry's. Answers each entry's
-/// outcome (written or not, or its error); an error of the whole means the
-/// transaction can no longer be trusted (the group must roll back).
+/// A row as [`APPEND_GROUP`] answers it.
+type Written = (i64, String, String, i64, String);
+
+/// Appends `group` on `conn` by one statement ([`APPEND_GROUP`]), each
+/// entry only if its grant is unchanged; answers each entry's outcome
+/// (written or not, or its error), in order. An entry the table refuses
+/// fails that statement as a whole, which SQLite undoes alone: each entry
+/// is then appended alone, so that the failure is its own.
+///
+/// `in_transaction`: `conn` is in the group's write transaction, where an
+/// error other than a constraint's may have rolled everything back — the
+/// answer is then an error of the whole (the group must roll back).
+/// Outside one, every statement is its own transaction and each entry's
+/// error stays its own.
 pub(crate) async fn append_group_on(
     conn: &mut SqliteConnection,
     group: &[GroupEntry],
+    in_transaction: bool,
 ) -> Result<Vec<Result<bool, RepositoryError>>, RepositoryError> {
-    let rows = group
+    let stored = group.iter().map(|(e, _)| scopes_to_json(e.scopes)).collect::<Result<Vec<_>, _>>()?;
+    let rows: Vec<_> = group
         .iter()
-        .map(|(e, grant)| {
-            Ok(serde_json::json!([e.user.0, e.client.as_str(), scopes_to_json(e.scopes)?, e.at, e.request_id, grant]))
-        })
-        .collect::<Result<Vec<_>, RepositoryError>>()?;
-    let rows = serde_json::Value::Array(rows).to_string();
-    let allowed: Vec<i64> =
-        sqlx::query_scalar(&ALLOWED).bind(&rows).fetch_all(&mut *conn).await.map_err(to_repository_error)?;
-    let mut outcomes: Vec<Result<bool, RepositoryError>> = vec![Ok(false); group.len()];
-    let positions = || allowed.iter().filter_map(|n| usize::try_from(*n).ok());
-    let together = sqlx::query(APPEND_ALLOWED)
-        .bind(&rows)
-        .bind(serde_json::to_string(&allowed).map_err(|e| RepositoryError::Unexpected(e.to_string()))?)
-        .execute(&mut *conn)
-        .await;
+        .zip(&stored)
+        .map(|((e, grant), scopes)| serde_json::json!([e.user.0, e.client.as_str(), scopes, e.at, e.request_id, grant]))
+        .collect();
+    let together: Result<Vec<Written>, sqlx::Error> =
+        sqlx::query_as(&APPEND_GROUP).bind(serde_json::Value::Array(rows).to_string()).fetch_all(&mut *conn).await;
     match together {
-        Ok(_) => positions().for_each(|n| outcomes[n] = Ok(true)),
-        // A constraint refused a row: the statement is undone, the
-        // transaction stands; each entry alone.
-        Err(e) if is_constraint_violation(&e) => {
-            for n in positions() {
-                let entry = &group[n].0;
-                let scopes = scopes_to_json(entry.scopes)?;
-                outcomes[n] = match insert_with(&mut *conn, INSERT_ENTRY, entry, &scopes, None).await {
-                    Ok(written) => Ok(written),
-                    Err(e) if is_constraint_violation(&e) => Err(to_repository_error(e)),
-                    Err(e) => return Err(to_repository_error(e)),
+        Ok(written) => {
+            // Each row written is an entry's (two entries alike in every
+            // field are interchangeable).
+            let mut outcomes = vec![false; group.len()];
+            for row in written {
+                let same = |(i, ((e, _), scopes)): (usize, (&GroupEntry, &String))| {
+                    (!outcomes[i]
+                        && row.0 == e.user.0
+                        && row.1 == e.client.as_str()
+                        && &row.2 == scopes
+                        && row.3 == e.at
+                        && row.4 == e.request_id)
+                        .then_some(i)
                 };
+                if let Some(i) = group.iter().zip(&stored).enumerate().find_map(same) {
+                    outcomes[i] = true;
+                }
             }
+            Ok(outcomes.into_iter().map(Ok).collect())
         }
-        Err(e) => return Err(to_repository_error(e)),
+        Err(e) if is_constraint_violation(&e) => {
+            let mut outcomes = Vec::with_capacity(group.len());
+            for ((entry, grant), scopes) in group.iter().zip(&stored) {
+                outcomes.push(match insert_with(&mut *conn, &APPEND_ONE, entry, scopes, Some(grant)).await {
+                    Ok(written) => Ok(written),
+                    Err(e) if !in_transaction || is_constraint_violation(&e) => Err(to_repository_error(e)),
+                    Err(e) => return Err(to_repository_error(e)),
+                });
+            }
+            Ok(outcomes)
+        }
+        Err(e) => Err(to_repository_error(e)),
     }
-    Ok(outcomes)
 }
 
 /// The access log, in the SQLite file.
