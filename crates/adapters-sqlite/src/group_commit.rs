@@ -6,31 +6,30 @@
 //! a commit returns only once the WAL is on disk, so an answered request's
 //! write survives a power cut. A sync costs a disk flush; committing each
 //! write alone would cap the writes per second at the disk's flushes per
-//! second. Here one task owns the writer for the hot paths' writes: it takes
-//! every write waiting when it is free (at most [`MAX_GROUP`]), runs each in
-//! a savepoint of one `BEGIN IMMEDIATE` transaction, appends the group's
-//! access-log entries by one statement, commits once, and only then
-//! answers each caller with its own result. A write that fails rolls back
-//! to its savepoint and fails alone, as does an entry the table refuses; a
-//! failed commit fails the whole group. No write waits for a timer: a lone write commits at once, and the
-//! group grows only with the writes that queued while the previous group
-//! was committing.
+//! second. Here a leader task takes every write waiting when it is free (at
+//! most [`MAX_GROUP`]), runs each in a savepoint of one `BEGIN IMMEDIATE`
+//! transaction, appends the group's access-log entries by one statement,
+//! commits once, and only then answers each caller with its own result (a
+//! group of access-log entries alone is that one statement, its own
+//! transaction). A write that fails rolls back to its savepoint and fails
+//! alone, as does an entry the table refuses; a failed commit fails the
+//! whole group. No write waits for a timer: a lone write commits at once,
+//! and a group grows only with the writes that queued while the previous
+//! one was committing.
+
+use std::sync::{Arc, Mutex};
 
 use credencial_ports::account::AccessLogEntry;
 use credencial_ports::RepositoryError;
 use futures_util::future::BoxFuture;
 use sqlx::{Acquire, SqliteConnection, SqlitePool};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::account::access_log::{append_group_on, GroupEntry};
 use crate::error::to_repository_error;
 
 /// The most writes one group commits.
 pub const MAX_GROUP: usize = 256;
-
-/// How many writes may queue for the committer before a caller waits to
-/// queue its own.
-const QUEUE: usize = 4 * MAX_GROUP;
 
 /// A caller's write, on the group's connection inside its savepoint.
 pub type Work<T> =
@@ -113,20 +112,45 @@ impl Job {
     }
 }
 
-/// The handle on the committer task: cheap to clone, shared by every
-/// store of one database file.
-#[derive(Debug, Clone)]
+/// The handle on the group committer of one database file: cheap to
+/// clone, shared by every store of the file.
+///
+/// There is no committer of its own waiting on a queue: the write that
+/// finds no group being committed starts a leader task on its own worker
+/// thread, which commits what has queued, then what queued meanwhile,
+/// until nothing is left — so a lone write pays no hop to another thread,
+/// and under load the writes queue behind the leader's commit and go
+/// together. The leader is a task of its own, not the caller's future, so
+/// a caller that goes away (a client that hung up) never strands the queue.
+#[derive(Clone)]
 pub struct GroupCommit {
-    queue: mpsc::Sender<Job>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for GroupCommit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupCommit").finish_non_exhaustive()
+    }
+}
+
+/// The writer and the queue the leader takes its groups from.
+struct Shared {
+    writer: SqlitePool,
+    state: Mutex<Queue>,
+}
+
+/// The jobs waiting for the next group, and whether a leader is at work
+/// (it will take them).
+#[derive(Default)]
+struct Queue {
+    jobs: Vec<Job>,
+    leading: bool,
 }
 
 impl GroupCommit {
-    /// Starts the committer task on `writer` (the single writer's pool).
-    /// The task ends when the last handle is dropped.
+    /// The group committer of `writer` (the single writer's pool).
     pub fn start(writer: SqlitePool) -> Self {
-        let (queue, jobs) = mpsc::channel(QUEUE);
-        tokio::spawn(commit_groups(writer, jobs));
-        Self { queue }
+        Self { shared: Arc::new(Shared { writer, state: Mutex::new(Queue::default()) }) }
     }
 
     /// Runs `work` in the next group and answers its result once the group
@@ -134,7 +158,7 @@ impl GroupCommit {
     /// kept) or if the group's commit failed (nothing of the group is).
     pub async fn run<T: Send + 'static>(&self, work: Work<T>) -> Result<T, RepositoryError> {
         let (reply, answer) = oneshot::channel();
-        self.queue.send(Job::Write(Box::new(Pending { work, reply }))).await.map_err(|_| stopped())?;
+        self.submit(Job::Write(Box::new(Pending { work, reply })));
         answer.await.map_err(|_| stopped())?
     }
 
@@ -144,31 +168,58 @@ impl GroupCommit {
     /// is committed.
     pub(crate) async fn log(&self, entry: AccessLogEntry, grant: String) -> Result<bool, RepositoryError> {
         let (reply, answer) = oneshot::channel();
-        self.queue.send(Job::Log((entry, grant), reply)).await.map_err(|_| stopped())?;
+        self.submit(Job::Log((entry, grant), reply));
         answer.await.map_err(|_| stopped())?
+    }
+
+    /// Queues `job`; starts a leader if none is at work.
+    fn submit(&self, job: Job) {
+        let start_leader = {
+            let mut queue = self.shared.lock();
+            queue.jobs.push(job);
+            !std::mem::replace(&mut queue.leading, true)
+        };
+        if start_leader {
+            tokio::spawn(lead(self.shared.clone()));
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        // A panic while the lock was held leaves a queue that is still
+        // whole (pushes and takes only).
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Takes the next group (at most [`MAX_GROUP`] jobs, the oldest
+    /// first); none left ends the leader's turn.
+    fn next_group(&self) -> Vec<Job> {
+        let mut queue = self.lock();
+        if queue.jobs.is_empty() {
+            queue.leading = false;
+            return Vec::new();
+        }
+        let take = queue.jobs.len().min(MAX_GROUP);
+        queue.jobs.drain(..take).collect()
     }
 }
 
 fn stopped() -> RepositoryError {
-    RepositoryError::Unexpected("the SQLite group committer has stopped".into())
+    RepositoryError::Unexpected("the SQLite group committer stopped before answering".into())
 }
 
-/// The committer: takes every queued job (up to [`MAX_GROUP`]) and commits
-/// them as one group, until every handle is gone.
-async fn commit_groups(writer: SqlitePool, mut jobs: mpsc::Receiver<Job>) {
-    let mut group = Vec::with_capacity(MAX_GROUP);
-    while jobs.recv_many(&mut group, MAX_GROUP).await > 0 {
-        // Let the requests already running on this worker queue their
-        // writes too: a larger group for no timer's wait.
-        tokio::task::yield_now().await;
-        while group.len() < MAX_GROUP {
-            match jobs.try_recv() {
-                Ok(job) => group.push(job),
-                Err(_) => break,
-            }
+/// The leader: commits group after group until the queue is empty. It
+/// first lets the tasks already running on its thread queue their writes
+/// too: a larger group for no timer's wait.
+async fn lead(shared: Arc<Shared>) {
+    tokio::task::yield_now().await;
+    loop {
+        let mut group = shared.next_group();
+        if group.is_empty() {
+            return;
         }
-        commit(&writer, &mut group).await;
-        group.clear();
+        commit(&shared.writer, &mut group).await;
     }
 }
 
