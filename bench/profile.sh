@@ -246,7 +246,7 @@ L=${LABEL:+$LABEL }
         if [[ $BASE_ENGINE != "$ENGINE" ]]; then
             echo "- Second server: $BASE_BIN on $BASE_LABEL ($(db_url "$BASE_ENGINE" "$DB_BEFORE" | sed 's|^postgres://[^/]*/||; s|^sqlite://||')), served at the same time; its columns are headed $BASE_LABEL."
         else
-            echo "- Base (\"before\") binary: $BASE_BIN, served at the same time on its own database."
+            echo "- Second binary (\"$BASE_LABEL\"): $BASE_BIN, served at the same time on its own database."
         fi
     fi
     echo "- Profile token (from /oauth/token/): $(token_shape "$OAUTH")${BASE_BIN:+; $BASE_LABEL: $(token_shape "$OAUTH_BEFORE")}."
