@@ -143,6 +143,9 @@ impl std::fmt::Debug for GroupCommit {
 struct Shared {
     writer: SqlitePool,
     state: Mutex<Queue>,
+    /// The runtime that opened the file: a leader whose own runtime shut
+    /// down (an HTTP worker's, at shutdown) hands the queue on to it.
+    runtime: tokio::runtime::Handle,
 }
 
 /// The jobs waiting for the next group, and whether a leader is at work
@@ -155,8 +158,12 @@ struct Queue {
 
 impl GroupCommit {
     /// The group committer of `writer` (the single writer's pool).
+    ///
+    /// # Panics
+    /// Outside a tokio runtime (the file is opened by async code).
     pub fn start(writer: SqlitePool) -> Self {
-        Self { shared: Arc::new(Shared { writer, state: Mutex::new(Queue::default()) }) }
+        let runtime = tokio::runtime::Handle::current();
+        Self { shared: Arc::new(Shared { writer, state: Mutex::new(Queue::default()), runtime }) }
     }
 
     /// Runs `work` in the next group and answers its result once the group
@@ -219,18 +226,45 @@ fn stopped() -> RepositoryError {
 /// first lets the tasks already running on its thread queue their writes
 /// too: a larger group for no timer's wait.
 async fn lead(shared: Arc<Shared>) {
+    let mut turn = Turn { shared, ended: false };
     tokio::task::yield_now().await;
     loop {
-        let mut group = shared.next_group();
+        let mut group = turn.shared.next_group();
         if group.is_empty() {
+            turn.ended = true;
             return;
         }
         let busy = group.len() > 1;
-        commit(&shared.writer, &mut group).await;
+        commit(&turn.shared.writer, &mut group).await;
         if busy {
             // Under load (writes queued behind the last commit), gather
             // the next group a moment longer: fewer, larger commits.
             tokio::time::sleep(GATHER_UNDER_LOAD).await;
+        }
+    }
+}
+
+/// A leader's turn. Dropped before it ended (its runtime shut down), it
+/// frees the lead and hands what is queued to a leader on the runtime that
+/// opened the file, so that no caller waits for a leader that is gone.
+struct Turn {
+    shared: Arc<Shared>,
+    ended: bool,
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        let pending = {
+            let mut queue = self.shared.lock();
+            let pending = !queue.jobs.is_empty();
+            queue.leading = pending;
+            pending
+        };
+        if pending {
+            self.shared.runtime.spawn(lead(self.shared.clone()));
         }
     }
 }
@@ -406,6 +440,33 @@ mod tests {
         assert!(matches!(again, Err(RepositoryError::Conflict(_))), "{again:?}");
         assert_eq!(other.expect("the other write"), 2);
         assert_eq!(stored(&file).await, vec![1, 2]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn writes_queued_behind_a_leader_whose_runtime_shut_down_are_still_committed() {
+        let file = TestDatabase::new().await;
+        table(&file).await;
+        let held = file.db.writer().acquire().await.expect("hold the writer");
+        // A leader on a runtime of its own (an HTTP worker's), stuck at
+        // BEGIN while the writer is held.
+        let worker = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        let group = file.db.group().clone();
+        let first = worker.spawn(async move { group.run(write(1, false)).await });
+        let thread = std::thread::spawn(move || {
+            worker.block_on(async { tokio::time::sleep(Duration::from_millis(100)).await });
+            worker
+        });
+        let worker = thread.join().expect("worker thread");
+        // Another write queues behind that leader; then its runtime goes.
+        let group = file.db.group().clone();
+        let second = tokio::spawn(async move { group.run(write(2, false)).await });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        worker.shutdown_background();
+        drop(held);
+        let second = tokio::time::timeout(Duration::from_secs(10), second).await.expect("answered").expect("task");
+        assert_eq!(second.expect("the queued write is committed"), 2);
+        assert!(first.await.is_err(), "the first write went with its runtime, unanswered");
+        assert_eq!(stored(&file).await, vec![2], "and uncommitted");
     }
 
     #[tokio::test]
