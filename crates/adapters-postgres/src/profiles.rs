@@ -1,6 +1,7 @@
 //! [`ProfileRepository`] on `users`, `experiences` and `degrees`.
 
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
 
 use async_trait::async_trait;
 use credencial_domain::oauth::userinfo::UserIdentity;
@@ -20,12 +21,33 @@ use crate::error::to_repository_error;
 pub struct PgProfileRepository {
     pool: PgPool,
     access_log: AccessLogGroup,
+    /// Client reads in progress (shared by the clones).
+    reading: Arc<AtomicUsize>,
+}
+
+/// A client read in progress, counted while it lives.
+struct Reading<'a> {
+    count: &'a AtomicUsize,
+    /// No other client read was in progress when this one began.
+    alone: bool,
+}
+
+impl<'a> Reading<'a> {
+    fn enter(count: &'a AtomicUsize) -> Self {
+        Self { count, alone: count.fetch_add(1, Ordering::AcqRel) == 0 }
+    }
+}
+
+impl Drop for Reading<'_> {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl PgProfileRepository {
     /// A repository on `pool`.
     pub fn new(pool: PgPool) -> Self {
-        Self { access_log: AccessLogGroup::new(pool.clone()), pool }
+        Self { access_log: AccessLogGroup::new(pool.clone()), pool, reading: Arc::new(AtomicUsize::new(0)) }
     }
 }
 
@@ -116,11 +138,14 @@ struct ClientReadRow<T> {
 }
 
 impl PgProfileRepository {
-    /// Runs the client's read `reads` for `entry`: the `checked` read, and
-    /// when the grant covers it, its entry in the access log's next group;
-    /// the data (through `decode`, before anything is logged) is answered
-    /// once the entry is durable. If by then the grant or the user changed,
-    /// the `logged` statement reads again and decides.
+    /// Runs the client's read `reads` for `entry`. A read that overlaps no
+    /// other client read of this repository runs the `logged` statement:
+    /// one round trip, nothing to share a commit with. Reads that overlap
+    /// run the `checked` read, and when the grant covers it, hand their
+    /// entry to the access log's next group; the data (through `decode`,
+    /// before anything is logged) is answered once the entry is durable. If
+    /// by then the grant or the user changed, the `logged` statement reads
+    /// again and decides.
     async fn client_read<T, R>(
         &self,
         reads: &ClientReads,
@@ -130,6 +155,13 @@ impl PgProfileRepository {
     where
         R: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
     {
+        let reading = Reading::enter(&self.reading);
+        if reading.alone && !cfg!(feature = "bench-unlogged") {
+            return match self.run_read(&reads.logged, entry, true).await? {
+                Ok(data) => Ok(ClientRead::Answered(decode(data)?)),
+                Err(refusal) => Ok(refusal),
+            };
+        }
         let data = match self.run_read(&reads.checked, entry, false).await? {
             Ok(data) => decode(data)?,
             Err(refusal) => return Ok(refusal),
