@@ -31,9 +31,8 @@ pub const MAX_GROUP: usize = 256;
 const QUEUE: usize = 4 * MAX_GROUP;
 
 /// Whether the grant of user `{user}` to client `{client}` covers the scope
-/// names `{scopes}` (a `TEXT[]`) and the user is active: the condition of
-/// every access-log append, the one-row statements' and the group's. The
-/// required scopes count as granted whether or not they are stored.
+/// names `{scopes}` (a `TEXT[]`). The required scopes count as granted
+/// whether or not they are stored.
 pub fn grant_covers(user: &str, client: &str, scopes: &str) -> String {
     let required: Vec<String> =
         credencial_domain::ScopeSet::required().iter().map(|s| format!("'{}'", s.name())).collect();
@@ -41,6 +40,16 @@ pub fn grant_covers(user: &str, client: &str, scopes: &str) -> String {
         "EXISTS (SELECT 1 FROM oauth_grants g WHERE g.user_id = {user} AND g.client_id = {client} \
            AND {scopes} <@ (g.scopes || ARRAY[{}]::TEXT[]))",
         required.join(", ")
+    )
+}
+
+/// [`grant_covers`], and the user is active: the condition of every
+/// access-log append (the client read's own, the group's, and an entry's
+/// alone).
+pub fn may_append(user: &str, client: &str, scopes: &str) -> String {
+    format!(
+        "{} AND EXISTS (SELECT 1 FROM users a WHERE a.id = {user} AND a.is_active)",
+        grant_covers(user, client, scopes)
     )
 }
 
@@ -55,24 +64,20 @@ static APPEND_GROUP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
              AS e(user_id, client_id, scopes, at, request_id, n)), \
          allowed AS MATERIALIZED ( \
            SELECT e.* FROM e \
-           WHERE {} AND EXISTS (SELECT 1 FROM users a WHERE a.id = e.user_id AND a.is_active)), \
+           WHERE {}), \
          appended AS ( \
            INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
            SELECT user_id, client_id, string_to_array(scopes, ' '), to_timestamp(at), request_id \
            FROM allowed ORDER BY n) \
          SELECT n FROM allowed",
-        grant_covers("e.user_id", "e.client_id", "string_to_array(e.scopes, ' ')")
+        may_append("e.user_id", "e.client_id", "string_to_array(e.scopes, ' ')")
     )
 });
 
 /// The one-row form of [`APPEND_GROUP`]: a group that failed appends each
 /// entry alone with it.
 static APPEND_ONE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    format!(
-        "{} WHERE {} AND EXISTS (SELECT 1 FROM users a WHERE a.id = $1 AND a.is_active)",
-        crate::account::ACCESS_LOG_APPEND,
-        grant_covers("$1", "$2", "$3::TEXT[]")
-    )
+    format!("{} WHERE {}", crate::account::ACCESS_LOG_APPEND, may_append("$1", "$2", "$3::TEXT[]"))
 });
 
 /// An entry waiting for its group, and where its answer goes.

@@ -12,7 +12,7 @@ use credencial_ports::stored::{identity, own_profile, scope_names, IdentityColum
 use credencial_ports::{ClientRead, ProfileRepository, RepositoryError};
 use sqlx::PgPool;
 
-use crate::access_log_group::{grant_covers, AccessLogGroup};
+use crate::access_log_group::{grant_covers, may_append, AccessLogGroup};
 use crate::account::ACCESS_LOG_APPEND;
 use crate::error::to_repository_error;
 
@@ -111,6 +111,7 @@ struct ClientReads {
 impl ClientReads {
     fn of(columns: &str) -> Self {
         let grant_covers = grant_covers("$1", "$2", "$3::TEXT[]");
+        let may_append = may_append("$1", "$2", "$3::TEXT[]");
         Self {
             checked: format!(
                 "SELECT {columns}, {grant_covers} AS granted, TRUE AS logged FROM users u WHERE u.id = $1 AND u.is_active"
@@ -118,7 +119,7 @@ impl ClientReads {
             logged: format!(
                 "WITH logged AS ( \
                    {ACCESS_LOG_APPEND} \
-                   WHERE {grant_covers} AND EXISTS (SELECT 1 FROM users a WHERE a.id = $1 AND a.is_active) \
+                   WHERE {may_append} \
                    RETURNING 1) \
                  SELECT {columns}, {grant_covers} AS granted, EXISTS (SELECT 1 FROM logged) AS logged \
                  FROM users u WHERE u.id = $1 AND u.is_active"

@@ -106,18 +106,6 @@ enum Job {
     Log(GroupEntry, oneshot::Sender<Result<bool, RepositoryError>>),
 }
 
-impl Job {
-    /// Fails the job before it ran.
-    fn fail(self, error: RepositoryError) {
-        match self {
-            Job::Write(write) => write.fail(error),
-            Job::Log(_, reply) => {
-                let _ = reply.send(Err(error));
-            }
-        }
-    }
-}
-
 /// The handle on the group committer of one database file: cheap to
 /// clone, shared by every store of the file.
 ///
@@ -269,21 +257,31 @@ impl Drop for Turn {
     }
 }
 
-/// Appends a group of access-log entries only: one statement, which is
-/// its own transaction (durable when it returns).
-async fn append_alone(writer: &SqlitePool, group: &mut Vec<Job>) {
-    let (entries, replies): (Vec<_>, Vec<_>) = group
-        .drain(..)
-        .filter_map(|job| match job {
-            Job::Log(entry, reply) => Some((entry, reply)),
-            Job::Write(_) => None,
-        })
-        .unzip();
-    let outcomes = match writer.acquire().await {
-        Ok(mut conn) => append_group_on(&mut conn, &entries, false).await,
-        Err(e) => Err(to_repository_error(e)),
+/// Runs and commits one group: its writes one by one, each in a savepoint,
+/// then its access-log entries together; every job hears its result.
+async fn commit(writer: &SqlitePool, group: &mut Vec<Job>) {
+    let mut writes = Vec::new();
+    let (mut entries, mut replies) = (Vec::new(), Vec::new());
+    for job in group.drain(..) {
+        match job {
+            Job::Write(write) => writes.push(write),
+            Job::Log(entry, reply) => {
+                entries.push(entry);
+                replies.push(reply);
+            }
+        }
+    }
+    let logged = if writes.is_empty() {
+        // Access-log entries alone: one statement, which is its own
+        // transaction (durable when it returns).
+        match writer.acquire().await {
+            Ok(mut conn) => append_group_on(&mut conn, &entries, false).await,
+            Err(e) => Err(to_repository_error(e)),
+        }
+    } else {
+        commit_with_writes(writer, writes, &entries).await
     };
-    match outcomes {
+    match logged {
         Ok(outcomes) => {
             for (reply, outcome) in replies.into_iter().zip(outcomes) {
                 let _ = reply.send(outcome);
@@ -297,65 +295,57 @@ async fn append_alone(writer: &SqlitePool, group: &mut Vec<Job>) {
     }
 }
 
-/// Runs and commits one group: its writes one by one, each in a savepoint,
-/// then its access-log entries together; every job hears its result.
-async fn commit(writer: &SqlitePool, group: &mut Vec<Job>) {
-    if group.iter().all(|job| matches!(job, Job::Log(..))) {
-        return append_alone(writer, group).await;
-    }
+/// Runs `writes` and appends `entries` in one `BEGIN IMMEDIATE`
+/// transaction and commits it; each write hears its result here, the
+/// entries' outcomes are answered (an error: nothing of the group was
+/// kept).
+async fn commit_with_writes(
+    writer: &SqlitePool,
+    writes: Vec<Box<dyn Queued>>,
+    entries: &[GroupEntry],
+) -> Result<Vec<Result<bool, RepositoryError>>, RepositoryError> {
     let mut tx = match writer.begin_with("BEGIN IMMEDIATE").await {
         Ok(tx) => tx,
         Err(e) => {
             let error = to_repository_error(e);
-            for job in group.drain(..) {
-                job.fail(error.clone());
+            for write in writes {
+                write.fail(error.clone());
             }
-            return;
+            return Err(error);
         }
     };
-    let mut deliveries = Vec::with_capacity(group.len());
-    let mut entries = Vec::new();
-    let mut replies = Vec::new();
+    let mut deliveries = Vec::with_capacity(writes.len());
+    let mut writes = writes.into_iter();
     let mut sound = true;
-    for job in group.drain(..) {
-        match job {
-            Job::Log(entry, reply) => {
-                entries.push(entry);
-                replies.push(reply);
-            }
-            Job::Write(write) if sound => {
-                let (delivery, still_sound) = write.run(&mut tx).await;
-                deliveries.push(delivery);
-                sound = still_sound;
-            }
-            // After a write that left the transaction unsound: not run.
-            Job::Write(write) => deliveries.push(Box::new(move |committed: Result<(), RepositoryError>| {
-                write.fail(committed.err().unwrap_or_else(|| RepositoryError::Unexpected("not run".into())));
-            })),
+    for write in writes.by_ref() {
+        let (delivery, still_sound) = write.run(&mut tx).await;
+        deliveries.push(delivery);
+        if !still_sound {
+            // The writes after it do not run.
+            sound = false;
+            break;
         }
     }
-    let mut logged = Vec::new();
-    if sound && !entries.is_empty() {
-        match append_group_on(&mut tx, &entries, true).await {
-            Ok(outcomes) => logged = outcomes,
-            Err(_) => sound = false,
+    let logged =
+        if sound && !entries.is_empty() { append_group_on(&mut tx, entries, true).await } else { Ok(Vec::new()) };
+    let committed = match (sound, logged) {
+        (true, Ok(logged)) => tx.commit().await.map(|()| logged).map_err(to_repository_error),
+        _ => {
+            // Dropping the transaction rolls it back.
+            drop(tx);
+            Err(RepositoryError::Unexpected("the group's transaction failed and was rolled back".into()))
         }
-    }
-    let committed = if sound {
-        tx.commit().await.map_err(to_repository_error)
-    } else {
-        // Dropping the transaction rolls it back.
-        drop(tx);
-        Err(RepositoryError::Unexpected("the group's transaction failed and was rolled back".into()))
     };
+    let fate = committed.as_ref().map(|_| ()).map_err(Clone::clone);
     for delivery in deliveries {
-        delivery(committed.clone());
+        delivery(fate.clone());
     }
-    let mut logged = logged.into_iter();
-    for reply in replies {
-        let outcome = logged.next().unwrap_or(Ok(false));
-        let _ = reply.send(committed.clone().and(outcome));
+    if let Err(error) = &fate {
+        for write in writes {
+            write.fail(error.clone());
+        }
     }
+    committed
 }
 
 #[cfg(test)]
