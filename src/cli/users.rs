@@ -45,10 +45,12 @@ pub enum UserCommand {
     /// Search users by name, username, CPF (digits or formatted) or e-mail,
     /// a page of 20 at a time (CPFs masked), as the panel does.
     Search {
-        /// What to look for (part of a name, username or e-mail; a whole CPF).
+        /// What to look for: the start of the name or of any of its words
+        /// (`souza` finds "Maria Souza Lima", `maria sou` too), of the
+        /// username or of the e-mail; a whole CPF or e-mail exactly.
         query: String,
-        /// Only the users after this username (the previous page's last):
-        /// the next page.
+        /// Only the users after this place (the one the previous page
+        /// printed): the next page.
         #[arg(long)]
         after: Option<String>,
     },
@@ -353,9 +355,21 @@ async fn list_users(
         let staff = if u.is_staff { "yes" } else { "no" };
         println!("{:>8}  {:<24} {active:<8} {staff:<6} {cpf:<16} {:<32} {}", u.id.0, u.username, u.email, u.name);
     }
-    let next = listed.next.map(|last| format!("--after {last}"));
+    let next = listed.next.map(|last| format!("--after {}", shell_quoted(&last)));
     println!("{}", super::pager_line(listed.tally, "users", next));
     Ok(())
+}
+
+/// `value` as one shell word: as it is when it holds only characters no
+/// shell reads specially, else in single quotes (a search's place holds
+/// the matched words and may hold anything a name holds).
+fn shell_quoted(value: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
+    if !value.is_empty() && value.chars().all(plain) {
+        value.to_owned()
+    } else {
+        format!("'{}'", value.replace('\'', "'\\''"))
+    }
 }
 
 fn show_user(view: &AccountView) {
@@ -399,5 +413,18 @@ fn read_password() -> anyhow::Result<String> {
         let mut line = String::new();
         std::io::stdin().lock().read_line(&mut line)?;
         Ok(line.trim_end_matches(['\r', '\n']).to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quoted;
+
+    #[test]
+    fn a_place_is_printed_as_one_shell_word() {
+        assert_eq!(shell_quoted("maria.souza12"), "maria.souza12");
+        assert_eq!(shell_quoted("maria souza~12"), "'maria souza~12'");
+        assert_eq!(shell_quoted("d'ávila~3"), "'d'\\''ávila~3'");
+        assert_eq!(shell_quoted(""), "''");
     }
 }

@@ -44,41 +44,48 @@ pub const BY_EMAIL_KEYS: &str = "email_key = ANY($1) AND email_key <> ''";
 /// `$1` the key, `$2` the account that is not counted.
 pub const ANOTHER_WITH_EMAIL_KEY: &str = "email_key = $1 AND email_key <> '' AND id <> $2::bigint";
 
-/// The panel's account search by text: `$1` a `LIKE` pattern matched in
-/// the username, name or address ignoring case, through the trigram
-/// indexes of `pg_trgm` (a migration creates them when the extension is
-/// available; without it the search still answers, reading every row).
-pub const CONTAINING: &str = "username ILIKE $1 ESCAPE '\\' OR name ILIKE $1 ESCAPE '\\' OR email ILIKE $1 ESCAPE '\\'";
-
 /// The statements of one page of an account search by `condition`
 /// (whose `bound` parameters come first) and of its count. The page is
 /// read by key in username order, never by skipping rows: the next
-/// parameter is the username it follows (when `after`), then its limit.
-/// With `matches_first` (a text search through the trigram indexes), the
-/// matches are gathered first and then ordered: left to itself, the
-/// planner walks the username index hoping to meet a page of matches soon,
-/// and for a common name that sits late in the alphabet it read 750,000
-/// rows (2.7 s at a million users; 0.13 s gathered first). The count stops
-/// at its limit (the parameter after the condition's), so that a broad
-/// search never reads every match.
-pub fn search_statements(
-    columns: &str,
-    condition: &str,
-    bound: usize,
-    after: bool,
-    matches_first: bool,
-) -> (String, String) {
+/// parameter is the username it follows (when `after`), then its limit;
+/// each row is `columns` and then its place, the username. The count
+/// stops at its limit (the parameter after the condition's), so that a
+/// broad search never reads every match; it answers two columns, the
+/// shape of the search by words' count (matching rows, and accounts: here
+/// the same).
+pub fn search_statements(columns: &str, condition: &str, bound: usize, after: bool) -> (String, String) {
     let keyset = if after { format!(" AND username > ${}", bound + 1) } else { String::new() };
     let limit = bound + 1 + usize::from(after);
-    let page = if matches_first {
+    (
+        format!("SELECT {columns}, username FROM users WHERE ({condition}){keyset} ORDER BY username LIMIT ${limit}"),
         format!(
-            "WITH matched AS MATERIALIZED (SELECT {columns} FROM users WHERE ({condition}){keyset}) \
-             SELECT * FROM matched ORDER BY username LIMIT ${limit}"
-        )
-    } else {
-        format!("SELECT {columns} FROM users WHERE ({condition}){keyset} ORDER BY username LIMIT ${limit}")
-    };
-    (page, format!("SELECT count(*) FROM (SELECT 1 FROM users WHERE {condition} LIMIT ${}) AS matched", bound + 1))
+            "SELECT count(*), count(*) FROM (SELECT 1 FROM users WHERE {condition} LIMIT ${}) AS matched",
+            bound + 1
+        ),
+    )
+}
+
+/// The statements of one page of the account search by words and of its
+/// count: `$1` the first term and `$2` the end of the range
+/// ([`WordsPrefix`](credencial_domain::admin::WordsPrefix)); when `after`,
+/// `$3` and `$4` the term and the account id the page follows; then the
+/// limit. Each row is `columns` and then the matching term. The count
+/// answers the matching terms and their distinct accounts among the first
+/// (its third parameter, [`WORDS_COUNT_WINDOW`](credencial_domain::admin::WORDS_COUNT_WINDOW)).
+/// Both read one range of `user_search_terms`' primary key in order and
+/// stop at their limit: the cost is the page's, not the number of
+/// matches'.
+pub fn term_search_statements(columns: &str, after: bool) -> (String, String) {
+    let (keyset, limit) = if after { (" AND (t.term, t.user_id) > ($3, $4::bigint)", 5) } else { ("", 3) };
+    (
+        format!(
+            "SELECT {columns}, t.term FROM user_search_terms AS t JOIN users ON users.id = t.user_id \
+             WHERE t.term >= $1 AND t.term < $2{keyset} ORDER BY t.term, t.user_id LIMIT ${limit}"
+        ),
+        "SELECT count(*), count(DISTINCT user_id) FROM \
+         (SELECT user_id FROM user_search_terms WHERE term >= $1 AND term < $2 LIMIT $3) AS matched"
+            .to_owned(),
+    )
 }
 
 /// The lookups above with the kind of each parameter, `$1` first (for the
@@ -94,7 +101,6 @@ pub const ALL: &[(&str, &[Parameter])] = &[
     (TAKEN_BY_PRE_REGISTRATION, &[Parameter::Text, Parameter::Text]),
     (BY_EMAIL_KEYS, &[Parameter::TextArray]),
     (ANOTHER_WITH_EMAIL_KEY, &[Parameter::Text, Parameter::Text]),
-    (CONTAINING, &[Parameter::Text]),
 ];
 
 /// How a lookup's parameter is bound (as the store binds it).

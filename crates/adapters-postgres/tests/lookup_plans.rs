@@ -86,7 +86,7 @@ async fn statement_plan(connection: &mut PgConnection, sql: &str, types: &[&str]
 #[tokio::test]
 async fn the_panels_lists_are_read_by_key_through_an_index() {
     use credencial_adapters_postgres::audit::list_statements;
-    use credencial_adapters_postgres::user_lookups::{search_statements, BY_CPF, CONTAINING};
+    use credencial_adapters_postgres::user_lookups::{search_statements, term_search_statements, BY_CPF};
     use credencial_domain::admin::AuditFilter;
 
     let db = TestDatabase::new().await;
@@ -100,13 +100,30 @@ async fn the_panels_lists_are_read_by_key_through_an_index() {
     // (statement, parameter types, values)
     let mut statements: Vec<(String, Vec<&str>, Vec<&str>)> = Vec::new();
     // The account search: every account after a username; a text; a CPF.
-    let (after, _) = search_statements("id, username", "TRUE", 0, true, false);
+    let (after, _) = search_statements("id, username", "TRUE", 0, true);
     statements.push((after, vec!["text", "bigint"], vec!["'ana'", "21"]));
-    for (condition, matches_first) in [(CONTAINING, true), (BY_CPF, false)] {
-        let (page, count) = search_statements("id, username", condition, 1, true, matches_first);
-        statements.push((page, vec!["text", "text", "bigint"], vec!["'%ana%'", "'ana'", "21"]));
-        statements.push((count, vec!["text", "bigint"], vec!["'%ana%'", "1001"]));
+    let (page, count) = search_statements("id, username", BY_CPF, 1, true);
+    statements.push((page, vec!["text", "text", "bigint"], vec!["'52998224725'", "'ana'", "21"]));
+    statements.push((count, vec!["text", "bigint"], vec!["'52998224725'", "1001"]));
+    // By words: one range of the terms' key, in its order (no sort), and
+    // each account by its key.
+    let range = ["'maria sou'", "'maria sou' || chr(1114111)"];
+    for after in [false, true] {
+        let (page, _) = term_search_statements("users.id", after);
+        let (mut types, mut values) = (vec!["text", "text"], range.to_vec());
+        if after {
+            types.extend(["text", "bigint"]);
+            values.extend(["'maria souza'", "7"]);
+        }
+        types.push("bigint");
+        values.push("21");
+        let plan = statement_plan(&mut connection, &page, &types, &values).await;
+        assert!(!plan.to_string().contains("\"Sort\""), "{page}: sorted:\n{plan:#}");
+        assert!(plan.to_string().contains("user_search_terms_pkey"), "{page}:\n{plan:#}");
+        statements.push((page, types, values));
     }
+    let (_, count) = term_search_statements("users.id", false);
+    statements.push((count, vec!["text", "text", "bigint"], [range.to_vec(), vec!["4004"]].concat()));
     // The audit trail: older than an entry, by actor, by target, by both.
     let (older, _) = list_statements(&AuditFilter::default(), true);
     statements.push((older, vec!["bigint", "bigint"], vec!["500", "51"]));

@@ -3,15 +3,18 @@
 //! write transaction.
 
 use async_trait::async_trait;
-use credencial_domain::admin::{AccountFilter, AccountQuery, LoginRecord, LoginVia, NewAuditEntry, Tally};
+use credencial_domain::admin::{
+    term_place, words_count, write_term_place, AccountFilter, AccountQuery, LoginRecord, LoginVia, NewAuditEntry,
+    COUNT_LIMIT, WORDS_COUNT_WINDOW,
+};
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserId, Username};
-use credencial_ports::stored::{account_record, RecordColumns};
+use credencial_ports::stored::{placed_account_record, PlacedRecordColumns};
 use credencial_ports::{AccessChange, AccountAdminStore, AccountRecord, LoginHistory, NewUser, RepositoryError};
 
 use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
-use crate::user_lookups::{search_statements, BY_CPF, BY_EMAIL_KEY, CONTAINING, CONTAINING_SHORT};
+use crate::user_lookups::{search_statements, term_search_statements, BY_CPF, BY_EMAIL_KEY};
 use crate::users::{
     access_change, find_record_by_id, find_record_by_username, insert_user, InsertFlags, RECORD_COLUMNS,
 };
@@ -30,22 +33,13 @@ impl SqliteAccountAdminStore {
     }
 }
 
-/// Shortest text the trigram index (`users_search`) can find: shorter
-/// text is matched with `LIKE` row by row, in username order.
-const TRIGRAM: usize = 3;
-
-/// The condition of `query` and its one bound value (none for an empty
-/// search): a whole CPF or address by its index, text of three characters
-/// or more through the trigram index, shorter text with `LIKE`.
-fn search_filter(query: &AccountQuery) -> (&'static str, Option<String>) {
-    match query.filter() {
-        AccountFilter::Everyone => ("TRUE", None),
+/// The condition of a search in username order and its one bound value
+/// (none for an empty search): a whole CPF or address by its index.
+fn search_filter(filter: &AccountFilter) -> (&'static str, Option<&str>) {
+    match filter {
         AccountFilter::Cpf(cpf) => (BY_CPF, Some(cpf)),
         AccountFilter::EmailKey(key) => (BY_EMAIL_KEY, Some(key)),
-        AccountFilter::Substring { text, .. } if text.chars().count() >= TRIGRAM => {
-            (CONTAINING, Some(format!("\"{}\"", text.replace('"', "\"\""))))
-        }
-        AccountFilter::Substring { like, .. } => (CONTAINING_SHORT, Some(like)),
+        AccountFilter::Everyone | AccountFilter::Words(_) => ("TRUE", None),
     }
 }
 
@@ -56,24 +50,46 @@ impl AccountAdminStore for SqliteAccountAdminStore {
         query: &AccountQuery,
         after: Option<&'a str>,
         limit: u32,
-    ) -> Result<(Vec<AccountRecord>, u64), RepositoryError> {
-        let (condition, value) = search_filter(query);
-        let (page, count) = search_statements(RECORD_COLUMNS, condition, usize::from(value.is_some()), after.is_some());
-        let mut rows = sqlx::query_as::<_, RecordColumns>(&page);
-        let mut counted = sqlx::query_scalar::<_, i64>(&count);
-        if let Some(value) = &value {
+    ) -> Result<(Vec<(String, AccountRecord)>, u64), RepositoryError> {
+        let filter = query.filter();
+        let words = match &filter {
+            AccountFilter::Words(prefix) => Some((prefix.start(), prefix.end())),
+            _ => None,
+        };
+        let (condition, value) = search_filter(&filter);
+        let (page, count) = match words {
+            Some(_) => term_search_statements(RECORD_COLUMNS, after.is_some()),
+            None => search_statements(RECORD_COLUMNS, condition, usize::from(value.is_some()), after.is_some()),
+        };
+        let mut rows = sqlx::query_as::<_, PlacedRecordColumns>(&page);
+        let mut counted = sqlx::query_as::<_, (i64, i64)>(&count);
+        if let Some((start, end)) = &words {
+            rows = rows.bind(*start).bind(end.as_str());
+            counted = counted.bind(*start).bind(end.as_str());
+        }
+        if let Some(value) = value {
             rows = rows.bind(value);
             counted = counted.bind(value);
         }
-        if let Some(after) = after {
-            rows = rows.bind(after);
+        let place = after.map(|after| (after, term_place(after)));
+        match (&place, words.is_some()) {
+            (Some((_, (term, id))), true) => rows = rows.bind(term.as_str()).bind(*id),
+            (Some((after, _)), false) => rows = rows.bind(*after),
+            (None, _) => {}
         }
+        let window = if words.is_some() { WORDS_COUNT_WINDOW } else { COUNT_LIMIT + 1 };
+        let counted = counted.bind(i64::try_from(window).unwrap_or(i64::MAX));
         // The page and the count from one read transaction: one snapshot.
         let mut tx = self.db.readers().begin().await.map_err(to_repository_error)?;
         let rows = rows.bind(i64::from(limit)).fetch_all(&mut *tx).await.map_err(to_repository_error)?;
-        let counted = counted.bind(Tally::count_bound()).fetch_one(&mut *tx).await.map_err(to_repository_error)?;
+        let (found, accounts) = counted.fetch_one(&mut *tx).await.map_err(to_repository_error)?;
         tx.commit().await.map_err(to_repository_error)?;
-        Ok((rows.into_iter().map(account_record).collect(), u64::try_from(counted).unwrap_or(0)))
+        let rows = rows.into_iter().map(placed_account_record).map(|(place, account)| match words {
+            Some(_) => (write_term_place(&place, account.id.0), account),
+            None => (place, account),
+        });
+        let (found, accounts) = (u64::try_from(found).unwrap_or(0), u64::try_from(accounts).unwrap_or(0));
+        Ok((rows.collect(), if words.is_some() { words_count(found, accounts) } else { found }))
     }
 
     async fn find(&self, id: UserId) -> Result<Option<AccountRecord>, RepositoryError> {

@@ -46,30 +46,47 @@ pub const BY_EMAIL_KEYS: &str = "email_key IN (SELECT value FROM json_each(?1)) 
 /// `?1` the key, `?2` the account that is not counted.
 pub const ANOTHER_WITH_EMAIL_KEY: &str = "email_key = ?1 AND email_key <> '' AND id <> ?2";
 
-/// The panel's account search by text of three characters or more: `?1`
-/// an FTS5 phrase (the text in double quotes) that the trigram index
-/// `users_search` finds in the username, name or address, ignoring case.
-pub const CONTAINING: &str = "id IN (SELECT rowid FROM users_search WHERE users_search MATCH ?1)";
-
-/// The panel's account search by shorter text, which a trigram index
-/// cannot serve: `?1` a `LIKE` pattern (SQLite's `LIKE` ignores the case
-/// of ASCII letters only), tested row by row in username order until a
-/// page is full.
-pub const CONTAINING_SHORT: &str =
-    "username LIKE ?1 ESCAPE '\\' OR name LIKE ?1 ESCAPE '\\' OR email LIKE ?1 ESCAPE '\\'";
-
 /// The statements of one page of an account search by `condition`
 /// (whose `bound` parameters come first) and of its count. The page is
 /// read by key in username order, never by skipping rows: the next
-/// parameter is the username it follows (when `after`), then its limit.
-/// The count stops at its limit (the parameter after the condition's), so
-/// that a broad search never reads every match.
+/// parameter is the username it follows (when `after`), then its limit;
+/// each row is `columns` and then its place, the username. The count
+/// stops at its limit (the parameter after the condition's), so that a
+/// broad search never reads every match; it answers two columns, the
+/// shape of the search by words' count (matching rows, and accounts: here
+/// the same).
 pub fn search_statements(columns: &str, condition: &str, bound: usize, after: bool) -> (String, String) {
     let keyset = if after { format!(" AND username > ?{}", bound + 1) } else { String::new() };
     let limit = bound + 1 + usize::from(after);
     (
-        format!("SELECT {columns} FROM users WHERE ({condition}){keyset} ORDER BY username LIMIT ?{limit}"),
-        format!("SELECT count(*) FROM (SELECT 1 FROM users WHERE {condition} LIMIT ?{}) AS matched", bound + 1),
+        format!("SELECT {columns}, username FROM users WHERE ({condition}){keyset} ORDER BY username LIMIT ?{limit}"),
+        format!(
+            "SELECT count(*), count(*) FROM (SELECT 1 FROM users WHERE {condition} LIMIT ?{}) AS matched",
+            bound + 1
+        ),
+    )
+}
+
+/// The statements of one page of the account search by words and of its
+/// count: `?1` the first term and `?2` the end of the range
+/// ([`WordsPrefix`](credencial_domain::admin::WordsPrefix)); when `after`,
+/// `?3` and `?4` the term and the account id the page follows; then the
+/// limit. Each row is `columns` and then the matching term. The count
+/// answers the matching terms and their distinct accounts among the first
+/// (its third parameter, [`WORDS_COUNT_WINDOW`](credencial_domain::admin::WORDS_COUNT_WINDOW)).
+/// Both read one range of `user_search_terms`' primary key in order and
+/// stop at their limit: the cost is the page's, not the number of
+/// matches'.
+pub fn term_search_statements(columns: &str, after: bool) -> (String, String) {
+    let (keyset, limit) = if after { (" AND (t.term, t.user_id) > (?3, ?4)", 5) } else { ("", 3) };
+    (
+        format!(
+            "SELECT {columns}, t.term FROM user_search_terms AS t JOIN users ON users.id = t.user_id \
+             WHERE t.term >= ?1 AND t.term < ?2{keyset} ORDER BY t.term, t.user_id LIMIT ?{limit}"
+        ),
+        "SELECT count(*), count(DISTINCT user_id) FROM \
+         (SELECT user_id FROM user_search_terms WHERE term >= ?1 AND term < ?2 LIMIT ?3) AS matched"
+            .to_owned(),
     )
 }
 
@@ -86,5 +103,4 @@ pub const ALL: &[(&str, usize)] = &[
     (TAKEN_BY_PRE_REGISTRATION, 2),
     (BY_EMAIL_KEYS, 1),
     (ANOTHER_WITH_EMAIL_KEY, 2),
-    (CONTAINING, 1),
 ];

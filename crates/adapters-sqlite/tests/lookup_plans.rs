@@ -3,10 +3,10 @@
 //! each (`EXPLAIN QUERY PLAN`), `users` is searched (`SEARCH users USING …
 //! INDEX` or `… PRIMARY KEY`), never scanned whole (`SCAN users`, with or
 //! without a covering index). A list given as JSON is scanned; that is the
-//! list, not the table; so is the trigram index, read by its `MATCH`
-//! (`SCAN users_search VIRTUAL TABLE INDEX 0:M…`), and the rows a capped
-//! count's subquery gave (`SCAN matched`). The panel's lists (the account
-//! search and the audit trail, read by key) are checked the same way.
+//! list, not the table; so are the rows a capped count's subquery gave
+//! (`SCAN matched`). The panel's lists (the account search and the audit
+//! trail, read by key) are checked the same way, and the search by words
+//! is read in the index's order (no sort: it stops when the page is full).
 
 use credencial_adapters_sqlite::testing::TestDatabase;
 use credencial_adapters_sqlite::user_lookups::ALL;
@@ -29,15 +29,13 @@ async fn plan(connection: &mut SqliteConnection, condition: &str, parameters: us
 }
 
 /// Whether every table `plan` reads is searched by an index: each `SCAN`
-/// is of a JSON list, of the trigram index by its `MATCH`, or of a capped
-/// count's rows.
+/// is of a JSON list or of a capped count's rows.
 fn searches_users_by_index(plan: &[String]) -> bool {
     let reads: Vec<&String> = plan.iter().filter(|d| d.starts_with("SEARCH ") || d.starts_with("SCAN ")).collect();
     !reads.is_empty()
         && reads.iter().all(|d| {
             (d.starts_with("SEARCH ") && (d.contains(" INDEX ") || d.contains(" PRIMARY KEY ")))
                 || d.starts_with("SCAN json_each")
-                || (d.starts_with("SCAN users_search VIRTUAL TABLE INDEX") && d.contains(":M"))
                 || d.as_str() == "SCAN matched"
         })
 }
@@ -74,6 +72,7 @@ async fn statement_plan(connection: &mut SqliteConnection, sql: &str, values: &[
 }
 
 /// A bound value.
+#[derive(Clone, Copy)]
 enum Value<'a> {
     Text(&'a str),
     Number(i64),
@@ -82,7 +81,7 @@ enum Value<'a> {
 #[tokio::test]
 async fn the_panels_lists_are_read_by_key_through_an_index() {
     use credencial_adapters_sqlite::audit::list_statements;
-    use credencial_adapters_sqlite::user_lookups::{search_statements, BY_CPF, CONTAINING};
+    use credencial_adapters_sqlite::user_lookups::{search_statements, term_search_statements, BY_CPF};
     use credencial_domain::admin::AuditFilter;
 
     let db = TestDatabase::new().await;
@@ -91,11 +90,26 @@ async fn the_panels_lists_are_read_by_key_through_an_index() {
     // The account search: every account after a username; a text; a CPF.
     let (after, _) = search_statements("id", "TRUE", 0, true);
     statements.push((after, vec![Value::Text("ana"), Value::Number(21)]));
-    for (condition, value) in [(CONTAINING, "\"ana\""), (BY_CPF, "52998224725")] {
-        let (page, count) = search_statements("id", condition, 1, true);
-        statements.push((page, vec![Value::Text(value), Value::Text("ana"), Value::Number(21)]));
-        statements.push((count, vec![Value::Text(value), Value::Number(1001)]));
+    let (page, count) = search_statements("id", BY_CPF, 1, true);
+    statements.push((page, vec![Value::Text("52998224725"), Value::Text("ana"), Value::Number(21)]));
+    statements.push((count, vec![Value::Text("52998224725"), Value::Number(1001)]));
+    // By words: one range of the terms' key, in its order (no sort), and
+    // each account by its key.
+    let range = [Value::Text("maria sou"), Value::Text("maria sou\u{10ffff}")];
+    for after in [false, true] {
+        let (page, _) = term_search_statements("users.id", after);
+        let mut values = range.to_vec();
+        if after {
+            values.extend([Value::Text("maria souza"), Value::Number(7)]);
+        }
+        values.push(Value::Number(21));
+        let plan = statement_plan(&mut connection, &page, &values).await;
+        assert!(!plan.iter().any(|d| d.contains("TEMP B-TREE")), "{page}: sorted: {plan:#?}");
+        assert!(plan.iter().any(|d| d.starts_with("SEARCH t USING PRIMARY KEY")), "{page}: {plan:#?}");
+        statements.push((page, values));
     }
+    let (_, count) = term_search_statements("users.id", false);
+    statements.push((count, [range.to_vec(), vec![Value::Number(4004)]].concat()));
     // The audit trail: older than an entry, by actor, by target, by both.
     let (older, _) = list_statements(&AuditFilter::default(), true);
     statements.push((older, vec![Value::Number(500), Value::Number(51)]));

@@ -374,18 +374,25 @@ async fn a_search_page_reads_one_more_account_to_offer_the_next_and_holds_at_mos
     fakes
         .store
         .expect_search()
-        .withf(|query, after, limit| query.text() == "lia" && *after == Some("ana") && *limit == 3)
+        .withf(|query, after, limit| query.text() == "lia" && *after == Some("ana~1") && *limit == 9)
         .times(1)
         .returning(|_, _, _| {
-            let named = |username: &str| AccountRecord { username: username.into(), ..lia() };
-            Ok((vec![named("bia"), named("lia"), named("lia2")], 1_001))
+            let found = |id: i64, username: &str| {
+                (format!("lia~{id}"), AccountRecord { id: UserId(id), username: username.into(), ..lia() })
+            };
+            Ok((vec![found(2, "bia"), found(3, "lia"), found(4, "lia2")], 1_001))
         });
-    fakes.store.expect_search().withf(|_, after, _| after.is_none()).times(1).returning(|_, _, _| Ok((vec![lia()], 1)));
+    fakes
+        .store
+        .expect_search()
+        .withf(|_, after, _| after.is_none())
+        .times(1)
+        .returning(|_, _, _| Ok((vec![("lia".into(), lia())], 1)));
     let svc = fakes.service();
-    let page = svc.search(&AccountQuery::parse("lia"), Some("ana"), 2).await.expect("page");
+    let page = svc.search(&AccountQuery::parse("lia"), Some("ana~1"), 2).await.expect("page");
     let shown: Vec<&str> = page.accounts.iter().map(|a| a.username.as_str()).collect();
     assert_eq!(shown, ["bia", "lia"], "the page holds its size");
-    assert_eq!(page.next.as_deref(), Some("lia"), "the next page follows the last shown");
+    assert_eq!(page.next.as_deref(), Some("lia~3"), "the next page follows the place of the last shown");
     assert_eq!(page.tally, Tally::MoreThan(1_000));
     let last = svc.search(&AccountQuery::parse("lia"), None, 2).await.expect("page");
     assert_eq!((last.accounts.len(), last.next, last.tally), (1, None, Tally::Exactly(1)));
@@ -393,6 +400,32 @@ async fn a_search_page_reads_one_more_account_to_offer_the_next_and_holds_at_mos
         let refused = svc.search(&AccountQuery::default(), None, per_page).await;
         assert!(matches!(refused, Err(ServiceError::Invalid(_))), "{per_page}");
     }
+}
+
+#[tokio::test]
+async fn an_account_found_at_two_places_is_shown_once_and_the_next_page_starts_after_what_was_read() {
+    let found = |term: &str, id: i64| (format!("{term}~{id}"), AccountRecord { id: UserId(id), ..lia() });
+    let mut fakes = Fakes::new();
+    // Two a page: 7 at "soares" and "souza soares", 8 and 9 follow.
+    fakes.store.expect_search().withf(|_, after, limit| after.is_none() && *limit == 9).times(1).returning(
+        move |_, _, _| {
+            Ok((vec![found("soares", 7), found("souza", 8), found("souza soares", 7), found("sousa", 9)], 3))
+        },
+    );
+    // The rows ran out with duplicates only: the next page starts after them.
+    fakes
+        .store
+        .expect_search()
+        .withf(|_, after, limit| *after == Some("x") && *limit == 6)
+        .times(1)
+        .returning(move |_, _, _| Ok(((0..6).map(|_| found("souza", 8)).collect(), 3)));
+    let svc = fakes.service();
+    let page = svc.search(&AccountQuery::parse("so"), None, 2).await.expect("page");
+    let ids: Vec<i64> = page.accounts.iter().map(|a| a.id.0).collect();
+    assert_eq!(ids, [7, 8]);
+    assert_eq!(page.next.as_deref(), Some("souza soares~7"), "after the duplicate read, before the next account");
+    let page = svc.search(&AccountQuery::parse("so"), Some("x"), 1).await.expect("page");
+    assert_eq!((page.accounts.len(), page.next.as_deref()), (1, Some("souza~8")), "more may follow a full window");
 }
 
 #[tokio::test]

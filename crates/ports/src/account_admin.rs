@@ -17,17 +17,22 @@ use crate::users::{AccessChange, AccountRecord, NewUser};
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait AccountAdminStore: Send + Sync + 'static {
-    /// Up to `limit` of the accounts `query` selects whose usernames
-    /// follow `after` (all without it), by username, each found through an
-    /// index; and how many the query selects, counted up to
-    /// [`Tally::count_bound`](credencial_domain::admin::Tally::count_bound).
+    /// Up to `limit` of the accounts `query` selects that follow the place
+    /// `after` in its order (from the first without it), each with its own
+    /// place: by username, or for a search by words
+    /// ([`AccountFilter::Words`](credencial_domain::admin::AccountFilter::Words))
+    /// by matching term and id, the place written by
+    /// [`write_term_place`](credencial_domain::admin::write_term_place) (an
+    /// account two of whose terms match is there twice); each read from an
+    /// index range, in order. And how many rows the query selects, counted
+    /// up to [`Tally::count_bound`](credencial_domain::admin::Tally::count_bound).
     /// Errors: `Unexpected`.
     async fn search<'a>(
         &self,
         query: &AccountQuery,
         after: Option<&'a str>,
         limit: u32,
-    ) -> Result<(Vec<AccountRecord>, u64), RepositoryError>;
+    ) -> Result<(Vec<(String, AccountRecord)>, u64), RepositoryError>;
 
     /// The account `id`, active or not; `Ok(None)` when there is none.
     /// Errors: `Unexpected`.

@@ -96,6 +96,20 @@ pub fn account_record(
     }
 }
 
+/// [`RecordColumns`] followed by the row's place in a search's order (the
+/// `after` that reads on from it): the username, or for a search by words
+/// the place [`write_term_place`](credencial_domain::admin::write_term_place)
+/// writes.
+pub type PlacedRecordColumns = (i64, String, String, String, Option<String>, bool, bool, bool, bool, i64, String);
+
+/// The place and the account record of [`PlacedRecordColumns`].
+pub fn placed_account_record(
+    (id, username, name, email, cpf, is_active, is_staff, validated, must_change_password, created_at, place): PlacedRecordColumns,
+) -> (String, AccountRecord) {
+    let record = (id, username, name, email, cpf, is_active, is_staff, validated, must_change_password, created_at);
+    (place, account_record(record))
+}
+
 /// `identificacao, nome_usual, email, campus, tipo_usuario` of `users`.
 pub type UserDataColumns = (String, String, String, String, String);
 

@@ -337,8 +337,11 @@ pub const TABLES: &[TableSpec] = &[
 /// WebAuthn ceremonies in progress (minutes long; started again), and the
 /// mail outbox with the links mails carry (a move is done with the service
 /// stopped: mail still waiting is not sent from the new database, and a
-/// reset link is asked for again).
-pub const NOT_TRANSFERRED: &[&str] = &["sessions", "webauthn_ceremonies", "mail_outbox", "mail_links"];
+/// reset link is asked for again). And the account search's terms, which
+/// the stores' triggers derive from `users` (an import writing the
+/// accounts writes them again).
+pub const NOT_TRANSFERRED: &[&str] =
+    &["sessions", "webauthn_ceremonies", "mail_outbox", "mail_links", "user_search_terms"];
 
 /// One transferred row: column name → value in the forms above.
 pub type Row = Map<String, Value>;

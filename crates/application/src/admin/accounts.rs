@@ -184,9 +184,11 @@ impl AccountAdminService {
         Self { store, logins, grants, refresh_tokens, staff, hasher, clock, sessions, second_factors }
     }
 
-    /// The page of the accounts `query` selects whose usernames follow
-    /// `after` (from the first without it), `per_page` (1 to
-    /// [`MAX_PAGE_SIZE`]) a page, by username. Errors: `Invalid` for a page
+    /// The page of the accounts `query` selects that follow the place
+    /// `after` in its order (from the first without it), `per_page` (1 to
+    /// [`MAX_PAGE_SIZE`]) a page: by username, or by matching term for a
+    /// search by words (an account once on a page, at its first place; a
+    /// later page may show it again at a later one). Errors: `Invalid` for a page
     /// size out of range; `Storage`.
     pub async fn search(
         &self,
@@ -197,9 +199,12 @@ impl AccountAdminService {
         if per_page == 0 || per_page > MAX_PAGE_SIZE {
             return Err(ServiceError::Invalid(format!("a page holds 1 to {MAX_PAGE_SIZE} accounts")));
         }
-        let page = KeysetPage::new(per_page);
-        let (accounts, counted) = self.store.search(query, after, page.fetch()).await?;
-        let (accounts, next) = page.split(accounts, |last| last.username.clone());
+        // An account can be found at several places of a search by words
+        // (its name and its username both match): rows are read for three
+        // places an account, and each account shown once, at its first.
+        let fetch = KeysetPage::new(per_page).fetch().saturating_mul(PLACES_PER_ACCOUNT);
+        let (rows, counted) = self.store.search(query, after, fetch).await?;
+        let (accounts, next) = distinct_accounts(rows, per_page, fetch);
         Ok(AccountPage { accounts, next, tally: Tally::from_capped(counted) })
     }
 
@@ -491,4 +496,39 @@ fn prepared(
         cpf: fields.cpf,
     };
     (new, fields.is_staff, entry)
+}
+
+/// Places of one account a search page reads rows for (a search by words
+/// finds an account by its name's words, its username and its address).
+const PLACES_PER_ACCOUNT: u32 = 3;
+
+/// The first `per_page` distinct accounts of `rows` (read with a limit of
+/// `fetch`), in order, and the place the next page starts after: that of
+/// the last row read before the next account when one follows, or when the
+/// rows ran out but more may follow (`fetch` rows read); none at the end
+/// of the list. Rows skipped as another place of a shown account are
+/// before that place, so the next page does not show them again.
+fn distinct_accounts(
+    rows: Vec<(String, AccountRecord)>,
+    per_page: u32,
+    fetch: u32,
+) -> (Vec<AccountRecord>, Option<String>) {
+    let per_page = usize::try_from(per_page).unwrap_or(usize::MAX);
+    let full_window = rows.len() >= usize::try_from(fetch).unwrap_or(usize::MAX);
+    let mut seen = std::collections::HashSet::new();
+    let mut accounts = Vec::with_capacity(per_page);
+    let mut last_read = None;
+    for (place, account) in rows {
+        if seen.contains(&account.id) {
+            last_read = Some(place);
+            continue;
+        }
+        if accounts.len() == per_page {
+            return (accounts, last_read);
+        }
+        seen.insert(account.id);
+        last_read = Some(place);
+        accounts.push(account);
+    }
+    (accounts, if full_window { last_read } else { None })
 }

@@ -70,12 +70,15 @@ pub struct LoginRecord {
     pub via: LoginVia,
 }
 
-/// What an account search looks for: the text (trimmed, at most 200
-/// characters) as a part of the name, username or e-mail address (ignoring
-/// case), and, when the text is a CPF (digits or formatted, right check
-/// digits), the account with that CPF. An empty search lists every account.
-/// A whole CPF or a whole e-mail address finds exactly that account (by its
-/// index, not by reading every row).
+/// What an account search looks for: the start of the name or of any of
+/// its words onwards, of the username or of the e-mail address (ignoring
+/// the case of ASCII letters and of Portuguese's accented ones; see
+/// [`search_key`]), and, when the text is a CPF (digits or formatted, right
+/// check digits), the account with that CPF. An empty search lists every
+/// account. A whole CPF or a whole e-mail address finds exactly that
+/// account. Every search is one range of one index, read in order and
+/// stopped when the page is full: its cost does not grow with the number
+/// of accounts or of matches.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AccountQuery {
     text: String,
@@ -97,7 +100,7 @@ impl AccountQuery {
 
     /// How the search finds its accounts: everyone for an empty text; a
     /// whole CPF or a whole e-mail address exactly (by its index); any
-    /// other text as a substring.
+    /// other text as the start of a search term.
     pub fn filter(&self) -> AccountFilter {
         if self.text.is_empty() {
             return AccountFilter::Everyone;
@@ -107,44 +110,112 @@ impl AccountQuery {
         }
         match crate::account::EmailAddress::parse(&self.text) {
             Some(address) => AccountFilter::EmailKey(address.key().as_str().to_owned()),
-            None => AccountFilter::Substring { text: self.text.clone(), like: self.like_pattern() },
+            None => AccountFilter::Words(WordsPrefix(search_key(&self.text))),
         }
-    }
-
-    /// The text as a `LIKE … ESCAPE '\'` pattern matching it anywhere
-    /// (`%`, `_` and `\` taken literally).
-    pub fn like_pattern(&self) -> String {
-        let mut pattern = String::with_capacity(self.text.len() + 2);
-        pattern.push('%');
-        for c in self.text.chars() {
-            if matches!(c, '%' | '_' | '\\') {
-                pattern.push('\\');
-            }
-            pattern.push(c);
-        }
-        pattern.push('%');
-        pattern
     }
 }
 
 /// How an [`AccountQuery`] finds its accounts ([`AccountQuery::filter`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AccountFilter {
-    /// Every account (an empty search).
+    /// Every account (an empty search), by username.
     Everyone,
     /// The account with this CPF (11 digits).
     Cpf(String),
     /// The account whose address has this key.
     EmailKey(String),
-    /// Accounts whose username, name or address contains `text` (ignoring
-    /// case); each engine finds them through a trigram index when the text
-    /// has three characters or more.
-    Substring {
-        /// The text, trimmed.
-        text: String,
-        /// The text as a `LIKE … ESCAPE '\'` pattern matching it anywhere.
-        like: String,
-    },
+    /// The accounts with a search term (a word of the name onwards, the
+    /// username, the address; see [`search_key`]) that starts with this
+    /// text, by term.
+    Words(WordsPrefix),
+}
+
+/// The folded text a search term must start with ([`search_key`] of
+/// what was typed; never empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WordsPrefix(String);
+
+impl WordsPrefix {
+    /// The first possible term: the folded text itself.
+    pub fn start(&self) -> &str {
+        &self.0
+    }
+
+    /// A value above every term that starts with the text (and below the
+    /// next that does not): the text followed by the last character. The
+    /// stores compare terms byte by byte, which in UTF-8 is the order of
+    /// the characters.
+    pub fn end(&self) -> String {
+        let mut end = self.0.clone();
+        end.push(char::MAX);
+        end
+    }
+}
+
+/// Rows of `user_search_terms` a search by words reads at most to count
+/// its accounts: four times the count's bound, since an account can match
+/// by several terms (typically its name, username and address).
+pub const WORDS_COUNT_WINDOW: u64 = 4 * (super::page::COUNT_LIMIT + 1);
+
+/// The count of a search by words, capped as the other searches' counts
+/// are (see [`Tally::from_capped`](super::page::Tally::from_capped)):
+/// `accounts` the distinct accounts among the `terms` matching terms read
+/// (at most [`WORDS_COUNT_WINDOW`]). When the window was not full, every
+/// match was read and the count is exact; when it was, there are taken to
+/// be more than [`COUNT_LIMIT`](super::page::COUNT_LIMIT) accounts (fewer
+/// would have to match by more than four terms each on average: a name
+/// repeating one word over and over).
+pub fn words_count(terms: u64, accounts: u64) -> u64 {
+    let capped = super::page::COUNT_LIMIT + 1;
+    if terms >= WORDS_COUNT_WINDOW {
+        capped
+    } else {
+        accounts.min(capped)
+    }
+}
+
+/// Where a page of a search by words ends: the term and the account's id
+/// of its last row, written `term~id` in a link (a `~` inside the term is
+/// kept: the id is after the last). Text that is not a place (a link
+/// edited by hand) is read as a place before the first row of that text.
+pub fn term_place(after: &str) -> (String, i64) {
+    match after.rsplit_once('~').and_then(|(term, id)| Some((term, id.parse::<i64>().ok()?))) {
+        Some((term, id)) => (term.to_owned(), id),
+        None => (after.to_owned(), i64::MIN),
+    }
+}
+
+/// The `after` of [`term_place`] for a row found by `term` for account `id`.
+pub fn write_term_place(term: &str, id: i64) -> String {
+    format!("{term}~{id}")
+}
+
+/// The folded form in which search terms are stored and searched, the same
+/// in the service and in both stores' triggers (migrations
+/// `*_account_search_terms.sql`): ASCII capitals and the accented capitals
+/// of Portuguese (and Ä, È, Ë, Ì, Î, Ï, Ò, Ö, Ù, Û, Ñ) to lower case,
+/// every other character kept; words separated by one space; at most
+/// [`MAX_TERM_CHARS`] characters.
+pub fn search_key(text: &str) -> String {
+    let folded =
+        text.split(' ').filter(|w| !w.is_empty()).flat_map(|w| std::iter::once(' ').chain(w.chars().map(fold)));
+    folded.skip(1).take(MAX_TERM_CHARS).collect()
+}
+
+/// Longest search term stored (and compared).
+pub const MAX_TERM_CHARS: usize = 200;
+
+/// One character of [`search_key`].
+fn fold(c: char) -> char {
+    const UPPER: &str = "ÁÀÂÃÄÉÈÊËÍÌÎÏÓÒÔÕÖÚÙÛÜÇÑ";
+    const LOWER: &str = "áàâãäéèêëíìîïóòôõöúùûüçñ";
+    if c.is_ascii_uppercase() {
+        return c.to_ascii_lowercase();
+    }
+    match UPPER.chars().position(|u| u == c) {
+        Some(i) => LOWER.chars().nth(i).unwrap_or(c),
+        None => c,
+    }
 }
 
 /// Characters of a temporary password: letters and digits that cannot be
@@ -183,38 +254,68 @@ pub fn temporary_password(mut random: impl FnMut() -> u8) -> String {
 mod tests {
     use super::*;
 
+    fn words(key: &str) -> AccountFilter {
+        AccountFilter::Words(WordsPrefix(key.into()))
+    }
+
     #[test]
     fn a_cpf_is_searched_by_its_digits_however_typed() {
         for typed in ["529.982.247-25", " 52998224725 ", "529982247-25"] {
             assert_eq!(AccountQuery::parse(typed).filter(), AccountFilter::Cpf("52998224725".into()), "{typed}");
         }
-        let text = |typed: &str| AccountFilter::Substring { text: typed.into(), like: format!("%{typed}%") };
-        assert_eq!(AccountQuery::parse("12345678901").filter(), text("12345678901"), "bad check digits: text only");
-        assert_eq!(AccountQuery::parse("ana").filter(), text("ana"));
+        assert_eq!(AccountQuery::parse("12345678901").filter(), words("12345678901"), "bad check digits: text only");
+        assert_eq!(AccountQuery::parse("Ana").filter(), words("ana"));
     }
 
     #[test]
-    fn like_wildcards_are_taken_literally() {
-        assert_eq!(AccountQuery::parse(" a%b_c\\ ").like_pattern(), "%a\\%b\\_c\\\\%");
-        assert_eq!(AccountQuery::parse("").like_pattern(), "%%");
-    }
-
-    #[test]
-    fn a_whole_cpf_or_address_is_exact_and_other_text_a_substring() {
+    fn a_whole_cpf_or_address_is_exact_and_other_text_the_start_of_a_term() {
         assert_eq!(AccountQuery::parse("  ").filter(), AccountFilter::Everyone);
         assert_eq!(AccountQuery::parse("529.982.247-25").filter(), AccountFilter::Cpf("52998224725".into()));
         assert_eq!(
             AccountQuery::parse("Bruno@Example.gov.br").filter(),
             AccountFilter::EmailKey("bruno@example.gov.br".into())
         );
-        assert_eq!(
-            AccountQuery::parse("bruno@example").filter(),
-            AccountFilter::Substring { text: "bruno@example".into(), like: "%bruno@example%".into() }
-        );
-        assert_eq!(
-            AccountQuery::parse(" 50%").filter(),
-            AccountFilter::Substring { text: "50%".into(), like: "%50\\%%".into() }
-        );
+        assert_eq!(AccountQuery::parse("bruno@Example").filter(), words("bruno@example"));
+        assert_eq!(AccountQuery::parse(" 50%_").filter(), words("50%_"), "no wildcard: a range of terms");
+    }
+
+    #[test]
+    fn the_key_folds_case_and_spaces_as_the_stores_do() {
+        assert_eq!(search_key("  MARIA   Souza "), "maria souza");
+        assert_eq!(search_key("ÉRICA ÂNGELA ÇÃO Ñ Ü"), "érica ângela ção ñ ü");
+        assert_eq!(search_key("Łukasz ΣΩ"), "Łukasz ΣΩ", "other letters are kept as typed, as the stores keep them");
+        assert_eq!(search_key("a\tb"), "a\tb", "only spaces separate words");
+        assert_eq!(search_key(&"x ".repeat(300)).chars().count(), MAX_TERM_CHARS);
+        assert_eq!(search_key("   "), "");
+    }
+
+    #[test]
+    fn a_prefix_range_holds_exactly_the_terms_that_start_with_it() {
+        let prefix = WordsPrefix("maria sou".into());
+        let within = |term: &str| term >= prefix.start() && term < prefix.end().as_str();
+        for term in ["maria sou", "maria souza", "maria sou\u{10fff}x", "maria souárez"] {
+            assert!(within(term), "{term}");
+        }
+        for term in ["maria so", "maria sov", "maria", "mariana", "maria soU"] {
+            assert!(!within(term), "{term}");
+        }
+    }
+
+    #[test]
+    fn a_words_count_is_exact_below_its_window_and_more_than_the_limit_at_it() {
+        assert_eq!(words_count(9, 3), 3);
+        assert_eq!(words_count(WORDS_COUNT_WINDOW - 1, 1_000), 1_000);
+        assert_eq!(words_count(WORDS_COUNT_WINDOW - 1, 1_200), 1_001, "capped as every count is");
+        assert_eq!(words_count(WORDS_COUNT_WINDOW, 1_500), 1_001);
+        assert_eq!(words_count(WORDS_COUNT_WINDOW, 900), 1_001, "a full window: more than the limit");
+    }
+
+    #[test]
+    fn a_term_place_reads_back_and_junk_is_a_place_too() {
+        assert_eq!(term_place(&write_term_place("a~b souza", 42)), ("a~b souza".into(), 42));
+        assert_eq!(term_place("souza"), ("souza".into(), i64::MIN));
+        assert_eq!(term_place("souza~x"), ("souza~x".into(), i64::MIN));
+        assert_eq!(term_place(""), (String::new(), i64::MIN));
     }
 
     #[test]

@@ -10,7 +10,10 @@ pub mod client;
 pub mod directory;
 pub mod page;
 
-pub use accounts::{AccountFilter, AccountQuery, LoginRecord, LoginVia};
+pub use accounts::{
+    search_key, term_place, words_count, write_term_place, AccountFilter, AccountQuery, LoginRecord, LoginVia,
+    WordsPrefix, MAX_TERM_CHARS, WORDS_COUNT_WINDOW,
+};
 pub use api_token::{ApiPermission, ApiPermissions, ApiTokenDigest, IssuedApiToken, PresentedApiToken};
 pub use audit::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry};
 pub use client::{ClientName, ClientNameError, PostLogoutRedirectUris, RedirectUris, RedirectUrisError};

@@ -11,8 +11,9 @@ use credencial_storage_contract::{contract, Backend, Engine};
 use crate::account::support::user;
 
 contract!(
-    search_finds_by_part_of_the_username_name_or_e_mail_ignoring_case_and_by_whole_cpf,
-    search_pages_are_read_by_username_and_the_text_holds_on_every_page,
+    search_finds_by_the_start_of_a_name_word_username_or_e_mail_ignoring_case_and_by_whole_cpf,
+    a_search_by_words_finds_any_word_of_the_name_onwards_folding_accented_capitals,
+    search_pages_are_read_by_key_and_the_text_holds_on_every_page,
     a_search_counts_up_to_its_bound_and_finds_a_changed_name,
     a_deactivation_and_its_audit_entry_are_stored_together_or_not_at_all,
     a_temporary_password_must_be_changed_and_the_owners_change_clears_it,
@@ -43,10 +44,10 @@ async fn audit_count<B: Backend>(b: &B, action: AuditAction) -> i64 {
 
 async fn usernames(store: &dyn AccountAdminStore, typed: &str, after: Option<&str>, limit: u32) -> (Vec<String>, u64) {
     let (found, total) = store.search(&AccountQuery::parse(typed), after, limit).await.expect("search");
-    (found.into_iter().map(|a| a.username).collect(), total)
+    (found.into_iter().map(|(_, a)| a.username).collect(), total)
 }
 
-async fn search_finds_by_part_of_the_username_name_or_e_mail_ignoring_case_and_by_whole_cpf<B: Backend>() {
+async fn search_finds_by_the_start_of_a_name_word_username_or_e_mail_ignoring_case_and_by_whole_cpf<B: Backend>() {
     let b = B::fresh().await;
     user(&b, "ana", Some("52998224725")).await;
     user(&b, "bruno", Some("11144477735")).await;
@@ -54,42 +55,81 @@ async fn search_finds_by_part_of_the_username_name_or_e_mail_ignoring_case_and_b
     user(&b, "ana_x", None).await;
     let store = b.account_admin();
     let first = (None, 20);
+    // ana's username and address both match: she is counted once.
     let found = usernames(&*store, "ANA", first.0, first.1).await;
-    assert_eq!(found, (vec!["ana".into(), "ana_x".into(), "anabela".into()], 3), "username part");
-    assert_eq!(usernames(&*store, "full bru", first.0, first.1).await, (vec!["bruno".into()], 1), "name part");
-    assert_eq!(usernames(&*store, "bruno@EXAMPLE", first.0, first.1).await, (vec!["bruno".into()], 1), "e-mail part");
+    assert_eq!(
+        found,
+        (vec!["ana".into(), "ana".into(), "ana_x".into(), "ana_x".into(), "anabela".into(), "anabela".into()], 3)
+    );
+    assert_eq!(usernames(&*store, "full bru", first.0, first.1).await, (vec!["bruno".into()], 1), "the name's start");
+    assert_eq!(
+        usernames(&*store, "bruno@EXAMPLE", first.0, first.1).await,
+        (vec!["bruno".into()], 1),
+        "e-mail's start"
+    );
     assert_eq!(usernames(&*store, "529.982.247-25", first.0, first.1).await, (vec!["ana".into()], 1), "formatted CPF");
     assert_eq!(usernames(&*store, "11144477735", first.0, first.1).await, (vec!["bruno".into()], 1), "CPF digits");
     assert_eq!(usernames(&*store, "%", first.0, first.1).await, (vec![], 0), "a wildcard is taken literally");
-    assert_eq!(usernames(&*store, "a_x", first.0, first.1).await, (vec!["ana_x".into()], 1), "so is an underscore");
+    assert_eq!(usernames(&*store, "ana_", first.0, first.1).await.1, 1, "so is an underscore");
+    assert_eq!(usernames(&*store, "runo", first.0, first.1).await, (vec![], 0), "the middle of a word is not a start");
     assert_eq!(usernames(&*store, "", first.0, first.1).await.1, 4, "an empty search lists everyone");
-    // A whole address is that account's, by its key (not a substring).
+    // A whole address is that account's, by its key (not a prefix).
     assert_eq!(
         usernames(&*store, "BRUNO@example.GOV.br", first.0, first.1).await,
         (vec!["bruno".into()], 1),
         "whole e-mail"
     );
-    assert_eq!(
-        usernames(&*store, "na@example.gov.br", first.0, first.1).await,
-        (vec![], 0),
-        "no substring of an address"
-    );
+    assert_eq!(usernames(&*store, "na@example.gov.br", first.0, first.1).await, (vec![], 0), "no part of an address");
 }
 
-async fn search_pages_are_read_by_username_and_the_text_holds_on_every_page<B: Backend>() {
+async fn a_search_by_words_finds_any_word_of_the_name_onwards_folding_accented_capitals<B: Backend>() {
+    let b = B::fresh().await;
+    let maria = user(&b, "m1", None).await;
+    let erica = user(&b, "m2", None).await;
+    user(&b, "m3", None).await;
+    let name = |id: UserId, name: &str| format!("UPDATE users SET name = '{name}' WHERE id = {}", id.0);
+    b.execute(&name(maria, "  Maria   da Souza  Lima ")).await;
+    b.execute(&name(erica, "ÉRICA ÂNGELA SOUZA")).await;
+    let store = b.account_admin();
+    let found = |typed: &'static str| {
+        let store = store.clone();
+        async move { usernames(&*store, typed, None, 20).await }
+    };
+    assert_eq!(found("maria da sou").await, (vec!["m1".into()], 1), "the name's start, spaces as one");
+    // By matching term: "souza" (m2) before "souza lima" (m1).
+    assert_eq!(found("SOUZA").await, (vec!["m2".into(), "m1".into()], 2), "a later word");
+    assert_eq!(found("souza lima").await, (vec!["m1".into()], 1), "a later word onwards");
+    assert_eq!(found("érica âng").await, (vec!["m2".into()], 1), "accented capitals are folded");
+    assert_eq!(found("Ângela").await, (vec!["m2".into()], 1));
+    assert_eq!(found("maria souza").await, (vec![], 0), "words in the name's order, none skipped");
+    assert_eq!(found("erica").await, (vec![], 0), "accents are letters of their own");
+}
+
+async fn search_pages_are_read_by_key_and_the_text_holds_on_every_page<B: Backend>() {
     let b = B::fresh().await;
     for name in ["u1", "u2", "u3", "u4", "u5"] {
         user(&b, name, None).await;
     }
     let store = b.account_admin();
-    // A text of three characters or more goes through the trigram index,
-    // a shorter one row by row: both page the same way.
-    for typed in ["u", "Full u"] {
-        assert_eq!(usernames(&*store, typed, None, 2).await, (vec!["u1".into(), "u2".into()], 5), "{typed}");
-        assert_eq!(usernames(&*store, typed, Some("u2"), 2).await, (vec!["u3".into(), "u4".into()], 5), "{typed}");
-        assert_eq!(usernames(&*store, typed, Some("u4"), 2).await, (vec!["u5".into()], 5), "{typed}");
-        assert_eq!(usernames(&*store, typed, Some("u5"), 2).await, (vec![], 5), "{typed}: past the end");
-    }
+    let page = |typed: &'static str, after: Option<String>| {
+        let store = store.clone();
+        async move {
+            let (found, total) = store.search(&AccountQuery::parse(typed), after.as_deref(), 2).await.expect("search");
+            let next = found.last().map(|(place, _)| place.clone());
+            (found.into_iter().map(|(_, a)| a.name).collect::<Vec<_>>(), total, next)
+        }
+    };
+    // By words ("Full u1" … : the names' start, each account once).
+    let (first, total, next) = page("Full u", None).await;
+    assert_eq!((first, total), (vec!["Full u1".to_owned(), "Full u2".to_owned()], 5));
+    let (second, _, next) = page("Full u", next).await;
+    assert_eq!(second, ["Full u3", "Full u4"]);
+    let (third, _, next) = page("Full u", next).await;
+    assert_eq!(third, ["Full u5"]);
+    assert_eq!(page("Full u", next).await.0, Vec::<String>::new(), "past the end");
+    assert_eq!(page("Full u", Some("zzz".into())).await.0, Vec::<String>::new(), "any text is a place");
+    assert_eq!(page("Full u", Some("full u3".into())).await.0, ["Full u3", "Full u4"], "a place without an id");
+    // Everyone, by username.
     assert_eq!(usernames(&*store, "", Some("u3"), 9).await, (vec!["u4".into(), "u5".into()], 5), "everyone");
     assert_eq!(usernames(&*store, "", Some("a"), 1).await.0, vec!["u1".to_owned()], "any text is a place");
 }
@@ -107,12 +147,16 @@ async fn a_search_counts_up_to_its_bound_and_finds_a_changed_name<B: Backend>() 
     assert_eq!(usernames(&*store, "", None, 3).await, (vec!["p1".into(), "p10".into(), "p100".into()], 1_001));
     assert_eq!(usernames(&*store, "pessoa", None, 1).await.1, COUNT_LIMIT + 1, "counted up to the bound");
     assert_eq!(usernames(&*store, "Pessoa 1004", None, 5).await, (vec!["p1004".into()], 1));
-    // The index follows every change of a name and every delete.
+    // The terms follow every change of a name or username and every delete.
     b.execute("UPDATE users SET name = 'Zuleica Prado' WHERE username = 'p1004'").await;
     assert_eq!(usernames(&*store, "Pessoa 1004", None, 5).await, (vec![], 0), "the old name is gone");
-    assert_eq!(usernames(&*store, "zuleica", None, 5).await, (vec!["p1004".into()], 1), "the new one is found");
-    b.execute("DELETE FROM users WHERE username = 'p1004'").await;
+    assert_eq!(usernames(&*store, "prado", None, 5).await, (vec!["p1004".into()], 1), "the new one is found");
+    b.execute("UPDATE users SET username = 'zq9' WHERE username = 'p1004'").await;
+    assert_eq!(usernames(&*store, "p1004", None, 5).await, (vec![], 0), "the old username is gone");
+    assert_eq!(usernames(&*store, "zq", None, 5).await, (vec!["zq9".into()], 1), "the new one is found");
+    b.execute("DELETE FROM users WHERE username = 'zq9'").await;
     assert_eq!(usernames(&*store, "zuleica", None, 5).await, (vec![], 0), "a deleted account is gone");
+    assert_eq!(b.count("SELECT count(*) FROM user_search_terms WHERE term LIKE 'zuleica%'").await, 0, "and its terms");
 }
 
 async fn a_deactivation_and_its_audit_entry_are_stored_together_or_not_at_all<B: Backend>() {

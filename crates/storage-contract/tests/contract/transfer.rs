@@ -88,6 +88,10 @@ async fn a_dump_imported_into_an_empty_database_exports_the_same_and_keeps_the_i
     assert_eq!(next.0, 3);
     // What was moved works: the rotated token's successor is current.
     assert!(target.refresh_tokens().is_current("second").await.expect("current"));
+    // The account search's terms, not moved, are written again with the accounts.
+    let query = credencial_domain::admin::AccountQuery::parse("full an");
+    let (found, _) = target.account_admin().search(&query, None, 5).await.expect("search");
+    assert_eq!(found.into_iter().map(|(_, a)| a.username).collect::<Vec<_>>(), ["ana"]);
 }
 
 async fn an_import_into_a_database_with_rows_is_a_conflict_and_writes_nothing<B: Backend>() {
@@ -123,8 +127,7 @@ async fn the_transfer_describes_every_table_and_column_of_the_schema<B: Backend>
             "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename <> '_sqlx_migrations'"
         }
         Engine::Sqlite => {
-            // Tables only: not the account search's FTS5 index (a virtual
-            // table and its shadow tables, rebuilt from `users`).
+            // Tables only (not a virtual table's shadow tables).
             "SELECT count(*) FROM pragma_table_list WHERE schema = 'main' AND type = 'table' \
              AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'"
         }
