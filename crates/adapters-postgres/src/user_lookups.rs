@@ -65,13 +65,20 @@ pub fn search_statements(columns: &str, condition: &str, bound: usize, after: bo
     )
 }
 
+/// The accounts of the terms a search by words matches, up to the count's
+/// window (`$3`).
+const TERMS_WITHIN: &str = "SELECT user_id FROM user_search_terms WHERE term >= $1 AND term < $2 LIMIT $3";
+
 /// The statements of one page of the account search by words and of its
 /// count: `$1` the first term and `$2` the end of the range
 /// ([`WordsPrefix`](credencial_domain::admin::WordsPrefix)); when `after`,
 /// `$3` and `$4` the term and the account id the page follows; then the
 /// limit. Each row is `columns` and then the matching term. The count
-/// answers the matching terms and their distinct accounts among the first
-/// (its third parameter, [`WORDS_COUNT_WINDOW`](credencial_domain::admin::WORDS_COUNT_WINDOW)).
+/// answers how many terms match, up to its third parameter
+/// ([`WORDS_COUNT_WINDOW`](credencial_domain::admin::WORDS_COUNT_WINDOW)),
+/// and, when fewer do, their distinct accounts (else 0: the window is
+/// full, and counting distinct accounts over it cost three times the
+/// page).
 /// Both read one range of `user_search_terms`' primary key in order and
 /// stop at their limit: the cost is the page's, not the number of
 /// matches'.
@@ -82,9 +89,11 @@ pub fn term_search_statements(columns: &str, after: bool) -> (String, String) {
             "SELECT {columns}, t.term FROM user_search_terms AS t JOIN users ON users.id = t.user_id \
              WHERE t.term >= $1 AND t.term < $2{keyset} ORDER BY t.term, t.user_id LIMIT ${limit}"
         ),
-        "SELECT count(*), count(DISTINCT user_id) FROM \
-         (SELECT user_id FROM user_search_terms WHERE term >= $1 AND term < $2 LIMIT $3) AS matched"
-            .to_owned(),
+        format!(
+            "SELECT matched.n, CASE WHEN matched.n < $3 \
+               THEN (SELECT count(DISTINCT user_id) FROM ({TERMS_WITHIN}) AS capped) ELSE 0 END \
+             FROM (SELECT count(*) AS n FROM ({TERMS_WITHIN}) AS capped) AS matched"
+        ),
     )
 }
 

@@ -4,7 +4,7 @@
 //! INDEX` or `… PRIMARY KEY`), never scanned whole (`SCAN users`, with or
 //! without a covering index). A list given as JSON is scanned; that is the
 //! list, not the table; so are the rows a capped count's subquery gave
-//! (`SCAN matched`). The panel's lists (the account search and the audit
+//! (`SCAN matched`, `SCAN capped`). The panel's lists (the account search and the audit
 //! trail, read by key) are checked the same way, and the search by words
 //! is read in the index's order (no sort: it stops when the page is full).
 
@@ -29,7 +29,7 @@ async fn plan(connection: &mut SqliteConnection, condition: &str, parameters: us
 }
 
 /// Whether every table `plan` reads is searched by an index: each `SCAN`
-/// is of a JSON list or of a capped count's rows.
+/// is of a JSON list or of a capped count's rows (`matched`, `capped`).
 fn searches_users_by_index(plan: &[String]) -> bool {
     let reads: Vec<&String> = plan.iter().filter(|d| d.starts_with("SEARCH ") || d.starts_with("SCAN ")).collect();
     !reads.is_empty()
@@ -37,6 +37,7 @@ fn searches_users_by_index(plan: &[String]) -> bool {
             (d.starts_with("SEARCH ") && (d.contains(" INDEX ") || d.contains(" PRIMARY KEY ")))
                 || d.starts_with("SCAN json_each")
                 || d.as_str() == "SCAN matched"
+                || d.as_str() == "SCAN capped"
         })
 }
 
