@@ -16,6 +16,7 @@ use credencial_app_actix::metrics::{metrics_server, UPKEEP_INTERVAL};
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, MetricsExporter, Services};
 use credencial_application::admin::AccountAdminPorts;
 use credencial_application::email_confirmation::ConfirmationPorts;
+use credencial_application::purge::Pace;
 use credencial_application::security_log::Notices;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
@@ -35,7 +36,7 @@ use rand::RngCore;
 use secrecy::ExposeSecret;
 
 use crate::settings::{Settings, SettingsError};
-use crate::storage::{Database, Storage};
+use crate::storage::{Database, Engine, Storage};
 
 /// How the service runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,6 +268,10 @@ impl Application {
             exporter.as_ref().map(|e| e.metrics().clone()).unwrap_or_else(Metrics::disabled),
             settings.purge_batch_rows,
         )
+        .with_pace(match storage.database.engine() {
+            Engine::Sqlite => Pace::SINGLE_WRITER,
+            Engine::Postgres => Pace::CONCURRENT,
+        })
         .with_sessions(Arc::clone(&sessions));
         let purge = match &mail {
             Some(m) => purge.with_mail(Arc::clone(&m.sender)),

@@ -58,6 +58,13 @@ WHEN old.name IS NOT new.name OR old.username IS NOT new.username OR old.email I
     WHERE word.value <> '';
 END;
 
+-- The foreign key's cascade needs `PRAGMA foreign_keys` on, which the
+-- service sets and the sqlite3 shell does not: an account deleted by hand
+-- takes its terms too.
+CREATE TRIGGER user_search_terms_delete AFTER DELETE ON users BEGIN
+    DELETE FROM user_search_terms WHERE user_id = old.id;
+END;
+
 -- The accounts made before this migration, by the same rule.
 INSERT OR IGNORE INTO user_search_terms (term, user_id)
 SELECT substr(CASE field.key WHEN 0 THEN (

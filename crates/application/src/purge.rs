@@ -5,12 +5,12 @@
 //! batches ends the pass at once. On SQLite each batch holds the single
 //! writer connection for one statement only, so a request waits at most one
 //! batch for it; and a batch is kept short in time, not only in rows: its
-//! size adapts so that it takes about [`BATCH_TIME_BUDGET`] (a batch of
-//! 2,000 expired refresh tokens, scattered over their indexes, held
-//! SQLite's writer for ~285 ms, and profile reads fell to 1/100 of their
-//! rate while the purge ran); and the purge waits [`PAUSE_PER_BATCH`]
-//! times as long as a batch took before the next, so that it holds the
-//! database a quarter of the time at most.
+//! size adapts so that it takes about its engine's [`Pace`] budget (a
+//! batch of 2,000 expired refresh tokens, scattered over their indexes,
+//! held SQLite's writer for ~285 ms, and profile reads fell to 1/100 of
+//! their rate while the purge ran); and the purge pauses after each batch
+//! in proportion to the time it took, so that it holds the database a
+//! bounded share of the time.
 //!
 //! [`drain`] is the loop over one table; [`Purge::pass`] runs it over
 //! every table, logs what went and records the metrics. The binary decides
@@ -30,17 +30,41 @@ use crate::{
 /// (`purge_batch_rows`).
 pub const DEFAULT_PURGE_BATCH_ROWS: u32 = 2_000;
 
-/// How long one purge batch should hold the database at most: batches
-/// that take longer are halved, batches well under it doubled (up to
-/// `purge_batch_rows`). A request that needs SQLite's writer while a batch
-/// holds it waits this long at worst: at a million accounts a budget of
-/// 20 ms made the profile read's p99 7× its idle value during a purge.
-pub const BATCH_TIME_BUDGET: Duration = Duration::from_millis(5);
+/// How a purge paces itself on one engine: how long a batch should hold
+/// the database at most (`budget`: batches that take longer are halved,
+/// batches under a quarter of it doubled, up to `purge_batch_rows`), and
+/// how many times as long as a batch took it waits before the next
+/// (`pause_per_batch`, at most eight budgets): with batches within the
+/// budget it holds the database at most 1 / (1 + `pause_per_batch`) of the
+/// time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pace {
+    /// How long one batch should take at most.
+    pub budget: Duration,
+    /// Times as long as a batch took that the purge waits after it.
+    pub pause_per_batch: u32,
+}
 
-/// How many times as long as a batch took the purge waits before the next
-/// (at most eight budgets): it holds the database at most a quarter of the
-/// time, and a backlog drains about four times slower than flat out.
-pub const PAUSE_PER_BATCH: u32 = 3;
+impl Pace {
+    /// SQLite's: a request that needs the one writer while a batch holds it
+    /// waits a batch at worst, so batches are short (5 ms) and hold it a
+    /// quarter of the time. At a million accounts, 20 ms and half the time
+    /// made the profile read's p99 7× its idle value during a purge; 5 ms
+    /// and a quarter, about 2×.
+    pub const SINGLE_WRITER: Self = Self { budget: Duration::from_millis(5), pause_per_batch: 3 };
+
+    /// PostgreSQL's: readers and writers do not wait for a batch's rows,
+    /// so batches of 20 ms holding it half the time keep a request's p99
+    /// within 2× (1.7× at a million accounts) and drain a backlog four
+    /// times faster than SQLite's pace would (which measured worse there:
+    /// more, smaller commits).
+    pub const CONCURRENT: Self = Self { budget: Duration::from_millis(20), pause_per_batch: 1 };
+
+    /// How long to wait after a batch that took `took`.
+    pub fn pause_after(self, took: Duration) -> Duration {
+        (took * self.pause_per_batch).min(self.budget * 8)
+    }
+}
 
 /// Rows of a pass's first batch on a table (or `purge_batch_rows`, if
 /// smaller): small enough to stay under the budget on a slow disk, and
@@ -48,13 +72,13 @@ pub const PAUSE_PER_BATCH: u32 = 3;
 pub const START_BATCH_ROWS: u32 = 250;
 
 /// The size of the batch after one of `rows` that took `took`, at most
-/// `max`: halved (at least 1) when it took longer than the budget,
-/// doubled when it took under a quarter of it, else kept.
-pub fn next_batch_rows(rows: u32, took: Duration, max: u32) -> u32 {
+/// `max`: halved (at least 1) when it took longer than `budget`, doubled
+/// when it took under a quarter of it, else kept.
+pub fn next_batch_rows(rows: u32, took: Duration, max: u32, budget: Duration) -> u32 {
     let max = max.max(1);
-    let next = if took > BATCH_TIME_BUDGET {
+    let next = if took > budget {
         rows / 2
-    } else if took < BATCH_TIME_BUDGET / 4 {
+    } else if took < budget / 4 {
         rows.saturating_mul(2)
     } else {
         rows
@@ -92,12 +116,10 @@ pub struct Drained {
 /// returning how many it deleted) until a call returns fewer than it was
 /// asked, a call fails, or `stopping()` says the service is stopping;
 /// `stopping` is asked before every batch, and between two batches the
-/// task waits [`PAUSE_PER_BATCH`] times as long as the last one took (at
-/// most eight budgets), so that the purge holds the database at most a
-/// quarter of the time. The first
-/// batch asks [`START_BATCH_ROWS`] rows, the next ones
-/// [`next_batch_rows`], never more than `limit` (0 counts as 1).
-pub async fn drain<F, Fut>(limit: u32, stopping: &(impl Fn() -> bool + Sync), mut batch: F) -> Drained
+/// task waits as `pace` says. The first batch asks [`START_BATCH_ROWS`]
+/// rows, the next ones [`next_batch_rows`] within `pace`'s budget, never
+/// more than `limit` (0 counts as 1).
+pub async fn drain<F, Fut>(limit: u32, pace: Pace, stopping: &(impl Fn() -> bool + Sync), mut batch: F) -> Drained
 where
     F: FnMut(u32) -> Fut,
     Fut: Future<Output = Result<u64, ServiceError>>,
@@ -119,11 +141,10 @@ where
                     return drained;
                 }
                 let took = started.elapsed();
-                size = next_batch_rows(size, took, limit);
-                // Three times as long without the database: the purge
-                // takes at most a quarter of its time (on SQLite, of the
-                // one writer).
-                tokio::time::sleep((took * PAUSE_PER_BATCH).min(BATCH_TIME_BUDGET * 8)).await;
+                size = next_batch_rows(size, took, limit, pace.budget);
+                // A while without the database (on SQLite, without the one
+                // writer), for the requests.
+                tokio::time::sleep(pace.pause_after(took)).await;
             }
             Err(e) => {
                 drained.end = DrainEnd::Failed(e);
@@ -153,6 +174,7 @@ pub struct Purge {
     accounts: Arc<AccountAdminService>,
     metrics: Metrics,
     batch_rows: u32,
+    pace: Pace,
     sessions: Option<Arc<SessionService>>,
     mail: Option<Arc<MailSender>>,
 }
@@ -165,7 +187,8 @@ impl std::fmt::Debug for Purge {
 
 impl Purge {
     /// A purge through these services, deleting at most `batch_rows` rows
-    /// per statement, recording on `metrics`.
+    /// per statement at SQLite's pace (the cautious one; see
+    /// [`Purge::with_pace`]), recording on `metrics`.
     pub fn new(
         oauth: Arc<OAuthService>,
         tokens: Arc<TokenService>,
@@ -175,7 +198,14 @@ impl Purge {
         metrics: Metrics,
         batch_rows: u32,
     ) -> Self {
-        Self { oauth, tokens, validation, grants, accounts, metrics, batch_rows, sessions: None, mail: None }
+        let pace = Pace::SINGLE_WRITER;
+        Self { oauth, tokens, validation, grants, accounts, metrics, batch_rows, pace, sessions: None, mail: None }
+    }
+
+    /// The same purge at `pace` (the engine's).
+    pub fn with_pace(mut self, pace: Pace) -> Self {
+        self.pace = pace;
+        self
     }
 
     /// The same purge, also deleting delivered mail and expired links.
@@ -199,7 +229,7 @@ impl Purge {
         let started = Instant::now();
         let mut outcome = PassOutcome { rows: 0, stopped: false };
         for table in PurgeTable::ALL {
-            let drained = drain(self.batch_rows, stopping, |limit| self.batch(table, limit)).await;
+            let drained = drain(self.batch_rows, self.pace, stopping, |limit| self.batch(table, limit)).await;
             outcome.rows += drained.rows;
             let (label, rows, batches) = (table.label(), drained.rows, drained.batches);
             match drained.end {

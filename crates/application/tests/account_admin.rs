@@ -403,6 +403,16 @@ async fn a_search_page_reads_one_more_account_to_offer_the_next_and_holds_at_mos
 }
 
 #[tokio::test]
+async fn a_search_in_username_order_reads_one_row_more_than_the_page() {
+    let mut fakes = Fakes::new();
+    fakes.store.expect_search().withf(|_, _, limit| *limit == 21).times(2).returning(|_, _, _| Ok((vec![], 0)));
+    let svc = fakes.service();
+    for typed in ["", "529.982.247-25"] {
+        svc.search(&AccountQuery::parse(typed), None, 20).await.expect("page");
+    }
+}
+
+#[tokio::test]
 async fn an_account_found_at_two_places_is_shown_once_and_the_next_page_starts_after_what_was_read() {
     let found = |term: &str, id: i64| (format!("{term}~{id}"), AccountRecord { id: UserId(id), ..lia() });
     let mut fakes = Fakes::new();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
-use credencial_application::purge::{drain, next_batch_rows, DrainEnd, BATCH_TIME_BUDGET, START_BATCH_ROWS};
+use credencial_application::purge::{drain, next_batch_rows, DrainEnd, Pace, START_BATCH_ROWS};
 use credencial_application::{GrantService, ServiceError};
 use credencial_ports::account::{MockAccessLog, MockGrantRepository};
 use credencial_ports::{MockClock, RepositoryError};
@@ -38,7 +38,7 @@ fn log_answering(answers: Vec<Result<u64, RepositoryError>>, limit: u32, calls: 
 async fn the_loop_calls_again_until_a_batch_comes_back_short() {
     let calls = Arc::new(AtomicU32::new(0));
     let service = grants(log_answering(vec![Ok(3), Ok(3), Ok(1)], 3, Arc::clone(&calls)));
-    let drained = drain(3, &|| false, |limit| service.purge_access_log(limit)).await;
+    let drained = drain(3, Pace::SINGLE_WRITER, &|| false, |limit| service.purge_access_log(limit)).await;
     assert!(matches!(drained.end, DrainEnd::Finished), "{drained:?}");
     assert_eq!((drained.rows, drained.batches, calls.load(Ordering::SeqCst)), (7, 3, 3));
 }
@@ -47,7 +47,7 @@ async fn the_loop_calls_again_until_a_batch_comes_back_short() {
 async fn an_empty_first_batch_ends_the_loop() {
     let calls = Arc::new(AtomicU32::new(0));
     let service = grants(log_answering(vec![Ok(0)], START_BATCH_ROWS, Arc::clone(&calls)));
-    let drained = drain(2_000, &|| false, |limit| service.purge_access_log(limit)).await;
+    let drained = drain(2_000, Pace::SINGLE_WRITER, &|| false, |limit| service.purge_access_log(limit)).await;
     assert!(matches!(drained.end, DrainEnd::Finished), "{drained:?}");
     assert_eq!((drained.rows, drained.batches), (0, 1));
 }
@@ -67,7 +67,8 @@ async fn a_stop_requested_between_batches_ends_the_loop_before_the_next_one() {
         Ok(u64::from(limit))
     });
     let service = grants(log);
-    let drained = drain(5, &|| stop.load(Ordering::SeqCst), |limit| service.purge_access_log(limit)).await;
+    let drained =
+        drain(5, Pace::SINGLE_WRITER, &|| stop.load(Ordering::SeqCst), |limit| service.purge_access_log(limit)).await;
     assert!(matches!(drained.end, DrainEnd::Stopped), "{drained:?}");
     assert_eq!((drained.rows, drained.batches, calls.load(Ordering::SeqCst)), (10, 2, 2));
 }
@@ -77,7 +78,7 @@ async fn a_stop_requested_before_the_pass_runs_no_batch() {
     let mut log = MockAccessLog::new();
     log.expect_purge_before().times(0);
     let service = grants(log);
-    let drained = drain(5, &|| true, |limit| service.purge_access_log(limit)).await;
+    let drained = drain(5, Pace::SINGLE_WRITER, &|| true, |limit| service.purge_access_log(limit)).await;
     assert!(matches!(drained.end, DrainEnd::Stopped), "{drained:?}");
     assert_eq!((drained.rows, drained.batches), (0, 0));
 }
@@ -87,7 +88,7 @@ async fn a_failing_batch_ends_the_loop_and_the_batches_before_it_count() {
     let calls = Arc::new(AtomicU32::new(0));
     let answers = vec![Ok(4), Err(RepositoryError::Unexpected("down".into()))];
     let service = grants(log_answering(answers, 4, Arc::clone(&calls)));
-    let drained = drain(4, &|| false, |limit| service.purge_access_log(limit)).await;
+    let drained = drain(4, Pace::SINGLE_WRITER, &|| false, |limit| service.purge_access_log(limit)).await;
     assert!(matches!(drained.end, DrainEnd::Failed(ServiceError::Storage(_))), "{drained:?}");
     assert_eq!((drained.rows, drained.batches), (4, 1));
 }
@@ -96,26 +97,42 @@ async fn a_failing_batch_ends_the_loop_and_the_batches_before_it_count() {
 async fn a_limit_of_zero_asks_for_one_row() {
     let calls = Arc::new(AtomicU32::new(0));
     let service = grants(log_answering(vec![Ok(1), Ok(0)], 1, Arc::clone(&calls)));
-    let drained = drain(0, &|| false, |limit| service.purge_access_log(limit)).await;
+    let drained = drain(0, Pace::SINGLE_WRITER, &|| false, |limit| service.purge_access_log(limit)).await;
     assert_eq!((drained.rows, drained.batches), (1, 2));
 }
 
 #[test]
 fn a_batch_over_its_time_budget_is_halved_and_one_well_under_it_doubled_within_the_limit() {
-    let (slow, fast, fair) = (BATCH_TIME_BUDGET * 3, BATCH_TIME_BUDGET / 10, BATCH_TIME_BUDGET * 3 / 4);
-    assert_eq!(next_batch_rows(2_000, slow, 2_000), 1_000);
-    assert_eq!(next_batch_rows(1, slow, 2_000), 1, "never below one row");
-    assert_eq!(next_batch_rows(250, fast, 2_000), 500);
-    assert_eq!(next_batch_rows(1_500, fast, 2_000), 2_000, "never above purge_batch_rows");
-    assert_eq!(next_batch_rows(800, fair, 2_000), 800, "within the budget: kept");
-    assert_eq!(next_batch_rows(800, Duration::ZERO, 0), 1, "a limit of 0 counts as 1");
+    for pace in [Pace::SINGLE_WRITER, Pace::CONCURRENT] {
+        let budget = pace.budget;
+        let (slow, fast, fair) = (budget * 3, budget / 10, budget * 3 / 4);
+        assert_eq!(next_batch_rows(2_000, slow, 2_000, budget), 1_000);
+        assert_eq!(next_batch_rows(1, slow, 2_000, budget), 1, "never below one row");
+        assert_eq!(next_batch_rows(250, fast, 2_000, budget), 500);
+        assert_eq!(next_batch_rows(1_500, fast, 2_000, budget), 2_000, "never above purge_batch_rows");
+        assert_eq!(next_batch_rows(800, fair, 2_000, budget), 800, "within the budget: kept");
+        assert_eq!(next_batch_rows(800, Duration::ZERO, 0, budget), 1, "a limit of 0 counts as 1");
+    }
+    // SQLite's 20-ms batch is over its budget, PostgreSQL's is not.
+    let twenty = Duration::from_millis(20);
+    assert_eq!(next_batch_rows(800, twenty, 2_000, Pace::SINGLE_WRITER.budget), 400);
+    assert_eq!(next_batch_rows(800, twenty, 2_000, Pace::CONCURRENT.budget), 800);
+}
+
+#[test]
+fn the_pause_after_a_batch_is_in_proportion_to_it_and_bounded() {
+    let ms = Duration::from_millis;
+    assert_eq!(Pace::SINGLE_WRITER.pause_after(ms(4)), ms(12), "a quarter of the time on SQLite");
+    assert_eq!(Pace::CONCURRENT.pause_after(ms(4)), ms(4), "half of it on PostgreSQL");
+    assert_eq!(Pace::SINGLE_WRITER.pause_after(ms(500)), ms(40), "at most eight budgets");
+    assert_eq!(Pace::CONCURRENT.pause_after(ms(500)), ms(160));
 }
 
 #[tokio::test]
 async fn batches_grow_from_the_start_size_while_they_are_fast() {
     let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = Arc::clone(&asked);
-    let drained = drain(2_000, &|| false, move |rows| {
+    let drained = drain(2_000, Pace::SINGLE_WRITER, &|| false, move |rows| {
         seen.lock().expect("asked").push(rows);
         // Full batches until the fourth, which comes back short.
         let full = seen.lock().expect("asked").len() < 4;

@@ -171,8 +171,9 @@ pub struct TemporaryPasswordPage<'a> {
     pub back: &'a str,
 }
 
-/// `GET /admin/usuarios/?q=…&depois=<username>` (a page by key: the
-/// accounts after that username).
+/// `GET /admin/usuarios/?q=…&depois=<place>` (a page by key: the accounts
+/// after that place — a username, or for a text search the matching term
+/// and the account's id, `term~id`).
 async fn search(
     req: HttpRequest,
     staff: web::Data<StaffService>,

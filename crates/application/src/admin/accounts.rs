@@ -12,7 +12,7 @@ use std::sync::Arc;
 use credencial_domain::admin::accounts::{temporary_password, LOGIN_HISTORY_DAYS, LOGIN_HISTORY_KEEP, RECENT_LOGINS};
 use credencial_domain::admin::audit::SECRET_SET;
 use credencial_domain::admin::{
-    AccountQuery, Actor, AuditAction, AuditTarget, KeysetPage, LoginRecord, NewAuditEntry, Tally,
+    AccountFilter, AccountQuery, Actor, AuditAction, AuditTarget, KeysetPage, LoginRecord, NewAuditEntry, Tally,
 };
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{check_new_password, AccountIdentifiers, Cpf, UserData, UserId, Username};
@@ -202,7 +202,11 @@ impl AccountAdminService {
         // An account can be found at several places of a search by words
         // (its name and its username both match): rows are read for three
         // places an account, and each account shown once, at its first.
-        let fetch = KeysetPage::new(per_page).fetch().saturating_mul(PLACES_PER_ACCOUNT);
+        let places = match query.filter() {
+            AccountFilter::Words(_) => PLACES_PER_ACCOUNT,
+            _ => 1,
+        };
+        let fetch = KeysetPage::new(per_page).fetch().saturating_mul(places);
         let (rows, counted) = self.store.search(query, after, fetch).await?;
         let (accounts, next) = distinct_accounts(rows, per_page, fetch);
         Ok(AccountPage { accounts, next, tally: Tally::from_capped(counted) })

@@ -159,12 +159,16 @@ pub const WORDS_COUNT_WINDOW: u64 = 4 * (super::page::COUNT_LIMIT + 1);
 
 /// The count of a search by words, capped as the other searches' counts
 /// are (see [`Tally::from_capped`](super::page::Tally::from_capped)):
-/// `accounts` the distinct accounts among the `terms` matching terms read
-/// (at most [`WORDS_COUNT_WINDOW`]). When the window was not full, every
-/// match was read and the count is exact; when it was, there are taken to
-/// be more than [`COUNT_LIMIT`](super::page::COUNT_LIMIT) accounts (fewer
-/// would have to match by more than four terms each on average: a name
-/// repeating one word over and over).
+/// `accounts` the distinct accounts of the `terms` matching terms read (at
+/// most [`WORDS_COUNT_WINDOW`]). When the window was not full, every match
+/// was read and the count is exact. When it was, more than
+/// [`COUNT_LIMIT`](super::page::COUNT_LIMIT) accounts are reported without
+/// counting them (counting distinct accounts over the window cost three
+/// times the page): fewer would have to match by more than four terms
+/// each, which takes a very short text against names, usernames and
+/// addresses that all start alike ("m" against many "Maria Moura Mendes"
+/// with username `mmendes…` and address `maria.mendes@…`), and then the
+/// caption overstates.
 pub fn words_count(terms: u64, accounts: u64) -> u64 {
     let capped = super::page::COUNT_LIMIT + 1;
     if terms >= WORDS_COUNT_WINDOW {
