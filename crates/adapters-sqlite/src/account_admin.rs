@@ -3,14 +3,16 @@
 //! write transaction.
 
 use async_trait::async_trait;
-use credencial_domain::admin::{
-    term_place, words_count, write_term_place, AccountFilter, AccountQuery, LoginRecord, LoginVia, NewAuditEntry,
-    COUNT_LIMIT, WORDS_COUNT_WINDOW,
-};
+use credencial_domain::admin::{AccountFilter, AccountQuery, LoginRecord, LoginVia, NewAuditEntry};
 use credencial_domain::throttle::ThrottleKey;
 use credencial_domain::{UserId, Username};
-use credencial_ports::stored::{placed_account_record, PlacedRecordColumns};
+use credencial_ports::account_search::{Bound, SearchRead};
+use credencial_ports::stored::PlacedRecordColumns;
 use credencial_ports::{AccessChange, AccountAdminStore, AccountRecord, LoginHistory, NewUser, RepositoryError};
+
+use sqlx::query::QueryAs;
+use sqlx::sqlite::SqliteArguments;
+use sqlx::Sqlite;
 
 use crate::audit::{audited_change, commit_with};
 use crate::error::to_repository_error;
@@ -33,14 +35,27 @@ impl SqliteAccountAdminStore {
     }
 }
 
-/// The condition of a search in username order and its one bound value
-/// (none for an empty search): a whole CPF or address by its index.
-fn search_filter(filter: &AccountFilter) -> (&'static str, Option<&str>) {
+/// The statements of a page of `filter`'s search and of its count (the
+/// values [`SearchRead`] binds): a whole CPF or address by its index,
+/// everyone by username, words through the search terms.
+fn search_sql(filter: &AccountFilter, after: bool) -> (String, String) {
     match filter {
-        AccountFilter::Cpf(cpf) => (BY_CPF, Some(cpf)),
-        AccountFilter::EmailKey(key) => (BY_EMAIL_KEY, Some(key)),
-        AccountFilter::Everyone | AccountFilter::Words(_) => ("TRUE", None),
+        AccountFilter::Cpf(_) => search_statements(RECORD_COLUMNS, BY_CPF, 1, after),
+        AccountFilter::EmailKey(_) => search_statements(RECORD_COLUMNS, BY_EMAIL_KEY, 1, after),
+        AccountFilter::Everyone => search_statements(RECORD_COLUMNS, "TRUE", 0, after),
+        AccountFilter::Words(_) => term_search_statements(RECORD_COLUMNS, after),
     }
+}
+
+/// `query` with `values` bound in order.
+fn bound<'q, O>(
+    query: QueryAs<'q, Sqlite, O, SqliteArguments<'q>>,
+    values: &'q [Bound],
+) -> QueryAs<'q, Sqlite, O, SqliteArguments<'q>> {
+    values.iter().fold(query, |query, value| match value {
+        Bound::Text(text) => query.bind(text.as_str()),
+        Bound::Int(n) => query.bind(*n),
+    })
 }
 
 #[async_trait]
@@ -52,44 +67,16 @@ impl AccountAdminStore for SqliteAccountAdminStore {
         limit: u32,
     ) -> Result<(Vec<(String, AccountRecord)>, u64), RepositoryError> {
         let filter = query.filter();
-        let words = match &filter {
-            AccountFilter::Words(prefix) => Some((prefix.start(), prefix.end())),
-            _ => None,
-        };
-        let (condition, value) = search_filter(&filter);
-        let (page, count) = match words {
-            Some(_) => term_search_statements(RECORD_COLUMNS, after.is_some()),
-            None => search_statements(RECORD_COLUMNS, condition, usize::from(value.is_some()), after.is_some()),
-        };
-        let mut rows = sqlx::query_as::<_, PlacedRecordColumns>(&page);
-        let mut counted = sqlx::query_as::<_, (i64, i64)>(&count);
-        if let Some((start, end)) = &words {
-            rows = rows.bind(*start).bind(end.as_str());
-            counted = counted.bind(*start).bind(end.as_str());
-        }
-        if let Some(value) = value {
-            rows = rows.bind(value);
-            counted = counted.bind(value);
-        }
-        let place = after.map(|after| (after, term_place(after)));
-        match (&place, words.is_some()) {
-            (Some((_, (term, id))), true) => rows = rows.bind(term.as_str()).bind(*id),
-            (Some((after, _)), false) => rows = rows.bind(*after),
-            (None, _) => {}
-        }
-        let window = if words.is_some() { WORDS_COUNT_WINDOW } else { COUNT_LIMIT + 1 };
-        let counted = counted.bind(i64::try_from(window).unwrap_or(i64::MAX));
+        let read = SearchRead::new(&filter, after);
+        let (page, count) = search_sql(&filter, after.is_some());
+        let rows = bound(sqlx::query_as::<_, PlacedRecordColumns>(&page), &read.page);
+        let counted = bound(sqlx::query_as::<_, (i64, i64)>(&count), &read.count);
         // The page and the count from one read transaction: one snapshot.
         let mut tx = self.db.readers().begin().await.map_err(to_repository_error)?;
         let rows = rows.bind(i64::from(limit)).fetch_all(&mut *tx).await.map_err(to_repository_error)?;
         let (found, accounts) = counted.fetch_one(&mut *tx).await.map_err(to_repository_error)?;
         tx.commit().await.map_err(to_repository_error)?;
-        let rows = rows.into_iter().map(placed_account_record).map(|(place, account)| match words {
-            Some(_) => (write_term_place(&place, account.id.0), account),
-            None => (place, account),
-        });
-        let (found, accounts) = (u64::try_from(found).unwrap_or(0), u64::try_from(accounts).unwrap_or(0));
-        Ok((rows.collect(), if words.is_some() { words_count(found, accounts) } else { found }))
+        Ok((read.rows(rows), read.count(found, accounts)))
     }
 
     async fn find(&self, id: UserId) -> Result<Option<AccountRecord>, RepositoryError> {

@@ -6,6 +6,7 @@
 
 pub mod account;
 pub mod account_admin;
+pub mod account_search;
 pub mod audit;
 pub mod clock;
 pub mod directory;
