@@ -34,7 +34,7 @@ CREATE TRIGGER user_search_terms_insert AFTER INSERT ON users BEGIN
     INSERT OR IGNORE INTO user_search_terms (term, user_id)
     SELECT substr(CASE field.key WHEN 0 THEN (
                SELECT group_concat(later.value, ' ') FROM (
-                   SELECT value FROM json_each(CASE field.key WHEN 0 THEN '[' || replace(json_quote(field.value), ' ', '","') || ']' ELSE json_array(field.value) END) WHERE key >= word.key AND value <> '' ORDER BY key
+                   SELECT value FROM json_each('[' || replace(json_quote(field.value), ' ', '","') || ']') WHERE key >= word.key AND value <> '' ORDER BY key
                ) AS later)
            ELSE word.value END, 1, 200), new.id
     FROM (SELECT lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(half.fields, 'Ï', 'ï'), 'Ó', 'ó'), 'Ò', 'ò'), 'Ô', 'ô'), 'Õ', 'õ'), 'Ö', 'ö'), 'Ú', 'ú'), 'Ù', 'ù'), 'Û', 'û'), 'Ü', 'ü'), 'Ç', 'ç'), 'Ñ', 'ñ')) AS fields FROM (SELECT replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(json_array(new.name, new.username, new.email), 'Á', 'á'), 'À', 'à'), 'Â', 'â'), 'Ã', 'ã'), 'Ä', 'ä'), 'É', 'é'), 'È', 'è'), 'Ê', 'ê'), 'Ë', 'ë'), 'Í', 'í'), 'Ì', 'ì'), 'Î', 'î') AS fields) AS half) AS folded,
@@ -49,7 +49,7 @@ WHEN old.name IS NOT new.name OR old.username IS NOT new.username OR old.email I
     INSERT OR IGNORE INTO user_search_terms (term, user_id)
     SELECT substr(CASE field.key WHEN 0 THEN (
                SELECT group_concat(later.value, ' ') FROM (
-                   SELECT value FROM json_each(CASE field.key WHEN 0 THEN '[' || replace(json_quote(field.value), ' ', '","') || ']' ELSE json_array(field.value) END) WHERE key >= word.key AND value <> '' ORDER BY key
+                   SELECT value FROM json_each('[' || replace(json_quote(field.value), ' ', '","') || ']') WHERE key >= word.key AND value <> '' ORDER BY key
                ) AS later)
            ELSE word.value END, 1, 200), new.id
     FROM (SELECT lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(half.fields, 'Ï', 'ï'), 'Ó', 'ó'), 'Ò', 'ò'), 'Ô', 'ô'), 'Õ', 'õ'), 'Ö', 'ö'), 'Ú', 'ú'), 'Ù', 'ù'), 'Û', 'û'), 'Ü', 'ü'), 'Ç', 'ç'), 'Ñ', 'ñ')) AS fields FROM (SELECT replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(json_array(new.name, new.username, new.email), 'Á', 'á'), 'À', 'à'), 'Â', 'â'), 'Ã', 'ã'), 'Ä', 'ä'), 'É', 'é'), 'È', 'è'), 'Ê', 'ê'), 'Ë', 'ë'), 'Í', 'í'), 'Ì', 'ì'), 'Î', 'î') AS fields) AS half) AS folded,
@@ -69,7 +69,7 @@ END;
 INSERT OR IGNORE INTO user_search_terms (term, user_id)
 SELECT substr(CASE field.key WHEN 0 THEN (
                SELECT group_concat(later.value, ' ') FROM (
-                   SELECT value FROM json_each(CASE field.key WHEN 0 THEN '[' || replace(json_quote(field.value), ' ', '","') || ']' ELSE json_array(field.value) END) WHERE key >= word.key AND value <> '' ORDER BY key
+                   SELECT value FROM json_each('[' || replace(json_quote(field.value), ' ', '","') || ']') WHERE key >= word.key AND value <> '' ORDER BY key
                ) AS later)
            ELSE word.value END, 1, 200), folded.id
 FROM (SELECT half.id AS id, lower(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(half.fields, 'Ï', 'ï'), 'Ó', 'ó'), 'Ò', 'ò'), 'Ô', 'ô'), 'Õ', 'õ'), 'Ö', 'ö'), 'Ú', 'ú'), 'Ù', 'ù'), 'Û', 'û'), 'Ü', 'ü'), 'Ç', 'ç'), 'Ñ', 'ñ')) AS fields FROM (SELECT id, replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(json_array(name, username, email), 'Á', 'á'), 'À', 'à'), 'Â', 'â'), 'Ã', 'ã'), 'Ä', 'ä'), 'É', 'é'), 'È', 'è'), 'Ê', 'ê'), 'Ë', 'ë'), 'Í', 'í'), 'Ì', 'ì'), 'Î', 'î') AS fields FROM users) AS half) AS folded,

@@ -3,9 +3,7 @@
 //! answers, and the count the search reports. The statements themselves
 //! are each engine's (its `user_lookups`).
 
-use credencial_domain::admin::{
-    term_place, words_count, write_term_place, AccountFilter, COUNT_LIMIT, WORDS_COUNT_WINDOW,
-};
+use credencial_domain::admin::{term_place, words_count, write_term_place, AccountFilter, Tally, WORDS_COUNT_WINDOW};
 
 use crate::stored::{placed_account_record, PlacedRecordColumns};
 use crate::users::AccountRecord;
@@ -58,7 +56,7 @@ impl SearchRead {
         if let Some(after) = after {
             page.push(Bound::Text(after.to_owned()));
         }
-        count.push(Bound::Int(i64::try_from(COUNT_LIMIT + 1).unwrap_or(i64::MAX)));
+        count.push(Bound::Int(Tally::count_bound()));
         Self { words: false, page, count }
     }
 
