@@ -105,6 +105,7 @@ pub mod degree;
 pub mod email;
 pub mod endpoint;
 pub mod error;
+pub mod federation;
 pub mod form_token;
 pub mod host_table;
 pub mod introspection;

@@ -1,0 +1,21 @@
+//! Logins brokered through an upstream identity provider: gov.br (Login
+//! Único) or any OpenID provider.
+//!
+//! The rules here take what an upstream's verified ID token says and turn
+//! it into what this service keeps and tells its applications:
+//! - [`level`]: gov.br's reliability levels (bronze, prata, ouro) and seals,
+//!   which registration they validate, and the `acr` each one is;
+//! - [`claims`]: the identity an ID token carries, read leniently where the
+//!   upstream is known to bend the standard (gov.br's booleans as strings)
+//!   and strictly where a mistake would join two people (the CPF);
+//! - [`methods`]: the upstream's `amr` values mapped to RFC 8176's;
+//! - [`linking`]: which account a brokered login opens, links or creates.
+
+pub mod claims;
+pub mod level;
+pub mod linking;
+pub mod methods;
+
+pub use claims::{ClaimsError, ProviderKind, UpstreamIdentity};
+pub use level::{Reliability, ReliabilityLevel, Seal};
+pub use linking::{decide, Candidate, Found, LinkDecision, LinkKey, LinkRefusal};
