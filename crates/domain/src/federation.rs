@@ -3,6 +3,8 @@
 //!
 //! The rules here take what an upstream's verified ID token says and turn
 //! it into what this service keeps and tells its applications:
+//! - [`assurance`]: what a session proves (a second factor, a level) and
+//!   whether it meets what an application requires;
 //! - [`level`]: gov.br's reliability levels (bronze, prata, ouro) and seals,
 //!   which registration they validate, and the `acr` each one is;
 //! - [`claims`]: the identity an ID token carries, read leniently where the
@@ -11,11 +13,13 @@
 //! - [`methods`]: the upstream's `amr` values mapped to RFC 8176's;
 //! - [`linking`]: which account a brokered login opens, links or creates.
 
+pub mod assurance;
 pub mod claims;
 pub mod level;
 pub mod linking;
 pub mod methods;
 
+pub use assurance::{Assurance, Demand, Requirement};
 pub use claims::{ClaimsError, ProviderKind, UpstreamIdentity};
 pub use level::{Reliability, ReliabilityLevel, Seal};
 pub use linking::{decide, Candidate, Found, LinkDecision, LinkKey, LinkRefusal};
