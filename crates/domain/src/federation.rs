@@ -10,11 +10,14 @@
 //! - [`claims`]: the identity an ID token carries, read leniently where the
 //!   upstream is known to bend the standard (gov.br's booleans as strings)
 //!   and strictly where a mistake would join two people (the CPF);
+//! - [`id_token`]: the checks of an upstream's ID token beyond its
+//!   signature (issuer, audience, lifetime, nonce, `at_hash`);
 //! - [`methods`]: the upstream's `amr` values mapped to RFC 8176's;
 //! - [`linking`]: which account a brokered login opens, links or creates.
 
 pub mod assurance;
 pub mod claims;
+pub mod id_token;
 pub mod level;
 pub mod linking;
 pub mod methods;
