@@ -8,7 +8,9 @@
 //! ([`OutboundConfig`]).
 
 mod client;
+mod identity_provider;
 mod mail;
+mod oauth_call;
 mod provider;
 mod registries;
 mod response;
@@ -19,6 +21,10 @@ mod user_data;
 
 pub use client::{
     http_client, http_client_with, BaseUrl, BaseUrlError, OutboundConfig, OutboundError, ProxyConfig, LOOPBACK_NO_PROXY,
+};
+pub use identity_provider::{
+    HttpIdentityProvider, IdentityProviderSettings, InvalidIdentityProvider, DEFAULT_IDENTITY_PROVIDER_TIMEOUT,
+    DISCOVERY_TTL, KEYS_TTL, MIN_KEYS_REFRESH,
 };
 pub use mail::{InvalidSmtpSettings, SmtpMailer, SmtpSecurity, SmtpSettings, DEFAULT_SMTP_TIMEOUT};
 pub use provider::{

@@ -15,24 +15,15 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
-use credencial_domain::oauth::{
-    random_token_text, GRANT_TYPE_AUTHORIZATION_CODE, PKCE_METHOD_S256, RESPONSE_TYPE_CODE,
-};
+use credencial_domain::oauth::{GRANT_TYPE_AUTHORIZATION_CODE, PKCE_METHOD_S256, RESPONSE_TYPE_CODE};
 use credencial_domain::{ScopeSet, UpstreamPath};
 use credencial_ports::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens, UpstreamError};
-use rand::RngCore;
-use reqwest::header::ACCEPT;
-use reqwest::StatusCode;
-use secrecy::{ExposeSecret, SecretString};
-use sha2::{Digest, Sha256};
+use secrecy::SecretString;
 use thiserror::Error;
-use url::form_urlencoded::byte_serialize;
 use url::Url;
 
 use crate::client::BaseUrl;
-use crate::response::{read_capped, transport_error};
+use crate::oauth_call::{call, json_object, random_text, refusal_code, s256, with_client_credentials};
 
 /// A provider call gives up after this long unless configured otherwise.
 pub const DEFAULT_PROVIDER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -47,10 +38,6 @@ const AUTHORIZE_PATH: &str = "/oauth/authorize/";
 const TOKEN_PATH: &str = "/oauth/token/";
 /// The provider's profile endpoint, below the base.
 const PROFILE_PATH: &str = "/api/perfil/dados/";
-
-/// Longest RFC 6749 `error` code taken from a refusal (longer ones are a
-/// misbehaving provider).
-const MAX_ERROR_CODE_LEN: usize = 64;
 
 /// How the client component reaches its provider. `Debug` never shows the
 /// secret.
@@ -133,33 +120,6 @@ impl HttpProviderClient {
         self.max_body_bytes = max;
         self
     }
-
-    /// `Basic base64(urlencode(id) ":" urlencode(secret))` (RFC 6749
-    /// §2.3.1); reqwest marks the header sensitive.
-    fn with_client_credentials(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        let id: String = byte_serialize(self.client_id.as_bytes()).collect();
-        let secret: String = byte_serialize(self.client_secret.expose_secret().as_bytes()).collect();
-        request.basic_auth(id, Some(secret))
-    }
-
-    /// Sends `request` with the time-out and reads the status and the
-    /// capped body.
-    async fn call(&self, request: reqwest::RequestBuilder) -> Result<(StatusCode, Vec<u8>), UpstreamError> {
-        let response = request
-            .header(ACCEPT, "application/json")
-            .timeout(self.timeout)
-            .send()
-            .await
-            .map_err(|e| transport_error(&e.without_url()))?;
-        let status = response.status();
-        // A redirect is never followed (it could carry the code, the
-        // verifier or a token to another host) and its body is not read.
-        if !status.is_success() && !matches!(status.as_u16(), 400 | 401) {
-            return Err(UpstreamError::BadResponse(format!("status {}", status.as_u16())));
-        }
-        let body = read_capped(response, self.max_body_bytes).await?;
-        Ok((status, body))
-    }
 }
 
 /// `path` (a constant plain path) below `base`, on `base`'s origin.
@@ -205,25 +165,6 @@ fn endpoint(base: &BaseUrl, path: &str) -> Result<Url, InvalidProviderSettings> 
     }
 }
 
-/// A JSON object body, or `None` (not JSON, or JSON of another shape).
-fn json_object(body: &[u8]) -> Option<serde_json::Map<String, serde_json::Value>> {
-    match serde_json::from_slice(body) {
-        Ok(serde_json::Value::Object(map)) => Some(map),
-        _ => None,
-    }
-}
-
-/// The RFC 6749 §5.2 `error` code of a refusal body, if it is one: an
-/// object with `error` made of the characters the RFC allows.
-fn refusal_code(body: &[u8]) -> Option<String> {
-    let map = json_object(body)?;
-    let code = map.get("error")?.as_str()?;
-    let ok = !code.is_empty()
-        && code.len() <= MAX_ERROR_CODE_LEN
-        && code.bytes().all(|b| matches!(b, 0x20..=0x21 | 0x23..=0x5b | 0x5d..=0x7e));
-    ok.then(|| code.to_owned())
-}
-
 /// Reads a successful token answer: `access_token` (required, Bearer),
 /// `scope` (space-separated; unknown names ignored; absent means the
 /// provider's required scopes).
@@ -244,18 +185,6 @@ fn decode_tokens(body: &[u8]) -> Result<ProviderTokens, UpstreamError> {
         None => ScopeSet::required(),
     };
     Ok(ProviderTokens { access_token: access_token.into(), scope })
-}
-
-/// 32 fresh random bytes as base64url text (43 characters).
-fn random_text() -> String {
-    let mut bytes = [0u8; 32];
-    rand::thread_rng().fill_bytes(&mut bytes);
-    random_token_text(&bytes)
-}
-
-/// The S256 challenge of `verifier`: BASE64URL(SHA256(ASCII(verifier))).
-fn s256(verifier: &str) -> String {
-    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
 
 /// Logs a failed call: the kind of failure only, never a body.
@@ -297,9 +226,11 @@ impl ProviderClient for HttpProviderClient {
             ("redirect_uri", self.redirect_uri.as_str()),
             ("code_verifier", pkce_verifier),
         ];
-        let request = self.with_client_credentials(self.client.post(self.token_url.clone())).form(&form);
+        let request =
+            with_client_credentials(self.client.post(self.token_url.clone()), &self.client_id, &self.client_secret)
+                .form(&form);
         let result = async {
-            let (status, body) = self.call(request).await?;
+            let (status, body) = call(request, self.timeout, self.max_body_bytes).await?;
             if status.is_success() {
                 return Ok(decode_tokens(&body)?);
             }
@@ -321,7 +252,7 @@ impl ProviderClient for HttpProviderClient {
     ) -> Result<serde_json::Map<String, serde_json::Value>, ProviderError> {
         let request = self.client.post(self.profile_url.clone()).bearer_auth(access_token);
         let result = async {
-            let (status, body) = self.call(request).await?;
+            let (status, body) = call(request, self.timeout, self.max_body_bytes).await?;
             match status.as_u16() {
                 401 => Err(ProviderError::Refused("invalid_token".into())),
                 200..=299 => json_object(&body)

@@ -12,6 +12,7 @@ pub mod clock;
 pub mod directory;
 pub mod email_keys;
 pub mod error;
+pub mod federation;
 pub mod host_user_records;
 pub mod host_users;
 pub mod login_failures;
@@ -36,6 +37,7 @@ pub use audit::AuditTrail;
 pub use clock::{Clock, SystemClock};
 pub use directory::{ApiClientAccess, ApiTokenState, PreRegistered, UserDirectory};
 pub use error::RepositoryError;
+pub use federation::{FederationError, IdentityProvider, UpstreamLoginStart};
 pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostTableEngine, HostTableStore, HostUserError, HostUserStore, StatementFailure, UpsertOutcome};
 pub use login_failures::LoginFailureLog;
@@ -65,6 +67,8 @@ pub use audit::MockAuditTrail;
 pub use clock::MockClock;
 #[cfg(any(test, feature = "mocks"))]
 pub use directory::MockUserDirectory;
+#[cfg(any(test, feature = "mocks"))]
+pub use federation::MockIdentityProvider;
 #[cfg(any(test, feature = "mocks"))]
 pub use host_user_records::MockHostUserRecords;
 #[cfg(any(test, feature = "mocks"))]
