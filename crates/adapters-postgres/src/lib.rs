@@ -12,6 +12,7 @@ mod directory;
 mod email_keys;
 mod error;
 mod expiry;
+mod federated_links;
 mod host_user_records;
 mod host_users;
 mod login_failures;
@@ -40,6 +41,7 @@ pub use database::{
     DatabaseError, EMAIL_KEY_MIGRATION, MIGRATOR, SCHEMES,
 };
 pub use directory::PgUserDirectory;
+pub use federated_links::PgFederatedLinks;
 pub use host_user_records::PgHostUserRecords;
 pub use host_users::{PgHostTable, PgHostUserStore};
 pub use login_failures::PgLoginFailureLog;

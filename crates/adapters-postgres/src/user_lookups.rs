@@ -24,6 +24,10 @@ pub const CLAIMABLE: &str =
 /// e-mail key.
 pub const TAKEN_BY_SIGN_UP: &str = "username = $1 OR cpf = $2::bpchar OR (email_key = $3 AND email_key <> '')";
 
+/// The account linked to an upstream provider's subject: `$1` the
+/// provider's id, `$2` the subject.
+pub const BY_PROVIDER_LINK: &str = "id = (SELECT user_id FROM federated_links WHERE provider = $1 AND subject = $2)";
+
 /// The user directory by CPF: `$1`.
 pub const BY_CPF: &str = "cpf = $1::bpchar";
 
@@ -110,6 +114,7 @@ pub const ALL: &[(&str, &[Parameter])] = &[
     (TAKEN_BY_PRE_REGISTRATION, &[Parameter::Text, Parameter::Text]),
     (BY_EMAIL_KEYS, &[Parameter::TextArray]),
     (ANOTHER_WITH_EMAIL_KEY, &[Parameter::Text, Parameter::Text]),
+    (BY_PROVIDER_LINK, &[Parameter::Text, Parameter::Text]),
 ];
 
 /// How a lookup's parameter is bound (as the store binds it).

@@ -13,6 +13,7 @@ mod database;
 mod directory;
 mod email_keys;
 mod error;
+mod federated_links;
 pub mod group_commit;
 mod host_user_records;
 mod host_users;
@@ -42,6 +43,7 @@ pub use database::{
     DatabaseError, InstanceLock, SqliteDb, BUSY_TIMEOUT, EMAIL_KEY_MIGRATION, MIGRATOR, SCHEME,
 };
 pub use directory::SqliteUserDirectory;
+pub use federated_links::SqliteFederatedLinks;
 pub use host_user_records::SqliteHostUserRecords;
 pub use host_users::{SqliteHostTable, SqliteHostUserStore};
 pub use login_failures::SqliteLoginFailureLog;

@@ -26,6 +26,10 @@ pub const CLAIMABLE: &str =
 /// e-mail key.
 pub const TAKEN_BY_SIGN_UP: &str = "username = ?1 OR cpf = ?2 OR (email_key = ?3 AND email_key <> '')";
 
+/// The account linked to an upstream provider's subject: `?1` the
+/// provider's id, `?2` the subject.
+pub const BY_PROVIDER_LINK: &str = "id = (SELECT user_id FROM federated_links WHERE provider = ?1 AND subject = ?2)";
+
 /// The user directory by CPF: `?1`.
 pub const BY_CPF: &str = "cpf = ?1";
 
@@ -112,4 +116,5 @@ pub const ALL: &[(&str, usize)] = &[
     (TAKEN_BY_PRE_REGISTRATION, 2),
     (BY_EMAIL_KEYS, 1),
     (ANOTHER_WITH_EMAIL_KEY, 2),
+    (BY_PROVIDER_LINK, 2),
 ];

@@ -1,14 +1,18 @@
 //! An upstream identity provider (gov.br, or any OpenID provider) that
 //! people log in through: where to send the browser, and what the provider
-//! says about who came back.
+//! says about who came back; and the store of the accounts' links to the
+//! providers.
 
 use async_trait::async_trait;
 use credencial_domain::federation::id_token::IdTokenRejection;
-use credencial_domain::Redacted;
+use credencial_domain::federation::{Found, Reliability, ReliabilityLevel};
+use credencial_domain::{Cpf, EmailKey, Redacted, UserId};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
+use crate::error::RepositoryError;
 use crate::user_data::UpstreamError;
+use crate::users::NewUser;
 
 /// A login started at an upstream: the URL to send the browser to, and
 /// what to keep on the server until it comes back.
@@ -72,4 +76,108 @@ pub trait IdentityProvider: Send + Sync + 'static {
     /// The provider's logout URL that sends the browser back to
     /// `post_logout_redirect_uri`, when the provider has one.
     async fn logout_url(&self, post_logout_redirect_uri: &str) -> Result<Option<String>, FederationError>;
+}
+
+/// A link between an account and an upstream provider's subject.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkRecord {
+    /// The provider's id (its settings' `id`).
+    pub provider: String,
+    /// The provider's subject identifier.
+    pub subject: String,
+    /// When the link was made (seconds since the Unix epoch).
+    pub linked_at: i64,
+    /// Whether the link proves the account's CPF (gov.br's).
+    pub proves_cpf: bool,
+    /// gov.br's level and seals as last read, with when.
+    pub reliability: Option<Reliability>,
+}
+
+/// A link to make: the provider, its subject, whether it proves the
+/// account's CPF, and gov.br's level and seals as this login read them.
+#[derive(Debug, Clone, Copy)]
+pub struct NewProviderLink<'a> {
+    /// The provider's id.
+    pub provider: &'a str,
+    /// The provider's subject identifier.
+    pub subject: &'a str,
+    /// Whether the link proves the account's CPF.
+    pub proves_cpf: bool,
+    /// gov.br's level and seals, when the provider sent them.
+    pub reliability: Option<&'a Reliability>,
+    /// Now (seconds since the Unix epoch).
+    pub now: i64,
+}
+
+/// The accounts' links to upstream providers.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait FederatedLinkStore: Send + Sync + 'static {
+    /// What a brokered login needs to decide ([`linking::decide`]): the
+    /// account linked to `subject` of `provider`, the account holding
+    /// `cpf`, and the account holding the address of `email_key`, each
+    /// by an index.
+    ///
+    /// [`linking::decide`]: credencial_domain::federation::linking::decide
+    async fn find<'a>(
+        &self,
+        provider: &str,
+        subject: &str,
+        cpf: Option<&'a Cpf>,
+        email_key: Option<&'a EmailKey>,
+    ) -> Result<Found, RepositoryError>;
+
+    /// Links `user` as `link` says. `false`, with nothing written, when the
+    /// subject is linked already (to anyone) or the account already has a
+    /// link of that provider.
+    async fn link<'a>(&self, user: UserId, link: NewProviderLink<'a>) -> Result<bool, RepositoryError>;
+
+    /// Creates the account `user` and links it as `link` says, both or
+    /// neither. `None`, with nothing written, when another login got there
+    /// first (the subject is linked, or the username, CPF or address is
+    /// taken): looking again finds what it made.
+    async fn create_linked<'a>(
+        &self,
+        user: NewUser,
+        link: NewProviderLink<'a>,
+    ) -> Result<Option<UserId>, RepositoryError>;
+
+    /// Keeps `reliability` as the level and seals of `subject` of
+    /// `provider`; `false` when no such link exists.
+    async fn record_level(
+        &self,
+        provider: &str,
+        subject: &str,
+        reliability: &Reliability,
+    ) -> Result<bool, RepositoryError>;
+
+    /// The links of `user`, by provider id.
+    async fn links_of(&self, user: UserId) -> Result<Vec<LinkRecord>, RepositoryError>;
+
+    /// Removes the link of `user` to `provider`; `false` when there was
+    /// none.
+    async fn unlink(&self, user: UserId, provider: &str) -> Result<bool, RepositoryError>;
+}
+
+/// The stored text of the seals of `reliability` (a JSON array; `[]`
+/// without a level).
+pub fn seals_text(reliability: Option<&Reliability>) -> String {
+    let seals = reliability.map(|r| r.seals.as_slice()).unwrap_or_default();
+    serde_json::to_string(seals).unwrap_or_else(|_| "[]".to_owned())
+}
+
+/// The level, seals and time of reading a store keeps, read back: `None`
+/// without a level; a level or seals the store should never hold are an
+/// error.
+pub fn reliability_of(
+    level: Option<String>,
+    seals: &str,
+    read_at: Option<i64>,
+) -> Result<Option<Reliability>, RepositoryError> {
+    let Some(level) = level else { return Ok(None) };
+    let level = ReliabilityLevel::from_name(&level)
+        .ok_or_else(|| RepositoryError::Unexpected(format!("federated_links: unknown level {level:?}")))?;
+    let seals =
+        serde_json::from_str(seals).map_err(|e| RepositoryError::Unexpected(format!("federated_links: seals: {e}")))?;
+    Ok(Some(Reliability { level, seals, read_at: read_at.unwrap_or_default() }))
 }

@@ -37,7 +37,9 @@ pub use audit::AuditTrail;
 pub use clock::{Clock, SystemClock};
 pub use directory::{ApiClientAccess, ApiTokenState, PreRegistered, UserDirectory};
 pub use error::RepositoryError;
-pub use federation::{FederationError, IdentityProvider, UpstreamLoginStart};
+pub use federation::{
+    FederatedLinkStore, FederationError, IdentityProvider, LinkRecord, NewProviderLink, UpstreamLoginStart,
+};
 pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostTableEngine, HostTableStore, HostUserError, HostUserStore, StatementFailure, UpsertOutcome};
 pub use login_failures::LoginFailureLog;
@@ -68,7 +70,7 @@ pub use clock::MockClock;
 #[cfg(any(test, feature = "mocks"))]
 pub use directory::MockUserDirectory;
 #[cfg(any(test, feature = "mocks"))]
-pub use federation::MockIdentityProvider;
+pub use federation::{MockFederatedLinkStore, MockIdentityProvider};
 #[cfg(any(test, feature = "mocks"))]
 pub use host_user_records::MockHostUserRecords;
 #[cfg(any(test, feature = "mocks"))]

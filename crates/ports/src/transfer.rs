@@ -329,6 +329,21 @@ pub const TABLES: &[TableSpec] = &[
         order_by: "id",
         generated_id: true,
     },
+    TableSpec {
+        name: "federated_links",
+        columns: &[
+            ("provider", S),
+            ("subject", S),
+            ("user_id", I),
+            ("linked_at", I),
+            ("proves_cpf", B),
+            ("level", S),
+            ("seals", S),
+            ("level_read_at", I),
+        ],
+        order_by: "provider, subject",
+        generated_id: false,
+    },
 ];
 
 /// Tables that `export` leaves out and `import` leaves empty: browser

@@ -89,6 +89,8 @@ pub trait Backend: Send + Sync + Sized + 'static {
     fn audit(&self) -> Arc<dyn AuditTrail>;
     /// [`AccountAdminStore`].
     fn account_admin(&self) -> Arc<dyn AccountAdminStore>;
+    /// [`credencial_ports::FederatedLinkStore`].
+    fn federated_links(&self) -> Arc<dyn credencial_ports::FederatedLinkStore>;
     /// [`credencial_ports::SecurityEvents`].
     fn security_events(&self) -> Arc<dyn credencial_ports::SecurityEvents>;
     /// [`credencial_ports::MailStore`].

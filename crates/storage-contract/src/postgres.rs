@@ -104,6 +104,10 @@ impl Backend for Postgres {
     fn mail(&self) -> Arc<dyn credencial_ports::MailStore> {
         Arc::new(pg::PgMail::new(self.database.pool.clone()))
     }
+    fn federated_links(&self) -> Arc<dyn credencial_ports::FederatedLinkStore> {
+        Arc::new(pg::PgFederatedLinks::new(self.database.pool.clone()))
+    }
+
     fn security_events(&self) -> Arc<dyn credencial_ports::SecurityEvents> {
         Arc::new(pg::PgSecurityEvents::new(self.database.pool.clone()))
     }

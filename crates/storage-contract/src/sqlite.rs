@@ -105,6 +105,10 @@ impl Backend for Sqlite {
     fn mail(&self) -> Arc<dyn credencial_ports::MailStore> {
         Arc::new(sqlite::SqliteMail::new(self.database.db.clone()))
     }
+    fn federated_links(&self) -> Arc<dyn credencial_ports::FederatedLinkStore> {
+        Arc::new(sqlite::SqliteFederatedLinks::new(self.database.db.clone()))
+    }
+
     fn security_events(&self) -> Arc<dyn credencial_ports::SecurityEvents> {
         Arc::new(sqlite::SqliteSecurityEvents::new(self.database.db.clone()))
     }

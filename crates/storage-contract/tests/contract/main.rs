@@ -6,6 +6,7 @@ mod account_admin;
 mod audit;
 mod directory;
 mod email_keys;
+mod federated_links;
 mod health;
 mod host_users;
 mod last_staff;

@@ -1,0 +1,172 @@
+//! [`FederatedLinkStore`] on `federated_links`.
+
+use async_trait::async_trait;
+use credencial_domain::federation::{Candidate, Found};
+use credencial_domain::{Cpf, EmailKey, UserId};
+use credencial_ports::federation::{reliability_of, seals_text};
+use credencial_ports::{FederatedLinkStore, LinkRecord, NewProviderLink, NewUser, RepositoryError};
+use sqlx::SqliteConnection;
+
+use crate::error::{is_unique_violation, to_repository_error};
+use crate::user_lookups::{BY_CPF, BY_EMAIL_KEY, BY_PROVIDER_LINK};
+use crate::users::{insert_user, InsertFlags};
+use crate::SqliteDb;
+
+/// An account as a brokered login finds it, by `condition` (one of
+/// [`crate::user_lookups`]'s, each searched by an index): its id, whether
+/// it is active, and whether its CPF is proven (by the tax authority, or by
+/// a link that proves it, found by the links' index on the account).
+fn candidate_by(condition: &str) -> String {
+    format!(
+        "SELECT id, is_active, (receita_validated OR EXISTS (\
+           SELECT 1 FROM federated_links p WHERE p.user_id = users.id AND p.proves_cpf)) \
+         FROM users WHERE {condition}"
+    )
+}
+
+/// The accounts' links to upstream providers in the SQLite file.
+#[derive(Debug, Clone)]
+pub struct SqliteFederatedLinks {
+    db: SqliteDb,
+}
+
+impl SqliteFederatedLinks {
+    /// The store on `db`.
+    pub fn new(db: SqliteDb) -> Self {
+        Self { db }
+    }
+
+    /// The account `condition` finds with `binds`.
+    async fn candidate(&self, condition: &str, binds: &[&str]) -> Result<Option<Candidate>, RepositoryError> {
+        let sql = candidate_by(condition);
+        let mut query = sqlx::query_as::<_, (i64, bool, bool)>(&sql);
+        for value in binds {
+            query = query.bind(*value);
+        }
+        let row = query.fetch_optional(self.db.readers()).await.map_err(to_repository_error)?;
+        Ok(row.map(|(id, active, cpf_proven)| Candidate { user: UserId(id), active, cpf_proven }))
+    }
+}
+
+/// Inserts `link` of `user` on `conn`.
+async fn insert_link(conn: &mut SqliteConnection, user: UserId, link: &NewProviderLink<'_>) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO federated_links (provider, subject, user_id, linked_at, proves_cpf, level, seals, level_read_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )
+    .bind(link.provider)
+    .bind(link.subject)
+    .bind(user.0)
+    .bind(link.now)
+    .bind(link.proves_cpf)
+    .bind(link.reliability.map(|r| r.level.name()))
+    .bind(seals_text(link.reliability))
+    .bind(link.reliability.map(|r| r.read_at))
+    .execute(&mut *conn)
+    .await
+    .map(|_| ())
+}
+
+#[async_trait]
+impl FederatedLinkStore for SqliteFederatedLinks {
+    async fn find<'a>(
+        &self,
+        provider: &str,
+        subject: &str,
+        cpf: Option<&'a Cpf>,
+        email_key: Option<&'a EmailKey>,
+    ) -> Result<Found, RepositoryError> {
+        let linked = self.candidate(BY_PROVIDER_LINK, &[provider, subject]).await?;
+        let by_cpf = match cpf {
+            Some(cpf) => self.candidate(BY_CPF, &[cpf.as_str()]).await?,
+            None => None,
+        };
+        let by_email = match email_key.filter(|key| !key.is_empty()) {
+            Some(key) => self.candidate(BY_EMAIL_KEY, &[key.as_str()]).await?,
+            None => None,
+        };
+        Ok(Found { linked, by_cpf, by_email })
+    }
+
+    async fn link<'a>(&self, user: UserId, link: NewProviderLink<'a>) -> Result<bool, RepositoryError> {
+        let mut conn = self.db.writer().acquire().await.map_err(to_repository_error)?;
+        match insert_link(&mut conn, user, &link).await {
+            Ok(()) => Ok(true),
+            Err(e) if is_unique_violation(&e) => Ok(false),
+            Err(e) => Err(to_repository_error(e)),
+        }
+    }
+
+    async fn create_linked<'a>(
+        &self,
+        user: NewUser,
+        link: NewProviderLink<'a>,
+    ) -> Result<Option<UserId>, RepositoryError> {
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        let created = match insert_user(&mut tx, &user, InsertFlags::default()).await {
+            Ok(id) => insert_link(&mut tx, id, &link).await.map(|()| id),
+            Err(e) => Err(e),
+        };
+        match created {
+            Ok(id) => {
+                tx.commit().await.map_err(to_repository_error)?;
+                Ok(Some(id))
+            }
+            // Dropping the transaction rolls it back.
+            Err(e) if is_unique_violation(&e) => Ok(None),
+            Err(e) => Err(to_repository_error(e)),
+        }
+    }
+
+    async fn record_level(
+        &self,
+        provider: &str,
+        subject: &str,
+        reliability: &credencial_domain::federation::Reliability,
+    ) -> Result<bool, RepositoryError> {
+        let done = sqlx::query(
+            "UPDATE federated_links SET level = ?3, seals = ?4, level_read_at = ?5 WHERE provider = ?1 AND subject = ?2",
+        )
+        .bind(provider)
+        .bind(subject)
+        .bind(reliability.level.name())
+        .bind(seals_text(Some(reliability)))
+        .bind(reliability.read_at)
+        .execute(self.db.writer())
+        .await
+        .map_err(to_repository_error)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn links_of(&self, user: UserId) -> Result<Vec<LinkRecord>, RepositoryError> {
+        let rows = sqlx::query_as::<_, (String, String, i64, bool, Option<String>, String, Option<i64>)>(
+            "SELECT provider, subject, linked_at, proves_cpf, level, seals, level_read_at \
+             FROM federated_links WHERE user_id = ?1 ORDER BY provider",
+        )
+        .bind(user.0)
+        .fetch_all(self.db.readers())
+        .await
+        .map_err(to_repository_error)?;
+        rows.into_iter()
+            .map(|(provider, subject, linked_at, proves_cpf, level, seals, read_at)| {
+                Ok(LinkRecord {
+                    provider,
+                    subject,
+                    linked_at,
+                    proves_cpf,
+                    reliability: reliability_of(level, &seals, read_at)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn unlink(&self, user: UserId, provider: &str) -> Result<bool, RepositoryError> {
+        let done = sqlx::query("DELETE FROM federated_links WHERE user_id = ?1 AND provider = ?2")
+            .bind(user.0)
+            .bind(provider)
+            .execute(self.db.writer())
+            .await
+            .map_err(to_repository_error)?;
+        Ok(done.rows_affected() == 1)
+    }
+}
