@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use credencial_domain::federation::{Candidate, Found};
 use credencial_domain::{Cpf, EmailKey, UserId};
 use credencial_ports::federation::{reliability_of, seals_text};
-use credencial_ports::{FederatedLinkStore, LinkRecord, NewProviderLink, NewUser, RepositoryError};
+use credencial_ports::{FederatedLinkStore, LinkConflict, LinkRecord, NewProviderLink, NewUser, RepositoryError};
 use sqlx::{PgConnection, PgPool};
 
 use crate::error::to_repository_error;
@@ -14,11 +14,13 @@ use crate::users::{insert_user, InsertFlags};
 /// An account as a brokered login finds it, by `condition` (one of
 /// [`crate::user_lookups`]'s, each searched by an index): its id, whether
 /// it is active, and whether its CPF is proven (by the tax authority, or by
-/// a link that proves it, found by the links' index on the account).
+/// a gov.br link whose subject is that very CPF, found by the links'
+/// index on the account), and whether its address was confirmed.
 fn candidate_by(condition: &str) -> String {
     format!(
         "SELECT id, is_active, (receita_validated OR EXISTS (\
-           SELECT 1 FROM federated_links p WHERE p.user_id = users.id AND p.proves_cpf)) \
+           SELECT 1 FROM federated_links p \
+           WHERE p.user_id = users.id AND p.proves_cpf AND p.subject = users.cpf::text)), email_verified \
          FROM users WHERE {condition}"
     )
 }
@@ -38,12 +40,17 @@ impl PgFederatedLinks {
     /// The account `condition` finds with `binds`.
     async fn candidate(&self, condition: &str, binds: &[&str]) -> Result<Option<Candidate>, RepositoryError> {
         let sql = candidate_by(condition);
-        let mut query = sqlx::query_as::<_, (i64, bool, bool)>(&sql);
+        let mut query = sqlx::query_as::<_, (i64, bool, bool, bool)>(&sql);
         for value in binds {
             query = query.bind(*value);
         }
         let row = query.fetch_optional(&self.pool).await.map_err(to_repository_error)?;
-        Ok(row.map(|(id, active, cpf_proven)| Candidate { user: UserId(id), active, cpf_proven }))
+        Ok(row.map(|(id, active, cpf_proven, email_confirmed)| Candidate {
+            user: UserId(id),
+            active,
+            cpf_proven,
+            email_confirmed,
+        }))
     }
 }
 
@@ -87,12 +94,15 @@ impl FederatedLinkStore for PgFederatedLinks {
         Ok(Found { linked, by_cpf, by_email })
     }
 
-    async fn link<'a>(&self, user: UserId, link: NewProviderLink<'a>) -> Result<bool, RepositoryError> {
+    async fn link<'a>(
+        &self,
+        user: UserId,
+        link: NewProviderLink<'a>,
+    ) -> Result<Result<(), LinkConflict>, RepositoryError> {
         let mut conn = self.pool.acquire().await.map_err(to_repository_error)?;
         match insert_link(&mut conn, user, &link).await {
-            Ok(()) => Ok(true),
-            Err(e) if unique_violation(&e) => Ok(false),
-            Err(e) => Err(to_repository_error(e)),
+            Ok(()) => Ok(Ok(())),
+            Err(e) => conflict(e).map(Err),
         }
     }
 
@@ -100,7 +110,7 @@ impl FederatedLinkStore for PgFederatedLinks {
         &self,
         user: NewUser,
         link: NewProviderLink<'a>,
-    ) -> Result<Option<UserId>, RepositoryError> {
+    ) -> Result<Result<UserId, LinkConflict>, RepositoryError> {
         let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         let created = match insert_user(&mut *tx, &user, InsertFlags::default()).await {
             Ok(id) => insert_link(&mut tx, id, &link).await.map(|()| id),
@@ -109,28 +119,27 @@ impl FederatedLinkStore for PgFederatedLinks {
         match created {
             Ok(id) => {
                 tx.commit().await.map_err(to_repository_error)?;
-                Ok(Some(id))
+                Ok(Ok(id))
             }
             // Dropping the transaction rolls it back.
-            Err(e) if unique_violation(&e) => Ok(None),
-            Err(e) => Err(to_repository_error(e)),
+            Err(e) => conflict(e).map(Err),
         }
     }
 
-    async fn record_level(
+    async fn record_level<'a>(
         &self,
         provider: &str,
         subject: &str,
-        reliability: &credencial_domain::federation::Reliability,
+        reliability: Option<&'a credencial_domain::federation::Reliability>,
     ) -> Result<bool, RepositoryError> {
         let done = sqlx::query(
             "UPDATE federated_links SET level = $3, seals = $4, level_read_at = $5 WHERE provider = $1 AND subject = $2",
         )
         .bind(provider)
         .bind(subject)
-        .bind(reliability.level.name())
-        .bind(seals_text(Some(reliability)))
-        .bind(reliability.read_at)
+        .bind(reliability.map(|r| r.level.name()))
+        .bind(seals_text(reliability))
+        .bind(reliability.map(|r| r.read_at))
         .execute(&self.pool)
         .await
         .map_err(to_repository_error)?;
@@ -170,7 +179,13 @@ impl FederatedLinkStore for PgFederatedLinks {
     }
 }
 
-/// Whether `e` is a unique constraint's refusal.
-fn unique_violation(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
+/// The conflict a unique constraint's refusal `e` names; any other error
+/// as the store's.
+fn conflict(e: sqlx::Error) -> Result<LinkConflict, RepositoryError> {
+    match &e {
+        sqlx::Error::Database(db) if db.is_unique_violation() => {
+            Ok(LinkConflict::from_constraint(db.constraint().unwrap_or_default()))
+        }
+        _ => Err(to_repository_error(e)),
+    }
 }

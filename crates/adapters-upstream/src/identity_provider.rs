@@ -42,6 +42,9 @@ pub const KEYS_TTL: Duration = Duration::from_secs(60 * 60);
 /// service hammer the provider.
 pub const MIN_KEYS_REFRESH: Duration = Duration::from_secs(10);
 
+/// The least `keys_refresh` accepted: a second.
+pub const MIN_KEYS_REFRESH_SETTING: Duration = Duration::from_secs(1);
+
 /// A call to the provider gives up after this long unless configured
 /// otherwise.
 pub const DEFAULT_IDENTITY_PROVIDER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -64,7 +67,7 @@ pub struct IdentityProviderSettings {
     /// The scopes asked for (`openid` first).
     pub scopes: Vec<String>,
     /// The algorithms an ID token may be signed with (pinned: RS256 by
-    /// default; never `none` nor an HMAC).
+    /// default; among RS256, PS256 and ES256 — never `none` nor an HMAC).
     pub algorithms: Vec<Algorithm>,
     /// The logout URL when the discovery document names none (gov.br's
     /// `{issuer}logout`).
@@ -89,8 +92,9 @@ pub enum InvalidIdentityProvider {
     /// The scopes do not include `openid`.
     #[error("scopes must include openid")]
     Scopes,
-    /// No algorithm, or one that is not an asymmetric signature.
-    #[error("algorithms must be asymmetric signatures (RS256, PS256, ES256, …)")]
+    /// No algorithm, or one other than RS256, PS256 and ES256 (asymmetric,
+    /// and hashed with SHA-256, as `at_hash` is checked).
+    #[error("algorithms must be among RS256, PS256 and ES256")]
     Algorithms,
     /// The logout URL is not on the issuer's origin.
     #[error("logout_url must be on the issuer's origin")]
@@ -98,6 +102,9 @@ pub enum InvalidIdentityProvider {
     /// The time-out is zero.
     #[error("timeout must be greater than zero")]
     Timeout,
+    /// The least time between key-set fetches is under a second.
+    #[error("keys_refresh must be at least a second")]
+    KeysRefresh,
 }
 
 /// The endpoints a discovery document names, each on the issuer's origin.
@@ -109,11 +116,56 @@ struct Endpoints {
     end_session: Option<Url>,
 }
 
-/// What is cached of the provider.
-#[derive(Default)]
-struct Cache {
-    endpoints: Option<(Endpoints, Instant)>,
-    keys: Option<(Vec<Jwk>, Instant)>,
+/// How long endpoints and keys that could not be fetched again are still
+/// used (a provider's short outage does not stop logins whose tokens its
+/// old keys verify).
+pub const STALE_LIMIT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// A value fetched from the provider: when, and when fetching it last
+/// failed (a failure is remembered for `keys_refresh`, so that logins
+/// arriving while the provider is down do not each wait out a time-out).
+struct Fetched<T> {
+    value: Option<(T, Instant)>,
+    failed_at: Option<Instant>,
+}
+
+impl<T> Default for Fetched<T> {
+    fn default() -> Self {
+        Self { value: None, failed_at: None }
+    }
+}
+
+impl<T: Clone> Fetched<T> {
+    /// The value if it was fetched within `ttl`.
+    fn fresh(&self, ttl: Duration) -> Option<&T> {
+        self.value.as_ref().filter(|(_, at)| at.elapsed() < ttl).map(|(value, _)| value)
+    }
+
+    /// Whether a fetch failed within `within`.
+    fn failed_recently(&self, within: Duration) -> bool {
+        self.failed_at.is_some_and(|at| at.elapsed() < within)
+    }
+
+    /// The last value, if within [`STALE_LIMIT`].
+    fn stale(&self) -> Option<T> {
+        self.value.as_ref().filter(|(_, at)| at.elapsed() < STALE_LIMIT).map(|(value, _)| value.clone())
+    }
+
+    /// Keeps the outcome of a fetch: a value, or a failure (answered with
+    /// the stale value when there is one).
+    fn keep(&mut self, fetched: Result<T, UpstreamError>) -> Result<T, UpstreamError> {
+        match fetched {
+            Ok(value) => {
+                self.value = Some((value.clone(), Instant::now()));
+                self.failed_at = None;
+                Ok(value)
+            }
+            Err(e) => {
+                self.failed_at = Some(Instant::now());
+                self.stale().ok_or(e)
+            }
+        }
+    }
 }
 
 /// [`IdentityProvider`] over HTTP, on the shared pooled client.
@@ -122,13 +174,19 @@ pub struct HttpIdentityProvider {
     issuer: Url,
     settings: IdentityProviderSettings,
     logout_url: Option<Url>,
-    cache: Mutex<Cache>,
+    endpoints: Mutex<Fetched<Endpoints>>,
+    keys: Mutex<Fetched<Vec<Jwk>>>,
 }
 
 impl std::fmt::Debug for HttpIdentityProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpIdentityProvider").field("issuer", &self.settings.issuer).finish_non_exhaustive()
     }
+}
+
+/// The answer while a provider that just failed is not asked again.
+fn unavailable() -> UpstreamError {
+    UpstreamError::BadResponse("the provider failed moments ago; not asked again yet".into())
 }
 
 /// Whether `url` may be called: https, or http on a loopback host (the
@@ -164,8 +222,8 @@ impl HttpIdentityProvider {
         if !settings.scopes.iter().any(|scope| scope == "openid") {
             return Err(InvalidIdentityProvider::Scopes);
         }
-        let asymmetric = |alg: &Algorithm| !matches!(alg, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512);
-        if settings.algorithms.is_empty() || !settings.algorithms.iter().all(asymmetric) {
+        let supported = |alg: &Algorithm| matches!(alg, Algorithm::RS256 | Algorithm::PS256 | Algorithm::ES256);
+        if settings.algorithms.is_empty() || !settings.algorithms.iter().all(supported) {
             return Err(InvalidIdentityProvider::Algorithms);
         }
         let logout_url = match settings.logout_url.as_deref() {
@@ -180,7 +238,11 @@ impl HttpIdentityProvider {
         if settings.timeout.is_zero() {
             return Err(InvalidIdentityProvider::Timeout);
         }
-        Ok(Self { client, issuer, settings, logout_url, cache: Mutex::new(Cache::default()) })
+        if settings.keys_refresh < MIN_KEYS_REFRESH_SETTING {
+            return Err(InvalidIdentityProvider::KeysRefresh);
+        }
+        let settings = IdentityProviderSettings { issuer: settings.issuer.trim().to_owned(), ..settings };
+        Ok(Self { client, issuer, settings, logout_url, endpoints: Mutex::default(), keys: Mutex::default() })
     }
 
     /// The discovery document's URL: `/.well-known/openid-configuration`
@@ -225,19 +287,21 @@ impl HttpIdentityProvider {
         })
     }
 
-    /// The endpoints, from the cache while fresh.
+    /// The endpoints, from the cache while fresh. One fetch at a time; a
+    /// failure is remembered for `keys_refresh` and answered with the last
+    /// endpoints when there are some.
     async fn endpoints(&self) -> Result<Endpoints, UpstreamError> {
-        let mut cache = self.cache.lock().await;
-        if let Some((endpoints, at)) = &cache.endpoints {
-            if at.elapsed() < DISCOVERY_TTL {
-                return Ok(endpoints.clone());
-            }
+        let mut cache = self.endpoints.lock().await;
+        if let Some(endpoints) = cache.fresh(DISCOVERY_TTL) {
+            return Ok(endpoints.clone());
         }
-        let endpoints = self.discover().await.inspect_err(
-            |e| tracing::warn!(issuer = %self.settings.issuer, error = %e, "identity provider discovery failed"),
-        )?;
-        cache.endpoints = Some((endpoints.clone(), Instant::now()));
-        Ok(endpoints)
+        if cache.failed_recently(self.settings.keys_refresh) {
+            return cache.stale().ok_or_else(unavailable);
+        }
+        let fetched = self.discover().await.inspect_err(|e| {
+            tracing::warn!(issuer = %self.settings.issuer, error = %e, "identity provider discovery failed");
+        });
+        cache.keep(fetched)
     }
 
     /// Fetches the key set: the keys this service can use (others, of
@@ -260,17 +324,21 @@ impl HttpIdentityProvider {
             None if keys.len() == 1 => keys.first().cloned(),
             None => None,
         };
-        let mut cache = self.cache.lock().await;
-        if let Some((keys, at)) = &cache.keys {
+        let mut cache = self.keys.lock().await;
+        if let Some(keys) = cache.fresh(KEYS_TTL) {
             let found = pick(keys);
-            if at.elapsed() < KEYS_TTL && (found.is_some() || at.elapsed() < self.settings.keys_refresh) {
+            let fetched_at = cache.value.as_ref().map(|(_, at)| *at);
+            if found.is_some() || fetched_at.is_some_and(|at| at.elapsed() < self.settings.keys_refresh) {
                 return Ok(found);
             }
         }
-        let keys = self.fetch_keys(url).await?;
-        let found = pick(&keys);
-        cache.keys = Some((keys, Instant::now()));
-        Ok(found)
+        if cache.failed_recently(self.settings.keys_refresh) {
+            return cache.stale().map(|keys| pick(&keys)).ok_or_else(unavailable);
+        }
+        let fetched = self.fetch_keys(url).await.inspect_err(|e| {
+            tracing::warn!(issuer = %self.settings.issuer, error = %e, "identity provider keys could not be fetched");
+        });
+        Ok(pick(&cache.keep(fetched)?))
     }
 
     /// The claims of `token` if its signature verifies with the provider's
@@ -281,6 +349,14 @@ impl HttpIdentityProvider {
             return Err(FederationError::Signature);
         }
         let jwk = self.key(jwks, header.kid.as_deref()).await?.ok_or(FederationError::Signature)?;
+        // A key published for encryption, or for another algorithm, does
+        // not verify signatures of this one.
+        let for_encryption = matches!(jwk.common.public_key_use, Some(jsonwebtoken::jwk::PublicKeyUse::Encryption));
+        let other_algorithm =
+            jwk.common.key_algorithm.is_some_and(|alg| format!("{alg:?}") != format!("{:?}", header.alg));
+        if for_encryption || other_algorithm {
+            return Err(FederationError::Signature);
+        }
         let key = DecodingKey::from_jwk(&jwk).map_err(|_| FederationError::Signature)?;
         let mut validation = Validation::new(header.alg);
         // The claims are checked by the domain's rules, each refusal named.

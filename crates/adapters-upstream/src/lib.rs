@@ -24,7 +24,7 @@ pub use client::{
 };
 pub use identity_provider::{
     HttpIdentityProvider, IdentityProviderSettings, InvalidIdentityProvider, DEFAULT_IDENTITY_PROVIDER_TIMEOUT,
-    DISCOVERY_TTL, KEYS_TTL, MIN_KEYS_REFRESH,
+    DISCOVERY_TTL, KEYS_TTL, MIN_KEYS_REFRESH, MIN_KEYS_REFRESH_SETTING, STALE_LIMIT,
 };
 pub use mail::{InvalidSmtpSettings, SmtpMailer, SmtpSecurity, SmtpSettings, DEFAULT_SMTP_TIMEOUT};
 pub use provider::{

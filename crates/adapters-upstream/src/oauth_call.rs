@@ -44,12 +44,15 @@ pub(crate) async fn call(
     timeout: Duration,
     max_body_bytes: usize,
 ) -> Result<(StatusCode, Vec<u8>), UpstreamError> {
-    let response = request
-        .header(ACCEPT, "application/json")
-        .timeout(timeout)
-        .send()
-        .await
-        .map_err(|e| transport_error(&e.without_url()))?;
+    let (client, request) = request.header(ACCEPT, "application/json").timeout(timeout).build_split();
+    let request = request.map_err(|e| transport_error(&e.without_url()))?;
+    let asked = request.url().clone();
+    let response = client.execute(request).await.map_err(|e| transport_error(&e.without_url()))?;
+    // Whatever client was given, an answer from elsewhere (a redirect it
+    // followed) is not read.
+    if response.url() != &asked {
+        return Err(UpstreamError::BadResponse("answered from another URL (a redirect)".into()));
+    }
     let status = response.status();
     if !status.is_success() && !matches!(status.as_u16(), 400 | 401) {
         return Err(UpstreamError::BadResponse(format!("status {}", status.as_u16())));

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use base64::Engine as _;
 use credencial_adapters_upstream::{
     http_client, HttpIdentityProvider, IdentityProviderSettings, InvalidIdentityProvider,
 };
@@ -15,6 +16,7 @@ use credencial_ports::{FederationError, IdentityProvider, UpstreamError};
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
+use sha2::Digest as _;
 use url::Url;
 use wiremock::matchers::{body_string_contains, header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -104,7 +106,7 @@ fn settings(issuer: &str) -> IdentityProviderSettings {
         algorithms: vec![Algorithm::RS256],
         logout_url: None,
         timeout: Duration::from_secs(2),
-        keys_refresh: Duration::ZERO,
+        keys_refresh: Duration::from_secs(1),
     }
 }
 
@@ -141,7 +143,9 @@ async fn a_login_starts_with_pkce_state_and_nonce_on_the_discovered_endpoint_fet
     assert_eq!(query["code_challenge_method"], "S256");
     assert_eq!(&query["state"], first.state.expose());
     assert_eq!(&query["nonce"], first.nonce.expose());
-    assert_ne!(query["code_challenge"], *first.pkce_verifier.expose(), "the challenge, never the verifier");
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(first.pkce_verifier.expose().as_bytes()));
+    assert_eq!(query["code_challenge"], challenge, "S256 of the verifier, never the verifier");
     assert_ne!(first.state, second.state);
     assert_ne!(first.nonce, second.nonce);
 }
@@ -196,7 +200,7 @@ async fn a_signature_by_another_key_or_an_unpinned_algorithm_is_refused() {
     provider.token_answer(sign(&provider.claims(), OTHER_RSA_KEY, Some("k1"))).await;
     assert_eq!(finish(&adapter).await, Err(FederationError::Signature));
 
-    // HS256 with the provider's public key as the secret: the algorithm
+    // HS256 with the provider's key material as the secret: the algorithm
     // confusion attack; only the pinned RS256 is taken.
     let provider = Provider::start().await;
     provider.discovery(1).await;
@@ -220,6 +224,8 @@ async fn an_unknown_key_id_refreshes_the_keys_once_and_then_verifies() {
     provider.server.reset().await;
     provider.discovery(0).await;
     provider.keys(&[(RSA_KEY, "k1"), (OTHER_RSA_KEY, "k2")], Some(1)).await;
+    // Past the least time between two fetches for an unknown key id.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
     provider.token_answer(sign(&provider.claims(), OTHER_RSA_KEY, Some("k2"))).await;
     finish(&adapter).await.expect("k2 verifies after one refresh");
     finish(&adapter).await.expect("k2 again, from the cache");
@@ -244,6 +250,38 @@ async fn made_up_key_ids_do_not_refetch_the_keys_within_the_refresh_interval() {
         provider.token_answer(sign(&provider.claims(), RSA_KEY, Some(kid))).await;
         assert_eq!(finish(&adapter).await, Err(FederationError::Signature), "{kid}");
     }
+}
+
+#[tokio::test]
+async fn keys_that_cannot_be_fetched_again_are_still_used_and_a_failure_is_not_retried_at_once() {
+    let provider = Provider::start().await;
+    provider.discovery(1).await;
+    provider.keys(&[(RSA_KEY, "k1")], Some(1)).await;
+    let adapter = provider.adapter();
+    provider.token_answer(sign(&provider.claims(), RSA_KEY, Some("k1"))).await;
+    finish(&adapter).await.expect("k1 verifies");
+    // The key set now fails; a token of an unknown key id asks for it once.
+    provider.server.reset().await;
+    provider.discovery(0).await;
+    Mock::given(method("GET"))
+        .and(path("/jwk"))
+        .respond_with(ResponseTemplate::new(503))
+        .expect(1)
+        .mount(&provider.server)
+        .await;
+    provider.token_answer(sign(&provider.claims(), RSA_KEY, Some("k9"))).await;
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    assert_eq!(finish(&adapter).await, Err(FederationError::Signature), "k9 is in no set it has");
+    assert_eq!(finish(&adapter).await, Err(FederationError::Signature), "the failure is remembered: no second fetch");
+    Mock::given(method("POST"))
+        .and(path("/token"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "access_token": "at-1", "id_token": sign(&provider.claims(), RSA_KEY, Some("k1")),
+        })))
+        .with_priority(1)
+        .mount(&provider.server)
+        .await;
+    finish(&adapter).await.expect("the last keys still verify k1");
 }
 
 #[tokio::test]

@@ -15,8 +15,9 @@ use crate::user_data::UpstreamError;
 use crate::users::NewUser;
 
 /// A login started at an upstream: the URL to send the browser to, and
-/// what to keep on the server until it comes back.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// what to keep on the server until it comes back. `Debug` shows none of
+/// it (the URL carries the `state` and the `nonce`).
+#[derive(Clone, PartialEq, Eq)]
 pub struct UpstreamLoginStart {
     /// The provider's authorization URL (code flow, PKCE S256, `state`,
     /// `nonce`, the provider's scopes, this service's redirect URI).
@@ -27,6 +28,12 @@ pub struct UpstreamLoginStart {
     pub nonce: Redacted<String>,
     /// The PKCE verifier, for the code's redemption.
     pub pkce_verifier: Redacted<String>,
+}
+
+impl std::fmt::Debug for UpstreamLoginStart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamLoginStart").finish_non_exhaustive()
+    }
 }
 
 /// Why an upstream login failed.
@@ -109,6 +116,47 @@ pub struct NewProviderLink<'a> {
     pub now: i64,
 }
 
+/// Why a link, or an account with its link, was not made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum LinkConflict {
+    /// The provider's subject is linked already (to any account).
+    #[error("the subject is linked to an account already")]
+    SubjectLinked,
+    /// The account has a link of that provider already.
+    #[error("the account is linked to that provider already")]
+    AccountLinked,
+    /// The CPF is another account's.
+    #[error("the CPF is another account's")]
+    CpfTaken,
+    /// The address is another account's.
+    #[error("the e-mail address is another account's")]
+    EmailTaken,
+    /// The username is another account's.
+    #[error("the username is another account's")]
+    UsernameTaken,
+}
+
+impl LinkConflict {
+    /// The conflict a unique constraint's refusal names: SQLite's message
+    /// (`UNIQUE constraint failed: users.cpf`) or PostgreSQL's constraint
+    /// name (`users_cpf_key`).
+    pub fn from_constraint(text: &str) -> Self {
+        if text.contains("federated_links") {
+            if text.contains("user_id") || text.contains("user_idx") {
+                Self::AccountLinked
+            } else {
+                Self::SubjectLinked
+            }
+        } else if text.contains("cpf") {
+            Self::CpfTaken
+        } else if text.contains("email") {
+            Self::EmailTaken
+        } else {
+            Self::UsernameTaken
+        }
+    }
+}
+
 /// The accounts' links to upstream providers.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
@@ -127,28 +175,33 @@ pub trait FederatedLinkStore: Send + Sync + 'static {
         email_key: Option<&'a EmailKey>,
     ) -> Result<Found, RepositoryError>;
 
-    /// Links `user` as `link` says. `false`, with nothing written, when the
-    /// subject is linked already (to anyone) or the account already has a
+    /// Links `user` as `link` says; the conflict, with nothing written,
+    /// when the subject is linked already (to anyone) or the account has a
     /// link of that provider.
-    async fn link<'a>(&self, user: UserId, link: NewProviderLink<'a>) -> Result<bool, RepositoryError>;
+    async fn link<'a>(
+        &self,
+        user: UserId,
+        link: NewProviderLink<'a>,
+    ) -> Result<Result<(), LinkConflict>, RepositoryError>;
 
     /// Creates the account `user` and links it as `link` says, both or
-    /// neither. `None`, with nothing written, when another login got there
-    /// first (the subject is linked, or the username, CPF or address is
-    /// taken): looking again finds what it made.
+    /// neither; the conflict, with nothing written, when the subject is
+    /// linked (another login got there first: looking again finds its
+    /// account) or the username, CPF or address is another account's.
     async fn create_linked<'a>(
         &self,
         user: NewUser,
         link: NewProviderLink<'a>,
-    ) -> Result<Option<UserId>, RepositoryError>;
+    ) -> Result<Result<UserId, LinkConflict>, RepositoryError>;
 
     /// Keeps `reliability` as the level and seals of `subject` of
-    /// `provider`; `false` when no such link exists.
-    async fn record_level(
+    /// `provider` (none: this login read no level, and none is kept);
+    /// `false` when no such link exists.
+    async fn record_level<'a>(
         &self,
         provider: &str,
         subject: &str,
-        reliability: &Reliability,
+        reliability: Option<&'a Reliability>,
     ) -> Result<bool, RepositoryError>;
 
     /// The links of `user`, by provider id.

@@ -38,7 +38,8 @@ pub use clock::{Clock, SystemClock};
 pub use directory::{ApiClientAccess, ApiTokenState, PreRegistered, UserDirectory};
 pub use error::RepositoryError;
 pub use federation::{
-    FederatedLinkStore, FederationError, IdentityProvider, LinkRecord, NewProviderLink, UpstreamLoginStart,
+    FederatedLinkStore, FederationError, IdentityProvider, LinkConflict, LinkRecord, NewProviderLink,
+    UpstreamLoginStart,
 };
 pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostTableEngine, HostTableStore, HostUserError, HostUserStore, StatementFailure, UpsertOutcome};

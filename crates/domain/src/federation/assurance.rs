@@ -68,8 +68,14 @@ impl Demand {
             all_of.push(Requirement::SecondFactor);
         }
         all_of.extend(minimum_level.map(Requirement::Level));
-        let one_of =
-            acr_values.unwrap_or_default().split_ascii_whitespace().filter_map(Requirement::from_acr).collect();
+        let values: Vec<&str> = acr_values.unwrap_or_default().split_ascii_whitespace().collect();
+        // The password among the alternatives accepts any login; values
+        // this service does not define are left out.
+        let one_of = if values.contains(&ACR_PASSWORD) {
+            Vec::new()
+        } else {
+            values.into_iter().filter_map(Requirement::from_acr).collect()
+        };
         Self { all_of, one_of }
     }
 
@@ -162,6 +168,19 @@ mod tests {
         assert_eq!(demand.acr(TWO_FACTORS), ACR_TWO_FACTORS);
         assert_eq!(demand.acr(govbr(Ouro, true)), "urn:credencial:acr:govbr:ouro");
         assert_eq!(demand.acr(govbr(Prata, true)), ACR_TWO_FACTORS, "prata is not ouro; the second factor is met");
+    }
+
+    #[test]
+    fn the_password_among_alternatives_accepts_any_login() {
+        let demand = Demand::new(false, None, Some("urn:credencial:acr:govbr:ouro urn:credencial:acr:senha"));
+        assert_eq!(demand.unmet(PASSWORD), None);
+        assert_eq!(demand.acr(PASSWORD), ACR_PASSWORD);
+        let demand = Demand::new(true, None, Some("urn:credencial:acr:senha"));
+        assert_eq!(
+            demand.unmet(PASSWORD),
+            Some(Requirement::SecondFactor),
+            "the application's own setting still holds"
+        );
     }
 
     #[test]

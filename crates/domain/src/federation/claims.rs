@@ -63,7 +63,8 @@ pub enum ClaimsError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UpstreamIdentity {
     /// The upstream's subject identifier (`sub`): with the provider's id,
-    /// what a link between an account and the upstream is kept under.
+    /// what a link between an account and the upstream is kept under. For
+    /// gov.br, the CPF's eleven digits, however gov.br punctuated it.
     pub subject: String,
     /// The person's CPF: gov.br's `sub`; a standard provider's `cpf` claim
     /// when it has one with good check digits.
@@ -93,7 +94,7 @@ impl UpstreamIdentity {
             text(claims, "sub").filter(|sub| sub.chars().count() <= MAX_SUBJECT_CHARS).ok_or(ClaimsError::NoSubject)?;
         let upstream_amr = claims.get("amr").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         let upstream_amr = upstream_amr.iter().filter_map(Value::as_str);
-        let (cpf, level, amr) = match kind {
+        let (subject, cpf, level, amr) = match kind {
             ProviderKind::GovBr => {
                 let cpf = Cpf::parse(&subject).map_err(|_| ClaimsError::SubjectNotACpf)?;
                 if let Some(preferred) = text(claims, "preferred_username") {
@@ -101,11 +102,17 @@ impl UpstreamIdentity {
                         return Err(ClaimsError::CpfMismatch);
                     }
                 }
-                (Some(cpf), reliability(claims.get("reliability_info")), session_amr(upstream_amr, govbr_method))
+                let subject = cpf.as_str().to_owned();
+                (
+                    subject,
+                    Some(cpf),
+                    reliability(claims.get("reliability_info")),
+                    session_amr(upstream_amr, govbr_method),
+                )
             }
             ProviderKind::Oidc => {
                 let cpf = text(claims, "cpf").and_then(|cpf| Cpf::parse(&cpf).ok());
-                (cpf, None, session_amr(upstream_amr, oidc_method))
+                (subject, cpf, None, session_amr(upstream_amr, oidc_method))
             }
         };
         let second_factor = upstream_second_factor(&amr);
@@ -259,7 +266,8 @@ mod tests {
     #[test]
     fn unknown_methods_are_ignored_and_a_password_alone_is_one_factor() {
         let identity =
-            govbr(json!({"sub": "52998224725", "amr": ["passwd", "app_qrcode", "bank001", 7]})).expect("reads");
+            govbr(json!({"sub": "529.982.247-25", "amr": ["passwd", "app_qrcode", "bank001", 7]})).expect("reads");
+        assert_eq!(identity.subject, "52998224725", "a link is kept under the digits");
         assert_eq!(identity.amr, ["fed", "pwd"]);
         assert!(!identity.second_factor);
         let identity = govbr(json!({"sub": "52998224725", "amr": "passwd"})).expect("reads");

@@ -25,7 +25,9 @@ pub struct Expected<'a> {
     pub client_id: &'a str,
     /// The nonce this login sent.
     pub nonce: &'a str,
-    /// The access token that came with the ID token, if any (`at_hash`).
+    /// The access token that came with the ID token, if any (`at_hash`,
+    /// SHA-256's left half: the adapter allows only RS256, PS256 and
+    /// ES256).
     pub access_token: Option<&'a str>,
 }
 
@@ -67,7 +69,10 @@ pub fn check(claims: &Map<String, Value>, expected: Expected<'_>, now: i64) -> R
     if !audiences.contains(&expected.client_id) {
         return Err(IdTokenRejection::Audience);
     }
-    if audiences.len() > 1 && claims.get("azp").and_then(Value::as_str) != Some(expected.client_id) {
+    // Core §3.1.3.7, 4 and 5: with several audiences `azp` is needed, and
+    // whenever present it must be this client.
+    let azp = claims.get("azp");
+    if (audiences.len() > 1 || azp.is_some()) && azp.and_then(Value::as_str) != Some(expected.client_id) {
         return Err(IdTokenRejection::Audience);
     }
     let time = |name| claims.get(name).and_then(Value::as_i64);
@@ -138,6 +143,12 @@ mod tests {
             Err(IdTokenRejection::Audience)
         );
         assert_eq!(check(&token(json!({"aud": null})), EXPECTED, NOW), Err(IdTokenRejection::Audience));
+        assert_eq!(
+            check(&token(json!({"azp": "other"})), EXPECTED, NOW),
+            Err(IdTokenRejection::Audience),
+            "azp alone too"
+        );
+        assert_eq!(check(&token(json!({"iat": null})), EXPECTED, NOW), Err(IdTokenRejection::IssuedInFuture));
     }
 
     #[test]

@@ -3,14 +3,18 @@
 //! A link ties an account to a provider's subject; once made, a login by
 //! that subject opens that account. The first login through a provider
 //! finds the account by the provider's link key, or creates one:
-//! - gov.br by the CPF (its `sub`): the account holding it is linked, and a
-//!   CPF the person had only declared here is from then on proven (the
-//!   person is told); no account holds it: a new one, from gov.br's name
-//!   and verified address, without a password;
+//! - gov.br by the CPF (its `sub`): the account holding it is linked when
+//!   its CPF is proven already; when the CPF was only declared here, the
+//!   person first logs into that account (anyone can declare a CPF, so the
+//!   account may not be theirs), and the link then proves it; no account
+//!   holds it: a new one, from gov.br's name and verified address, without
+//!   a password;
 //! - a standard provider by the claim its settings name (`link_claim`):
-//!   `cpf` (a valid CPF claim), `email` (an address the provider verified:
-//!   never an unverified one), or `sub` (never an existing account: a new
-//!   one at the first login).
+//!   `cpf` (a valid CPF claim, proven here already, else the person first
+//!   logs into the account), `email` (an address the provider verified,
+//!   held by an account that confirmed it too: never an unverified one on
+//!   either side), or `sub` (never an existing account: a new one at the
+//!   first login).
 
 use thiserror::Error;
 
@@ -50,6 +54,8 @@ pub struct Candidate {
     pub active: bool,
     /// Whether its CPF is already proven (by gov.br or the Receita).
     pub cpf_proven: bool,
+    /// Whether its address was confirmed (`email_verified`).
+    pub email_confirmed: bool,
 }
 
 /// What the store knows for one brokered login: the account linked to the
@@ -71,13 +77,21 @@ pub struct Found {
 pub enum LinkDecision {
     /// Opens the linked account.
     SignIn(UserId),
-    /// Links the account the key found, then opens it; `proves_cpf`: its
-    /// CPF, only declared until now, is proven by gov.br (the person is
-    /// told on the next page).
+    /// Links the account the key found, then opens it.
     Link {
         /// The account.
         user: UserId,
-        /// Whether the link proves the account's CPF.
+        /// Whether the link proves the account's CPF (gov.br's).
+        proves_cpf: bool,
+    },
+    /// The account the key found is not proven to be this person's (its
+    /// CPF was only declared): the person logs into it first — its
+    /// password and factors —, then it is linked (and, through gov.br, its
+    /// CPF proven: the person is told).
+    ConfirmLink {
+        /// The account.
+        user: UserId,
+        /// Whether the link will prove the account's CPF (gov.br's).
         proves_cpf: bool,
     },
     /// Creates an account from the upstream's data, links and opens it.
@@ -97,6 +111,10 @@ pub enum LinkRefusal {
     /// A new account needs a name, and the token has none.
     #[error("the ID token has no name to create an account with")]
     MissingName,
+    /// The account holding the verified address never confirmed it here:
+    /// linking would hand the person's login to whoever typed it.
+    #[error("the account holding the address never confirmed it")]
+    LocalAddressUnconfirmed,
 }
 
 /// Decides what the login of `identity` through a provider of `kind`
@@ -111,25 +129,33 @@ pub fn decide(
     if let Some(linked) = found.linked {
         return if linked.active { Ok(LinkDecision::SignIn(linked.user)) } else { Err(LinkRefusal::Inactive) };
     }
+    let by_cpf = |found: Option<Candidate>| (found, kind == ProviderKind::GovBr);
     let (candidate, proves_cpf) = match (kind, key) {
-        (ProviderKind::GovBr, _) => (found.by_cpf, true),
+        (ProviderKind::GovBr, _) => by_cpf(found.by_cpf),
         (ProviderKind::Oidc, LinkKey::Cpf) => {
             if identity.cpf.is_none() {
                 return Err(LinkRefusal::MissingLinkClaim);
             }
-            (found.by_cpf, false)
+            by_cpf(found.by_cpf)
         }
         (ProviderKind::Oidc, LinkKey::VerifiedEmail) => {
             if identity.verified_email().is_none() {
                 return Err(LinkRefusal::MissingLinkClaim);
             }
+            if found.by_email.is_some_and(|account| !account.email_confirmed) {
+                return Err(LinkRefusal::LocalAddressUnconfirmed);
+            }
             (found.by_email, false)
         }
         (ProviderKind::Oidc, LinkKey::Subject) => (None, false),
     };
+    let found_by_cpf = matches!((kind, key), (ProviderKind::GovBr, _) | (ProviderKind::Oidc, LinkKey::Cpf));
     match candidate {
         Some(account) if !account.active => Err(LinkRefusal::Inactive),
-        Some(account) => Ok(LinkDecision::Link { user: account.user, proves_cpf: proves_cpf && !account.cpf_proven }),
+        Some(account) if found_by_cpf && !account.cpf_proven => {
+            Ok(LinkDecision::ConfirmLink { user: account.user, proves_cpf })
+        }
+        Some(account) => Ok(LinkDecision::Link { user: account.user, proves_cpf }),
         None if identity.name.is_none() => Err(LinkRefusal::MissingName),
         None => Ok(LinkDecision::Create),
     }
@@ -150,7 +176,7 @@ mod tests {
     }
 
     fn account(id: i64, active: bool, cpf_proven: bool) -> Candidate {
-        Candidate { user: UserId(id), active, cpf_proven }
+        Candidate { user: UserId(id), active, cpf_proven, email_confirmed: true }
     }
 
     #[test]
@@ -163,17 +189,17 @@ mod tests {
     }
 
     #[test]
-    fn govbr_links_the_account_holding_the_cpf_and_proves_a_declared_one() {
-        let found = Found { by_cpf: Some(account(9, true, false)), ..Found::default() };
+    fn govbr_links_an_account_whose_cpf_is_proven_and_confirms_a_declared_one_first() {
+        let found = Found { by_cpf: Some(account(9, true, true)), ..Found::default() };
         assert_eq!(
             decide(ProviderKind::GovBr, LinkKey::Subject, &govbr(), found),
             Ok(LinkDecision::Link { user: UserId(9), proves_cpf: true })
         );
-        let found = Found { by_cpf: Some(account(9, true, true)), ..Found::default() };
+        let found = Found { by_cpf: Some(account(9, true, false)), ..Found::default() };
         assert_eq!(
             decide(ProviderKind::GovBr, LinkKey::Subject, &govbr(), found),
-            Ok(LinkDecision::Link { user: UserId(9), proves_cpf: false }),
-            "already proven: nothing to tell"
+            Ok(LinkDecision::ConfirmLink { user: UserId(9), proves_cpf: true }),
+            "a declared CPF may be anyone's: the person logs into the account first"
         );
         let found = Found { by_cpf: Some(account(9, false, false)), ..Found::default() };
         assert_eq!(decide(ProviderKind::GovBr, LinkKey::Subject, &govbr(), found), Err(LinkRefusal::Inactive));
@@ -212,11 +238,16 @@ mod tests {
 
     #[test]
     fn a_standard_provider_links_by_cpf_without_proving_it() {
-        let found = Found { by_cpf: Some(account(4, true, false)), ..Found::default() };
+        let found = Found { by_cpf: Some(account(4, true, true)), ..Found::default() };
         let with_cpf = identity(ProviderKind::Oidc, json!({"sub": "u1", "name": "Ana", "cpf": "52998224725"}));
         assert_eq!(
             decide(ProviderKind::Oidc, LinkKey::Cpf, &with_cpf, found),
             Ok(LinkDecision::Link { user: UserId(4), proves_cpf: false })
+        );
+        let declared = Found { by_cpf: Some(account(4, true, false)), ..Found::default() };
+        assert_eq!(
+            decide(ProviderKind::Oidc, LinkKey::Cpf, &with_cpf, declared),
+            Ok(LinkDecision::ConfirmLink { user: UserId(4), proves_cpf: false })
         );
         let without = identity(ProviderKind::Oidc, json!({"sub": "u1", "name": "Ana"}));
         assert_eq!(decide(ProviderKind::Oidc, LinkKey::Cpf, &without, found), Err(LinkRefusal::MissingLinkClaim));

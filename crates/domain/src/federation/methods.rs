@@ -55,13 +55,22 @@ pub fn session_amr<'a>(
     values
 }
 
-/// Whether the upstream's mapped methods include a second factor: `mfa`
-/// said outright, or a one-time code, a key or a biometric beside
-/// something else. `pwd` alone, or nothing, is one factor.
+/// Whether the upstream's mapped methods prove two factors: `mfa` said
+/// outright, or methods of two different kinds among what the person
+/// knows (`pwd`, `pin`, `kba`), holds (`otp`, `sms`, `tel`, `hwk`, `swk`,
+/// `sc`) and is (`face`, `fpt`, `iris`, `retina`, `vbm`). One kind alone —
+/// a password, or a one-time code without one — is one factor.
 pub fn upstream_second_factor(mapped: &[&str]) -> bool {
-    mapped
-        .iter()
-        .any(|value| matches!(*value, "mfa" | "otp" | "hwk" | "swk" | "sms" | "face" | "fpt" | "iris" | "retina"))
+    let kind = |value: &str| match value {
+        "pwd" | "pin" | "kba" => Some(0),
+        "otp" | "sms" | "tel" | "hwk" | "swk" | "sc" => Some(1),
+        "face" | "fpt" | "iris" | "retina" | "vbm" => Some(2),
+        _ => None,
+    };
+    let mut kinds = mapped.iter().filter_map(|value| kind(value)).collect::<Vec<_>>();
+    kinds.sort_unstable();
+    kinds.dedup();
+    mapped.contains(&"mfa") || kinds.len() >= 2
 }
 
 #[cfg(test)]
@@ -102,6 +111,9 @@ mod tests {
         assert!(!upstream_second_factor(&["fed", "pwd"]));
         assert!(!upstream_second_factor(&["fed"]));
         assert!(upstream_second_factor(&["fed", "pwd", "mfa"]));
-        assert!(upstream_second_factor(&["fed", "swk"]));
+        assert!(upstream_second_factor(&["fed", "pwd", "otp"]), "something known and something held");
+        assert!(!upstream_second_factor(&["fed", "swk"]), "a key alone is one factor");
+        assert!(!upstream_second_factor(&["fed", "otp", "sms"]), "two held things are one kind");
+        assert!(upstream_second_factor(&["fed", "hwk", "fpt"]));
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use credencial_domain::federation::{Candidate, Reliability, ReliabilityLevel, Seal};
 use credencial_domain::{Cpf, EmailKey, UserData, Username};
-use credencial_ports::{NewProviderLink, NewUser};
+use credencial_ports::{LinkConflict, NewProviderLink, NewUser};
 use credencial_storage_contract::{contract, Backend};
 
 contract!(
@@ -68,12 +68,15 @@ async fn a_login_finds_the_linked_account_and_the_accounts_holding_the_cpf_and_a
     let bia_key = EmailKey::of("BIA@example.gov.br");
     let found = store.find("govbr", ANA_CPF, Some(&cpf()), Some(&bia_key)).await.expect("found");
     assert_eq!(found.linked, None);
-    assert_eq!(found.by_cpf, Some(Candidate { user: ana, active: true, cpf_proven: false }));
+    assert_eq!(found.by_cpf, Some(Candidate { user: ana, active: true, cpf_proven: false, email_confirmed: false }));
     assert_eq!(found.by_email.map(|c| c.user), Some(bia), "by the address's key, in any case");
-    assert!(store.link(ana, link("govbr", ANA_CPF, true, None)).await.expect("linked"));
+    assert_eq!(store.link(ana, link("govbr", ANA_CPF, true, None)).await.expect("stored"), Ok(()));
     let found = store.find("govbr", ANA_CPF, None, None).await.expect("found");
     assert_eq!(found.linked.map(|c| c.user), Some(ana));
     assert_eq!((found.by_cpf, found.by_email), (None, None), "not looked up without a key");
+    b.execute(&format!("UPDATE users SET email_verified = TRUE WHERE id = {}", bia.0)).await;
+    let found = store.find("govbr", "x", None, Some(&bia_key)).await.expect("found");
+    assert_eq!(found.by_email.map(|c| c.email_confirmed), Some(true), "a confirmed address says so");
     assert_eq!(
         store.find("outro", ANA_CPF, None, None).await.expect("found").linked,
         None,
@@ -94,10 +97,18 @@ async fn a_subject_links_once_and_an_account_once_per_provider<B: Backend>() {
     let ana = b.create_user("ana").await;
     let bia = b.create_user("bia").await;
     let store = b.federated_links();
-    assert!(store.link(ana, link("oidc", "s-1", false, None)).await.expect("linked"));
-    assert!(!store.link(bia, link("oidc", "s-1", false, None)).await.expect("refused"), "the subject is ana's");
-    assert!(!store.link(ana, link("oidc", "s-2", false, None)).await.expect("refused"), "ana has an oidc link");
-    assert!(store.link(ana, link("govbr", ANA_CPF, true, None)).await.expect("another provider"));
+    assert_eq!(store.link(ana, link("oidc", "s-1", false, None)).await.expect("stored"), Ok(()));
+    assert_eq!(
+        store.link(bia, link("oidc", "s-1", false, None)).await.expect("stored"),
+        Err(LinkConflict::SubjectLinked),
+        "the subject is ana's"
+    );
+    assert_eq!(
+        store.link(ana, link("oidc", "s-2", false, None)).await.expect("stored"),
+        Err(LinkConflict::AccountLinked),
+        "ana has an oidc link"
+    );
+    assert_eq!(store.link(ana, link("govbr", ANA_CPF, true, None)).await.expect("stored"), Ok(()), "another provider");
     assert_eq!(b.count("SELECT count(*) FROM federated_links").await, 2);
 }
 
@@ -105,10 +116,14 @@ async fn a_govbr_link_proves_the_cpf_of_the_account<B: Backend>() {
     let b = B::fresh().await;
     let ana = with_cpf(&b, "ana").await;
     let store = b.federated_links();
-    assert!(store.link(ana, link("oidc", "s-1", false, None)).await.expect("linked"));
+    assert_eq!(store.link(ana, link("oidc", "s-1", false, None)).await.expect("stored"), Ok(()));
     let found = store.find("govbr", ANA_CPF, Some(&cpf()), None).await.expect("found");
     assert_eq!(found.by_cpf.map(|c| c.cpf_proven), Some(false), "a link that proves nothing");
-    assert!(store.link(ana, link("govbr", ANA_CPF, true, None)).await.expect("linked"));
+    // A link that says it proves a CPF proves only the CPF it names.
+    assert_eq!(store.link(ana, link("govbr-outro", "11144477735", true, None)).await.expect("stored"), Ok(()));
+    let found = store.find("govbr", ANA_CPF, Some(&cpf()), None).await.expect("found");
+    assert_eq!(found.by_cpf.map(|c| c.cpf_proven), Some(false), "another CPF's proof");
+    assert_eq!(store.link(ana, link("govbr", ANA_CPF, true, None)).await.expect("stored"), Ok(()));
     let found = store.find("govbr", ANA_CPF, Some(&cpf()), None).await.expect("found");
     assert_eq!(found.by_cpf.map(|c| c.cpf_proven), Some(true));
     assert_eq!(found.linked.map(|c| c.cpf_proven), Some(true));
@@ -127,15 +142,19 @@ async fn an_account_is_created_and_linked_together_or_not_at_all<B: Backend>() {
         .expect("stored")
         .expect("created");
     let found = store.find("govbr", ANA_CPF, None, None).await.expect("found");
-    assert_eq!(found.linked, Some(Candidate { user: ana, active: true, cpf_proven: true }));
-    // A taken username: neither the account nor its link.
-    let taken =
-        store.create_linked(new_user("ana.govbr", None, "outra@example.org"), link("oidc", "s-9", false, None)).await;
-    assert_eq!(taken.expect("stored"), None);
-    // A linked subject: the new account is not kept either.
+    assert_eq!(found.linked.map(|c| (c.user, c.active, c.cpf_proven)), Some((ana, true, true)));
+    // Each conflict is named, and neither the account nor its link is kept.
+    for (user, subject, conflict) in [
+        (new_user("ana.govbr", None, "outra@example.org"), "s-1", LinkConflict::UsernameTaken),
+        (new_user("outra", Some(cpf()), "outra@example.org"), "s-2", LinkConflict::CpfTaken),
+        (new_user("outra", None, "ANA@example.org"), "s-3", LinkConflict::EmailTaken),
+    ] {
+        let made = store.create_linked(user, link("oidc", subject, false, None)).await.expect("stored");
+        assert_eq!(made, Err(conflict));
+    }
     let linked =
         store.create_linked(new_user("outra", None, "outra@example.org"), link("govbr", ANA_CPF, true, None)).await;
-    assert_eq!(linked.expect("stored"), None);
+    assert_eq!(linked.expect("stored"), Err(LinkConflict::SubjectLinked), "another login got there first");
     assert_eq!(b.count("SELECT count(*) FROM users").await, 1);
     assert_eq!(b.count("SELECT count(*) FROM federated_links").await, 1);
 }
@@ -156,7 +175,11 @@ async fn concurrent_first_logins_of_one_cpf_make_one_account<B: Backend>() {
         })
     });
     let made: Vec<_> = futures_util::future::join_all(tries).await.into_iter().map(|r| r.expect("joined")).collect();
-    let winners: Vec<_> = made.iter().flatten().collect();
+    let winners: Vec<_> = made.iter().filter_map(|made| made.as_ref().ok()).collect();
+    assert!(
+        made.iter().all(|made| matches!(made, Ok(_) | Err(LinkConflict::CpfTaken | LinkConflict::SubjectLinked))),
+        "the others lost the race: {made:?}"
+    );
     assert_eq!(winners.len(), 1, "one account: {made:?}");
     let found = store.find("govbr", ANA_CPF, None, None).await.expect("found");
     assert_eq!(found.linked.map(|c| c.user), Some(*winners[0]), "the losers find the winner's account");
@@ -169,17 +192,19 @@ async fn levels_are_kept_and_refreshed_and_links_listed_and_removed_only_the_per
     let bia = b.create_user("bia").await;
     let store = b.federated_links();
     let bronze = reliability(ReliabilityLevel::Bronze, 100);
-    assert!(store.link(ana, link("govbr", ANA_CPF, true, Some(&bronze))).await.expect("linked"));
-    assert!(store.link(ana, link("oidc", "s-1", false, None)).await.expect("linked"));
+    assert_eq!(store.link(ana, link("govbr", ANA_CPF, true, Some(&bronze))).await.expect("stored"), Ok(()));
+    assert_eq!(store.link(ana, link("oidc", "s-1", false, None)).await.expect("stored"), Ok(()));
     let links = store.links_of(ana).await.expect("listed");
     assert_eq!(links.iter().map(|l| l.provider.as_str()).collect::<Vec<_>>(), ["govbr", "oidc"]);
     assert_eq!(links[0].reliability, Some(bronze));
     assert!(links[0].proves_cpf);
     assert_eq!(links[1].reliability, None);
     let ouro = reliability(ReliabilityLevel::Ouro, 200);
-    assert!(store.record_level("govbr", ANA_CPF, &ouro).await.expect("recorded"));
-    assert!(!store.record_level("govbr", "11144477735", &ouro).await.expect("no such link"));
+    assert!(store.record_level("govbr", ANA_CPF, Some(&ouro)).await.expect("recorded"));
+    assert!(!store.record_level("govbr", "11144477735", Some(&ouro)).await.expect("no such link"));
     assert_eq!(store.links_of(ana).await.expect("listed")[0].reliability, Some(ouro));
+    assert!(store.record_level("govbr", ANA_CPF, None).await.expect("recorded"));
+    assert_eq!(store.links_of(ana).await.expect("listed")[0].reliability, None, "a login without a level keeps none");
     assert!(!store.unlink(bia, "govbr").await.expect("not bia's"));
     assert!(store.unlink(ana, "govbr").await.expect("removed"));
     assert!(!store.unlink(ana, "govbr").await.expect("gone already"));
