@@ -212,17 +212,29 @@ async fn a_signature_by_another_key_or_an_unpinned_algorithm_is_refused() {
     assert_eq!(finish(&provider.adapter()).await, Err(FederationError::Signature));
 }
 
-#[tokio::test]
-async fn an_unknown_key_id_refreshes_the_keys_once_and_then_verifies() {
+/// A provider whose key set held only k1 when the adapter (with
+/// `keys_refresh`) verified a first token by it, now ready for the test's
+/// next answers (discovery is not fetched again).
+async fn after_a_first_login(keys_refresh: Duration) -> (Provider, HttpIdentityProvider) {
     let provider = Provider::start().await;
     provider.discovery(1).await;
-    // The first fetch knows only k1; the provider then rotates to k2.
     provider.keys(&[(RSA_KEY, "k1")], Some(1)).await;
-    let adapter = provider.adapter();
+    let adapter = HttpIdentityProvider::new(
+        http_client().expect("client"),
+        IdentityProviderSettings { keys_refresh, ..settings(&provider.issuer) },
+    )
+    .expect("valid");
     provider.token_answer(sign(&provider.claims(), RSA_KEY, Some("k1"))).await;
     finish(&adapter).await.expect("k1 verifies");
     provider.server.reset().await;
     provider.discovery(0).await;
+    (provider, adapter)
+}
+
+#[tokio::test]
+async fn an_unknown_key_id_refreshes_the_keys_once_and_then_verifies() {
+    // The provider then rotates to k2.
+    let (provider, adapter) = after_a_first_login(Duration::from_secs(1)).await;
     provider.keys(&[(RSA_KEY, "k1"), (OTHER_RSA_KEY, "k2")], Some(1)).await;
     // Past the least time between two fetches for an unknown key id.
     tokio::time::sleep(Duration::from_millis(1_100)).await;
@@ -233,18 +245,7 @@ async fn an_unknown_key_id_refreshes_the_keys_once_and_then_verifies() {
 
 #[tokio::test]
 async fn made_up_key_ids_do_not_refetch_the_keys_within_the_refresh_interval() {
-    let provider = Provider::start().await;
-    provider.discovery(1).await;
-    provider.keys(&[(RSA_KEY, "k1")], Some(1)).await;
-    let adapter = HttpIdentityProvider::new(
-        http_client().expect("client"),
-        IdentityProviderSettings { keys_refresh: Duration::from_secs(600), ..settings(&provider.issuer) },
-    )
-    .expect("valid");
-    provider.token_answer(sign(&provider.claims(), RSA_KEY, Some("k1"))).await;
-    finish(&adapter).await.expect("k1 verifies");
-    provider.server.reset().await;
-    provider.discovery(0).await;
+    let (provider, adapter) = after_a_first_login(Duration::from_secs(600)).await;
     provider.keys(&[(RSA_KEY, "k1")], Some(0)).await;
     for kid in ["made-up-1", "made-up-2"] {
         provider.token_answer(sign(&provider.claims(), RSA_KEY, Some(kid))).await;
@@ -254,15 +255,8 @@ async fn made_up_key_ids_do_not_refetch_the_keys_within_the_refresh_interval() {
 
 #[tokio::test]
 async fn keys_that_cannot_be_fetched_again_are_still_used_and_a_failure_is_not_retried_at_once() {
-    let provider = Provider::start().await;
-    provider.discovery(1).await;
-    provider.keys(&[(RSA_KEY, "k1")], Some(1)).await;
-    let adapter = provider.adapter();
-    provider.token_answer(sign(&provider.claims(), RSA_KEY, Some("k1"))).await;
-    finish(&adapter).await.expect("k1 verifies");
     // The key set now fails; a token of an unknown key id asks for it once.
-    provider.server.reset().await;
-    provider.discovery(0).await;
+    let (provider, adapter) = after_a_first_login(Duration::from_secs(1)).await;
     Mock::given(method("GET"))
         .and(path("/jwk"))
         .respond_with(ResponseTemplate::new(503))
