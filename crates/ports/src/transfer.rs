@@ -521,7 +521,9 @@ mod tests {
         unique.dedup();
         assert_eq!(unique.len(), names.len(), "{names:?}");
         let position = |name: &str| names.iter().position(|n| *n == name).expect(name);
-        for child in ["refresh_tokens", "experiences", "degrees", "oauth_codes", "oauth_grants", "access_log"] {
+        for child in
+            ["refresh_tokens", "experiences", "degrees", "oauth_codes", "oauth_grants", "access_log", "federated_links"]
+        {
             assert!(position("users") < position(child), "{child}");
         }
         assert!(position("oauth_clients") < position("oauth_codes"));

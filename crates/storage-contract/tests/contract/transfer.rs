@@ -65,6 +65,19 @@ async fn filled<B: Backend>() -> (B, Dump) {
     let payload = json!({"vinculos": [{"cnes": "2653818"}], "vazio": null});
     let snapshot = Snapshot { scope: Scope::Cnes, payload, fetched_at: 1_900_000_000, expires_at: 1_900_086_400 };
     b.snapshots().put(ana, snapshot).await.expect("snapshot");
+    let level = credencial_domain::federation::Reliability {
+        level: credencial_domain::federation::ReliabilityLevel::Ouro,
+        seals: vec![credencial_domain::federation::Seal { id: "801".into(), updated_at: None }],
+        read_at: 1_900_000_000,
+    };
+    let link = credencial_ports::NewProviderLink {
+        provider: "govbr",
+        subject: "52998224725",
+        proves_cpf: true,
+        reliability: Some(&level),
+        now: 1_900_000_000,
+    };
+    b.federated_links().link(ana, link).await.expect("stored").expect("linked");
     let dump = b.transfer().export().await.expect("export");
     (b, dump)
 }
@@ -78,6 +91,8 @@ async fn a_dump_imported_into_an_empty_database_exports_the_same_and_keeps_the_i
     assert_eq!(rotated["successor_sealed"], "000102feff");
     assert_eq!(rows("login_failures")[0]["window_start"], 1_900_000_000_123_i64);
     assert_eq!(rows("scope_snapshots")[0]["payload"]["vazio"], json!(null));
+    let link = &rows("federated_links")[0];
+    assert_eq!((link["proves_cpf"].clone(), link["level"].clone()), (json!(true), json!("ouro")));
     assert_eq!(dump.id_high_water["users"], 2, "the deleted user's id is remembered");
 
     let target = B::fresh().await;
@@ -86,8 +101,15 @@ async fn a_dump_imported_into_an_empty_database_exports_the_same_and_keeps_the_i
     // The next user gets an id no user ever had.
     let next = target.create_user("bia").await;
     assert_eq!(next.0, 3);
-    // What was moved works: the rotated token's successor is current.
+    // What was moved works: the rotated token's successor is current, and
+    // the link opens its account with its level.
     assert!(target.refresh_tokens().is_current("second").await.expect("current"));
+    let links = target.federated_links().links_of(UserId(1)).await.expect("links");
+    assert_eq!(links.iter().map(|l| (l.provider.as_str(), l.proves_cpf)).collect::<Vec<_>>(), [("govbr", true)]);
+    assert_eq!(
+        links[0].reliability.as_ref().map(|r| r.level),
+        Some(credencial_domain::federation::ReliabilityLevel::Ouro)
+    );
     // The account search's terms, not moved, are written again with the accounts.
     let query = credencial_domain::admin::AccountQuery::parse("full an");
     let (found, _) = target.account_admin().search(&query, None, 5).await.expect("search");
