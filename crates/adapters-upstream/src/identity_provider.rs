@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use credencial_domain::federation::id_token::{self, Expected};
-use credencial_domain::oauth::{GRANT_TYPE_AUTHORIZATION_CODE, PKCE_METHOD_S256, RESPONSE_TYPE_CODE};
+use credencial_domain::oauth::{is_loopback_host, GRANT_TYPE_AUTHORIZATION_CODE, PKCE_METHOD_S256, RESPONSE_TYPE_CODE};
 use credencial_ports::{FederationError, IdentityProvider, UpstreamError, UpstreamLoginStart};
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
@@ -194,12 +194,7 @@ fn unavailable() -> UpstreamError {
 fn allowed_scheme(url: &Url) -> bool {
     match url.scheme() {
         "https" => true,
-        "http" => match url.host() {
-            Some(url::Host::Domain(name)) => name == "localhost",
-            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-            None => false,
-        },
+        "http" => url.host().is_some_and(|host| is_loopback_host(&host)),
         _ => false,
     }
 }
@@ -327,8 +322,7 @@ impl HttpIdentityProvider {
         let mut cache = self.keys.lock().await;
         if let Some(keys) = cache.fresh(KEYS_TTL) {
             let found = pick(keys);
-            let fetched_at = cache.value.as_ref().map(|(_, at)| *at);
-            if found.is_some() || fetched_at.is_some_and(|at| at.elapsed() < self.settings.keys_refresh) {
+            if found.is_some() || cache.fresh(self.settings.keys_refresh).is_some() {
                 return Ok(found);
             }
         }

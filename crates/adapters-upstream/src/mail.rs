@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use credencial_domain::mail::OutgoingMail;
+use credencial_domain::oauth::is_loopback_host;
 use credencial_ports::{MailError, Mailer};
 use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
@@ -177,16 +178,12 @@ impl Mailer for SmtpMailer {
 
 /// Whether `url` names this machine.
 fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        // `smtp:` is not a scheme the URL standard knows: an IPv4 address
-        // comes back as a domain.
-        Some(Host::Domain(d)) => {
-            d.eq_ignore_ascii_case("localhost") || d.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
-        }
-        Some(Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
+    url.host().is_some_and(|host| {
+        is_loopback_host(&host)
+            // `smtp:` is not a scheme the URL standard knows: an IPv4
+            // address comes back as a domain.
+            || matches!(host, Host::Domain(d) if d.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback()))
+    })
 }
 
 /// A URL's user or password part as typed (`%40` back to `@`; a `+`

@@ -307,13 +307,16 @@ pub fn validate_redirect_uri(raw: &str, allow_insecure_http: bool) -> Result<Str
         return Err(RedirectUriError::UserInfo);
     }
     let host = url.host().ok_or(RedirectUriError::NotAbsolute)?;
-    if !secure && !allow_insecure_http && !is_loopback(&host) {
+    if !secure && !allow_insecure_http && !is_loopback_host(&host) {
         return Err(RedirectUriError::InsecureHttp);
     }
     Ok(raw.to_owned())
 }
 
-fn is_loopback(host: &Host<&str>) -> bool {
+/// Whether `host` names this machine: `localhost` (any case) or a
+/// loopback address. The one rule for where plain `http` is allowed: a
+/// redirect URI, the issuer, an upstream provider.
+pub fn is_loopback_host(host: &Host<&str>) -> bool {
     match host {
         Host::Domain(name) => name.eq_ignore_ascii_case("localhost"),
         Host::Ipv4(ip) => IpAddr::V4(*ip).is_loopback(),

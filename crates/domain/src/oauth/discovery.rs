@@ -2,15 +2,13 @@
 //! setting) and the provider's metadata document
 //! (`/.well-known/openid-configuration`, §3).
 
-use std::net::IpAddr;
-
 use serde::Serialize;
 use thiserror::Error;
-use url::{Host, Url};
+use url::Url;
 
 use super::response_mode::RESPONSE_MODES_SUPPORTED;
 use super::userinfo::CLAIMS_SUPPORTED;
-use super::PKCE_METHOD_S256;
+use super::{is_loopback_host, PKCE_METHOD_S256};
 use crate::jwt::JwtAlgorithm;
 use crate::scope::{Scope, OPENID};
 
@@ -63,7 +61,7 @@ impl IssuerUrl {
         let host = url.host().ok_or(IssuerUrlError::NotAbsolute)?;
         match url.scheme() {
             "https" => {}
-            "http" if is_loopback(&host) => {}
+            "http" if is_loopback_host(&host) => {}
             "http" => return Err(IssuerUrlError::InsecureHttp),
             _ => return Err(IssuerUrlError::NotAbsolute),
         }
@@ -78,14 +76,6 @@ impl IssuerUrl {
     /// The URL of `path` (which starts with `/`) below the issuer.
     pub fn join(&self, path: &str) -> String {
         format!("{}{path}", self.0)
-    }
-}
-
-fn is_loopback(host: &Host<&str>) -> bool {
-    match host {
-        Host::Domain(name) => name.eq_ignore_ascii_case("localhost"),
-        Host::Ipv4(ip) => IpAddr::V4(*ip).is_loopback(),
-        Host::Ipv6(ip) => IpAddr::V6(*ip).is_loopback(),
     }
 }
 
