@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use credencial_domain::federation::{Candidate, Found};
 use credencial_domain::{Cpf, EmailKey, UserId};
-use credencial_ports::federation::{reliability_of, seals_text};
+use credencial_ports::federation::{candidate, link_record, seals_text, CandidateColumns, LinkColumns, LINK_COLUMNS};
 use credencial_ports::{FederatedLinkStore, LinkConflict, LinkRecord, NewProviderLink, NewUser, RepositoryError};
 use sqlx::{PgConnection, PgPool};
 
@@ -15,7 +15,8 @@ use crate::users::{insert_user, InsertFlags};
 /// [`crate::user_lookups`]'s, each searched by an index): its id, whether
 /// it is active, and whether its CPF is proven (by the tax authority, or by
 /// a gov.br link whose subject is that very CPF, found by the links'
-/// index on the account), and whether its address was confirmed.
+/// index on the account), and whether its address was confirmed: the
+/// columns of [`CandidateColumns`].
 fn candidate_by(condition: &str) -> String {
     format!(
         "SELECT id, is_active, (receita_validated OR EXISTS (\
@@ -40,17 +41,12 @@ impl PgFederatedLinks {
     /// The account `condition` finds with `binds`.
     async fn candidate(&self, condition: &str, binds: &[&str]) -> Result<Option<Candidate>, RepositoryError> {
         let sql = candidate_by(condition);
-        let mut query = sqlx::query_as::<_, (i64, bool, bool, bool)>(&sql);
+        let mut query = sqlx::query_as::<_, CandidateColumns>(&sql);
         for value in binds {
             query = query.bind(*value);
         }
         let row = query.fetch_optional(&self.pool).await.map_err(to_repository_error)?;
-        Ok(row.map(|(id, active, cpf_proven, email_confirmed)| Candidate {
-            user: UserId(id),
-            active,
-            cpf_proven,
-            email_confirmed,
-        }))
+        Ok(row.map(candidate))
     }
 }
 
@@ -147,25 +143,13 @@ impl FederatedLinkStore for PgFederatedLinks {
     }
 
     async fn links_of(&self, user: UserId) -> Result<Vec<LinkRecord>, RepositoryError> {
-        let rows = sqlx::query_as::<_, (String, String, i64, bool, Option<String>, String, Option<i64>)>(
-            "SELECT provider, subject, linked_at, proves_cpf, level, seals, level_read_at \
-             FROM federated_links WHERE user_id = $1 ORDER BY provider",
-        )
-        .bind(user.0)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(to_repository_error)?;
-        rows.into_iter()
-            .map(|(provider, subject, linked_at, proves_cpf, level, seals, read_at)| {
-                Ok(LinkRecord {
-                    provider,
-                    subject,
-                    linked_at,
-                    proves_cpf,
-                    reliability: reliability_of(level, &seals, read_at)?,
-                })
-            })
-            .collect()
+        let sql = format!("SELECT {LINK_COLUMNS} FROM federated_links WHERE user_id = $1 ORDER BY provider");
+        let rows = sqlx::query_as::<_, LinkColumns>(&sql)
+            .bind(user.0)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(to_repository_error)?;
+        rows.into_iter().map(link_record).collect()
     }
 
     async fn unlink(&self, user: UserId, provider: &str) -> Result<bool, RepositoryError> {

@@ -5,7 +5,7 @@
 
 use async_trait::async_trait;
 use credencial_domain::federation::id_token::IdTokenRejection;
-use credencial_domain::federation::{Found, Reliability, ReliabilityLevel};
+use credencial_domain::federation::{Candidate, Found, Reliability, ReliabilityLevel};
 use credencial_domain::{Cpf, EmailKey, Redacted, UserId};
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -219,10 +219,33 @@ pub fn seals_text(reliability: Option<&Reliability>) -> String {
     serde_json::to_string(seals).unwrap_or_else(|_| "[]".to_owned())
 }
 
+/// The columns of a link as both stores select them, in this order:
+/// [`LINK_COLUMNS`].
+pub type LinkColumns = (String, String, i64, bool, Option<String>, String, Option<i64>);
+
+/// The columns a store selects for a [`LinkColumns`] row.
+pub const LINK_COLUMNS: &str = "provider, subject, linked_at, proves_cpf, level, seals, level_read_at";
+
+/// The link a [`LinkColumns`] row holds; a level or seals the store
+/// should never hold are an error.
+pub fn link_record(columns: LinkColumns) -> Result<LinkRecord, RepositoryError> {
+    let (provider, subject, linked_at, proves_cpf, level, seals, read_at) = columns;
+    Ok(LinkRecord { provider, subject, linked_at, proves_cpf, reliability: reliability_of(level, &seals, read_at)? })
+}
+
+/// The columns of an account a brokered login finds, as both stores
+/// select them: its id, whether it is active, whether its CPF is proven,
+/// and whether its address was confirmed.
+pub type CandidateColumns = (i64, bool, bool, bool);
+
+/// The account a [`CandidateColumns`] row holds.
+pub fn candidate((id, active, cpf_proven, email_confirmed): CandidateColumns) -> Candidate {
+    Candidate { user: UserId(id), active, cpf_proven, email_confirmed }
+}
+
 /// The level, seals and time of reading a store keeps, read back: `None`
-/// without a level; a level or seals the store should never hold are an
-/// error.
-pub fn reliability_of(
+/// without a level.
+fn reliability_of(
     level: Option<String>,
     seals: &str,
     read_at: Option<i64>,
