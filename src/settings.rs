@@ -11,6 +11,9 @@ use serde::{Deserialize, Deserializer};
 use crate::startup::Mode;
 
 mod checks;
+mod providers;
+
+pub use providers::{ProviderSettings, GOVBR_SCOPES, OIDC_SCOPES};
 
 /// Longest window of the brute-force limits (a day).
 pub const MAX_THROTTLE_WINDOW_SECS: u32 = 24 * 60 * 60;
@@ -257,6 +260,15 @@ pub struct Settings {
     pub provider_timeout_ms: u64,
     /// Client component: the host user table the mapping writes.
     pub user_table: String,
+    /// Upstream identity providers people may log in through ("Entrar com
+    /// gov.br", or any OpenID provider): `[[providers]]` tables in the
+    /// file, a JSON array in `SERVICE_PROVIDERS` (docs/configuration.md).
+    #[serde(deserialize_with = "providers::provider_list")]
+    pub providers: Vec<ProviderSettings>,
+    /// The gov.br level from which a login through gov.br counts as a
+    /// validated registration (`receita_federal`): `bronze`, `prata`
+    /// (default) or `ouro`.
+    pub govbr_validated_level: String,
 }
 
 impl Default for Settings {
@@ -337,6 +349,8 @@ impl Default for Settings {
             provider_redirect_uri: None,
             provider_timeout_ms: 3_000,
             user_table: "host_users".into(),
+            providers: Vec::new(),
+            govbr_validated_level: credencial_domain::federation::ReliabilityLevel::Prata.name().into(),
         }
     }
 }

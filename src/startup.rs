@@ -20,10 +20,11 @@ use credencial_application::purge::Pace;
 use credencial_application::security_log::Notices;
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
-    ClientLoginService, EmailConfirmationService, GrantService, LoginThrottle, MailSender, Metrics, OAuthService,
-    OwnEntryService, PasskeyService, PasswordHasher, PasswordResetPorts, PasswordResetService, ProfileService, Purge,
-    Registries, ScopeCache, ScopeTtls, SecondFactorService, SecurityLog, SessionService, SignupService, StaffService,
-    TaxIdValidationService, TokenService, TokenServiceConfig, UserDirectoryService,
+    ClientLoginService, EmailConfirmationService, FederationPorts, FederationService, GrantService, LoginThrottle,
+    MailSender, Metrics, OAuthService, OwnEntryService, PasskeyService, PasswordHasher, PasswordResetPorts,
+    PasswordResetService, ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SecondFactorService, SecurityLog,
+    SessionService, SignupService, StaffService, TaxIdValidationService, TokenService, TokenServiceConfig,
+    UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -130,6 +131,7 @@ impl Application {
             Arc::new(profile_service(settings, mode, local, &client, &storage, Arc::clone(&clock), metrics.clone())?);
         let refresh_tokens = Arc::clone(&storage.refresh_tokens);
         let hasher = hasher(settings)?.with_metrics(metrics.clone());
+        let provider_client = client.clone();
         let user_data = HttpUserDataSource::new(client, base, Duration::from_millis(settings.upstream_timeout_ms))
             .with_max_body_bytes(settings.upstream_max_body_bytes);
         let service = TokenService::new(
@@ -211,6 +213,7 @@ impl Application {
             Some(passkeys) => sessions.with_passkeys(Arc::new(passkeys)),
             None => sessions,
         });
+        let federation = federation_service(settings, mode, local, &provider_client, &storage, &sessions, &clock)?;
         let oauth = match openid_issuer(settings, mode, local, &tokens)? {
             Some(issuer) => oauth.with_issuer(issuer),
             None => oauth,
@@ -355,6 +358,7 @@ impl Application {
             password_resets,
             mail: mail.as_ref().map(|m| Arc::clone(&m.sender)),
             email_confirmations,
+            federation,
         };
         let http = HttpSettings { sandbox_mailbox: mail.and_then(|m| m.sandbox), ..http };
         let server = build_server(listener, services, http)?;
@@ -823,6 +827,58 @@ fn mail_setup(
         public_url: public_url(settings, mode, local)?,
         sandbox,
     }))
+}
+
+/// Logins through upstream providers, when any is configured; the demo
+/// without any logs in through its gov.br sandbox (`/sandbox/govbr/`).
+fn federation_service(
+    settings: &Settings,
+    mode: Mode,
+    local: SocketAddr,
+    client: &reqwest::Client,
+    storage: &Storage,
+    sessions: &Arc<SessionService>,
+    clock: &Arc<dyn Clock>,
+) -> Result<Option<Arc<FederationService>>, SettingsError> {
+    let mut settings = settings.clone();
+    if settings.providers.is_empty() && mode == Mode::Demo {
+        settings.providers.push(crate::settings::ProviderSettings {
+            id: "govbr".into(),
+            name: None,
+            profile: "govbr".into(),
+            issuer: format!("{}{}", origin(local), credencial_app_actix::sandbox_govbr::ISSUER_PATH),
+            client_id: credencial_app_actix::sandbox_govbr::CLIENT_ID.into(),
+            client_secret: secrecy::SecretString::from(credencial_app_actix::sandbox_govbr::CLIENT_SECRET),
+            scopes: None,
+            link_by: None,
+            algorithms: Some(vec!["ES256".into()]),
+            logout_url: None,
+            timeout_ms: None,
+        });
+    }
+    if settings.providers.is_empty() {
+        return Ok(None);
+    }
+    let providers = settings.identity_providers(client)?;
+    let level = settings
+        .validated_level()
+        .ok_or_else(|| SettingsError::about("govbr_validated_level", "must be bronze, prata or ouro"))?;
+    let ports = FederationPorts {
+        links: Arc::clone(&storage.federated_links),
+        ceremonies: Arc::clone(&storage.passkeys),
+        sessions: Arc::clone(sessions),
+        tax_id: Arc::clone(&storage.tax_id),
+        clock: Arc::clone(clock),
+    };
+    let public = public_url(&settings, mode, local).map_err(|_| {
+        SettingsError::about(
+            "public_url",
+            "logins through providers need the service's public address: set public_url (or issuer_url)",
+        )
+    })?;
+    let names: Vec<&str> = providers.iter().map(|p| p.id.as_str()).collect();
+    tracing::info!(providers = ?names, "logins through upstream providers are on");
+    Ok(Some(Arc::new(FederationService::new(providers, ports, &public, level))))
 }
 
 /// The base of links in mails: `public_url`, else `issuer_url`, else (in

@@ -10,10 +10,10 @@ use credencial_adapters_sqlite as sqlite;
 use credencial_ports::account::{AccessLog, GrantRepository, OwnEntryRepository, TaxIdValidationStore};
 use credencial_ports::DataTransfer;
 use credencial_ports::{
-    AccountAdminStore, AuditTrail, AuthorizationCodeStore, HostUserRecords, HostUserStore, LoginFailureLog,
-    LoginHistory, MailStore, OAuthClientRepository, PasskeyStore, PoolStatus, ProfileRepository, ReadinessProbe,
-    RefreshTokenStore, SchemaStatus, SecondFactorStore, SecurityEvents, SessionStore, SnapshotStore, UserDirectory,
-    UserRepository,
+    AccountAdminStore, AuditTrail, AuthorizationCodeStore, FederatedLinkStore, HostUserRecords, HostUserStore,
+    LoginFailureLog, LoginHistory, MailStore, OAuthClientRepository, PasskeyStore, PoolStatus, ProfileRepository,
+    ReadinessProbe, RefreshTokenStore, SchemaStatus, SecondFactorStore, SecurityEvents, SessionStore, SnapshotStore,
+    UserDirectory, UserRepository,
 };
 
 pub use sqlite::InstanceLock;
@@ -184,6 +184,8 @@ pub struct Storage {
     pub second_factors: Arc<dyn SecondFactorStore>,
     /// Passkeys and their ceremonies.
     pub passkeys: Arc<dyn PasskeyStore>,
+    /// The accounts' links to upstream identity providers.
+    pub federated_links: Arc<dyn FederatedLinkStore>,
     /// People's security activity.
     pub security_events: Arc<dyn SecurityEvents>,
     /// The mail outbox and the links mails carry.
@@ -235,6 +237,7 @@ impl Storage {
                 sessions: pg::PgSessionStore,
                 second_factors: pg::PgSecondFactorStore,
                 passkeys: pg::PgSecondFactorStore,
+                federated_links: pg::PgFederatedLinks,
                 security_events: pg::PgSecurityEvents,
                 mail: pg::PgMail,
                 directory: pg::PgUserDirectory,
@@ -262,6 +265,7 @@ impl Storage {
                 sessions: sqlite::SqliteSessionStore,
                 second_factors: sqlite::SqliteSecondFactorStore,
                 passkeys: sqlite::SqliteSecondFactorStore,
+                federated_links: sqlite::SqliteFederatedLinks,
                 security_events: sqlite::SqliteSecurityEvents,
                 mail: sqlite::SqliteMail,
                 directory: sqlite::SqliteUserDirectory,

@@ -25,6 +25,7 @@ impl Settings {
         problems.extend(self.range_problems());
         problems.extend(self.key_problems(mode));
         problems.extend(self.upstream_problems(mode));
+        problems.extend(self.provider_problems());
         problems
     }
 

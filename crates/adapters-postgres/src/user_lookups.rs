@@ -18,7 +18,8 @@ pub const BY_USERNAME_OR_CPF: &str = "username = $1 OR cpf = $2::bpchar";
 /// A pre-registered account a sign-up claims: `$4` the e-mail key, `$5`
 /// the CPF.
 pub const CLAIMABLE: &str =
-    "cpf = $5::bpchar AND email_key = $4 AND email_key <> '' AND password LIKE '!%' AND is_active";
+    "cpf = $5::bpchar AND email_key = $4 AND email_key <> '' AND password LIKE '!%' AND is_active \
+     AND NOT EXISTS (SELECT 1 FROM federated_links WHERE federated_links.user_id = users.id)";
 
 /// Which unique values a sign-up found taken: `$1` username, `$2` CPF, `$3`
 /// e-mail key.

@@ -20,7 +20,8 @@ pub const BY_USERNAME_OR_CPF: &str = "username = ?1 OR cpf = ?2";
 /// A pre-registered account a sign-up claims: `?5` the CPF, `?6` the
 /// e-mail key.
 pub const CLAIMABLE: &str =
-    "cpf = ?5 AND email_key = ?6 AND email_key <> '' AND substr(password, 1, 1) = '!' AND is_active";
+    "cpf = ?5 AND email_key = ?6 AND email_key <> '' AND substr(password, 1, 1) = '!' AND is_active \
+     AND NOT EXISTS (SELECT 1 FROM federated_links WHERE federated_links.user_id = users.id)";
 
 /// Which unique values a sign-up found taken: `?1` username, `?2` CPF, `?3`
 /// e-mail key.

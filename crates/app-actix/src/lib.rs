@@ -51,6 +51,7 @@ pub mod private;
 pub mod profile;
 pub mod routes;
 pub mod sandbox;
+pub mod sandbox_govbr;
 pub mod sandbox_mail;
 pub mod sandbox_registries;
 pub mod server;

@@ -152,6 +152,14 @@ fn notice_heading(kind: SecurityEventKind, detail: &str, site: &Site) -> (String
             "a troca de e-mail foi desfeita",
             "A troca do e-mail da sua conta foi desfeita pelo link enviado a este endereço, e todas as sessões foram encerradas.",
         ),
+        K::ProviderLinked => (
+            "sua conta foi vinculada a um provedor de identidade",
+            "Sua conta passou a aceitar a entrada por um provedor de identidade externo (como o gov.br).",
+        ),
+        K::ProviderUnlinked => (
+            "um vínculo da sua conta foi desfeito",
+            "Sua conta deixou de aceitar a entrada por um provedor de identidade externo.",
+        ),
         K::AccountDeactivated => ("a conta foi desativada", "A sua conta foi desativada pela equipe do serviço e todas as sessões foram encerradas."),
         _ => ("alteração na sua conta", "Houve uma alteração na segurança da sua conta."),
     };

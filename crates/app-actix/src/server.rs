@@ -7,9 +7,9 @@ use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use credencial_application::{
     AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginService,
-    EmailConfirmationService, GrantService, MailSender, OAuthService, OwnEntryService, PasswordResetService,
-    ProfileService, SecondFactorService, SessionService, SignupService, StaffService, TaxIdValidationService,
-    TokenService, UserDirectoryService,
+    EmailConfirmationService, FederationService, GrantService, MailSender, OAuthService, OwnEntryService,
+    PasswordResetService, ProfileService, SecondFactorService, SessionService, SignupService, StaffService,
+    TaxIdValidationService, TokenService, UserDirectoryService,
 };
 use credencial_ports::ReadinessProbe;
 
@@ -128,6 +128,9 @@ pub struct Services {
     pub user_directory: Arc<UserDirectoryService>,
     /// The user-management API's tokens (`/admin/aplicativos/{id}/api/`).
     pub api_tokens: Arc<ApiTokenService>,
+    /// Logins through upstream identity providers ("Entrar com gov.br"),
+    /// when any is configured.
+    pub federation: Option<Arc<FederationService>>,
     /// Whether the database answers (`/readyz`).
     pub readiness: Arc<dyn ReadinessProbe>,
     /// "Esqueci minha senha" (`/conta/recuperar/`), when the service can
@@ -192,11 +195,16 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
     let password_resets = services.password_resets.map(web::Data::from);
     let mail = services.mail.map(web::Data::from);
     let email_confirmations = services.email_confirmations.map(web::Data::from);
+    let federation = services.federation.map(web::Data::from);
     let request_log = match &settings.metrics {
         Some(exporter) => RequestLog::with_metrics(exporter.metrics().clone()),
         None => RequestLog::default(),
     }
     .writing_lines_with(settings.request_lines.clone());
+    let govbr_sandbox = match settings.sandbox {
+        true => Some(Arc::new(crate::sandbox_govbr::GovBrSandbox::new().map_err(std::io::Error::other)?)),
+        false => None,
+    };
     let s = settings.clone();
     let key_set = crate::keys::key_set(service.issuer());
     let mut server = HttpServer::new(move || {
@@ -245,8 +253,19 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
                 cookies,
             ));
         }
+        if let Some(federation) = &federation {
+            // Application-wide: every login form offers its providers.
+            app = app.app_data(federation.clone()).service(crate::account::federation::FederationPages::new(
+                federation.clone(),
+                sessions.clone(),
+                cookies,
+            ));
+        }
         if s.sandbox {
             app = app.service(sandbox::scope()).service(sandbox_registries::scope());
+        }
+        if let Some(govbr) = &govbr_sandbox {
+            app = app.service(crate::sandbox_govbr::scope(Arc::clone(govbr)));
         }
         if let Some(mailbox) = &s.sandbox_mailbox {
             app = app.service(sandbox_mail::resource_for(mailbox.clone()));

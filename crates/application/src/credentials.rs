@@ -155,6 +155,14 @@ impl CredentialCheck {
         self.throttle.verify(&self.hasher, subject, from, stored, password, true).await
     }
 
+    /// Whether the account `user` has a password a login accepts (an
+    /// account made by a login through gov.br, or pre-registered, has
+    /// none). Errors: `UnknownUser`; `Storage`.
+    pub async fn has_usable_password(&self, user: UserId) -> Result<bool, ServiceError> {
+        let found = self.users.find_credentials_by_id(user).await?.ok_or(ServiceError::UnknownUser)?;
+        Ok(!credencial_domain::admin::directory::is_unusable_password(&found.password_hash))
+    }
+
     /// The username of the active account `user` (the key its failures
     /// count under). Errors: `UnknownUser`; `Storage`.
     pub async fn username_of(&self, user: UserId) -> Result<String, ServiceError> {

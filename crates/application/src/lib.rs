@@ -8,6 +8,7 @@ pub mod client_login;
 pub mod credentials;
 pub mod email_confirmation;
 pub mod error;
+pub mod federation;
 pub mod grants;
 pub mod hashing;
 pub mod mail;
@@ -41,6 +42,9 @@ pub use client_login::{
 pub use credentials::{AuthenticatedUser, CredentialCheck};
 pub use email_confirmation::EmailConfirmationService;
 pub use error::ServiceError;
+pub use federation::{
+    FederatedLogin, FederationFailure, FederationPorts, FederationService, LinkNotice, StartedLogin, UpstreamProvider,
+};
 pub use grants::{AccessReport, GrantService};
 pub use hashing::{HashSlot, PasswordHasher};
 pub use mail::{MailContent, MailRenderer, MailSender, SendRound};

@@ -15,6 +15,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use credencial_domain::admin::LoginVia;
+use credencial_domain::federation::{Assurance, ReliabilityLevel};
 use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
 use credencial_domain::oauth::random_token_text;
 use credencial_domain::session::{
@@ -106,7 +107,16 @@ impl LoginSession {
     /// after the password, or it was opened by the password alone and a
     /// page or an application asks for more (step-up).
     pub fn needs_second_factor(&self) -> bool {
-        self.second_factor_pending || self.acr != credencial_domain::session::ACR_TWO_FACTORS
+        self.second_factor_pending || !self.assurance().second_factor
+    }
+
+    /// What the session proves: a second factor (passed here, or at the
+    /// upstream it came through: `mfa` among its methods) and, for a login
+    /// through gov.br, the level its `acr` names.
+    pub fn assurance(&self) -> Assurance {
+        let second_factor = self.acr == credencial_domain::session::ACR_TWO_FACTORS
+            || self.amr.split_ascii_whitespace().any(|method| method == "mfa");
+        Assurance { second_factor, level: ReliabilityLevel::from_acr(&self.acr) }
     }
 }
 
@@ -239,6 +249,11 @@ impl SessionService {
         self.record_event(user, SecurityEventKind::Login, &amr_text(methods), Some(origin)).await
     }
 
+    /// The credential checks (the login form's limits).
+    pub fn credentials(&self) -> &Arc<CredentialCheck> {
+        &self.credentials
+    }
+
     /// The passkeys, when the service offers them.
     pub fn passkeys(&self) -> Option<&Arc<PasskeyService>> {
         self.passkeys.as_ref()
@@ -327,10 +342,46 @@ impl SessionService {
         origin: &Origin,
         pending: bool,
     ) -> Result<SignedSession, ServiceError> {
+        self.open_with(user, amr_text(methods), acr_of(methods).to_owned(), origin, pending).await
+    }
+
+    /// Logs in `user`, who authenticated at an upstream provider (`via`
+    /// the account's or the OAuth login form): a new session whose `amr`
+    /// is `amr` (`fed` first, then the upstream's methods) and whose `acr`
+    /// is `acr`, recorded in the security activity and the history.
+    /// Errors: `Storage`.
+    pub async fn open_federated(
+        &self,
+        user: UserId,
+        via: LoginVia,
+        amr: &str,
+        acr: &str,
+        origin: &Origin,
+    ) -> Result<SignedSession, ServiceError> {
+        self.metrics().login_method(LoginMethod::Federated, LoginOutcome::Succeeded);
+        self.record_event(user, SecurityEventKind::Login, amr, Some(origin)).await?;
+        let signed = self.open_with(user, amr.to_owned(), acr.to_owned(), origin, false).await?;
+        if let Some(logins) = &self.logins {
+            if let Err(e) = logins.record(user, via).await {
+                tracing::warn!(error = %e, user = user.0, "recording a login in the history failed");
+            }
+        }
+        tracing::info!(user = user.0, via = via.code(), "login through an upstream provider; session opened");
+        Ok(signed)
+    }
+
+    /// Opens a session of `user` authenticated as `amr` says, reaching
+    /// `acr` (waiting for the second factor when `pending`).
+    async fn open_with(
+        &self,
+        user: UserId,
+        amr: String,
+        acr: String,
+        origin: &Origin,
+        pending: bool,
+    ) -> Result<SignedSession, ServiceError> {
         let token = SessionToken::generate();
         let now = self.clock.now();
-        let amr = amr_text(methods);
-        let acr = acr_of(methods).to_owned();
         let expires_at = if pending { now.saturating_add(PENDING_SECS) } else { self.limits.expires_at(now) };
         let new = NewSession {
             token_hash: token.hash(),

@@ -35,11 +35,16 @@ pub enum SecurityEventKind {
     /// A change of address was undone through the link mailed to the old
     /// address (the address that was undone is the detail).
     EmailChangeUndone,
+    /// The account was linked to an upstream provider (its name is the
+    /// detail).
+    ProviderLinked,
+    /// The person unlinked an upstream provider (its name is the detail).
+    ProviderUnlinked,
 }
 
 impl SecurityEventKind {
     /// Every kind.
-    pub const ALL: [Self; 14] = [
+    pub const ALL: [Self; 16] = [
         Self::Login,
         Self::TotpEnabled,
         Self::TotpDisabled,
@@ -54,6 +59,8 @@ impl SecurityEventKind {
         Self::EmailChanged,
         Self::AccountDeactivated,
         Self::EmailChangeUndone,
+        Self::ProviderLinked,
+        Self::ProviderUnlinked,
     ];
 
     /// The stored code.
@@ -73,6 +80,8 @@ impl SecurityEventKind {
             Self::EmailChanged => "email_changed",
             Self::AccountDeactivated => "account_deactivated",
             Self::EmailChangeUndone => "email_change_undone",
+            Self::ProviderLinked => "provider_linked",
+            Self::ProviderUnlinked => "provider_unlinked",
         }
     }
 
@@ -104,7 +113,9 @@ pub fn notice_for(kind: SecurityEventKind, detail: &str) -> Option<bool> {
         | K::FactorsReset
         | K::OtherSessionsEnded
         | K::AccountDeactivated
-        | K::EmailChangeUndone => Some(false),
+        | K::EmailChangeUndone
+        | K::ProviderLinked
+        | K::ProviderUnlinked => Some(false),
     }
 }
 

@@ -203,6 +203,10 @@ pub fn methods_of(amr: &str) -> Vec<AuthMethod> {
 /// `mfa` when a second factor or a passkey was passed. A session without a
 /// stored value (an earlier release) is `["pwd"]`.
 pub fn amr_claim(stored: &str) -> Vec<String> {
+    // A login through an upstream stores its RFC 8176 values already.
+    if stored.split_ascii_whitespace().next() == Some(crate::federation::methods::FEDERATED) {
+        return stored.split_ascii_whitespace().map(str::to_owned).collect();
+    }
     let methods = methods_of(stored);
     let mut values: Vec<String> = Vec::new();
     for method in methods.iter().copied().chain(methods.is_empty().then_some(AuthMethod::Password)) {
@@ -332,6 +336,7 @@ mod tests {
         assert_eq!(methods_of("pwd rec"), vec![AuthMethod::Password, AuthMethod::RecoveryCode]);
         assert_eq!(acr_of(&[AuthMethod::Password]), ACR_PASSWORD);
         assert_eq!(amr_claim("pwd"), ["pwd"]);
+        assert_eq!(amr_claim("fed pwd otp mfa"), ["fed", "pwd", "otp", "mfa"], "an upstream's values as stored");
         assert_eq!(amr_claim("pwd otp"), ["pwd", "otp", "mfa"]);
         assert_eq!(amr_claim("pwd rec"), ["pwd", "otp", "mfa"], "a recovery code is a one-time code");
         assert_eq!(amr_claim(""), ["pwd"]);

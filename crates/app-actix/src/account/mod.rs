@@ -21,6 +21,7 @@ pub mod applications;
 pub mod details;
 pub mod email;
 pub mod entries;
+pub mod federation;
 pub mod pages;
 pub mod passkeys;
 pub mod password;
@@ -299,6 +300,7 @@ fn login_page(
         passkey_next: passkeys::offered(req).map(|_| next),
         passkey_token: &token,
         recovery_path: recovery::offered(req),
+        providers: federation::buttons(req, next),
     };
     html::html(builder, &page)
 }
@@ -334,10 +336,17 @@ async fn logout_get(req: HttpRequest) -> HttpResponse {
 /// cookie opens nothing afterwards), clears the cookie and shows the login
 /// form.
 async fn logout_post(req: HttpRequest, payload: web::Payload) -> HttpResponse {
-    if let Err(answer) = signed_post(&req, payload).await {
-        return answer;
-    }
-    match crate::session::log_out(&req, see_other(LOGIN_PATH)).await {
+    let session = match signed_post(&req, payload).await {
+        Ok((session, _)) => session,
+        Err(answer) => return answer,
+    };
+    // A session that came through gov.br ends there too: the browser goes
+    // through gov.br's logout and comes back to the login form.
+    let upstream = match req.app_data::<web::Data<credencial_application::FederationService>>() {
+        Some(federation) => federation.logout_url(&session, LOGIN_PATH).await,
+        None => None,
+    };
+    match crate::session::log_out(&req, see_other(upstream.as_deref().unwrap_or(LOGIN_PATH))).await {
         Ok(answer) => answer,
         Err(e) => html::failure_page(e),
     }

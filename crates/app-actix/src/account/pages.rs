@@ -58,6 +58,8 @@ pub struct Login<'a> {
     pub signup_path: &'a str,
     /// "Esqueci minha senha", when the service can send mail.
     pub recovery_path: Option<&'static str>,
+    /// The buttons of the upstream providers ("Entrar com gov.br").
+    pub providers: Vec<super::federation::ProviderButton>,
 }
 
 /// The overview (`templates/account/overview.html`).

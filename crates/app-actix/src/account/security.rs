@@ -180,6 +180,17 @@ struct SecurityPage<'a> {
     passkey_offer: bool,
     passkey_elsewhere: Option<String>,
     passkey_action: &'a str,
+    links: Vec<LinkRow>,
+    unlink_action: &'a str,
+}
+
+/// One linked provider as the page lists it.
+#[derive(Debug)]
+struct LinkRow {
+    provider: String,
+    name: String,
+    linked: String,
+    level: Option<String>,
 }
 
 /// The QR code of `uri` as an inline SVG element, named for screen readers.
@@ -245,6 +256,8 @@ pub(crate) fn kind_words(kind: SecurityEventKind, detail: &str) -> String {
         K::EmailChanged => format!("E-mail da conta alterado (o anterior era {detail})"),
         K::AccountDeactivated => "Conta desativada pela equipe do serviço".into(),
         K::EmailChangeUndone => format!("Troca de e-mail desfeita pelo endereço anterior ({detail} saiu da conta)"),
+        K::ProviderLinked => format!("Conta vinculada a {detail}"),
+        K::ProviderUnlinked => format!("Vínculo com {detail} desfeito"),
     }
 }
 
@@ -355,6 +368,23 @@ pub(super) async fn page(
         },
         None => Vec::new(),
     };
+    let links = match req.app_data::<web::Data<credencial_application::FederationService>>() {
+        Some(federation) => match federation.links_of(session.user_id).await {
+            Ok(links) => links
+                .into_iter()
+                .map(|(name, link)| LinkRow {
+                    provider: link.provider,
+                    name,
+                    linked: html::brasilia_time(link.linked_at),
+                    level: link
+                        .reliability
+                        .map(|r| format!("nível {} (lido em {})", r.level.name(), html::brasilia_time(r.read_at))),
+                })
+                .collect(),
+            Err(e) => return service_failure(req, e),
+        },
+        None => Vec::new(),
+    };
     let token = session.account_form_token();
     let page = SecurityPage {
         site: &PROVIDER,
@@ -379,6 +409,8 @@ pub(super) async fn page(
         passkey_offer,
         passkey_elsewhere,
         passkey_action: super::passkeys::REGISTER_PASSKEY_PATH,
+        links,
+        unlink_action: super::federation::UNLINK_PATH,
     };
     html::html(html::response(status), &page)
 }

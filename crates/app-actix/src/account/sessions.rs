@@ -73,6 +73,9 @@ pub struct SessionsPage<'a> {
 /// How a session's (or a login's) `amr` reads on the pages.
 pub(crate) fn method_words(amr: &str) -> &'static str {
     use AuthMethod::{Passkey, Password, RecoveryCode, SyncedPasskey, Totp};
+    if amr.split_ascii_whitespace().next() == Some(credencial_domain::federation::methods::FEDERATED) {
+        return "provedor de identidade externo (gov.br ou outro)";
+    }
     match methods_of(amr).as_slice() {
         [Password] => "senha",
         [Password, Totp] => "senha e aplicativo autenticador",

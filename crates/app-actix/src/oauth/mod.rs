@@ -52,6 +52,7 @@ use credencial_application::{
     TokenRequest,
 };
 use credencial_domain::admin::LoginVia;
+use credencial_domain::federation::{ProviderKind, ReliabilityLevel};
 use credencial_domain::oauth::{prompt_after_login, AuthorizationParams, OAuthError};
 use secrecy::SecretString;
 
@@ -175,9 +176,43 @@ pub async fn authorize_get(
             Some(session) => step_up(&req, session, &client_name, &params).await,
             None => html::failure_page(ServiceError::Internal("second-factor step without a session".into())),
         },
+        Ok(AuthorizationStep::Level { client_name, level }) => level_page(&req, &client_name, level, &params),
         Err(ServiceError::UnknownUser) => session_expired(&req, &oauth, &sessions, &cookies, &params).await,
         other => step_response(other, StatusCode::FOUND),
     }
+}
+
+/// The answer when the request's `acr_values` require a gov.br level the
+/// session has not reached: which level, where to raise it, and a login
+/// through gov.br that comes back to this request; a 400 page when the
+/// service offers no login through gov.br.
+fn level_page(
+    req: &HttpRequest,
+    client_name: &str,
+    level: ReliabilityLevel,
+    params: &AuthorizationParams,
+) -> HttpResponse {
+    let federation = req.app_data::<web::Data<credencial_application::FederationService>>();
+    let govbr = federation.and_then(|f| f.providers().iter().find(|p| p.kind == ProviderKind::GovBr));
+    let Some(govbr) = govbr else {
+        let reason = format!(
+            "O aplicativo {client_name} exige uma conta gov.br de nível {}, e este serviço não oferece a entrada com gov.br.",
+            level.name()
+        );
+        return bad_request(&reason);
+    };
+    let params = AuthorizationParams { prompt: None, max_age: None, ..params.clone() };
+    let query = serde_urlencoded::to_string(form::authorization_pairs(&params)).unwrap_or_default();
+    let back = format!("{AUTHORIZE_PATH}/?{query}");
+    let page = pages::Level {
+        site: &html::PROVIDER,
+        title: "Nível da conta gov.br",
+        client: client_name,
+        level: level.name(),
+        login: crate::account::federation::start_href(&govbr.id, &back),
+        raise: crate::account::federation::GOVBR_LEVELS_URL,
+    };
+    html::html(html::response(StatusCode::FORBIDDEN), &page)
 }
 
 /// The answer when the application (or `acr_values`) requires a second
@@ -340,6 +375,7 @@ async fn decide(
     let step = if approve { oauth.approve(&session, params).await } else { oauth.deny(params).await };
     match step {
         Ok(AuthorizationStep::SecondFactor { client_name }) => step_up(req, &session, &client_name, params).await,
+        Ok(AuthorizationStep::Level { client_name, level }) => level_page(req, &client_name, level, params),
         Err(ServiceError::UnknownUser) => session_expired(req, oauth, sessions, cookies, params).await,
         other => step_response(other, StatusCode::SEE_OTHER),
     }
@@ -390,7 +426,10 @@ fn step_response(step: Result<AuthorizationStep, ServiceError>, redirect_status:
         Ok(AuthorizationStep::FormPost(response)) => form_post::page(&response),
         Ok(AuthorizationStep::Refused(e)) => refused(&e),
         Ok(
-            AuthorizationStep::Consent(_) | AuthorizationStep::LogIn { .. } | AuthorizationStep::SecondFactor { .. },
+            AuthorizationStep::Consent(_)
+            | AuthorizationStep::LogIn { .. }
+            | AuthorizationStep::SecondFactor { .. }
+            | AuthorizationStep::Level { .. },
         ) => html::failure_page(ServiceError::Internal("unexpected page step".into())),
         Err(e) => html::failure_page(e),
     }
@@ -408,18 +447,21 @@ fn login_page(
     status: StatusCode,
 ) -> HttpResponse {
     let (token, builder) = login_form(req, sessions, cookies, status);
-    // A login by passkey comes back to this request, as a login here does.
-    let passkey_next = crate::account::passkeys::offered(req).map(|_| {
+    // A login by passkey or through a provider comes back to this
+    // request, as a login here does.
+    let back = {
         let params = AuthorizationParams {
             prompt: prompt_after_login(params.prompt.as_deref()),
             max_age: None,
             ..params.clone()
         };
         let query = serde_urlencoded::to_string(form::authorization_pairs(&params)).unwrap_or_default();
-        format!("{}?{query}", req.path())
-    });
-    let mut page = pages::login(client_name, params, &token, username, message, passkey_next.as_deref());
+        format!("{AUTHORIZE_PATH}/?{query}")
+    };
+    let passkey_next = crate::account::passkeys::offered(req).map(|_| back.as_str());
+    let mut page = pages::login(client_name, params, &token, username, message, passkey_next);
     page.recovery_path = crate::account::recovery::offered(req);
+    page.providers = crate::account::federation::buttons(req, &back);
     html::html(builder, &page)
 }
 

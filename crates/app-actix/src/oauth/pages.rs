@@ -26,6 +26,27 @@ pub struct Login<'a> {
     passkey_token: &'a str,
     /// "Esqueci minha senha", when the service can send mail.
     pub recovery_path: Option<&'static str>,
+    /// The buttons of the upstream providers ("Entrar com gov.br").
+    pub providers: Vec<crate::account::federation::ProviderButton>,
+}
+
+/// The page that says which gov.br level an application requires
+/// (`templates/oauth/level.html`).
+#[derive(Debug, Template)]
+#[template(path = "oauth/level.html")]
+pub struct Level<'a> {
+    /// Who the page speaks for.
+    pub site: &'static Site,
+    /// The page title.
+    pub title: &'a str,
+    /// The application's name.
+    pub client: &'a str,
+    /// The level required (`prata`).
+    pub level: &'static str,
+    /// The login through gov.br that comes back to the request.
+    pub login: String,
+    /// gov.br's page on raising one's level.
+    pub raise: &'static str,
 }
 
 /// The consent page (`templates/oauth/consent.html`).
@@ -83,6 +104,7 @@ pub fn login<'a>(
         passkey_next,
         passkey_token: form_token,
         recovery_path: None,
+        providers: Vec::new(),
     }
 }
 

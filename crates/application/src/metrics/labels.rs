@@ -60,10 +60,12 @@ pub enum LoginMethod {
     RecoveryCode,
     /// A passkey (alone or as the second factor).
     Passkey,
+    /// An upstream identity provider (gov.br, or another OpenID provider).
+    Federated,
 }
 
 impl LoginMethod {
-    pub(super) const ALL: [Self; 4] = [Self::Password, Self::Totp, Self::RecoveryCode, Self::Passkey];
+    pub(super) const ALL: [Self; 5] = [Self::Password, Self::Totp, Self::RecoveryCode, Self::Passkey, Self::Federated];
 
     /// The label value.
     pub fn label(self) -> &'static str {
@@ -72,6 +74,7 @@ impl LoginMethod {
             Self::Totp => "totp",
             Self::RecoveryCode => "recovery_code",
             Self::Passkey => "passkey",
+            Self::Federated => "federated",
         }
     }
 }

@@ -3,12 +3,12 @@
 //! consent, `prompt`), and issue codes.
 
 use credencial_domain::account::covers;
+use credencial_domain::federation::{Demand, ReliabilityLevel, Requirement};
 use credencial_domain::oauth::oidc::login_is_recent;
 use credencial_domain::oauth::{
-    random_token_text, validate_authorization_request, wants_two_factors, AuthorizationParams, AuthorizationRefusal,
+    random_token_text, validate_authorization_request, AuthorizationParams, AuthorizationRefusal,
     AuthorizationResponse, ClientId, CodeHash, OAuthError, ResponseMode, ValidAuthorization,
 };
-use credencial_domain::session::ACR_TWO_FACTORS;
 use credencial_ports::{NewAuthorizationCode, OAuthClient};
 use rand::RngCore;
 
@@ -41,6 +41,15 @@ pub enum AuthorizationStep {
     SecondFactor {
         /// The client's registered name.
         client_name: String,
+    },
+    /// A valid request whose `acr_values` require a gov.br level the
+    /// session has not reached: tell the person which, and where to raise
+    /// it, and offer the login through gov.br.
+    Level {
+        /// The client's registered name.
+        client_name: String,
+        /// The level required.
+        level: ReliabilityLevel,
     },
 }
 
@@ -109,11 +118,11 @@ impl OAuthService {
             }
             return Ok(AuthorizationStep::LogIn { client_name: client.name });
         };
-        if needs_second_factor(&client, params, session) {
+        if let Some(requirement) = demand(&client, params).unmet(session.assurance()) {
             if prompt.forbids_pages() {
                 return refuse(OAuthError::LoginRequired);
             }
-            return Ok(AuthorizationStep::SecondFactor { client_name: client.name });
+            return Ok(step_up(requirement, client.name));
         }
         let user = session.user_id;
         if !prompt.forces_consent() {
@@ -128,7 +137,7 @@ impl OAuthService {
                 }
                 self.grants.mark_used(user, &client.client_id, self.clock.now()).await?;
                 tracing::info!(client_id = %client.client_id, user = user.0, "consent remembered: no consent page");
-                return self.issue_code(session, authorization).await;
+                return self.issue_code(session, authorization, demand(&client, params)).await;
             }
         }
         if prompt.forbids_pages() {
@@ -153,8 +162,8 @@ impl OAuthService {
             Checked::Done(step) => return Ok(step),
             Checked::Valid(authorization, client) => (authorization, client),
         };
-        if needs_second_factor(&client, params, session) {
-            return Ok(AuthorizationStep::SecondFactor { client_name: client.name });
+        if let Some(requirement) = demand(&client, params).unmet(session.assurance()) {
+            return Ok(step_up(requirement, client.name));
         }
         let user = session.user_id;
         if !self.tokens.is_active_user(user).await? {
@@ -162,7 +171,7 @@ impl OAuthService {
         }
         let granted = self.grants.widen(user, &client.client_id, authorization.scopes, self.clock.now()).await?;
         tracing::info!(client_id = %client.client_id, user = user.0, scope = %granted.to_scope_string(), "consent stored");
-        self.issue_code(session, authorization).await
+        self.issue_code(session, authorization, demand(&client, params)).await
     }
 
     /// The user refuses the request: after validating it again, the redirect
@@ -182,6 +191,7 @@ impl OAuthService {
         &self,
         session: &LoginSession,
         authorization: ValidAuthorization,
+        demand: Demand,
     ) -> Result<AuthorizationStep, ServiceError> {
         let user = session.user_id;
         let mut bytes = [0u8; 32];
@@ -193,7 +203,9 @@ impl OAuthService {
         let state = authorization.state.clone();
         let mode = authorization.response_mode;
         let mut grant = authorization.into_grant(user, session.auth_time, self.clock.now());
-        grant.acr = Some(session.acr.clone());
+        // The ID token's `acr`: the first of the request's `acr_values`
+        // the session meets, else the session's own.
+        grant.acr = Some(demand.acr(session.assurance()).to_owned());
         grant.amr = Some(session.amr.clone());
         self.codes.store(NewAuthorizationCode { code_hash: CodeHash::of(&code), grant }).await?;
         tracing::info!(client_id = %client_id, user = user.0, scope = %scopes.to_scope_string(), "authorization code issued");
@@ -226,11 +238,18 @@ impl OAuthService {
     }
 }
 
-/// Whether `session` lacks a second factor that `client` (its setting
-/// "exige segundo fator") or the request's `acr_values` requires.
-fn needs_second_factor(client: &OAuthClient, params: &AuthorizationParams, session: &LoginSession) -> bool {
-    let required = client.requires_second_factor || wants_two_factors(params.acr_values.as_deref());
-    required && session.acr != ACR_TWO_FACTORS
+/// What `client` (its setting "exige segundo fator") and the request's
+/// `acr_values` (a second factor, or a gov.br level) ask of a session.
+fn demand(client: &OAuthClient, params: &AuthorizationParams) -> Demand {
+    Demand::new(client.requires_second_factor, None, params.acr_values.as_deref())
+}
+
+/// The step that asks the person for `requirement`.
+fn step_up(requirement: Requirement, client_name: String) -> AuthorizationStep {
+    match requirement {
+        Requirement::SecondFactor => AuthorizationStep::SecondFactor { client_name },
+        Requirement::Level(level) => AuthorizationStep::Level { client_name, level },
+    }
 }
 
 /// `error` for the validated request, to its redirect URI with its

@@ -67,9 +67,9 @@ impl ReliabilityLevel {
     /// `urn:credencial:acr:govbr:<name>`.
     pub fn acr(self) -> &'static str {
         match self {
-            Self::Bronze => "urn:credencial:acr:govbr:bronze",
-            Self::Prata => "urn:credencial:acr:govbr:prata",
-            Self::Ouro => "urn:credencial:acr:govbr:ouro",
+            Self::Bronze => ACR_BRONZE,
+            Self::Prata => ACR_PRATA,
+            Self::Ouro => ACR_OURO,
         }
     }
 
@@ -91,6 +91,13 @@ impl fmt::Display for ReliabilityLevel {
         f.write_str(self.name())
     }
 }
+
+/// The `acr` of a login through gov.br at level bronze.
+pub const ACR_BRONZE: &str = "urn:credencial:acr:govbr:bronze";
+/// The `acr` of a login through gov.br at level prata.
+pub const ACR_PRATA: &str = "urn:credencial:acr:govbr:prata";
+/// The `acr` of a login through gov.br at level ouro.
+pub const ACR_OURO: &str = "urn:credencial:acr:govbr:ouro";
 
 /// One of the seals ("selos de confiabilidade") behind a level: gov.br's id
 /// for how the registration was checked, and when the seal was last

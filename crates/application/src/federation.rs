@@ -1,0 +1,615 @@
+//! Logging in through an upstream identity provider (gov.br, or any
+//! OpenID provider): starting the code flow, finishing it on the callback,
+//! and what the login then does to accounts — sign in, link, confirm a link
+//! with the account's password, or create an account — by the rules of
+//! [`credencial_domain::federation::linking`]; and the person's links.
+//!
+//! What a login in progress needs (the provider, `nonce`, PKCE verifier,
+//! where to go next) is kept server-side as a ceremony under the SHA-256
+//! of the `state` sent ([`PasskeyStore`]'s ceremonies: any instance can
+//! finish it, once, within [`LOGIN_SECS`]); the browser carries only the
+//! `state`, in the URL and in a cookie the callback must bring back too.
+
+use std::fmt;
+use std::sync::Arc;
+
+use credencial_domain::account::registration::EmailAddress;
+use credencial_domain::admin::LoginVia;
+use credencial_domain::federation::claims::ClaimsError;
+use credencial_domain::federation::linking::{decide, LinkDecision, LinkKey, LinkRefusal};
+use credencial_domain::federation::{Assurance, ProviderKind, Reliability, ReliabilityLevel, Seal, UpstreamIdentity};
+use credencial_domain::security_event::SecurityEventKind;
+use credencial_domain::session::SessionToken;
+use credencial_domain::user::{UserData, Username};
+use credencial_domain::{Redacted, UserId};
+use credencial_ports::account::TaxIdValidationStore;
+use credencial_ports::{
+    Ceremony, Clock, FederatedLinkStore, FederationError, IdentityProvider, LinkConflict, LinkRecord, NewProviderLink,
+    NewUser, PasskeyStore,
+};
+use secrecy::SecretString;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ServiceError;
+use crate::session::{Origin, SessionService, SignedSession};
+
+/// How long a login may stay at the provider (and a link wait for the
+/// account's password) before it must start again: 10 minutes.
+pub const LOGIN_SECS: i64 = 10 * 60;
+
+/// The path below the public URL a provider sends the browser back to:
+/// `/conta/entrar/externo/{id}/retorno/`.
+pub fn return_path(provider: &str) -> String {
+    format!("/conta/entrar/externo/{provider}/retorno/")
+}
+
+/// One upstream provider as the service uses it.
+pub struct UpstreamProvider {
+    /// Its id in the settings, the URLs and the stored links.
+    pub id: String,
+    /// The name people see ("gov.br").
+    pub name: String,
+    /// Which rules its tokens follow.
+    pub kind: ProviderKind,
+    /// What a standard provider's logins find accounts by (gov.br's: the
+    /// CPF, always).
+    pub link_key: LinkKey,
+    /// The provider itself.
+    pub identity: Arc<dyn IdentityProvider>,
+}
+
+impl fmt::Debug for UpstreamProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UpstreamProvider").field("id", &self.id).field("kind", &self.kind).finish_non_exhaustive()
+    }
+}
+
+/// A login started: where to send the browser, and the `state` the
+/// callback must bring back (the caller also keeps it in a cookie).
+/// `Debug` shows neither.
+pub struct StartedLogin {
+    /// The provider's authorization URL.
+    pub url: Redacted<String>,
+    /// The `state` sent.
+    pub state: Redacted<String>,
+}
+
+impl fmt::Debug for StartedLogin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StartedLogin").finish_non_exhaustive()
+    }
+}
+
+/// What a finished login tells the person on the next page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkNotice {
+    /// The account was linked to the provider now.
+    Linked {
+        /// Whether the link proved the account's CPF now (it was only
+        /// declared before).
+        proves_cpf: bool,
+    },
+    /// A new account was made from the provider's data.
+    Created,
+}
+
+/// How a brokered login ended well.
+#[derive(Debug)]
+pub enum FederatedLogin {
+    /// A new session; `next` is where to go, `notice` what to say.
+    SignedIn {
+        /// The session opened.
+        signed: SignedSession,
+        /// The local page (or `/oauth/authorize/…`) to go to.
+        next: String,
+        /// What happened to the account, if anything.
+        notice: Option<LinkNotice>,
+    },
+    /// The CPF belongs to an account whose CPF was only declared: its
+    /// password must confirm the link ([`FederationService::confirm`]).
+    Confirm {
+        /// The id of the confirmation (the page posts it back).
+        token: Redacted<String>,
+        /// Whether the link will prove the account's CPF.
+        proves_cpf: bool,
+    },
+}
+
+/// Why a brokered login opens nothing: each is a clear page, never a 500.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FederationFailure {
+    /// No provider has that id.
+    #[error("no provider has that id")]
+    UnknownProvider,
+    /// The callback's `state` is not a login in progress (expired, used,
+    /// another browser's, another provider's).
+    #[error("the login is not in progress in this browser")]
+    State,
+    /// The provider answered the callback with an error (`access_denied`
+    /// when the person cancelled).
+    #[error("the provider answered {0}")]
+    Answered(String),
+    /// The provider could not be used, or its ID token was refused.
+    #[error(transparent)]
+    Provider(#[from] FederationError),
+    /// The ID token verified but lacks what a login needs.
+    #[error(transparent)]
+    Claims(#[from] ClaimsError),
+    /// The linking rules refuse.
+    #[error(transparent)]
+    Refused(#[from] LinkRefusal),
+    /// A value of the account to create or link is another account's.
+    #[error(transparent)]
+    Conflict(#[from] LinkConflict),
+}
+
+/// What the service needs from the rest of the application.
+pub struct FederationPorts {
+    /// The links.
+    pub links: Arc<dyn FederatedLinkStore>,
+    /// Where logins in progress are kept (the ceremonies' table).
+    pub ceremonies: Arc<dyn PasskeyStore>,
+    /// The sessions (and the security activity).
+    pub sessions: Arc<SessionService>,
+    /// Where a gov.br level at or above the validated level marks the
+    /// registration validated.
+    pub tax_id: Arc<dyn TaxIdValidationStore>,
+    /// The clock.
+    pub clock: Arc<dyn Clock>,
+}
+
+/// The brokered-login use cases.
+pub struct FederationService {
+    providers: Vec<UpstreamProvider>,
+    ports: FederationPorts,
+    public_url: String,
+    validated_level: ReliabilityLevel,
+}
+
+impl fmt::Debug for FederationService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FederationService").field("providers", &self.providers).finish_non_exhaustive()
+    }
+}
+
+/// The ceremony purpose of a login at the provider.
+const LOGIN: &str = "federated_login";
+/// The ceremony purpose of a link waiting for the account's password.
+const CONFIRM: &str = "federated_confirm";
+
+/// A login at the provider, as kept.
+#[derive(Serialize, Deserialize)]
+struct KeptLogin {
+    provider: String,
+    nonce: String,
+    verifier: String,
+    next: String,
+    via: String,
+}
+
+/// A link waiting for the account's password, as kept.
+#[derive(Serialize, Deserialize)]
+struct KeptLink {
+    provider: String,
+    subject: String,
+    proves_cpf: bool,
+    level: Option<String>,
+    seals: Vec<Seal>,
+    amr: String,
+    acr: String,
+    next: String,
+    via: String,
+}
+
+impl FederationService {
+    /// A service of `providers`, whose callbacks are below `public_url`;
+    /// a gov.br login at `validated_level` or above counts as a validated
+    /// registration.
+    pub fn new(
+        providers: Vec<UpstreamProvider>,
+        ports: FederationPorts,
+        public_url: &str,
+        validated_level: ReliabilityLevel,
+    ) -> Self {
+        Self { providers, ports, public_url: public_url.trim_end_matches('/').to_owned(), validated_level }
+    }
+
+    /// The providers, in the settings' order.
+    pub fn providers(&self) -> &[UpstreamProvider] {
+        &self.providers
+    }
+
+    /// The provider with `id`.
+    pub fn provider(&self, id: &str) -> Option<&UpstreamProvider> {
+        self.providers.iter().find(|p| p.id == id)
+    }
+
+    /// The level that counts as a validated registration.
+    pub fn validated_level(&self) -> ReliabilityLevel {
+        self.validated_level
+    }
+
+    /// The redirect URI registered at provider `id`.
+    pub fn redirect_uri(&self, id: &str) -> String {
+        format!("{}{}", self.public_url, return_path(id))
+    }
+
+    /// Starts a login at provider `id` from the login form `via`, to go to
+    /// `next` afterwards (a local path the caller checked). Errors: the
+    /// failure when the provider is unknown or cannot be reached;
+    /// `Storage`.
+    pub async fn start(
+        &self,
+        id: &str,
+        via: LoginVia,
+        next: &str,
+    ) -> Result<Result<StartedLogin, FederationFailure>, ServiceError> {
+        let Some(provider) = self.provider(id) else { return Ok(Err(FederationFailure::UnknownProvider)) };
+        let started = match provider.identity.start(&self.redirect_uri(id)).await {
+            Ok(started) => started,
+            Err(e) => {
+                tracing::warn!(provider = id, error = %e, "an upstream login could not start");
+                return Ok(Err(e.into()));
+            }
+        };
+        let Some(state) = SessionToken::from_cookie(&started.state) else {
+            return Err(ServiceError::Internal("the provider adapter made a state of another shape".into()));
+        };
+        let kept = KeptLogin {
+            provider: id.to_owned(),
+            nonce: started.nonce.0.clone(),
+            verifier: started.pkce_verifier.0.clone(),
+            next: next.to_owned(),
+            via: via.code().to_owned(),
+        };
+        self.keep(state.hash(), None, LOGIN, &kept).await?;
+        Ok(Ok(StartedLogin { url: Redacted(started.url), state: started.state }))
+    }
+
+    /// Finishes the login the provider `id` sent back with `state` and
+    /// `code` (or the provider's `error`), from `origin`: the ID token is
+    /// redeemed and verified, and the linking rules decide. Errors:
+    /// `Storage`, `Internal`.
+    pub async fn finish(
+        &self,
+        id: &str,
+        state: &str,
+        answer: Result<&str, &str>,
+        origin: &Origin,
+    ) -> Result<Result<FederatedLogin, FederationFailure>, ServiceError> {
+        let Some(provider) = self.provider(id) else { return Ok(Err(FederationFailure::UnknownProvider)) };
+        let Some(kept) = self.take::<KeptLogin>(state, LOGIN, None).await? else {
+            return Ok(Err(FederationFailure::State));
+        };
+        if kept.provider != id {
+            return Ok(Err(FederationFailure::State));
+        }
+        let code = match answer {
+            Ok(code) => code,
+            Err(error) => return Ok(Err(FederationFailure::Answered(error.to_owned()))),
+        };
+        let now = self.ports.clock.now();
+        let claims =
+            match provider.identity.finish(code, &kept.verifier, &kept.nonce, &self.redirect_uri(id), now).await {
+                Ok(claims) => claims,
+                Err(e) => {
+                    tracing::warn!(provider = id, error = %e, "an upstream login was refused");
+                    return Ok(Err(e.into()));
+                }
+            };
+        let identity = match UpstreamIdentity::from_claims(provider.kind, &claims) {
+            Ok(identity) => identity,
+            Err(e) => return Ok(Err(e.into())),
+        };
+        let via = LoginVia::from_code(&kept.via).unwrap_or(LoginVia::Account);
+        self.decide_and_open(provider, &identity, via, &kept.next, origin).await
+    }
+
+    /// What the login of `identity` through `provider` does, done.
+    async fn decide_and_open(
+        &self,
+        provider: &UpstreamProvider,
+        identity: &UpstreamIdentity,
+        via: LoginVia,
+        next: &str,
+        origin: &Origin,
+    ) -> Result<Result<FederatedLogin, FederationFailure>, ServiceError> {
+        let now = self.ports.clock.now();
+        let reliability = identity.level.as_ref().map(|(level, seals)| Reliability {
+            level: *level,
+            seals: seals.clone(),
+            read_at: now,
+        });
+        let link_key = if provider.kind == ProviderKind::GovBr { LinkKey::Cpf } else { provider.link_key };
+        let cpf = identity.cpf.as_ref().filter(|_| link_key == LinkKey::Cpf);
+        let email_key = match link_key {
+            LinkKey::VerifiedEmail => identity.verified_email().and_then(EmailAddress::parse).map(|e| e.key()),
+            _ => None,
+        };
+        // Two first logins of one person at once: the loser of the race
+        // finds the winner's link on its second look.
+        for _ in 0..2 {
+            let found = self.ports.links.find(&provider.id, &identity.subject, cpf, email_key.as_ref()).await?;
+            let decision = match decide(provider.kind, link_key, identity, found) {
+                Ok(decision) => decision,
+                Err(refusal) => {
+                    tracing::info!(provider = %provider.id, %refusal, "an upstream login opens no account");
+                    return Ok(Err(refusal.into()));
+                }
+            };
+            let link = |proves_cpf| NewProviderLink {
+                provider: &provider.id,
+                subject: &identity.subject,
+                proves_cpf,
+                reliability: reliability.as_ref(),
+                now,
+            };
+            let (user, notice) = match decision {
+                LinkDecision::SignIn(user) => {
+                    if provider.kind == ProviderKind::GovBr {
+                        self.ports.links.record_level(&provider.id, &identity.subject, reliability.as_ref()).await?;
+                    }
+                    (user, None)
+                }
+                LinkDecision::Link { user, proves_cpf } => match self.ports.links.link(user, link(proves_cpf)).await? {
+                    Ok(()) => {
+                        self.linked(user, provider, origin).await?;
+                        // The CPF was proven already: the link proves nothing new.
+                        (user, Some(LinkNotice::Linked { proves_cpf: false }))
+                    }
+                    Err(LinkConflict::SubjectLinked) => continue,
+                    Err(conflict) => return Ok(Err(conflict.into())),
+                },
+                LinkDecision::ConfirmLink { user, proves_cpf } => {
+                    let (amr, acr) = session_methods(identity);
+                    let kept = KeptLink {
+                        provider: provider.id.clone(),
+                        subject: identity.subject.clone(),
+                        proves_cpf,
+                        level: reliability.as_ref().map(|r| r.level.name().to_owned()),
+                        seals: reliability.as_ref().map(|r| r.seals.clone()).unwrap_or_default(),
+                        amr,
+                        acr,
+                        next: next.to_owned(),
+                        via: via.code().to_owned(),
+                    };
+                    let token = SessionToken::generate();
+                    self.keep(token.hash(), Some(user), CONFIRM, &kept).await?;
+                    return Ok(Ok(FederatedLogin::Confirm { token: Redacted(token.expose().to_owned()), proves_cpf }));
+                }
+                LinkDecision::Create => {
+                    let proves_cpf = provider.kind == ProviderKind::GovBr;
+                    match self.ports.links.create_linked(new_account(identity)?, link(proves_cpf)).await? {
+                        Ok(user) => {
+                            tracing::info!(provider = %provider.id, user = user.0, "account created from an upstream login");
+                            self.linked(user, provider, origin).await?;
+                            (user, Some(LinkNotice::Created))
+                        }
+                        Err(LinkConflict::SubjectLinked) => continue,
+                        Err(conflict) => return Ok(Err(conflict.into())),
+                    }
+                }
+            };
+            if provider.kind == ProviderKind::GovBr {
+                self.validate_by_level(user, &identity.subject, reliability.as_ref().map(|r| r.level)).await?;
+            }
+            let (amr, acr) = session_methods(identity);
+            let signed = self.ports.sessions.open_federated(user, via, &amr, &acr, origin).await?;
+            return Ok(Ok(FederatedLogin::SignedIn { signed, next: next.to_owned(), notice }));
+        }
+        Ok(Err(LinkConflict::SubjectLinked.into()))
+    }
+
+    /// Confirms the link waiting under `token` with `password` of its
+    /// account, from `origin`: the link is made and a session opened;
+    /// `Ok(None)` for a wrong password (counted as a failed login; the
+    /// link waits for another try). Errors: `Invalid` when no link waits
+    /// under `token`; `Throttled`; `Storage`, `Internal`.
+    pub async fn confirm(
+        &self,
+        token: &str,
+        password: SecretString,
+        origin: &Origin,
+    ) -> Result<Option<FederatedLogin>, ServiceError> {
+        let gone =
+            || ServiceError::Invalid("a confirmação expirou ou já foi usada; entre de novo pelo provedor".into());
+        let id = SessionToken::from_cookie(token).ok_or_else(gone)?;
+        let ceremony =
+            self.ports.ceremonies.take_ceremony(&id.hash(), self.ports.clock.now()).await?.ok_or_else(gone)?;
+        let user = ceremony.user.filter(|_| ceremony.purpose == CONFIRM).ok_or_else(gone)?;
+        let kept: KeptLink =
+            serde_json::from_str(&ceremony.state).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        let provider = self.provider(&kept.provider).ok_or_else(gone)?;
+        let checked = self.ports.sessions.credentials().check_password_of(user, password, origin.address).await;
+        if !matches!(checked, Ok(true)) {
+            // Wrong, or refused: the link waits as it was, until it expires.
+            self.ports.ceremonies.put_ceremony(&ceremony).await?;
+            return checked.map(|_| None);
+        }
+        let reliability = kept.level.as_deref().and_then(ReliabilityLevel::from_name).map(|level| Reliability {
+            level,
+            seals: kept.seals.clone(),
+            read_at: self.ports.clock.now(),
+        });
+        let link = NewProviderLink {
+            provider: &kept.provider,
+            subject: &kept.subject,
+            proves_cpf: kept.proves_cpf,
+            reliability: reliability.as_ref(),
+            now: self.ports.clock.now(),
+        };
+        match self.ports.links.link(user, link).await? {
+            Ok(()) => self.linked(user, provider, origin).await?,
+            Err(conflict) => return Err(ServiceError::Invalid(format!("o vínculo não foi feito: {conflict}"))),
+        }
+        if provider.kind == ProviderKind::GovBr {
+            self.validate_by_level(user, &kept.subject, reliability.as_ref().map(|r| r.level)).await?;
+        }
+        let via = LoginVia::from_code(&kept.via).unwrap_or(LoginVia::Account);
+        let signed = self.ports.sessions.open_federated(user, via, &kept.amr, &kept.acr, origin).await?;
+        Ok(Some(FederatedLogin::SignedIn {
+            signed,
+            next: kept.next,
+            notice: Some(LinkNotice::Linked { proves_cpf: kept.proves_cpf }),
+        }))
+    }
+
+    /// The links of `user`, with each provider's name (a link to a
+    /// provider no longer configured is named by its id).
+    pub async fn links_of(&self, user: UserId) -> Result<Vec<(String, LinkRecord)>, ServiceError> {
+        let links = self.ports.links.links_of(user).await?;
+        Ok(links
+            .into_iter()
+            .map(|link| {
+                let name = self.provider(&link.provider).map_or_else(|| link.provider.clone(), |p| p.name.clone());
+                (name, link)
+            })
+            .collect())
+    }
+
+    /// Unlinks provider `id` from `user` (from `origin`), when another way
+    /// to log in remains (`has_password`, or another link): whether a link
+    /// went. Errors: `Invalid` when it is the only way left; `Storage`.
+    pub async fn unlink(
+        &self,
+        user: UserId,
+        id: &str,
+        has_password: bool,
+        origin: &Origin,
+    ) -> Result<bool, ServiceError> {
+        let links = self.ports.links.links_of(user).await?;
+        if !links.iter().any(|l| l.provider == id) {
+            return Ok(false);
+        }
+        if !has_password && links.len() < 2 {
+            return Err(ServiceError::Invalid(
+                "este é o único jeito de entrar na sua conta: defina uma senha antes de desfazer o vínculo".into(),
+            ));
+        }
+        let removed = self.ports.links.unlink(user, id).await?;
+        if removed {
+            let name = self.provider(id).map_or(id, |p| p.name.as_str());
+            self.ports.sessions.record_event(user, SecurityEventKind::ProviderUnlinked, name, Some(origin)).await?;
+            tracing::info!(user = user.0, provider = id, "provider unlinked");
+        }
+        Ok(removed)
+    }
+
+    /// Where the browser goes after our session of `session` ended: gov.br's
+    /// logout, which comes back to `back` (a path below the public URL),
+    /// when the session came through gov.br; `None` otherwise, or when
+    /// gov.br's logout URL cannot be had now (the local logout stands).
+    pub async fn logout_url(&self, session: &crate::session::LoginSession, back: &str) -> Option<String> {
+        session.assurance().level?;
+        let govbr = self.providers.iter().find(|p| p.kind == ProviderKind::GovBr)?;
+        match govbr.identity.logout_url(&format!("{}{back}", self.public_url)).await {
+            Ok(url) => url,
+            Err(e) => {
+                tracing::warn!(provider = %govbr.id, error = %e, "gov.br's logout URL is not available; local logout only");
+                None
+            }
+        }
+    }
+
+    /// Marks `user`'s registration validated when gov.br, which proved the
+    /// CPF `subject`, read `level` at or above the validated level (and
+    /// the account's CPF is still that one). A lower level changes
+    /// nothing: a validation is never taken back by a login.
+    async fn validate_by_level(
+        &self,
+        user: UserId,
+        subject: &str,
+        level: Option<ReliabilityLevel>,
+    ) -> Result<(), ServiceError> {
+        let Some(level) = level.filter(|level| level.validates(self.validated_level)) else { return Ok(()) };
+        let Ok(cpf) = credencial_domain::Cpf::parse(subject) else { return Ok(()) };
+        if self.ports.tax_id.set_validated(user, &cpf).await? {
+            tracing::info!(user = user.0, level = level.name(), "registration validated by a gov.br level");
+        }
+        Ok(())
+    }
+
+    /// Records the link of `user` to `provider` in the security activity.
+    async fn linked(&self, user: UserId, provider: &UpstreamProvider, origin: &Origin) -> Result<(), ServiceError> {
+        tracing::info!(user = user.0, provider = %provider.id, "account linked to a provider");
+        self.ports.sessions.record_event(user, SecurityEventKind::ProviderLinked, &provider.name, Some(origin)).await
+    }
+
+    /// Keeps `state` as a ceremony of `purpose` under `id_hash`.
+    async fn keep(
+        &self,
+        id_hash: [u8; 32],
+        user: Option<UserId>,
+        purpose: &str,
+        state: &impl Serialize,
+    ) -> Result<(), ServiceError> {
+        let ceremony = Ceremony {
+            id_hash,
+            user,
+            purpose: purpose.to_owned(),
+            state: serde_json::to_string(state).map_err(|e| ServiceError::Internal(e.to_string()))?,
+            expires_at: self.ports.clock.now().saturating_add(LOGIN_SECS),
+        };
+        self.ports.ceremonies.put_ceremony(&ceremony).await?;
+        Ok(())
+    }
+
+    /// Takes the ceremony of `purpose` (and `user`) named by `id`; `None`
+    /// when there is none.
+    async fn take<T: serde::de::DeserializeOwned>(
+        &self,
+        id: &str,
+        purpose: &str,
+        user: Option<UserId>,
+    ) -> Result<Option<T>, ServiceError> {
+        let Some(id) = SessionToken::from_cookie(id) else { return Ok(None) };
+        let Some(ceremony) = self.ports.ceremonies.take_ceremony(&id.hash(), self.ports.clock.now()).await? else {
+            return Ok(None);
+        };
+        if ceremony.purpose != purpose || ceremony.user != user {
+            return Ok(None);
+        }
+        serde_json::from_str(&ceremony.state).map(Some).map_err(|e| ServiceError::Internal(e.to_string()))
+    }
+}
+
+/// The session's `amr` (space-separated: `fed`, the upstream's mapped
+/// methods, and `mfa` when they prove two factors) and `acr` (the level's,
+/// else two factors or the password's) of a login of `identity`.
+pub fn session_methods(identity: &UpstreamIdentity) -> (String, String) {
+    let mut amr = identity.amr.clone();
+    if identity.second_factor && !amr.contains(&"mfa") {
+        amr.push("mfa");
+    }
+    let assurance =
+        Assurance { second_factor: identity.second_factor, level: identity.level.as_ref().map(|(level, _)| *level) };
+    (amr.join(" "), assurance.acr().to_owned())
+}
+
+/// The account a first login of `identity` creates: named as the upstream
+/// says, with its verified address, its CPF (the username, as for a
+/// pre-registered account; else a random one) and no password (one can be
+/// set later through "Esqueci minha senha").
+fn new_account(identity: &UpstreamIdentity) -> Result<NewUser, ServiceError> {
+    let name = identity.name.clone().unwrap_or_default();
+    let username = match &identity.cpf {
+        Some(cpf) => cpf.as_str().to_owned(),
+        None => format!("externo-{}", &SessionToken::generate().expose()[..16]),
+    };
+    let username = Username::parse(&username).map_err(|e| ServiceError::Internal(e.to_string()))?;
+    let email = identity.verified_email().unwrap_or_default().to_owned();
+    let nome_usual = name.split_whitespace().next().unwrap_or_default().to_owned();
+    Ok(NewUser {
+        username,
+        password_hash: NO_PASSWORD.to_owned(),
+        is_active: true,
+        data: UserData { email, nome_usual, ..UserData::default() },
+        name,
+        cpf: identity.cpf.clone(),
+    })
+}
+
+/// The password hash of an account made by an upstream login: no password
+/// verifies against it (an unusable hash); a sign-up never claims such an
+/// account (it has a link).
+pub const NO_PASSWORD: &str = "!federated";
