@@ -24,6 +24,7 @@ mod demo;
 mod errors;
 mod fault_server;
 mod faults;
+mod federation;
 mod grants;
 mod head;
 mod helpers;

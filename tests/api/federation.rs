@@ -1,0 +1,311 @@
+//! "Entrar com gov.br" end to end, through the demo's gov.br sandbox
+//! (`/sandbox/govbr/`, gov.br-shaped ID tokens over real HTTP): a new
+//! account, a link to a proven CPF, a link to a declared CPF confirmed by
+//! the password, the level refreshed at each login and validating the
+//! registration, the step-up by level, logout through gov.br, unlinking;
+//! and the refusals — another browser's or a replayed callback, a cancelled
+//! login, a provider that is down, a provider setting that is wrong.
+
+use credencial_domain::federation::ReliabilityLevel;
+use credencial_domain::UserId;
+
+use crate::helpers::{hidden_fields, spawn_app_with, spawn_demo, with, Browser, Page, TestDatabase};
+
+const ANA: &str = "52998224725";
+const BRUNO: &str = "12345678909";
+const CARLA: &str = "11144477735";
+
+/// A login through the sandbox in `browser`, going on to `next`, as
+/// `cpf` at gov.br `level` (`bronze`, `silver`, `gold`) by `method`
+/// (`senha`, `app`, `banco`, `certificado`): the page the callback answers.
+async fn govbr_login(browser: &mut Browser, next: &str, cpf: &str, level: &str, method: &str) -> Page {
+    let callback = govbr_callback(browser, next, &[("cidadao", cpf), ("nivel", level), ("metodo", method)]).await;
+    browser.get(&callback).await
+}
+
+/// The sandbox's way back to us (not followed yet) after `choices`.
+async fn govbr_callback(browser: &mut Browser, next: &str, choices: &[(&str, &str)]) -> String {
+    let query: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("next", next).finish();
+    let start = browser.get(&format!("/conta/entrar/externo/govbr/?{query}")).await;
+    assert_eq!(start.status, 303, "{}", start.body);
+    assert!(start.set_cookies.iter().any(|c| c.starts_with("credencial_federado=") && c.contains("HttpOnly")));
+    let authorize = start.location.expect("to the sandbox");
+    assert!(authorize.starts_with(&format!("{}/sandbox/govbr/authorize?", browser.base)), "{authorize}");
+    for required in ["state=", "nonce=", "code_challenge=", "code_challenge_method=S256", "govbr_confiabilidades"] {
+        assert!(authorize.contains(required), "{required} in {authorize}");
+    }
+    let page = browser.get(&authorize).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let mut fields = with(hidden_fields(&page.body), choices);
+    if !choices.iter().any(|(k, _)| *k == "acao") {
+        fields.push(("acao".into(), "autorizar".into()));
+    }
+    let back = browser.post("/sandbox/govbr/authorize", &fields).await;
+    assert_eq!(back.status, 302, "{}", back.body);
+    back.location.expect("back to us")
+}
+
+/// The id of the account with `cpf`.
+async fn account_of(db: &TestDatabase, cpf: &str) -> UserId {
+    let cpf = credencial_domain::Cpf::parse(cpf).expect("cpf");
+    let found = db.storage().federated_links.find("govbr", "nobody", Some(&cpf), None).await.expect("find");
+    found.by_cpf.expect("an account holds the CPF").user
+}
+
+/// The gov.br level stored for `user`'s link.
+async fn level_of(db: &TestDatabase, user: UserId) -> Option<ReliabilityLevel> {
+    let links = db.storage().federated_links.links_of(user).await.expect("links");
+    links.iter().find(|l| l.provider == "govbr").and_then(|l| l.reliability.as_ref()).map(|r| r.level)
+}
+
+async fn validated(db: &TestDatabase, user: UserId) -> bool {
+    db.storage().profiles.own_profile(user).await.expect("profile").expect("exists").receita_validated
+}
+
+#[tokio::test]
+async fn a_first_govbr_login_makes_an_account_without_a_password_that_carries_the_level() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    let login = browser.get("/conta/entrar/").await;
+    assert!(login.body.contains("/conta/entrar/externo/govbr/?next="), "the gov.br button");
+    assert!(login.body.contains("Entrar com <strong>gov.br</strong>"));
+
+    let page = govbr_login(&mut browser, "/conta/", CARLA, "silver", "app").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("Conta criada"), "{}", page.body);
+    assert!(page.set_cookies.iter().any(|c| c.starts_with("credencial_session=")));
+    assert!(page.set_cookies.iter().any(|c| c.starts_with("credencial_federado=;") && c.contains("Max-Age=0")));
+
+    let overview = browser.get("/conta/").await;
+    assert_eq!(overview.status, 200);
+    assert!(overview.body.contains("Carla Mendes Rocha"));
+    let carla = account_of(&db, CARLA).await;
+    assert_eq!(level_of(&db, carla).await, Some(ReliabilityLevel::Prata));
+    assert!(validated(&db, carla).await, "prata validates the registration by default");
+
+    let security = browser.get("/conta/seguranca/").await;
+    assert!(security.body.contains("Contas vinculadas") && security.body.contains("nível prata"), "{}", security.body);
+    assert!(security.body.contains("Conta vinculada a gov.br"), "the link is in the activity");
+    assert!(security.body.contains("provedor de identidade externo"), "the login is in the activity");
+
+    // No password opens the account.
+    let mut other = Browser::new_at(&browser.base, browser.client.clone());
+    let form = other.get("/conta/entrar/").await;
+    let fields = with(hidden_fields(&form.body), &[("username", CARLA), ("password", "!federated")]);
+    let refused = other.post("/conta/entrar/", &fields).await;
+    assert_eq!(refused.status, 200, "the form again");
+    assert!(refused.body.contains("Usuário ou senha inválidos"), "{}", refused.body);
+}
+
+#[tokio::test]
+async fn a_govbr_login_links_an_account_whose_cpf_is_proven_and_refreshes_the_level_each_time() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    let ana = account_of(&db, ANA).await;
+    let page = govbr_login(&mut browser, "/conta/", ANA, "gold", "certificado").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("Conta vinculada"), "{}", page.body);
+    assert!(!page.body.contains("comprovado"), "her CPF was proven already");
+    assert_eq!(level_of(&db, ana).await, Some(ReliabilityLevel::Ouro));
+
+    // The next login goes straight on, and reads the level again.
+    let mut again = Browser::new_at(&browser.base, browser.client.clone());
+    let page = govbr_login(&mut again, "/conta/sessoes/", ANA, "bronze", "senha").await;
+    assert_eq!(page.status, 303, "{}", page.body);
+    assert_eq!(page.location.as_deref(), Some("/conta/sessoes/"));
+    assert_eq!(level_of(&db, ana).await, Some(ReliabilityLevel::Bronze));
+    assert!(validated(&db, ana).await, "a lower level never takes a validation back");
+}
+
+#[tokio::test]
+async fn a_declared_cpf_is_linked_only_after_the_account_s_password_and_is_then_proven() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    let bruno = account_of(&db, BRUNO).await;
+    assert!(!validated(&db, bruno).await);
+    let page = govbr_login(&mut browser, "/conta/", BRUNO, "silver", "senha").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("Confirme a sua conta"), "{}", page.body);
+    assert!(!page.set_cookies.iter().any(|c| c.starts_with("credencial_session=")), "no session before the password");
+
+    let wrong =
+        browser.post("/conta/entrar/vincular/", &with(hidden_fields(&page.body), &[("password", "errada")])).await;
+    assert_eq!(wrong.status, 200);
+    assert!(wrong.body.contains("Senha incorreta"), "{}", wrong.body);
+    assert_eq!(level_of(&db, bruno).await, None, "nothing linked");
+
+    let forged = with(hidden_fields(&page.body), &[("password", "bruno-demo-2026")])
+        .into_iter()
+        .map(|(k, v)| if k == "vinculo" { (k, "x".repeat(43)) } else { (k, v) })
+        .collect::<Vec<_>>();
+    let refused = browser.post("/conta/entrar/vincular/", &forged).await;
+    assert_eq!(refused.status, 400, "an unknown confirmation: {}", refused.body);
+
+    let right = browser
+        .post("/conta/entrar/vincular/", &with(hidden_fields(&wrong.body), &[("password", "bruno-demo-2026")]))
+        .await;
+    assert_eq!(right.status, 200, "{}", right.body);
+    assert!(right.body.contains("comprovado"), "he is told his CPF is proven now: {}", right.body);
+    assert!(right.set_cookies.iter().any(|c| c.starts_with("credencial_session=")));
+    assert_eq!(level_of(&db, bruno).await, Some(ReliabilityLevel::Prata));
+    assert!(validated(&db, bruno).await);
+
+    // The confirmation was used up.
+    let replay = browser
+        .post("/conta/entrar/vincular/", &with(hidden_fields(&wrong.body), &[("password", "bruno-demo-2026")]))
+        .await;
+    assert_eq!(replay.status, 400);
+}
+
+#[tokio::test]
+async fn a_callback_is_refused_in_another_browser_and_the_second_time() {
+    let (mut browser, _db) = spawn_demo(|_| {}).await;
+    let callback =
+        govbr_callback(&mut browser, "/conta/", &[("cidadao", ANA), ("nivel", "gold"), ("metodo", "senha")]).await;
+
+    let mut attacker = Browser::new_at(&browser.base, browser.client.clone());
+    let refused = attacker.get(&callback).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(refused.body.contains("não corresponde a uma entrada iniciada neste navegador"));
+    assert!(!refused.set_cookies.iter().any(|c| c.starts_with("credencial_session=")));
+
+    let done = browser.get(&callback).await;
+    assert_eq!(done.status, 200, "the browser that started it still can: {}", done.body);
+    let replay = browser.get(&callback).await;
+    assert_eq!(replay.status, 400, "a state is used once");
+}
+
+#[tokio::test]
+async fn a_login_cancelled_at_govbr_is_a_clear_page() {
+    let (mut browser, _db) = spawn_demo(|_| {}).await;
+    let callback = govbr_callback(&mut browser, "/conta/", &[("acao", "cancelar")]).await;
+    assert!(callback.contains("error=access_denied"), "{callback}");
+    let page = browser.get(&callback).await;
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(page.body.contains("Entrada cancelada"));
+}
+
+#[tokio::test]
+async fn an_application_asking_for_prata_sends_a_bronze_login_through_govbr_again() {
+    let (mut browser, _db) = spawn_demo(|_| {}).await;
+    let page = govbr_login(&mut browser, "/conta/", CARLA, "bronze", "senha").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let to_app = browser.get("/auth/login/").await;
+    let authorize = to_app.location.expect("to the provider");
+    let path = authorize.trim_start_matches(&browser.base).to_owned();
+    let demanding = format!("{path}&acr_values=urn%3Acredencial%3Aacr%3Agovbr%3Aprata");
+
+    let level = browser.get(&demanding).await;
+    assert_eq!(level.status, 403, "{}", level.body);
+    assert!(level.body.contains("nível <strong>prata</strong>"), "{}", level.body);
+    assert!(level.body.contains("https://confiabilidades.acesso.gov.br/"), "where to raise it");
+    // A lower demand is met by the bronze login.
+    let without = browser.get(&format!("{path}&acr_values=urn%3Acredencial%3Aacr%3Agovbr%3Abronze")).await;
+    assert_ne!(without.status, 403, "bronze is met: {}", without.body);
+
+    let next = crate::helpers::unescape_html(
+        level
+            .body
+            .split("href=\"/conta/entrar/externo/govbr/?next=")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .expect("the gov.br link"),
+    );
+    let next: String =
+        url::form_urlencoded::parse(format!("next={next}").as_bytes()).next().expect("next").1.into_owned();
+    assert!(next.starts_with("/oauth/authorize/?"), "{next}");
+    let page = govbr_login(&mut browser, &next, CARLA, "silver", "senha").await;
+    assert_eq!(page.status, 303, "{}", page.body);
+    let back = browser.get(page.location.as_deref().expect("back to the request")).await;
+    assert_ne!(back.status, 403, "prata meets the demand: {}", back.body);
+}
+
+#[tokio::test]
+async fn logging_out_of_a_govbr_session_ends_it_here_and_goes_through_govbr() {
+    let (mut browser, _db) = spawn_demo(|_| {}).await;
+    govbr_login(&mut browser, "/conta/", ANA, "silver", "senha").await;
+    let session = browser.jar.get("credencial_session").cloned().expect("a session");
+    let form = browser.get("/conta/sair/").await;
+    let out = browser.post("/conta/sair/", &hidden_fields(&form.body)).await;
+    assert_eq!(out.status, 303, "{}", out.body);
+    let location = out.location.expect("Location");
+    let expected = format!("{}/sandbox/govbr/logout?post_logout_redirect_uri=", browser.base);
+    assert!(location.starts_with(&expected), "{location}");
+    let back = browser.get(&location).await;
+    assert_eq!(back.location.as_deref(), Some(format!("{}/conta/entrar/", browser.base).as_str()));
+
+    let mut copy = Browser::new_at(&browser.base, browser.client.clone());
+    copy.jar.insert("credencial_session".into(), session);
+    assert_eq!(copy.get("/conta/").await.status, 303, "the session ended on the server");
+
+    // A password session logs out locally.
+    let mut local = Browser::new_at(&browser.base, browser.client.clone());
+    let form = local.get("/conta/entrar/").await;
+    local
+        .post("/conta/entrar/", &with(hidden_fields(&form.body), &[("username", "ana"), ("password", "ana-demo-2026")]))
+        .await;
+    let form = local.get("/conta/sair/").await;
+    let out = local.post("/conta/sair/", &hidden_fields(&form.body)).await;
+    assert_eq!(out.location.as_deref(), Some("/conta/entrar/"));
+}
+
+#[tokio::test]
+async fn a_link_is_undone_only_while_another_way_to_log_in_remains() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    govbr_login(&mut browser, "/conta/", CARLA, "silver", "senha").await;
+    let security = browser.get("/conta/seguranca/").await;
+    let token = hidden_fields(&security.body).into_iter().find(|(k, _)| k == "csrf_token").expect("token").1;
+    let refused = browser
+        .post(
+            "/conta/seguranca/vinculos/",
+            &[("csrf_token".into(), token.clone()), ("provedor".into(), "govbr".into())],
+        )
+        .await;
+    assert_eq!(refused.status, 409, "her only way in: {}", refused.body);
+    assert!(level_of(&db, account_of(&db, CARLA).await).await.is_some());
+
+    let mut ana = Browser::new_at(&browser.base, browser.client.clone());
+    govbr_login(&mut ana, "/conta/", ANA, "silver", "senha").await;
+    let security = ana.get("/conta/seguranca/").await;
+    let token = hidden_fields(&security.body).into_iter().find(|(k, _)| k == "csrf_token").expect("token").1;
+    let forged = ana
+        .post("/conta/seguranca/vinculos/", &[("csrf_token".into(), "x".into()), ("provedor".into(), "govbr".into())])
+        .await;
+    assert_eq!(forged.status, 403, "a form without the session's token: {}", forged.body);
+    let done = ana
+        .post("/conta/seguranca/vinculos/", &[("csrf_token".into(), token), ("provedor".into(), "govbr".into())])
+        .await;
+    assert_eq!(done.status, 303, "{}", done.body);
+    let ana_id = account_of(&db, ANA).await;
+    assert_eq!(level_of(&db, ana_id).await, None, "the link is gone");
+    let security = ana.get("/conta/seguranca/").await;
+    assert!(security.body.contains("Vínculo com gov.br desfeito"), "in the activity");
+}
+
+#[tokio::test]
+async fn a_provider_that_is_down_is_a_clear_page_and_nothing_else() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let app = spawn_app_with(|s| {
+        s.public_url = Some("http://127.0.0.1:9".into());
+        s.providers = vec![credencial::settings::ProviderSettings {
+            id: "govbr".into(),
+            name: None,
+            profile: "govbr".into(),
+            issuer: format!("http://127.0.0.1:{port}/"),
+            client_id: "cliente".into(),
+            client_secret: "segredo".to_owned().into(),
+            scopes: None,
+            link_by: None,
+            algorithms: None,
+            logout_url: None,
+            timeout_ms: Some(500),
+        }];
+    })
+    .await;
+    let mut browser = Browser::new(&app);
+    let page = browser.get("/conta/entrar/externo/govbr/?next=/conta/").await;
+    assert_eq!(page.status, 502, "{}", page.body);
+    assert!(page.body.contains("Provedor indisponível"));
+    let unknown = browser.get("/conta/entrar/externo/outro/").await;
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    let no_state = browser.get("/conta/entrar/externo/govbr/retorno/?code=x&state=y").await;
+    assert_eq!(no_state.status, 400, "{}", no_state.body);
+}
