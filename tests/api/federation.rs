@@ -309,3 +309,97 @@ async fn a_provider_that_is_down_is_a_clear_page_and_nothing_else() {
     let no_state = browser.get("/conta/entrar/externo/govbr/retorno/?code=x&state=y").await;
     assert_eq!(no_state.status, 400, "{}", no_state.body);
 }
+
+/// The settings of a standard provider: another credencial at `issuer`,
+/// where this one is the demo's `demo-host` client, linking by verified
+/// address.
+fn credencial_upstream(issuer: &str) -> credencial::settings::ProviderSettings {
+    credencial::settings::ProviderSettings {
+        id: "credencial".into(),
+        name: Some("Credencial da Universidade".into()),
+        profile: "oidc".into(),
+        issuer: issuer.into(),
+        client_id: credencial::demo::DEMO_CLIENT_ID.into(),
+        client_secret: credencial::demo::DEMO_CLIENT_SECRET.to_owned().into(),
+        scopes: Some(vec!["openid".into(), "email".into()]),
+        link_by: Some("email".into()),
+        algorithms: None,
+        logout_url: None,
+        timeout_ms: Some(2_000),
+    }
+}
+
+async fn set_email_verified(db: &TestDatabase, username: &str, verified: bool) {
+    let sql =
+        format!("UPDATE users SET email_verified = {} WHERE username = $1", if verified { "TRUE" } else { "FALSE" });
+    sqlx::query(&sql).bind(username).execute(&db.pool).await.expect("update");
+}
+
+/// A login at `downstream` through the upstream credencial where
+/// `upstream` is logged in: the page `downstream`'s callback answers.
+async fn login_through(downstream: &mut Browser, upstream: &mut Browser) -> Page {
+    let start = downstream.get("/conta/entrar/externo/credencial/?next=/conta/").await;
+    assert_eq!(start.status, 303, "{}", start.body);
+    let authorize = start.location.expect("to the upstream");
+    assert!(authorize.starts_with(&format!("{}/oauth/authorize", upstream.base)), "{authorize}");
+    let page = upstream.get(&authorize).await;
+    let back = match page.status {
+        302 => page.location.expect("back"),
+        200 => crate::oauth::decide(upstream, &page, "approve").await,
+        other => panic!("{other}: {}", page.body),
+    };
+    assert!(back.starts_with(&format!("{}/conta/entrar/externo/credencial/retorno/", downstream.base)), "{back}");
+    downstream.get(&back).await
+}
+
+#[tokio::test]
+async fn another_credencial_is_an_upstream_that_links_by_a_verified_address_only() {
+    let (mut upstream, upstream_db) = spawn_demo(|_| {}).await;
+    let issuer = upstream.base.clone();
+    let (mut downstream, downstream_db) = spawn_demo(|s| s.providers = vec![credencial_upstream(&issuer)]).await;
+    // The upstream knows this service's callback.
+    let storage = upstream_db.storage();
+    let id = credencial_domain::oauth::ClientId::parse(credencial::demo::DEMO_CLIENT_ID).expect("id");
+    let callback = format!("{}/conta/entrar/externo/credencial/retorno/", downstream.base);
+    let changes = credencial_ports::OAuthClientUpdate {
+        redirect_uris: Some(vec![format!("{issuer}/auth/callback/"), callback]),
+        ..Default::default()
+    };
+    let entry = credencial_application::admin::audit_entry(
+        &credencial_domain::admin::Actor::Cli { os_user: "teste".into() },
+        credencial_domain::admin::AuditAction::ClientUpdate,
+        credencial_domain::admin::AuditTarget::Client(id.clone()),
+    );
+    storage.clients.update(&id, changes, &entry).await.expect("update").expect("the demo client");
+    let login = downstream.get("/conta/entrar/").await;
+    assert!(login.body.contains("Entrar com Credencial da Universidade"), "the provider's button by name");
+
+    // ana logs in upstream with her password.
+    let form = upstream.get("/conta/entrar/").await;
+    let fields = with(hidden_fields(&form.body), &[("username", "ana"), ("password", "ana-demo-2026")]);
+    assert_eq!(upstream.post("/conta/entrar/", &fields).await.status, 303);
+
+    // An address the upstream never verified finds nothing.
+    set_email_verified(&upstream_db, "ana", false).await;
+    let page = login_through(&mut downstream, &mut upstream).await;
+    assert_eq!(page.status, 403, "{}", page.body);
+    assert!(page.body.contains("não informou o dado que identifica a sua conta"), "{}", page.body);
+
+    // Verified upstream, but never confirmed here: no link either.
+    set_email_verified(&upstream_db, "ana", true).await;
+    let page = login_through(&mut downstream, &mut upstream).await;
+    assert_eq!(page.status, 403, "{}", page.body);
+    assert!(page.body.contains("nunca confirmou esse endereço"), "{}", page.body);
+
+    // Confirmed on both sides: linked, and the session says `fed`.
+    set_email_verified(&downstream_db, "ana", true).await;
+    let page = login_through(&mut downstream, &mut upstream).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("Sua conta foi vinculada a Credencial da Universidade"), "{}", page.body);
+    let sessions = downstream.get("/conta/sessoes/").await;
+    assert!(sessions.body.contains("provedor de identidade externo"), "{}", sessions.body);
+    let ana = downstream_db.storage().users.find_credentials("ana").await.expect("read").expect("ana").id;
+    let links = downstream_db.storage().federated_links.links_of(ana).await.expect("links");
+    assert_eq!(links.len(), 1);
+    assert_eq!((links[0].provider.as_str(), links[0].proves_cpf, &links[0].reliability), ("credencial", false, &None));
+}
