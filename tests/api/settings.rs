@@ -285,3 +285,76 @@ async fn staff_second_factor_without_a_key_and_a_bad_key_file_stop_the_start_nam
     let _ = std::fs::remove_file(&bad);
     assert!(message.to_lowercase().contains("second_factor_key_file") && message.contains("32 bytes"), "{message}");
 }
+
+#[test]
+fn providers_are_a_list_of_tables_or_json_text_with_each_profile_s_defaults() {
+    let table = load_toml(
+        r#"
+govbr_validated_level = "ouro"
+
+[[providers]]
+id = "govbr"
+profile = "govbr"
+issuer = "https://sso.staging.acesso.gov.br/"
+client_id = "id.example.gov.br"
+client_secret = "segredo"
+
+[[providers]]
+id = "universidade"
+name = "Universidade"
+profile = "oidc"
+issuer = "https://sso.universidade.br/realms/main"
+client_id = "credencial"
+client_secret = "outro"
+link_by = "email"
+algorithms = ["RS256", "ES256"]
+"#,
+    )
+    .expect("valid providers");
+    let text = load_toml(
+        r#"providers = '[{"id": "govbr", "profile": "govbr", "issuer": "https://sso.staging.acesso.gov.br/", "client_id": "id.example.gov.br", "client_secret": "segredo"}]'"#,
+    )
+    .expect("valid JSON text");
+    let client = reqwest::Client::new();
+    let built = table.identity_providers(&client).expect("built");
+    assert_eq!(built.len(), 2);
+    assert_eq!((built[0].id.as_str(), built[0].name.as_str()), ("govbr", "gov.br"), "gov.br's default name");
+    assert_eq!(built[0].link_key, credencial_domain::federation::linking::LinkKey::Cpf);
+    assert_eq!(built[1].link_key, credencial_domain::federation::linking::LinkKey::VerifiedEmail);
+    assert_eq!(table.validated_level(), Some(credencial_domain::federation::ReliabilityLevel::Ouro));
+    assert_eq!(text.providers.len(), 1);
+    assert_eq!(text.validated_level(), Some(credencial_domain::federation::ReliabilityLevel::Prata), "the default");
+    let scopes = table.providers[0].scopes.clone();
+    assert_eq!(scopes, None, "unset: the profile's list is asked ({:?})", credencial::settings::GOVBR_SCOPES);
+}
+
+#[test]
+fn a_wrong_provider_stops_the_load_naming_the_entry_and_the_field() {
+    let provider = |fields: &str| {
+        format!(
+            "[[providers]]\nid = \"govbr\"\nprofile = \"govbr\"\nissuer = \"https://sso.acesso.gov.br/\"\n\
+             client_id = \"c\"\nclient_secret = \"s\"\n{fields}\n"
+        )
+    };
+    let cases = [
+        (provider("").replace("id = \"govbr\"", "id = \"Gov BR\""), "providers[0].id"),
+        (provider("").replace("profile = \"govbr\"", "profile = \"saml\""), "providers[0].profile"),
+        (provider("").replace("https://sso", "http://sso"), "providers[0]. issuer must be an https:// URL"),
+        (provider("link_by = \"email\""), "providers[0].link_by"),
+        (provider("scopes = [\"email\"]"), "scopes must include openid"),
+        (provider("algorithms = [\"HS256\"]"), "algorithms must be among RS256, PS256 and ES256"),
+        (format!("{}{}", provider(""), provider("")), "providers[1].id govbr is repeated"),
+        (
+            format!("{}{}", provider(""), provider("").replace("id = \"govbr\"", "id = \"outro\"")),
+            "at most one provider may have the govbr profile",
+        ),
+        (provider("").replace("profile = \"govbr\"", "profile = \"oidc\""), "providers[0].name is not set"),
+        (provider("segredo = \"x\""), "SERVICE_PROVIDERS"),
+        (format!("govbr_validated_level = \"platina\"\n{}", provider("")), "SERVICE_GOVBR_VALIDATED_LEVEL"),
+    ];
+    for (toml, expected) in cases {
+        let e = load_toml(&toml).err().unwrap_or_else(|| panic!("refused: {toml}")).to_string();
+        assert!(e.contains(expected), "{expected:?} in {e:?} for {toml}");
+        assert!(!e.contains("\"s\"") && !e.contains("= s"), "no secret in the message: {e}");
+    }
+}
