@@ -403,3 +403,20 @@ async fn another_credencial_is_an_upstream_that_links_by_a_verified_address_only
     assert_eq!(links.len(), 1);
     assert_eq!((links[0].provider.as_str(), links[0].proves_cpf, &links[0].reliability), ("credencial", false, &None));
 }
+
+#[tokio::test]
+async fn applications_granted_the_cpf_read_how_govbr_vouched_for_it() {
+    let (mut browser, _db) = spawn_demo(|_| {}).await;
+    govbr_login(&mut browser, "/conta/", ANA, "gold", "certificado").await;
+    // The demo's host application maps the whole profile (`fulljson`).
+    let authorize = browser.get("/auth/login/").await.location.expect("to the provider");
+    let consent = browser.get(&authorize).await;
+    assert_eq!(consent.status, 200, "{}", consent.body);
+    let callback = crate::oauth::decide(&mut browser, &consent, "approve").await;
+    let me = browser.get(&callback).await;
+    let me = browser.get(me.location.as_deref().expect("to /auth/me/")).await;
+    let text = crate::helpers::unescape_html(&me.body);
+    assert!(text.contains("confiabilidade_govbr"), "{text}");
+    assert!(text.contains(r#""nivel":"ouro""#) || text.contains(r#""nivel": "ouro""#), "{text}");
+    assert!(text.contains("801"), "the seal: {text}");
+}

@@ -8,7 +8,7 @@ use credencial_domain::oauth::userinfo::UserIdentity;
 use credencial_domain::profile::{AcademicDegree, Experience, OwnProfile};
 use credencial_domain::UserId;
 use credencial_ports::account::AccessLogEntry;
-use credencial_ports::stored::{identity, own_profile, scope_names, IdentityColumns, ProfileColumns};
+use credencial_ports::stored::{identity, own_profile, scope_names, ProfileColumns};
 use credencial_ports::{ClientRead, ProfileRepository, RepositoryError};
 use sqlx::PgPool;
 
@@ -71,7 +71,10 @@ const OWN_PROFILE_COLUMNS: &str = r#"
        'municipio', d.municipio,
        'descricao', d.descricao,
        'grau', d.grau) ORDER BY d.data_inicio, d.id)
-     FROM degrees d WHERE d.user_id = u.id), '[]')::text AS degrees
+     FROM degrees d WHERE d.user_id = u.id), '[]')::text AS degrees,
+  (SELECT json_build_object('nivel', l.level, 'selos', l.seals::json,
+       'lido_em', to_char(to_timestamp(l.level_read_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))::text
+     FROM federated_links l WHERE l.user_id = u.id AND l.proves_cpf AND l.level IS NOT NULL LIMIT 1) AS govbr
 "#;
 
 /// One statement: the own profile of `$1`, if active.
@@ -83,7 +86,10 @@ static OWN_PROFILE: LazyLock<String> =
 static READ_FOR_CLIENT: LazyLock<ClientReads> = LazyLock::new(|| ClientReads::of(OWN_PROFILE_COLUMNS));
 
 /// The columns of the userinfo read: what the claims need, nothing else.
-const IDENTITY_COLUMNS: &str = "u.username, u.name, u.avatar, u.cpf, u.email, u.email_verified";
+const IDENTITY_COLUMNS: &str = "u.username, u.name, u.avatar, u.cpf, u.email, u.email_verified, \
+    (SELECT json_build_object('nivel', l.level, 'selos', l.seals::json, \
+         'lido_em', to_char(to_timestamp(l.level_read_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))::text \
+       FROM federated_links l WHERE l.user_id = u.id AND l.proves_cpf AND l.level IS NOT NULL LIMIT 1) AS govbr";
 
 /// The client's userinfo read ([`ClientReads`] of [`IDENTITY_COLUMNS`]).
 static IDENTITY_FOR_CLIENT: LazyLock<ClientReads> = LazyLock::new(|| ClientReads::of(IDENTITY_COLUMNS));
@@ -224,7 +230,7 @@ impl ProfileRepository for PgProfileRepository {
     }
 
     async fn identity_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead<UserIdentity>, RepositoryError> {
-        self.client_read(&IDENTITY_FOR_CLIENT, entry, |row: IdentityColumns| Ok(identity(row))).await
+        self.client_read(&IDENTITY_FOR_CLIENT, entry, identity).await
     }
 
     async fn set_profile(&self, user: UserId, avatar: &str, receita_validated: bool) -> Result<(), RepositoryError> {

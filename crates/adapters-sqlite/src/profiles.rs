@@ -8,7 +8,7 @@ use credencial_domain::oauth::userinfo::UserIdentity;
 use credencial_domain::profile::{AcademicDegree, Experience, OwnProfile};
 use credencial_domain::UserId;
 use credencial_ports::account::AccessLogEntry;
-use credencial_ports::stored::{identity, own_profile, IdentityColumns, ProfileColumns};
+use credencial_ports::stored::{identity, own_profile, ProfileColumns};
 use credencial_ports::{ClientRead, ProfileRepository, RepositoryError};
 use sqlx::sqlite::SqliteRow;
 use sqlx::SqliteConnection;
@@ -56,15 +56,21 @@ const OWN_PROFILE_COLUMNS: &str = "
 
 /// One statement: the own profile of `?1`, if active.
 static OWN_PROFILE: LazyLock<String> =
-    LazyLock::new(|| format!("SELECT {OWN_PROFILE_COLUMNS} FROM users u WHERE u.id = ?1 AND u.is_active"));
+    LazyLock::new(|| format!("SELECT {OWN_PROFILE_COLUMNS}, {GOVBR} FROM users u WHERE u.id = ?1 AND u.is_active"));
 
 /// The client's profile read ([`client_read`] of the own profile's columns).
-static READ_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| client_read(OWN_PROFILE_COLUMNS));
+static READ_FOR_CLIENT: LazyLock<String> = LazyLock::new(|| client_read(&format!("{OWN_PROFILE_COLUMNS}, {GOVBR}")));
 
 /// The client's userinfo read ([`client_read`] of what the claims need,
 /// nothing else).
 static IDENTITY_FOR_CLIENT: LazyLock<String> =
-    LazyLock::new(|| client_read("u.username, u.name, u.avatar, u.cpf, u.email, u.email_verified"));
+    LazyLock::new(|| client_read(&format!("u.username, u.name, u.avatar, u.cpf, u.email, u.email_verified, {GOVBR}")));
+
+/// gov.br's level and seals for the CPF of `u` as JSON text, when a gov.br
+/// link proves it (by the links' `(user_id, provider)` index).
+const GOVBR: &str = "(SELECT json_object('nivel', l.level, 'selos', json(l.seals), \
+       'lido_em', strftime('%Y-%m-%dT%H:%M:%SZ', l.level_read_at, 'unixepoch')) \
+     FROM federated_links l WHERE l.user_id = u.id AND l.proves_cpf AND l.level IS NOT NULL LIMIT 1) AS govbr";
 
 /// A client's read of `columns` of the active user `?1`, with the scopes
 /// the user granted to the client `?2` (NULL: no grant) as the last column.
@@ -251,7 +257,7 @@ impl ProfileRepository for SqliteProfileRepository {
     }
 
     async fn identity_for_client(&self, entry: &AccessLogEntry) -> Result<ClientRead<UserIdentity>, RepositoryError> {
-        self.client_read(&IDENTITY_FOR_CLIENT, entry, |row: IdentityColumns| Ok(identity(row))).await
+        self.client_read(&IDENTITY_FOR_CLIENT, entry, identity).await
     }
 
     async fn set_profile(&self, user: UserId, avatar: &str, receita_validated: bool) -> Result<(), RepositoryError> {
@@ -321,9 +327,10 @@ impl ProfileRepository for SqliteProfileRepository {
 mod tests {
     use super::*;
     use crate::testing::client_read::{database, entry, logged};
+    use credencial_ports::stored::IdentityColumns;
 
     fn decode(row: IdentityColumns) -> Result<UserIdentity, RepositoryError> {
-        Ok(identity(row))
+        identity(row)
     }
 
     /// The first half of a userinfo read, on a reader: the data and the

@@ -101,6 +101,7 @@ mod tests {
             receita_validated: false,
             experiences: vec![],
             degrees: vec![],
+            govbr_reliability: None,
         }
     }
 

@@ -306,6 +306,7 @@ impl World {
                 receita_validated: false,
                 experiences: vec![],
                 degrees: vec![],
+                govbr_reliability: None,
             }))
         });
         // The ID token's address: read (and logged) while the grant holds.
@@ -323,6 +324,7 @@ impl World {
                 cpf: None,
                 email: "ana@example.gov.br".into(),
                 email_verified: true,
+                govbr_reliability: None,
             }))
         });
         let mut snapshots = MockSnapshotStore::new();

@@ -26,6 +26,7 @@ fn own(validated: bool) -> OwnProfile {
         receita_validated: validated,
         experiences: vec![],
         degrees: vec![],
+        govbr_reliability: None,
     }
 }
 
@@ -429,6 +430,7 @@ fn ana_identity() -> Result<ClientRead<UserIdentity>, RepositoryError> {
         cpf: Some("52998224725".into()),
         email: "ana@example.gov.br".into(),
         email_verified: false,
+        govbr_reliability: None,
     }))
 }
 

@@ -55,6 +55,7 @@ fn profiles(cpf: Option<&'static str>, validated: bool) -> MockProfileRepository
             receita_validated: validated,
             experiences: vec![],
             degrees: vec![],
+            govbr_reliability: None,
         }))
     });
     profiles

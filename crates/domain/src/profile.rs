@@ -83,7 +83,16 @@ pub struct OwnProfile {
     pub experiences: Vec<Experience>,
     /// Academic degrees, oldest first.
     pub degrees: Vec<AcademicDegree>,
+    /// How gov.br last vouched for the CPF, when a gov.br link proves it
+    /// ([`GOVBR_RELIABILITY`]: `{"nivel", "selos", "lido_em"}`).
+    pub govbr_reliability: Option<Value>,
 }
+
+/// The key, next to `cpf`, of gov.br's level and seals for the CPF: an
+/// object `{"nivel": "bronze"|"prata"|"ouro", "selos": [{"id",
+/// "updatedAt"}], "lido_em": "YYYY-MM-DDTHH:MM:SSZ"}`, present only when a
+/// gov.br login proved the CPF (docs/api.md).
+pub const GOVBR_RELIABILITY: &str = "confiabilidade_govbr";
 
 /// What one upstream scope produced for this request.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,6 +117,9 @@ pub fn assemble(scopes: ScopeSet, own: &OwnProfile, upstream: &[(Scope, Upstream
             }
             Scope::Cpf => {
                 out.insert("cpf".into(), Value::String(own.cpf.clone().unwrap_or_default()));
+                if let Some(reliability) = &own.govbr_reliability {
+                    out.insert(GOVBR_RELIABILITY.into(), reliability.clone());
+                }
             }
             Scope::Email => {
                 out.insert("email".into(), Value::String(own.email.clone()));
@@ -171,6 +183,7 @@ mod tests {
                 descricao: String::new(),
                 grau: Degree::Graduacao,
             }],
+            govbr_reliability: None,
         }
     }
 
@@ -210,5 +223,15 @@ mod tests {
         let out = assemble(scopes, &ana(), &[(Scope::CursosCdp, UpstreamScopeData::Value(data.clone()))]);
         assert_eq!(out["cursos_cdp"], data);
         assert!(!out.contains_key("cnes"), "scopes not asked for are omitted");
+    }
+
+    #[test]
+    fn govbr_s_word_on_the_cpf_goes_with_the_cpf_when_there_is_one() {
+        let word = serde_json::json!({"nivel": "prata", "selos": [{"id": "401"}], "lido_em": "2026-11-29T10:00:00Z"});
+        let vouched = OwnProfile { govbr_reliability: Some(word.clone()), ..ana() };
+        let with_cpf = assemble(ScopeSet::parse_strict("cpf").expect("scope"), &vouched, &[]);
+        assert_eq!(with_cpf.get(GOVBR_RELIABILITY), Some(&word));
+        let unvouched = assemble(ScopeSet::parse_strict("cpf").expect("scope"), &ana(), &[]);
+        assert!(!unvouched.contains_key(GOVBR_RELIABILITY), "absent, not null");
     }
 }

@@ -131,11 +131,14 @@ pub fn directory_user(
 
 /// `username, name, avatar, cpf, email, email_verified` of `users`: the
 /// userinfo claims' data.
-pub type IdentityColumns = (String, String, String, Option<String>, String, bool);
+pub type IdentityColumns = (String, String, String, Option<String>, String, bool, Option<String>);
 
 /// The identity of [`IdentityColumns`].
-pub fn identity((username, name, avatar, cpf, email, email_verified): IdentityColumns) -> UserIdentity {
-    UserIdentity { username, name, avatar, cpf, email, email_verified }
+pub fn identity(
+    (username, name, avatar, cpf, email, email_verified, govbr): IdentityColumns,
+) -> Result<UserIdentity, RepositoryError> {
+    let govbr_reliability = govbr.as_deref().map(serde_json::from_str).transpose().map_err(unexpected)?;
+    Ok(UserIdentity { username, name, avatar, cpf, email, email_verified, govbr_reliability })
 }
 
 /// `name, avatar, cpf, email, receita_validated` of `users`, then the
@@ -143,7 +146,7 @@ pub fn identity((username, name, avatar, cpf, email, email_verified): IdentityCo
 /// profile answer's order: an experience has the fields of [`Experience`]
 /// (datetimes `YYYY-MM-DDTHH:MM:SS` or null), a degree those of
 /// [`AcademicDegree`] with `grau` its code (dates `YYYY-MM-DD`).
-pub type ProfileColumns = (String, String, Option<String>, String, bool, String, String);
+pub type ProfileColumns = (String, String, Option<String>, String, bool, String, String, Option<String>);
 
 /// A degree as [`ProfileColumns`] holds it.
 #[derive(serde::Deserialize)]
@@ -164,7 +167,7 @@ fn degree(code: &str) -> Result<Degree, RepositoryError> {
 /// The own profile of [`ProfileColumns`] (the lists decoded from their
 /// JSON).
 pub fn own_profile(
-    (name, avatar, cpf, email, receita_validated, experiences, degrees): ProfileColumns,
+    (name, avatar, cpf, email, receita_validated, experiences, degrees, govbr): ProfileColumns,
 ) -> Result<OwnProfile, RepositoryError> {
     let experiences: Vec<Experience> = serde_json::from_str(&experiences).map_err(unexpected)?;
     let degrees: Vec<StoredDegree> = serde_json::from_str(&degrees).map_err(unexpected)?;
@@ -182,7 +185,8 @@ pub fn own_profile(
             })
         })
         .collect::<Result<_, RepositoryError>>()?;
-    Ok(OwnProfile { name, avatar, cpf, email, receita_validated, experiences, degrees })
+    let govbr_reliability = govbr.as_deref().map(serde_json::from_str).transpose().map_err(unexpected)?;
+    Ok(OwnProfile { name, avatar, cpf, email, receita_validated, experiences, degrees, govbr_reliability })
 }
 
 /// Where one kind of own entry is kept, the same in every schema: the
@@ -249,7 +253,8 @@ mod tests {
     fn a_profile_with_an_unknown_degree_code_is_a_storage_error() {
         let degrees = r#"[{"instituicao":"UFRN","curso":"C","data_inicio":"2010-03-01","data_fim":null,
                           "municipio":"Natal","descricao":"","grau":"XYZ"}]"#;
-        let columns = (String::new(), String::new(), None, String::new(), false, "[]".to_owned(), degrees.to_owned());
+        let columns =
+            (String::new(), String::new(), None, String::new(), false, "[]".to_owned(), degrees.to_owned(), None);
         assert!(matches!(own_profile(columns), Err(RepositoryError::Unexpected(_))));
         let entry = (1, "UFRN".into(), "C".into(), None, None, None, String::new(), String::new(), false);
         assert!(own_entry(EntryKind::Degree, entry.clone()).is_err(), "a degree needs its code");

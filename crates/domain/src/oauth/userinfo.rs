@@ -46,6 +46,9 @@ pub struct UserIdentity {
     /// Whether the person confirmed the address through a link sent to it
     /// (`email_verified`).
     pub email_verified: bool,
+    /// gov.br's level and seals for the CPF, when a gov.br login proved it
+    /// ([`crate::profile::GOVBR_RELIABILITY`]).
+    pub govbr_reliability: Option<Value>,
 }
 
 /// The profile scopes a userinfo answer reads (what its access-log entry
@@ -77,7 +80,12 @@ pub fn userinfo_claims(user: UserId, identity: &UserIdentity, granted: ScopeSet)
                 put(&mut claims, "email", &identity.email);
                 claims.insert("email_verified".into(), Value::Bool(identity.email_verified));
             }
-            Scope::Cpf => put(&mut claims, "cpf", identity.cpf.as_deref().unwrap_or("")),
+            Scope::Cpf => {
+                put(&mut claims, "cpf", identity.cpf.as_deref().unwrap_or(""));
+                if let Some(reliability) = &identity.govbr_reliability {
+                    claims.insert(crate::profile::GOVBR_RELIABILITY.into(), reliability.clone());
+                }
+            }
             _ => {}
         }
     }
@@ -98,6 +106,7 @@ mod tests {
             cpf: Some("52998224725".into()),
             email: "ana@example.gov.br".into(),
             email_verified: true,
+            govbr_reliability: None,
         }
     }
 
@@ -146,5 +155,16 @@ mod tests {
         {
             assert!(CLAIMS_SUPPORTED.contains(&claim), "{claim}");
         }
+    }
+
+    #[test]
+    fn the_cpf_claim_carries_govbr_s_word_when_there_is_one() {
+        let word = json!({"nivel": "ouro", "selos": [], "lido_em": "2026-11-29T10:00:00Z"});
+        let vouched = UserIdentity { govbr_reliability: Some(word.clone()), ..ana() };
+        let cpf = ScopeSet::parse_strict("cpf").expect("scope");
+        assert_eq!(userinfo_claims(UserId(7), &vouched, cpf).get(crate::profile::GOVBR_RELIABILITY), Some(&word));
+        let email = ScopeSet::parse_strict("email").expect("scope");
+        assert!(userinfo_claims(UserId(7), &vouched, email).get(crate::profile::GOVBR_RELIABILITY).is_none());
+        assert!(userinfo_claims(UserId(7), &ana(), cpf).get(crate::profile::GOVBR_RELIABILITY).is_none());
     }
 }
