@@ -146,6 +146,8 @@ fn concrete(pattern: &str, f: &Fixture) -> String {
         path.replace("{client_id}", demo::DEMO_CLIENT_ID).replace("{cpf_ou_email}", ANA_CPF).replace("{cpf}", ANA_CPF);
     // A reset link of the right shape that was never issued (410 both ways).
     let path = path.replace("{token}", &"A".repeat(43));
+    // The demo's gov.br sandbox.
+    let path = path.replace("{provider}", "govbr");
     assert!(!path.contains('{'), "{pattern}: a parameter this test does not fill");
     let query = match path.as_str() {
         "/usuarios" => format!("?cpfs={ANA_CPF}"),
