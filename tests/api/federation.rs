@@ -251,6 +251,8 @@ async fn a_link_is_undone_only_while_another_way_to_log_in_remains() {
     let (mut browser, db) = spawn_demo(|_| {}).await;
     govbr_login(&mut browser, "/conta/", CARLA, "silver", "senha").await;
     let security = browser.get("/conta/seguranca/").await;
+    assert!(security.body.contains("A sua conta não tem senha"), "{}", security.body);
+    assert!(!security.body.contains("Desfazer o vínculo"), "no button for what would be refused");
     let token = hidden_fields(&security.body).into_iter().find(|(k, _)| k == "csrf_token").expect("token").1;
     let refused = browser
         .post(

@@ -182,6 +182,7 @@ struct SecurityPage<'a> {
     passkey_action: &'a str,
     links: Vec<LinkRow>,
     unlink_action: &'a str,
+    has_password: bool,
 }
 
 /// One linked provider as the page lists it.
@@ -385,6 +386,13 @@ pub(super) async fn page(
         },
         None => Vec::new(),
     };
+    let has_password = match links.is_empty() {
+        true => true,
+        false => match factors.credentials().has_usable_password(session.user_id).await {
+            Ok(has) => has,
+            Err(e) => return service_failure(req, e),
+        },
+    };
     let token = session.account_form_token();
     let page = SecurityPage {
         site: &PROVIDER,
@@ -411,6 +419,7 @@ pub(super) async fn page(
         passkey_action: super::passkeys::REGISTER_PASSKEY_PATH,
         links,
         unlink_action: super::federation::UNLINK_PATH,
+        has_password,
     };
     html::html(html::response(status), &page)
 }
