@@ -2,12 +2,16 @@
 //! (`/sandbox/govbr/`, gov.br-shaped ID tokens over real HTTP): a new
 //! account, a link to a proven CPF, a link to a declared CPF confirmed by
 //! the password, the level refreshed at each login and validating the
-//! registration, the step-up by level, logout through gov.br, unlinking;
+//! registration, the step-up by level (asked by a request or required by
+//! the application), logout through gov.br, unlinking;
 //! and the refusals — another browser's or a replayed callback, a cancelled
 //! login, a provider that is down, a provider setting that is wrong.
 
+use credencial_domain::admin::{Actor, AuditAction, AuditTarget, NewAuditEntry};
 use credencial_domain::federation::ReliabilityLevel;
+use credencial_domain::oauth::ClientId;
 use credencial_domain::UserId;
+use credencial_ports::OAuthClientUpdate;
 
 use crate::helpers::{hidden_fields, spawn_app_with, spawn_demo, with, Browser, Page, TestDatabase};
 
@@ -43,6 +47,23 @@ async fn govbr_callback(browser: &mut Browser, next: &str, choices: &[(&str, &st
     let back = browser.post("/sandbox/govbr/authorize", &fields).await;
     assert_eq!(back.status, 302, "{}", back.body);
     back.location.expect("back to us")
+}
+
+/// Where the "Entrar com gov.br" link of a level page comes back to: the
+/// authorization request that asked for the level.
+fn govbr_link_next(level_page: &Page) -> String {
+    let next = crate::helpers::unescape_html(
+        level_page
+            .body
+            .split("href=\"/conta/entrar/externo/govbr/?next=")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .expect("the gov.br link"),
+    );
+    let next: String =
+        url::form_urlencoded::parse(format!("next={next}").as_bytes()).next().expect("next").1.into_owned();
+    assert!(next.starts_with("/oauth/authorize/?"), "{next}");
+    next
 }
 
 /// The id of the account with `cpf`.
@@ -96,14 +117,39 @@ async fn a_first_govbr_login_makes_an_account_without_a_password_that_carries_th
     assert!(refused.body.contains("Usuário ou senha inválidos"), "{}", refused.body);
 }
 
+/// The login into the account holding the CPF that the confirmation page
+/// `page` asks for, as `username` with `password`: the answer of the
+/// login form's POST (303 to the link's page when right).
+async fn log_into_the_account(browser: &mut Browser, page: &Page, username: &str, password: &str) -> Page {
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("Confirme a sua conta"), "{}", page.body);
+    assert!(page.set_cookies.iter().any(|c| c.starts_with("credencial_vinculo=") && c.contains("HttpOnly")));
+    assert!(!page.set_cookies.iter().any(|c| c.starts_with("credencial_session=")), "no session before the login");
+    let href = page.body.split("href=\"/conta/entrar/?next=").nth(1).and_then(|r| r.split('"').next()).expect("link");
+    let form = browser.get(&format!("/conta/entrar/?next={href}")).await;
+    let fields = with(hidden_fields(&form.body), &[("username", username), ("password", password)]);
+    browser.post("/conta/entrar/", &fields).await
+}
+
+/// A first login through gov.br of `cpf` at `level` into the account that
+/// holds the CPF (`username`, `password`): the page after the link.
+async fn govbr_link(browser: &mut Browser, cpf: &str, level: &str, username: &str, password: &str) -> Page {
+    let page = govbr_login(browser, "/conta/", cpf, level, "certificado").await;
+    let logged_in = log_into_the_account(browser, &page, username, password).await;
+    assert_eq!(logged_in.status, 303, "{}", logged_in.body);
+    assert_eq!(logged_in.location.as_deref(), Some("/conta/entrar/vincular/"));
+    browser.get("/conta/entrar/vincular/").await
+}
+
 #[tokio::test]
-async fn a_govbr_login_links_an_account_whose_cpf_is_proven_and_refreshes_the_level_each_time() {
+async fn a_govbr_login_links_the_account_holding_the_cpf_after_its_login_and_refreshes_the_level() {
     let (mut browser, db) = spawn_demo(|_| {}).await;
     let ana = account_of(&db, ANA).await;
-    let page = govbr_login(&mut browser, "/conta/", ANA, "gold", "certificado").await;
+    let page = govbr_link(&mut browser, ANA, "gold", "ana", "ana-demo-2026").await;
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("Conta vinculada"), "{}", page.body);
     assert!(!page.body.contains("comprovado"), "her CPF was proven already");
+    assert!(page.set_cookies.iter().any(|c| c.starts_with("credencial_vinculo=;") && c.contains("Max-Age=0")));
     assert_eq!(level_of(&db, ana).await, Some(ReliabilityLevel::Ouro));
 
     // The next login goes straight on, and reads the level again.
@@ -116,42 +162,51 @@ async fn a_govbr_login_links_an_account_whose_cpf_is_proven_and_refreshes_the_le
 }
 
 #[tokio::test]
-async fn a_declared_cpf_is_linked_only_after_the_account_s_password_and_is_then_proven() {
+async fn a_declared_cpf_is_linked_only_after_a_login_into_its_account_and_is_then_proven() {
     let (mut browser, db) = spawn_demo(|_| {}).await;
     let bruno = account_of(&db, BRUNO).await;
     assert!(!validated(&db, bruno).await);
     let page = govbr_login(&mut browser, "/conta/", BRUNO, "silver", "senha").await;
-    assert_eq!(page.status, 200, "{}", page.body);
-    assert!(page.body.contains("Confirme a sua conta"), "{}", page.body);
-    assert!(!page.set_cookies.iter().any(|c| c.starts_with("credencial_session=")), "no session before the password");
+    assert!(page.body.contains("comprovado"), "he is told the link will prove his CPF: {}", page.body);
 
-    let wrong =
-        browser.post("/conta/entrar/vincular/", &with(hidden_fields(&page.body), &[("password", "errada")])).await;
-    assert_eq!(wrong.status, 200);
-    assert!(wrong.body.contains("Senha incorreta"), "{}", wrong.body);
+    let wrong = log_into_the_account(&mut browser, &page, "bruno", "errada").await;
+    assert_eq!(wrong.status, 200, "the login form again");
     assert_eq!(level_of(&db, bruno).await, None, "nothing linked");
+    // Without a session the link's page sends to the login form.
+    assert_eq!(browser.get("/conta/entrar/vincular/").await.status, 303);
+    assert_eq!(level_of(&db, bruno).await, None);
 
-    let forged = with(hidden_fields(&page.body), &[("password", "bruno-demo-2026")])
-        .into_iter()
-        .map(|(k, v)| if k == "vinculo" { (k, "x".repeat(43)) } else { (k, v) })
-        .collect::<Vec<_>>();
-    let refused = browser.post("/conta/entrar/vincular/", &forged).await;
-    assert_eq!(refused.status, 400, "an unknown confirmation: {}", refused.body);
-
-    let right = browser
-        .post("/conta/entrar/vincular/", &with(hidden_fields(&wrong.body), &[("password", "bruno-demo-2026")]))
-        .await;
-    assert_eq!(right.status, 200, "{}", right.body);
-    assert!(right.body.contains("comprovado"), "he is told his CPF is proven now: {}", right.body);
-    assert!(right.set_cookies.iter().any(|c| c.starts_with("credencial_session=")));
+    let fields = with(hidden_fields(&wrong.body), &[("username", "bruno"), ("password", "bruno-demo-2026")]);
+    let right = browser.post("/conta/entrar/", &fields).await;
+    assert_eq!(right.location.as_deref(), Some("/conta/entrar/vincular/"), "{}", right.body);
+    let linked = browser.get("/conta/entrar/vincular/").await;
+    assert_eq!(linked.status, 200, "{}", linked.body);
+    assert!(linked.body.contains("comprovado"), "he is told his CPF is proven now: {}", linked.body);
     assert_eq!(level_of(&db, bruno).await, Some(ReliabilityLevel::Prata));
     assert!(validated(&db, bruno).await);
 
-    // The confirmation was used up.
-    let replay = browser
-        .post("/conta/entrar/vincular/", &with(hidden_fields(&wrong.body), &[("password", "bruno-demo-2026")]))
-        .await;
-    assert_eq!(replay.status, 400);
+    // The waiting link was used up.
+    assert_eq!(browser.get("/conta/entrar/vincular/").await.status, 400);
+}
+
+#[tokio::test]
+async fn a_waiting_link_is_never_made_for_another_account_or_in_another_browser() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    let page = govbr_login(&mut browser, "/conta/", ANA, "silver", "senha").await;
+    // Another browser with a session of its own has no waiting link.
+    let mut other = Browser::new_at(&browser.base, browser.client.clone());
+    let form = other.get("/conta/entrar/").await;
+    let fields = with(hidden_fields(&form.body), &[("username", "ana"), ("password", "ana-demo-2026")]);
+    other.post("/conta/entrar/", &fields).await;
+    assert_eq!(other.get("/conta/entrar/vincular/").await.status, 400);
+    // bruno logs in where ana's link waits: it is dropped, not made.
+    let logged_in = log_into_the_account(&mut browser, &page, "bruno", "bruno-demo-2026").await;
+    assert_eq!(logged_in.status, 303);
+    let refused = browser.get("/conta/entrar/vincular/").await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(refused.body.contains("não é a que tem este CPF"), "{}", refused.body);
+    assert_eq!(level_of(&db, account_of(&db, ANA).await).await, None);
+    assert_eq!(level_of(&db, account_of(&db, BRUNO).await).await, None);
 }
 
 #[tokio::test]
@@ -200,17 +255,7 @@ async fn an_application_asking_for_prata_sends_a_bronze_login_through_govbr_agai
     let without = browser.get(&format!("{path}&acr_values=urn%3Acredencial%3Aacr%3Agovbr%3Abronze")).await;
     assert_ne!(without.status, 403, "bronze is met: {}", without.body);
 
-    let next = crate::helpers::unescape_html(
-        level
-            .body
-            .split("href=\"/conta/entrar/externo/govbr/?next=")
-            .nth(1)
-            .and_then(|r| r.split('"').next())
-            .expect("the gov.br link"),
-    );
-    let next: String =
-        url::form_urlencoded::parse(format!("next={next}").as_bytes()).next().expect("next").1.into_owned();
-    assert!(next.starts_with("/oauth/authorize/?"), "{next}");
+    let next = govbr_link_next(&level);
     let page = govbr_login(&mut browser, &next, CARLA, "silver", "senha").await;
     assert_eq!(page.status, 303, "{}", page.body);
     let back = browser.get(page.location.as_deref().expect("back to the request")).await;
@@ -220,7 +265,7 @@ async fn an_application_asking_for_prata_sends_a_bronze_login_through_govbr_agai
 #[tokio::test]
 async fn logging_out_of_a_govbr_session_ends_it_here_and_goes_through_govbr() {
     let (mut browser, _db) = spawn_demo(|_| {}).await;
-    govbr_login(&mut browser, "/conta/", ANA, "silver", "senha").await;
+    govbr_login(&mut browser, "/conta/", CARLA, "silver", "senha").await;
     let session = browser.jar.get("credencial_session").cloned().expect("a session");
     let form = browser.get("/conta/sair/").await;
     let out = browser.post("/conta/sair/", &hidden_fields(&form.body)).await;
@@ -264,7 +309,7 @@ async fn a_link_is_undone_only_while_another_way_to_log_in_remains() {
     assert!(level_of(&db, account_of(&db, CARLA).await).await.is_some());
 
     let mut ana = Browser::new_at(&browser.base, browser.client.clone());
-    govbr_login(&mut ana, "/conta/", ANA, "silver", "senha").await;
+    govbr_link(&mut ana, ANA, "silver", "ana", "ana-demo-2026").await;
     let security = ana.get("/conta/seguranca/").await;
     let token = hidden_fields(&security.body).into_iter().find(|(k, _)| k == "csrf_token").expect("token").1;
     let forged = ana
@@ -409,7 +454,7 @@ async fn another_credencial_is_an_upstream_that_links_by_a_verified_address_only
 #[tokio::test]
 async fn applications_granted_the_cpf_read_how_govbr_vouched_for_it() {
     let (mut browser, _db) = spawn_demo(|_| {}).await;
-    govbr_login(&mut browser, "/conta/", ANA, "gold", "certificado").await;
+    govbr_link(&mut browser, ANA, "gold", "ana", "ana-demo-2026").await;
     // The demo's host application maps the whole profile (`fulljson`).
     let authorize = browser.get("/auth/login/").await.location.expect("to the provider");
     let consent = browser.get(&authorize).await;
@@ -421,4 +466,35 @@ async fn applications_granted_the_cpf_read_how_govbr_vouched_for_it() {
     assert!(text.contains("confiabilidade_govbr"), "{text}");
     assert!(text.contains(r#""nivel":"ouro""#) || text.contains(r#""nivel": "ouro""#), "{text}");
     assert!(text.contains("801"), "the seal: {text}");
+}
+
+#[tokio::test]
+async fn an_application_whose_minimum_level_is_prata_sends_a_bronze_login_through_govbr_again() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    // The demo's host application requires prata (as the panel or
+    // `credencial client update --minimum-govbr-level prata` set it).
+    let host = ClientId::parse(credencial::demo::DEMO_CLIENT_ID).expect("id");
+    let entry = NewAuditEntry::new(
+        Actor::Cli { os_user: "test".into() },
+        AuditAction::ClientUpdate,
+        AuditTarget::Client(host.clone()),
+    )
+    .with("minimum_govbr_level", "prata");
+    let prata = OAuthClientUpdate { minimum_govbr_level: Some(Some(ReliabilityLevel::Prata)), ..Default::default() };
+    db.storage().clients.update(&host, prata, &entry).await.expect("update").expect("the demo's client");
+
+    let page = govbr_login(&mut browser, "/conta/", CARLA, "bronze", "senha").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let to_app = browser.get("/auth/login/").await;
+    let authorize = to_app.location.expect("to the provider");
+    let level = browser.get(&authorize).await;
+    assert_eq!(level.status, 403, "{}", level.body);
+    assert!(level.body.contains("nível <strong>prata</strong>"), "{}", level.body);
+
+    let next = govbr_link_next(&level);
+    let page = govbr_login(&mut browser, &next, CARLA, "silver", "senha").await;
+    assert_eq!(page.status, 303, "{}", page.body);
+    let back = browser.get(page.location.as_deref().expect("back to the request")).await;
+    assert_ne!(back.status, 403, "prata meets the application's level: {}", back.body);
+    assert!(back.body.contains("Autorizar acesso"), "the consent: {}", back.body);
 }

@@ -74,7 +74,7 @@ const OWN_PROFILE_COLUMNS: &str = r#"
      FROM degrees d WHERE d.user_id = u.id), '[]')::text AS degrees,
   (SELECT json_build_object('nivel', l.level, 'selos', l.seals::json,
        'lido_em', to_char(to_timestamp(l.level_read_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))::text
-     FROM federated_links l WHERE l.user_id = u.id AND l.proves_cpf AND l.level IS NOT NULL LIMIT 1) AS govbr
+     FROM federated_links l WHERE l.user_id = u.id AND l.proves_cpf AND l.subject = u.cpf::text AND l.level IS NOT NULL LIMIT 1) AS govbr
 "#;
 
 /// One statement: the own profile of `$1`, if active.
@@ -89,7 +89,7 @@ static READ_FOR_CLIENT: LazyLock<ClientReads> = LazyLock::new(|| ClientReads::of
 const IDENTITY_COLUMNS: &str = "u.username, u.name, u.avatar, u.cpf, u.email, u.email_verified, \
     (SELECT json_build_object('nivel', l.level, 'selos', l.seals::json, \
          'lido_em', to_char(to_timestamp(l.level_read_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'))::text \
-       FROM federated_links l WHERE l.user_id = u.id AND l.proves_cpf AND l.level IS NOT NULL LIMIT 1) AS govbr";
+       FROM federated_links l WHERE l.user_id = u.id AND l.proves_cpf AND l.subject = u.cpf::text AND l.level IS NOT NULL LIMIT 1) AS govbr";
 
 /// The client's userinfo read ([`ClientReads`] of [`IDENTITY_COLUMNS`]).
 static IDENTITY_FOR_CLIENT: LazyLock<ClientReads> = LazyLock::new(|| ClientReads::of(IDENTITY_COLUMNS));

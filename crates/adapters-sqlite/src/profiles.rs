@@ -70,7 +70,7 @@ static IDENTITY_FOR_CLIENT: LazyLock<String> =
 /// link proves it (by the links' `(user_id, provider)` index).
 const GOVBR: &str = "(SELECT json_object('nivel', l.level, 'selos', json(l.seals), \
        'lido_em', strftime('%Y-%m-%dT%H:%M:%SZ', l.level_read_at, 'unixepoch')) \
-     FROM federated_links l WHERE l.user_id = u.id AND l.proves_cpf AND l.level IS NOT NULL LIMIT 1) AS govbr";
+     FROM federated_links l WHERE l.user_id = u.id AND l.proves_cpf AND l.subject = u.cpf AND l.level IS NOT NULL LIMIT 1) AS govbr";
 
 /// A client's read of `columns` of the active user `?1`, with the scopes
 /// the user granted to the client `?2` (NULL: no grant) as the last column.

@@ -27,7 +27,6 @@ use credencial_ports::{
     Ceremony, Clock, FederatedLinkStore, FederationError, IdentityProvider, LinkConflict, LinkRecord, NewProviderLink,
     NewUser, PasskeyStore,
 };
-use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServiceError;
@@ -105,14 +104,26 @@ pub enum FederatedLogin {
         /// What happened to the account, if anything.
         notice: Option<LinkNotice>,
     },
-    /// The CPF belongs to an account whose CPF was only declared: its
-    /// password must confirm the link ([`FederationService::confirm`]).
+    /// The CPF belongs to an account here: the person logs into it (its
+    /// password and factors), then the link is made
+    /// ([`FederationService::confirm`]).
     Confirm {
-        /// The id of the confirmation (the page posts it back).
+        /// The id of the waiting link (kept in a cookie of the browser).
         token: Redacted<String>,
-        /// Whether the link will prove the account's CPF.
-        proves_cpf: bool,
+        /// Whether the link will prove a CPF that was only declared.
+        newly_proven: bool,
     },
+}
+
+/// A link confirmed by a login into its account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfirmedLink {
+    /// Where the login was going (a local page or `/oauth/authorize/…`).
+    pub next: String,
+    /// The provider's name.
+    pub provider: String,
+    /// What to tell the person.
+    pub notice: LinkNotice,
 }
 
 /// Why a brokered login opens nothing: each is a clear page, never a 500.
@@ -187,18 +198,16 @@ struct KeptLogin {
     via: String,
 }
 
-/// A link waiting for the account's password, as kept.
+/// A link waiting for a login into its account, as kept.
 #[derive(Serialize, Deserialize)]
 struct KeptLink {
     provider: String,
     subject: String,
     proves_cpf: bool,
+    newly_proven: bool,
     level: Option<String>,
     seals: Vec<Seal>,
-    amr: String,
-    acr: String,
     next: String,
-    via: String,
 }
 
 impl FederationService {
@@ -328,7 +337,7 @@ impl FederationService {
         };
         // Two first logins of one person at once: the loser of the race
         // finds the winner's link on its second look.
-        for _ in 0..2 {
+        for first in [true, false] {
             let found = self.ports.links.find(&provider.id, &identity.subject, cpf, email_key.as_ref()).await?;
             let decision = match decide(provider.kind, link_key, identity, found) {
                 Ok(decision) => decision,
@@ -354,38 +363,46 @@ impl FederationService {
                 LinkDecision::Link { user, proves_cpf } => match self.ports.links.link(user, link(proves_cpf)).await? {
                     Ok(()) => {
                         self.linked(user, provider, origin).await?;
-                        // The CPF was proven already: the link proves nothing new.
                         (user, Some(LinkNotice::Linked { proves_cpf: false }))
                     }
-                    Err(LinkConflict::SubjectLinked) => continue,
+                    // Another login got there first: look again.
+                    Err(_) if first => continue,
                     Err(conflict) => return Ok(Err(conflict.into())),
                 },
-                LinkDecision::ConfirmLink { user, proves_cpf } => {
-                    let (amr, acr) = session_methods(identity);
+                LinkDecision::ConfirmLink { user, proves_cpf, newly_proven } => {
                     let kept = KeptLink {
                         provider: provider.id.clone(),
                         subject: identity.subject.clone(),
                         proves_cpf,
+                        newly_proven,
                         level: reliability.as_ref().map(|r| r.level.name().to_owned()),
                         seals: reliability.as_ref().map(|r| r.seals.clone()).unwrap_or_default(),
-                        amr,
-                        acr,
                         next: next.to_owned(),
-                        via: via.code().to_owned(),
                     };
                     let token = SessionToken::generate();
                     self.keep(token.hash(), Some(user), CONFIRM, &kept).await?;
-                    return Ok(Ok(FederatedLogin::Confirm { token: Redacted(token.expose().to_owned()), proves_cpf }));
+                    let token = Redacted(token.expose().to_owned());
+                    return Ok(Ok(FederatedLogin::Confirm { token, newly_proven }));
                 }
                 LinkDecision::Create => {
                     let proves_cpf = provider.kind == ProviderKind::GovBr;
-                    match self.ports.links.create_linked(new_account(identity)?, link(proves_cpf)).await? {
+                    let mut created =
+                        self.ports.links.create_linked(new_account(identity, true)?, link(proves_cpf)).await?;
+                    if created == Err(LinkConflict::EmailTaken) {
+                        // gov.br's address is another account's here: the
+                        // new account goes without one.
+                        created =
+                            self.ports.links.create_linked(new_account(identity, false)?, link(proves_cpf)).await?;
+                    }
+                    match created {
                         Ok(user) => {
                             tracing::info!(provider = %provider.id, user = user.0, "account created from an upstream login");
                             self.linked(user, provider, origin).await?;
                             (user, Some(LinkNotice::Created))
                         }
-                        Err(LinkConflict::SubjectLinked) => continue,
+                        // A first login of the same person at once (its
+                        // account, or its CPF or username): look again.
+                        Err(_) if first => continue,
                         Err(conflict) => return Ok(Err(conflict.into())),
                     }
                 }
@@ -400,58 +417,64 @@ impl FederationService {
         Ok(Err(LinkConflict::SubjectLinked.into()))
     }
 
-    /// Confirms the link waiting under `token` with `password` of its
-    /// account, from `origin`: the link is made and a session opened;
-    /// `Ok(None)` for a wrong password (counted as a failed login; the
-    /// link waits for another try). Errors: `Invalid` when no link waits
-    /// under `token`; `Throttled`; `Storage`, `Internal`.
+    /// Makes the link waiting under `token` (kept in the browser that
+    /// logged in through the provider), now that `session`'s person logged
+    /// into its account — password and second factor — from `origin`.
+    /// Errors: `Invalid` when no link waits under `token` (expired, used)
+    /// or it waits for another account (the waiting link is dropped);
+    /// `Storage`, `Internal`.
     pub async fn confirm(
         &self,
         token: &str,
-        password: SecretString,
+        session: &crate::session::LoginSession,
         origin: &Origin,
-    ) -> Result<Option<FederatedLogin>, ServiceError> {
-        let gone =
-            || ServiceError::Invalid("a confirmação expirou ou já foi usada; entre de novo pelo provedor".into());
+    ) -> Result<ConfirmedLink, ServiceError> {
+        let gone = || ServiceError::Invalid("o vínculo expirou ou já foi feito; entre de novo pelo provedor".into());
+        if session.second_factor_pending {
+            return Err(ServiceError::Invalid("conclua a entrada na conta antes do vínculo".into()));
+        }
         let id = SessionToken::from_cookie(token).ok_or_else(gone)?;
         let ceremony =
             self.ports.ceremonies.take_ceremony(&id.hash(), self.ports.clock.now()).await?.ok_or_else(gone)?;
-        let user = ceremony.user.filter(|_| ceremony.purpose == CONFIRM).ok_or_else(gone)?;
+        if ceremony.purpose != CONFIRM {
+            return Err(gone());
+        }
+        if ceremony.user != Some(session.user_id) {
+            return Err(ServiceError::Invalid(
+                "a conta em que você entrou não é a que tem este CPF; o vínculo não foi feito".into(),
+            ));
+        }
         let kept: KeptLink =
             serde_json::from_str(&ceremony.state).map_err(|e| ServiceError::Internal(e.to_string()))?;
         let provider = self.provider(&kept.provider).ok_or_else(gone)?;
-        let checked = self.ports.sessions.credentials().check_password_of(user, password, origin.address).await;
-        if !matches!(checked, Ok(true)) {
-            // Wrong, or refused: the link waits as it was, until it expires.
-            self.ports.ceremonies.put_ceremony(&ceremony).await?;
-            return checked.map(|_| None);
-        }
+        let now = self.ports.clock.now();
         let reliability = kept.level.as_deref().and_then(ReliabilityLevel::from_name).map(|level| Reliability {
             level,
             seals: kept.seals.clone(),
-            read_at: self.ports.clock.now(),
+            read_at: now,
         });
         let link = NewProviderLink {
             provider: &kept.provider,
             subject: &kept.subject,
             proves_cpf: kept.proves_cpf,
             reliability: reliability.as_ref(),
-            now: self.ports.clock.now(),
+            now,
         };
-        match self.ports.links.link(user, link).await? {
-            Ok(()) => self.linked(user, provider, origin).await?,
-            Err(conflict) => return Err(ServiceError::Invalid(format!("o vínculo não foi feito: {conflict}"))),
+        if self.ports.links.link(session.user_id, link).await?.is_err() {
+            return Err(ServiceError::Invalid(format!(
+                "esta conta já está vinculada a {}, ou essa conta {} já está vinculada a outra",
+                provider.name, provider.name
+            )));
         }
+        self.linked(session.user_id, provider, origin).await?;
         if provider.kind == ProviderKind::GovBr {
-            self.validate_by_level(user, &kept.subject, reliability.as_ref().map(|r| r.level)).await?;
+            self.validate_by_level(session.user_id, &kept.subject, reliability.as_ref().map(|r| r.level)).await?;
         }
-        let via = LoginVia::from_code(&kept.via).unwrap_or(LoginVia::Account);
-        let signed = self.ports.sessions.open_federated(user, via, &kept.amr, &kept.acr, origin).await?;
-        Ok(Some(FederatedLogin::SignedIn {
-            signed,
+        Ok(ConfirmedLink {
             next: kept.next,
-            notice: Some(LinkNotice::Linked { proves_cpf: kept.proves_cpf }),
-        }))
+            provider: provider.name.clone(),
+            notice: LinkNotice::Linked { proves_cpf: kept.newly_proven },
+        })
     }
 
     /// The links of `user`, with each provider's name (a link to a
@@ -523,9 +546,8 @@ impl FederationService {
     ) -> Result<(), ServiceError> {
         let Some(level) = level.filter(|level| level.validates(self.validated_level)) else { return Ok(()) };
         let Ok(cpf) = credencial_domain::Cpf::parse(subject) else { return Ok(()) };
-        if self.ports.tax_id.set_validated(user, &cpf).await? {
-            tracing::info!(user = user.0, level = level.name(), "registration validated by a gov.br level");
-        }
+        self.ports.tax_id.set_validated(user, &cpf).await?;
+        tracing::debug!(user = user.0, level = level.name(), "registration valid by a gov.br level");
         Ok(())
     }
 
@@ -590,14 +612,14 @@ pub fn session_methods(identity: &UpstreamIdentity) -> (String, String) {
 /// says, with its verified address, its CPF (the username, as for a
 /// pre-registered account; else a random one) and no password (one can be
 /// set later through "Esqueci minha senha").
-fn new_account(identity: &UpstreamIdentity) -> Result<NewUser, ServiceError> {
+fn new_account(identity: &UpstreamIdentity, with_email: bool) -> Result<NewUser, ServiceError> {
     let name = identity.name.clone().unwrap_or_default();
     let username = match &identity.cpf {
         Some(cpf) => cpf.as_str().to_owned(),
         None => format!("externo-{}", &SessionToken::generate().expose()[..16]),
     };
     let username = Username::parse(&username).map_err(|e| ServiceError::Internal(e.to_string()))?;
-    let email = identity.verified_email().unwrap_or_default().to_owned();
+    let email = identity.verified_email().filter(|_| with_email).unwrap_or_default().to_owned();
     let nome_usual = name.split_whitespace().next().unwrap_or_default().to_owned();
     Ok(NewUser {
         username,

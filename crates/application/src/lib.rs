@@ -43,7 +43,8 @@ pub use credentials::{AuthenticatedUser, CredentialCheck};
 pub use email_confirmation::EmailConfirmationService;
 pub use error::ServiceError;
 pub use federation::{
-    FederatedLogin, FederationFailure, FederationPorts, FederationService, LinkNotice, StartedLogin, UpstreamProvider,
+    ConfirmedLink, FederatedLogin, FederationFailure, FederationPorts, FederationService, LinkNotice, StartedLogin,
+    UpstreamProvider,
 };
 pub use grants::{AccessReport, GrantService};
 pub use hashing::{HashSlot, PasswordHasher};

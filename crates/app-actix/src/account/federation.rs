@@ -23,24 +23,20 @@ use credencial_domain::admin::LoginVia;
 use credencial_domain::federation::linking::LinkRefusal;
 use credencial_domain::federation::ProviderKind;
 use credencial_ports::FederationError;
-use secrecy::SecretString;
 
-use super::{throttled_text, with_retry_after};
 use crate::cookies::{self, CookiePolicy};
 use crate::form::FormFields;
 use crate::html::{self, ErrorPage, Site, PROVIDER};
 use crate::routes::{self, resource};
-use crate::session::{
-    login_form, login_form_token_matches, origin, posted_form, safe_next_after_factor, see_other, with_session,
-    FORM_EXPIRED, LOGIN_PATH,
-};
+use crate::session::{origin, safe_next_after_factor, see_other, with_session, LOGIN_PATH};
 
 /// Where a login through provider `{id}` starts: `/conta/entrar/externo/{id}/`.
 pub const START_PATH: &str = "/conta/entrar/externo/{provider}";
 /// Where provider `{id}` sends the browser back:
 /// `/conta/entrar/externo/{id}/retorno/` ([`credencial_application::federation::return_path`]).
 pub const RETURN_PATH: &str = "/conta/entrar/externo/{provider}/retorno";
-/// Where a link waiting for the account's password is confirmed.
+/// Where a link waiting for a login into its account is made, once the
+/// person logged in (the login form's `next`).
 pub const CONFIRM_PATH: &str = "/conta/entrar/vincular/";
 /// Where the security page's "Desfazer vínculo" posts.
 pub const UNLINK_PATH: &str = "/conta/seguranca/vinculos/";
@@ -51,8 +47,11 @@ pub const GOVBR_LEVELS_URL: &str = "https://confiabilidades.acesso.gov.br/";
 /// The cookie that ties a login at a provider to the browser that started
 /// it.
 const STATE_COOKIE: &str = "credencial_federado";
-/// The path of [`STATE_COOKIE`].
+/// The path of [`STATE_COOKIE`] and [`LINK_COOKIE`].
 const STATE_COOKIE_PATH: &str = "/conta/entrar/";
+/// The cookie that keeps a link waiting for a login into its account in
+/// the browser that came back from the provider.
+const LINK_COOKIE: &str = "credencial_vinculo";
 
 /// The start of a login through provider `id`, going on to `next`.
 pub fn start_href(id: &str, next: &str) -> String {
@@ -86,6 +85,13 @@ pub fn buttons(req: &HttpRequest, next: &str) -> Vec<ProviderButton> {
         .collect()
 }
 
+/// Whether the service offers a login through gov.br (the panel warns
+/// that an application's minimum gov.br level cannot be met without it).
+pub fn offers_govbr(req: &HttpRequest) -> bool {
+    req.app_data::<web::Data<FederationService>>()
+        .is_some_and(|federation| federation.providers().iter().any(|p| p.kind == ProviderKind::GovBr))
+}
+
 /// The pages of brokered logins, with their application data.
 pub struct FederationPages {
     federation: web::Data<FederationService>,
@@ -112,7 +118,7 @@ impl HttpServiceFactory for FederationPages {
     fn register(self, config: &mut AppService) {
         self.with_data(resource(RETURN_PATH, "GET")).route(routes::get().to(finish)).register(config);
         self.with_data(resource(START_PATH, "GET")).route(routes::get().to(start)).register(config);
-        self.with_data(resource(CONFIRM_PATH, "POST")).route(web::post().to(confirm)).register(config);
+        self.with_data(resource(CONFIRM_PATH, "GET")).route(routes::get().to(confirm)).register(config);
         self.with_data(resource(UNLINK_PATH, "POST")).route(web::post().to(unlink)).register(config);
     }
 }
@@ -148,7 +154,6 @@ async fn finish(
     req: HttpRequest,
     path: web::Path<String>,
     federation: web::Data<FederationService>,
-    sessions: web::Data<SessionService>,
     cookies: web::Data<CookiePolicy>,
 ) -> HttpResponse {
     let name = federation.provider(&path).map(|p| p.name.clone());
@@ -166,7 +171,7 @@ async fn finish(
             (code, _) => Ok(code),
         };
         match federation.finish(&path, state, answer, &origin(&req)).await {
-            Ok(Ok(login)) => logged_in(&req, &sessions, &cookies, login, name.as_deref().unwrap_or_default()),
+            Ok(Ok(login)) => logged_in(&req, &cookies, login, name.as_deref().unwrap_or_default()),
             Ok(Err(failure)) => failure_page(&failure, name.as_deref()),
             Err(e) => html::failure_page(e),
         }
@@ -180,31 +185,35 @@ async fn finish(
 
 /// The answer to a login that went well: the session's cookie and the
 /// next page (a page that tells what happened to the account first), or
-/// the confirmation page.
-fn logged_in(
-    req: &HttpRequest,
-    sessions: &SessionService,
-    cookies: &CookiePolicy,
-    login: FederatedLogin,
-    provider: &str,
-) -> HttpResponse {
+/// The answer to a login that went well: the session's cookie and the
+/// next page (a page that tells what happened to the account first), or
+/// the page that asks for a login into the account holding the CPF.
+fn logged_in(req: &HttpRequest, cookies: &CookiePolicy, login: FederatedLogin, provider: &str) -> HttpResponse {
     match login {
         FederatedLogin::SignedIn { signed, next, notice: None } => {
             with_session(req, cookies, see_other(&next), &signed)
         }
         FederatedLogin::SignedIn { signed, next, notice: Some(notice) } => {
-            let page = NoticePage {
-                site: &PROVIDER,
-                title: notice_title(&notice),
-                text: notice_text(&notice, provider),
-                next: &next,
-            };
-            with_session(req, cookies, html::html(html::response(StatusCode::OK), &page), &signed)
+            with_session(req, cookies, notice_page(&notice, provider, &next), &signed)
         }
-        FederatedLogin::Confirm { token, proves_cpf } => {
-            confirm_page(req, sessions, cookies, &token, provider, proves_cpf, None, StatusCode::OK)
+        FederatedLogin::Confirm { token, newly_proven } => {
+            let login =
+                format!("{LOGIN_PATH}?{}", serde_urlencoded::to_string([("next", CONFIRM_PATH)]).unwrap_or_default());
+            let page = ConfirmPage { site: &PROVIDER, title: "Confirme a sua conta", provider, newly_proven, login };
+            let mut answer = html::html(html::response(StatusCode::OK), &page);
+            let cookie = cookies.set(req, LINK_COOKIE, STATE_COOKIE_PATH, &token, LOGIN_SECS);
+            if let Ok(value) = HeaderValue::from_str(&cookie) {
+                answer.headers_mut().append(header::SET_COOKIE, value);
+            }
+            answer
         }
     }
+}
+
+/// The page that says what happened to the account, then goes on.
+fn notice_page(notice: &LinkNotice, provider: &str, next: &str) -> HttpResponse {
+    let page = NoticePage { site: &PROVIDER, title: notice_title(notice), text: notice_text(notice, provider), next };
+    html::html(html::response(StatusCode::OK), &page)
 }
 
 fn notice_title(notice: &LinkNotice) -> &'static str {
@@ -240,85 +249,43 @@ struct NoticePage<'a> {
     next: &'a str,
 }
 
-/// `templates/account/federated_confirm.html`: the account's password
-/// confirms the link.
+/// `templates/account/federated_confirm.html`: the person logs into the
+/// account holding the CPF before the link is made.
 #[derive(Debug, Template)]
 #[template(path = "account/federated_confirm.html")]
 struct ConfirmPage<'a> {
     site: &'static Site,
     title: &'a str,
-    action: &'a str,
-    message: Option<&'a str>,
-    hidden: Vec<(&'static str, &'a str)>,
     provider: &'a str,
-    proves_cpf: bool,
+    newly_proven: bool,
+    login: String,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn confirm_page(
-    req: &HttpRequest,
-    sessions: &SessionService,
-    cookies: &CookiePolicy,
-    token: &str,
-    provider: &str,
-    proves_cpf: bool,
-    message: Option<&str>,
-    status: StatusCode,
-) -> HttpResponse {
-    let (form_token, builder) = login_form(req, sessions, cookies, status);
-    let proves = if proves_cpf { "1" } else { "" };
-    let page = ConfirmPage {
-        site: &PROVIDER,
-        title: "Confirme a sua conta",
-        action: CONFIRM_PATH,
-        message,
-        hidden: vec![("csrf_token", &form_token), ("vinculo", token), ("provedor", provider), ("cpf", proves)],
-        provider,
-        proves_cpf,
-    };
-    html::html(builder, &page)
-}
-
-/// `POST /conta/entrar/vincular/`: the account's password confirms the
-/// link; a wrong one shows the page again (the link waits until it
-/// expires).
-async fn confirm(
-    req: HttpRequest,
-    payload: web::Payload,
-    federation: web::Data<FederationService>,
-    sessions: web::Data<SessionService>,
-    cookies: web::Data<CookiePolicy>,
-) -> HttpResponse {
-    let fields = or_answer!(posted_form(&req, payload).await);
-    let field = |name| fields.get(name).ok().flatten().unwrap_or("");
-    let (token, provider, proves_cpf) = (field("vinculo"), field("provedor"), field("cpf") == "1");
-    let page =
-        |message, status| confirm_page(&req, &sessions, &cookies, token, provider, proves_cpf, Some(message), status);
-    if !login_form_token_matches(&req, &sessions, field("csrf_token")) {
-        return page(FORM_EXPIRED, StatusCode::BAD_REQUEST);
-    }
-    if field("password").is_empty() {
-        return page("Digite a senha da sua conta.", StatusCode::OK);
-    }
-    let password = SecretString::from(field("password").to_owned());
-    match federation.confirm(token, password, &origin(&req)).await {
-        Ok(Some(login)) => logged_in(&req, &sessions, &cookies, login, provider),
-        Ok(None) => page("Senha incorreta.", StatusCode::OK),
-        Err(ServiceError::Throttled { retry_after_secs }) => {
-            with_retry_after(page(&throttled_text(retry_after_secs), StatusCode::TOO_MANY_REQUESTS), retry_after_secs)
-        }
+/// `GET /conta/entrar/vincular/`: the link waiting in this browser is
+/// made for the account the person just logged into (password and second
+/// factor), then the person is told and goes on.
+async fn confirm(req: HttpRequest, federation: web::Data<FederationService>) -> HttpResponse {
+    let session = or_answer!(crate::session::signed_in(&req).await);
+    let token = cookies::read(&req, LINK_COOKIE).unwrap_or_default();
+    let mut answer = match federation.confirm(&token, &session, &origin(&req)).await {
+        Ok(done) => notice_page(&done.notice, &done.provider, &done.next),
         Err(ServiceError::Invalid(reason)) => {
             let page = ErrorPage {
                 site: &PROVIDER,
-                title: "Não foi possível vincular a conta",
+                title: "A conta não foi vinculada",
                 reason: &reason,
-                hint: "Entre de novo pelo provedor para recomeçar.",
+                hint: "Para vincular, entre pelo provedor e depois na conta que tem o seu CPF.",
                 retry: Some(LOGIN_PATH),
             };
             html::html(html::response(StatusCode::BAD_REQUEST), &page)
         }
-        Err(e) => html::failure_page(e),
+        Err(e) => super::service_failure(&req, e),
+    };
+    let policy = req.app_data::<web::Data<CookiePolicy>>().map(|p| *p.get_ref()).unwrap_or_default();
+    if let Ok(value) = HeaderValue::from_str(&policy.clear(&req, LINK_COOKIE, STATE_COOKIE_PATH)) {
+        answer.headers_mut().append(header::SET_COOKIE, value);
     }
+    answer
 }
 
 /// `POST /conta/seguranca/vinculos/` (`provedor`): unlinks a provider,

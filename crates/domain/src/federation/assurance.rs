@@ -93,9 +93,19 @@ impl Demand {
     }
 
     /// The `acr` an ID token for `session` says: the first alternative of
-    /// the request it meets, else the session's own ([`Assurance::acr`]).
+    /// the request it meets; else, for an application that requires two
+    /// factors and no level, `dois-fatores` (what it checks for, whatever
+    /// the login's level); else the session's own ([`Assurance::acr`]: its
+    /// level, which meets any minimum level it passed).
     pub fn acr(&self, session: Assurance) -> &'static str {
-        self.one_of.iter().find(|r| session.meets(**r)).map_or_else(|| session.acr(), |r| r.acr())
+        if let Some(met) = self.one_of.iter().find(|r| session.meets(**r)) {
+            return met.acr();
+        }
+        let wants_level = self.all_of.iter().any(|r| matches!(r, Requirement::Level(_)));
+        if !wants_level && self.all_of.contains(&Requirement::SecondFactor) && session.second_factor {
+            return ACR_TWO_FACTORS;
+        }
+        session.acr()
     }
 }
 
@@ -168,6 +178,14 @@ mod tests {
         assert_eq!(demand.acr(TWO_FACTORS), ACR_TWO_FACTORS);
         assert_eq!(demand.acr(govbr(Ouro, true)), "urn:credencial:acr:govbr:ouro");
         assert_eq!(demand.acr(govbr(Prata, true)), ACR_TWO_FACTORS, "prata is not ouro; the second factor is met");
+    }
+
+    #[test]
+    fn a_client_requiring_two_factors_reads_two_factors_whatever_the_level() {
+        let demand = Demand::new(true, None, None);
+        assert_eq!(demand.acr(govbr(Prata, true)), ACR_TWO_FACTORS);
+        assert_eq!(Demand::new(false, None, None).acr(govbr(Prata, true)), "urn:credencial:acr:govbr:prata");
+        assert_eq!(Demand::new(false, Some(Bronze), None).acr(govbr(Ouro, false)), "urn:credencial:acr:govbr:ouro");
     }
 
     #[test]

@@ -77,22 +77,26 @@ pub struct Found {
 pub enum LinkDecision {
     /// Opens the linked account.
     SignIn(UserId),
-    /// Links the account the key found, then opens it.
+    /// Links the account a verified address found (it confirmed that
+    /// address here too), then opens it.
     Link {
         /// The account.
         user: UserId,
         /// Whether the link proves the account's CPF (gov.br's).
         proves_cpf: bool,
     },
-    /// The account the key found is not proven to be this person's (its
-    /// CPF was only declared): the person logs into it first — its
+    /// The account holding the CPF: the person logs into it first — its
     /// password and factors —, then it is linked (and, through gov.br, its
-    /// CPF proven: the person is told).
+    /// CPF proven: the person is told when it was only declared). A CPF,
+    /// even one validated by what the tax authority knows (birth date,
+    /// mother's name), is no proof that the account is this person's.
     ConfirmLink {
         /// The account.
         user: UserId,
         /// Whether the link will prove the account's CPF (gov.br's).
         proves_cpf: bool,
+        /// Whether that proof is new (the CPF was only declared).
+        newly_proven: bool,
     },
     /// Creates an account from the upstream's data, links and opens it.
     Create,
@@ -152,9 +156,11 @@ pub fn decide(
     let found_by_cpf = matches!((kind, key), (ProviderKind::GovBr, _) | (ProviderKind::Oidc, LinkKey::Cpf));
     match candidate {
         Some(account) if !account.active => Err(LinkRefusal::Inactive),
-        Some(account) if found_by_cpf && !account.cpf_proven => {
-            Ok(LinkDecision::ConfirmLink { user: account.user, proves_cpf })
-        }
+        Some(account) if found_by_cpf => Ok(LinkDecision::ConfirmLink {
+            user: account.user,
+            proves_cpf,
+            newly_proven: proves_cpf && !account.cpf_proven,
+        }),
         Some(account) => Ok(LinkDecision::Link { user: account.user, proves_cpf }),
         None if identity.name.is_none() => Err(LinkRefusal::MissingName),
         None => Ok(LinkDecision::Create),
@@ -189,17 +195,18 @@ mod tests {
     }
 
     #[test]
-    fn govbr_links_an_account_whose_cpf_is_proven_and_confirms_a_declared_one_first() {
+    fn govbr_links_the_account_holding_the_cpf_only_after_the_person_logs_into_it() {
         let found = Found { by_cpf: Some(account(9, true, true)), ..Found::default() };
         assert_eq!(
             decide(ProviderKind::GovBr, LinkKey::Subject, &govbr(), found),
-            Ok(LinkDecision::Link { user: UserId(9), proves_cpf: true })
+            Ok(LinkDecision::ConfirmLink { user: UserId(9), proves_cpf: true, newly_proven: false }),
+            "a CPF validated by what the tax authority knows is no proof the account is this person's"
         );
         let found = Found { by_cpf: Some(account(9, true, false)), ..Found::default() };
         assert_eq!(
             decide(ProviderKind::GovBr, LinkKey::Subject, &govbr(), found),
-            Ok(LinkDecision::ConfirmLink { user: UserId(9), proves_cpf: true }),
-            "a declared CPF may be anyone's: the person logs into the account first"
+            Ok(LinkDecision::ConfirmLink { user: UserId(9), proves_cpf: true, newly_proven: true }),
+            "a declared CPF may be anyone's; the link proves it"
         );
         let found = Found { by_cpf: Some(account(9, false, false)), ..Found::default() };
         assert_eq!(decide(ProviderKind::GovBr, LinkKey::Subject, &govbr(), found), Err(LinkRefusal::Inactive));
@@ -237,17 +244,18 @@ mod tests {
     }
 
     #[test]
-    fn a_standard_provider_links_by_cpf_without_proving_it() {
+    fn a_standard_provider_s_cpf_claim_finds_an_account_but_links_only_after_its_login() {
         let found = Found { by_cpf: Some(account(4, true, true)), ..Found::default() };
         let with_cpf = identity(ProviderKind::Oidc, json!({"sub": "u1", "name": "Ana", "cpf": "52998224725"}));
         assert_eq!(
             decide(ProviderKind::Oidc, LinkKey::Cpf, &with_cpf, found),
-            Ok(LinkDecision::Link { user: UserId(4), proves_cpf: false })
+            Ok(LinkDecision::ConfirmLink { user: UserId(4), proves_cpf: false, newly_proven: false }),
+            "a claim the provider may let people edit proves nothing"
         );
         let declared = Found { by_cpf: Some(account(4, true, false)), ..Found::default() };
         assert_eq!(
             decide(ProviderKind::Oidc, LinkKey::Cpf, &with_cpf, declared),
-            Ok(LinkDecision::ConfirmLink { user: UserId(4), proves_cpf: false })
+            Ok(LinkDecision::ConfirmLink { user: UserId(4), proves_cpf: false, newly_proven: false })
         );
         let without = identity(ProviderKind::Oidc, json!({"sub": "u1", "name": "Ana"}));
         assert_eq!(decide(ProviderKind::Oidc, LinkKey::Cpf, &without, found), Err(LinkRefusal::MissingLinkClaim));
