@@ -2,13 +2,15 @@
 // gov.br sandbox (/sandbox/govbr/, no network):
 // - ana opens the demo's /auth/login/; the provider's login page offers
 //   "Entrar com gov.br"; at the sandbox she is Ana Beatriz Souza, level
-//   Ouro, with a digital certificate; back at the provider her account
-//   (whose CPF is proven) is linked ("Conta vinculada"); "Continuar" leads
-//   on to the consent page and /auth/me/ shows her record.
+//   Ouro, with a digital certificate; back at the provider an account
+//   holds her CPF, so she logs into it with her password ("Confirme a sua
+//   conta" → the login form) and it is linked ("Conta vinculada");
+//   "Continuar" leads on to the consent page and /auth/me/ shows her record.
 // - carla, who has no account, enters /conta/entrar/ with gov.br at level
 //   Prata: "Conta criada", then /conta/; /conta/seguranca/ lists gov.br
-//   among "Contas vinculadas", at "nível prata", with the button that
-//   undoes the link. A second gov.br login goes straight to /conta/.
+//   among "Contas vinculadas", at "nível prata", without the button that
+//   undoes the link (her account has no password: the page says why). A
+//   second gov.br login goes straight to /conta/.
 // Every page is photographed at 1280 and 360 px and scanned with axe (the
 // sandbox's page too); the linked-accounts section is photographed on its
 // own as well.
@@ -79,6 +81,14 @@ test('ana: /auth/login/, gov.br at level Ouro with a certificate, linked, consen
         assert.doesNotMatch(await page.locator('main').textContent(), new RegExp(ANA), 'the CPFs are masked');
         await authorize(page, ANA, 'gold', 'certificado');
 
+        assert.equal(await page.locator('h1').textContent(), 'Confirme a sua conta');
+        await checkPage(page, 'conta-govbr-confirmar');
+        await submit(page, 'a.button:has-text("Entrar na conta e vincular")');
+        assert.equal(new URL(page.url()).pathname, '/conta/entrar/');
+        await page.fill('#username', 'ana');
+        await page.fill('#password', 'ana-demo-2026');
+        await Promise.all([page.waitForURL(`${run.base}/conta/entrar/vincular/`), page.click('main form button[type="submit"]')]);
+
         assert.equal(await page.locator('h1').textContent(), 'Conta vinculada');
         assert.match(await page.locator('main .notice[role="status"]').textContent(), /vinculada a gov\.br/);
         const next = await page.locator('a.button:has-text("Continuar")').getAttribute('href');
@@ -132,7 +142,8 @@ test('carla: a new account from gov.br at level Prata, listed among the linked a
         const words = await section.textContent();
         assert.match(words, /gov\.br/);
         assert.match(words, /nível prata/);
-        assert.equal(await section.locator('button:has-text("Desfazer o vínculo com gov.br")').count(), 1);
+        assert.match(words, /A sua conta não tem senha/);
+        assert.equal(await section.locator('button:has-text("Desfazer o vínculo com gov.br")').count(), 0);
         await checkPage(page, 'conta-seguranca-vinculos');
         // The section on its own, at both widths.
         for (const width of [1280, 360]) {
