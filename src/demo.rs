@@ -91,6 +91,7 @@ async fn seed_confidential(storage: &Storage, hasher: &PasswordHasher, demo: Dem
         confidential: true,
         require_pkce: false,
         requires_second_factor: false,
+        minimum_govbr_level: None,
         enabled_scopes: ScopeSet::all(),
         is_active: true,
         created_at: 0,

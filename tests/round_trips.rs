@@ -75,6 +75,7 @@ async fn statements_per_request(list_len: usize) -> (f64, usize) {
                 confidential: false,
                 require_pkce: true,
                 requires_second_factor: false,
+                minimum_govbr_level: None,
                 enabled_scopes: ScopeSet::all(),
                 is_active: true,
                 created_at: 0,

@@ -10,6 +10,7 @@ use credencial_application::admin::{ClientChanges, CreateOutcome, NewClient};
 use credencial_application::{ApiTokenService, ClientAdminService, ServiceError};
 use credencial_domain::admin::client::optional_scopes;
 use credencial_domain::admin::{ApiPermissions, ClientName, PostLogoutRedirectUris, RedirectUris};
+use credencial_domain::federation::ReliabilityLevel;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::ScopeSet;
 use credencial_ports::OAuthClient;
@@ -25,8 +26,8 @@ use crate::storage::Storage;
 pub enum ClientCommand {
     /// Register a client; a confidential client's secret is printed once.
     Create(CreateClient),
-    /// Change a client's name, redirect URIs, scopes or PKCE requirement,
-    /// or give it a new secret.
+    /// Change a client's name, redirect URIs, scopes, PKCE, second-factor
+    /// or gov.br level requirement, or give it a new secret.
     Update(UpdateClient),
     /// List the registered clients (never their secrets).
     List,
@@ -69,6 +70,10 @@ pub struct CreateClient {
     /// Require PKCE from this confidential client too.
     #[arg(long)]
     pub require_pkce: bool,
+    /// The lowest gov.br reliability level the client's users must log in
+    /// with (bronze, prata or ouro; none by default).
+    #[arg(long, value_name = "bronze|prata|ouro|none", value_parser = parse_level)]
+    pub minimum_govbr_level: Option<MinimumLevel>,
     /// Optional scopes to enable, space- or comma-separated
     /// (dados_publicos, cpf and email are always granted).
     #[arg(long, default_value = "")]
@@ -107,6 +112,11 @@ pub struct UpdateClient {
     /// authenticator app) before a code is issued; audited.
     #[arg(long, value_name = "true|false")]
     pub requires_second_factor: Option<bool>,
+    /// The lowest gov.br reliability level the client's users must log in
+    /// with, or none: a session that is not a gov.br login at this level or
+    /// above is sent through gov.br before a code is issued; audited.
+    #[arg(long, value_name = "bronze|prata|ouro|none", value_parser = parse_level)]
+    pub minimum_govbr_level: Option<MinimumLevel>,
     /// Replace the secret with a new one, printed once (the old one stops working).
     #[arg(long)]
     pub rotate_secret: bool,
@@ -121,6 +131,20 @@ pub struct UpdateClient {
     /// (`users:read,users:create`; "" for none); default: the current ones.
     #[arg(long, value_name = "LIST", requires = "rotate_api_token")]
     pub api_permissions: Option<String>,
+}
+
+/// A `--minimum-govbr-level`: a level, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MinimumLevel(pub Option<ReliabilityLevel>);
+
+/// `bronze`, `prata`, `ouro` (or gov.br's `silver`, `gold`), or `none`.
+fn parse_level(raw: &str) -> Result<MinimumLevel, String> {
+    if matches!(raw.trim().to_ascii_lowercase().as_str(), "none" | "nenhum") {
+        return Ok(MinimumLevel(None));
+    }
+    ReliabilityLevel::from_name(raw)
+        .map(|level| MinimumLevel(Some(level)))
+        .ok_or_else(|| format!("{raw:?} is not a gov.br level: give bronze, prata, ouro or none"))
 }
 
 /// Runs a `client` command.
@@ -150,6 +174,7 @@ async fn create_client(settings: &Settings, args: CreateClient) -> anyhow::Resul
         post_logout_redirect_uris: post_logout_uris(&args.post_logout_redirect_uris, args.allow_insecure_http)?,
         confidential: !args.public,
         require_pkce: args.require_pkce,
+        minimum_govbr_level: args.minimum_govbr_level.and_then(|level| level.0),
         scopes: optional_scopes(&args.scopes).context("--scopes")?,
     };
     match service(settings).await?.create(&actor(), new).await.map_err(service_error)? {
@@ -173,6 +198,7 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
         scopes: args.scopes.as_deref().map(|s| optional_scopes(s).context("--scopes")).transpose()?,
         require_pkce: args.require_pkce,
         requires_second_factor: args.requires_second_factor,
+        minimum_govbr_level: args.minimum_govbr_level.map(|level| level.0),
         rotate_secret: args.rotate_secret,
         active: None,
     };
@@ -186,8 +212,8 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
     anyhow::ensure!(
         !changes.is_empty() || args.rotate_api_token,
         "nothing to update: give --name, --redirect-uri, --post-logout-redirect-uri, \
-         --no-post-logout-redirect-uris, --scopes, --require-pkce, --requires-second-factor, --rotate-secret or \
-         --rotate-api-token"
+         --no-post-logout-redirect-uris, --scopes, --require-pkce, --requires-second-factor, \
+         --minimum-govbr-level, --rotate-secret or --rotate-api-token"
     );
     let api_permissions = args.api_permissions.as_deref().map(ApiPermissions::parse).transpose()?;
     let storage = storage(settings).await?;
@@ -336,6 +362,9 @@ fn client_summary(client: &OAuthClient) -> String {
         granted_scope_names(client),
         client.redirect_uris.join(" "),
     );
+    if let Some(level) = client.minimum_govbr_level {
+        summary.push_str(&format!("; minimum gov.br level: {level}"));
+    }
     if !client.post_logout_redirect_uris.is_empty() {
         summary.push_str(&format!("; post-logout redirect URIs: {}", client.post_logout_redirect_uris.join(" ")));
     }

@@ -2,13 +2,15 @@
 //! and what their changes do to the protocol: `portal` and `spa` from the
 //! OAuth2 tests, ana, and the staff user `chefe`.
 
+use credencial_domain::federation::ReliabilityLevel;
+use credencial_domain::oauth::ClientId;
 use credencial_domain::DjangoPbkdf2;
 use serde_json::Value;
 
 use crate::account::{form_token, signed_in_browser};
 use crate::admin::{add_staff, staff_browser};
 use crate::consent::{exchange, redirected};
-use crate::helpers::{status_and_json, unescape_html, Browser, Page, TestApp};
+use crate::helpers::{hidden_fields, status_and_json, unescape_html, with, Browser, Page, TestApp};
 use crate::oauth::{app, callback, consent_page, decide, portal_request, PORTAL_SECRET, PORTAL_URI};
 
 const PORTAL_PAGE: &str = "/admin/aplicativos/portal/";
@@ -429,4 +431,65 @@ async fn post_logout_redirect_uris_are_edited_with_the_details_and_a_bad_one_cha
     let empty = [("nome", "Portal"), ("redirect_uris", PORTAL_URI), ("post_logout_redirect_uris", "")];
     assert_eq!(staff_post(&mut staff, "/admin/aplicativos/portal/dados/", &empty).await.status, 303);
     assert!(registered(&app).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_minimum_govbr_level_is_chosen_shown_audited_and_asked_at_the_next_authorization() {
+    let (app, _, mut staff) = panel().await;
+    let level_of = |app: &TestApp| {
+        let clients = app.db.storage().clients;
+        async move {
+            let id = ClientId::parse("portal").expect("id");
+            clients.find(&id).await.expect("find").expect("portal").minimum_govbr_level
+        }
+    };
+    let page = staff.get(PORTAL_PAGE).await;
+    assert!(page.body.contains("<dt>Nível mínimo da conta gov.br</dt><dd>Nenhum</dd>"), "{}", page.body);
+    assert!(page.body.contains(r#"<option value="nenhum" selected>Nenhum</option>"#), "{}", page.body);
+    for option in [r#"<option value="bronze">Bronze</option>"#, r#"<option value="ouro">Ouro</option>"#] {
+        assert!(page.body.contains(option), "{option}: {}", page.body);
+    }
+    assert!(page.body.contains("Este serviço não oferece a entrada com gov.br"), "the test app has no gov.br");
+
+    let path = "/admin/aplicativos/portal/nivel-govbr/";
+    let saved = staff_post(&mut staff, path, &[("minimum_govbr_level", "prata")]).await;
+    assert_eq!((saved.status, saved.location.as_deref()), (303, Some("/admin/aplicativos/portal/?aviso=nivel-govbr")));
+    let after = staff.get(saved.location.as_deref().expect("back")).await;
+    assert!(after.body.contains("Nível mínimo da conta gov.br salvo"), "{}", after.body);
+    assert!(after.body.contains("<dt>Nível mínimo da conta gov.br</dt><dd>Prata</dd>"), "{}", after.body);
+    assert!(after.body.contains(r#"<option value="prata" selected>Prata</option>"#), "{}", after.body);
+    assert_eq!(level_of(&app).await, Some(ReliabilityLevel::Prata));
+
+    // A value the form does not send changes nothing.
+    let entries = audit_count(&app).await;
+    let refusals = [
+        &[("minimum_govbr_level", "platina")][..],
+        &[("minimum_govbr_level", "Prata")],
+        &[("minimum_govbr_level", "")],
+        &[],
+    ];
+    for fields in refusals {
+        let refused = staff_post(&mut staff, path, fields).await;
+        assert_eq!(refused.status, 400, "{fields:?}: {}", refused.body);
+    }
+    assert_eq!(level_of(&app).await, Some(ReliabilityLevel::Prata), "nothing changed");
+    assert_eq!(audit_count(&app).await, entries, "nothing recorded");
+
+    // ana's password login is no gov.br login at prata, and this service
+    // offers none: a page that says so instead of a consent.
+    let mut ana = Browser::new(&app);
+    let login = ana.get(&portal_request("", "n1")).await;
+    let fields = with(hidden_fields(&login.body), &[("username", "ana"), ("password", "ana-password")]);
+    let back = ana.post("/oauth/authorize/", &fields).await.location.expect("back to the request");
+    let refused = ana.get(&back).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(refused.body.contains("nível prata") && refused.body.contains("não oferece a entrada com gov.br"));
+
+    let none = staff_post(&mut staff, path, &[("minimum_govbr_level", "nenhum")]).await;
+    assert_eq!(none.status, 303, "{}", none.body);
+    assert_eq!(level_of(&app).await, None);
+    let consent = ana.get(&back).await;
+    assert!(consent.body.contains("Autorizar acesso"), "{}", consent.body);
+    let trail = unescape_html(&staff.get("/admin/auditoria/?alvo=portal").await.body);
+    assert!(trail.contains("minimum_govbr_level: prata") && trail.contains("minimum_govbr_level: nenhum"), "{trail}");
 }

@@ -4,6 +4,7 @@
 use std::process::Output;
 
 use crate::helpers::TestDatabase;
+use credencial_domain::federation::ReliabilityLevel;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::{DjangoPbkdf2, ScopeSet};
 use credencial_ports::OAuthClient;
@@ -423,4 +424,56 @@ async fn post_logout_redirect_uris_are_set_replaced_emptied_and_audited() {
         ["https://rp.example.gov.br/saiu", "https://rp.example.gov.br/a https://rp.example.gov.br/b", ""],
         "create, replace and empty, each in its entry"
     );
+}
+
+#[tokio::test]
+async fn a_minimum_govbr_level_is_set_at_creation_changed_removed_and_audited() {
+    let db = TestDatabase::new().await;
+    let created = ok(
+        &db.url,
+        &[
+            "client",
+            "create",
+            "--client-id",
+            "portal",
+            "--name",
+            "Portal",
+            "--redirect-uri",
+            "https://a.example/cb",
+            "--minimum-govbr-level",
+            "prata",
+        ],
+    );
+    assert!(created.contains("minimum gov.br level: prata"), "{created}");
+    assert_eq!(stored(&db, "portal").await.expect("stored").minimum_govbr_level, Some(ReliabilityLevel::Prata));
+
+    let raised = ok(&db.url, &["client", "update", "--client-id", "portal", "--minimum-govbr-level", "ouro"]);
+    assert!(raised.contains("minimum gov.br level: ouro"), "{raised}");
+    ok(&db.url, &["client", "update", "--client-id", "portal", "--name", "Portal 2"]);
+    assert_eq!(
+        stored(&db, "portal").await.expect("stored").minimum_govbr_level,
+        Some(ReliabilityLevel::Ouro),
+        "not given, not changed"
+    );
+    let removed = ok(&db.url, &["client", "update", "--client-id", "portal", "--minimum-govbr-level", "none"]);
+    assert!(!removed.contains("minimum gov.br level"), "{removed}");
+    assert_eq!(stored(&db, "portal").await.expect("stored").minimum_govbr_level, None);
+
+    let before = stored(&db, "portal").await;
+    let err = fails(&db.url, &["client", "update", "--client-id", "portal", "--minimum-govbr-level", "platina"]);
+    assert!(err.contains("--minimum-govbr-level") && err.contains("bronze, prata, ouro or none"), "{err}");
+    assert_eq!(stored(&db, "portal").await, before, "nothing changed");
+
+    // `changes` holds [field, value] pairs.
+    let changes: Vec<String> = sqlx::query_scalar("SELECT CAST(changes AS TEXT) FROM audit_log ORDER BY id")
+        .fetch_all(&db.pool)
+        .await
+        .expect("audit trail");
+    let audited: Vec<String> = changes
+        .iter()
+        .flat_map(|c| serde_json::from_str::<Vec<(String, String)>>(c).expect("[field, value] pairs"))
+        .filter(|(field, _)| field == "minimum_govbr_level")
+        .map(|(_, value)| value)
+        .collect();
+    assert_eq!(audited, ["prata", "ouro", "nenhum"], "create, raise and remove, each in its entry");
 }

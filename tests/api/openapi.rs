@@ -251,6 +251,7 @@ async fn register_confidential_client(app: &TestApp) {
                 confidential: true,
                 require_pkce: false,
                 requires_second_factor: false,
+                minimum_govbr_level: None,
                 enabled_scopes: ScopeSet::parse_strict(ALL).expect("known scopes"),
                 is_active: true,
                 created_at: 0,

@@ -55,6 +55,7 @@ pub(crate) async fn register_client(app: &TestApp, id: &str, enabled: &str) {
                 confidential: false,
                 require_pkce: true,
                 requires_second_factor: false,
+                minimum_govbr_level: None,
                 enabled_scopes: ScopeSet::parse_strict(enabled).expect("known scopes"),
                 is_active: true,
                 created_at: 0,

@@ -38,6 +38,7 @@ async fn provider_app() -> TestApp {
                 confidential: true,
                 require_pkce: true,
                 requires_second_factor: false,
+                minimum_govbr_level: None,
                 enabled_scopes: ScopeSet::parse_strict("formacao_academica experiencia_profissional").expect("known"),
                 is_active: true,
                 created_at: 0,

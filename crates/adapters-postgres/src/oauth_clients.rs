@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use credencial_domain::admin::NewAuditEntry;
 use credencial_domain::oauth::ClientId;
-use credencial_ports::oauth::{scope_names, ClientColumns};
+use credencial_ports::oauth::{level_name, scope_names, ClientColumns};
 use credencial_ports::{OAuthClient, OAuthClientRepository, OAuthClientUpdate, RepositoryError};
 use sqlx::PgPool;
 
@@ -25,7 +25,7 @@ impl PgOAuthClientRepository {
 
 /// [`ClientColumns`], the lists as JSON text.
 const COLUMNS: &str = "client_id, name, secret_hash, confidential, array_to_json(redirect_uris)::text, \
-     array_to_json(post_logout_redirect_uris)::text, require_pkce, requires_second_factor, array_to_json(enabled_scopes)::text, is_active, \
+     array_to_json(post_logout_redirect_uris)::text, require_pkce, requires_second_factor, minimum_govbr_level, array_to_json(enabled_scopes)::text, is_active, \
      floor(extract(epoch FROM created_at))::BIGINT";
 
 #[async_trait]
@@ -35,7 +35,8 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         sqlx::query(
             "INSERT INTO oauth_clients (client_id, name, secret_hash, confidential, \
              redirect_uris, require_pkce, enabled_scopes, is_active, post_logout_redirect_uris, \
-             requires_second_factor) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+             requires_second_factor, minimum_govbr_level) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(client.client_id.as_str())
         .bind(&client.name)
@@ -47,6 +48,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         .bind(client.is_active)
         .bind(&client.post_logout_redirect_uris)
         .bind(client.requires_second_factor)
+        .bind(level_name(client.minimum_govbr_level))
         .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
@@ -71,6 +73,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
                  is_active = COALESCE($7, is_active), \
                  post_logout_redirect_uris = COALESCE($8, post_logout_redirect_uris), \
                  requires_second_factor = COALESCE($9, requires_second_factor), \
+                 minimum_govbr_level = CASE WHEN $10 THEN $11 ELSE minimum_govbr_level END, \
                  updated_at = now() \
              WHERE client_id = $1 \
              RETURNING {COLUMNS}"
@@ -84,6 +87,9 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         .bind(changes.is_active)
         .bind(changes.post_logout_redirect_uris)
         .bind(changes.requires_second_factor)
+        // Whether the level changes, and to what (`NULL`: none).
+        .bind(changes.minimum_govbr_level.is_some())
+        .bind(level_name(changes.minimum_govbr_level.flatten()))
         .fetch_optional(&mut *tx)
         .await
         .map_err(to_repository_error)?;

@@ -99,6 +99,7 @@ async fn of_sixteen_concurrent_redemptions_on_two_instances_exactly_one_wins() {
         confidential: true,
         require_pkce: false,
         requires_second_factor: false,
+        minimum_govbr_level: None,
         enabled_scopes: ScopeSet::empty(),
         is_active: true,
         created_at: 0,

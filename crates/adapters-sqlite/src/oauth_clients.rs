@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use credencial_domain::admin::NewAuditEntry;
 use credencial_domain::oauth::ClientId;
-use credencial_ports::oauth::{scope_names, ClientColumns};
+use credencial_ports::oauth::{level_name, scope_names, ClientColumns};
 use credencial_ports::{OAuthClient, OAuthClientRepository, OAuthClientUpdate, RepositoryError};
 
 use crate::error::to_repository_error;
@@ -26,7 +26,7 @@ impl SqliteOAuthClientRepository {
 
 /// [`ClientColumns`].
 const COLUMNS: &str = "client_id, name, secret_hash, confidential, redirect_uris, post_logout_redirect_uris, \
-     require_pkce, requires_second_factor, enabled_scopes, is_active, created_at";
+     require_pkce, requires_second_factor, minimum_govbr_level, enabled_scopes, is_active, created_at";
 
 /// `list` as the text of a JSON array.
 fn json_text<T: serde::Serialize + ?Sized>(list: &T) -> Result<String, RepositoryError> {
@@ -48,7 +48,8 @@ impl OAuthClientRepository for SqliteOAuthClientRepository {
         sqlx::query(
             "INSERT INTO oauth_clients (client_id, name, secret_hash, confidential, \
              redirect_uris, require_pkce, enabled_scopes, is_active, post_logout_redirect_uris, \
-             requires_second_factor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             requires_second_factor, minimum_govbr_level) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )
         .bind(client.client_id.as_str())
         .bind(&client.name)
@@ -60,6 +61,7 @@ impl OAuthClientRepository for SqliteOAuthClientRepository {
         .bind(client.is_active)
         .bind(post_logout)
         .bind(client.requires_second_factor)
+        .bind(level_name(client.minimum_govbr_level))
         .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
@@ -86,6 +88,7 @@ impl OAuthClientRepository for SqliteOAuthClientRepository {
                  is_active = coalesce(?7, is_active), \
                  post_logout_redirect_uris = coalesce(?8, post_logout_redirect_uris), \
                  requires_second_factor = coalesce(?9, requires_second_factor), \
+                 minimum_govbr_level = CASE WHEN ?10 THEN ?11 ELSE minimum_govbr_level END, \
                  updated_at = unixepoch() \
              WHERE client_id = ?1 \
              RETURNING {COLUMNS}"
@@ -99,6 +102,9 @@ impl OAuthClientRepository for SqliteOAuthClientRepository {
         .bind(changes.is_active)
         .bind(post_logout)
         .bind(changes.requires_second_factor)
+        // Whether the level changes, and to what (`NULL`: none).
+        .bind(changes.minimum_govbr_level.is_some())
+        .bind(level_name(changes.minimum_govbr_level.flatten()))
         .fetch_optional(&mut *tx)
         .await
         .map_err(to_repository_error)?;

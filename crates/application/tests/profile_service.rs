@@ -231,6 +231,7 @@ fn client_enabling(scopes: &'static str) -> MockOAuthClientRepository {
             confidential: false,
             require_pkce: true,
             requires_second_factor: false,
+            minimum_govbr_level: None,
             enabled_scopes: ScopeSet::parse_strict(scopes).expect("known"),
             is_active: true,
             created_at: 0,

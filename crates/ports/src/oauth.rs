@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use credencial_domain::admin::NewAuditEntry;
+use credencial_domain::federation::ReliabilityLevel;
 use credencial_domain::oauth::{ClientId, ClientPolicy, CodeChallenge, CodeGrant, CodeHash};
 use credencial_domain::{ScopeSet, UserId};
 
@@ -31,6 +32,11 @@ pub struct OAuthClient {
     /// segundo fator"): a session with a password alone is asked for it
     /// before a code is issued.
     pub requires_second_factor: bool,
+    /// The lowest gov.br reliability level its users must have ("nível
+    /// mínimo da conta gov.br"): a session that is not a login through
+    /// gov.br at this level or above is sent through gov.br before a code
+    /// is issued; `None` requires none.
+    pub minimum_govbr_level: Option<ReliabilityLevel>,
     /// Optional scopes enabled for the client; the required ones are always
     /// granted whatever this holds.
     pub enabled_scopes: ScopeSet,
@@ -54,6 +60,7 @@ impl std::fmt::Debug for OAuthClient {
             .field("confidential", &self.confidential)
             .field("require_pkce", &self.require_pkce)
             .field("requires_second_factor", &self.requires_second_factor)
+            .field("minimum_govbr_level", &self.minimum_govbr_level)
             .field("enabled_scopes", &self.enabled_scopes)
             .field("is_active", &self.is_active)
             .field("created_at", &self.created_at)
@@ -77,10 +84,12 @@ impl OAuthClient {
 /// The columns of a stored client, as every storage adapter selects them, in
 /// this order: `client_id`, `name`, `secret_hash`, `confidential`,
 /// `redirect_uris`, `post_logout_redirect_uris`, `require_pkce`,
-/// `requires_second_factor`, `enabled_scopes`, `is_active`, `created_at`
-/// (Unix seconds). The three lists come as the text of a JSON array of
-/// strings.
-pub type ClientColumns = (String, String, Option<String>, bool, String, String, bool, bool, String, bool, i64);
+/// `requires_second_factor`, `minimum_govbr_level` (a level's
+/// [`name`](ReliabilityLevel::name) or NULL), `enabled_scopes`,
+/// `is_active`, `created_at` (Unix seconds). The three lists come as the
+/// text of a JSON array of strings.
+pub type ClientColumns =
+    (String, String, Option<String>, bool, String, String, bool, bool, Option<String>, String, bool, i64);
 
 impl OAuthClient {
     /// The client a storage adapter read back as [`ClientColumns`].
@@ -96,6 +105,7 @@ impl OAuthClient {
             post_logout,
             require_pkce,
             requires_second_factor,
+            minimum_govbr_level,
             scopes,
             is_active,
             created_at,
@@ -116,11 +126,27 @@ impl OAuthClient {
             confidential,
             require_pkce,
             requires_second_factor,
+            minimum_govbr_level: minimum_govbr_level.as_deref().map(stored_level).transpose()?,
             enabled_scopes,
             is_active,
             created_at,
         })
     }
+}
+
+/// A level as the `minimum_govbr_level` column stores it (its
+/// [`name`](ReliabilityLevel::name)).
+pub fn level_name(level: Option<ReliabilityLevel>) -> Option<&'static str> {
+    level.map(ReliabilityLevel::name)
+}
+
+/// The level a `minimum_govbr_level` column holds: exactly one of the
+/// names `bronze`, `prata`, `ouro`.
+fn stored_level(name: &str) -> Result<ReliabilityLevel, RepositoryError> {
+    ReliabilityLevel::ALL
+        .into_iter()
+        .find(|level| level.name() == name)
+        .ok_or_else(|| RepositoryError::Unexpected(format!("stored gov.br level of a client: {name:?}")))
 }
 
 /// The names of `scopes`, as the `enabled_scopes` column lists them.
@@ -150,6 +176,8 @@ pub struct OAuthClientUpdate {
     pub require_pkce: Option<bool>,
     /// New second-factor requirement.
     pub requires_second_factor: Option<bool>,
+    /// New minimum gov.br level: `Some(None)` removes the requirement.
+    pub minimum_govbr_level: Option<Option<ReliabilityLevel>>,
     /// Hash of a new secret (confidential clients only).
     pub secret_hash: Option<String>,
     /// Deactivate (`false`) or reactivate (`true`).
@@ -165,6 +193,7 @@ impl std::fmt::Debug for OAuthClientUpdate {
             .field("enabled_scopes", &self.enabled_scopes)
             .field("require_pkce", &self.require_pkce)
             .field("requires_second_factor", &self.requires_second_factor)
+            .field("minimum_govbr_level", &self.minimum_govbr_level)
             .field("secret_hash", &self.secret_hash.as_ref().map(|_| "[redacted]"))
             .field("is_active", &self.is_active)
             .finish()
@@ -317,6 +346,7 @@ mod tests {
             "[]".into(),
             false,
             false,
+            None,
             scopes.into(),
             true,
             1_900_000_000,
@@ -337,10 +367,18 @@ mod tests {
         assert_eq!(client.enabled_scopes, ScopeSet::parse_strict("cpf cnes").expect("scopes"));
         assert_eq!(client.redirect_uris, ["https://p.example/cb"]);
         assert_eq!(client.created_at, 1_900_000_000);
+        assert_eq!(client.minimum_govbr_level, None);
+        let mut prata = columns("portal", "[]", r#"["https://p.example/cb"]"#);
+        prata.8 = Some("prata".into());
+        let prata = OAuthClient::from_columns(prata).expect("read");
+        assert_eq!(prata.minimum_govbr_level, Some(ReliabilityLevel::Prata));
+        let mut silver = columns("portal", "[]", "[]");
+        silver.8 = Some("silver".into());
         for bad in [
             columns("por tal", "[]", "[]"),
             columns("portal", r#"["retired_scope"]"#, "[]"),
             columns("portal", "[]", "not json"),
+            silver,
         ] {
             assert!(matches!(OAuthClient::from_columns(bad), Err(RepositoryError::Unexpected(_))));
         }

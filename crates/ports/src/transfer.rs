@@ -147,6 +147,7 @@ pub const TABLES: &[TableSpec] = &[
             ("api_permissions", A),
             ("post_logout_redirect_uris", A),
             ("requires_second_factor", B),
+            ("minimum_govbr_level", S),
         ],
         order_by: "client_id",
         generated_id: false,

@@ -1,6 +1,7 @@
 //! The registered applications (`/admin/aplicativos/`): the list, the
 //! registration form, and each application's page with its forms — name
-//! and exact redirect URIs, the eight scopes, PKCE, a new secret,
+//! and exact redirect URIs, the eight scopes, PKCE, the second factor and
+//! the minimum gov.br level required of its users, a new secret,
 //! deactivation and reactivation. Every form calls
 //! [`ClientAdminService`] (the CLI's `credencial client …` does too), which
 //! records the change in the audit trail.
@@ -22,12 +23,15 @@ use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use credencial_application::admin::{ClientChanges, CreateOutcome, NewClient};
 use credencial_application::{ClientAdminService, ServiceError, StaffService};
 use credencial_domain::admin::{Actor, ClientName, PostLogoutRedirectUris, RedirectUris};
+use credencial_domain::federation::ReliabilityLevel;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::{Scope, ScopeSet};
 use credencial_ports::OAuthClient;
 use secrecy::{ExposeSecret, SecretString};
 
-use self::pages::{scope_boxes, ClientView, DetailPage, ListPage, NewForm, NewPage, SecretPage};
+use self::pages::{
+    level_options, scope_boxes, ClientView, DetailPage, ListPage, NewForm, NewPage, SecretPage, NO_LEVEL,
+};
 use super::{refused, staff_post, staff_signed_in};
 use crate::account::{form_refused, see_other, text_fields};
 use crate::form::FormFields;
@@ -41,11 +45,12 @@ pub const LIST_PATH: &str = "/admin/aplicativos/";
 pub const NEW_PATH: &str = "/admin/aplicativos/novo/";
 
 /// The forms of an application's page: path segment and the change it makes.
-const ACTIONS: [(&str, Action); 6] = [
+const ACTIONS: [(&str, Action); 7] = [
     ("dados", Action::Details),
     ("escopos", Action::Scopes),
     ("pkce", Action::Pkce),
     ("segundo-fator", Action::SecondFactor),
+    ("nivel-govbr", Action::Level),
     ("segredo", Action::RotateSecret),
     ("ativacao", Action::Activation),
 ];
@@ -57,6 +62,7 @@ enum Action {
     Scopes,
     Pkce,
     SecondFactor,
+    Level,
     RotateSecret,
     Activation,
 }
@@ -141,6 +147,16 @@ fn checked(fields: &FormFields, name: &str) -> bool {
     fields.get(name).ok().flatten().is_some_and(|v| !v.is_empty())
 }
 
+/// The minimum gov.br level chosen in `fields` (`minimum_govbr_level`:
+/// `nenhum`, or a level's name); `None` when the form is not one the page
+/// sends.
+fn chosen_level(fields: &FormFields) -> Option<Option<ReliabilityLevel>> {
+    match fields.get("minimum_govbr_level").ok().flatten()? {
+        NO_LEVEL => Some(None),
+        name => ReliabilityLevel::ALL.into_iter().find(|level| level.name() == name).map(Some),
+    }
+}
+
 /// `POST /admin/aplicativos/novo/`: registers the application and shows
 /// its secret once (a public one goes to its page).
 async fn create(
@@ -184,6 +200,7 @@ async fn create(
         post_logout_redirect_uris: PostLogoutRedirectUris::none(),
         confidential: !form.public,
         require_pkce: form.require_pkce,
+        minimum_govbr_level: None,
         scopes,
     };
     match clients.create(&actor, new).await {
@@ -241,6 +258,7 @@ fn notice(req: &HttpRequest) -> Option<&'static str> {
         "escopos" => "Escopos salvos. Eles valem a partir da próxima leitura de perfil da aplicação.",
         "pkce" => "Exigência de PKCE salva.",
         "segundo-fator" => "Exigência de segundo fator salva. Ela vale a partir da próxima autorização.",
+        "nivel-govbr" => "Nível mínimo da conta gov.br salvo. Ele vale a partir da próxima autorização.",
         "desativada" => {
             "Aplicação desativada: ela não consegue mais autorizar, trocar códigos, renovar tokens nem ler perfis."
         }
@@ -263,11 +281,12 @@ async fn detail(
         Err(e) => return html::failure_page(e),
     };
     let token = session.account_form_token();
-    let page = detail_page(&token, notice(&req), None, &client);
+    let page = detail_page(&req, &token, notice(&req), None, &client);
     html::html(html::response(StatusCode::OK), &page)
 }
 
 fn detail_page<'a>(
+    req: &HttpRequest,
     csrf_token: &'a str,
     notice: Option<&'a str>,
     message: Option<&'a str>,
@@ -288,10 +307,12 @@ fn detail_page<'a>(
         uris_error: None,
         post_logout_error: None,
         scopes: scope_boxes(client.enabled_scopes),
+        levels: level_options(client.minimum_govbr_level),
+        govbr_offered: crate::account::federation::offers_govbr(req),
     }
 }
 
-/// `POST /admin/aplicativos/{client_id}/{dados,escopos,pkce,segundo-fator,segredo,ativacao}/`.
+/// `POST /admin/aplicativos/{client_id}/{dados,escopos,pkce,segundo-fator,nivel-govbr,segredo,ativacao}/`.
 async fn act(
     req: HttpRequest,
     payload: web::Payload,
@@ -312,7 +333,7 @@ async fn act(
                     Err(e) => return html::failure_page(e),
                 };
                 let token = session.account_form_token();
-                let mut page = detail_page(&token, None, Some(CHECK_FIELDS), &client);
+                let mut page = detail_page(&req, &token, None, Some(CHECK_FIELDS), &client);
                 let DetailsTyped { name, uris, post_logout, name_error, uris_error, post_logout_error } = *typed;
                 (page.name, page.redirect_uris, page.post_logout_redirect_uris) = (name, uris, post_logout);
                 (page.name_error, page.uris_error, page.post_logout_error) =
@@ -329,6 +350,10 @@ async fn act(
             let required = checked(&fields, "requires_second_factor");
             (ClientChanges { requires_second_factor: Some(required), ..Default::default() }, "segundo-fator")
         }
+        Action::Level => match chosen_level(&fields) {
+            Some(level) => (ClientChanges { minimum_govbr_level: Some(level), ..Default::default() }, "nivel-govbr"),
+            None => return refused(StatusCode::BAD_REQUEST, "O formulário enviado é inválido."),
+        },
         Action::RotateSecret => (ClientChanges { rotate_secret: true, ..Default::default() }, ""),
         Action::Activation => match fields.get("ativo").ok().flatten() {
             Some("1") => (ClientChanges { active: Some(true), ..Default::default() }, "reativada"),

@@ -182,10 +182,11 @@ pub async fn authorize_get(
     }
 }
 
-/// The answer when the request's `acr_values` require a gov.br level the
-/// session has not reached: which level, where to raise it, and a login
-/// through gov.br that comes back to this request; a 400 page when the
-/// service offers no login through gov.br.
+/// The answer when the application (its minimum gov.br level) or the
+/// request's `acr_values` require a gov.br level the session has not
+/// reached: which level, where to raise it, and a login through gov.br
+/// that comes back to this request; a 400 page when the service offers no
+/// login through gov.br.
 fn level_page(
     req: &HttpRequest,
     client_name: &str,

@@ -1,5 +1,6 @@
 //! Registered applications (OAuth2 clients): list, register, edit, the
-//! enabled scopes, PKCE, the secret, deactivation. The panel's
+//! enabled scopes, PKCE, the second factor and the minimum gov.br level
+//! they require of their users, the secret, deactivation. The panel's
 //! `/admin/aplicativos/` and the CLI's `credencial client …` call this
 //! service; the fields come validated as domain types
 //! ([`ClientName`], [`RedirectUris`], [`ClientId`]).
@@ -16,6 +17,7 @@ use credencial_domain::admin::client::only_optional;
 use credencial_domain::admin::{
     Actor, AuditAction, AuditTarget, ClientName, NewAuditEntry, PostLogoutRedirectUris, RedirectUris,
 };
+use credencial_domain::federation::ReliabilityLevel;
 use credencial_domain::oauth::{random_token_text, ClientId};
 use credencial_domain::ScopeSet;
 use credencial_ports::{OAuthClient, OAuthClientRepository, OAuthClientUpdate, RepositoryError};
@@ -42,6 +44,8 @@ pub struct NewClient {
     pub confidential: bool,
     /// Whether a confidential application must use PKCE too.
     pub require_pkce: bool,
+    /// The lowest gov.br level its users must log in with, if any.
+    pub minimum_govbr_level: Option<ReliabilityLevel>,
     /// Optional scopes to enable (required ones are dropped: they are
     /// always granted).
     pub scopes: ScopeSet,
@@ -77,6 +81,9 @@ pub struct ClientChanges {
     pub require_pkce: Option<bool>,
     /// A new second-factor requirement for the application's users.
     pub requires_second_factor: Option<bool>,
+    /// A new minimum gov.br level for the application's users
+    /// (`Some(None)`: none).
+    pub minimum_govbr_level: Option<Option<ReliabilityLevel>>,
     /// Give a confidential application a new secret (the old one stops
     /// working at once).
     pub rotate_secret: bool,
@@ -93,6 +100,7 @@ impl ClientChanges {
             && self.scopes.is_none()
             && self.require_pkce.is_none()
             && self.requires_second_factor.is_none()
+            && self.minimum_govbr_level.is_none()
             && !self.rotate_secret
             && self.active.is_none()
     }
@@ -108,6 +116,7 @@ impl ClientChanges {
                 self.scopes.is_some(),
                 self.require_pkce.is_some(),
                 self.requires_second_factor.is_some(),
+                self.minimum_govbr_level.is_some(),
                 self.rotate_secret,
                 self.active.is_some(),
             ]
@@ -183,6 +192,7 @@ impl ClientAdminService {
             confidential: new.confidential,
             require_pkce: new.require_pkce,
             requires_second_factor: false,
+            minimum_govbr_level: new.minimum_govbr_level,
             enabled_scopes: only_optional(new.scopes),
             is_active: true,
             created_at: 0,
@@ -195,6 +205,9 @@ impl ClientAdminService {
             .with("require_pkce", client.require_pkce.to_string());
         if !client.post_logout_redirect_uris.is_empty() {
             entry = entry.with("post_logout_redirect_uris", client.post_logout_redirect_uris.join(" "));
+        }
+        if let Some(level) = client.minimum_govbr_level {
+            entry = entry.with(MINIMUM_LEVEL, level.name());
         }
         if secret.is_some() {
             entry = entry.with("secret", SECRET_SET);
@@ -245,6 +258,7 @@ impl ClientAdminService {
             enabled_scopes: changes.scopes.map(only_optional),
             require_pkce: changes.require_pkce,
             requires_second_factor: changes.requires_second_factor,
+            minimum_govbr_level: changes.minimum_govbr_level,
             secret_hash,
             is_active: changes.active,
         };
@@ -252,6 +266,11 @@ impl ClientAdminService {
         Ok(updated.map(|client| Changed { client, secret }))
     }
 }
+
+/// The audit trail's name of the minimum gov.br level.
+const MINIMUM_LEVEL: &str = "minimum_govbr_level";
+/// What the trail records when the minimum level is removed.
+const NO_LEVEL: &str = "nenhum";
 
 /// The audit entry of `changes` to `client_id`.
 fn change_entry(actor: &Actor, client_id: &ClientId, changes: &ClientChanges) -> NewAuditEntry {
@@ -273,6 +292,9 @@ fn change_entry(actor: &Actor, client_id: &ClientId, changes: &ClientChanges) ->
     }
     if let Some(required) = changes.requires_second_factor {
         entry = entry.with("requires_second_factor", required.to_string());
+    }
+    if let Some(level) = changes.minimum_govbr_level {
+        entry = entry.with(MINIMUM_LEVEL, level.map_or(NO_LEVEL, ReliabilityLevel::name));
     }
     if changes.rotate_secret {
         entry = entry.with("secret", SECRET_SET);

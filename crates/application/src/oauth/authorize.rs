@@ -238,10 +238,11 @@ impl OAuthService {
     }
 }
 
-/// What `client` (its setting "exige segundo fator") and the request's
-/// `acr_values` (a second factor, or a gov.br level) ask of a session.
+/// What `client` (its settings "exige segundo fator" and "nível mínimo da
+/// conta gov.br") and the request's `acr_values` (a second factor, or a
+/// gov.br level) ask of a session.
 fn demand(client: &OAuthClient, params: &AuthorizationParams) -> Demand {
-    Demand::new(client.requires_second_factor, None, params.acr_values.as_deref())
+    Demand::new(client.requires_second_factor, client.minimum_govbr_level, params.acr_values.as_deref())
 }
 
 /// The step that asks the person for `requirement`.

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use credencial_domain::admin::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry};
+use credencial_domain::federation::ReliabilityLevel;
 use credencial_domain::oauth::{ClientId, CodeChallenge, CodeGrant, CodeHash};
 use credencial_domain::{ScopeSet, UserId};
 use credencial_ports::{
@@ -46,6 +47,7 @@ fn confidential(id: &str) -> OAuthClient {
         confidential: true,
         require_pkce: false,
         requires_second_factor: false,
+        minimum_govbr_level: None,
         enabled_scopes: scopes("receita_federal cnes"),
         is_active: true,
         created_at: 0,
@@ -62,6 +64,7 @@ fn public(id: &str) -> OAuthClient {
         confidential: false,
         require_pkce: true,
         requires_second_factor: false,
+        minimum_govbr_level: None,
         enabled_scopes: ScopeSet::empty(),
         is_active: true,
         created_at: 0,
@@ -259,6 +262,45 @@ async fn post_logout_redirect_uris_are_stored_replaced_and_emptied<B: Backend>()
     assert!(emptied.post_logout_redirect_uris.is_empty());
 }
 
+async fn a_minimum_govbr_level_is_stored_changed_kept_and_removed<B: Backend>() {
+    let s = setup::<B>().await;
+    assert_eq!(find(&s, "portal").await.expect("stored").minimum_govbr_level, None, "none by default");
+    for level in ReliabilityLevel::ALL {
+        let mut client = public(&format!("spa-{}", level.name()));
+        client.minimum_govbr_level = Some(level);
+        s.clients.create(client.clone(), &setup_audit()).await.expect("create");
+        assert_eq!(find(&s, client.client_id.as_str()).await.map(untimed), Some(client));
+    }
+    let stored: Vec<Option<ReliabilityLevel>> =
+        s.clients.list().await.expect("list").iter().map(|c| c.minimum_govbr_level).collect();
+    assert_eq!(
+        stored,
+        [None, None, Some(ReliabilityLevel::Bronze), Some(ReliabilityLevel::Ouro), Some(ReliabilityLevel::Prata)]
+    );
+
+    let prata = OAuthClientUpdate { minimum_govbr_level: Some(Some(ReliabilityLevel::Prata)), ..Default::default() };
+    let updated = s.clients.update(&client_id("portal"), prata, &setup_audit()).await.expect("update").expect("found");
+    let mut want = confidential("portal");
+    want.minimum_govbr_level = Some(ReliabilityLevel::Prata);
+    assert_eq!(untimed(updated), want);
+    let renamed = OAuthClientUpdate { require_pkce: Some(true), ..Default::default() };
+    let kept = s.clients.update(&client_id("portal"), renamed, &setup_audit()).await.expect("update").expect("found");
+    assert_eq!(kept.minimum_govbr_level, Some(ReliabilityLevel::Prata), "None leaves the level as it is");
+    let none = OAuthClientUpdate { minimum_govbr_level: Some(None), ..Default::default() };
+    let removed = s.clients.update(&client_id("portal"), none, &setup_audit()).await.expect("update").expect("found");
+    assert_eq!(removed.minimum_govbr_level, None, "Some(None) removes it");
+    assert_eq!(find(&s, "portal").await.expect("stored").minimum_govbr_level, None);
+
+    // The schema holds only the three names.
+    for bad in ["silver", "Prata", "platina", ""] {
+        let refused =
+            s.b.try_execute(&format!("UPDATE oauth_clients SET minimum_govbr_level = '{bad}' WHERE client_id = 'spa'"))
+                .await;
+        assert!(refused.is_err(), "{bad:?} stored");
+    }
+    assert_eq!(find(&s, "spa").await.map(untimed), Some(public("spa")));
+}
+
 // ------------------------------------------------- writes and their audit
 
 async fn a_write_and_its_audit_entry_are_stored_together<B: Backend>() {
@@ -441,6 +483,7 @@ contract!(
     updating_an_unknown_client_is_none_and_bad_updates_are_refused,
     a_deactivated_client_is_still_found_and_listed_with_its_flag,
     post_logout_redirect_uris_are_stored_replaced_and_emptied,
+    a_minimum_govbr_level_is_stored_changed_kept_and_removed,
     a_write_and_its_audit_entry_are_stored_together,
     a_refused_audit_entry_leaves_the_client_unchanged_and_unregistered,
     a_code_is_redeemed_once_then_never_again,

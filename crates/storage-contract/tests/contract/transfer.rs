@@ -50,6 +50,7 @@ async fn filled<B: Backend>() -> (B, Dump) {
         confidential: true,
         require_pkce: false,
         requires_second_factor: false,
+        minimum_govbr_level: Some(credencial_domain::federation::ReliabilityLevel::Prata),
         enabled_scopes: ScopeSet::parse_strict("cnes").expect("scopes"),
         is_active: true,
         created_at: 0,

@@ -1,6 +1,7 @@
 //! The templates of the applications pages (`templates/admin/application*.html`).
 
 use askama::Template;
+use credencial_domain::federation::ReliabilityLevel;
 use credencial_domain::{Scope, ScopeSet};
 use credencial_ports::OAuthClient;
 
@@ -24,6 +25,9 @@ pub struct ClientView {
     pub require_pkce: bool,
     /// Whether its users must pass a second factor.
     pub requires_second_factor: bool,
+    /// The lowest gov.br level its users must log in with, as the page
+    /// names it (`Nenhum` when none).
+    pub minimum_govbr_level: &'static str,
     /// The scopes a grant can carry (the enabled ones and the required ones).
     pub scopes: String,
     /// Whether it may use the provider.
@@ -45,12 +49,50 @@ impl ClientView {
             pkce_required: client.policy().pkce_required(),
             require_pkce: client.require_pkce,
             requires_second_factor: client.requires_second_factor,
+            minimum_govbr_level: level_label(client.minimum_govbr_level),
             scopes: client.enabled_scopes.union(ScopeSet::required()).to_scope_string(),
             active: client.is_active,
             created: html::brasilia_time(client.created_at),
             redirect_uris: client.redirect_uris.join("\n"),
         }
     }
+}
+
+/// The select's value for no minimum level.
+pub const NO_LEVEL: &str = "nenhum";
+
+/// How the pages name a minimum gov.br level.
+fn level_label(level: Option<ReliabilityLevel>) -> &'static str {
+    match level {
+        None => "Nenhum",
+        Some(ReliabilityLevel::Bronze) => "Bronze",
+        Some(ReliabilityLevel::Prata) => "Prata",
+        Some(ReliabilityLevel::Ouro) => "Ouro",
+    }
+}
+
+/// One option of the minimum gov.br level's select.
+#[derive(Debug)]
+pub struct LevelOption {
+    /// The value sent: `nenhum` ([`NO_LEVEL`]), else the level's name.
+    pub value: &'static str,
+    /// What the option says.
+    pub label: &'static str,
+    /// Whether it is the current one.
+    pub selected: bool,
+}
+
+/// The select's options, "Nenhum" and the levels lowest first, `current`
+/// selected.
+pub fn level_options(current: Option<ReliabilityLevel>) -> Vec<LevelOption> {
+    std::iter::once(None)
+        .chain(ReliabilityLevel::ALL.into_iter().map(Some))
+        .map(|level| LevelOption {
+            value: level.map_or(NO_LEVEL, ReliabilityLevel::name),
+            label: level_label(level),
+            selected: level == current,
+        })
+        .collect()
 }
 
 /// One scope's checkbox.
@@ -167,6 +209,11 @@ pub struct DetailPage<'a> {
     pub post_logout_error: Option<String>,
     /// The scopes' checkboxes.
     pub scopes: Vec<ScopeBox>,
+    /// The minimum gov.br level's options.
+    pub levels: Vec<LevelOption>,
+    /// Whether the service offers a login through gov.br (without it, no
+    /// one meets a minimum level).
+    pub govbr_offered: bool,
 }
 
 /// A secret shown once, after a registration or a rotation

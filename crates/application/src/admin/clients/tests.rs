@@ -23,6 +23,7 @@ fn stored(client_id: &str, confidential: bool) -> OAuthClient {
         confidential,
         require_pkce: false,
         requires_second_factor: false,
+        minimum_govbr_level: None,
         enabled_scopes: ScopeSet::empty(),
         is_active: true,
         created_at: 1_700_000_000,
@@ -41,6 +42,7 @@ fn new_client(confidential: bool) -> NewClient {
         post_logout_redirect_uris: PostLogoutRedirectUris::none(),
         confidential,
         require_pkce: false,
+        minimum_govbr_level: None,
         scopes: ScopeSet::parse_strict("cpf cnes").expect("known"),
     }
 }
@@ -110,7 +112,7 @@ async fn storage_down_fails_the_creation() {
 #[tokio::test]
 async fn each_single_change_is_recorded_under_its_own_action() {
     let scopes = ScopeSet::parse_strict("cnes").expect("known");
-    let cases: [(ClientChanges, AuditAction, &str, &str); 5] = [
+    let cases: [(ClientChanges, AuditAction, &str, &str); 7] = [
         (
             ClientChanges { active: Some(false), ..Default::default() },
             AuditAction::ClientDeactivate,
@@ -140,6 +142,18 @@ async fn each_single_change_is_recorded_under_its_own_action() {
             AuditAction::ClientUpdate,
             "require_pkce",
             "true",
+        ),
+        (
+            ClientChanges { minimum_govbr_level: Some(Some(ReliabilityLevel::Prata)), ..Default::default() },
+            AuditAction::ClientUpdate,
+            "minimum_govbr_level",
+            "prata",
+        ),
+        (
+            ClientChanges { minimum_govbr_level: Some(None), ..Default::default() },
+            AuditAction::ClientUpdate,
+            "minimum_govbr_level",
+            "nenhum",
         ),
     ];
     for (changes, action, name, value) in cases {
@@ -273,4 +287,44 @@ async fn post_logout_redirect_uris_are_replaced_in_one_audited_update() {
     let none = PostLogoutRedirectUris::none();
     let changes = ClientChanges { post_logout_redirect_uris: Some(none), ..Default::default() };
     service(clients).change(&cli(), &id("portal"), changes).await.expect("ok").expect("found");
+}
+
+#[tokio::test]
+async fn a_minimum_govbr_level_is_stored_and_audited_at_creation_and_removed_by_a_change() {
+    let mut clients = MockOAuthClientRepository::new();
+    clients
+        .expect_create()
+        .withf(|client, entry| {
+            client.minimum_govbr_level == Some(ReliabilityLevel::Ouro)
+                && field(entry, "minimum_govbr_level") == Some("ouro")
+        })
+        .times(1)
+        .returning(|_, _| Ok(()));
+    clients.expect_find().returning(|_| Ok(None));
+    clients
+        .expect_update()
+        .withf(|_, update, entry| {
+            update.minimum_govbr_level == Some(None) && field(entry, "minimum_govbr_level") == Some("nenhum")
+        })
+        .times(1)
+        .returning(|_, _, _| Ok(Some(stored("portal", true))));
+    let service = service(clients);
+    let new = NewClient { minimum_govbr_level: Some(ReliabilityLevel::Ouro), ..new_client(true) };
+    let created = service.create(&cli(), new).await.expect("created");
+    assert!(matches!(created, CreateOutcome::Created { .. }));
+    let none = ClientChanges { minimum_govbr_level: Some(None), ..Default::default() };
+    assert!(!none.is_empty(), "removing the level is a change");
+    service.change(&cli(), &id("portal"), none).await.expect("ok").expect("found");
+}
+
+#[tokio::test]
+async fn a_creation_without_a_level_records_none() {
+    let mut clients = MockOAuthClientRepository::new();
+    clients
+        .expect_create()
+        .withf(|client, entry| client.minimum_govbr_level.is_none() && field(entry, "minimum_govbr_level").is_none())
+        .times(1)
+        .returning(|_, _| Ok(()));
+    clients.expect_find().returning(|_| Ok(None));
+    service(clients).create(&cli(), new_client(false)).await.expect("created");
 }
