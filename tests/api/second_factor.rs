@@ -289,7 +289,13 @@ async fn acr_values_asks_the_second_factor_and_discovery_lists_the_values() {
         .expect("json");
     assert_eq!(
         discovery["acr_values_supported"],
-        serde_json::json!(["urn:credencial:acr:senha", "urn:credencial:acr:dois-fatores"])
+        serde_json::json!([
+            "urn:credencial:acr:senha",
+            "urn:credencial:acr:dois-fatores",
+            "urn:credencial:acr:govbr:bronze",
+            "urn:credencial:acr:govbr:prata",
+            "urn:credencial:acr:govbr:ouro"
+        ])
     );
     let mut own = signed_in_browser(&app, "ana", "ana-password").await;
     let (secret, _) = enrol_ana(&mut own, None).await;
