@@ -498,3 +498,55 @@ async fn an_application_whose_minimum_level_is_prata_sends_a_bronze_login_throug
     assert_ne!(back.status, 403, "prata meets the application's level: {}", back.body);
     assert!(back.body.contains("Autorizar acesso"), "the consent: {}", back.body);
 }
+
+#[tokio::test]
+async fn an_account_with_a_second_factor_is_linked_only_after_its_code() {
+    use credencial_domain::second_factor::{step_of, TotpSecret};
+    let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    // bruno turns on an authenticator app.
+    let form = browser.get("/conta/entrar/").await;
+    let fields = with(hidden_fields(&form.body), &[("username", "bruno"), ("password", "bruno-demo-2026")]);
+    browser.post("/conta/entrar/", &fields).await;
+    let act = |page: &Page, extra: &[(&str, &str)]| {
+        let token = crate::account::form_token(page);
+        let mut fields = vec![("csrf_token".to_owned(), token)];
+        fields.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        fields
+    };
+    let security = browser.get("/conta/seguranca/").await;
+    let started =
+        browser.post("/conta/seguranca/", &act(&security, &[("acao", "iniciar"), ("senha", "bruno-demo-2026")])).await;
+    let text =
+        started.body.split("<code class=\"secret\">").nth(1).and_then(|r| r.split("</code>").next()).expect("secret");
+    let secret = TotpSecret::from_base32(&crate::helpers::unescape_html(text)).expect("base32");
+    let security = browser.get("/conta/seguranca/").await;
+    let code = secret.code_at(step_of(now()));
+    let enrolled =
+        browser.post("/conta/seguranca/", &act(&security, &[("acao", "confirmar"), ("codigo", &code)])).await;
+    assert_eq!(enrolled.status, 200, "{}", enrolled.body);
+
+    // In another browser, gov.br finds his account; his password alone
+    // does not make the link.
+    let mut other = Browser::new_at(&browser.base, browser.client.clone());
+    let page = govbr_login(&mut other, "/conta/", BRUNO, "silver", "senha").await;
+    let password = log_into_the_account(&mut other, &page, "bruno", "bruno-demo-2026").await;
+    assert_eq!(password.status, 303);
+    let to_code = password.location.expect("to the code's page");
+    assert!(to_code.starts_with("/conta/entrar/verificar/"), "{to_code}");
+    let early = other.get("/conta/entrar/vincular/").await;
+    assert_ne!(early.status, 200, "no link before the code: {}", early.body);
+    let bruno = account_of(&db, BRUNO).await;
+    assert_eq!(level_of(&db, bruno).await, None);
+
+    // With the code, the link is made.
+    let verify = other.get(&to_code).await;
+    let next_step = secret.code_at(step_of(now()) + 1);
+    let answered =
+        other.post("/conta/entrar/verificar/", &with(hidden_fields(&verify.body), &[("codigo", &next_step)])).await;
+    assert_eq!(answered.location.as_deref(), Some("/conta/entrar/vincular/"), "{}", answered.body);
+    let linked = other.get("/conta/entrar/vincular/").await;
+    assert_eq!(linked.status, 200, "{}", linked.body);
+    assert!(linked.body.contains("Conta vinculada"), "{}", linked.body);
+    assert_eq!(level_of(&db, bruno).await, Some(ReliabilityLevel::Prata));
+}
