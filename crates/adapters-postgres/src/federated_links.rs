@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use credencial_domain::federation::{Candidate, Found};
 use credencial_domain::{Cpf, EmailKey, UserId};
 use credencial_ports::federation::{candidate, link_record, seals_text, CandidateColumns, LinkColumns, LINK_COLUMNS};
-use credencial_ports::{FederatedLinkStore, LinkConflict, LinkRecord, NewProviderLink, NewUser, RepositoryError};
+use credencial_ports::{
+    FederatedLinkStore, LinkConflict, LinkRecord, NewProviderLink, NewUser, RepositoryError, Unlinked,
+};
 use sqlx::{PgConnection, PgPool};
 
 use crate::error::to_repository_error;
@@ -152,14 +154,40 @@ impl FederatedLinkStore for PgFederatedLinks {
         rows.into_iter().map(link_record).collect()
     }
 
-    async fn unlink(&self, user: UserId, provider: &str) -> Result<bool, RepositoryError> {
-        let done = sqlx::query("DELETE FROM federated_links WHERE user_id = $1 AND provider = $2")
+    async fn unlink(&self, user: UserId, provider: &str, last_may_go: bool) -> Result<Unlinked, RepositoryError> {
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        // The account's row is held until the end: concurrent unlinks of
+        // one account count its links one after the other.
+        let held: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE id = $1 FOR UPDATE")
             .bind(user.0)
-            .bind(provider)
-            .execute(&self.pool)
+            .fetch_optional(&mut *tx)
             .await
             .map_err(to_repository_error)?;
-        Ok(done.rows_affected() == 1)
+        if held.is_none() {
+            return Ok(Unlinked::NotLinked);
+        }
+        let (links, mine): (i64, bool) = sqlx::query_as(
+            "SELECT count(*), COALESCE(bool_or(provider = $2), FALSE) FROM federated_links WHERE user_id = $1",
+        )
+        .bind(user.0)
+        .bind(provider)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        if !mine {
+            return Ok(Unlinked::NotLinked);
+        }
+        if links < 2 && !last_may_go {
+            return Ok(Unlinked::LastWayIn);
+        }
+        sqlx::query("DELETE FROM federated_links WHERE user_id = $1 AND provider = $2")
+            .bind(user.0)
+            .bind(provider)
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(Unlinked::Removed)
     }
 }
 

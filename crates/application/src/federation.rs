@@ -25,7 +25,7 @@ use credencial_domain::{Redacted, UserId};
 use credencial_ports::account::TaxIdValidationStore;
 use credencial_ports::{
     Ceremony, Clock, FederatedLinkStore, FederationError, IdentityProvider, LinkConflict, LinkRecord, NewProviderLink,
-    NewUser, PasskeyStore,
+    NewUser, PasskeyStore, Unlinked,
 };
 use serde::{Deserialize, Serialize};
 
@@ -500,22 +500,18 @@ impl FederationService {
         has_password: bool,
         origin: &Origin,
     ) -> Result<bool, ServiceError> {
-        let links = self.ports.links.links_of(user).await?;
-        if !links.iter().any(|l| l.provider == id) {
-            return Ok(false);
-        }
-        if !has_password && links.len() < 2 {
-            return Err(ServiceError::Invalid(
+        match self.ports.links.unlink(user, id, has_password).await? {
+            Unlinked::NotLinked => Ok(false),
+            Unlinked::LastWayIn => Err(ServiceError::Invalid(
                 "este é o único jeito de entrar na sua conta: defina uma senha antes de desfazer o vínculo".into(),
-            ));
+            )),
+            Unlinked::Removed => {
+                let name = self.provider(id).map_or(id, |p| p.name.as_str());
+                self.ports.sessions.record_event(user, SecurityEventKind::ProviderUnlinked, name, Some(origin)).await?;
+                tracing::info!(user = user.0, provider = id, "provider unlinked");
+                Ok(true)
+            }
         }
-        let removed = self.ports.links.unlink(user, id).await?;
-        if removed {
-            let name = self.provider(id).map_or(id, |p| p.name.as_str());
-            self.ports.sessions.record_event(user, SecurityEventKind::ProviderUnlinked, name, Some(origin)).await?;
-            tracing::info!(user = user.0, provider = id, "provider unlinked");
-        }
-        Ok(removed)
     }
 
     /// Where the browser goes after our session of `session` ended: gov.br's

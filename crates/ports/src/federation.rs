@@ -85,6 +85,17 @@ pub trait IdentityProvider: Send + Sync + 'static {
     async fn logout_url(&self, post_logout_redirect_uri: &str) -> Result<Option<String>, FederationError>;
 }
 
+/// What [`FederatedLinkStore::unlink`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unlinked {
+    /// The link went.
+    Removed,
+    /// The account had no link of that provider.
+    NotLinked,
+    /// It is the account's last link, which may not go.
+    LastWayIn,
+}
+
 /// A link between an account and an upstream provider's subject.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkRecord {
@@ -207,9 +218,12 @@ pub trait FederatedLinkStore: Send + Sync + 'static {
     /// The links of `user`, by provider id.
     async fn links_of(&self, user: UserId) -> Result<Vec<LinkRecord>, RepositoryError>;
 
-    /// Removes the link of `user` to `provider`; `false` when there was
-    /// none.
-    async fn unlink(&self, user: UserId, provider: &str) -> Result<bool, RepositoryError>;
+    /// Removes the link of `user` to `provider`, unless it is the
+    /// account's last link and `last_may_go` is false (the account has no
+    /// password: the last link is its only way in). One transaction that
+    /// holds the account, so that concurrent unlinks never remove its last
+    /// way in.
+    async fn unlink(&self, user: UserId, provider: &str, last_may_go: bool) -> Result<Unlinked, RepositoryError>;
 }
 
 /// The stored text of the seals of `reliability` (a JSON array; `[]`

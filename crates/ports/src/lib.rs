@@ -38,7 +38,7 @@ pub use clock::{Clock, SystemClock};
 pub use directory::{ApiClientAccess, ApiTokenState, PreRegistered, UserDirectory};
 pub use error::RepositoryError;
 pub use federation::{
-    FederatedLinkStore, FederationError, IdentityProvider, LinkConflict, LinkRecord, NewProviderLink,
+    FederatedLinkStore, FederationError, IdentityProvider, LinkConflict, LinkRecord, NewProviderLink, Unlinked,
     UpstreamLoginStart,
 };
 pub use host_user_records::{HostUserRecords, RecordColumn};

@@ -2,13 +2,14 @@
 //! finds (by link, CPF and verified address), links made once, accounts
 //! created and linked together — and one account for concurrent first
 //! logins of one CPF —, levels kept and refreshed, links listed and
-//! removed only the person's.
+//! removed only the person's, never the last way into an account without
+//! a password (also when unlinks race).
 
 use std::sync::Arc;
 
 use credencial_domain::federation::{Candidate, Reliability, ReliabilityLevel, Seal};
 use credencial_domain::{Cpf, EmailKey, UserData, Username};
-use credencial_ports::{LinkConflict, NewProviderLink, NewUser};
+use credencial_ports::{LinkConflict, NewProviderLink, NewUser, Unlinked};
 use credencial_storage_contract::{contract, Backend};
 
 contract!(
@@ -18,6 +19,7 @@ contract!(
     an_account_is_created_and_linked_together_or_not_at_all,
     concurrent_first_logins_of_one_cpf_make_one_account,
     levels_are_kept_and_refreshed_and_links_listed_and_removed_only_the_persons,
+    concurrent_unlinks_never_remove_the_last_way_in,
 );
 
 const ANA_CPF: &str = "52998224725";
@@ -205,9 +207,31 @@ async fn levels_are_kept_and_refreshed_and_links_listed_and_removed_only_the_per
     assert_eq!(store.links_of(ana).await.expect("listed")[0].reliability, Some(ouro));
     assert!(store.record_level("govbr", ANA_CPF, None).await.expect("recorded"));
     assert_eq!(store.links_of(ana).await.expect("listed")[0].reliability, None, "a login without a level keeps none");
-    assert!(!store.unlink(bia, "govbr").await.expect("not bia's"));
-    assert!(store.unlink(ana, "govbr").await.expect("removed"));
-    assert!(!store.unlink(ana, "govbr").await.expect("gone already"));
+    assert_eq!(store.unlink(bia, "govbr", true).await.expect("not bia's"), Unlinked::NotLinked);
+    assert_eq!(store.unlink(ana, "govbr", false).await.expect("removed"), Unlinked::Removed, "another link stays");
+    assert_eq!(store.unlink(ana, "govbr", true).await.expect("gone already"), Unlinked::NotLinked);
+    assert_eq!(store.unlink(ana, "oidc", false).await.expect("kept"), Unlinked::LastWayIn, "her only way in");
     assert_eq!(store.links_of(ana).await.expect("listed").len(), 1);
+    assert_eq!(store.unlink(ana, "oidc", true).await.expect("removed"), Unlinked::Removed, "with a password");
+    assert!(store.links_of(ana).await.expect("listed").is_empty());
     assert!(store.links_of(bia).await.expect("listed").is_empty());
+}
+
+async fn concurrent_unlinks_never_remove_the_last_way_in<B: Backend>() {
+    let b = B::fresh().await;
+    let ana = b.create_user("ana").await;
+    let store = b.federated_links();
+    for provider in ["govbr", "oidc", "outro"] {
+        let subject = format!("{provider}-ana");
+        assert_eq!(store.link(ana, link(provider, &subject, false, None)).await.expect("stored"), Ok(()));
+    }
+    let outcomes = crate::race::at_once(3, |i| {
+        let store = b.federated_links();
+        let provider = ["govbr", "oidc", "outro"][i];
+        async move { store.unlink(ana, provider, false).await.expect("answered") }
+    })
+    .await;
+    let removed = outcomes.iter().filter(|o| **o == Unlinked::Removed).count();
+    assert_eq!(removed, 2, "{outcomes:?}");
+    assert_eq!(store.links_of(ana).await.expect("listed").len(), 1, "one way in stays");
 }
