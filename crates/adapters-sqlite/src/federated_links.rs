@@ -163,7 +163,7 @@ impl FederatedLinkStore for SqliteFederatedLinks {
             .fetch_one(&mut *tx)
             .await
             .map_err(to_repository_error)?;
-        let removal = unlink_on(&mut *tx, user, provider, links, last_may_go).await?;
+        let removal = unlink_on(&mut tx, user, provider, links, last_may_go).await?;
         tx.commit().await.map_err(to_repository_error)?;
         Ok(removal)
     }
