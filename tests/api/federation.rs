@@ -106,7 +106,7 @@ async fn a_first_govbr_login_makes_an_account_without_a_password_that_carries_th
     let security = browser.get("/conta/seguranca/").await;
     assert!(security.body.contains("Contas vinculadas") && security.body.contains("nível prata"), "{}", security.body);
     assert!(security.body.contains("Conta vinculada a gov.br"), "the link is in the activity");
-    assert!(security.body.contains("provedor de identidade externo"), "the login is in the activity");
+    assert!(security.body.contains("Entrada com gov.br"), "the login is in the activity, naming gov.br");
 
     // No password opens the account.
     let mut other = Browser::new_at(&browser.base, browser.client.clone());

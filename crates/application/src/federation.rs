@@ -411,7 +411,7 @@ impl FederationService {
                 self.validate_by_level(user, &identity.subject, reliability.as_ref().map(|r| r.level)).await?;
             }
             let (amr, acr) = session_methods(identity);
-            let signed = self.ports.sessions.open_federated(user, via, &amr, &acr, origin).await?;
+            let signed = self.ports.sessions.open_federated(user, via, &amr, &acr, &provider.name, origin).await?;
             return Ok(Ok(FederatedLogin::SignedIn { signed, next: next.to_owned(), notice }));
         }
         Ok(Err(LinkConflict::SubjectLinked.into()))

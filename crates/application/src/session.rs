@@ -345,21 +345,23 @@ impl SessionService {
         self.open_with(user, amr_text(methods), acr_of(methods).to_owned(), origin, pending).await
     }
 
-    /// Logs in `user`, who authenticated at an upstream provider (`via`
-    /// the account's or the OAuth login form): a new session whose `amr`
-    /// is `amr` (`fed` first, then the upstream's methods) and whose `acr`
-    /// is `acr`, recorded in the security activity and the history.
-    /// Errors: `Storage`.
+    /// Logs in `user`, who authenticated at the upstream provider named
+    /// `provider` (`via` the account's or the OAuth login form): a new
+    /// session whose `amr` is `amr` (`fed` first, then the upstream's
+    /// methods) and whose `acr` is `acr`, recorded in the security activity
+    /// (as `fed:<provider>`) and the history. Errors: `Storage`.
     pub async fn open_federated(
         &self,
         user: UserId,
         via: LoginVia,
         amr: &str,
         acr: &str,
+        provider: &str,
         origin: &Origin,
     ) -> Result<SignedSession, ServiceError> {
         self.metrics().login_method(LoginMethod::Federated, LoginOutcome::Succeeded);
-        self.record_event(user, SecurityEventKind::Login, amr, Some(origin)).await?;
+        let detail = format!("{}:{provider}", credencial_domain::federation::methods::FEDERATED);
+        self.record_event(user, SecurityEventKind::Login, &detail, Some(origin)).await?;
         let signed = self.open_with(user, amr.to_owned(), acr.to_owned(), origin, false).await?;
         if let Some(logins) = &self.logins {
             if let Err(e) = logins.record(user, via).await {

@@ -243,7 +243,11 @@ fn event_words(event: &SecurityEvent) -> String {
 pub(crate) fn kind_words(kind: SecurityEventKind, detail: &str) -> String {
     use credencial_domain::security_event::SecurityEventKind as K;
     match kind {
-        K::Login => format!("Entrada com {}", super::sessions::method_words(detail)),
+        // A login through a provider is recorded as `fed:<its name>`.
+        K::Login => match detail.strip_prefix("fed:") {
+            Some(provider) => format!("Entrada com {provider}"),
+            None => format!("Entrada com {}", super::sessions::method_words(detail)),
+        },
         K::TotpEnabled => "Aplicativo autenticador ativado".into(),
         K::TotpDisabled => "Aplicativo autenticador desativado".into(),
         K::PasskeyAdded => format!("Chave de acesso «{detail}» cadastrada"),
