@@ -30,6 +30,14 @@ impl CookiePolicy {
     }
 }
 
+/// Appends the `Set-Cookie` header `set_cookie` (a value of
+/// [`CookiePolicy::set`] or [`CookiePolicy::clear`]) to `answer`.
+pub fn append(answer: &mut actix_web::HttpResponse, set_cookie: &str) {
+    if let Ok(value) = header::HeaderValue::from_str(set_cookie) {
+        answer.headers_mut().append(header::SET_COOKIE, value);
+    }
+}
+
 /// The value of cookie `name` in `req` (the first one, across `Cookie`
 /// headers); an empty value counts as none.
 pub fn read(req: &HttpRequest, name: &str) -> Option<String> {

@@ -175,9 +175,7 @@ pub async fn log_out(req: &HttpRequest, mut answer: HttpResponse) -> Result<Http
 /// Appends to `answer` the `Set-Cookie` that deletes the session cookie.
 pub fn clear_session_cookie(req: &HttpRequest, answer: &mut HttpResponse) {
     let policy = req.app_data::<web::Data<CookiePolicy>>().map(|p| *p.get_ref()).unwrap_or_default();
-    if let Ok(value) = HeaderValue::from_str(&policy.clear(req, SESSION_COOKIE, COOKIE_PATH)) {
-        answer.headers_mut().append(header::SET_COOKIE, value);
-    }
+    cookies::append(answer, &policy.clear(req, SESSION_COOKIE, COOKIE_PATH));
 }
 
 /// `answer` with the cookie of the new session `signed`, and the login
@@ -192,9 +190,7 @@ pub fn with_session(
         cookies.set(req, SESSION_COOKIE, COOKIE_PATH, &signed.token, signed.max_age_secs),
         cookies.clear(req, LOGIN_COOKIE, COOKIE_PATH),
     ] {
-        if let Ok(value) = HeaderValue::from_str(&cookie) {
-            answer.headers_mut().append(header::SET_COOKIE, value);
-        }
+        cookies::append(&mut answer, &cookie);
     }
     answer
 }

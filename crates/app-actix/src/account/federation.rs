@@ -11,7 +11,6 @@
 //! a page that says what happened and offers to try again, never a 500.
 
 use actix_web::dev::{AppService, HttpServiceFactory};
-use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use askama::Template;
@@ -137,10 +136,10 @@ async fn start(
     match federation.start(&path, via, &next).await {
         Ok(Ok(started)) => {
             let mut answer = see_other(&started.url);
-            let cookie = cookies.set(&req, STATE_COOKIE, STATE_COOKIE_PATH, &started.state, LOGIN_SECS);
-            if let Ok(value) = HeaderValue::from_str(&cookie) {
-                answer.headers_mut().append(header::SET_COOKIE, value);
-            }
+            cookies::append(
+                &mut answer,
+                &cookies.set(&req, STATE_COOKIE, STATE_COOKIE_PATH, &started.state, LOGIN_SECS),
+            );
             answer
         }
         Ok(Err(failure)) => failure_page(&failure, federation.provider(&path).map(|p| p.name.as_str())),
@@ -177,14 +176,10 @@ async fn finish(
         }
     };
     // The state is used (or refused): its cookie goes.
-    if let Ok(value) = HeaderValue::from_str(&cookies.clear(&req, STATE_COOKIE, STATE_COOKIE_PATH)) {
-        answer.headers_mut().append(header::SET_COOKIE, value);
-    }
+    cookies::append(&mut answer, &cookies.clear(&req, STATE_COOKIE, STATE_COOKIE_PATH));
     answer
 }
 
-/// The answer to a login that went well: the session's cookie and the
-/// next page (a page that tells what happened to the account first), or
 /// The answer to a login that went well: the session's cookie and the
 /// next page (a page that tells what happened to the account first), or
 /// the page that asks for a login into the account holding the CPF.
@@ -201,10 +196,7 @@ fn logged_in(req: &HttpRequest, cookies: &CookiePolicy, login: FederatedLogin, p
                 format!("{LOGIN_PATH}?{}", serde_urlencoded::to_string([("next", CONFIRM_PATH)]).unwrap_or_default());
             let page = ConfirmPage { site: &PROVIDER, title: "Confirme a sua conta", provider, newly_proven, login };
             let mut answer = html::html(html::response(StatusCode::OK), &page);
-            let cookie = cookies.set(req, LINK_COOKIE, STATE_COOKIE_PATH, &token, LOGIN_SECS);
-            if let Ok(value) = HeaderValue::from_str(&cookie) {
-                answer.headers_mut().append(header::SET_COOKIE, value);
-            }
+            cookies::append(&mut answer, &cookies.set(req, LINK_COOKIE, STATE_COOKIE_PATH, &token, LOGIN_SECS));
             answer
         }
     }
@@ -264,7 +256,11 @@ struct ConfirmPage<'a> {
 /// `GET /conta/entrar/vincular/`: the link waiting in this browser is
 /// made for the account the person just logged into (password and second
 /// factor), then the person is told and goes on.
-async fn confirm(req: HttpRequest, federation: web::Data<FederationService>) -> HttpResponse {
+async fn confirm(
+    req: HttpRequest,
+    federation: web::Data<FederationService>,
+    cookies: web::Data<CookiePolicy>,
+) -> HttpResponse {
     let session = or_answer!(crate::session::signed_in(&req).await);
     let token = cookies::read(&req, LINK_COOKIE).unwrap_or_default();
     let mut answer = match federation.confirm(&token, &session, &origin(&req)).await {
@@ -281,10 +277,7 @@ async fn confirm(req: HttpRequest, federation: web::Data<FederationService>) -> 
         }
         Err(e) => super::service_failure(&req, e),
     };
-    let policy = req.app_data::<web::Data<CookiePolicy>>().map(|p| *p.get_ref()).unwrap_or_default();
-    if let Ok(value) = HeaderValue::from_str(&policy.clear(&req, LINK_COOKIE, STATE_COOKIE_PATH)) {
-        answer.headers_mut().append(header::SET_COOKIE, value);
-    }
+    cookies::append(&mut answer, &cookies.clear(&req, LINK_COOKIE, STATE_COOKIE_PATH));
     answer
 }
 
