@@ -176,7 +176,7 @@ impl ProviderSettings {
             keys_refresh: MIN_KEYS_REFRESH,
         };
         // What the adapter refuses, refused here, named.
-        if let Err(e) = HttpIdentityProvider::new(reqwest::Client::new(), settings.clone()) {
+        if let Err(e) = settings.check() {
             wrong("", e.to_string());
         }
         match (problems.is_empty(), kind, name) {

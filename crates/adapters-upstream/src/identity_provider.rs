@@ -199,11 +199,18 @@ fn allowed_scheme(url: &Url) -> bool {
     }
 }
 
-impl HttpIdentityProvider {
-    /// A provider from `settings`, calling through the shared `client`.
-    /// Errors name the unusable setting; nothing is fetched yet.
-    pub fn new(client: reqwest::Client, settings: IdentityProviderSettings) -> Result<Self, InvalidIdentityProvider> {
-        let issuer = Url::parse(settings.issuer.trim()).map_err(|_| InvalidIdentityProvider::Issuer)?;
+impl IdentityProviderSettings {
+    /// Whether a provider can be made from these settings (what
+    /// [`HttpIdentityProvider::new`] refuses, without a client): errors
+    /// name the unusable setting.
+    pub fn check(&self) -> Result<(), InvalidIdentityProvider> {
+        self.parsed().map(|_| ())
+    }
+
+    /// The issuer and the logout URL, parsed, once every setting is
+    /// checked.
+    fn parsed(&self) -> Result<(Url, Option<Url>), InvalidIdentityProvider> {
+        let issuer = Url::parse(self.issuer.trim()).map_err(|_| InvalidIdentityProvider::Issuer)?;
         if !allowed_scheme(&issuer)
             || issuer.query().is_some()
             || issuer.fragment().is_some()
@@ -211,17 +218,17 @@ impl HttpIdentityProvider {
         {
             return Err(InvalidIdentityProvider::Issuer);
         }
-        if settings.client_id.trim().is_empty() || settings.client_id.chars().any(char::is_control) {
+        if self.client_id.trim().is_empty() || self.client_id.chars().any(char::is_control) {
             return Err(InvalidIdentityProvider::ClientId);
         }
-        if !settings.scopes.iter().any(|scope| scope == "openid") {
+        if !self.scopes.iter().any(|scope| scope == "openid") {
             return Err(InvalidIdentityProvider::Scopes);
         }
         let supported = |alg: &Algorithm| matches!(alg, Algorithm::RS256 | Algorithm::PS256 | Algorithm::ES256);
-        if settings.algorithms.is_empty() || !settings.algorithms.iter().all(supported) {
+        if self.algorithms.is_empty() || !self.algorithms.iter().all(supported) {
             return Err(InvalidIdentityProvider::Algorithms);
         }
-        let logout_url = match settings.logout_url.as_deref() {
+        let logout_url = match self.logout_url.as_deref() {
             Some(raw) => Some(
                 Url::parse(raw)
                     .ok()
@@ -230,12 +237,21 @@ impl HttpIdentityProvider {
             ),
             None => None,
         };
-        if settings.timeout.is_zero() {
+        if self.timeout.is_zero() {
             return Err(InvalidIdentityProvider::Timeout);
         }
-        if settings.keys_refresh < MIN_KEYS_REFRESH_SETTING {
+        if self.keys_refresh < MIN_KEYS_REFRESH_SETTING {
             return Err(InvalidIdentityProvider::KeysRefresh);
         }
+        Ok((issuer, logout_url))
+    }
+}
+
+impl HttpIdentityProvider {
+    /// A provider from `settings`, calling through the shared `client`.
+    /// Errors name the unusable setting; nothing is fetched yet.
+    pub fn new(client: reqwest::Client, settings: IdentityProviderSettings) -> Result<Self, InvalidIdentityProvider> {
+        let (issuer, logout_url) = settings.parsed()?;
         let settings = IdentityProviderSettings { issuer: settings.issuer.trim().to_owned(), ..settings };
         Ok(Self { client, issuer, settings, logout_url, endpoints: Mutex::default(), keys: Mutex::default() })
     }
