@@ -287,7 +287,7 @@ impl FederationService {
         origin: &Origin,
     ) -> Result<Result<FederatedLogin, FederationFailure>, ServiceError> {
         let Some(provider) = self.provider(id) else { return Ok(Err(FederationFailure::UnknownProvider)) };
-        let Some(kept) = self.take::<KeptLogin>(state, LOGIN, None).await? else {
+        let Some((None, kept)) = self.take::<KeptLogin>(state, LOGIN).await? else {
             return Ok(Err(FederationFailure::State));
         };
         if kept.provider != id {
@@ -433,19 +433,12 @@ impl FederationService {
         if session.second_factor_pending {
             return Err(ServiceError::Invalid("conclua a entrada na conta antes do vínculo".into()));
         }
-        let id = SessionToken::from_cookie(token).ok_or_else(gone)?;
-        let ceremony =
-            self.ports.ceremonies.take_ceremony(&id.hash(), self.ports.clock.now()).await?.ok_or_else(gone)?;
-        if ceremony.purpose != CONFIRM {
-            return Err(gone());
-        }
-        if ceremony.user != Some(session.user_id) {
+        let (owner, kept) = self.take::<KeptLink>(token, CONFIRM).await?.ok_or_else(gone)?;
+        if owner != Some(session.user_id) {
             return Err(ServiceError::Invalid(
                 "a conta em que você entrou não é a que tem este CPF; o vínculo não foi feito".into(),
             ));
         }
-        let kept: KeptLink =
-            serde_json::from_str(&ceremony.state).map_err(|e| ServiceError::Internal(e.to_string()))?;
         let provider = self.provider(&kept.provider).ok_or_else(gone)?;
         let now = self.ports.clock.now();
         let reliability = kept.level.as_deref().and_then(ReliabilityLevel::from_name).map(|level| Reliability {
@@ -572,22 +565,23 @@ impl FederationService {
         Ok(())
     }
 
-    /// Takes the ceremony of `purpose` (and `user`) named by `id`; `None`
-    /// when there is none.
+    /// Takes (deletes) the ceremony of `purpose` named by `id`: the
+    /// account it is bound to, if any, and what it kept; `None` when there
+    /// is none (expired, used, never made, another purpose's).
     async fn take<T: serde::de::DeserializeOwned>(
         &self,
         id: &str,
         purpose: &str,
-        user: Option<UserId>,
-    ) -> Result<Option<T>, ServiceError> {
+    ) -> Result<Option<(Option<UserId>, T)>, ServiceError> {
         let Some(id) = SessionToken::from_cookie(id) else { return Ok(None) };
         let Some(ceremony) = self.ports.ceremonies.take_ceremony(&id.hash(), self.ports.clock.now()).await? else {
             return Ok(None);
         };
-        if ceremony.purpose != purpose || ceremony.user != user {
+        if ceremony.purpose != purpose {
             return Ok(None);
         }
-        serde_json::from_str(&ceremony.state).map(Some).map_err(|e| ServiceError::Internal(e.to_string()))
+        let kept = serde_json::from_str(&ceremony.state).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        Ok(Some((ceremony.user, kept)))
     }
 }
 
