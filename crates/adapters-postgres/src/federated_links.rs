@@ -174,20 +174,17 @@ impl FederatedLinkStore for PgFederatedLinks {
         .fetch_one(&mut *tx)
         .await
         .map_err(to_repository_error)?;
-        if !mine {
-            return Ok(Unlinked::NotLinked);
+        let rule = Unlinked::rule(links, mine, last_may_go);
+        if rule == Unlinked::Removed {
+            sqlx::query("DELETE FROM federated_links WHERE user_id = $1 AND provider = $2")
+                .bind(user.0)
+                .bind(provider)
+                .execute(&mut *tx)
+                .await
+                .map_err(to_repository_error)?;
+            tx.commit().await.map_err(to_repository_error)?;
         }
-        if links < 2 && !last_may_go {
-            return Ok(Unlinked::LastWayIn);
-        }
-        sqlx::query("DELETE FROM federated_links WHERE user_id = $1 AND provider = $2")
-            .bind(user.0)
-            .bind(provider)
-            .execute(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
-        tx.commit().await.map_err(to_repository_error)?;
-        Ok(Unlinked::Removed)
+        Ok(rule)
     }
 }
 

@@ -158,46 +158,25 @@ impl FederatedLinkStore for SqliteFederatedLinks {
     async fn unlink(&self, user: UserId, provider: &str, last_may_go: bool) -> Result<Unlinked, RepositoryError> {
         // The one writer serializes concurrent unlinks.
         let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
-        let links: i64 = sqlx::query_scalar("SELECT count(*) FROM federated_links WHERE user_id = ?1")
-            .bind(user.0)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
-        let removal = unlink_on(&mut tx, user, provider, links, last_may_go).await?;
-        tx.commit().await.map_err(to_repository_error)?;
-        Ok(removal)
+        let (links, mine): (i64, bool) =
+            sqlx::query_as("SELECT count(*), COALESCE(max(provider = ?2), 0) FROM federated_links WHERE user_id = ?1")
+                .bind(user.0)
+                .bind(provider)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(to_repository_error)?;
+        let rule = Unlinked::rule(links, mine, last_may_go);
+        if rule == Unlinked::Removed {
+            sqlx::query("DELETE FROM federated_links WHERE user_id = ?1 AND provider = ?2")
+                .bind(user.0)
+                .bind(provider)
+                .execute(&mut *tx)
+                .await
+                .map_err(to_repository_error)?;
+            tx.commit().await.map_err(to_repository_error)?;
+        }
+        Ok(rule)
     }
-}
-
-/// Removes `user`'s link to `provider` on `conn` when the rule allows it:
-/// `links` is how many links the account has.
-async fn unlink_on(
-    conn: &mut SqliteConnection,
-    user: UserId,
-    provider: &str,
-    links: i64,
-    last_may_go: bool,
-) -> Result<Unlinked, RepositoryError> {
-    let mine: bool =
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM federated_links WHERE user_id = ?1 AND provider = ?2)")
-            .bind(user.0)
-            .bind(provider)
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(to_repository_error)?;
-    if !mine {
-        return Ok(Unlinked::NotLinked);
-    }
-    if links < 2 && !last_may_go {
-        return Ok(Unlinked::LastWayIn);
-    }
-    sqlx::query("DELETE FROM federated_links WHERE user_id = ?1 AND provider = ?2")
-        .bind(user.0)
-        .bind(provider)
-        .execute(&mut *conn)
-        .await
-        .map_err(to_repository_error)?;
-    Ok(Unlinked::Removed)
 }
 
 /// The conflict a unique constraint's refusal `e` names; any other error

@@ -96,6 +96,19 @@ pub enum Unlinked {
     LastWayIn,
 }
 
+impl Unlinked {
+    /// What an unlink may do to an account with `links` links, one of
+    /// them the provider's when `mine`: `Removed` when the link may go
+    /// (the store then deletes it), else why it stays.
+    pub fn rule(links: i64, mine: bool, last_may_go: bool) -> Self {
+        match (mine, links < 2 && !last_may_go) {
+            (false, _) => Self::NotLinked,
+            (true, true) => Self::LastWayIn,
+            (true, false) => Self::Removed,
+        }
+    }
+}
+
 /// A link between an account and an upstream provider's subject.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkRecord {
