@@ -124,9 +124,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     // prints one, as the last line). Held until the command ends: dropping
     // it writes out the queued lines.
     let _log_writer = match mode {
-        Some(_) => Some(telemetry::init(&settings.log_format)),
+        Some(_) => Some(telemetry::init(settings.server.log_format.name())),
         None => {
-            telemetry::init_for_command(&settings.log_format);
+            telemetry::init_for_command(settings.server.log_format.name());
             None
         }
     };
@@ -145,7 +145,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let hasher = hasher(&settings)?;
             let seeded = demo::seed(&storage, &hasher).await?;
             tracing::info!(seeded, "demo users ready: ana / ana-demo-2026, bruno / bruno-demo-2026; staff (/admin/): admin / admin-demo-2026");
-            let redirect_uri = demo::demo_redirect_uri(&settings.bind);
+            let redirect_uri = demo::demo_redirect_uri(&settings.server.bind);
             demo::seed_client(&storage, &hasher, &redirect_uri).await?;
             tracing::info!(client_id = demo::DEMO_CLIENT_ID, %redirect_uri, "demo OAuth2 client ready");
             demo::seed_oidc_client(&storage, &hasher).await?;
@@ -185,7 +185,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 /// (with its address and the driver's root cause) or an unopenable file is
 /// reported at once.
 pub(crate) async fn storage(settings: &Settings) -> anyhow::Result<Storage> {
-    Storage::connect(settings.database_url(), settings.database_max_connections, Duration::from_secs(5)).await
+    Storage::connect(settings.database_url(), settings.storage.database_max_connections, Duration::from_secs(5)).await
 }
 
 /// The configured database, created if missing (the SQLite file with mode

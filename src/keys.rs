@@ -20,10 +20,9 @@ use crate::startup::Mode;
 /// secret); the key pair signs and verifies a probe token. It also
 /// verifies tokens of the previous public keys listed.
 pub(crate) fn codec(settings: &Settings, mode: Mode) -> Result<TokenCodec, SettingsError> {
-    let algorithm: JwtAlgorithm =
-        settings.jwt_algorithm.parse().map_err(|e| SettingsError::about("jwt_algorithm", e))?;
+    let algorithm = settings.tokens.jwt_algorithm;
     let keys = match algorithm {
-        JwtAlgorithm::HS256 => match (&settings.jwt_secret, mode) {
+        JwtAlgorithm::HS256 => match (&settings.tokens.jwt_secret, mode) {
             (Some(secret), _) => {
                 JwtKeys::hmac(secret.expose_secret().as_bytes()).map_err(|e| SettingsError::about("jwt_secret", e))?
             }
@@ -41,14 +40,14 @@ pub(crate) fn codec(settings: &Settings, mode: Mode) -> Result<TokenCodec, Setti
             }
         },
         JwtAlgorithm::RS256 | JwtAlgorithm::ES256 => {
-            let private = read_key(settings.jwt_private_key_file.as_deref(), "jwt_private_key_file", algorithm)?;
-            let public = read_key(settings.jwt_public_key_file.as_deref(), "jwt_public_key_file", algorithm)?;
+            let private = read_key(settings.tokens.jwt_private_key_file.as_deref(), "jwt_private_key_file", algorithm)?;
+            let public = read_key(settings.tokens.jwt_public_key_file.as_deref(), "jwt_public_key_file", algorithm)?;
             JwtKeys::asymmetric(algorithm, &private, &public)
                 .map_err(|e| SettingsError::about("jwt_private_key_file", e))?
         }
     };
-    let previous = previous_keys(&settings.jwt_previous_public_key_files, "jwt_previous_public_key_files")?;
-    TokenCodec::new(keys, settings.jwt_leeway_secs)
+    let previous = previous_keys(&settings.tokens.jwt_previous_public_key_files, "jwt_previous_public_key_files")?;
+    TokenCodec::new(keys, settings.tokens.jwt_leeway_secs)
         .map_err(|e| SettingsError::about("jwt_public_key_file", e))?
         .with_previous_keys(previous)
         .map_err(|e| SettingsError::about("jwt_previous_public_key_files", e))
@@ -72,15 +71,14 @@ pub(crate) fn id_token_codec(
     jwt: &Arc<TokenCodec>,
 ) -> Result<Option<Arc<TokenCodec>>, SettingsError> {
     const KEY: &str = "oidc_signing_key_file";
-    let algorithm: JwtAlgorithm =
-        settings.oidc_signing_algorithm.parse().map_err(|e| SettingsError::about("oidc_signing_algorithm", e))?;
+    let algorithm = settings.tokens.oidc_signing_algorithm;
     if !algorithm.is_asymmetric() {
         return Err(SettingsError::about(
             "oidc_signing_algorithm",
             "must be RS256 or ES256: ID tokens are verified with a published public key",
         ));
     }
-    let keys = match (&settings.oidc_signing_key_file, mode) {
+    let keys = match (&settings.tokens.oidc_signing_key_file, mode) {
         (Some(path), _) => {
             let pem = read_key(Some(path), KEY, algorithm)?;
             JwtKeys::from_private_pem(algorithm, &pem).map_err(|e| SettingsError::about(KEY, e))?
@@ -101,8 +99,8 @@ pub(crate) fn id_token_codec(
             return Ok(None);
         }
     };
-    let previous = previous_keys(&settings.oidc_previous_public_key_files, "oidc_previous_public_key_files")?;
-    let codec = TokenCodec::new(keys, settings.jwt_leeway_secs)
+    let previous = previous_keys(&settings.tokens.oidc_previous_public_key_files, "oidc_previous_public_key_files")?;
+    let codec = TokenCodec::new(keys, settings.tokens.jwt_leeway_secs)
         .map_err(|e| SettingsError::about(KEY, e))?
         .with_previous_keys(previous)
         .map_err(|e| SettingsError::about("oidc_previous_public_key_files", e))?;
@@ -115,7 +113,7 @@ pub(crate) fn id_token_codec(
 /// `serve` without it has no second factors (`None`).
 pub(crate) fn second_factor_key(settings: &Settings, mode: Mode) -> Result<Option<SealingKey>, SettingsError> {
     const KEY: &str = "second_factor_key_file";
-    let path = match (&settings.second_factor_key_file, mode) {
+    let path = match (&settings.login.second_factor_key_file, mode) {
         (Some(path), _) => path.clone(),
         (None, Mode::Demo) => {
             let path = std::path::PathBuf::from("second_factor.key");

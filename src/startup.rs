@@ -36,7 +36,7 @@ use credencial_ports::{Clock, HostUserStore, SystemClock};
 use rand::RngCore;
 use secrecy::ExposeSecret;
 
-use crate::settings::{Settings, SettingsError};
+use crate::settings::{ClientSettings, Settings, SettingsError};
 use crate::storage::{Database, Engine, Storage};
 
 /// How the service runs.
@@ -60,10 +60,10 @@ pub struct Application {
     database: Database,
 }
 
-/// Binds the listener of `settings.bind`. Errors name the setting.
+/// Binds the listener of `settings.server.bind`. Errors name the setting.
 pub fn listen(settings: &Settings) -> Result<TcpListener, SettingsError> {
-    TcpListener::bind(&settings.bind)
-        .map_err(|e| SettingsError::about("bind", format!("cannot listen on {}: {e}", settings.bind)))
+    TcpListener::bind(&settings.server.bind)
+        .map_err(|e| SettingsError::about("bind", format!("cannot listen on {}: {e}", settings.server.bind)))
 }
 
 impl Application {
@@ -86,7 +86,7 @@ impl Application {
         listener: TcpListener,
     ) -> anyhow::Result<Self> {
         let local = listener.local_addr()?;
-        let metrics_endpoint = settings.metrics_endpoint(mode);
+        let metrics_endpoint = settings.server.metrics_endpoint(mode);
         let metrics_listener = match metrics_endpoint {
             Some(Some(address)) => Some(
                 TcpListener::bind(address)
@@ -100,14 +100,14 @@ impl Application {
         let id_token_codec = crate::keys::id_token_codec(settings, mode, &codec)?;
         let mapping = if client_component_enabled(settings, mode) {
             let mapping = client_mapping(settings, mode)?;
-            check_host_table(storage.host_users.as_ref(), &settings.user_table, &mapping).await?;
+            check_host_table(storage.host_users.as_ref(), &settings.client.user_table, &mapping).await?;
             Some(mapping)
         } else {
             None
         };
-        let upstream_base = match (mode, &settings.upstream_base_url) {
+        let upstream_base = match (mode, &settings.registries.upstream_base_url) {
             (_, Some(url)) => url.clone(),
-            (Mode::Demo, None) => sandbox_url(local),
+            (Mode::Demo, None) => own_url(sandbox_url(local))?,
             (Mode::Serve, None) => {
                 return Err(SettingsError::about(
                     "upstream_base_url",
@@ -116,10 +116,9 @@ impl Application {
                 .into())
             }
         };
-        let base = BaseUrl::parse(&upstream_base).map_err(|e| SettingsError::about("upstream_base_url", e))?;
-        let endpoints = EndpointAllowList::new(&settings.upstream_endpoints)
+        let endpoints = EndpointAllowList::new(&settings.registries.upstream_endpoints)
             .map_err(|e| SettingsError::about("upstream_endpoints", e))?;
-        let client = http_client_with(&settings.outbound()?).map_err(crate::settings::outbound_error)?;
+        let client = http_client_with(&settings.registries.outbound()?).map_err(crate::settings::outbound_error)?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let client_login = match mapping {
             Some(mapping) => {
@@ -132,8 +131,12 @@ impl Application {
         let refresh_tokens = Arc::clone(&storage.refresh_tokens);
         let hasher = hasher(settings)?.with_metrics(metrics.clone());
         let provider_client = client.clone();
-        let user_data = HttpUserDataSource::new(client, base, Duration::from_millis(settings.upstream_timeout_ms))
-            .with_max_body_bytes(settings.upstream_max_body_bytes);
+        let user_data = HttpUserDataSource::new(
+            client,
+            upstream_base,
+            Duration::from_millis(settings.registries.upstream_timeout_ms),
+        )
+        .with_max_body_bytes(settings.registries.upstream_max_body_bytes);
         let service = TokenService::new(
             codec,
             Arc::clone(&storage.users),
@@ -143,19 +146,19 @@ impl Application {
             hasher.clone(),
             TokenServiceConfig {
                 lifetimes: TokenLifetimes {
-                    access_secs: settings.access_token_lifetime_secs,
-                    refresh_secs: settings.refresh_token_lifetime_secs,
+                    access_secs: settings.tokens.access_token_lifetime_secs,
+                    refresh_secs: settings.tokens.refresh_token_lifetime_secs,
                     // No token is a session any more (sessions are stored).
-                    session_secs: settings.session_absolute_secs,
+                    session_secs: settings.login.session_absolute_secs,
                 },
                 endpoints,
-                refresh_grace: RefreshGrace::new(settings.refresh_grace_secs),
+                refresh_grace: RefreshGrace::new(settings.tokens.refresh_grace_secs),
             },
         )
         .with_throttle(LoginThrottle::new(
             Arc::clone(&storage.login_failures),
             Arc::clone(&clock),
-            settings.throttle_policy(),
+            settings.login.throttle_policy(),
         ))
         .with_metrics(metrics);
         let service = match id_token_codec {
@@ -200,7 +203,10 @@ impl Application {
             Arc::clone(&storage.sessions),
             Arc::clone(tokens.credentials()),
             Arc::clone(&clock),
-            SessionLimits { idle_secs: settings.session_idle_secs, absolute_secs: settings.session_absolute_secs },
+            SessionLimits {
+                idle_secs: settings.login.session_idle_secs,
+                absolute_secs: settings.login.session_absolute_secs,
+            },
         )
         .with_login_history(login_history.clone())
         .with_security_log(security_log)
@@ -222,18 +228,18 @@ impl Application {
             grant_store,
             Arc::clone(&storage.access_log),
             Arc::clone(&clock),
-            settings.access_log_retention_days,
+            settings.storage.access_log_retention_days,
         ));
         let http = HttpSettings {
-            token_prefix: Some(settings.token_prefix.clone()),
+            token_prefix: Some(settings.server.token_prefix.clone()),
             sandbox: mode == Mode::Demo,
             sandbox_mailbox: None,
-            noop_route: settings.bench_noop_route,
-            workers: settings.workers,
-            cookie_secure: settings.cookie_secure,
-            client_address: settings.client_address_source()?,
-            shutdown_timeout_secs: settings.shutdown_timeout_secs,
-            account: AccountSettings { signup_enabled: settings.signup_enabled.unwrap_or(mode == Mode::Demo) },
+            noop_route: settings.server.bench_noop_route,
+            workers: settings.server.workers,
+            cookie_secure: settings.server.cookie_secure,
+            client_address: settings.server.client_address_source()?,
+            shutdown_timeout_secs: settings.server.shutdown_timeout_secs,
+            account: AccountSettings { signup_enabled: settings.login.signup_enabled.unwrap_or(mode == Mode::Demo) },
             staff: staff_policy(settings, mode, factors.is_some())?,
             metrics: exporter.clone(),
             metrics_route: metrics_endpoint == Some(None),
@@ -269,7 +275,7 @@ impl Application {
             Arc::clone(&grants),
             Arc::clone(&account_admin),
             exporter.as_ref().map(|e| e.metrics().clone()).unwrap_or_else(Metrics::disabled),
-            settings.purge_batch_rows,
+            settings.storage.purge_batch_rows,
         )
         .with_pace(match storage.database.engine() {
             Engine::Sqlite => Pace::SINGLE_WRITER,
@@ -282,7 +288,7 @@ impl Application {
         };
         let background = BackgroundTasks::start(
             purge,
-            Duration::from_secs(settings.purge_start_delay_secs),
+            Duration::from_secs(settings.storage.purge_start_delay_secs),
             exporter.clone(),
             mail.as_ref().map(|m| Arc::clone(&m.sender)),
         );
@@ -366,7 +372,7 @@ impl Application {
             (Some(listener), Some(exporter)) => {
                 let address = listener.local_addr()?;
                 tracing::info!(%address, "metrics are served at /metrics on their own address");
-                Some((address.port(), metrics_server(listener, exporter, settings.shutdown_timeout_secs)?))
+                Some((address.port(), metrics_server(listener, exporter, settings.server.shutdown_timeout_secs)?))
             }
             _ => None,
         };
@@ -384,7 +390,7 @@ impl Application {
             port: local.port(),
             server,
             metrics_server,
-            shutdown_timeout_secs: settings.shutdown_timeout_secs,
+            shutdown_timeout_secs: settings.server.shutdown_timeout_secs,
             background,
             database: storage.database,
         })
@@ -561,7 +567,7 @@ fn openid_issuer(
     local: SocketAddr,
     tokens: &TokenService,
 ) -> Result<Option<IssuerUrl>, SettingsError> {
-    let issuer = match (settings.issuer()?, mode) {
+    let issuer = match (settings.tokens.issuer_url.clone(), mode) {
         (Some(issuer), _) => issuer,
         (None, Mode::Demo) => IssuerUrl::parse(&origin(local)).map_err(|e| SettingsError::about("issuer_url", e))?,
         (None, Mode::Serve) => {
@@ -584,7 +590,7 @@ fn openid_issuer(
 /// Whether the client component (`/auth/login/`, `/auth/callback/`) runs:
 /// always in the demo, in `serve` when a provider is configured.
 fn client_component_enabled(settings: &Settings, mode: Mode) -> bool {
-    mode == Mode::Demo || settings.provider_base_url.is_some()
+    mode == Mode::Demo || settings.client.provider_base_url.is_some()
 }
 
 /// The start-up check of the host user table against the mapping: every
@@ -593,11 +599,10 @@ fn client_component_enabled(settings: &Settings, mode: Mode) -> bool {
 /// setting to fix.
 pub async fn check_host_table(
     store: &dyn HostUserStore,
-    table: &str,
+    table: &host_table::TableName,
     mapping: &UserMapping,
 ) -> Result<(), SettingsError> {
-    let table = host_table::TableName::parse(table).map_err(|e| SettingsError::about("user_table", e))?;
-    let shape = store.describe(&table).await.map_err(|e| SettingsError::about("user_table", e))?;
+    let shape = store.describe(table).await.map_err(|e| SettingsError::about("user_table", e))?;
     let lookup = mapping.lookup().column().as_str();
     host_table::check_columns(&shape, &mapping.map().column_needs(), lookup).map_err(|problem| {
         // Which setting to change: the lookup column's, the table's, or the map's.
@@ -625,17 +630,18 @@ pub const DEMO_SCOPES: &str = "dados_publicos cpf email receita_federal cnes for
 /// The mapping the client component applies: the settings', or, in the demo
 /// with the default map and scopes, [`DEMO_ATTR_MAP`] and [`DEMO_SCOPES`].
 fn client_mapping(settings: &Settings, mode: Mode) -> Result<UserMapping, SettingsError> {
-    let defaults = Settings::default();
-    if mode == Mode::Demo && settings.user_attr_map == defaults.user_attr_map && settings.scopes == defaults.scopes {
-        let demo = Settings {
+    let defaults = ClientSettings::default();
+    let client = &settings.client;
+    if mode == Mode::Demo && client.user_attr_map == defaults.user_attr_map && client.scopes == defaults.scopes {
+        let demo = ClientSettings {
             user_attr_map: DEMO_ATTR_MAP.to_owned(),
             scopes: vec![DEMO_SCOPES.to_owned()],
-            user_lookup_field: settings.user_lookup_field.clone(),
-            ..Settings::default()
+            user_lookup_field: client.user_lookup_field.clone(),
+            ..defaults
         };
         return demo.user_mapping();
     }
-    settings.user_mapping()
+    client.user_mapping()
 }
 
 /// The client component: the provider from the settings (demo: this
@@ -653,35 +659,38 @@ fn client_login(
     let required = |key: &str, value: &Option<String>| {
         value.clone().ok_or_else(|| SettingsError::about(key, "is not set (needed with SERVICE_PROVIDER_BASE_URL)"))
     };
-    let (base, client_id, secret, redirect_uri) = match (&settings.provider_base_url, mode) {
+    let (base, client_id, secret, redirect_uri) = match (&settings.client.provider_base_url, mode) {
         (Some(base), _) => (
             base.clone(),
-            required("provider_client_id", &settings.provider_client_id)?,
+            required("provider_client_id", &settings.client.provider_client_id)?,
             settings
+                .client
                 .provider_client_secret
                 .clone()
                 .ok_or_else(|| SettingsError::about("provider_client_secret", "is not set"))?,
-            required("provider_redirect_uri", &settings.provider_redirect_uri)?,
+            required("provider_redirect_uri", &settings.client.provider_redirect_uri)?,
         ),
         (None, _) => (
-            origin(local),
+            own_url(origin(local))?,
             crate::demo::DEMO_CLIENT_ID.to_owned(),
             secrecy::SecretString::from(crate::demo::DEMO_CLIENT_SECRET),
-            settings.provider_redirect_uri.clone().unwrap_or_else(|| format!("{}/auth/callback/", origin(local))),
+            settings
+                .client
+                .provider_redirect_uri
+                .clone()
+                .unwrap_or_else(|| format!("{}/auth/callback/", origin(local))),
         ),
     };
-    let base_url = BaseUrl::parse(&base).map_err(|e| SettingsError::about("provider_base_url", e))?;
-    let public = settings.provider_public_url.as_deref().unwrap_or(&base);
-    let public_url = BaseUrl::parse(public).map_err(|e| SettingsError::about("provider_public_url", e))?;
+    let public_url = settings.client.provider_public_url.clone().unwrap_or_else(|| base.clone());
     let provider = HttpProviderClient::new(
         client.clone(),
         ProviderSettings {
-            base: base_url,
+            base,
             public_base: public_url,
             client_id,
             client_secret: secret,
             redirect_uri,
-            timeout: Duration::from_millis(settings.provider_timeout_ms),
+            timeout: Duration::from_millis(settings.client.provider_timeout_ms),
         },
     )
     .map_err(|e| SettingsError::about(e.setting(), e))?;
@@ -692,8 +701,7 @@ fn client_login(
         clock,
         ClientLoginConfig {
             mapping,
-            table: host_table::TableName::parse(&settings.user_table)
-                .map_err(|e| SettingsError::about("user_table", e))?,
+            table: settings.client.user_table.clone(),
             session_secs: HOST_SESSION_SECS,
             signer: ValueSigner::derive(&cookie_key_material(settings)?),
         },
@@ -705,10 +713,10 @@ fn client_login(
 /// the JWT keys shares it); without either (the demo's random secret), 32
 /// random bytes for this run.
 fn cookie_key_material(settings: &Settings) -> Result<Vec<u8>, SettingsError> {
-    if let Some(secret) = &settings.jwt_secret {
+    if let Some(secret) = &settings.tokens.jwt_secret {
         return Ok(secret.expose_secret().as_bytes().to_vec());
     }
-    if let Some(path) = &settings.jwt_private_key_file {
+    if let Some(path) = &settings.tokens.jwt_private_key_file {
         return std::fs::read(path)
             .map_err(|e| SettingsError::about("jwt_private_key_file", format!("cannot read {}: {e}", path.display())));
     }
@@ -788,13 +796,13 @@ fn mail_setup(
     clock: &Arc<dyn Clock>,
     exporter: Option<&MetricsExporter>,
 ) -> Result<Option<MailSetup>, SettingsError> {
-    let (mailer, sandbox): (Arc<dyn credencial_ports::Mailer>, _) = match (&settings.smtp_url, mode) {
+    let (mailer, sandbox): (Arc<dyn credencial_ports::Mailer>, _) = match (&settings.mail.smtp_url, mode) {
         (Some(url), _) => {
             let smtp = credencial_adapters_upstream::SmtpMailer::new(&credencial_adapters_upstream::SmtpSettings {
                 url: url.clone(),
-                from: settings.mail_from.clone().unwrap_or_default(),
-                timeout: Duration::from_secs(settings.smtp_timeout_secs),
-                ca_file: settings.smtp_ca_file.clone(),
+                from: settings.mail.mail_from.clone().unwrap_or_default(),
+                timeout: Duration::from_secs(settings.mail.smtp_timeout_secs),
+                ca_file: settings.mail.smtp_ca_file.clone(),
             })
             .map_err(|e| {
                 let setting = if e.0.starts_with("mail_from") { "mail_from" } else { "smtp_url" };
@@ -816,7 +824,8 @@ fn mail_setup(
             return Ok(None);
         }
     };
-    let sender = MailSender::new(Arc::clone(&storage.mail), mailer, Arc::clone(clock), settings.mail_retention_days);
+    let sender =
+        MailSender::new(Arc::clone(&storage.mail), mailer, Arc::clone(clock), settings.mail.mail_retention_days);
     let sender = match exporter {
         Some(e) => sender.with_metrics(e.metrics().clone()),
         None => sender,
@@ -841,8 +850,8 @@ fn federation_service(
     clock: &Arc<dyn Clock>,
 ) -> Result<Option<Arc<FederationService>>, SettingsError> {
     let mut settings = settings.clone();
-    if settings.providers.is_empty() && mode == Mode::Demo {
-        settings.providers.push(crate::settings::ProviderSettings {
+    if settings.federation.providers.is_empty() && mode == Mode::Demo {
+        settings.federation.providers.push(crate::settings::ProviderSettings {
             id: "govbr".into(),
             name: None,
             profile: "govbr".into(),
@@ -856,13 +865,11 @@ fn federation_service(
             timeout_ms: None,
         });
     }
-    if settings.providers.is_empty() {
+    if settings.federation.providers.is_empty() {
         return Ok(None);
     }
-    let providers = settings.identity_providers(client)?;
-    let level = settings
-        .validated_level()
-        .ok_or_else(|| SettingsError::about("govbr_validated_level", "must be bronze, prata or ouro"))?;
+    let providers = settings.federation.identity_providers(client)?;
+    let level = settings.federation.govbr_validated_level;
     let ports = FederationPorts {
         links: Arc::clone(&storage.federated_links),
         ceremonies: Arc::clone(&storage.passkeys),
@@ -884,8 +891,8 @@ fn federation_service(
 /// The base of links in mails: `public_url`, else `issuer_url`, else (in
 /// the demo) the service's own address. Errors: `serve` with neither.
 fn public_url(settings: &Settings, mode: Mode, local: SocketAddr) -> Result<String, SettingsError> {
-    match (&settings.public_url, &settings.issuer_url, mode) {
-        (Some(url), _, _) | (None, Some(url), _) => Ok(url.trim_end_matches('/').to_owned()),
+    match (&settings.mail.public_url, &settings.tokens.issuer_url, mode) {
+        (Some(url), _, _) | (None, Some(url), _) => Ok(url.as_str().trim_end_matches('/').to_owned()),
         (None, None, Mode::Demo) => Ok(origin(local)),
         (None, None, Mode::Serve) => Err(SettingsError::about(
             "public_url",
@@ -911,9 +918,10 @@ async fn metrics_upkeep(exporter: MetricsExporter, mut stop: tokio::sync::watch:
 /// The password hasher the settings describe.
 pub fn hasher(settings: &Settings) -> anyhow::Result<PasswordHasher> {
     let threads = settings
+        .login
         .hashing_threads
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get().saturating_sub(1)).unwrap_or(1).max(1));
-    Ok(PasswordHasher::new(threads, settings.password_iterations)
+    Ok(PasswordHasher::new(threads, settings.login.password_iterations)
         .map_err(|e| SettingsError::about("password_iterations", e))?)
 }
 
@@ -929,20 +937,19 @@ fn profile_service(
     metrics: Metrics,
 ) -> Result<ProfileService, SettingsError> {
     let endpoint = |name: &str,
-                    url: &Option<String>,
+                    url: &Option<BaseUrl>,
                     timeout_ms: u64,
                     key: &Option<secrecy::SecretString>,
                     sandbox_path: &str| {
         let url = match (url, mode) {
             (Some(url), _) => url.clone(),
-            (None, Mode::Demo) => format!("{}{sandbox_path}", origin(local)),
+            (None, Mode::Demo) => own_url(format!("{}{sandbox_path}", origin(local)))?,
             (None, Mode::Serve) => {
                 tracing::warn!(setting = %crate::settings::env_name(&format!("{name}_base_url")), "registry not configured; its scope will answer an erro object");
                 return Ok(None);
             }
         };
-        let base = BaseUrl::parse(&url).map_err(|e| SettingsError::about(&format!("{name}_base_url"), e))?;
-        let mut endpoint = RegistryEndpoint::new(client.clone(), base).with_timeout(Duration::from_millis(timeout_ms));
+        let mut endpoint = RegistryEndpoint::new(client.clone(), url).with_timeout(Duration::from_millis(timeout_ms));
         if let Some(key) = key {
             let key = ApiKey::new(key.expose_secret())
                 .map_err(|_| SettingsError::about(&format!("{name}_api_key"), "is not a valid header value"))?;
@@ -953,14 +960,25 @@ fn profile_service(
     let s = settings;
     let receita = endpoint(
         "receita",
-        &s.receita_base_url,
-        s.receita_timeout_ms,
-        &s.receita_api_key,
+        &s.registries.receita_base_url,
+        s.registries.receita_timeout_ms,
+        &s.registries.receita_api_key,
         sandbox_registries::RECEITA_BASE_PATH,
     )?;
-    let cnes =
-        endpoint("cnes", &s.cnes_base_url, s.cnes_timeout_ms, &s.cnes_api_key, sandbox_registries::CNES_BASE_PATH)?;
-    let cdp = endpoint("cdp", &s.cdp_base_url, s.cdp_timeout_ms, &s.cdp_api_key, sandbox_registries::CDP_BASE_PATH)?;
+    let cnes = endpoint(
+        "cnes",
+        &s.registries.cnes_base_url,
+        s.registries.cnes_timeout_ms,
+        &s.registries.cnes_api_key,
+        sandbox_registries::CNES_BASE_PATH,
+    )?;
+    let cdp = endpoint(
+        "cdp",
+        &s.registries.cdp_base_url,
+        s.registries.cdp_timeout_ms,
+        &s.registries.cdp_api_key,
+        sandbox_registries::CDP_BASE_PATH,
+    )?;
     let registries = Registries {
         tax_authority: match receita {
             Some(e) => Arc::new(HttpTaxAuthority::new(e)),
@@ -975,10 +993,18 @@ fn profile_service(
             None => Arc::new(UnconfiguredRegistry),
         },
     };
-    let ttls =
-        ScopeTtls { receita_federal: s.receita_cache_secs, cnes: s.cnes_cache_secs, cursos_cdp: s.cdp_cache_secs };
-    let cache = ScopeCache::new(Arc::clone(&storage.snapshots), Arc::clone(&clock), ttls, s.scope_cache_memory_entries)
-        .with_metrics(metrics.clone());
+    let ttls = ScopeTtls {
+        receita_federal: s.registries.receita_cache_secs,
+        cnes: s.registries.cnes_cache_secs,
+        cursos_cdp: s.registries.cdp_cache_secs,
+    };
+    let cache = ScopeCache::new(
+        Arc::clone(&storage.snapshots),
+        Arc::clone(&clock),
+        ttls,
+        s.registries.scope_cache_memory_entries,
+    )
+    .with_metrics(metrics.clone());
     Ok(ProfileService::new(Arc::clone(&storage.clients), Arc::clone(&storage.profiles), registries, cache, clock)
         .with_metrics(metrics))
 }
@@ -992,7 +1018,7 @@ fn staff_policy(
     mode: Mode,
     factors_offered: bool,
 ) -> Result<credencial_app_actix::admin::StaffPolicy, SettingsError> {
-    let second_factor = settings.staff_second_factor.unwrap_or(mode == Mode::Serve && factors_offered);
+    let second_factor = settings.login.staff_second_factor.unwrap_or(mode == Mode::Serve && factors_offered);
     if second_factor && !factors_offered {
         return Err(SettingsError::about(
             "staff_second_factor",
@@ -1023,12 +1049,13 @@ fn passkey_service(
         return Ok(None);
     };
     let issuer_origin = settings
+        .tokens
         .issuer_url
-        .as_deref()
-        .and_then(|u| url::Url::parse(u).ok())
+        .as_ref()
+        .and_then(|u| url::Url::parse(u.as_str()).ok())
         .filter(|u| matches!(u.host(), Some(url::Host::Domain(_))))
         .map(|u| u.origin().ascii_serialization());
-    let origin = match (&settings.passkey_origin, issuer_origin, mode) {
+    let origin = match (&settings.login.passkey_origin, issuer_origin, mode) {
         (Some(origin), _, _) => origin.clone(),
         (None, Some(origin), _) => origin,
         (None, None, Mode::Demo) => format!("http://localhost:{}", local.port()),
@@ -1059,6 +1086,12 @@ fn origin(local: SocketAddr) -> String {
         local.ip().to_string()
     };
     format!("http://{ip}:{}", local.port())
+}
+
+/// One of the service's own URLs (the demo's sandboxes and itself as the
+/// client component's provider) as a base URL.
+fn own_url(url: String) -> Result<BaseUrl, SettingsError> {
+    BaseUrl::parse(&url).map_err(|e| SettingsError(format!("the service's own address {url}: {e}")))
 }
 
 fn sandbox_url(local: SocketAddr) -> String {

@@ -170,9 +170,9 @@ fn text(body: &Value, name: &str) -> String {
 async fn a_full_run_at_debug_level_logs_no_password_secret_token_code_or_cookie() {
     capture();
     let (mut browser, _db) = spawn_demo(|s| {
-        s.receita_api_key = Some(REGISTRY_KEYS[0].into());
-        s.cnes_api_key = Some(REGISTRY_KEYS[1].into());
-        s.cdp_api_key = Some(REGISTRY_KEYS[2].into());
+        s.registries.receita_api_key = Some(REGISTRY_KEYS[0].into());
+        s.registries.cnes_api_key = Some(REGISTRY_KEYS[1].into());
+        s.registries.cdp_api_key = Some(REGISTRY_KEYS[2].into());
     })
     .await;
     let ana = &demo::DEMO_USERS[0];

@@ -72,24 +72,24 @@ fn the_settings_example_loads_with_every_line_uncommented() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("credencial.toml");
     std::fs::write(&file, &uncommented).expect("write");
-    // Every name and every value's type: the file deserializes as it is.
-    let parsed = config::Config::builder()
-        .add_source(config::File::from(file.as_path()).format(config::FileFormat::Toml))
-        .build()
-        .and_then(|c| c.try_deserialize::<Settings>());
     // Through the real loader, the only problems left are the files an
-    // operator provides (keys, CA bundle) that this machine lacks.
+    // operator provides (keys, CA bundle) that this machine lacks; without
+    // them, every name and every value loads.
     let loaded = Settings::load(Some(&file)).err().map(|e| e.to_string());
-    let _ = std::fs::remove_dir_all(&dir);
-    let settings = parsed.unwrap_or_else(|e| panic!("the uncommented example does not load: {e}\n{uncommented}"));
     for problem in loaded.iter().flat_map(|e| e.lines().map(str::to_owned).collect::<Vec<_>>()) {
         assert!(problem.contains("/etc/credencial/"), "the example has a problem besides missing files: {problem}");
     }
+    let without_files: String =
+        uncommented.lines().filter(|l| !l.contains("/etc/credencial/")).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, &without_files).expect("write");
+    let parsed = Settings::load(Some(&file));
+    let _ = std::fs::remove_dir_all(&dir);
+    let settings = parsed.unwrap_or_else(|e| panic!("the uncommented example does not load: {e}\n{without_files}"));
     // The values reached the settings (not the defaults).
-    assert_eq!(settings.workers, Some(4));
-    assert_eq!(settings.client_address_header.as_deref(), Some("X-Forwarded-For"));
-    assert_eq!(settings.upstream_endpoints, ["/api/rh/eu/"]);
-    assert_eq!(settings.scopes, ["dados_publicos", "cpf", "email"]);
+    assert_eq!(settings.server.workers, Some(4));
+    assert_eq!(settings.server.client_address_header.as_deref(), Some("X-Forwarded-For"));
+    assert_eq!(settings.registries.upstream_endpoints, ["/api/rh/eu/"]);
+    assert_eq!(settings.client.scopes, ["dados_publicos", "cpf", "email"]);
 }
 
 #[test]
@@ -105,6 +105,124 @@ fn the_introspected_fields_are_the_ones_the_loader_knows() {
     let refused = refused.expect("an unknown key is refused");
     assert!(refused.contains("bnid"), "{refused}");
     assert!(settings_fields().contains("bind") && settings_fields().contains("database_url"));
+}
+
+// ---- the defaults the code, the example and the documentation state ----
+
+/// The code's default of every setting (`null`: unset, or nothing to state).
+fn code_defaults() -> Vec<(&'static str, serde_json::Value)> {
+    let values = credencial::settings::default_values();
+    settings_fields()
+        .into_iter()
+        .map(|key| {
+            let value = match key {
+                "database_url" => serde_json::Value::from(credencial::settings::DEFAULT_DATABASE_URL),
+                _ => values.get(key).cloned().unwrap_or(serde_json::Value::Null),
+            };
+            (key, value)
+        })
+        .collect()
+}
+
+/// Whether a default states nothing (unset, or an empty list).
+fn states_nothing(value: &serde_json::Value) -> bool {
+    value.is_null() || value.as_array().is_some_and(Vec::is_empty)
+}
+
+/// A default as the example writes it: a TOML value (a string holding
+/// double quotes as a literal string).
+fn as_toml(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) if s.contains('"') => format!("'{s}'"),
+        serde_json::Value::Array(items) => {
+            format!("[{}]", items.iter().map(as_toml).collect::<Vec<_>>().join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A default as the documentation's table writes it: the bare text, a
+/// list comma-separated (as in the environment).
+fn as_doc_text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => items.iter().map(as_doc_text).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn the_example_states_the_defaults_of_the_code() {
+    let text = read("credencial.toml.example");
+    let lines: std::collections::BTreeMap<&str, &str> = text.lines().filter_map(setting_line).collect();
+    let comments: std::collections::BTreeMap<String, String> = example_settings(&text).into_iter().collect();
+    for (key, default) in code_defaults() {
+        let comment = comments[key].replace('\n', " ");
+        let stated = comment.split("Default:").nth(1).map(str::trim).unwrap_or_default();
+        if states_nothing(&default) {
+            assert!(
+                stated.starts_with("unset") || stated.starts_with("none"),
+                "{key}: the code has no default, the example says \"Default: {stated}\""
+            );
+        } else {
+            let expected = as_toml(&default);
+            assert_eq!(lines[key], expected, "{key}: the example's line is not the code's default");
+            assert!(
+                stated.starts_with(&expected),
+                "{key}: the code's default is {expected}, the example says {stated}"
+            );
+        }
+    }
+}
+
+/// The rows of every `| setting | default | … |` table of
+/// docs/configuration.md (the full list under "Every setting", and the
+/// topic tables naming `SERVICE_…` variables): the keys of a row and its
+/// default cell.
+fn documented_defaults(text: &str) -> Vec<(Vec<String>, String)> {
+    let mut rows = Vec::new();
+    let mut in_table = false;
+    for line in text.lines() {
+        if line.starts_with("| setting | default |") {
+            in_table = true;
+        } else if !line.starts_with('|') {
+            in_table = false;
+        } else if in_table && line.starts_with("| `") {
+            let cells: Vec<&str> = line.split(" | ").collect();
+            let key = |k: &str| k.trim_matches('`').trim_start_matches("SERVICE_").to_lowercase();
+            rows.push((cells[0].trim_start_matches("| ").split(", ").map(key).collect(), cells[1].trim().to_owned()));
+        }
+    }
+    rows
+}
+
+/// The backticked values of a cell, in order.
+fn backticked(cell: &str) -> Vec<&str> {
+    cell.split('`').skip(1).step_by(2).collect()
+}
+
+#[test]
+fn the_configuration_guide_states_the_defaults_of_the_code() {
+    let rows = documented_defaults(&read("docs/configuration.md"));
+    let defaults: std::collections::BTreeMap<_, _> = code_defaults().into_iter().collect();
+    let mut seen = BTreeSet::new();
+    for (keys, cell) in rows {
+        let values = backticked(&cell);
+        for (index, key) in keys.iter().enumerate() {
+            let Some(default) = defaults.get(key.as_str()) else {
+                panic!("docs/configuration.md lists {key}, which Settings does not have");
+            };
+            seen.insert(key.clone());
+            if states_nothing(default) {
+                assert!(cell.starts_with('—'), "{key}: the code has no default, the guide says {cell}");
+                continue;
+            }
+            let stated = if values.len() == keys.len() { values[index] } else { values.first().copied().unwrap_or("") };
+            assert_eq!(stated, as_doc_text(default), "{key}: the guide's default is not the code's ({cell})");
+        }
+    }
+    let missing: Vec<_> = defaults.keys().filter(|k| !seen.contains(**k)).collect();
+    assert!(missing.is_empty(), "settings missing from the guide's table: {missing:?}");
 }
 
 // ---- deploy/credencial.service ----

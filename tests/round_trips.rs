@@ -43,10 +43,11 @@ const ALL: &str =
 
 async fn statements_per_request(list_len: usize) -> (f64, usize) {
     let app = helpers::spawn_app_with(|s| {
-        let base = s.upstream_base_url.clone().expect("wiremock");
-        s.receita_base_url = Some(format!("{base}/receita"));
-        s.cnes_base_url = Some(format!("{base}/cnes"));
-        s.cdp_base_url = Some(format!("{base}/cdp"));
+        let base = s.registries.upstream_base_url.clone().expect("wiremock").to_string();
+        let base = base.trim_end_matches('/');
+        s.registries.receita_base_url = Some(helpers::base_url(format!("{base}/receita")));
+        s.registries.cnes_base_url = Some(helpers::base_url(format!("{base}/cnes")));
+        s.registries.cdp_base_url = Some(helpers::base_url(format!("{base}/cdp")));
     })
     .await;
     Mock::given(path_regex("^/receita/"))

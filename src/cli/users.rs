@@ -175,9 +175,13 @@ async fn accounts(settings: &Settings) -> anyhow::Result<AccountAdminService> {
     let hasher = hasher(settings)?;
     // The commands end sessions; they log no one in (the credential check
     // is the service's, with its limits, for completeness).
-    let throttle = LoginThrottle::new(Arc::clone(&storage.login_failures), clock.clone(), settings.throttle_policy());
+    let throttle =
+        LoginThrottle::new(Arc::clone(&storage.login_failures), clock.clone(), settings.login.throttle_policy());
     let credentials = CredentialCheck::new(Arc::clone(&storage.users), hasher.clone(), throttle);
-    let limits = SessionLimits { idle_secs: settings.session_idle_secs, absolute_secs: settings.session_absolute_secs };
+    let limits = SessionLimits {
+        idle_secs: settings.login.session_idle_secs,
+        absolute_secs: settings.login.session_absolute_secs,
+    };
     let sessions = SessionService::new(Arc::clone(&storage.sessions), Arc::new(credentials), clock.clone(), limits);
     let ports = AccountAdminPorts {
         store: Arc::clone(&storage.account_admin),

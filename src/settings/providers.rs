@@ -10,11 +10,11 @@ use credencial_adapters_upstream::{
 };
 use credencial_application::UpstreamProvider;
 use credencial_domain::federation::linking::LinkKey;
-use credencial_domain::federation::{ProviderKind, ReliabilityLevel};
+use credencial_domain::federation::ProviderKind;
 use secrecy::SecretString;
 use serde::{Deserialize, Deserializer};
 
-use super::{Settings, SettingsError};
+use super::SettingsError;
 
 /// The scopes asked of gov.br when none are set: its guide's list, with
 /// the reliability levels in the ID token.
@@ -186,8 +186,8 @@ impl ProviderSettings {
     }
 }
 
-impl Settings {
-    /// What is wrong with `providers` and `govbr_validated_level`.
+impl super::FederationSettings {
+    /// What is wrong with `providers`.
     pub(super) fn provider_problems(&self) -> Vec<SettingsError> {
         let mut problems = Vec::new();
         let mut ids = Vec::new();
@@ -208,15 +208,7 @@ impl Settings {
         if govbr > 1 {
             problems.push(SettingsError::about("providers", "at most one provider may have the govbr profile"));
         }
-        if self.validated_level().is_none() {
-            problems.push(SettingsError::about("govbr_validated_level", "must be bronze, prata or ouro"));
-        }
         problems
-    }
-
-    /// The level that counts as a validated registration.
-    pub fn validated_level(&self) -> Option<ReliabilityLevel> {
-        ReliabilityLevel::from_name(self.govbr_validated_level.trim())
     }
 
     /// The providers, built over `client` (whose redirects are off: the

@@ -21,7 +21,7 @@ const PASSWORD: &str = "ipê amarelo no cerrado";
 type Changes<'a> = &'a [(&'a str, Option<&'a str>)];
 
 async fn signup_app() -> TestApp {
-    spawn_app_with(|s: &mut Settings| s.signup_enabled = Some(true)).await
+    spawn_app_with(|s: &mut Settings| s.login.signup_enabled = Some(true)).await
 }
 
 /// The sign-up fields of carla, with `changes` applied (a field set to
@@ -150,8 +150,8 @@ async fn every_refused_field_is_named_and_the_form_keeps_what_was_typed() {
 #[tokio::test]
 async fn a_taken_cpf_or_e_mail_is_a_field_error_and_counts_toward_the_address_limit() {
     let app = spawn_app_with(|s: &mut Settings| {
-        s.signup_enabled = Some(true);
-        s.login_throttle_address_failures = 3;
+        s.login.signup_enabled = Some(true);
+        s.login.login_throttle_address_failures = 3;
     })
     .await;
     assert_eq!(sign_up(&mut Browser::new(&app), &carla(&[])).await.status, 303);

@@ -205,10 +205,10 @@ async fn a_registry_that_fails_changes_nothing_and_costs_no_attempt() {
 #[tokio::test]
 async fn a_registry_with_nothing_listening_or_not_configured_changes_nothing() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
-    for receita in [Some(format!("http://127.0.0.1:{closed}/receita")), None] {
+    for receita in [Some(crate::helpers::base_url(format!("http://127.0.0.1:{closed}/receita"))), None] {
         let app = spawn_app_with(|s| {
-            s.receita_base_url = receita.clone();
-            s.receita_timeout_ms = 300;
+            s.registries.receita_base_url = receita.clone();
+            s.registries.receita_timeout_ms = 300;
         })
         .await;
         let (bruno, mut browser) = bruno_on(&app, Some(BRUNO_CPF)).await;

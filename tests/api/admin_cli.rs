@@ -107,7 +107,7 @@ async fn user_create_with_a_temporary_password_prints_it_last_and_it_must_be_cha
     assert!(must_change);
 
     let url = db.url.clone();
-    let app = crate::helpers::spawn_app_with(|s| s.database_url = url.into()).await;
+    let app = crate::helpers::spawn_app_with(|s| s.storage.database_url = url.into()).await;
     let (status, body) = crate::helpers::status_and_json(
         app.post_json("/api/token/pair/", &serde_json::json!({"username": "ivo", "password": password})).await,
     )

@@ -61,7 +61,7 @@ async fn user_create_reads_the_password_from_stdin_and_the_user_can_log_in() {
         .expect("row");
     assert!(stored.starts_with("pbkdf2_sha256$1000$"), "{stored}");
 
-    let app = spawn_app_with(|s| s.database_url = url.into()).await;
+    let app = spawn_app_with(|s| s.storage.database_url = url.into()).await;
     let r = app.post_json("/api/token/pair/", &json!({"username": "carla", "password": "c4rla pass"})).await;
     let (status, body) = status_and_json(r).await;
     assert_eq!((status, body["username"].as_str()), (200, Some("carla")));
@@ -167,7 +167,7 @@ async fn set_active_false_ends_every_session_of_the_user_and_true_lets_them_back
     let db = TestDatabase::new().await;
     let url = db.url.clone();
     assert!(credencial(&url, &["user", "create", "--username", "jade"], "jade-password\n").status.success());
-    let app = spawn_app_with(|s| s.database_url = url.clone().into()).await;
+    let app = spawn_app_with(|s| s.storage.database_url = url.clone().into()).await;
     let login = json!({"username": "jade", "password": "jade-password"});
     let (_, pair) = status_and_json(app.post_json("/api/token/pair/", &login).await).await;
     let (_, second) = status_and_json(app.post_json("/api/token/pair/", &login).await).await;
@@ -200,7 +200,7 @@ async fn set_password_checks_the_rules_and_revokes_every_refresh_token() {
     let url = db.url.clone();
     let create = ["user", "create", "--username", "kai", "--email", "kai@example.gov.br"];
     assert!(credencial(&url, &create, "kai-old-password\n").status.success());
-    let app = spawn_app_with(|s| s.database_url = url.clone().into()).await;
+    let app = spawn_app_with(|s| s.storage.database_url = url.clone().into()).await;
     let (_, pair) = status_and_json(
         app.post_json("/api/token/pair/", &json!({"username": "kai", "password": "kai-old-password"})).await,
     )

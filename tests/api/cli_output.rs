@@ -103,7 +103,7 @@ async fn a_rotated_api_token_is_the_last_line_of_stdout_and_the_log_line_goes_to
     assert_ne!(newest, token, "a new token replaced the first");
 
     // The last line is the token the API takes.
-    let app = spawn_app_with(|s| s.database_url = db.url.clone().into()).await;
+    let app = spawn_app_with(|s| s.storage.database_url = db.url.clone().into()).await;
     for (token, want) in [(&newest, 200), (&token, 403)] {
         let r = app
             .client

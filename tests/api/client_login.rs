@@ -292,11 +292,11 @@ async fn denied_consent_gets_a_403_page_and_no_session() {
 #[tokio::test]
 async fn a_provider_that_is_down_gets_a_502_page() {
     let (mut browser, _db) = spawn_demo(|s| {
-        s.provider_base_url = Some("http://127.0.0.1:9".into());
-        s.provider_client_id = Some(demo::DEMO_CLIENT_ID.into());
-        s.provider_client_secret = Some(demo::DEMO_CLIENT_SECRET.to_owned().into());
-        s.provider_redirect_uri = Some("http://127.0.0.1:8000/auth/callback/".into());
-        s.provider_timeout_ms = 1_000;
+        s.client.provider_base_url = Some(crate::helpers::base_url("http://127.0.0.1:9"));
+        s.client.provider_client_id = Some(demo::DEMO_CLIENT_ID.into());
+        s.client.provider_client_secret = Some(demo::DEMO_CLIENT_SECRET.to_owned().into());
+        s.client.provider_redirect_uri = Some("http://127.0.0.1:8000/auth/callback/".into());
+        s.client.provider_timeout_ms = 1_000;
     })
     .await;
     let start = browser.get("/auth/login/").await;

@@ -180,7 +180,10 @@ async fn an_unreachable_upstream_is_a_502() {
     let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = dead.local_addr().expect("addr").port();
     drop(dead);
-    let app = crate::helpers::spawn_app_with(|s| s.upstream_base_url = Some(format!("http://127.0.0.1:{port}"))).await;
+    let app = crate::helpers::spawn_app_with(|s| {
+        s.registries.upstream_base_url = Some(crate::helpers::base_url(format!("http://127.0.0.1:{port}")))
+    })
+    .await;
     app.add_user("maria", "pw-maria-1", true).await;
     let (access, _) = app.login("maria", "pw-maria-1").await;
     let r =

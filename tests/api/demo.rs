@@ -13,8 +13,8 @@ async fn demo_users_log_in_and_read_their_data_from_the_sandbox() {
     let db = TestDatabase::new().await;
     let unused = MockServer::start().await;
     let mut settings = test_settings(&db, &unused);
-    settings.upstream_base_url = None;
-    settings.jwt_secret = None;
+    settings.registries.upstream_base_url = None;
+    settings.tokens.jwt_secret = None;
     assert_eq!(demo::seed(&db.storage(), &hasher(&settings).expect("hasher")).await.expect("seed"), 3);
     assert_eq!(
         demo::seed(&db.storage(), &hasher(&settings).expect("hasher")).await.expect("seed again"),

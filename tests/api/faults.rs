@@ -68,10 +68,10 @@ fn registries() -> [(&'static str, &'static str, Value); 3] {
 /// Puts the three registries below `base` (`/receita`, `/cnes`, `/cdp`)
 /// with these time-outs in milliseconds, in that order.
 fn registries_at(s: &mut Settings, base: &str, [receita, cnes, cdp]: [u64; 3]) {
-    s.receita_base_url = Some(format!("{base}/receita"));
-    s.cnes_base_url = Some(format!("{base}/cnes"));
-    s.cdp_base_url = Some(format!("{base}/cdp"));
-    (s.receita_timeout_ms, s.cnes_timeout_ms, s.cdp_timeout_ms) = (receita, cnes, cdp);
+    s.registries.receita_base_url = Some(crate::helpers::base_url(format!("{base}/receita")));
+    s.registries.cnes_base_url = Some(crate::helpers::base_url(format!("{base}/cnes")));
+    s.registries.cdp_base_url = Some(crate::helpers::base_url(format!("{base}/cdp")));
+    (s.registries.receita_timeout_ms, s.registries.cnes_timeout_ms, s.registries.cdp_timeout_ms) = (receita, cnes, cdp);
 }
 
 /// `POST /api/perfil/dados/` while every registry shows `fault`: a user
@@ -85,7 +85,7 @@ async fn profile_under(fault: Fault) {
     let app = spawn_app_with(|s| {
         registries_at(s, &base, [RECEITA_TIMEOUT_MS, CNES_TIMEOUT_MS, CDP_TIMEOUT_MS]);
         // Every snapshot is expired as soon as it is written.
-        (s.receita_cache_secs, s.cnes_cache_secs, s.cdp_cache_secs) = (0, 0, 0);
+        (s.registries.receita_cache_secs, s.registries.cnes_cache_secs, s.registries.cdp_cache_secs) = (0, 0, 0);
     })
     .await;
     register_client(&app, "host", ALL).await;
@@ -202,8 +202,8 @@ async fn consent_with_cnes_redirects_within_the_cnes_time_out_when_cnes_never_an
     let faults = FaultServer::start().await;
     let base = faults.uri();
     let (app, ana) = crate::oauth::app_with(|s| {
-        s.cnes_base_url = Some(format!("{base}/cnes"));
-        s.cnes_timeout_ms = CNES_TIMEOUT_MS;
+        s.registries.cnes_base_url = Some(crate::helpers::base_url(format!("{base}/cnes")));
+        s.registries.cnes_timeout_ms = CNES_TIMEOUT_MS;
     })
     .await;
     sqlx::query("UPDATE users SET cpf = $1 WHERE id = $2")
@@ -239,8 +239,8 @@ async fn consent_with_cnes_redirects_within_the_cnes_time_out_when_cnes_never_an
 async fn consume_app(faults: &FaultServer) -> (TestApp, String) {
     let base = faults.uri();
     let app = spawn_app_with(|s| {
-        s.upstream_base_url = Some(base);
-        s.upstream_timeout_ms = CALL_TIMEOUT_MS;
+        s.registries.upstream_base_url = Some(crate::helpers::base_url(base));
+        s.registries.upstream_timeout_ms = CALL_TIMEOUT_MS;
     })
     .await;
     app.add_user("maria", "pw-maria-1", true).await;
@@ -323,11 +323,11 @@ async fn consume_routes_answer_504_when_the_user_data_resource_drips() {
 async fn host_app(faults: &FaultServer) -> TestApp {
     let base = faults.uri();
     spawn_app_with(|s: &mut Settings| {
-        s.provider_base_url = Some(base);
-        s.provider_client_id = Some("host-app".into());
-        s.provider_client_secret = Some("host-app-secret".to_owned().into());
-        s.provider_redirect_uri = Some("http://127.0.0.1:9/auth/callback/".into());
-        s.provider_timeout_ms = CALL_TIMEOUT_MS;
+        s.client.provider_base_url = Some(crate::helpers::base_url(base));
+        s.client.provider_client_id = Some("host-app".into());
+        s.client.provider_client_secret = Some("host-app-secret".to_owned().into());
+        s.client.provider_redirect_uri = Some("http://127.0.0.1:9/auth/callback/".into());
+        s.client.provider_timeout_ms = CALL_TIMEOUT_MS;
     })
     .await
 }
@@ -436,8 +436,8 @@ async fn other_routes_keep_serving_while_upstream_calls_hang() {
     let base = faults.uri();
     let app = spawn_app_with(|s| {
         registries_at(s, &base, [HOLD_MS; 3]);
-        s.upstream_base_url = Some(base.clone());
-        s.upstream_timeout_ms = HOLD_MS;
+        s.registries.upstream_base_url = Some(crate::helpers::base_url(base.clone()));
+        s.registries.upstream_timeout_ms = HOLD_MS;
     })
     .await;
     faults.set("/", Fault::Drip).await;

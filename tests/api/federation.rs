@@ -331,8 +331,8 @@ async fn a_provider_that_is_down_is_a_clear_page_and_nothing_else() {
     // A port nothing listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     let app = spawn_app_with(|s| {
-        s.public_url = Some("http://127.0.0.1:9".into());
-        s.providers = vec![credencial::settings::ProviderSettings {
+        s.mail.public_url = Some(crate::helpers::issuer_url("http://127.0.0.1:9"));
+        s.federation.providers = vec![credencial::settings::ProviderSettings {
             id: "govbr".into(),
             name: None,
             profile: "govbr".into(),
@@ -403,7 +403,8 @@ async fn login_through(downstream: &mut Browser, upstream: &mut Browser) -> Page
 async fn another_credencial_is_an_upstream_that_links_by_a_verified_address_only() {
     let (mut upstream, upstream_db) = spawn_demo(|_| {}).await;
     let issuer = upstream.base.clone();
-    let (mut downstream, downstream_db) = spawn_demo(|s| s.providers = vec![credencial_upstream(&issuer)]).await;
+    let (mut downstream, downstream_db) =
+        spawn_demo(|s| s.federation.providers = vec![credencial_upstream(&issuer)]).await;
     // The upstream knows this service's callback.
     let storage = upstream_db.storage();
     let id = credencial_domain::oauth::ClientId::parse(credencial::demo::DEMO_CLIENT_ID).expect("id");

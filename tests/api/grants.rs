@@ -182,10 +182,10 @@ async fn the_purge_deletes_only_entries_older_than_the_retention() {
     // starts (no start-up delay), one row a batch.
     let db_url = app.db.url.clone();
     let _second = spawn_app_with(|s| {
-        s.database_url = db_url.into();
-        s.access_log_retention_days = 30;
-        s.purge_start_delay_secs = 0;
-        s.purge_batch_rows = 1;
+        s.storage.database_url = db_url.into();
+        s.storage.access_log_retention_days = 30;
+        s.storage.purge_start_delay_secs = 0;
+        s.storage.purge_batch_rows = 1;
     })
     .await;
     let ids = || async {

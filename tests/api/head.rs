@@ -190,7 +190,7 @@ async fn session(browser: &Browser, username: &str, password: &str) -> (String, 
 
 #[tokio::test]
 async fn head_answers_every_get_route_with_the_status_and_headers_of_the_get_and_no_content() {
-    let (browser, db) = spawn_demo(|s| s.metrics_enabled = Some(true)).await;
+    let (browser, db) = spawn_demo(|s| s.server.metrics_enabled = Some(true)).await;
     let base = browser.base.clone();
 
     let r = browser.client.get(format!("{base}{}", credencial_app_actix::routes::INVENTORY_PATH)).send().await;

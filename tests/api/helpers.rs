@@ -48,23 +48,32 @@ pub fn client_token_codec() -> credencial_domain::TokenCodec {
 
 /// Settings for a test app on `db` with `upstream` as the user-data resource.
 pub fn test_settings(db: &TestDatabase, upstream: &MockServer) -> Settings {
-    Settings {
-        bind: "127.0.0.1:0".into(),
-        database_url: SecretString::from(db.url.clone()),
-        jwt_secret: Some(SecretString::from(SECRET)),
-        // A fixed provider key: making an RSA key per test would cost
-        // seconds in a debug build.
-        oidc_signing_key_file: Some(format!("{TEST_KEYS}/rsa_private.pem").into()),
-        second_factor_key_file: Some(format!("{TEST_KEYS}/second_factor.key").into()),
-        // The panel's tests sign staff in with a password; the policy's own
-        // tests turn it on (tests/api/second_factor.rs).
-        staff_second_factor: Some(false),
-        upstream_base_url: Some(upstream.uri()),
-        upstream_timeout_ms: 500,
-        password_iterations: ITERATIONS,
-        workers: Some(2),
-        ..Settings::default()
-    }
+    let mut s = Settings::default();
+    s.server.bind = "127.0.0.1:0".into();
+    s.server.workers = Some(2);
+    s.storage.database_url = SecretString::from(db.url.clone());
+    s.tokens.jwt_secret = Some(SecretString::from(SECRET));
+    // A fixed provider key: making an RSA key per test would cost seconds
+    // in a debug build.
+    s.tokens.oidc_signing_key_file = Some(format!("{TEST_KEYS}/rsa_private.pem").into());
+    s.login.second_factor_key_file = Some(format!("{TEST_KEYS}/second_factor.key").into());
+    // The panel's tests sign staff in with a password; the policy's own
+    // tests turn it on (tests/api/second_factor.rs).
+    s.login.staff_second_factor = Some(false);
+    s.login.password_iterations = ITERATIONS;
+    s.registries.upstream_base_url = Some(base_url(upstream.uri()));
+    s.registries.upstream_timeout_ms = 500;
+    s
+}
+
+/// `text` as a base URL setting (the loader parses the same text).
+pub fn base_url(text: impl AsRef<str>) -> credencial_adapters_upstream::BaseUrl {
+    credencial_adapters_upstream::BaseUrl::parse(text.as_ref()).expect("a base URL")
+}
+
+/// `text` as an issuer URL setting.
+pub fn issuer_url(text: impl AsRef<str>) -> credencial_domain::oauth::discovery::IssuerUrl {
+    credencial_domain::oauth::discovery::IssuerUrl::parse(text.as_ref()).expect("an issuer URL")
 }
 
 /// Starts the app with default test settings.
@@ -151,7 +160,7 @@ pub async fn spawn_demo(adjust: impl FnOnce(&mut Settings)) -> (Browser, TestDat
     let db = TestDatabase::new().await;
     let unused = MockServer::start().await;
     let mut settings = test_settings(&db, &unused);
-    settings.upstream_base_url = None;
+    settings.registries.upstream_base_url = None;
     adjust(&mut settings);
     let h = hasher(&settings).expect("hasher");
     let storage = db.storage();

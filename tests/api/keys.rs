@@ -37,13 +37,13 @@ async fn rs256_app(current: &str, previous: &[&str], on: Option<&TestApp>) -> Te
     let db_url = on.map(|a| a.db.url.clone());
     let (current, previous) = (current.to_owned(), previous.iter().map(|p| format!("{TEST_KEYS}/{p}")).collect());
     spawn_app_with(move |s| {
-        s.jwt_algorithm = "RS256".into();
-        s.jwt_secret = None;
-        s.jwt_private_key_file = Some(format!("{TEST_KEYS}/{current}_private.pem").into());
-        s.jwt_public_key_file = Some(format!("{TEST_KEYS}/{current}_public.pem").into());
-        s.jwt_previous_public_key_files = previous;
+        s.tokens.jwt_algorithm = credencial_domain::JwtAlgorithm::RS256;
+        s.tokens.jwt_secret = None;
+        s.tokens.jwt_private_key_file = Some(format!("{TEST_KEYS}/{current}_private.pem").into());
+        s.tokens.jwt_public_key_file = Some(format!("{TEST_KEYS}/{current}_public.pem").into());
+        s.tokens.jwt_previous_public_key_files = previous;
         if let Some(url) = db_url {
-            s.database_url = url.into();
+            s.storage.database_url = url.into();
         }
     })
     .await
@@ -74,7 +74,7 @@ async fn the_key_set_publishes_the_provider_key_only_while_the_service_signs_wit
 
 #[tokio::test]
 async fn without_a_provider_key_serve_publishes_no_key_at_all() {
-    let app = spawn_app_with(|s| s.oidc_signing_key_file = None).await;
+    let app = spawn_app_with(|s| s.tokens.oidc_signing_key_file = None).await;
     let (_, set) = key_set(&app).await;
     assert_eq!(set, json!({"keys": []}));
 }
@@ -121,10 +121,10 @@ async fn a_key_rotation_keeps_every_session_and_new_tokens_use_the_new_key() {
 #[tokio::test]
 async fn es256_tokens_name_their_key_and_the_key_set_holds_the_p256_key() {
     let app = spawn_app_with(|s| {
-        s.jwt_algorithm = "ES256".into();
-        s.jwt_secret = None;
-        s.jwt_private_key_file = Some(format!("{TEST_KEYS}/ec_private.pem").into());
-        s.jwt_public_key_file = Some(format!("{TEST_KEYS}/ec_public.pem").into());
+        s.tokens.jwt_algorithm = credencial_domain::JwtAlgorithm::ES256;
+        s.tokens.jwt_secret = None;
+        s.tokens.jwt_private_key_file = Some(format!("{TEST_KEYS}/ec_private.pem").into());
+        s.tokens.jwt_public_key_file = Some(format!("{TEST_KEYS}/ec_public.pem").into());
     })
     .await;
     app.add_user("maria", "pw-maria-1", true).await;
@@ -161,8 +161,8 @@ async fn keys_generate_writes_a_private_file_only_its_owner_reads_and_never_over
     // The pair serves as the provider's key.
     let path = private.clone();
     let app = spawn_app_with(move |s| {
-        s.oidc_signing_algorithm = "ES256".into();
-        s.oidc_signing_key_file = Some(path);
+        s.tokens.oidc_signing_algorithm = credencial_domain::JwtAlgorithm::ES256;
+        s.tokens.oidc_signing_key_file = Some(path);
     })
     .await;
     let (_, set) = key_set(&app).await;

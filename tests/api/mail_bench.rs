@@ -24,9 +24,9 @@ fn env_number(name: &str, default: u64) -> u64 {
 async fn app_mailing_to(sink: &SmtpSink) -> TestApp {
     let port = sink.address().port();
     spawn_app_with(|s| {
-        s.smtp_url = Some(format!("smtp://127.0.0.1:{port}").into());
-        s.mail_from = Some("Credencial <nao-responda@id.example.gov.br>".into());
-        s.public_url = Some("https://id.example.gov.br".into());
+        s.mail.smtp_url = Some(format!("smtp://127.0.0.1:{port}").into());
+        s.mail.mail_from = Some("Credencial <nao-responda@id.example.gov.br>".into());
+        s.mail.public_url = Some(crate::helpers::issuer_url("https://id.example.gov.br"));
     })
     .await
 }

@@ -18,11 +18,12 @@ use crate::profile::{answered_profile, mount_registries, person, register_client
 /// metrics on the main port.
 async fn app_with_metrics() -> TestApp {
     spawn_app_with(|s| {
-        let base = s.upstream_base_url.clone().expect("wiremock");
-        s.receita_base_url = Some(format!("{base}/receita"));
-        s.cnes_base_url = Some(format!("{base}/cnes"));
-        s.cdp_base_url = Some(format!("{base}/cdp"));
-        s.metrics_enabled = Some(true);
+        let base = s.registries.upstream_base_url.clone().expect("wiremock").to_string();
+        let base = base.trim_end_matches('/');
+        s.registries.receita_base_url = Some(crate::helpers::base_url(format!("{base}/receita")));
+        s.registries.cnes_base_url = Some(crate::helpers::base_url(format!("{base}/cnes")));
+        s.registries.cdp_base_url = Some(crate::helpers::base_url(format!("{base}/cdp")));
+        s.server.metrics_enabled = Some(true);
     })
     .await
 }
@@ -211,8 +212,8 @@ async fn the_series_move_by_exactly_what_was_done_and_name_route_templates_only(
 #[tokio::test]
 async fn a_locked_out_login_counts_as_throttled() {
     let app = spawn_app_with(|s| {
-        s.metrics_enabled = Some(true);
-        s.login_throttle_username_failures = 1;
+        s.server.metrics_enabled = Some(true);
+        s.login.login_throttle_username_failures = 1;
     })
     .await;
     app.add_user("maria", "pw-maria-1", true).await;
@@ -230,7 +231,7 @@ async fn serve_has_no_metrics_unless_asked() {
     let app = spawn_app_with(|_| {}).await;
     let r = app.client.get(format!("{}/metrics", app.address)).send().await.expect("sent");
     assert_eq!(r.status(), 404);
-    let app = spawn_app_with(|s| s.metrics_enabled = Some(false)).await;
+    let app = spawn_app_with(|s| s.server.metrics_enabled = Some(false)).await;
     let r = app.client.get(format!("{}/metrics/", app.address)).send().await.expect("sent");
     assert_eq!(r.status(), 404);
 }
@@ -240,7 +241,7 @@ async fn the_demo_serves_metrics_unless_turned_off() {
     let (browser, _db) = spawn_demo(|_| {}).await;
     let (scraped, _) = scrape(&browser.client, &browser.base).await;
     assert_eq!(logins(&scraped, "oauth", "failed"), 0.0);
-    let (browser, _db) = spawn_demo(|s| s.metrics_enabled = Some(false)).await;
+    let (browser, _db) = spawn_demo(|s| s.server.metrics_enabled = Some(false)).await;
     let r = browser.client.get(format!("{}/metrics", browser.base)).send().await.expect("sent");
     assert_eq!(r.status(), 404);
 }
@@ -248,7 +249,8 @@ async fn the_demo_serves_metrics_unless_turned_off() {
 /// An app in `serve` mode with `metrics_bind` on a free port; its main and
 /// metrics addresses.
 async fn app_with_metrics_bind(db: &TestDatabase, upstream: &MockServer) -> (String, String) {
-    let settings = Settings { metrics_bind: Some("127.0.0.1:0".into()), ..test_settings(db, upstream) };
+    let mut settings = test_settings(db, upstream);
+    settings.server.metrics_bind = Some("127.0.0.1:0".into());
     let app = Application::build(&settings, Mode::Serve, db.storage()).await.expect("app builds");
     let main = format!("http://127.0.0.1:{}", app.port());
     let metrics = format!("http://127.0.0.1:{}", app.metrics_port().expect("a metrics listener"));
@@ -276,10 +278,11 @@ async fn metrics_bind_serves_them_on_their_own_listener_only() {
 
 #[test]
 fn where_metrics_are_served_follows_the_two_settings_and_the_mode() {
-    let with = |enabled: Option<bool>, bind: Option<&str>| Settings {
-        metrics_enabled: enabled,
-        metrics_bind: bind.map(str::to_owned),
-        ..Settings::default()
+    let with = |enabled: Option<bool>, bind: Option<&str>| {
+        let mut s = Settings::default();
+        s.server.metrics_enabled = enabled;
+        s.server.metrics_bind = bind.map(str::to_owned);
+        s
     };
     let on_main = Some(None);
     let on_own = Some(Some("127.0.0.1:9100"));
@@ -291,8 +294,8 @@ fn where_metrics_are_served_follows_the_two_settings_and_the_mode() {
         (with(Some(true), Some("127.0.0.1:9100")), on_own, on_own),
         (with(None, Some("  ")), None, on_main),
     ] {
-        assert_eq!(settings.metrics_endpoint(Mode::Serve), serve, "{:?}", settings.metrics_bind);
-        assert_eq!(settings.metrics_endpoint(Mode::Demo), demo, "{:?}", settings.metrics_bind);
+        assert_eq!(settings.server.metrics_endpoint(Mode::Serve), serve, "{:?}", settings.server.metrics_bind);
+        assert_eq!(settings.server.metrics_endpoint(Mode::Demo), demo, "{:?}", settings.server.metrics_bind);
     }
 }
 
@@ -300,12 +303,12 @@ fn where_metrics_are_served_follows_the_two_settings_and_the_mode() {
 fn metrics_settings_that_cannot_work_are_refused_naming_the_setting() {
     type Adjust = fn(&mut Settings);
     let cases: [(&str, Adjust); 3] = [
-        ("must be an address and port", |s| s.metrics_bind = Some("metrics.internal".into())),
+        ("must be an address and port", |s| s.server.metrics_bind = Some("metrics.internal".into())),
         ("SERVICE_METRICS_ENABLED is false", |s| {
-            s.metrics_bind = Some("127.0.0.1:9100".into());
-            s.metrics_enabled = Some(false);
+            s.server.metrics_bind = Some("127.0.0.1:9100".into());
+            s.server.metrics_enabled = Some(false);
         }),
-        ("is the main address", |s| s.metrics_bind = Some(s.bind.clone())),
+        ("is the main address", |s| s.server.metrics_bind = Some(s.server.bind.clone())),
     ];
     for (problem, adjust) in cases {
         let mut s = Settings::default();
@@ -313,7 +316,8 @@ fn metrics_settings_that_cannot_work_are_refused_naming_the_setting() {
         let e = s.validate().expect_err("refused").to_string();
         assert!(e.contains("SERVICE_METRICS_BIND") && e.contains(problem), "{e}");
     }
-    let fine = Settings { metrics_bind: Some("127.0.0.1:9100".into()), ..Settings::default() };
+    let mut fine = Settings::default();
+    fine.server.metrics_bind = Some("127.0.0.1:9100".into());
     fine.validate().expect("a metrics address of its own");
 }
 
@@ -323,7 +327,8 @@ async fn a_taken_metrics_address_stops_the_start_naming_the_setting() {
     let db = TestDatabase::new().await;
     let upstream = MockServer::start().await;
     let address = taken.local_addr().expect("address").to_string();
-    let settings = Settings { metrics_bind: Some(address.clone()), ..test_settings(&db, &upstream) };
+    let mut settings = test_settings(&db, &upstream);
+    settings.server.metrics_bind = Some(address.clone());
     match Application::build(&settings, Mode::Serve, db.storage()).await {
         Ok(_) => panic!("the start should have been refused"),
         Err(e) => {

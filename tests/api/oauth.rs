@@ -260,7 +260,7 @@ fn error_of(body: &Value) -> &str {
 #[tokio::test]
 async fn a_confidential_client_gets_tokens_for_a_code_reads_the_profile_and_rotates_the_refresh_token() {
     // No grace window: the rotated token is dead at once.
-    let (app, ana) = app_with(|s| s.refresh_grace_secs = 0).await;
+    let (app, ana) = app_with(|s| s.tokens.refresh_grace_secs = 0).await;
     let mut browser = Browser::new(&app);
     let consent =
         consent_page(&mut browser, &portal_request("cnes formacao_academica", "s-1"), "ana", "ana-password").await;
@@ -379,7 +379,7 @@ async fn a_replayed_code_is_invalid_grant_and_revokes_the_refresh_tokens_it_issu
 
 #[tokio::test]
 async fn a_replayed_oauth_refresh_token_revokes_its_family() {
-    let (app, _) = app_with(|s| s.refresh_grace_secs = 0).await;
+    let (app, _) = app_with(|s| s.tokens.refresh_grace_secs = 0).await;
     let code = code_for(&app, &portal_request("", "r"), PORTAL_URI).await;
     let (_, first) = exchange_portal_code(&app, &code).await;
     let old = first["refresh_token"].as_str().expect("refresh").to_owned();
@@ -683,8 +683,8 @@ async fn the_demo_client_runs_the_flow_for_ana_and_her_cnes_bonds_become_experie
     let db = TestDatabase::new().await;
     let unused = MockServer::start().await;
     let mut settings = crate::helpers::test_settings(&db, &unused);
-    settings.upstream_base_url = None;
-    settings.jwt_secret = None;
+    settings.registries.upstream_base_url = None;
+    settings.tokens.jwt_secret = None;
     let h = hasher(&settings).expect("hasher");
     demo::seed(&db.storage(), &h).await.expect("users");
     let redirect = demo::demo_redirect_uri("127.0.0.1:8000");

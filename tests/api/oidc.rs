@@ -28,7 +28,7 @@ pub(crate) const NONCE: &str = "n-0S6_WzA2Mj é/+=";
 /// [`ISSUER`], after `adjust`.
 pub(crate) async fn oidc_app(adjust: impl FnOnce(&mut Settings)) -> (TestApp, i64) {
     app_with(|s| {
-        s.issuer_url = Some(ISSUER.into());
+        s.tokens.issuer_url = Some(crate::helpers::issuer_url(ISSUER));
         adjust(s);
     })
     .await
@@ -214,8 +214,8 @@ async fn the_id_token_verifies_with_the_published_key_echoes_the_nonce_and_hashe
 #[tokio::test]
 async fn es256_id_tokens_verify_with_the_published_ec_key() {
     let (app, ana) = oidc_app(|s| {
-        s.oidc_signing_algorithm = "ES256".into();
-        s.oidc_signing_key_file = Some(format!("{TEST_KEYS}/ec_private.pem").into());
+        s.tokens.oidc_signing_algorithm = credencial_domain::JwtAlgorithm::ES256;
+        s.tokens.oidc_signing_key_file = Some(format!("{TEST_KEYS}/ec_private.pem").into());
     })
     .await;
     assert_eq!(discovery(&app).await["id_token_signing_alg_values_supported"], serde_json::json!(["ES256"]));
@@ -236,9 +236,9 @@ async fn after_a_key_rotation_old_and_new_id_tokens_verify_with_the_published_ke
     // The same database, a new provider key; the old public key is kept.
     let db_url = before.db.url.clone();
     let (after, _) = oidc_app(move |s| {
-        s.database_url = db_url.into();
-        s.oidc_signing_key_file = Some(format!("{TEST_KEYS}/rsa_other_private.pem").into());
-        s.oidc_previous_public_key_files = vec![format!("{TEST_KEYS}/rsa_public.pem")];
+        s.storage.database_url = db_url.into();
+        s.tokens.oidc_signing_key_file = Some(format!("{TEST_KEYS}/rsa_other_private.pem").into());
+        s.tokens.oidc_previous_public_key_files = vec![format!("{TEST_KEYS}/rsa_public.pem")];
     })
     .await;
     let keys = published_keys(&after).await;

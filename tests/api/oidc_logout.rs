@@ -138,9 +138,10 @@ async fn a_forged_or_foreign_hint_or_a_contradicting_client_ends_nothing() {
     // Signed by another key; issued by another issuer with our very key; an
     // access token of ours; garbage.
     let (other_key, _) =
-        oidc_app(|s| s.oidc_signing_key_file = Some(format!("{TEST_KEYS}/rsa_other_private.pem").into())).await;
+        oidc_app(|s| s.tokens.oidc_signing_key_file = Some(format!("{TEST_KEYS}/rsa_other_private.pem").into())).await;
     let (_, forged) = signed_in(&other_key, "openid").await;
-    let (elsewhere, _) = oidc_app(|s| s.issuer_url = Some(format!("{ISSUER}/outro"))).await;
+    let (elsewhere, _) =
+        oidc_app(|s| s.tokens.issuer_url = Some(crate::helpers::issuer_url(format!("{ISSUER}/outro")))).await;
     let (_, foreign) = signed_in(&elsewhere, "openid").await;
     let hints = [
         ("another key", forged["id_token"].as_str().expect("id_token")),

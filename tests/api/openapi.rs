@@ -342,11 +342,11 @@ async fn every_mounted_route_is_documented_or_a_deliberate_html_route() {
 /// every route is mounted.
 async fn spawn_app_with_every_route() -> TestApp {
     crate::helpers::spawn_app_with(|s| {
-        s.metrics_enabled = Some(true);
-        s.provider_base_url = Some("http://127.0.0.1:9".into());
-        s.provider_client_id = Some("host".into());
-        s.provider_client_secret = Some(secrecy::SecretString::from("s"));
-        s.provider_redirect_uri = Some("http://127.0.0.1:9/auth/callback/".into());
+        s.server.metrics_enabled = Some(true);
+        s.client.provider_base_url = Some(crate::helpers::base_url("http://127.0.0.1:9"));
+        s.client.provider_client_id = Some("host".into());
+        s.client.provider_client_secret = Some(secrecy::SecretString::from("s"));
+        s.client.provider_redirect_uri = Some("http://127.0.0.1:9/auth/callback/".into());
     })
     .await
 }
@@ -355,8 +355,8 @@ async fn spawn_app_with_every_route() -> TestApp {
 async fn every_documented_answer_of_every_operation_matches_the_real_server() {
     // No grace window: a replay right after its rotation is refused.
     let app = profile::app_with(|s| {
-        s.refresh_grace_secs = 0;
-        s.issuer_url = Some(crate::oidc::ISSUER.into());
+        s.tokens.refresh_grace_secs = 0;
+        s.tokens.issuer_url = Some(crate::helpers::issuer_url(crate::oidc::ISSUER));
     })
     .await;
     let mut c = Checker::new();

@@ -27,8 +27,8 @@ async fn with_upstream_proxy_the_upstream_calls_go_through_the_proxy() {
     let proxy = RecordingProxy::answering(user_json().to_string()).await;
     let url = proxy.url.clone();
     let app = spawn_app_with(|s| {
-        s.upstream_base_url = Some("http://suap.test".into());
-        s.upstream_proxy = Some(url.into());
+        s.registries.upstream_base_url = Some(crate::helpers::base_url("http://suap.test"));
+        s.registries.upstream_proxy = Some(url.into());
     })
     .await;
     assert_eq!(rh_eu(&app).await, (200, user_json()));
@@ -40,15 +40,16 @@ async fn without_upstream_proxy_or_for_excluded_hosts_no_call_goes_through_it() 
     let proxy = RecordingProxy::answering(user_json().to_string()).await;
     for adjust in [
         // No proxy configured: the name resolves nowhere, so the call fails.
-        Box::new(|s: &mut credencial::Settings| s.upstream_base_url = Some("http://suap.test".into()))
-            as Box<dyn FnOnce(&mut credencial::Settings)>,
+        Box::new(|s: &mut credencial::Settings| {
+            s.registries.upstream_base_url = Some(crate::helpers::base_url("http://suap.test"))
+        }) as Box<dyn FnOnce(&mut credencial::Settings)>,
         // Configured, but the host is excluded.
         Box::new({
             let url = proxy.url.clone();
             move |s: &mut credencial::Settings| {
-                s.upstream_base_url = Some("http://suap.test".into());
-                s.upstream_proxy = Some(url.into());
-                s.upstream_no_proxy = vec!["example.org".into(), "suap.test".into()];
+                s.registries.upstream_base_url = Some(crate::helpers::base_url("http://suap.test"));
+                s.registries.upstream_proxy = Some(url.into());
+                s.registries.upstream_no_proxy = vec!["example.org".into(), "suap.test".into()];
             }
         }),
     ] {
@@ -63,7 +64,7 @@ async fn without_upstream_proxy_or_for_excluded_hosts_no_call_goes_through_it() 
 async fn a_loopback_upstream_is_called_directly_even_with_a_proxy() {
     let proxy = RecordingProxy::answering(user_json().to_string()).await;
     let url = proxy.url.clone();
-    let app = spawn_app_with(|s| s.upstream_proxy = Some(url.into())).await;
+    let app = spawn_app_with(|s| s.registries.upstream_proxy = Some(url.into())).await;
     Mock::given(method("GET"))
         .and(path("/api/rh/eu/"))
         .respond_with(ResponseTemplate::new(200).set_body_json(user_json()))

@@ -11,7 +11,7 @@ const PASSWORD: &str = "senha-da-lia-1";
 const HOST: &str = "localhost:4443";
 
 async fn app_with_passkeys() -> TestApp {
-    let app = spawn_app_with(|s| s.passkey_origin = Some(format!("http://{HOST}"))).await;
+    let app = spawn_app_with(|s| s.login.passkey_origin = Some(format!("http://{HOST}"))).await;
     app.add_user("lia", PASSWORD, true).await;
     app
 }

@@ -29,13 +29,14 @@ pub(crate) async fn app() -> TestApp {
 pub(crate) async fn app_with(adjust: impl FnOnce(&mut credencial::settings::Settings)) -> TestApp {
     spawn_app_with(|s| {
         // One wiremock server stands in for all three registries.
-        let base = s.upstream_base_url.clone().expect("wiremock");
-        s.receita_base_url = Some(format!("{base}/receita"));
-        s.cnes_base_url = Some(format!("{base}/cnes"));
-        s.cdp_base_url = Some(format!("{base}/cdp"));
-        s.receita_timeout_ms = 300;
-        s.cnes_timeout_ms = 300;
-        s.cdp_timeout_ms = 300;
+        let base = s.registries.upstream_base_url.clone().expect("wiremock").to_string();
+        let base = base.trim_end_matches('/');
+        s.registries.receita_base_url = Some(crate::helpers::base_url(format!("{base}/receita")));
+        s.registries.cnes_base_url = Some(crate::helpers::base_url(format!("{base}/cnes")));
+        s.registries.cdp_base_url = Some(crate::helpers::base_url(format!("{base}/cdp")));
+        s.registries.receita_timeout_ms = 300;
+        s.registries.cnes_timeout_ms = 300;
+        s.registries.cdp_timeout_ms = 300;
         adjust(s);
     })
     .await
@@ -409,10 +410,10 @@ async fn cached_scopes_make_no_second_upstream_call_on_this_or_another_instance(
     let db_url = app.db.url.clone();
     let upstream = app.upstream.uri();
     let other = spawn_app_with(|s| {
-        s.database_url = db_url.into();
-        s.receita_base_url = Some(format!("{upstream}/receita"));
-        s.cnes_base_url = Some(format!("{upstream}/cnes"));
-        s.cdp_base_url = Some(format!("{upstream}/cdp"));
+        s.storage.database_url = db_url.into();
+        s.registries.receita_base_url = Some(crate::helpers::base_url(format!("{upstream}/receita")));
+        s.registries.cnes_base_url = Some(crate::helpers::base_url(format!("{upstream}/cnes")));
+        s.registries.cdp_base_url = Some(crate::helpers::base_url(format!("{upstream}/cdp")));
     })
     .await;
     let (_, third) = profile(&other, Some(&t), None).await;

@@ -28,9 +28,9 @@ const PUBLIC_URL: &str = "https://id.example.gov.br";
 async fn app_mailing_to(sink: &SmtpSink, adjust: impl FnOnce(&mut credencial::settings::Settings)) -> TestApp {
     let port = sink.address().port();
     let app = spawn_app_with(|s| {
-        s.smtp_url = Some(format!("smtp://127.0.0.1:{port}").into());
-        s.mail_from = Some("Credencial <nao-responda@id.example.gov.br>".into());
-        s.public_url = Some(PUBLIC_URL.into());
+        s.mail.smtp_url = Some(format!("smtp://127.0.0.1:{port}").into());
+        s.mail.mail_from = Some("Credencial <nao-responda@id.example.gov.br>".into());
+        s.mail.public_url = Some(crate::helpers::issuer_url(PUBLIC_URL));
         adjust(s);
     })
     .await;
@@ -348,7 +348,7 @@ async fn a_reset_asks_for_the_second_factor_and_takes_a_recovery_code() {
 #[tokio::test]
 async fn the_forms_refuse_another_site_an_expired_token_a_broken_form_and_too_many_requests() {
     let sink = SmtpSink::start().await;
-    let app = app_mailing_to(&sink, |s| s.login_throttle_address_failures = 3).await;
+    let app = app_mailing_to(&sink, |s| s.login.login_throttle_address_failures = 3).await;
     let mut browser = Browser::new(&app);
     let form = browser.get("/conta/recuperar/").await;
     let fields = with(hidden_fields(&form.body), &[("identificador", "lia")]);
@@ -662,7 +662,7 @@ async fn confirm_at(browser: &mut Browser, path: &str) -> Page {
 #[tokio::test]
 async fn a_new_or_changed_address_is_confirmed_through_its_link_and_only_then() {
     let sink = SmtpSink::start().await;
-    let app = app_mailing_to(&sink, |s| s.signup_enabled = Some(true)).await;
+    let app = app_mailing_to(&sink, |s| s.login.signup_enabled = Some(true)).await;
     // lia (made by the test) starts unconfirmed; she asks for a link.
     let mut own = signed_in_browser(&app, "lia", PASSWORD).await;
     let home = own.get("/conta/").await;

@@ -88,7 +88,7 @@ async fn a_blacklisted_refresh_token_cannot_refresh_nor_be_blacklisted_again() {
 
 #[tokio::test]
 async fn blacklisting_a_rotated_token_ends_the_session_it_was_rotated_into() {
-    let (app, _) = app_with(|s| s.refresh_grace_secs = 0).await;
+    let (app, _) = app_with(|s| s.tokens.refresh_grace_secs = 0).await;
     let (_, first) = app.login("ana", "ana-password").await;
     let (_, rotated) = refresh(&app, &first).await;
     let (status, _) = status_and_json(app.post_json("/api/token/blacklist/", &json!({"refresh": first})).await).await;
@@ -219,7 +219,7 @@ async fn revoke_and_introspect_refuse_bad_clients_and_missing_tokens() {
 
 #[tokio::test]
 async fn two_refreshes_with_the_same_token_answer_the_same_pair_and_a_later_replay_revokes_the_family() {
-    let app = spawn_app_with(|s| s.refresh_grace_secs = 1).await;
+    let app = spawn_app_with(|s| s.tokens.refresh_grace_secs = 1).await;
     app.add_user("ana", "ana-password", true).await;
     let (_, first) = app.login("ana", "ana-password").await;
 
@@ -270,7 +270,7 @@ async fn the_oauth2_refresh_grant_has_the_same_window() {
 
 #[tokio::test]
 async fn without_a_window_the_second_refresh_revokes_the_family_as_before() {
-    let app = spawn_app_with(|s| s.refresh_grace_secs = 0).await;
+    let app = spawn_app_with(|s| s.tokens.refresh_grace_secs = 0).await;
     app.add_user("ana", "ana-password", true).await;
     let (_, first) = app.login("ana", "ana-password").await;
     let (_, a) = refresh(&app, &first).await;

@@ -20,8 +20,8 @@ async fn second_instance(first: &TestApp, adjust: impl FnOnce(&mut Settings)) ->
     let db_url = first.db.url.clone();
     let upstream = first.upstream.uri();
     spawn_app_with(|s| {
-        s.database_url = db_url.into();
-        s.upstream_base_url = Some(upstream);
+        s.storage.database_url = db_url.into();
+        s.registries.upstream_base_url = Some(crate::helpers::base_url(upstream));
         adjust(s);
     })
     .await
@@ -123,10 +123,11 @@ async fn a_scope_snapshot_fetched_by_one_instance_is_served_by_the_other_without
     // PostgreSQL's by nature, in both test binaries (tests/api/database.rs).
     crate::database::on_postgres(async {
         let registries = |s: &mut Settings| {
-            let base = s.upstream_base_url.clone().expect("wiremock");
-            s.receita_base_url = Some(format!("{base}/receita"));
-            s.cnes_base_url = Some(format!("{base}/cnes"));
-            s.cdp_base_url = Some(format!("{base}/cdp"));
+            let base = s.registries.upstream_base_url.clone().expect("wiremock").to_string();
+            let base = base.trim_end_matches('/');
+            s.registries.receita_base_url = Some(crate::helpers::base_url(format!("{base}/receita")));
+            s.registries.cnes_base_url = Some(crate::helpers::base_url(format!("{base}/cnes")));
+            s.registries.cdp_base_url = Some(crate::helpers::base_url(format!("{base}/cdp")));
         };
         let first = spawn_app_with(registries).await;
         let second = second_instance(&first, registries).await;

@@ -402,7 +402,7 @@ async fn id_tokens_say_how_the_person_logged_in_and_keep_it_through_refreshes() 
 
 #[tokio::test]
 async fn staff_must_pass_a_second_factor_before_the_panel_and_can_reset_a_persons() {
-    let app = crate::helpers::spawn_app_with(|s| s.staff_second_factor = Some(true)).await;
+    let app = crate::helpers::spawn_app_with(|s| s.login.staff_second_factor = Some(true)).await;
     crate::admin::add_staff(&app).await;
     let lia = app.add_user("lia", PASSWORD, true).await;
     // The first administrator bootstraps: taken to enrol before any page.

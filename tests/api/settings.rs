@@ -20,25 +20,25 @@ async fn start_error(adjust: impl FnOnce(&mut Settings)) -> String {
 
 #[tokio::test]
 async fn a_missing_signing_secret_stops_a_production_start() {
-    let e = start_error(|s| s.jwt_secret = None).await;
+    let e = start_error(|s| s.tokens.jwt_secret = None).await;
     assert!(e.contains("SERVICE_JWT_SECRET"), "{e}");
 }
 
 #[tokio::test]
 async fn a_short_secret_stops_the_start() {
-    let e = start_error(|s| s.jwt_secret = Some("short".to_owned().into())).await;
+    let e = start_error(|s| s.tokens.jwt_secret = Some("short".to_owned().into())).await;
     assert!(e.contains("SERVICE_JWT_SECRET") && e.contains("32 bytes"), "{e}");
 }
 
-#[tokio::test]
-async fn an_unknown_algorithm_stops_the_start() {
-    let e = start_error(|s| s.jwt_algorithm = "none".into()).await;
+#[test]
+fn an_unknown_algorithm_stops_the_load() {
+    let e = load_toml("jwt_algorithm = \"none\"\n").expect_err("refused").to_string();
     assert!(e.contains("SERVICE_JWT_ALGORITHM"), "{e}");
 }
 
 #[tokio::test]
 async fn rs256_without_key_files_stops_the_start() {
-    let e = start_error(|s| s.jwt_algorithm = "RS256".into()).await;
+    let e = start_error(|s| s.tokens.jwt_algorithm = credencial_domain::JwtAlgorithm::RS256).await;
     assert!(e.contains("SERVICE_JWT_PRIVATE_KEY_FILE"), "{e}");
 }
 
@@ -46,9 +46,9 @@ async fn rs256_without_key_files_stops_the_start() {
 async fn mismatched_rsa_keys_stop_the_start() {
     let keys = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/domain/tests/keys");
     let e = start_error(|s| {
-        s.jwt_algorithm = "RS256".into();
-        s.jwt_private_key_file = Some(format!("{keys}/rsa_private.pem").into());
-        s.jwt_public_key_file = Some(format!("{keys}/rsa_other_public.pem").into());
+        s.tokens.jwt_algorithm = credencial_domain::JwtAlgorithm::RS256;
+        s.tokens.jwt_private_key_file = Some(format!("{keys}/rsa_private.pem").into());
+        s.tokens.jwt_public_key_file = Some(format!("{keys}/rsa_other_public.pem").into());
     })
     .await;
     assert!(e.contains("does not match"), "{e}");
@@ -57,26 +57,26 @@ async fn mismatched_rsa_keys_stop_the_start() {
 #[tokio::test]
 async fn a_bad_id_token_or_previous_key_stops_the_start_naming_its_setting() {
     let keys = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/domain/tests/keys");
-    let e = start_error(|s| s.oidc_signing_key_file = Some(format!("{keys}/rsa_public.pem").into())).await;
+    let e = start_error(|s| s.tokens.oidc_signing_key_file = Some(format!("{keys}/rsa_public.pem").into())).await;
     assert!(
         e.contains("SERVICE_OIDC_SIGNING_KEY_FILE") && e.contains("private"),
         "a public key is no signing key: {e}"
     );
     let e = start_error(|s| {
-        s.oidc_signing_algorithm = "ES256".into();
-        s.oidc_signing_key_file = Some(format!("{keys}/rsa_private.pem").into());
+        s.tokens.oidc_signing_algorithm = credencial_domain::JwtAlgorithm::ES256;
+        s.tokens.oidc_signing_key_file = Some(format!("{keys}/rsa_private.pem").into());
     })
     .await;
     assert!(e.contains("SERVICE_OIDC_SIGNING_KEY_FILE"), "an RSA key is no ES256 key: {e}");
-    let e = start_error(|s| s.oidc_signing_algorithm = "HS256".into()).await;
+    let e = start_error(|s| s.tokens.oidc_signing_algorithm = credencial_domain::JwtAlgorithm::HS256).await;
     assert!(e.contains("SERVICE_OIDC_SIGNING_ALGORITHM"), "{e}");
-    let e = start_error(|s| s.jwt_previous_public_key_files = vec![format!("{keys}/ec_public.pem")]).await;
+    let e = start_error(|s| s.tokens.jwt_previous_public_key_files = vec![format!("{keys}/ec_public.pem")]).await;
     assert!(e.contains("SERVICE_JWT_PREVIOUS_PUBLIC_KEY_FILES"), "HS256 has no previous keys: {e}");
     let e = start_error(|s| {
-        s.jwt_algorithm = "RS256".into();
-        s.jwt_private_key_file = Some(format!("{keys}/rsa_private.pem").into());
-        s.jwt_public_key_file = Some(format!("{keys}/rsa_public.pem").into());
-        s.jwt_previous_public_key_files = vec![format!("{keys}/no-such-key.pem")];
+        s.tokens.jwt_algorithm = credencial_domain::JwtAlgorithm::RS256;
+        s.tokens.jwt_private_key_file = Some(format!("{keys}/rsa_private.pem").into());
+        s.tokens.jwt_public_key_file = Some(format!("{keys}/rsa_public.pem").into());
+        s.tokens.jwt_previous_public_key_files = vec![format!("{keys}/no-such-key.pem")];
     })
     .await;
     assert!(e.contains("SERVICE_JWT_PREVIOUS_PUBLIC_KEY_FILES") && e.contains("no-such-key.pem"), "{e}");
@@ -84,25 +84,24 @@ async fn a_bad_id_token_or_previous_key_stops_the_start_naming_its_setting() {
 
 #[tokio::test]
 async fn a_missing_or_bad_upstream_url_stops_a_production_start() {
-    let e = start_error(|s| s.upstream_base_url = None).await;
+    let e = start_error(|s| s.registries.upstream_base_url = None).await;
     assert!(e.contains("SERVICE_UPSTREAM_BASE_URL"), "{e}");
-    let e = start_error(|s| s.upstream_base_url = Some("ftp://x".into())).await;
+    let e = load_toml("upstream_base_url = \"ftp://x\"\n").expect_err("refused").to_string();
     assert!(e.contains("SERVICE_UPSTREAM_BASE_URL"), "{e}");
 }
 
 #[test]
 fn settings_validation_names_the_setting() {
     type Adjust = fn(&mut Settings);
-    let cases: [(&str, Adjust); 9] = [
-        ("SERVICE_UPSTREAM_ENDPOINTS", |s| s.upstream_endpoints = vec!["//evil/".into()]),
-        ("SERVICE_ACCESS_LOG_RETENTION_DAYS", |s| s.access_log_retention_days = 0),
-        ("SERVICE_ACCESS_LOG_RETENTION_DAYS", |s| s.access_log_retention_days = 36_501),
-        ("SERVICE_ACCESS_TOKEN_LIFETIME_SECS", |s| s.access_token_lifetime_secs = 0),
-        ("SERVICE_LOG_FORMAT", |s| s.log_format = "xml".into()),
-        ("SERVICE_PASSWORD_ITERATIONS", |s| s.password_iterations = 0),
-        ("SERVICE_JWT_LEEWAY_SECS", |s| s.jwt_leeway_secs = -1),
-        ("SERVICE_JWT_LEEWAY_SECS", |s| s.jwt_leeway_secs = 3601),
-        ("SERVICE_JWT_LEEWAY_SECS", |s| s.jwt_leeway_secs = i64::MAX),
+    let cases: [(&str, Adjust); 8] = [
+        ("SERVICE_UPSTREAM_ENDPOINTS", |s| s.registries.upstream_endpoints = vec!["//evil/".into()]),
+        ("SERVICE_ACCESS_LOG_RETENTION_DAYS", |s| s.storage.access_log_retention_days = 0),
+        ("SERVICE_ACCESS_LOG_RETENTION_DAYS", |s| s.storage.access_log_retention_days = 36_501),
+        ("SERVICE_ACCESS_TOKEN_LIFETIME_SECS", |s| s.tokens.access_token_lifetime_secs = 0),
+        ("SERVICE_PASSWORD_ITERATIONS", |s| s.login.password_iterations = 0),
+        ("SERVICE_JWT_LEEWAY_SECS", |s| s.tokens.jwt_leeway_secs = -1),
+        ("SERVICE_JWT_LEEWAY_SECS", |s| s.tokens.jwt_leeway_secs = 3601),
+        ("SERVICE_JWT_LEEWAY_SECS", |s| s.tokens.jwt_leeway_secs = i64::MAX),
     ];
     for (name, adjust) in cases {
         let mut s = Settings::default();
@@ -110,15 +109,29 @@ fn settings_validation_names_the_setting() {
         let e = s.validate().expect_err("invalid").to_string();
         assert!(e.contains(name), "{e}");
     }
-    assert_eq!(Settings::default().access_log_retention_days, 1825, "5 years");
+    assert_eq!(Settings::default().storage.access_log_retention_days, 1825, "5 years");
+    // Values with a meaning are refused by the loader, naming the setting.
+    for (toml, name) in [
+        ("log_format = \"xml\"", "SERVICE_LOG_FORMAT"),
+        ("issuer_url = \"http://example.gov.br\"", "SERVICE_ISSUER_URL"),
+        ("public_url = \"https://id.example.gov.br/?x=1\"", "SERVICE_PUBLIC_URL"),
+        ("receita_base_url = \"ftp://receita\"", "SERVICE_RECEITA_BASE_URL"),
+        ("provider_public_url = \"not a url\"", "SERVICE_PROVIDER_PUBLIC_URL"),
+        ("user_table = \"People\"", "SERVICE_USER_TABLE"),
+        ("govbr_validated_level = \"platina\"", "SERVICE_GOVBR_VALIDATED_LEVEL"),
+        ("oidc_signing_algorithm = \"RS512\"", "SERVICE_OIDC_SIGNING_ALGORITHM"),
+    ] {
+        let e = load_toml(&format!("{toml}\n")).expect_err(toml).to_string();
+        assert!(e.starts_with(&format!("setting {name}")), "{toml}: {e}");
+    }
 }
 
 #[test]
 fn the_client_mapping_defaults_are_valid() {
     let s = Settings::default();
-    assert_eq!(s.user_lookup_field, "username");
-    assert_eq!(s.scopes, ["dados_publicos", "cpf", "email"]);
-    let mapping = s.user_mapping().expect("the defaults are valid");
+    assert_eq!(s.client.user_lookup_field, "username");
+    assert_eq!(s.client.scopes, ["dados_publicos", "cpf", "email"]);
+    let mapping = s.client.user_mapping().expect("the defaults are valid");
     let columns: Vec<String> = mapping.map().columns().into_iter().map(|c| c.column.to_string()).collect();
     assert_eq!(columns, ["username", "email", "first_name", "last_name"]);
     assert_eq!(mapping.scopes().to_scope_string(), "dados_publicos cpf email");
@@ -128,26 +141,28 @@ fn the_client_mapping_defaults_are_valid() {
 fn a_wrong_client_mapping_stops_the_start_naming_the_setting_and_the_key() {
     type Adjust = fn(&mut Settings);
     let cases: [(&[&str], Adjust); 9] = [
-        (&["SERVICE_USER_ATTR_MAP", "not a JSON object"], |s| s.user_attr_map = "username=cpf".into()),
+        (&["SERVICE_USER_ATTR_MAP", "not a JSON object"], |s| s.client.user_attr_map = "username=cpf".into()),
         (&["SERVICE_USER_ATTR_MAP", "\"(first_name)\"", "two columns"], |s| {
-            s.user_attr_map = r#"{"username": "cpf", "(first_name)": "name"}"#.into()
+            s.client.user_attr_map = r#"{"username": "cpf", "(first_name)": "name"}"#.into()
         }),
-        (&["SERVICE_USER_ATTR_MAP", "\"User\"", "identifier"], |s| s.user_attr_map = r#"{"User": "cpf"}"#.into()),
+        (&["SERVICE_USER_ATTR_MAP", "\"User\"", "identifier"], |s| {
+            s.client.user_attr_map = r#"{"User": "cpf"}"#.into()
+        }),
         (&["SERVICE_USER_ATTR_MAP", "\"bonds\"", "cnes", "returns a list"], |s| {
-            s.scopes = vec!["cnes".into()];
-            s.user_attr_map = r#"{"username": "cpf", "bonds": "cnes.vinculos"}"#.into();
+            s.client.scopes = vec!["cnes".into()];
+            s.client.user_attr_map = r#"{"username": "cpf", "bonds": "cnes.vinculos"}"#.into();
         }),
         (&["SERVICE_USER_ATTR_MAP", "\"birth\"", "SERVICE_SCOPES", "receita_federal"], |s| {
-            s.user_attr_map = r#"{"username": "cpf", "birth": "receita_federal.dtNascimento"}"#.into()
+            s.client.user_attr_map = r#"{"username": "cpf", "birth": "receita_federal.dtNascimento"}"#.into()
         }),
         (&["SERVICE_USER_ATTR_MAP", "\"email\"", "already written"], |s| {
-            s.user_attr_map = r#"{"username": "cpf", "email": "email", "(email, x)": "name"}"#.into()
+            s.client.user_attr_map = r#"{"username": "cpf", "email": "email", "(email, x)": "name"}"#.into()
         }),
-        (&["SERVICE_SCOPES", "\"openid\""], |s| s.scopes = vec!["cpf".into(), "openid".into()]),
-        (&["SERVICE_USER_LOOKUP_FIELD", "\"cpf\""], |s| s.user_lookup_field = "cpf".into()),
+        (&["SERVICE_SCOPES", "\"openid\""], |s| s.client.scopes = vec!["cpf".into(), "openid".into()]),
+        (&["SERVICE_USER_LOOKUP_FIELD", "\"cpf\""], |s| s.client.user_lookup_field = "cpf".into()),
         (&["SERVICE_USER_LOOKUP_FIELD", "\"profile\"", "not a plain text value"], |s| {
-            s.user_attr_map = r#"{"username": "cpf", "profile": "fulljson"}"#.into();
-            s.user_lookup_field = "profile".into();
+            s.client.user_attr_map = r#"{"username": "cpf", "profile": "fulljson"}"#.into();
+            s.client.user_lookup_field = "profile".into();
         }),
     ];
     for (fragments, adjust) in cases {
@@ -159,6 +174,11 @@ fn a_wrong_client_mapping_stops_the_start_naming_the_setting_and_the_key() {
             assert!(e.contains(fragment), "{fragment} missing from: {e}");
         }
     }
+}
+
+/// `text` as a table name setting.
+fn table_name(text: &str) -> credencial_domain::host_table::TableName {
+    credencial_domain::host_table::TableName::parse(text).expect("a table name")
 }
 
 /// Loads `toml` from a file of its own (the environment still applies).
@@ -195,7 +215,7 @@ user_attr_map = '{"cpf": "cpf", "(first_name, last_name)": "name", "birth_date":
     )
     .expect("valid JSON text");
     for s in [table, text] {
-        let mapping = s.user_mapping().expect("valid");
+        let mapping = s.client.user_mapping().expect("valid");
         let mut columns: Vec<String> = mapping.map().columns().into_iter().map(|c| c.column.to_string()).collect();
         columns.sort();
         assert_eq!(columns, ["birth_date", "bonds", "cpf", "first_name", "last_name", "profile"]);
@@ -216,10 +236,10 @@ fn a_wrong_attribute_map_in_the_file_stops_the_load() {
 /// enabled (a provider configured) and `adjust` applied.
 async fn client_start_error(adjust: impl FnOnce(&mut Settings)) -> String {
     start_error(|s| {
-        s.provider_base_url = Some("http://127.0.0.1:9".into());
-        s.provider_client_id = Some("host".into());
-        s.provider_client_secret = Some("host-secret".to_owned().into());
-        s.provider_redirect_uri = Some("http://127.0.0.1:8000/auth/callback/".into());
+        s.client.provider_base_url = Some(crate::helpers::base_url("http://127.0.0.1:9"));
+        s.client.provider_client_id = Some("host".into());
+        s.client.provider_client_secret = Some("host-secret".to_owned().into());
+        s.client.provider_redirect_uri = Some("http://127.0.0.1:8000/auth/callback/".into());
         adjust(s);
     })
     .await
@@ -227,28 +247,28 @@ async fn client_start_error(adjust: impl FnOnce(&mut Settings)) -> String {
 
 #[tokio::test]
 async fn a_mapped_column_the_host_table_lacks_stops_the_start() {
-    let e = client_start_error(|s| s.user_attr_map = r#"{"username": "cpf", "nickname": "email"}"#.into()).await;
+    let e = client_start_error(|s| s.client.user_attr_map = r#"{"username": "cpf", "nickname": "email"}"#.into()).await;
     assert!(e.starts_with("setting SERVICE_USER_ATTR_MAP"), "{e}");
     assert!(e.contains("\"nickname\" does not exist in table \"host_users\""), "{e}");
 }
 
 #[tokio::test]
 async fn a_mapped_column_of_the_wrong_type_stops_the_start() {
-    let e = client_start_error(|s| s.user_attr_map = r#"{"username": "cpf", "city": "fulljson"}"#.into()).await;
+    let e = client_start_error(|s| s.client.user_attr_map = r#"{"username": "cpf", "city": "fulljson"}"#.into()).await;
     assert!(e.starts_with("setting SERVICE_USER_ATTR_MAP"), "{e}");
     assert!(e.contains("column \"city\"") && e.contains("jsonb"), "{e}");
 }
 
 #[tokio::test]
 async fn a_lookup_column_without_a_unique_constraint_stops_the_start() {
-    let e = client_start_error(|s| s.user_lookup_field = "email".into()).await;
+    let e = client_start_error(|s| s.client.user_lookup_field = "email".into()).await;
     assert!(e.starts_with("setting SERVICE_USER_LOOKUP_FIELD"), "{e}");
     assert!(e.contains("lookup column \"email\"") && e.contains("unique"), "{e}");
 }
 
 #[tokio::test]
 async fn a_host_table_that_does_not_exist_stops_the_start() {
-    let e = client_start_error(|s| s.user_table = "people".into()).await;
+    let e = client_start_error(|s| s.client.user_table = table_name("people")).await;
     assert!(e.starts_with("setting SERVICE_USER_TABLE") && e.contains("\"people\""), "{e}");
 }
 
@@ -257,7 +277,7 @@ async fn without_a_provider_the_host_table_is_not_checked() {
     let db = TestDatabase::new().await;
     let upstream = MockServer::start().await;
     let mut settings = test_settings(&db, &upstream);
-    settings.user_table = "people".into();
+    settings.client.user_table = table_name("people");
     assert!(Application::build(&settings, Mode::Serve, db.storage()).await.is_ok());
 }
 
@@ -273,15 +293,15 @@ fn a_syntax_error_in_the_file_names_the_place_but_never_quotes_the_line() {
 #[tokio::test]
 async fn staff_second_factor_without_a_key_and_a_bad_key_file_stop_the_start_naming_the_setting() {
     let message = start_error(|s| {
-        s.second_factor_key_file = None;
-        s.staff_second_factor = Some(true);
+        s.login.second_factor_key_file = None;
+        s.login.staff_second_factor = Some(true);
     })
     .await;
     let lower = message.to_lowercase();
     assert!(lower.contains("staff_second_factor") && lower.contains("second_factor_key_file"), "{message}");
     let bad = std::env::temp_dir().join(format!("credencial-bad-key-{}", std::process::id()));
     std::fs::write(&bad, "not base64 of 32 bytes").expect("write");
-    let message = start_error(|s| s.second_factor_key_file = Some(bad.clone())).await;
+    let message = start_error(|s| s.login.second_factor_key_file = Some(bad.clone())).await;
     let _ = std::fs::remove_file(&bad);
     assert!(message.to_lowercase().contains("second_factor_key_file") && message.contains("32 bytes"), "{message}");
 }
@@ -316,15 +336,15 @@ algorithms = ["RS256", "ES256"]
     )
     .expect("valid JSON text");
     let client = reqwest::Client::new();
-    let built = table.identity_providers(&client).expect("built");
+    let built = table.federation.identity_providers(&client).expect("built");
     assert_eq!(built.len(), 2);
     assert_eq!((built[0].id.as_str(), built[0].name.as_str()), ("govbr", "gov.br"), "gov.br's default name");
     assert_eq!(built[0].link_key, credencial_domain::federation::linking::LinkKey::Cpf);
     assert_eq!(built[1].link_key, credencial_domain::federation::linking::LinkKey::VerifiedEmail);
-    assert_eq!(table.validated_level(), Some(credencial_domain::federation::ReliabilityLevel::Ouro));
-    assert_eq!(text.providers.len(), 1);
-    assert_eq!(text.validated_level(), Some(credencial_domain::federation::ReliabilityLevel::Prata), "the default");
-    let scopes = table.providers[0].scopes.clone();
+    assert_eq!(table.federation.govbr_validated_level, credencial_domain::federation::ReliabilityLevel::Ouro);
+    assert_eq!(text.federation.providers.len(), 1);
+    assert_eq!(text.federation.govbr_validated_level, credencial_domain::federation::ReliabilityLevel::Prata);
+    let scopes = table.federation.providers[0].scopes.clone();
     assert_eq!(scopes, None, "unset: the profile's list is asked ({:?})", credencial::settings::GOVBR_SCOPES);
 }
 

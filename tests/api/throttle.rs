@@ -15,7 +15,7 @@ use crate::oauth::{register_clients, store_portal_code, PORTAL_SECRET, PORTAL_UR
 const SHORT_WINDOW_SECS: u64 = 5;
 
 fn short_window(s: &mut Settings) {
-    s.login_throttle_window_secs = SHORT_WINDOW_SECS as u32;
+    s.login.login_throttle_window_secs = SHORT_WINDOW_SECS as u32;
 }
 
 async fn pair(app: &TestApp, username: &str, password: &str) -> reqwest::Response {
@@ -164,7 +164,7 @@ async fn the_limit_holds_across_two_instances_on_one_database() {
     let first = spawn_app().await;
     first.add_user("maria", "pw-maria-1", true).await;
     let db_url = first.db.url.clone();
-    let second = spawn_app_with(|s| s.database_url = db_url.into()).await;
+    let second = spawn_app_with(|s| s.storage.database_url = db_url.into()).await;
     for app in [&first, &second, &first, &second, &first] {
         assert_eq!(pair(app, "maria", "wrong").await.status(), 401);
     }
@@ -175,8 +175,8 @@ async fn the_limit_holds_across_two_instances_on_one_database() {
 #[tokio::test]
 async fn a_zero_count_disables_its_limit() {
     let app = spawn_app_with(|s| {
-        s.login_throttle_username_failures = 0;
-        s.login_throttle_address_failures = 0;
+        s.login.login_throttle_username_failures = 0;
+        s.login.login_throttle_address_failures = 0;
     })
     .await;
     app.add_user("maria", "pw-maria-1", true).await;
@@ -194,9 +194,9 @@ async fn a_zero_count_disables_its_limit() {
 #[tokio::test]
 async fn behind_a_proxy_the_configured_header_names_the_address_and_its_last_value_counts() {
     let app = spawn_app_with(|s| {
-        s.login_throttle_username_failures = 0;
-        s.login_throttle_address_failures = 2;
-        s.client_address_header = Some("X-Forwarded-For".into());
+        s.login.login_throttle_username_failures = 0;
+        s.login.login_throttle_address_failures = 2;
+        s.server.client_address_header = Some("X-Forwarded-For".into());
     })
     .await;
     app.add_user("maria", "pw-maria-1", true).await;
@@ -218,8 +218,8 @@ async fn behind_a_proxy_the_configured_header_names_the_address_and_its_last_val
 #[tokio::test]
 async fn without_the_setting_forwarding_headers_are_ignored() {
     let app = spawn_app_with(|s| {
-        s.login_throttle_username_failures = 0;
-        s.login_throttle_address_failures = 2;
+        s.login.login_throttle_username_failures = 0;
+        s.login.login_throttle_address_failures = 2;
     })
     .await;
     for forwarded in ["198.51.100.1", "198.51.100.2", "198.51.100.3"] {
@@ -315,7 +315,7 @@ async fn assert_token_throttled(r: reqwest::Response, window_secs: u64) -> u64 {
 /// A short window and 5 failures per address.
 fn five_per_address(s: &mut Settings) {
     short_window(s);
-    s.login_throttle_address_failures = 5;
+    s.login.login_throttle_address_failures = 5;
 }
 
 #[tokio::test]
@@ -345,7 +345,7 @@ async fn wrong_secrets_for_a_client_id_do_not_lock_that_client_out_elsewhere() {
     // Behind a proxy, so that the test can speak from two addresses.
     let app = spawn_app_with(|s| {
         five_per_address(s);
-        s.client_address_header = Some("X-Forwarded-For".into());
+        s.server.client_address_header = Some("X-Forwarded-For".into());
     })
     .await;
     let ana = register_clients(&app).await;
@@ -377,7 +377,7 @@ async fn wrong_secrets_for_a_client_id_do_not_lock_that_client_out_elsewhere() {
 
 #[tokio::test]
 async fn an_unknown_client_id_counts_against_the_address_like_a_registered_one() {
-    let app = spawn_app_with(|s| s.login_throttle_address_failures = 5).await;
+    let app = spawn_app_with(|s| s.login.login_throttle_address_failures = 5).await;
     let request = || {
         app.client
             .post(format!("{}/oauth/token/", app.address))
@@ -398,11 +398,11 @@ async fn an_unknown_client_id_counts_against_the_address_like_a_registered_one()
 fn throttle_settings_are_validated_naming_the_setting() {
     type Adjust = fn(&mut Settings);
     let cases: [(&str, Adjust); 4] = [
-        ("SERVICE_LOGIN_THROTTLE_WINDOW_SECS", |s| s.login_throttle_window_secs = 0),
-        ("SERVICE_LOGIN_THROTTLE_WINDOW_SECS", |s| s.login_throttle_window_secs = 86_401),
-        ("SERVICE_CLIENT_ADDRESS_HEADER", |s| s.client_address_header = Some("X Forwarded".into())),
+        ("SERVICE_LOGIN_THROTTLE_WINDOW_SECS", |s| s.login.login_throttle_window_secs = 0),
+        ("SERVICE_LOGIN_THROTTLE_WINDOW_SECS", |s| s.login.login_throttle_window_secs = 86_401),
+        ("SERVICE_CLIENT_ADDRESS_HEADER", |s| s.server.client_address_header = Some("X Forwarded".into())),
         // RFC 7239's header holds `for=…` pairs, not addresses: refused, not silently the peer.
-        ("SERVICE_CLIENT_ADDRESS_HEADER", |s| s.client_address_header = Some("Forwarded".into())),
+        ("SERVICE_CLIENT_ADDRESS_HEADER", |s| s.server.client_address_header = Some("Forwarded".into())),
     ];
     for (name, adjust) in cases {
         let mut s = Settings::default();
@@ -413,9 +413,9 @@ fn throttle_settings_are_validated_naming_the_setting() {
     let defaults = Settings::default();
     assert_eq!(
         (
-            defaults.login_throttle_username_failures,
-            defaults.login_throttle_address_failures,
-            defaults.login_throttle_window_secs
+            defaults.login.login_throttle_username_failures,
+            defaults.login.login_throttle_address_failures,
+            defaults.login.login_throttle_window_secs
         ),
         (5, 20, 300)
     );
@@ -435,8 +435,12 @@ fn throttle_settings_load_from_the_file() {
     let s = Settings::load(Some(&file)).expect("loads");
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(
-        (s.login_throttle_username_failures, s.login_throttle_address_failures, s.login_throttle_window_secs),
+        (
+            s.login.login_throttle_username_failures,
+            s.login.login_throttle_address_failures,
+            s.login.login_throttle_window_secs
+        ),
         (3, 0, 60)
     );
-    assert_eq!(s.client_address_header.as_deref(), Some("X-Real-IP"));
+    assert_eq!(s.server.client_address_header.as_deref(), Some("X-Real-IP"));
 }

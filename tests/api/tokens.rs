@@ -77,7 +77,7 @@ async fn unknown_user_wrong_password_and_inactive_user_answer_the_same() {
 async fn refresh_rotates_and_replaying_a_rotated_token_revokes_its_whole_family() {
     // No grace window: a replay right after the rotation is a theft
     // (tests/api/revocation.rs has the window).
-    let app = spawn_app_with(|s| s.refresh_grace_secs = 0).await;
+    let app = spawn_app_with(|s| s.tokens.refresh_grace_secs = 0).await;
     app.add_user("maria", "pw-maria-1", true).await;
     let (_, first) = app.login("maria", "pw-maria-1").await;
 
@@ -126,7 +126,7 @@ async fn refreshing_in_turn_never_revokes_anything() {
 async fn concurrent_refreshes_of_one_token_succeed_once() {
     // Without the grace window (with it, all get the same pair:
     // tests/api/revocation.rs).
-    let app = spawn_app_with(|s| s.refresh_grace_secs = 0).await;
+    let app = spawn_app_with(|s| s.tokens.refresh_grace_secs = 0).await;
     app.add_user("maria", "pw-maria-1", true).await;
     let (_, refresh) = app.login("maria", "pw-maria-1").await;
     let body = json!({"refresh": refresh});
@@ -139,12 +139,12 @@ async fn concurrent_refreshes_of_one_token_succeed_once() {
 
 #[tokio::test]
 async fn a_token_rotated_on_one_instance_is_refused_by_another() {
-    let first = spawn_app_with(|s| s.refresh_grace_secs = 0).await;
+    let first = spawn_app_with(|s| s.tokens.refresh_grace_secs = 0).await;
     first.add_user("maria", "pw-maria-1", true).await;
     let db_url = first.db.url.clone();
     let second = spawn_app_with(|s| {
-        s.database_url = db_url.into();
-        s.refresh_grace_secs = 0;
+        s.storage.database_url = db_url.into();
+        s.tokens.refresh_grace_secs = 0;
     })
     .await;
     let (_, refresh) = first.login("maria", "pw-maria-1").await;
@@ -262,10 +262,10 @@ async fn a_refresh_token_we_never_issued_is_refused_even_if_well_signed() {
 async fn rs256_tokens_are_issued_and_hs256_over_the_public_key_is_refused() {
     let keys = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/domain/tests/keys");
     let app = spawn_app_with(|s| {
-        s.jwt_algorithm = "RS256".into();
-        s.jwt_secret = None;
-        s.jwt_private_key_file = Some(format!("{keys}/rsa_private.pem").into());
-        s.jwt_public_key_file = Some(format!("{keys}/rsa_public.pem").into());
+        s.tokens.jwt_algorithm = credencial_domain::JwtAlgorithm::RS256;
+        s.tokens.jwt_secret = None;
+        s.tokens.jwt_private_key_file = Some(format!("{keys}/rsa_private.pem").into());
+        s.tokens.jwt_public_key_file = Some(format!("{keys}/rsa_public.pem").into());
     })
     .await;
     let id = app.add_user("maria", "pw-maria-1", true).await;
@@ -288,7 +288,7 @@ async fn rs256_tokens_are_issued_and_hs256_over_the_public_key_is_refused() {
 
 #[tokio::test]
 async fn the_sub_application_can_be_mounted_under_another_prefix() {
-    let app = spawn_app_with(|s| s.token_prefix = "/auth/jwt".into()).await;
+    let app = spawn_app_with(|s| s.server.token_prefix = "/auth/jwt".into()).await;
     app.add_user("maria", "pw-maria-1", true).await;
     let r = app.post_json("/auth/jwt/pair/", &json!({"username": "maria", "password": "pw-maria-1"})).await;
     assert_eq!(r.status(), 200);
@@ -301,7 +301,7 @@ async fn the_token_routes_hide_no_other_route_under_their_prefix() {
     // The token scope is tried before every other route (docs/performance.md,
     // 2026-11-27); under a prefix the account pages use, it still claims its
     // own paths only.
-    let app = spawn_app_with(|s| s.token_prefix = "/conta/".into()).await;
+    let app = spawn_app_with(|s| s.server.token_prefix = "/conta/".into()).await;
     app.add_user("maria", "pw-maria-1", true).await;
     let (status, body) =
         status_and_json(app.post_json("/conta/pair/", &json!({"username": "maria", "password": "pw-maria-1"})).await)

@@ -202,7 +202,7 @@ async fn a_deactivated_applications_token_is_403_until_it_is_reactivated() {
 
 #[tokio::test]
 async fn a_missing_or_wrong_token_is_403_and_the_address_is_limited_after_repeated_failures() {
-    let app = spawn_app_with(|s: &mut Settings| s.login_throttle_address_failures = 3).await;
+    let app = spawn_app_with(|s: &mut Settings| s.login.login_throttle_address_failures = 3).await;
     let token = api_token(&app, "portal", "users:read").await;
     let last = if token.ends_with('A') { 'B' } else { 'A' };
     let wrong = format!("{}{last}", &token[..token.len() - 1]);
@@ -323,7 +323,7 @@ async fn every_call_is_audited_as_the_application_with_the_cpf_masked() {
 
 #[tokio::test]
 async fn a_pre_registered_account_cannot_log_in_and_is_claimed_at_sign_up() {
-    let app = spawn_app_with(|s: &mut Settings| s.signup_enabled = Some(true)).await;
+    let app = spawn_app_with(|s: &mut Settings| s.login.signup_enabled = Some(true)).await;
     let token = api_token(&app, "portal", "users:create").await;
     let (status, _) = status_and_json(post(&app, "/usuarios/", &token, &joana()).await).await;
     assert_eq!(status, 201);

@@ -1,0 +1,80 @@
+//! The client component: the provider it logs people in with, and how a
+//! verified profile maps onto the host user table.
+
+use credencial_adapters_upstream::BaseUrl;
+use credencial_domain::host_table::TableName;
+use secrecy::SecretString;
+use serde::{Deserialize, Serialize};
+
+use super::lists::{json_object_text, string_list};
+
+/// The client component: the provider it logs people in with, and how a
+/// verified profile maps onto the host user table.
+#[derive(Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ClientSettings {
+    /// Client component: `{column: profile_field}` as JSON text
+    /// (`SERVICE_USER_ATTR_MAP`); in TOML also a table.
+    #[serde(deserialize_with = "json_object_text")]
+    pub user_attr_map: String,
+    /// Client component: the host user column of the get-or-create lookup.
+    pub user_lookup_field: String,
+    /// Client component: the scopes to request (`dados_publicos` is added).
+    #[serde(deserialize_with = "string_list")]
+    pub scopes: Vec<String>,
+    /// Client component: the provider's base URL for the server-to-server
+    /// calls (`/oauth/token/`, `/api/perfil/dados/`); setting it enables the
+    /// client component in `serve` (demo: this service itself).
+    #[serde(with = "super::text::option")]
+    pub provider_base_url: Option<BaseUrl>,
+    /// Client component: the provider's base URL as browsers reach it (the
+    /// authorize page); default: `provider_base_url`.
+    #[serde(with = "super::text::option")]
+    pub provider_public_url: Option<BaseUrl>,
+    /// Client component: this host application's OAuth2 client id.
+    pub provider_client_id: Option<String>,
+    /// Client component: its client secret (never logged).
+    #[serde(skip_serializing)]
+    pub provider_client_secret: Option<SecretString>,
+    /// Client component: the redirect URI registered for the client (this
+    /// service's `/auth/callback/`).
+    pub provider_redirect_uri: Option<String>,
+    /// Client component: time-out of one provider call, in milliseconds.
+    pub provider_timeout_ms: u64,
+    /// Client component: the host user table the mapping writes.
+    #[serde(with = "super::text")]
+    pub user_table: TableName,
+}
+
+impl Default for ClientSettings {
+    fn default() -> Self {
+        Self {
+            user_attr_map: credencial_domain::attr_map::DEFAULT_ATTR_MAP.into(),
+            user_lookup_field: credencial_domain::attr_map::DEFAULT_LOOKUP_FIELD.into(),
+            scopes: credencial_domain::attr_map::DEFAULT_SCOPES.iter().map(|s| s.name().to_owned()).collect(),
+            provider_base_url: None,
+            provider_public_url: None,
+            provider_client_id: None,
+            provider_client_secret: None,
+            provider_redirect_uri: None,
+            provider_timeout_ms: 3_000,
+            user_table: TableName::parse("host_users").expect("a plain table name"),
+        }
+    }
+}
+
+impl ClientSettings {
+    /// The client component's mapping (`SERVICE_USER_ATTR_MAP`,
+    /// `SERVICE_USER_LOOKUP_FIELD`, `SERVICE_SCOPES`), parsed and checked
+    /// against each other; errors name those settings.
+    pub fn user_mapping(&self) -> Result<credencial_domain::attr_map::UserMapping, super::SettingsError> {
+        use credencial_domain::attr_map::{AttrMap, AttrMapError, ClientScopes, LookupField, UserMapping};
+        // The domain names its inputs; the operator reads the settings' names.
+        let named =
+            |e: AttrMapError| super::SettingsError(format!("setting {}", e.message_naming(super::mapping_setting)));
+        let scopes = ClientScopes::parse(&self.scopes).map_err(named)?;
+        let map = AttrMap::from_json(&self.user_attr_map).map_err(named)?;
+        let lookup = LookupField::parse(&self.user_lookup_field).map_err(named)?;
+        UserMapping::new(map, lookup, scopes).map_err(named)
+    }
+}
