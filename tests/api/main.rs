@@ -21,6 +21,7 @@ mod consume;
 mod control_characters;
 mod database;
 mod demo;
+mod error_pages;
 mod errors;
 mod fault_server;
 mod faults;

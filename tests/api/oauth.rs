@@ -424,6 +424,13 @@ async fn an_unregistered_redirect_uri_at_authorize_is_an_html_400_and_never_a_re
         assert!(page.headers["content-type"].to_str().expect("ascii").starts_with("text/html"));
         assert!(page.body.contains("<h1>"), "{}", page.body);
         assert!(!page.body.contains("evil.example"), "the bad URI is not echoed as a link");
+        // No English technical detail for the person: the request's code,
+        // under which the detail is logged.
+        let id = page.headers["x-request-id"].to_str().expect("ascii");
+        assert!(page.body.contains(&format!("informe o código {id}.")), "{}", page.body);
+        for english in ["invalid_request", "invalid_client", "Detalhe técnico", "redirect_uri"] {
+            assert!(!page.body.contains(english), "{english} in {}", page.body);
+        }
     }
 }
 

@@ -21,15 +21,23 @@ use crate::helpers::{spawn_app, TestApp, ITERATIONS, SECRET};
 use crate::profile::{self, ALL, ANA_CPF, BRUNO_CPF};
 
 /// HTML routes the description leaves out on purpose (without their slash).
-const HTML_ROUTES: [&str; 6] =
-    ["/oauth/authorize", "/oauth/logout", "/auth/login", "/auth/callback", "/auth/logout", "/auth/me"];
+const HTML_ROUTES: [&str; 8] = [
+    "/oauth/authorize",
+    "/oauth/logout",
+    "/auth/login",
+    "/auth/callback",
+    "/auth/logout",
+    "/auth/me",
+    "/",
+    "/privacidade",
+];
 /// Every route under these prefixes is an HTML page (the account pages,
 /// the administration panel).
 const HTML_PREFIXES: [&str; 2] = ["/conta", "/admin"];
-/// Routes that answer another text format than JSON: the metrics
-/// (Prometheus text format, when enabled) and the script of the
-/// `response_mode=form_post` page.
-const TEXT_ROUTES: [&str; 2] = ["/metrics", "/oauth/form_post.js"];
+/// Routes that answer another format than JSON: the metrics (Prometheus
+/// text format, when enabled), the script of the `response_mode=form_post`
+/// page and the favicon (SVG).
+const TEXT_ROUTES: [&str; 4] = ["/metrics", "/oauth/form_post.js", "/favicon.ico", "/favicon.svg"];
 /// The confidential client of these tests.
 const CLIENT: &str = "host";
 const CLIENT_SECRET: &str = "host-secret-0123456789";

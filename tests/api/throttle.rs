@@ -271,8 +271,11 @@ async fn the_login_form_shares_the_limit_with_pair_and_answers_its_page_with_429
     let wait: u64 = page.headers.get(RETRY_AFTER).expect("Retry-After").to_str().expect("ascii").parse().expect("secs");
     assert!((1..=300).contains(&wait));
     assert!(page.headers.get("content-type").is_some_and(|v| v.to_str().is_ok_and(|t| t.starts_with("text/html"))));
+    // The wait in whole minutes, rounded up (5 for the 300-second window).
+    let minutes = wait.div_ceil(60);
+    let unit = if minutes == 1 { "minuto" } else { "minutos" };
     assert!(
-        page.body.contains(&format!("Muitas tentativas sem sucesso. Tente novamente em {wait} segundos.")),
+        page.body.contains(&format!("Muitas tentativas sem sucesso. Tente novamente em {minutes} {unit}.")),
         "{}",
         page.body
     );

@@ -186,9 +186,10 @@ const checked = new Set(); // page names already photographed and scanned
 /**
  * Photographs the page at each of WIDTHS (full page) as <name>-<width>.png,
  * asserts that it does not scroll sideways, and runs axe-core on it: fails
- * on any violation of impact "serious" or "critical". Once per name.
+ * on any violation of impact "serious" or "critical" (with `anyImpact`, on
+ * any violation at all). Once per name.
  */
-export async function checkPage(page, name) {
+export async function checkPage(page, name, { anyImpact = false } = {}) {
     if (checked.has(name)) return;
     checked.add(name);
     const before = page.viewportSize();
@@ -203,7 +204,9 @@ export async function checkPage(page, name) {
             await page.evaluate(axe.source);
             const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
             assert.ok(result.passes.length > 0, `axe checked nothing on ${name}`);
-            const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+            const bad = result.violations.filter(
+                (v) => anyImpact || v.impact === 'serious' || v.impact === 'critical',
+            );
             assert.deepEqual(
                 bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
                 [],

@@ -13,7 +13,8 @@ use askama::Template;
 /// not be clickjacked). No `form-action`: browsers apply it to the redirect
 /// that follows the consent form. The form-post page adds to it
 /// (`oauth::form_post`).
-pub(crate) const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
+pub(crate) const CSP: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// Who a page speaks for: the header bar, the title bar and the footer.
 #[derive(Debug)]
@@ -123,6 +124,30 @@ pub fn failure_page(e: credencial_application::ServiceError) -> HttpResponse {
     html(builder, &ErrorPage { site: &PROVIDER, title, reason, hint: &hint, retry: None })
 }
 
+/// What a page says while the brute-force limits refuse its form: the wait
+/// in whole minutes, rounded up ("Tente novamente em 5 minutos", never
+/// "em 299 segundos").
+pub fn throttled_text(retry_after_secs: u64) -> String {
+    let minutes = retry_after_secs.div_ceil(60).max(1);
+    let unit = if minutes == 1 { "minuto" } else { "minutos" };
+    format!(
+        "Muitas tentativas sem sucesso. Tente novamente em {} {unit}.",
+        credencial_domain::admin::page::thousands(minutes)
+    )
+}
+
+/// The hint of a page that refuses a request for a reason meant for the
+/// integrating developer (an OAuth2 error): `before`, then the request's
+/// code to quote when asking for help. The technical detail goes to the
+/// log under that code, never to the person in English.
+pub fn refusal_hint(before: &str, detail: &str, code: &str) -> String {
+    tracing::warn!(error = code, detail, "request refused");
+    match credencial_application::request_context::current() {
+        Some(id) => format!("{before} Se precisar de ajuda, informe o código {}.", id.as_str()),
+        None => before.to_owned(),
+    }
+}
+
 /// `at` as `dd/mm/aaaa hh:mm` in Brasília time (the domain's rule, which
 /// the CLI's tables share).
 pub use credencial_domain::local_time::brasilia_time;
@@ -150,6 +175,16 @@ mod tests {
 
     fn render(page: &impl Template) -> String {
         page.render().expect("renders")
+    }
+
+    #[test]
+    fn a_wait_is_said_in_whole_minutes_rounded_up() {
+        assert_eq!(throttled_text(299), "Muitas tentativas sem sucesso. Tente novamente em 5 minutos.");
+        assert_eq!(throttled_text(300), "Muitas tentativas sem sucesso. Tente novamente em 5 minutos.");
+        assert_eq!(throttled_text(301), "Muitas tentativas sem sucesso. Tente novamente em 6 minutos.");
+        assert_eq!(throttled_text(1), "Muitas tentativas sem sucesso. Tente novamente em 1 minuto.");
+        assert_eq!(throttled_text(0), "Muitas tentativas sem sucesso. Tente novamente em 1 minuto.");
+        assert_eq!(throttled_text(86_400), "Muitas tentativas sem sucesso. Tente novamente em 1.440 minutos.");
     }
 
     #[test]

@@ -63,6 +63,8 @@ pub struct HttpSettings {
     /// Who writes the request lines (the service's log output, in its
     /// format); `None`: they are tracing events like every other line.
     pub request_lines: Option<std::sync::Arc<dyn crate::telemetry::RequestLineWriter>>,
+    /// The home page and the privacy notice.
+    pub public: crate::public_pages::PublicPages,
 }
 
 impl Default for HttpSettings {
@@ -81,6 +83,7 @@ impl Default for HttpSettings {
             metrics: None,
             metrics_route: false,
             request_lines: None,
+            public: crate::public_pages::PublicPages::default(),
         }
     }
 }
@@ -206,15 +209,20 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
         false => None,
     };
     let s = settings.clone();
+    let token_prefix = crate::error_pages::TokenPrefix(settings.token_prefix.clone());
     let key_set = crate::keys::key_set(service.issuer());
     let mut server = HttpServer::new(move || {
         let mut app = App::new()
+            // Errors of the pages as HTML for browsers (inside the log, which
+            // counts the status either way).
+            .wrap(crate::error_pages::HtmlErrors)
             // Outermost: every answer gets its id, its line and its count.
             .wrap(request_log.clone())
             .app_data(data.clone())
             .app_data(client_address.clone())
             .app_data(readiness.clone())
-            .app_data(grants.clone());
+            .app_data(grants.clone())
+            .app_data(token_prefix.clone());
         // First the routes a load calls: actix tries the services in the
         // order they are registered, and each page route before them would
         // cost a request a regular-expression match (docs/performance.md).
@@ -237,7 +245,8 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(OAuthApi::new(oauth.clone(), sessions.clone(), cookies).with_second_factors(factors.clone()))
             .service(AccountApi::new(account_services.clone(), cookies, s.account))
             .service(AdminApi::new(admin_services.clone(), cookies, s.staff).with_mail(mail.clone()))
-            .service(user_directory::resources(user_directory.clone()));
+            .service(user_directory::resources(user_directory.clone()))
+            .service(crate::public_pages::resources(s.public));
         if let Some(client_login) = &client_login {
             app = app.service(ClientLoginApi::new(Arc::clone(client_login), s.cookie_secure));
         }

@@ -272,7 +272,7 @@ pub async fn recent_authentication(
         Ok(true) => Ok(()),
         Ok(false) => Err(page(Some("A senha não confere. Nada foi alterado."), StatusCode::UNPROCESSABLE_ENTITY)),
         Err(ServiceError::Throttled { retry_after_secs }) => {
-            let text = format!("Muitas tentativas sem sucesso. Tente novamente em {retry_after_secs} segundos.");
+            let text = crate::html::throttled_text(retry_after_secs);
             let mut answer = page(Some(&text), StatusCode::TOO_MANY_REQUESTS);
             answer.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
             Err(answer)

@@ -190,10 +190,7 @@ pub fn text_fields<'a, const N: usize>(fields: &'a FormFields, names: [&str; N])
     Ok(values)
 }
 
-/// What a page says while the brute-force limits refuse its form.
-pub fn throttled_text(retry_after_secs: u64) -> String {
-    format!("Muitas tentativas sem sucesso. Tente novamente em {retry_after_secs} segundos.")
-}
+pub use crate::html::throttled_text;
 
 /// `answer` with `Retry-After: retry_after_secs`.
 pub fn with_retry_after(mut answer: HttpResponse, retry_after_secs: u64) -> HttpResponse {

@@ -171,6 +171,20 @@ pub struct TemporaryPasswordPage<'a> {
     pub back: &'a str,
 }
 
+impl TemporaryPasswordPage<'_> {
+    /// What the reset did to the open sessions, in a correct plural.
+    pub fn revoked_words(&self) -> String {
+        match self.revoked {
+            0 => "Não havia sessões abertas com a senha anterior.".to_owned(),
+            1 => "1 token de renovação revogado: a sessão aberta com a senha anterior foi encerrada.".to_owned(),
+            n => format!(
+                "{} tokens de renovação revogados: as sessões abertas com a senha anterior foram encerradas.",
+                credencial_domain::admin::page::thousands(n)
+            ),
+        }
+    }
+}
+
 /// `GET /admin/usuarios/?q=…&depois=<place>` (a page by key: the accounts
 /// after that place — a username, or for a text search the matching term
 /// and the account's id, `term~id`).
@@ -503,5 +517,25 @@ mod tests {
         .render()
         .expect("renders");
         assert!(page.contains("abcd-efgh-jkmn-pqrs") && !page.contains("<b>x</b>"), "{page}");
+        assert!(page.contains("2 tokens de renovação revogados: as sessões abertas"), "{page}");
+    }
+
+    #[test]
+    fn the_revoked_tokens_are_counted_in_a_correct_plural() {
+        let words = |revoked| {
+            TemporaryPasswordPage {
+                site: &PROVIDER,
+                title: "t",
+                frame: Frame::admin(USERS_PATH),
+                username: "u",
+                password: "p",
+                revoked,
+                back: "/",
+            }
+            .revoked_words()
+        };
+        assert_eq!(words(0), "Não havia sessões abertas com a senha anterior.");
+        assert!(words(1).starts_with("1 token de renovação revogado: a sessão"), "{}", words(1));
+        assert!(words(1_234).starts_with("1.234 tokens de renovação revogados"), "{}", words(1_234));
     }
 }

@@ -158,7 +158,7 @@ fn confirm_page(
 }
 
 fn refused(e: &OAuthError) -> HttpResponse {
-    let hint = format!("{BACK} Detalhe técnico: {} ({}).", e.description(), e.error_code());
+    let hint = html::refusal_hint(BACK, &e.description(), e.error_code());
     let page = pages::error("Não foi possível sair", "O pedido de saída é inválido.", &hint);
     html::html(html::response(StatusCode::BAD_REQUEST), &page)
 }

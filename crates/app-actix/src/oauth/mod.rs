@@ -145,7 +145,7 @@ pub async fn authorize_get(
 ) -> HttpResponse {
     let params = match FormFields::parse(req.query_string().as_bytes()).and_then(|f| f.authorization_params()) {
         Ok(p) => p,
-        Err(e) => return bad_request(&e.message()),
+        Err(e) => return malformed(&e.message()),
     };
     let session = match session_of(&req).await {
         // A login waiting for its second factor: the factor first, then
@@ -268,17 +268,17 @@ pub async fn authorize_post(
                 &pages::error("Pedido inválido", &FormError::TooLarge.message(), BACK_TO_APP),
             )
         }
-        Err(e) => return bad_request(&e.message()),
+        Err(e) => return malformed(&e.message()),
     };
     let (params, action) = match fields.authorization_params().and_then(|p| Ok((p, fields.get("action")?))) {
         Ok(v) => v,
-        Err(e) => return bad_request(&e.message()),
+        Err(e) => return malformed(&e.message()),
     };
     match action {
         Some("login") => log_in(&req, &oauth, &sessions, &cookies, &fields, &params).await,
         Some("approve") => decide(&req, &oauth, &sessions, &cookies, &fields, &params, true).await,
         Some("deny") => decide(&req, &oauth, &sessions, &cookies, &fields, &params, false).await,
-        _ => bad_request("action must be login, approve or deny"),
+        _ => malformed("action must be login, approve or deny"),
     }
 }
 
@@ -342,7 +342,7 @@ async fn log_in(
         }
         Err(ServiceError::InvalidCredentials) => page(Some(WRONG_CREDENTIALS), StatusCode::OK),
         Err(ServiceError::Throttled { retry_after_secs }) => {
-            let message = format!("Muitas tentativas sem sucesso. Tente novamente em {retry_after_secs} segundos.");
+            let message = html::throttled_text(retry_after_secs);
             let mut answer = page(Some(&message), StatusCode::TOO_MANY_REQUESTS);
             answer.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
             answer
@@ -488,8 +488,17 @@ fn refused(e: &OAuthError) -> HttpResponse {
         OAuthError::InvalidClient(_) => "O aplicativo que pediu o acesso não está registrado.",
         _ => "O pedido de autorização é inválido: o aplicativo ou o endereço de retorno não confere com o registro.",
     };
-    let hint = format!("{BACK_TO_APP} Detalhe técnico: {} ({}).", e.description(), e.error_code());
+    let hint = html::refusal_hint(BACK_TO_APP, &e.description(), e.error_code());
     html::html(html::response(StatusCode::BAD_REQUEST), &pages::error("Não foi possível continuar", reason, &hint))
+}
+
+/// A request whose parameters cannot be read (a repeated or NUL-holding
+/// parameter, an unknown action): a Portuguese page; `detail` (English,
+/// for the integrating developer) goes to the log under the request's code.
+fn malformed(detail: &str) -> HttpResponse {
+    let hint = html::refusal_hint(BACK_TO_APP, detail, "invalid_request");
+    let reason = "O pedido de autorização está malformado: o aplicativo enviou parâmetros repetidos ou inválidos.";
+    html::html(html::response(StatusCode::BAD_REQUEST), &pages::error("Pedido inválido", reason, &hint))
 }
 
 fn bad_request(reason: &str) -> HttpResponse {

@@ -73,8 +73,9 @@ impl Tally {
     }
 }
 
-/// `n` with a dot between groups of three digits, as Portuguese writes it.
-fn thousands(n: u64) -> String {
+/// `n` with a dot between groups of three digits, as Portuguese writes it
+/// (the panel's counts, the privacy notice's days).
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
