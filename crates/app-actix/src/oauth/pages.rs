@@ -242,7 +242,7 @@ mod tests {
     fn the_login_form_labels_its_fields_and_carries_the_request_token_and_action() {
         let params = params();
         let page = render(&login("Portal", &params, "tok", "", None, None));
-        assert!(page.contains("<label for=\"username\">Usuário</label>"), "{page}");
+        assert!(page.contains("<label for=\"username\">CPF ou usuário</label>"), "{page}");
         assert!(page.contains("<label for=\"password\">Senha</label>"), "{page}");
         assert!(
             page.contains("id=\"username\" name=\"username\"") && page.contains("id=\"password\" name=\"password\"")
