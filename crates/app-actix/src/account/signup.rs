@@ -192,9 +192,12 @@ mod tests {
         .expect("renders");
         assert!(page.contains("<p class=\"field-error\" id=\"cpf-erro\">CPF inválido.</p>"), "{page}");
         assert!(
-            page.contains("aria-invalid=\"true\" aria-describedby=\"cpf-dica cpf-erro\" required>"),
-            "the input names its hint and its error: {page}"
+            page.contains(
+                "inputmode=\"numeric\" aria-invalid=\"true\" autofocus aria-describedby=\"cpf-dica cpf-erro\" required>"
+            ),
+            "the CPF's keypad is numeric, and the refused input takes the focus and names its hint and error: {page}"
         );
+        assert_eq!(page.matches(" autofocus").count(), 1, "one field takes the focus: {page}");
         assert!(!page.contains("\"><b>") && page.contains("value=\"&#34;&#62;&#60;b&#62;\""), "{page}");
         assert!(page.contains("<label for=\"password_confirmacao\">Confirme a senha</label>"), "{page}");
         assert_eq!(page.matches("aria-invalid=\"true\"").count(), 1, "only the refused field: {page}");

@@ -37,6 +37,12 @@ impl FieldErrors {
         self.0.is_empty()
     }
 
+    /// Whether `field` is the first refused one (the page puts the focus
+    /// there).
+    pub fn is_first(&self, field: &str) -> bool {
+        self.0.first().is_some_and(|e| e.field == field)
+    }
+
     /// The refused fields' names, in form order.
     pub fn fields(&self) -> Vec<&'static str> {
         self.0.iter().map(|e| e.field).collect()

@@ -163,8 +163,8 @@ pub fn form_view<'a>(
             let value = form.value(kind, name);
             let (input, required, hint) = match name {
                 "grau_formacao" => ("select", true, None),
-                "data_inicio" => ("date", true, Some("No formato AAAA-MM-DD.")),
-                "data_fim" => ("date", false, Some("No formato AAAA-MM-DD. Deixe em branco se ainda está em curso.")),
+                "data_inicio" => ("date", true, Some("Dia, mês e ano.")),
+                "data_fim" => ("date", false, Some("Dia, mês e ano. Deixe em branco se ainda está em curso.")),
                 "descricao" => ("textarea", false, None),
                 _ => ("text", true, None),
             };
