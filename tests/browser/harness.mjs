@@ -184,6 +184,39 @@ export async function launchChromium() {
 const checked = new Set(); // page names already photographed and scanned
 
 /**
+ * The list tables' cells (the panel's, the access report's) narrower than
+ * one of their words: each cell's text, codes and addresses aside (those
+ * may wrap anywhere), is measured word by word (a hyphen is a place to
+ * break): a cell narrower than its longest word breaks it mid-word.
+ * Resolves to their texts.
+ */
+async function cellsNarrowerThanAWord(page) {
+    return page.evaluate(() => {
+        const cells = [...document.querySelectorAll('table.audit td, table.accounts td, table.accesses td')];
+        const narrow = [];
+        for (const cell of cells) {
+            const words = cell.cloneNode(true);
+            words.querySelectorAll('code, li, a[href^="http"]').forEach((n) => n.remove());
+            const probe = document.createElement('span');
+            probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap;font:inherit';
+            cell.appendChild(probe);
+            const longest = Math.max(
+                0,
+                ...words.textContent.split(/\s+|(?<=-)/).filter(Boolean).map((w) => {
+                    probe.textContent = w;
+                    return probe.getBoundingClientRect().width;
+                }),
+            );
+            probe.remove();
+            const style = getComputedStyle(cell);
+            const room = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+            if (longest > room + 0.5) narrow.push(cell.textContent.trim().slice(0, 40));
+        }
+        return narrow;
+    });
+}
+
+/**
  * Photographs the page at each of WIDTHS (full page) as <name>-<width>.png,
  * asserts that it does not scroll sideways, and runs axe-core on it: fails
  * on any violation of impact "serious" or "critical" (with `anyImpact`, on
@@ -199,6 +232,7 @@ export async function checkPage(page, name, { anyImpact = false } = {}) {
             await page.screenshot({ path: path.join(OUT, `${name}-${width}.png`), fullPage: true });
             const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
             assert.ok(overflow <= 0, `${name} scrolls sideways by ${overflow} px at ${width} px`);
+            assert.deepEqual(await cellsNarrowerThanAWord(page), [], `${name} breaks words in its tables at ${width} px`);
             // Evaluated by the driver, not as a page script: the pages' CSP
             // (default-src 'none') stays as it is.
             await page.evaluate(axe.source);
