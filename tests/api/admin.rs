@@ -97,7 +97,7 @@ async fn the_audit_page_lists_entries_newest_first_and_filters_by_actor_and_targ
         .map(|label| all.body.find(label).unwrap_or_else(|| panic!("{label} in {}", all.body)))
         .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "newest first: {order:?}");
-    assert!(all.body.contains("is_active: false"), "{}", all.body);
+    assert!(all.body.contains("Ativa: não"), "{}", all.body);
 
     let by_actor = browser.get("/admin/auditoria/?ator=CHEFE").await;
     assert!(by_actor.body.contains("Conta reativada") && by_actor.body.contains("Aplicação desativada"));

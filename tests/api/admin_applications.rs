@@ -316,8 +316,8 @@ async fn the_audit_page_shows_each_action_and_never_a_secret() {
     ] {
         assert!(body.contains(label), "{label}: {body}");
     }
-    assert!(body.contains("name: Portal 2") && body.contains("enabled_scopes: cursos_cdp"), "{body}");
-    assert!(body.contains("secret: [definido]") && body.contains("is_active: false"), "{body}");
+    assert!(body.contains("Nome: Portal 2") && body.contains("Escopos habilitados: cursos_cdp"), "{body}");
+    assert!(body.contains("Segredo: [definido]") && body.contains("Ativa: não"), "{body}");
     assert!(body.contains("chefe"), "who");
     assert!(!body.contains(&secret), "never the secret");
     let request_ids: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE request_id IS NOT NULL")
@@ -491,5 +491,8 @@ async fn a_minimum_govbr_level_is_chosen_shown_audited_and_asked_at_the_next_aut
     let consent = ana.get(&back).await;
     assert!(consent.body.contains("Autorizar acesso"), "{}", consent.body);
     let trail = unescape_html(&staff.get("/admin/auditoria/?alvo=portal").await.body);
-    assert!(trail.contains("minimum_govbr_level: prata") && trail.contains("minimum_govbr_level: nenhum"), "{trail}");
+    assert!(
+        trail.contains("Nível mínimo da conta gov.br: prata") && trail.contains("Nível mínimo da conta gov.br: nenhum"),
+        "{trail}"
+    );
 }

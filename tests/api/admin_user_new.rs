@@ -85,8 +85,8 @@ async fn a_staff_user_creates_an_account_whose_temporary_password_must_be_change
     let audit = staff.get("/admin/auditoria/?alvo=carla").await;
     let audit_body = unescape_html(&audit.body);
     assert!(audit_body.contains("Conta criada") && audit_body.contains("chefe"), "{audit_body}");
-    assert!(audit_body.contains("password: [definido]") && audit_body.contains("cpf: 529.***.***-25"), "{audit_body}");
-    assert!(audit_body.contains("must_change_password: true"), "{audit_body}");
+    assert!(audit_body.contains("Senha: [definido]") && audit_body.contains("CPF: 529.***.***-25"), "{audit_body}");
+    assert!(audit_body.contains("Troca de senha obrigatória: sim"), "{audit_body}");
     assert!(!audit_body.contains(&temporary) && !audit_body.contains("52998224725"), "{audit_body}");
     let stored: String = sqlx::query_scalar("SELECT CAST(changes AS TEXT) FROM audit_log WHERE action = 'user.create'")
         .fetch_one(&app.db.pool)

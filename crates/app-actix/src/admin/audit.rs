@@ -100,7 +100,7 @@ async fn trail(req: HttpRequest, staff: web::Data<StaffService>) -> HttpResponse
             actor: e.actor.clone(),
             action: e.action_label().to_owned(),
             target: if e.target.is_empty() { "—".to_owned() } else { e.target.clone() },
-            changes: e.changes.clone(),
+            changes: e.change_labels().into_iter().map(|(f, v)| (f.to_owned(), v.to_owned())).collect(),
             request_id: e.request_id.clone().unwrap_or_default(),
         })
         .collect();

@@ -232,6 +232,24 @@ impl AuditEntry {
         }
     }
 
+    /// The changed fields as the panel shows them: each field's Portuguese
+    /// label (its code when this release does not know it) and its value,
+    /// with `true`/`false` as "sim"/"não" and an empty value as "—".
+    pub fn change_labels(&self) -> Vec<(&str, &str)> {
+        self.changes
+            .iter()
+            .map(|(field, value)| {
+                let value = match value.as_str() {
+                    "true" => "sim",
+                    "false" => "não",
+                    "" => "—",
+                    other => other,
+                };
+                (field_label(field).unwrap_or(field), value)
+            })
+            .collect()
+    }
+
     /// The actor's kind in Portuguese.
     pub fn actor_kind_label(&self) -> &str {
         match self.actor_kind.as_str() {
@@ -241,6 +259,40 @@ impl AuditEntry {
             other => other,
         }
     }
+}
+
+/// The Portuguese label of an audited field.
+fn field_label(field: &str) -> Option<&'static str> {
+    Some(match field {
+        "name" | "nome" => "Nome",
+        "email" => "E-mail",
+        "cpf" => "CPF",
+        "cpfs" => "CPFs",
+        "data_de_nascimento" => "Data de nascimento",
+        "genero" => "Gênero",
+        "is_active" => "Ativa",
+        "is_staff" => "Equipe",
+        "password" => "Senha",
+        "must_change_password" => "Troca de senha obrigatória",
+        "receita_validated" => "Cadastro validado na Receita Federal",
+        "confidential" => "Confidencial",
+        "secret" => "Segredo",
+        "redirect_uris" => "Endereços de retorno",
+        "post_logout_redirect_uris" => "Endereços de retorno após sair",
+        "enabled_scopes" => "Escopos habilitados",
+        "require_pkce" => "PKCE exigido",
+        "requires_second_factor" => "Verificação em duas etapas exigida",
+        "minimum_govbr_level" => "Nível mínimo da conta gov.br",
+        "api_permissions" => "Permissões da API",
+        "api_token" => "Token da API",
+        "permission" => "Permissão",
+        "chave" => "Chave",
+        "pagina" => "Página",
+        "encontrado" => "Encontrado",
+        "encontrados" => "Encontrados",
+        "mensagem" => "Mensagem",
+        _ => return None,
+    })
 }
 
 /// Which entries the audit page lists: every one, or those of one actor
@@ -256,6 +308,30 @@ pub struct AuditFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes_are_shown_with_portuguese_labels_and_values() {
+        let entry = AuditEntry {
+            id: 1,
+            at: 0,
+            actor_kind: "staff".into(),
+            actor: "admin".into(),
+            action: "user.update".into(),
+            target_kind: "user".into(),
+            target: "bruno".into(),
+            changes: vec![
+                ("is_active".into(), "false".into()),
+                ("enabled_scopes".into(), "cnes cursos_cdp".into()),
+                ("cpf".into(), String::new()),
+                ("something_new".into(), "true".into()),
+            ],
+            request_id: None,
+        };
+        assert_eq!(
+            entry.change_labels(),
+            vec![("Ativa", "não"), ("Escopos habilitados", "cnes cursos_cdp"), ("CPF", "—"), ("something_new", "sim"),]
+        );
+    }
 
     #[test]
     fn action_codes_round_trip_and_are_unique() {
