@@ -161,3 +161,24 @@ async fn an_unknown_prompt_value_goes_back_as_invalid_request() {
         assert!(!q.contains_key("code"));
     }
 }
+
+#[tokio::test]
+async fn the_consent_page_names_the_account_and_leads_to_another_login() {
+    let (app, _) = app().await;
+    let mut browser = Browser::new(&app);
+    let page = consent_page(&mut browser, &portal_request("cnes", "who"), "ana", "ana-password").await;
+    let body = crate::helpers::unescape_html(&page.body);
+    let named = body.split("Você entrou como <strong>").nth(1).expect("the account is named");
+    let name = named.split("</strong>").next().unwrap_or_default();
+    assert!(!name.trim().is_empty(), "{body}");
+    let switch = body
+        .split("<a href=\"")
+        .filter_map(|rest| rest.split('"').next())
+        .find(|href| href.contains("prompt=login"))
+        .expect("Não é você? leads to a login");
+    assert!(body.contains("Não é você? Entrar com outra conta"), "{body}");
+    let login = browser.get(switch).await;
+    assert_eq!(login.status, 200, "{}", login.body);
+    assert!(login.body.contains("name=\"password\""), "the login form, though signed in: {}", login.body);
+    assert!(hidden_fields(&login.body).contains(&("state".to_owned(), "who".to_owned())), "the same request");
+}

@@ -340,7 +340,7 @@ async fn staff_set_an_applications_second_factor_requirement_from_the_panel_and_
             .expect("flag");
     assert_eq!(required, 1);
     let audit = staff.get("/admin/auditoria/?alvo=portal").await;
-    assert!(audit.body.contains("requires_second_factor"), "{}", audit.body);
+    assert!(audit.body.contains("Verificação em duas etapas exigida: sim"), "{}", audit.body);
 }
 
 #[tokio::test]

@@ -222,7 +222,9 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .app_data(client_address.clone())
             .app_data(readiness.clone())
             .app_data(grants.clone())
-            .app_data(token_prefix.clone());
+            .app_data(token_prefix.clone())
+            // The consent page names the signed-in account.
+            .app_data(account_services.accounts.clone());
         // First the routes a load calls: actix tries the services in the
         // order they are registered, and each page route before them would
         // cost a request a regular-expression match (docs/performance.md).

@@ -169,7 +169,7 @@ pub async fn authorize_get(
             login_page(&req, &sessions, &cookies, &params, &client_name, "", None, StatusCode::OK)
         }
         Ok(AuthorizationStep::Consent(prompt)) => match &session {
-            Some(session) => consent_page(&oauth, session, &params, &prompt),
+            Some(session) => consent_page(&req, &oauth, session, &params, &prompt).await,
             None => html::failure_page(ServiceError::Internal("consent step without a session".into())),
         },
         Ok(AuthorizationStep::SecondFactor { client_name }) => match &session {
@@ -466,20 +466,40 @@ fn login_page(
     html::html(builder, &page)
 }
 
-fn consent_page(
+/// The consent page, naming the signed-in account (its name, else its
+/// username) with a way to log in as someone else: this request again with
+/// `prompt=login`. Without the account service, or when the name cannot
+/// be read, the page says nothing of the account rather than failing.
+async fn consent_page(
+    req: &HttpRequest,
     oauth: &OAuthService,
     session: &LoginSession,
     params: &AuthorizationParams,
     prompt: &ConsentPrompt,
 ) -> HttpResponse {
     let token = oauth.consent_form_token(session, params);
+    let account = match req.app_data::<web::Data<credencial_application::AccountService>>() {
+        Some(accounts) => match accounts.overview(session.user_id).await {
+            Ok(a) if !a.name.trim().is_empty() => Some(a.name),
+            Ok(a) => Some(a.username),
+            Err(e) => {
+                tracing::warn!(error = %e, "the consent page could not read the account's name");
+                None
+            }
+        },
+        None => None,
+    };
+    let again = AuthorizationParams { prompt: Some("login".to_owned()), ..params.clone() };
+    let query = serde_urlencoded::to_string(form::authorization_pairs(&again)).unwrap_or_default();
+    let switch = format!("{AUTHORIZE_PATH}/?{query}");
     let page = pages::consent(
         &prompt.client_name,
         prompt.authorization.scopes,
         &prompt.authorization.redirect_uri,
         params,
         &token,
-    );
+    )
+    .signed_in_as(account.as_deref(), &switch);
     html::html(html::response(StatusCode::OK), &page)
 }
 

@@ -59,6 +59,17 @@ pub struct Consent<'a> {
     scopes: Vec<&'static str>,
     destination: String,
     hidden: Vec<(&'static str, &'a str)>,
+    /// The signed-in account's name, and where to log in as someone else.
+    account: Option<(&'a str, &'a str)>,
+}
+
+impl<'a> Consent<'a> {
+    /// The page naming the signed-in account `account` ("Não é você?"
+    /// leads to `switch`).
+    pub fn signed_in_as(mut self, account: Option<&'a str>, switch: &'a str) -> Self {
+        self.account = account.map(|name| (name, switch));
+        self
+    }
 }
 
 /// The page that posts an authorization response to the client
@@ -131,6 +142,7 @@ pub fn consent<'a>(
             .collect(),
         destination,
         hidden: hidden(params, &[("csrf_token", form_token)]),
+        account: None,
     }
 }
 
@@ -320,5 +332,17 @@ mod tests {
         assert!(page.contains("<code>https://app.example.gov.br</code>"));
         assert!(page.find("value=\"deny\"") < page.find("value=\"approve\""), "Enter denies");
         assert!(!page.contains("name=\"action\" value=\"login\""), "the action is the button's");
+        assert!(!page.contains("Não é você?"), "no account named, no switch");
+        let named = render(
+            &consent("Portal", scopes, "https://a.example/cb", &params, "tok")
+                .signed_in_as(Some("Ana <Souza>"), "/oauth/authorize/?prompt=login&x=\"y"),
+        );
+        assert!(named.contains("Você entrou como <strong>Ana &#60;Souza&#62;</strong>."), "{named}");
+        assert!(
+            named.contains(
+                "<a href=\"/oauth/authorize/?prompt=login&#38;x=&#34;y\">Não é você? Entrar com outra conta</a>"
+            ),
+            "{named}"
+        );
     }
 }
