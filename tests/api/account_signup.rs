@@ -284,3 +284,51 @@ async fn a_signed_in_account_page_has_no_sign_up_token_and_the_sign_up_form_has_
     fields.push(("csrf_token".into(), token));
     assert_eq!(other.post("/conta/cadastro/", &fields).await.status, 400);
 }
+
+#[tokio::test]
+async fn the_application_login_links_to_sign_up_and_the_new_account_comes_back_to_the_authorization() {
+    let app = signup_app().await;
+    register_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let login = browser.get(&portal_request("cnes", "novo")).await;
+    assert_eq!(login.status, 200, "{}", login.body);
+    let body = crate::helpers::unescape_html(&login.body);
+    assert!(body.contains("Ainda não tem conta?"), "{body}");
+    let href = body
+        .split("<a href=\"")
+        .filter_map(|rest| rest.split('"').next())
+        .find(|href| href.starts_with("/conta/cadastro/"))
+        .expect("the login form links to sign-up")
+        .to_owned();
+    let form = browser.get(&href).await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    let hidden = hidden_fields(&form.body);
+    assert!(hidden.iter().any(|(k, v)| k == "next" && v.starts_with("/oauth/authorize/")), "{hidden:?}");
+    let fields = carla(&[]);
+    let typed: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let created = browser.post("/conta/cadastro/", &with(hidden, &typed)).await;
+    assert_eq!(created.status, 303, "{}", created.body);
+    let back = created.location.expect("where the new account goes");
+    assert!(back.starts_with("/oauth/authorize/") && back.contains("state=novo"), "back to the request: {back}");
+    let consent = browser.get(&back).await;
+    assert!(consent.body.contains("Autorizar acesso"), "signed in, the consent page: {}", consent.body);
+
+    // Another host, or a path outside the account and the authorization
+    // endpoint, is not carried: the new account would land on the overview.
+    let mut other = Browser::new(&app);
+    for next in ["https://evil.example/", "//evil.example/", "/admin/usuarios/../../x"] {
+        let path = format!(
+            "/conta/cadastro/?next={}",
+            url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
+        );
+        let form = other.get(&path).await;
+        assert_eq!(form.status, 200, "{}", form.body);
+        let carried: Vec<_> = hidden_fields(&form.body).into_iter().filter(|(k, _)| k == "next").collect();
+        assert!(carried.iter().all(|(_, v)| v.starts_with("/conta") || v.starts_with("/admin")), "{next}: {carried:?}");
+    }
+
+    // Sign-up closed (serve's default): no link.
+    let (closed, _) = crate::oauth::app().await;
+    let login = Browser::new(&closed).get(&portal_request("cnes", "s")).await;
+    assert!(!login.body.contains("/conta/cadastro/"), "{}", login.body);
+}

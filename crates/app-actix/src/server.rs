@@ -223,8 +223,10 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .app_data(readiness.clone())
             .app_data(grants.clone())
             .app_data(token_prefix.clone())
-            // The consent page names the signed-in account.
-            .app_data(account_services.accounts.clone());
+            // The consent page names the signed-in account; the
+            // application's login form links to sign-up when it is open.
+            .app_data(account_services.accounts.clone())
+            .app_data(web::Data::new(s.account));
         // First the routes a load calls: actix tries the services in the
         // order they are registered, and each page route before them would
         // cost a request a regular-expression match (docs/performance.md).

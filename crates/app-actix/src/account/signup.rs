@@ -6,7 +6,9 @@
 //! the browser marks as from another origin is refused. A refused form is
 //! shown again (422) with every field's message and what was typed, except
 //! the passwords. A new account is signed in (the session cookie, as the
-//! login form sets it) and lands on the overview.
+//! login form sets it) and lands on the overview, or on `next` — an account
+//! page or the authorization request the person came from (the
+//! application's login form links here with it).
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -22,7 +24,7 @@ use super::{
 };
 use crate::cookies::CookiePolicy;
 use crate::html::{self, Site, PROVIDER};
-use crate::session::{login_form, login_form_token_matches, origin, session_of, FORM_EXPIRED};
+use crate::session::{login_form, login_form_token_matches, origin, safe_next_after_factor, session_of, FORM_EXPIRED};
 
 /// What the 404 page says when sign-up is off.
 const SIGNUP_OFF: &str = "O cadastro de novas contas não está aberto neste serviço.";
@@ -51,6 +53,22 @@ pub struct Signup<'a> {
     pub login_path: &'a str,
 }
 
+/// Where a new account goes after signing up: `next` when it is an
+/// account page or the authorization endpoint, else the overview.
+pub fn after_signup(next: Option<&str>) -> String {
+    safe_next_after_factor(next)
+}
+
+/// Whether the service offers sign-up (for the other login forms' links).
+pub fn offered(req: &HttpRequest) -> bool {
+    req.app_data::<web::Data<AccountSettings>>().is_some_and(|s| s.signup_enabled)
+}
+
+/// The sign-up page's path with `next` (where the new account goes).
+pub fn path_with_next(next: &str) -> String {
+    format!("{SIGNUP_PATH}?{}", serde_urlencoded::to_string([("next", next)]).unwrap_or_default())
+}
+
 /// The values the sign-up form shows again.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SignupValues<'a> {
@@ -62,6 +80,9 @@ pub struct SignupValues<'a> {
     pub email: &'a str,
     /// Username as typed.
     pub username: &'a str,
+    /// Where the new account goes (see [`after_signup`]), carried by the
+    /// form.
+    pub next: &'a str,
 }
 
 /// `GET /conta/cadastro/`: the form; a signed-in browser goes to the
@@ -75,9 +96,14 @@ pub async fn form(
     if !settings.signup_enabled {
         return not_offered(SIGNUP_OFF);
     }
+    let query = web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string()).ok();
+    let next = after_signup(query.as_ref().and_then(|q| q.get("next")).map(String::as_str));
     match session_of(&req).await {
-        Ok(Some(_)) => see_other(HOME_PATH),
-        Ok(None) => page(&req, &sessions, &cookies, SignupValues::default(), &FieldErrors::new(), None, StatusCode::OK),
+        Ok(Some(_)) => see_other(&next),
+        Ok(None) => {
+            let typed = SignupValues { next: &next, ..SignupValues::default() };
+            page(&req, &sessions, &cookies, typed, &FieldErrors::new(), None, StatusCode::OK)
+        }
         Err(e) => html::failure_page(e),
     }
 }
@@ -96,12 +122,14 @@ pub async fn create(
         return not_offered(SIGNUP_OFF);
     }
     let fields = or_answer!(crate::session::posted_form(&req, payload).await);
-    let names = ["csrf_token", "cpf", "nome", "email", "username", "password", "password_confirmacao"];
-    let [csrf_token, cpf, nome, email, username, password, password_confirmacao] = match text_fields(&fields, names) {
-        Ok(values) => values,
-        Err(e) => return form_refused(e),
-    };
-    let typed = SignupValues { cpf, nome, email, username };
+    let names = ["csrf_token", "cpf", "nome", "email", "username", "password", "password_confirmacao", "next"];
+    let [csrf_token, cpf, nome, email, username, password, password_confirmacao, next] =
+        match text_fields(&fields, names) {
+            Ok(values) => values,
+            Err(e) => return form_refused(e),
+        };
+    let next = after_signup(Some(next).filter(|n| !n.is_empty()));
+    let typed = SignupValues { cpf, nome, email, username, next: &next };
     let none = FieldErrors::new();
     if !login_form_token_matches(&req, &sessions, csrf_token) {
         return page(&req, &sessions, &cookies, typed, &none, Some(FORM_EXPIRED), StatusCode::BAD_REQUEST);
@@ -131,7 +159,7 @@ pub async fn create(
                     tracing::warn!(error = %e, "the confirmation link of a new account was not written");
                 }
             }
-            with_session(&req, &cookies, see_other(HOME_PATH), &signed)
+            with_session(&req, &cookies, see_other(&next), &signed)
         }
         Ok(SignupOutcome::Taken(errors)) => {
             page(&req, &sessions, &cookies, typed, &errors, Some(CHECK_FIELDS), StatusCode::UNPROCESSABLE_ENTITY)
@@ -156,13 +184,18 @@ fn page(
     message: Option<&str>,
     status: StatusCode,
 ) -> HttpResponse {
+    let next = typed.next;
     let (token, builder) = login_form(req, sessions, cookies, status);
+    let mut hidden = vec![("csrf_token", token.as_str())];
+    if next != HOME_PATH {
+        hidden.push(("next", next));
+    }
     let page = Signup {
         site: &PROVIDER,
         title: "Criar conta",
         action: SIGNUP_PATH,
         message,
-        hidden: vec![("csrf_token", &token)],
+        hidden,
         form: typed,
         errors,
         login_path: LOGIN_PATH,
@@ -184,7 +217,7 @@ mod tests {
             action: SIGNUP_PATH,
             message: Some(CHECK_FIELDS),
             hidden: vec![("csrf_token", "tok")],
-            form: SignupValues { cpf: "\"><b>", nome: "Carla", email: "", username: "" },
+            form: SignupValues { cpf: "\"><b>", nome: "Carla", email: "", username: "", next: "/conta/" },
             errors: &errors,
             login_path: LOGIN_PATH,
         }

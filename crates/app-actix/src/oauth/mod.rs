@@ -463,6 +463,7 @@ fn login_page(
     let mut page = pages::login(client_name, params, &token, username, message, passkey_next);
     page.recovery_path = crate::account::recovery::offered(req);
     page.providers = crate::account::federation::buttons(req, &back);
+    page.signup_path = crate::account::signup::offered(req).then(|| crate::account::signup::path_with_next(&back));
     html::html(builder, &page)
 }
 

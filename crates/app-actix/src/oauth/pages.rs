@@ -28,6 +28,8 @@ pub struct Login<'a> {
     pub recovery_path: Option<&'static str>,
     /// The buttons of the upstream providers ("Entrar com gov.br").
     pub providers: Vec<crate::account::federation::ProviderButton>,
+    /// "Criar conta", back to this request afterwards, when sign-up is open.
+    pub signup_path: Option<String>,
 }
 
 /// The page that says which gov.br level an application requires
@@ -116,6 +118,7 @@ pub fn login<'a>(
         passkey_token: form_token,
         recovery_path: None,
         providers: Vec::new(),
+        signup_path: None,
     }
 }
 
