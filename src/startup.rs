@@ -240,14 +240,11 @@ impl Application {
             client_address: settings.server.client_address_source()?,
             shutdown_timeout_secs: settings.server.shutdown_timeout_secs,
             account: AccountSettings { signup_enabled: settings.login.signup_enabled.unwrap_or(mode == Mode::Demo) },
-            public: credencial_app_actix::public_pages::PublicPages {
-                signup: settings.login.signup_enabled.unwrap_or(mode == Mode::Demo),
-                privacy: credencial_app_actix::public_pages::PrivacyFacts {
-                    access_log_days: settings.storage.access_log_retention_days,
-                    mail_days: settings.mail.mail_retention_days,
-                    session_idle_secs: settings.login.session_idle_secs,
-                    session_absolute_secs: settings.login.session_absolute_secs,
-                },
+            privacy: credencial_app_actix::public_pages::PrivacyFacts {
+                access_log_days: settings.storage.access_log_retention_days,
+                mail_days: settings.mail.mail_retention_days,
+                session_idle_secs: settings.login.session_idle_secs,
+                session_absolute_secs: settings.login.session_absolute_secs,
             },
             staff: staff_policy(settings, mode, factors.is_some())?,
             metrics: exporter.clone(),

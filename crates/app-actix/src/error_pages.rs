@@ -23,17 +23,18 @@ use crate::error::ApiError;
 use crate::html::{Site, PROVIDER};
 
 /// Paths whose routes are JSON APIs (or scripts and key sets): their
-/// errors stay JSON for every client.
+/// errors stay JSON for every client. The routes' own constants where
+/// they have one.
 const API_PREFIXES: &[&str] = &[
     "/api/",
     "/.well-known/",
-    "/usuarios",
-    "/oauth/token",
-    "/oauth/revoke",
-    "/oauth/introspect",
-    "/oauth/userinfo",
-    "/oauth/form_post.js",
-    "/conta/chave-de-acesso.js",
+    crate::user_directory::PATH,
+    crate::oauth::TOKEN_PATH,
+    crate::oauth::revocation::REVOKE_PATH,
+    crate::oauth::revocation::INTROSPECT_PATH,
+    crate::oauth::userinfo::USERINFO_PATH,
+    crate::oauth::form_post::SCRIPT_PATH,
+    crate::account::passkeys::SCRIPT_PATH,
     "/auth/jwt",
     "/sandbox/govbr/token",
     "/sandbox/govbr/jwk",
@@ -42,7 +43,7 @@ const API_PREFIXES: &[&str] = &[
     "/_test/",
     "/healthz",
     "/readyz",
-    "/metrics",
+    crate::metrics::PATH,
 ];
 
 /// Whether `path` belongs to a JSON API route (`token_prefix`: where the
@@ -77,8 +78,9 @@ pub fn wants_html(headers: &HeaderMap) -> bool {
     html > 0.0 && html >= json
 }
 
-/// The page of an error status: its title, what happened and what to do.
-fn words(status: StatusCode) -> (&'static str, &'static str, &'static str) {
+/// The page of an error status: its title, what happened and what to do
+/// (also the words of [`crate::html::failure_page`]).
+pub(crate) fn words(status: StatusCode) -> (&'static str, &'static str, &'static str) {
     match status {
         StatusCode::NOT_FOUND => (
             "Página não encontrada",

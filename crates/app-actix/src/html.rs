@@ -111,16 +111,14 @@ pub fn failure_page(e: credencial_application::ServiceError) -> HttpResponse {
     let api = crate::error::ApiError::from(e);
     let error_id = api.body().get("error_id").and_then(|v| v.as_str()).unwrap_or("").to_owned();
     let status = api.status();
-    let (title, reason) = if status == StatusCode::SERVICE_UNAVAILABLE {
-        ("Serviço indisponível", "O serviço está temporariamente indisponível.")
-    } else {
-        ("Erro interno", "Ocorreu um erro interno.")
-    };
+    let unavailable = status == StatusCode::SERVICE_UNAVAILABLE;
+    let shown = if unavailable { status } else { StatusCode::INTERNAL_SERVER_ERROR };
+    let (title, reason, hint) = crate::error_pages::words(shown);
     let mut builder = response(status);
-    if status == StatusCode::SERVICE_UNAVAILABLE {
+    if unavailable {
         builder.insert_header((header::RETRY_AFTER, "5"));
     }
-    let hint = format!("Tente novamente em instantes. Código do erro: {error_id}.");
+    let hint = format!("{hint} Código do erro: {error_id}.");
     html(builder, &ErrorPage { site: &PROVIDER, title, reason, hint: &hint, retry: None })
 }
 

@@ -3,7 +3,7 @@
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
-use actix_web::HttpResponse;
+use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 
 use credencial_domain::admin::page::thousands;
@@ -39,16 +39,6 @@ impl Default for PrivacyFacts {
     }
 }
 
-/// What the public pages need: whether sign-up is open and the facts of
-/// the privacy notice.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PublicPages {
-    /// Whether the home page offers "Criar uma conta".
-    pub signup: bool,
-    /// The privacy notice's facts.
-    pub privacy: PrivacyFacts,
-}
-
 #[derive(Template)]
 #[template(path = "public/home.html")]
 struct Home {
@@ -72,13 +62,14 @@ struct Privacy {
 /// an SVG, which browsers also take at `/favicon.ico`.
 const FAVICON: &str = include_str!("../templates/public/favicon.svg");
 
-/// The three resources.
-pub fn resources(pages: PublicPages) -> impl actix_web::dev::HttpServiceFactory {
-    let home = move || async move {
-        html(response(StatusCode::OK), &Home { site: &PROVIDER, title: "Início", signup: pages.signup })
+/// The resources: the home page (which offers "Criar uma conta" when
+/// sign-up is open), the privacy notice with `facts`, the favicon.
+pub fn resources(facts: PrivacyFacts) -> impl actix_web::dev::HttpServiceFactory {
+    let home = |req: HttpRequest| async move {
+        let signup = crate::account::signup::offered(&req);
+        html(response(StatusCode::OK), &Home { site: &PROVIDER, title: "Início", signup })
     };
     let privacy = move || async move {
-        let facts = pages.privacy;
         html(
             response(StatusCode::OK),
             &Privacy {

@@ -63,8 +63,8 @@ pub struct HttpSettings {
     /// Who writes the request lines (the service's log output, in its
     /// format); `None`: they are tracing events like every other line.
     pub request_lines: Option<std::sync::Arc<dyn crate::telemetry::RequestLineWriter>>,
-    /// The home page and the privacy notice.
-    pub public: crate::public_pages::PublicPages,
+    /// What the privacy notice says of the retention.
+    pub privacy: crate::public_pages::PrivacyFacts,
 }
 
 impl Default for HttpSettings {
@@ -83,7 +83,7 @@ impl Default for HttpSettings {
             metrics: None,
             metrics_route: false,
             request_lines: None,
-            public: crate::public_pages::PublicPages::default(),
+            privacy: crate::public_pages::PrivacyFacts::default(),
         }
     }
 }
@@ -223,8 +223,9 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .app_data(readiness.clone())
             .app_data(grants.clone())
             .app_data(token_prefix.clone())
-            // The consent page names the signed-in account; the
-            // application's login form links to sign-up when it is open.
+            // The consent page names the signed-in account; the home page
+            // and the application's login form offer sign-up when it is
+            // open.
             .app_data(account_services.accounts.clone())
             .app_data(web::Data::new(s.account));
         // First the routes a load calls: actix tries the services in the
@@ -250,7 +251,7 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(AccountApi::new(account_services.clone(), cookies, s.account))
             .service(AdminApi::new(admin_services.clone(), cookies, s.staff).with_mail(mail.clone()))
             .service(user_directory::resources(user_directory.clone()))
-            .service(crate::public_pages::resources(s.public));
+            .service(crate::public_pages::resources(s.privacy));
         if let Some(client_login) = &client_login {
             app = app.service(ClientLoginApi::new(Arc::clone(client_login), s.cookie_secure));
         }

@@ -310,16 +310,21 @@ pub fn see_other(location: &str) -> HttpResponse {
     builder.finish()
 }
 
+/// `path` with the query `next=<next>`: a page that goes on to `next`
+/// afterwards (the login form, the second factor's page, sign-up).
+pub fn with_next(path: &str, next: &str) -> String {
+    let query = serde_urlencoded::to_string([("next", next)]).unwrap_or_default();
+    format!("{path}?{query}")
+}
+
 /// 303 to the second factor's page, which goes on to `next` afterwards.
 pub fn to_second_factor(next: &str) -> HttpResponse {
-    let query = serde_urlencoded::to_string([("next", next)]).unwrap_or_default();
-    see_other(&format!("{VERIFY_PATH}?{query}"))
+    see_other(&with_next(VERIFY_PATH, next))
 }
 
 /// 303 to the login form, which comes back to `next` afterwards.
 pub fn to_login(next: &str) -> HttpResponse {
-    let query = serde_urlencoded::to_string([("next", next)]).unwrap_or_default();
-    see_other(&format!("{LOGIN_PATH}?{query}"))
+    see_other(&with_next(LOGIN_PATH, next))
 }
 
 /// `next` resolved as the browser will resolve it (dot segments removed in

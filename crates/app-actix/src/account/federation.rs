@@ -27,7 +27,7 @@ use crate::cookies::{self, CookiePolicy};
 use crate::form::FormFields;
 use crate::html::{self, ErrorPage, Site, PROVIDER};
 use crate::routes::{self, resource};
-use crate::session::{origin, safe_next_after_factor, see_other, with_session, LOGIN_PATH};
+use crate::session::{origin, safe_next_after_factor, see_other, with_next, with_session, LOGIN_PATH};
 
 /// Where a login through provider `{id}` starts: `/conta/entrar/externo/{id}/`.
 pub const START_PATH: &str = "/conta/entrar/externo/{provider}";
@@ -54,8 +54,7 @@ const LINK_COOKIE: &str = "credencial_vinculo";
 
 /// The start of a login through provider `id`, going on to `next`.
 pub fn start_href(id: &str, next: &str) -> String {
-    let query = serde_urlencoded::to_string([("next", next)]).unwrap_or_default();
-    format!("/conta/entrar/externo/{id}/?{query}")
+    with_next(&format!("/conta/entrar/externo/{id}/"), next)
 }
 
 /// A provider's button on a login form.
@@ -192,8 +191,7 @@ fn logged_in(req: &HttpRequest, cookies: &CookiePolicy, login: FederatedLogin, p
             with_session(req, cookies, notice_page(&notice, provider, &next), &signed)
         }
         FederatedLogin::Confirm { token, newly_proven } => {
-            let login =
-                format!("{LOGIN_PATH}?{}", serde_urlencoded::to_string([("next", CONFIRM_PATH)]).unwrap_or_default());
+            let login = with_next(LOGIN_PATH, CONFIRM_PATH);
             let page = ConfirmPage { site: &PROVIDER, title: "Confirme a sua conta", provider, newly_proven, login };
             let mut answer = html::html(html::response(StatusCode::OK), &page);
             cookies::append(&mut answer, &cookies.set(req, LINK_COOKIE, STATE_COOKIE_PATH, &token, LOGIN_SECS));

@@ -24,7 +24,9 @@ use super::{
 };
 use crate::cookies::CookiePolicy;
 use crate::html::{self, Site, PROVIDER};
-use crate::session::{login_form, login_form_token_matches, origin, safe_next_after_factor, session_of, FORM_EXPIRED};
+use crate::session::{
+    login_form, login_form_token_matches, origin, safe_next_after_factor, session_of, with_next, FORM_EXPIRED,
+};
 
 /// What the 404 page says when sign-up is off.
 const SIGNUP_OFF: &str = "O cadastro de novas contas não está aberto neste serviço.";
@@ -53,12 +55,6 @@ pub struct Signup<'a> {
     pub login_path: &'a str,
 }
 
-/// Where a new account goes after signing up: `next` when it is an
-/// account page or the authorization endpoint, else the overview.
-pub fn after_signup(next: Option<&str>) -> String {
-    safe_next_after_factor(next)
-}
-
 /// Whether the service offers sign-up (for the other login forms' links).
 pub fn offered(req: &HttpRequest) -> bool {
     req.app_data::<web::Data<AccountSettings>>().is_some_and(|s| s.signup_enabled)
@@ -66,7 +62,7 @@ pub fn offered(req: &HttpRequest) -> bool {
 
 /// The sign-up page's path with `next` (where the new account goes).
 pub fn path_with_next(next: &str) -> String {
-    format!("{SIGNUP_PATH}?{}", serde_urlencoded::to_string([("next", next)]).unwrap_or_default())
+    with_next(SIGNUP_PATH, next)
 }
 
 /// The values the sign-up form shows again.
@@ -80,8 +76,9 @@ pub struct SignupValues<'a> {
     pub email: &'a str,
     /// Username as typed.
     pub username: &'a str,
-    /// Where the new account goes (see [`after_signup`]), carried by the
-    /// form.
+    /// Where the new account goes (an account page or the authorization
+    /// endpoint, else the overview: [`safe_next_after_factor`]), carried by
+    /// the form.
     pub next: &'a str,
 }
 
@@ -97,7 +94,7 @@ pub async fn form(
         return not_offered(SIGNUP_OFF);
     }
     let query = web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string()).ok();
-    let next = after_signup(query.as_ref().and_then(|q| q.get("next")).map(String::as_str));
+    let next = safe_next_after_factor(query.as_ref().and_then(|q| q.get("next")).map(String::as_str));
     match session_of(&req).await {
         Ok(Some(_)) => see_other(&next),
         Ok(None) => {
@@ -128,7 +125,7 @@ pub async fn create(
             Ok(values) => values,
             Err(e) => return form_refused(e),
         };
-    let next = after_signup(Some(next).filter(|n| !n.is_empty()));
+    let next = safe_next_after_factor(Some(next).filter(|n| !n.is_empty()));
     let typed = SignupValues { cpf, nome, email, username, next: &next };
     let none = FieldErrors::new();
     if !login_form_token_matches(&req, &sessions, csrf_token) {

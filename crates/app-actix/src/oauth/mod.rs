@@ -203,8 +203,7 @@ fn level_page(
         return bad_request(&reason);
     };
     let params = AuthorizationParams { prompt: None, max_age: None, ..params.clone() };
-    let query = serde_urlencoded::to_string(form::authorization_pairs(&params)).unwrap_or_default();
-    let back = format!("{AUTHORIZE_PATH}/?{query}");
+    let back = authorize_href(&params);
     let page = pages::Level {
         site: &html::PROVIDER,
         title: "Nível da conta gov.br",
@@ -227,8 +226,7 @@ async fn step_up(
     client_name: &str,
     params: &AuthorizationParams,
 ) -> HttpResponse {
-    let query = serde_urlencoded::to_string(form::authorization_pairs(params)).unwrap_or_default();
-    let back = format!("{AUTHORIZE_PATH}/?{query}");
+    let back = authorize_href(params);
     let Some(factors) = req.app_data::<web::Data<SecondFactorService>>() else {
         let reason = format!(
             "O aplicativo {client_name} exige a verificação em duas etapas, que não está disponível neste serviço."
@@ -456,8 +454,7 @@ fn login_page(
             max_age: None,
             ..params.clone()
         };
-        let query = serde_urlencoded::to_string(form::authorization_pairs(&params)).unwrap_or_default();
-        format!("{AUTHORIZE_PATH}/?{query}")
+        authorize_href(&params)
     };
     let passkey_next = crate::account::passkeys::offered(req).map(|_| back.as_str());
     let mut page = pages::login(client_name, params, &token, username, message, passkey_next);
@@ -491,8 +488,7 @@ async fn consent_page(
         None => None,
     };
     let again = AuthorizationParams { prompt: Some("login".to_owned()), ..params.clone() };
-    let query = serde_urlencoded::to_string(form::authorization_pairs(&again)).unwrap_or_default();
-    let switch = format!("{AUTHORIZE_PATH}/?{query}");
+    let switch = authorize_href(&again);
     let page = pages::consent(
         &prompt.client_name,
         prompt.authorization.scopes,
@@ -520,6 +516,13 @@ fn malformed(detail: &str) -> HttpResponse {
     let hint = html::refusal_hint(BACK_TO_APP, detail, "invalid_request");
     let reason = "O pedido de autorização está malformado: o aplicativo enviou parâmetros repetidos ou inválidos.";
     html::html(html::response(StatusCode::BAD_REQUEST), &pages::error("Pedido inválido", reason, &hint))
+}
+
+/// The authorization request `params` as a link to this endpoint (where a
+/// login, a level or a second account comes back to).
+fn authorize_href(params: &AuthorizationParams) -> String {
+    let query = serde_urlencoded::to_string(form::authorization_pairs(params)).unwrap_or_default();
+    format!("{AUTHORIZE_PATH}/?{query}")
 }
 
 fn bad_request(reason: &str) -> HttpResponse {
