@@ -219,7 +219,8 @@ async fn seed_profile(storage: &Storage, username: &str, id: UserId) -> anyhow::
     if username != "ana" {
         return Ok(());
     }
-    profiles.set_profile(id, "https://www.gravatar.com/avatar/?d=identicon&s=160", true).await?;
+    // No avatar: a demo page or application loads nothing from another site.
+    profiles.set_profile(id, "", true).await?;
     let experiences = [
         (
             "Hospital Universitário Onofre Lopes",

@@ -9,6 +9,7 @@ use secrecy::ExposeSecret;
 
 use crate::startup::Mode;
 
+mod branding;
 mod checks;
 mod client;
 mod federation;
@@ -22,6 +23,7 @@ mod storage;
 mod text;
 mod tokens;
 
+pub use branding::BrandingSettings;
 pub use client::ClientSettings;
 pub use federation::FederationSettings;
 pub use login::LoginSettings;
@@ -85,6 +87,8 @@ pub struct Settings {
     pub mail: MailSettings,
     /// The client component.
     pub client: ClientSettings,
+    /// The institution's identity on pages and mails.
+    pub branding: BrandingSettings,
 }
 
 impl std::fmt::Debug for Settings {
@@ -134,6 +138,7 @@ pub fn setting_names() -> &'static [&'static str] {
             serde_introspect::<FederationSettings>(),
             serde_introspect::<MailSettings>(),
             serde_introspect::<ClientSettings>(),
+            serde_introspect::<BrandingSettings>(),
         ]
         .concat()
     })
@@ -153,6 +158,7 @@ pub fn default_values() -> serde_json::Map<String, serde_json::Value> {
         serde_json::to_value(&d.federation),
         serde_json::to_value(&d.mail),
         serde_json::to_value(&d.client),
+        serde_json::to_value(&d.branding),
     ];
     let mut values = serde_json::Map::new();
     for section in sections {
@@ -175,6 +181,7 @@ impl Settings {
             federation: config.clone().try_deserialize()?,
             mail: config.clone().try_deserialize()?,
             client: config.clone().try_deserialize()?,
+            branding: config.clone().try_deserialize()?,
         })
     }
 }

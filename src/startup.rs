@@ -176,7 +176,9 @@ impl Application {
             Arc::clone(&profiles),
             Arc::clone(&clock),
         );
-        let mail = mail_setup(settings, mode, local, &storage, &clock, exporter.as_ref())?;
+        // The institution's identity (its logo file read once, here).
+        let branding = Arc::new(settings.branding.branding(mode)?);
+        let mail = mail_setup(settings, mode, local, &storage, &clock, exporter.as_ref(), &branding)?;
         let security_log = SecurityLog::new(Arc::clone(&storage.security_events), Arc::clone(&clock));
         let security_log = Arc::new(match &mail {
             Some(m) => security_log.with_notices(Notices {
@@ -194,7 +196,7 @@ impl Application {
                     key,
                     Arc::clone(tokens.credentials()),
                     Arc::clone(&clock),
-                    credencial_app_actix::html::PROVIDER.name,
+                    &branding.service_name,
                 )
                 .with_security_log(Arc::clone(&security_log)),
             )
@@ -215,10 +217,12 @@ impl Application {
             Some(factors) => sessions.with_second_factors(Arc::clone(factors)),
             None => sessions,
         };
-        let sessions = Arc::new(match passkey_service(settings, mode, local, &storage, factors.as_ref(), &clock)? {
-            Some(passkeys) => sessions.with_passkeys(Arc::new(passkeys)),
-            None => sessions,
-        });
+        let sessions = Arc::new(
+            match passkey_service(settings, mode, local, &storage, factors.as_ref(), &clock, &branding.service_name)? {
+                Some(passkeys) => sessions.with_passkeys(Arc::new(passkeys)),
+                None => sessions,
+            },
+        );
         let federation = federation_service(settings, mode, local, &provider_client, &storage, &sessions, &clock)?;
         let oauth = match openid_issuer(settings, mode, local, &tokens)? {
             Some(issuer) => oauth.with_issuer(issuer),
@@ -250,6 +254,7 @@ impl Application {
             metrics: exporter.clone(),
             metrics_route: metrics_endpoint == Some(None),
             request_lines: crate::telemetry::request_line_writer(),
+            branding,
         };
         let oauth = Arc::new(oauth);
         let own_entries = Arc::new(OwnEntryService::new(Arc::clone(&storage.users), Arc::clone(&storage.own_entries)));
@@ -801,6 +806,7 @@ fn mail_setup(
     storage: &Storage,
     clock: &Arc<dyn Clock>,
     exporter: Option<&MetricsExporter>,
+    branding: &Arc<credencial_app_actix::branding::Branding>,
 ) -> Result<Option<MailSetup>, SettingsError> {
     let (mailer, sandbox): (Arc<dyn credencial_ports::Mailer>, _) = match (&settings.mail.smtp_url, mode) {
         (Some(url), _) => {
@@ -838,7 +844,7 @@ fn mail_setup(
     };
     Ok(Some(MailSetup {
         sender: Arc::new(sender),
-        renderer: Arc::new(MailTemplates::default()),
+        renderer: Arc::new(MailTemplates::new(Arc::clone(branding))),
         public_url: public_url(settings, mode, local)?,
         sandbox,
     }))
@@ -1050,6 +1056,7 @@ fn passkey_service(
     storage: &Storage,
     factors: Option<&Arc<SecondFactorService>>,
     clock: &Arc<dyn credencial_ports::Clock>,
+    service_name: &str,
 ) -> Result<Option<PasskeyService>, SettingsError> {
     let Some(factors) = factors else {
         return Ok(None);
@@ -1071,14 +1078,9 @@ fn passkey_service(
         }
     };
     let url = url::Url::parse(&origin).map_err(|e| SettingsError::about("passkey_origin", e))?;
-    let service = PasskeyService::new(
-        &url,
-        credencial_app_actix::html::PROVIDER.name,
-        Arc::clone(&storage.passkeys),
-        Arc::clone(factors),
-        Arc::clone(clock),
-    )
-    .map_err(|e| SettingsError::about("passkey_origin", e))?;
+    let service =
+        PasskeyService::new(&url, service_name, Arc::clone(&storage.passkeys), Arc::clone(factors), Arc::clone(clock))
+            .map_err(|e| SettingsError::about("passkey_origin", e))?;
     tracing::info!(origin = url.origin().ascii_serialization(), "passkeys are on");
     Ok(Some(service))
 }

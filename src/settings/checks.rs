@@ -26,6 +26,7 @@ impl Settings {
         problems.extend(self.key_problems(mode));
         problems.extend(self.upstream_problems(mode));
         problems.extend(self.federation.provider_problems());
+        problems.extend(self.branding.problems());
         problems
     }
 

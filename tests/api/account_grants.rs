@@ -3,7 +3,7 @@
 //! *Revogar* ends at once, and every refused revocation.
 
 use crate::account::{form_token, signed_in_browser};
-use crate::helpers::{status_and_json, with, Browser, TestApp};
+use crate::helpers::{hidden_fields, status_and_json, with, Browser, TestApp};
 use crate::profile::{app, consent_to_every_client, register_client, token};
 
 const PASSWORD: &str = "senha-da-lia-1";
@@ -46,7 +46,14 @@ async fn revoking_an_application_ends_its_reads_at_once_and_leaves_the_others() 
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("<h2>portal</h2>") && page.body.contains("<h2>agenda</h2>"), "{}", page.body);
     assert!(page.body.contains("Seu CPF"), "the scopes in plain words: {}", page.body);
-    let done = browser.post("/conta/aplicativos/", &revoke_form(&form_token(&page), "portal")).await;
+    // The button asks first: what will happen, and nothing changed yet.
+    let asked = browser.post("/conta/aplicativos/", &revoke_form(&form_token(&page), "portal")).await;
+    assert_eq!(asked.status, 200, "{}", asked.body);
+    assert!(asked.body.contains("<h1>Revogar o acesso de portal?</h1>"), "{}", asked.body);
+    assert!(asked.body.contains("deixa de ler os seus dados"), "{}", asked.body);
+    assert!(asked.body.contains("<a class=\"button secondary\" href=\"/conta/aplicativos/\">Cancelar</a>"));
+    assert_eq!(read(&app, id, "portal").await.0, 200, "nothing revoked before the confirmation");
+    let done = browser.post("/conta/aplicativos/", &hidden_fields(&asked.body)).await;
     assert_eq!((done.status, done.location.as_deref()), (303, Some("/conta/aplicativos/?revogado=1")));
     let (status, body, _) = read(&app, id, "portal").await;
     assert_eq!(status, 401, "the portal's unexpired token is refused at once: {body}");

@@ -16,7 +16,7 @@ use crate::oauth::{app, callback, consent_page, decide, portal_request, PORTAL_S
 const PORTAL_PAGE: &str = "/admin/aplicativos/portal/";
 
 /// The app with portal, spa, ana and chefe; a browser signed in as chefe.
-async fn panel() -> (TestApp, i64, Browser) {
+pub(crate) async fn panel() -> (TestApp, i64, Browser) {
     let (app, ana) = app().await;
     add_staff(&app).await;
     let browser = staff_browser(&app).await;
@@ -27,7 +27,7 @@ async fn panel() -> (TestApp, i64, Browser) {
 async fn staff_post(browser: &mut Browser, path: &str, fields: &[(&str, &str)]) -> Page {
     let page = browser.get(PORTAL_PAGE).await;
     assert_eq!(page.status, 200, "{}", page.body);
-    let mut form = vec![("csrf_token".to_owned(), form_token(&page))];
+    let mut form = vec![("csrf_token".to_owned(), form_token(&page)), ("confirmado".to_owned(), "sim".to_owned())];
     form.extend(fields.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
     browser.post(path, &form).await
 }

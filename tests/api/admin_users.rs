@@ -15,7 +15,7 @@ const PASSWORD: &str = "senha-do-bruno-1";
 
 /// `app` with the staff user `chefe` and `bruno` (CPF 111.444.777-35);
 /// returns bruno's id.
-async fn with_bruno(app: &TestApp) -> i64 {
+pub(crate) async fn with_bruno(app: &TestApp) -> i64 {
     add_staff(app).await;
     let id = app.add_user("bruno", PASSWORD, true).await;
     sqlx::query("UPDATE users SET cpf = '11144477735' WHERE id = $1")
@@ -32,7 +32,8 @@ async fn act(browser: &mut Browser, id: i64, acao: &str) -> Page {
     let page = browser.get(&path).await;
     assert_eq!(page.status, 200, "{}", page.body);
     let token = form_token(&page);
-    browser.post(&path, &[("csrf_token".into(), token), ("acao".into(), acao.into())]).await
+    let fields = [("csrf_token".into(), token), ("acao".into(), acao.into()), ("confirmado".into(), "sim".into())];
+    browser.post(&path, &fields).await
 }
 
 /// Posts `acao` and expects the 303 back to the account's page with the

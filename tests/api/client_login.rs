@@ -156,10 +156,14 @@ async fn ana_logs_in_and_her_record_gets_every_mapped_column() {
     );
     let page = browser.get("/auth/me/").await;
     assert_eq!(page.status, 200, "{}", page.body);
-    for shown in ["52998224725", "Beatriz Souza", "1988-03-14", "MARIA DAS GRACAS SOUZA", "formacao_academica"] {
+    for shown in ["529.***.***-25", "Beatriz Souza", "**/**/1988", "M. D. G. S.", "formacao_academica"] {
         assert!(page.body.contains(shown), "{shown} missing from {}", page.body);
     }
-    assert!(page.body.contains("<th scope=\"row\">birth_date</th>"));
+    // Personal data masked (LGPD): the full values stay in the table.
+    for full in ["52998224725", "1988-03-14", "MARIA DAS GRACAS SOUZA"] {
+        assert!(!page.body.contains(full), "{full} shown in full: {}", page.body);
+    }
+    assert!(page.body.contains("<th scope=\"row\">Data de nascimento</th>"));
 
     // Logging in again updates the same row.
     let again = log_in(&mut browser, "ana", "ana-demo-2026", "/auth/me/").await;

@@ -302,7 +302,11 @@ async fn a_link_is_undone_only_while_another_way_to_log_in_remains() {
     let refused = browser
         .post(
             "/conta/seguranca/vinculos/",
-            &[("csrf_token".into(), token.clone()), ("provedor".into(), "govbr".into())],
+            &[
+                ("csrf_token".into(), token.clone()),
+                ("provedor".into(), "govbr".into()),
+                ("confirmado".into(), "sim".into()),
+            ],
         )
         .await;
     assert_eq!(refused.status, 409, "her only way in: {}", refused.body);
@@ -316,11 +320,16 @@ async fn a_link_is_undone_only_while_another_way_to_log_in_remains() {
         .post("/conta/seguranca/vinculos/", &[("csrf_token".into(), "x".into()), ("provedor".into(), "govbr".into())])
         .await;
     assert_eq!(forged.status, 403, "a form without the session's token: {}", forged.body);
-    let done = ana
+    // The button asks first, and the link stays until the confirmation.
+    let asked = ana
         .post("/conta/seguranca/vinculos/", &[("csrf_token".into(), token), ("provedor".into(), "govbr".into())])
         .await;
-    assert_eq!(done.status, 303, "{}", done.body);
+    assert_eq!(asked.status, 200, "{}", asked.body);
+    assert!(asked.body.contains("<h1>Desfazer o vínculo com gov.br?</h1>"), "{}", asked.body);
     let ana_id = account_of(&db, ANA).await;
+    assert!(level_of(&db, ana_id).await.is_some(), "nothing undone before the confirmation");
+    let done = ana.post("/conta/seguranca/vinculos/", &hidden_fields(&asked.body)).await;
+    assert_eq!(done.status, 303, "{}", done.body);
     assert_eq!(level_of(&db, ana_id).await, None, "the link is gone");
     let security = ana.get("/conta/seguranca/").await;
     assert!(security.body.contains("Vínculo com gov.br desfeito"), "in the activity");

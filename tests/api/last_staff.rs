@@ -79,7 +79,13 @@ async fn race(acao: &str) {
         sqlx::query("UPDATE users SET is_active = TRUE, is_staff = TRUE").execute(&app.db.pool).await.expect("reset");
         let (mut a, a_token) = on_account_page(&app, "chefe", "senha-do-chefe-1", bruno).await;
         let (mut b, b_token) = on_account_page(&app, "bruno", "senha-do-bruno-1", chefe).await;
-        let fields = |token: &str| [("csrf_token".to_owned(), token.to_owned()), ("acao".to_owned(), acao.to_owned())];
+        let fields = |token: &str| {
+            [
+                ("csrf_token".to_owned(), token.to_owned()),
+                ("acao".to_owned(), acao.to_owned()),
+                ("confirmado".to_owned(), "sim".to_owned()),
+            ]
+        };
         let (a_fields, b_fields) = (fields(&a_token), fields(&b_token));
         let (a_path, b_path) = (format!("/admin/usuarios/{bruno}/"), format!("/admin/usuarios/{chefe}/"));
         let (first, second) = tokio::join!(a.post(&a_path, &a_fields), b.post(&b_path, &b_fields));

@@ -36,8 +36,8 @@ const HTML_ROUTES: [&str; 8] = [
 const HTML_PREFIXES: [&str; 2] = ["/conta", "/admin"];
 /// Routes that answer another format than JSON: the metrics (Prometheus
 /// text format, when enabled), the script of the `response_mode=form_post`
-/// page and the favicon (SVG).
-const TEXT_ROUTES: [&str; 4] = ["/metrics", "/oauth/form_post.js", "/favicon.ico", "/favicon.svg"];
+/// page, the favicon (SVG) and the institution's logo (an image).
+const TEXT_ROUTES: [&str; 5] = ["/metrics", "/oauth/form_post.js", "/favicon.ico", "/favicon.svg", "/marca/logo"];
 /// The confidential client of these tests.
 const CLIENT: &str = "host";
 const CLIENT_SECRET: &str = "host-secret-0123456789";

@@ -25,7 +25,10 @@ const PATIENCE: Duration = Duration::from_secs(20);
 const PUBLIC_URL: &str = "https://id.example.gov.br";
 
 /// An app that sends mail to `sink`, with lia (e-mail `lia@example.gov.br`).
-async fn app_mailing_to(sink: &SmtpSink, adjust: impl FnOnce(&mut credencial::settings::Settings)) -> TestApp {
+pub(crate) async fn app_mailing_to(
+    sink: &SmtpSink,
+    adjust: impl FnOnce(&mut credencial::settings::Settings),
+) -> TestApp {
     let port = sink.address().port();
     let app = spawn_app_with(|s| {
         s.mail.smtp_url = Some(format!("smtp://127.0.0.1:{port}").into());
@@ -39,9 +42,14 @@ async fn app_mailing_to(sink: &SmtpSink, adjust: impl FnOnce(&mut credencial::se
 }
 
 /// The text part of a received mail, its transfer encoding undone.
-fn text_part(mail: &ReceivedMail) -> String {
+pub(crate) fn text_part(mail: &ReceivedMail) -> String {
+    part(mail, "text/plain")
+}
+
+/// The part of `media_type` of a received mail, its transfer encoding undone.
+pub(crate) fn part(mail: &ReceivedMail, media_type: &str) -> String {
     let data = mail.data.replace("\r\n", "\n");
-    let part = data.split("Content-Type: text/plain").nth(1).expect("a text part");
+    let part = data.split(&format!("Content-Type: {media_type}")).nth(1).expect("the part");
     let (headers, body) = part.split_once("\n\n").expect("part headers");
     let body = body.split("\n--").next().expect("part body");
     if headers.contains("Content-Transfer-Encoding: base64") {
@@ -103,7 +111,7 @@ async fn reset_links(sink: &SmtpSink, count: usize) -> Vec<String> {
 }
 
 /// Waits until the outbox has no mail waiting (every notice delivered).
-async fn settled(app: &TestApp) {
+pub(crate) async fn settled(app: &TestApp) {
     let deadline = Instant::now() + PATIENCE;
     loop {
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -119,7 +127,7 @@ async fn settled(app: &TestApp) {
 }
 
 /// Asks for a link for `typed` from a fresh browser: the answer page.
-async fn ask(app: &TestApp, typed: &str) -> Page {
+pub(crate) async fn ask(app: &TestApp, typed: &str) -> Page {
     let mut browser = Browser::new(app);
     ask_in(&mut browser, typed).await
 }
@@ -144,7 +152,7 @@ async fn set_password(browser: &mut Browser, path: &str, password: &str, code: &
 }
 
 /// The mails received for `to`.
-fn mails_to(sink: &SmtpSink, to: &str) -> Vec<ReceivedMail> {
+pub(crate) fn mails_to(sink: &SmtpSink, to: &str) -> Vec<ReceivedMail> {
     sink.received().into_iter().filter(|m| m.to == [format!("<{to}>")]).collect()
 }
 
@@ -589,7 +597,10 @@ async fn changes_and_logins_from_a_new_device_are_told_by_mail() {
     let user_page = staff.get(&format!("/admin/usuarios/{lia}/")).await;
     let token = form_token(&user_page);
     let off = staff
-        .post(&format!("/admin/usuarios/{lia}/"), &[("csrf_token".into(), token), ("acao".into(), "desativar".into())])
+        .post(
+            &format!("/admin/usuarios/{lia}/"),
+            &[("csrf_token".into(), token), ("acao".into(), "desativar".into()), ("confirmado".into(), "sim".into())],
+        )
         .await;
     assert!(off.status == 303 || off.status == 200, "{}: {}", off.status, off.body);
     let last = mail_where(&sink, |m| text_part(m).contains("Conta desativada")).await;

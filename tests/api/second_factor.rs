@@ -438,7 +438,11 @@ async fn staff_must_pass_a_second_factor_before_the_panel_and_can_reset_a_person
     let reset = staff
         .post(
             &format!("/admin/usuarios/{lia}/"),
-            &[("csrf_token".into(), token), ("acao".into(), "remover-segundo-fator".into())],
+            &[
+                ("csrf_token".into(), token),
+                ("acao".into(), "remover-segundo-fator".into()),
+                ("confirmado".into(), "sim".into()),
+            ],
         )
         .await;
     assert_eq!(reset.status, 303, "{}", reset.body);

@@ -442,12 +442,17 @@ async fn the_panel_issues_a_token_with_the_checked_permissions_and_shows_it_once
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("ainda não tem token"), "{}", page.body);
     let token = form_token(&page);
-    let answer = chefe
+    // Issuing asks first, saying what the token may do.
+    let asked = chefe
         .post(
             "/admin/aplicativos/demo-host/api/",
             &[("csrf_token".into(), token.clone()), ("users_read".into(), "1".into())],
         )
         .await;
+    assert_eq!(asked.status, 200, "{}", asked.body);
+    assert!(asked.body.contains("poderá consultar usuários pela API"), "{}", asked.body);
+    assert!(!asked.body.contains("<code class=\"api-token\">"), "no token before the confirmation");
+    let answer = chefe.post("/admin/aplicativos/demo-host/api/", &crate::helpers::hidden_fields(&asked.body)).await;
     assert_eq!(answer.status, 200, "{}", answer.body);
     assert_eq!(answer.headers["cache-control"], "no-store");
     let shown =

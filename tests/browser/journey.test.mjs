@@ -289,6 +289,10 @@ test('bruno: his account, his entries, his validation, consent remembered and re
         assert.match(await page.locator('ul.apps').textContent(), /Aplicação de demonstração/);
         await checkPage(page, 'conta-aplicativos');
         await submit(page, 'ul.apps button:has-text("Revogar")');
+        // A confirmation step first: what will happen, and nothing revoked yet.
+        assert.match(await page.locator('h1').textContent(), /^Revogar o acesso de Aplicação de demonstração\?$/);
+        await checkPage(page, 'conta-aplicativos-confirmar');
+        await submit(page, 'main form button:has-text("Revogar")');
         assert.ok(await page.locator('.notice[role="status"]').isVisible(), 'the revocation is confirmed');
         assert.equal(await page.locator('ul.apps').count(), 0, 'nothing left to revoke');
         await checkPage(page, 'conta-aplicativos-revogado');
@@ -472,6 +476,7 @@ test('admin: registers an application, disables cnes for demo-host, deactivates 
         await submit(page);
         assert.ok((await page.locator('.field-error').count()) >= 1, 'a bad redirect URI is refused');
         assert.equal(await page.inputValue('#nome'), 'Portal da Prefeitura', 'kept as typed');
+        assert.equal(await page.evaluate(() => document.activeElement.id), 'redirect_uris', 'the refused field has the focus');
         await checkPage(page, 'admin-aplicativo-novo-erro');
         await page.fill('#redirect_uris', 'https://portal.example.gov.br/retorno');
         await page.check('#escopo_cnes');
@@ -481,6 +486,15 @@ test('admin: registers an application, disables cnes for demo-host, deactivates 
         await checkPage(page, 'admin-aplicativo-segredo');
         const stored = await sql(DB, "SELECT secret_hash FROM oauth_clients WHERE client_id = 'portal-da-prefeitura'");
         assert.ok(stored.trim().startsWith('pbkdf2_sha256$') && !stored.includes(secret), 'only a hash is stored');
+        // A new secret asks first; "Cancelar" leaves the secret as it was.
+        await page.goto(`${base}/admin/aplicativos/portal-da-prefeitura/`);
+        await submit(page, 'button:has-text("Gerar novo segredo")');
+        assert.equal(await page.locator('h1').textContent(), 'Gerar um novo segredo para Portal da Prefeitura?');
+        await checkPage(page, 'admin-aplicativo-segredo-confirmar');
+        await Promise.all([page.waitForNavigation(), page.click('main a:has-text("Cancelar")')]);
+        assert.equal(new URL(page.url()).pathname, '/admin/aplicativos/portal-da-prefeitura/');
+        const kept = await sql(DB, "SELECT secret_hash FROM oauth_clients WHERE client_id = 'portal-da-prefeitura'");
+        assert.equal(kept, stored, 'nothing changed without the confirmation');
 
         // demo-host without cnes.
         await page.goto(`${base}/admin/aplicativos/demo-host/`);
@@ -501,6 +515,9 @@ test('admin: registers an application, disables cnes for demo-host, deactivates 
         await Promise.all([page.waitForURL(/\/admin\/usuarios\/\d+\/$/), page.click('table.accounts a:has-text("bruno")')]);
         await checkPage(page, 'admin-usuario');
         await submit(page, 'button:has-text("Desativar a conta")');
+        assert.match(await page.locator('h1').textContent(), /^Desativar a conta de .*bruno.*\?$/);
+        await checkPage(page, 'admin-usuario-confirmar');
+        await submit(page, 'main form button:has-text("Desativar a conta")');
         assert.ok(await page.locator('.notice[role="status"]').isVisible(), 'the deactivation is confirmed');
         assert.match(await page.locator('dl.facts').textContent(), /Desativada/);
 
@@ -510,6 +527,9 @@ test('admin: registers an application, disables cnes for demo-host, deactivates 
         await checkPage(page, 'admin-aplicativo-api');
         for (const box of await page.locator('fieldset.api-permissions input[type="checkbox"]').all()) await box.check();
         await submit(page);
+        assert.match(await page.locator('h1').textContent(), /^Emitir um token da API de usuários/);
+        await checkPage(page, 'admin-aplicativo-api-confirmar');
+        await submit(page, 'main form button:has-text("Emitir token")');
         const token = (await page.locator('code.api-token').textContent()).trim();
         await checkPage(page, 'admin-aplicativo-api-token');
         const found = await fetch(`${base}/usuarios/52998224725/`, { headers: { Authorization: `Token ${token}` } });

@@ -214,7 +214,7 @@ test('the logout pages: a confirmation without id_token_hint, the page after an 
         // Without id_token_hint: the person confirms on the provider's page.
         const query = new URLSearchParams({ client_id: CLIENT_ID, post_logout_redirect_uri: POST_LOGOUT_URI });
         await page.goto(`${demo.base}/oauth/logout/?${query}`);
-        assert.equal(await page.locator('h1').textContent(), 'Sair do credencial?');
+        assert.equal(await page.locator('h1').textContent(), 'Sair do ID Sabiá?');
         assert.match(await page.locator('main').textContent(), /Aplicação OpenID Connect de demonstração/);
         await checkPage(page, 'oauth-logout');
         const back = await client.to(() => page.click('main form button[type="submit"]'));
@@ -223,7 +223,7 @@ test('the logout pages: a confirmation without id_token_hint, the page after an 
         // An unregistered return address is never followed.
         const unregistered = new URLSearchParams({ client_id: CLIENT_ID, post_logout_redirect_uri: 'https://fora.example/' });
         await page.goto(`${demo.base}/oauth/logout/?${unregistered}`);
-        assert.equal(await page.locator('h1').textContent(), 'Você saiu do credencial');
+        assert.equal(await page.locator('h1').textContent(), 'Você saiu do ID Sabiá');
         assert.match(await page.locator('main').textContent(), /não está registrado/);
         await checkPage(page, 'oauth-logged-out');
     } finally {

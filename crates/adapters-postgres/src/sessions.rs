@@ -29,6 +29,7 @@ struct ResumedColumns {
     acr: String,
     must_change_password: bool,
     second_factor_pending: bool,
+    display_name: String,
 }
 
 #[derive(sqlx::FromRow)]
@@ -75,13 +76,14 @@ impl SessionStore for PgSessionStore {
         // minute: most requests write nothing).
         let row = sqlx::query_as::<_, ResumedColumns>(
             "WITH live AS ( \
-               SELECT s.id, s.user_id, s.auth_time, s.amr, s.acr, s.last_seen_at, s.second_factor_pending, u.must_change_password \
+               SELECT s.id, s.user_id, s.auth_time, s.amr, s.acr, s.last_seen_at, s.second_factor_pending, u.must_change_password, \
+                      COALESCE(NULLIF(u.nome_usual, ''), NULLIF(u.name, ''), u.username) AS display_name \
                FROM sessions s JOIN users u ON u.id = s.user_id \
                WHERE s.token_hash = $1 AND s.expires_at > $2 AND s.last_seen_at >= $3 AND u.is_active), \
              touched AS ( \
                UPDATE sessions SET last_seen_at = $2 FROM live \
                WHERE sessions.id = live.id AND live.last_seen_at < $4) \
-             SELECT id, user_id, auth_time, amr, acr, must_change_password, second_factor_pending FROM live",
+             SELECT id, user_id, auth_time, amr, acr, must_change_password, second_factor_pending, display_name FROM live",
         )
         .bind(&token_hash[..])
         .bind(now)
@@ -98,6 +100,7 @@ impl SessionStore for PgSessionStore {
             acr: r.acr,
             must_change_password: r.must_change_password,
             second_factor_pending: r.second_factor_pending,
+            display_name: r.display_name,
         }))
     }
 

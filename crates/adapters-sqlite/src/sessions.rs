@@ -30,6 +30,7 @@ struct ResumedColumns {
     last_seen_at: i64,
     must_change_password: bool,
     second_factor_pending: bool,
+    display_name: String,
 }
 
 #[derive(sqlx::FromRow)]
@@ -75,7 +76,8 @@ impl SessionStore for SqliteSessionStore {
         // a minute per session, a write on the writer (no request waits on
         // the writer for a session that was active within the minute).
         let Some(row) = sqlx::query_as::<_, ResumedColumns>(
-            "SELECT s.id, s.user_id, s.auth_time, s.amr, s.acr, s.last_seen_at, s.second_factor_pending, u.must_change_password \
+            "SELECT s.id, s.user_id, s.auth_time, s.amr, s.acr, s.last_seen_at, s.second_factor_pending, u.must_change_password, \
+                    COALESCE(NULLIF(u.nome_usual, ''), NULLIF(u.name, ''), u.username) AS display_name \
              FROM sessions s JOIN users u ON u.id = s.user_id \
              WHERE s.token_hash = ?1 AND s.expires_at > ?2 AND s.last_seen_at >= ?3 AND u.is_active",
         )
@@ -104,6 +106,7 @@ impl SessionStore for SqliteSessionStore {
             acr: row.acr,
             must_change_password: row.must_change_password,
             second_factor_pending: row.second_factor_pending,
+            display_name: row.display_name,
         }))
     }
 

@@ -17,14 +17,42 @@ pub(crate) const CSP: &str =
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// Who a page speaks for: the header bar, the title bar and the footer.
+/// The institution's identity around it comes from the request's
+/// [`crate::branding`].
 #[derive(Debug)]
 pub struct Site {
-    /// The service's name, in the header bar and after the page title.
-    pub name: &'static str,
+    /// The service's name, in the header bar and after the page title;
+    /// `None`: the institution's identity service (the branding's
+    /// `service_name`).
+    pub own_name: Option<&'static str>,
     /// One line under or beside the name in the header bar.
     pub tagline: &'static str,
     /// The footer's line.
     pub footer: &'static str,
+    /// Whether the page carries the institution's identity (logo, colour,
+    /// footer links, gov.br bar): every page but the gov.br sandbox's,
+    /// which stands for gov.br.
+    pub institutional: bool,
+}
+
+impl Site {
+    /// The service's name (see [`Site::own_name`]).
+    pub fn name(&self) -> String {
+        match self.own_name {
+            Some(name) => name.to_owned(),
+            None => crate::branding::current().service_name.clone(),
+        }
+    }
+
+    /// The request's identity (the frame's logo, colours and links).
+    pub fn brand(&self) -> std::sync::Arc<crate::branding::Branding> {
+        crate::branding::current()
+    }
+
+    /// The signed-in person's name, on signed-in pages.
+    pub fn person(&self) -> Option<String> {
+        crate::branding::person()
+    }
 }
 
 /// The frame of a signed-in page (`templates/frame.html`): the
@@ -52,16 +80,18 @@ impl Frame {
 
 /// The identity provider's pages (`/oauth/`).
 pub const PROVIDER: Site = Site {
-    name: "credencial",
+    own_name: None,
     tagline: "Identidade digital",
-    footer: "credencial: seus dados só são compartilhados com um aplicativo quando você autoriza.",
+    footer: "Seus dados só são compartilhados com um aplicativo quando você autoriza.",
+    institutional: true,
 };
 
 /// The client component's pages (`/auth/`): the host application.
 pub const HOST_APP: Site = Site {
-    name: "Aplicação de demonstração",
-    tagline: "Entrar com o credencial",
+    own_name: Some("Aplicação de demonstração"),
+    tagline: "Entrar com a sua identidade digital",
     footer: "Aplicação de demonstração do componente cliente do credencial.",
+    institutional: true,
 };
 
 /// A builder for an HTML answer with `status` and the headers every page

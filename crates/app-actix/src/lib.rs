@@ -33,8 +33,10 @@ macro_rules! or_answer {
 pub mod account;
 pub mod admin;
 pub mod body;
+pub mod branding;
 pub mod client_address;
 pub mod client_login;
+pub mod confirmation;
 pub mod consume;
 pub mod cookies;
 pub mod error;

@@ -11,13 +11,14 @@ use credencial_domain::mail::{MailKind, OutgoingMail};
 use credencial_domain::Redacted;
 
 use crate::account::security::kind_words;
-use crate::html::{Site, PROVIDER};
+use crate::branding::Branding;
 use credencial_domain::security_event::SecurityEventKind;
+use std::sync::Arc;
 
 #[derive(Template)]
 #[template(path = "mail/password_reset.txt")]
 struct ResetText<'a> {
-    site: &'static Site,
+    site: &'a Branding,
     name: &'a str,
     link: &'a str,
     minutes: i64,
@@ -29,7 +30,7 @@ struct ResetText<'a> {
 #[derive(Template)]
 #[template(path = "mail/password_reset.html")]
 struct ResetHtml<'a> {
-    site: &'static Site,
+    site: &'a Branding,
     subject: &'a str,
     name: &'a str,
     link: &'a str,
@@ -42,7 +43,7 @@ struct ResetHtml<'a> {
 #[derive(Template)]
 #[template(path = "mail/password_reset_done.txt")]
 struct ResetDoneText<'a> {
-    site: &'static Site,
+    site: &'a Branding,
     name: &'a str,
     when: String,
     device: &'a str,
@@ -53,7 +54,7 @@ struct ResetDoneText<'a> {
 #[derive(Template)]
 #[template(path = "mail/password_reset_done.html")]
 struct ResetDoneHtml<'a> {
-    site: &'static Site,
+    site: &'a Branding,
     subject: &'a str,
     name: &'a str,
     when: String,
@@ -65,7 +66,7 @@ struct ResetDoneHtml<'a> {
 #[derive(Template)]
 #[template(path = "mail/security_notice.txt")]
 struct NoticeText<'a> {
-    site: &'static Site,
+    site: &'a Branding,
     name: &'a str,
     headline: &'a str,
     what: &'a str,
@@ -78,7 +79,7 @@ struct NoticeText<'a> {
 #[derive(Template)]
 #[template(path = "mail/security_notice.html")]
 struct NoticeHtml<'a> {
-    site: &'static Site,
+    site: &'a Branding,
     subject: &'a str,
     name: &'a str,
     headline: &'a str,
@@ -92,7 +93,7 @@ struct NoticeHtml<'a> {
 #[derive(Template)]
 #[template(path = "mail/email_confirm.txt")]
 struct ConfirmText<'a> {
-    site: &'static Site,
+    site: &'a Branding,
     name: &'a str,
     link: &'a str,
     hours: i64,
@@ -103,7 +104,7 @@ struct ConfirmText<'a> {
 #[derive(Template)]
 #[template(path = "mail/email_confirm.html")]
 struct ConfirmHtml<'a> {
-    site: &'static Site,
+    site: &'a Branding,
     subject: &'a str,
     name: &'a str,
     link: &'a str,
@@ -115,7 +116,7 @@ struct ConfirmHtml<'a> {
 #[derive(Template)]
 #[template(path = "mail/email_undo.txt")]
 struct UndoText<'a> {
-    site: &'static Site,
+    site: &'a Branding,
     name: &'a str,
     link: &'a str,
     days: i64,
@@ -128,7 +129,7 @@ struct UndoText<'a> {
 #[derive(Template)]
 #[template(path = "mail/email_undo.html")]
 struct UndoHtml<'a> {
-    site: &'static Site,
+    site: &'a Branding,
     subject: &'a str,
     name: &'a str,
     link: &'a str,
@@ -140,7 +141,7 @@ struct UndoHtml<'a> {
 }
 
 /// The subject and first line of a notice of `kind`.
-fn notice_heading(kind: SecurityEventKind, detail: &str, site: &Site) -> (String, String) {
+fn notice_heading(kind: SecurityEventKind, detail: &str, site: &Branding) -> (String, String) {
     use SecurityEventKind as K;
     let (subject, headline) = match kind {
         K::Login if detail.split_whitespace().any(|m| m == "rec") => (
@@ -163,18 +164,21 @@ fn notice_heading(kind: SecurityEventKind, detail: &str, site: &Site) -> (String
         K::AccountDeactivated => ("a conta foi desativada", "A sua conta foi desativada pela equipe do serviço e todas as sessões foram encerradas."),
         _ => ("alteração na sua conta", "Houve uma alteração na segurança da sua conta."),
     };
-    (format!("Aviso de segurança do {}: {subject}", site.name), headline.to_owned())
+    (format!("Aviso de segurança do {}: {subject}", site.service_name), headline.to_owned())
 }
 
-/// The service's mails, rendered with its templates.
-#[derive(Debug, Clone, Copy)]
+/// The service's mails, rendered with its templates in the institution's
+/// identity (its service name, name and colour; no logo: a mail carries
+/// no remote image).
+#[derive(Debug, Clone, Default)]
 pub struct MailTemplates {
-    site: &'static Site,
+    branding: Arc<Branding>,
 }
 
-impl Default for MailTemplates {
-    fn default() -> Self {
-        Self { site: &PROVIDER }
+impl MailTemplates {
+    /// The mails of the institution `branding` describes.
+    pub fn new(branding: Arc<Branding>) -> Self {
+        Self { branding }
     }
 }
 
@@ -186,10 +190,10 @@ fn first_name(name: &str) -> &str {
 
 impl MailRenderer for MailTemplates {
     fn render(&self, to: &str, content: &MailContent) -> Result<OutgoingMail, String> {
-        let site = self.site;
+        let site = &*self.branding;
         let (kind, subject, text, html) = match content {
             MailContent::PasswordReset { name, link, minutes, at, device, place } => {
-                let subject = format!("Redefinição de senha do {}", site.name);
+                let subject = format!("Redefinição de senha do {}", site.service_name);
                 let name = first_name(name);
                 let when = brasilia_time(*at);
                 let text =
@@ -199,7 +203,7 @@ impl MailRenderer for MailTemplates {
                 (MailKind::PasswordReset, subject, text, html)
             }
             MailContent::PasswordResetDone { name, at, device, place, recover_link } => {
-                let subject = format!("Sua senha do {} foi redefinida", site.name);
+                let subject = format!("Sua senha do {} foi redefinida", site.service_name);
                 let name = first_name(name);
                 let when = brasilia_time(*at);
                 let text = ResetDoneText { site, name, when: when.clone(), device, place, recover_link }.render();
@@ -208,8 +212,8 @@ impl MailRenderer for MailTemplates {
             }
             MailContent::EmailConfirm { name, link, hours, email, change } => {
                 let subject = match change {
-                    true => format!("Confirme o seu novo e-mail no {}", site.name),
-                    false => format!("Confirme o seu e-mail no {}", site.name),
+                    true => format!("Confirme o seu novo e-mail no {}", site.service_name),
+                    false => format!("Confirme o seu e-mail no {}", site.service_name),
                 };
                 let (name, hours, change) = (first_name(name), *hours, *change);
                 let text = ConfirmText { site, name, link, hours, email, change }.render();
@@ -217,7 +221,7 @@ impl MailRenderer for MailTemplates {
                 (MailKind::EmailConfirm, subject, text, html)
             }
             MailContent::EmailUndo { name, link, days, new_email, at, device, place } => {
-                let subject = format!("Aviso de segurança do {}: o e-mail da conta foi alterado", site.name);
+                let subject = format!("Aviso de segurança do {}: o e-mail da conta foi alterado", site.service_name);
                 let (name, days, when) = (first_name(name), *days, brasilia_time(*at));
                 let text = UndoText { site, name, link, days, new_email, when: when.clone(), device, place }.render();
                 let html =

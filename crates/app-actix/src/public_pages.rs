@@ -11,6 +11,9 @@ use credencial_domain::admin::page::thousands;
 use crate::html::{html, response, Site, PROVIDER};
 use crate::routes::{self, resource};
 
+/// The path of the home page.
+pub const HOME_PATH: &str = "/";
+
 /// The path of the privacy notice.
 pub const PRIVACY_PATH: &str = "/privacidade/";
 
@@ -83,7 +86,7 @@ pub fn resources(facts: PrivacyFacts) -> impl actix_web::dev::HttpServiceFactory
         )
     };
     (
-        resource("/", "GET").route(routes::get().to(home)),
+        resource(HOME_PATH, "GET").route(routes::get().to(home)),
         resource(PRIVACY_PATH, "GET").route(routes::get().to(privacy)),
         resource("/favicon.ico", "GET").route(routes::get().to(favicon)),
         resource("/favicon.svg", "GET").route(routes::get().to(favicon)),

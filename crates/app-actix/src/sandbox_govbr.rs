@@ -47,9 +47,10 @@ const MAX_CODES: usize = 1_000;
 
 /// The sandbox's page header.
 const SANDBOX_SITE: Site = Site {
-    name: "gov.br (sandbox)",
+    own_name: Some("gov.br (sandbox)"),
     tagline: "Simulação do Login Único",
     footer: "Simulação do gov.br para a demonstração do credencial; nenhum dado sai desta máquina.",
+    institutional: false,
 };
 
 /// A test citizen of the sandbox.

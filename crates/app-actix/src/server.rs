@@ -65,6 +65,8 @@ pub struct HttpSettings {
     pub request_lines: Option<std::sync::Arc<dyn crate::telemetry::RequestLineWriter>>,
     /// What the privacy notice says of the retention.
     pub privacy: crate::public_pages::PrivacyFacts,
+    /// The institution's identity on every page.
+    pub branding: Arc<crate::branding::Branding>,
 }
 
 impl Default for HttpSettings {
@@ -84,6 +86,7 @@ impl Default for HttpSettings {
             metrics_route: false,
             request_lines: None,
             privacy: crate::public_pages::PrivacyFacts::default(),
+            branding: Arc::default(),
         }
     }
 }
@@ -216,6 +219,8 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             // Errors of the pages as HTML for browsers (inside the log, which
             // counts the status either way).
             .wrap(crate::error_pages::HtmlErrors)
+            // The institution's identity for every page, error pages included.
+            .wrap(crate::branding::PageContext(Arc::clone(&s.branding)))
             // Outermost: every answer gets its id, its line and its count.
             .wrap(request_log.clone())
             .app_data(data.clone())
@@ -251,7 +256,8 @@ pub fn build_server(listener: TcpListener, services: Services, settings: HttpSet
             .service(AccountApi::new(account_services.clone(), cookies, s.account))
             .service(AdminApi::new(admin_services.clone(), cookies, s.staff).with_mail(mail.clone()))
             .service(user_directory::resources(user_directory.clone()))
-            .service(crate::public_pages::resources(s.privacy));
+            .service(crate::public_pages::resources(s.privacy))
+            .service(s.branding.logo_resource());
         if let Some(client_login) = &client_login {
             app = app.service(ClientLoginApi::new(Arc::clone(client_login), s.cookie_secure));
         }

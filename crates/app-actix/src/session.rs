@@ -123,7 +123,10 @@ pub async fn signed_in(req: &HttpRequest) -> Result<LoginSession, HttpResponse> 
         Ok(Some(session)) if session.must_change_password && !may_wait_for_new_password(req.path()) => {
             Err(see_other(MUST_CHANGE_LOCATION))
         }
-        Ok(Some(session)) => Ok(session),
+        Ok(Some(session)) => {
+            crate::branding::set_person(&session.display_name);
+            Ok(session)
+        }
         Ok(None) => {
             let mut answer = to_login(req.path());
             if cookies::read(req, SESSION_COOKIE).is_some() {

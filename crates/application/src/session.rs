@@ -71,6 +71,9 @@ pub struct LoginSession {
     /// The password was right and the account has a second factor: only
     /// the second-factor page accepts this session.
     pub second_factor_pending: bool,
+    /// The name the pages greet the person by (empty when the session was
+    /// just opened: the next page reads it).
+    pub display_name: String,
 }
 
 impl LoginSession {
@@ -87,6 +90,7 @@ impl LoginSession {
             amr: amr.to_owned(),
             acr: acr.to_owned(),
             second_factor_pending: false,
+            display_name: String::new(),
         }
     }
 
@@ -407,6 +411,7 @@ impl SessionService {
             amr,
             acr,
             second_factor_pending: pending,
+            display_name: String::new(),
         };
         Ok(SignedSession { session, token: Redacted(token.expose().to_owned()), max_age_secs: expires_at - now })
     }
@@ -433,6 +438,7 @@ impl SessionService {
             amr: s.amr,
             acr: s.acr,
             second_factor_pending: s.second_factor_pending,
+            display_name: s.display_name,
         }))
     }
 
@@ -668,6 +674,7 @@ mod tests {
             amr: "pwd".into(),
             acr: credencial_domain::session::ACR_PASSWORD.into(),
             second_factor_pending: false,
+            display_name: String::new(),
         };
         let a = session("a".repeat(43).as_str());
         let b = session("b".repeat(43).as_str());

@@ -51,6 +51,9 @@ pub struct ResumedSession {
     pub must_change_password: bool,
     /// The session waits for the second factor.
     pub second_factor_pending: bool,
+    /// The name the pages greet the person by: the account's usual name,
+    /// else its full name, else its username.
+    pub display_name: String,
 }
 
 /// One of a person's live sessions, as `/conta/sessoes/` lists it.

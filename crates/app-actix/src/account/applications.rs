@@ -138,6 +138,29 @@ async fn revoke(req: HttpRequest, payload: web::Payload, grants: web::Data<Grant
         Ok(None) => return refused(StatusCode::BAD_REQUEST, "Informe o aplicativo a revogar."),
         Err(e) => return form_refused(e),
     };
+    if !crate::confirmation::given(&fields) {
+        // The confirmation names the application (and a grant that is not
+        // the person's is refused before it).
+        let granted = match grants.authorized_applications(session.user_id).await {
+            Ok(granted) => granted,
+            Err(e) => return service_failure(&req, e),
+        };
+        let Some(app) = granted.into_iter().find(|g| g.client_id == client) else {
+            return refused(StatusCode::NOT_FOUND, "Você não autorizou este aplicativo.");
+        };
+        let ask = crate::confirmation::Ask {
+            question: format!("Revogar o acesso de {}?", app.client_name),
+            consequence: format!(
+                "{} deixa de ler os seus dados: os tokens que ele recebeu são revogados, e na próxima vez que você \
+                 entrar nele a sua autorização será pedida de novo.",
+                app.client_name
+            ),
+            button: "Revogar",
+            back: APPLICATIONS_PATH,
+            frame: Frame::account(APPLICATIONS_PATH),
+        };
+        return crate::confirmation::page(&req, &fields, ask);
+    }
     match grants.revoke(session.user_id, &client).await {
         Ok(true) => see_other(&format!("{APPLICATIONS_PATH}?revogado=1")),
         Ok(false) => refused(StatusCode::NOT_FOUND, "Você não autorizou este aplicativo."),

@@ -284,6 +284,23 @@ async fn confirm(
 async fn unlink(req: HttpRequest, payload: web::Payload, federation: web::Data<FederationService>) -> HttpResponse {
     let (session, fields) = or_answer!(crate::session::signed_post(&req, payload).await);
     let provider = fields.get("provedor").ok().flatten().unwrap_or("");
+    let security = super::security::SECURITY_PATH;
+    let asked = crate::confirmation::required(&req, &fields, || {
+        let name = federation.provider(provider).map_or(provider, |p| p.name.as_str());
+        crate::confirmation::Ask {
+            question: format!("Desfazer o vínculo com {name}?"),
+            consequence: format!(
+                "Você deixa de entrar nesta conta por {name}. Para voltar a usá-lo, será preciso vinculá-lo de novo, \
+                 entrando por ele."
+            ),
+            button: "Desfazer o vínculo",
+            back: security,
+            frame: crate::html::Frame::account(security),
+        }
+    });
+    if let Some(page) = asked {
+        return page;
+    }
     let has_password = match req.app_data::<web::Data<SessionService>>() {
         Some(sessions) => match sessions.credentials().has_usable_password(session.user_id).await {
             Ok(has) => has,

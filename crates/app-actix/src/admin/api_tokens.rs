@@ -162,6 +162,33 @@ async fn issue(
             Err(e) => return form_refused(e),
         }
     }
+    // Issuing a token with any permission is a privilege handed out; one
+    // that replaces a token ends the old one: both ask first.
+    if !crate::confirmation::given(&fields) {
+        let state = match api_tokens.state(&client).await {
+            Ok(Some(state)) => state,
+            Ok(None) => return not_found(),
+            Err(e) => return html::failure_page(e),
+        };
+        let back = path_of(client.as_str());
+        let replaced = match state.has_token {
+            true => " O token atual deixa de valer na hora.",
+            false => "",
+        };
+        let granted: Vec<String> = permissions.iter().map(|p| p.label().to_lowercase()).collect();
+        let can = match granted.is_empty() {
+            true => "Nenhuma permissão foi marcada: o token não poderá fazer nada.".to_owned(),
+            false => format!("Quem tiver o token poderá {} pela API.", granted.join(" e ")),
+        };
+        let ask = crate::confirmation::Ask {
+            question: format!("Emitir um token da API de usuários para {}?", state.name),
+            consequence: format!("{can}{replaced} O token aparece uma única vez."),
+            button: "Emitir token",
+            back: &back,
+            frame: Frame::admin(SECTION),
+        };
+        return crate::confirmation::page(&req, &fields, ask);
+    }
     let issued = match api_tokens.issue(&actor, &client, permissions).await {
         Ok(Some(issued)) => issued,
         Ok(None) => return not_found(),

@@ -361,6 +361,43 @@ async fn act(
             _ => return refused(StatusCode::BAD_REQUEST, "O formulário enviado é inválido."),
         },
     };
+    // A new secret and a change of status ask first.
+    let asked = match (changes.rotate_secret, changes.active) {
+        (true, _) => Some((
+            "Gerar um novo segredo para {}?",
+            "O segredo atual deixa de valer na hora: a aplicação não consegue mais trocar códigos nem renovar tokens \
+             até ser configurada com o novo, que aparece uma única vez.",
+            "Gerar novo segredo",
+        )),
+        (_, Some(false)) => Some((
+            "Desativar a aplicação {}?",
+            "Novas autorizações, trocas de código, renovações e leituras de perfil com tokens já emitidos passam a \
+             ser recusadas na hora. Nada é apagado: reativar devolve tudo como estava.",
+            "Desativar aplicação",
+        )),
+        (_, Some(true)) => Some((
+            "Reativar a aplicação {}?",
+            "A aplicação volta a pedir autorizações e a ler perfis com os tokens que já tem.",
+            "Reativar aplicação",
+        )),
+        _ => None,
+    };
+    if let (Some((question, consequence, button)), false) = (asked, crate::confirmation::given(&fields)) {
+        let client = match clients.find(&id).await {
+            Ok(Some(client)) => client,
+            Ok(None) => return unknown_client(),
+            Err(e) => return html::failure_page(e),
+        };
+        let back = detail_path(&id);
+        let ask = crate::confirmation::Ask {
+            question: question.replace("{}", &client.name),
+            consequence: consequence.to_owned(),
+            button,
+            back: &back,
+            frame: Frame::admin(LIST_PATH),
+        };
+        return crate::confirmation::page(&req, &fields, ask);
+    }
     apply(&clients, &actor, &id, changes, done).await
 }
 

@@ -267,6 +267,27 @@ async fn act(
         Ok(None) => return refused(StatusCode::BAD_REQUEST, "Informe a ação (acao)."),
         Err(e) => return form_refused(e),
     };
+    if let Some(asked) = action.asked() {
+        if !crate::confirmation::given(&fields) {
+            let account = match accounts.find(id).await {
+                Ok(account) => account,
+                Err(e) => return failure(e),
+            };
+            let who = match account.name.trim() {
+                "" => account.username.clone(),
+                name => format!("{name} ({})", account.username),
+            };
+            let back = format!("{USERS_PATH}{}/", id.0);
+            let ask = crate::confirmation::Ask {
+                question: asked.question.replace("{}", &who),
+                consequence: asked.consequence.to_owned(),
+                button: asked.button,
+                back: &back,
+                frame: Frame::admin(USERS_PATH),
+            };
+            return crate::confirmation::page(&req, &fields, ask);
+        }
+    }
     let done = match action {
         Action::Deactivate => accounts.set_active(&actor, id, false).await.map(drop),
         Action::Reactivate => accounts.set_active(&actor, id, true).await.map(drop),
@@ -371,6 +392,67 @@ impl Action {
         Self::ALL.into_iter().find(|a| a.code() == code)
     }
 
+    /// What the confirmation step asks before the action (`{}`: the
+    /// account's name and username); `None` for the one that changes
+    /// nothing but sends a mail.
+    fn asked(self) -> Option<Asked> {
+        let (question, consequence, button) = match self {
+            Self::Deactivate => (
+                "Desativar a conta de {}?",
+                "Todas as sessões e tokens de renovação da conta são revogados, os tokens de acesso emitidos para ela \
+                 passam a ser recusados, e a pessoa não consegue mais entrar até a conta ser reativada.",
+                "Desativar a conta",
+            ),
+            Self::Reactivate => (
+                "Reativar a conta de {}?",
+                "A pessoa volta a poder entrar com a senha e os fatores que já tinha.",
+                "Reativar a conta",
+            ),
+            Self::ClearValidation => (
+                "Remover a validação do CPF de {}?",
+                "Os dados da Receita Federal deixam de ser entregues aos aplicativos até a pessoa validar o CPF de novo.",
+                "Remover a validação",
+            ),
+            Self::LiftThrottle => (
+                "Liberar o login bloqueado de {}?",
+                "As tentativas de senha erradas contadas para esta conta são esquecidas e a senha volta a ser aceita \
+                 na hora.",
+                "Liberar o login",
+            ),
+            Self::EndSessions => (
+                "Encerrar todas as sessões de {}?",
+                "A pessoa sai de todos os navegadores e precisa entrar de novo em cada um.",
+                "Encerrar as sessões",
+            ),
+            Self::ResetSecondFactor => (
+                "Remover o segundo fator de {}?",
+                "O aplicativo autenticador, as chaves de acesso e os códigos de recuperação da conta são removidos e \
+                 as sessões dela são encerradas: a pessoa passa a entrar só com a senha. Faça isso apenas depois de \
+                 confirmar a identidade dela.",
+                "Remover o segundo fator",
+            ),
+            Self::TemporaryPassword => (
+                "Definir uma senha temporária para {}?",
+                "A senha atual deixa de valer, as sessões e tokens de renovação da conta são revogados, e a nova \
+                 senha aparece uma única vez, para você entregar à pessoa; ela deverá trocá-la ao entrar.",
+                "Definir a senha temporária",
+            ),
+            Self::StaffOn => (
+                "Dar acesso à administração a {}?",
+                "A conta passa a abrir este painel: ver e alterar contas de outras pessoas, aplicativos e a auditoria. \
+                 Tudo o que ela fizer fica registrado na auditoria.",
+                "Dar acesso à administração",
+            ),
+            Self::StaffOff => (
+                "Retirar o acesso à administração de {}?",
+                "A conta deixa de abrir este painel; as outras permissões dela não mudam.",
+                "Retirar o acesso",
+            ),
+            Self::ResendConfirmation => return None,
+        };
+        Some(Asked { question, consequence, button })
+    }
+
     /// What the account page announces after the action.
     fn done(self) -> &'static str {
         match self {
@@ -392,6 +474,13 @@ impl Action {
             Self::ResendConfirmation => "Um novo link de confirmação foi enviado ao e-mail da conta.",
         }
     }
+}
+
+/// The words of an action's confirmation step.
+struct Asked {
+    question: &'static str,
+    consequence: &'static str,
+    button: &'static str,
 }
 
 /// The `{id}` of the path: digits only, else the 404 page.

@@ -18,17 +18,99 @@ pub enum Cell {
 }
 
 impl Cell {
-    fn of(value: Option<&str>) -> Self {
-        match value {
-            None => Cell::Empty,
-            Some(text) if text.starts_with('{') || text.starts_with('[') => Cell::Json(
-                serde_json::from_str::<serde_json::Value>(text)
-                    .ok()
-                    .and_then(|v| serde_json::to_string_pretty(&v).ok())
-                    .unwrap_or_else(|| text.to_owned()),
-            ),
-            Some(text) => Cell::Text(text.to_owned()),
+    /// How the value of `column` is shown: a CPF masked (LGPD: the full
+    /// value is not needed to recognise one's record), the birth date by
+    /// its year, the mother's name by its initials, a time in Brasília
+    /// time, a flag as "sim"/"não", JSON pretty-printed (masked the same
+    /// way).
+    fn of(column: &str, value: Option<&str>) -> Self {
+        use credencial_domain::local_time::{brasilia_time, timestamp_from_text};
+        let Some(text) = value else { return Cell::Empty };
+        let flag = column.starts_with("is_");
+        if text.starts_with('{') || text.starts_with('[') {
+            let pretty = serde_json::from_str::<serde_json::Value>(text).ok().and_then(|mut v| {
+                mask_json("", &mut v);
+                serde_json::to_string_pretty(&v).ok()
+            });
+            return Cell::Json(pretty.unwrap_or_else(|| text.to_owned()));
         }
+        let shown = match (column, text) {
+            ("mother_name", _) => initials(text),
+            ("birth_date", _) => masked_date(text),
+            (_, "true" | "t" | "1") if flag => "sim".into(),
+            (_, "false" | "f" | "0") if flag => "não".into(),
+            _ => match (masked_cpf(text), timestamp_from_text(text)) {
+                (Some(cpf), _) => cpf,
+                (None, Some(at)) => format!("{} (horário de Brasília)", brasilia_time(at)),
+                (None, None) => text.to_owned(),
+            },
+        };
+        Cell::Text(shown)
+    }
+}
+
+/// A CPF (11 digits, punctuated or not) masked; `None` for any other text.
+fn masked_cpf(text: &str) -> Option<String> {
+    let digits = text.bytes().filter(u8::is_ascii_digit).count();
+    (digits == 11).then(|| credencial_domain::Cpf::parse(text).ok()).flatten().map(|cpf| cpf.masked())
+}
+
+/// A name as its initials ("Maria da Silva" → "M. d. S.").
+fn initials(name: &str) -> String {
+    name.split_whitespace().filter_map(|w| w.chars().next()).map(|c| format!("{c}.")).collect::<Vec<_>>().join(" ")
+}
+
+/// A date (`AAAA-MM-DD`) with only its year: `**/**/1990`.
+fn masked_date(text: &str) -> String {
+    match text.get(..4).filter(|y| y.bytes().all(|b| b.is_ascii_digit())) {
+        Some(year) => format!("**/**/{year}"),
+        None => "**/**/****".into(),
+    }
+}
+
+/// Masks the personal data inside a JSON value (the stored profile): a
+/// CPF anywhere, the birth date and the mother's name by their keys.
+fn mask_json(key: &str, value: &mut serde_json::Value) {
+    use serde_json::Value;
+    let key = key.to_ascii_lowercase();
+    match value {
+        Value::String(text) if key.contains("nascimento") || key.contains("birth") => *text = masked_date(text),
+        Value::String(text) if key.contains("mae") || key.contains("mãe") || key.contains("mother") => {
+            *text = initials(text)
+        }
+        Value::String(text) => {
+            if let Some(masked) = masked_cpf(text) {
+                *text = masked;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| mask_json(&key, item)),
+        Value::Object(fields) => fields.iter_mut().for_each(|(k, v)| mask_json(k, v)),
+        _ => {}
+    }
+}
+
+/// A host table column in words (the usual columns of a Django-style user
+/// table); any other column by its name.
+fn label(column: &str) -> &str {
+    match column {
+        "id" => "Número do registro",
+        "username" => "Usuário",
+        "email" => "E-mail",
+        "first_name" => "Nome",
+        "last_name" => "Sobrenome",
+        "name" | "full_name" => "Nome completo",
+        "cpf" => "CPF",
+        "birth_date" => "Data de nascimento",
+        "mother_name" => "Nome da mãe",
+        "city" => "Município",
+        "state" => "UF",
+        "is_active" => "Conta ativa",
+        "is_staff" => "Equipe",
+        "is_superuser" => "Administrador",
+        "last_login" => "Último acesso",
+        "date_joined" => "Cadastrado em",
+        "profile" => "Perfil (JSON)",
+        other => other,
     }
 }
 
@@ -78,7 +160,7 @@ pub fn record<'a>(
         site: &HOST_APP,
         title: "Seu cadastro",
         table,
-        rows: columns.iter().map(|(name, value)| (name.as_str(), Cell::of(value.as_deref()))).collect(),
+        rows: columns.iter().map(|(name, value)| (label(name), Cell::of(name, value.as_deref()))).collect(),
         logout_path,
         hidden: [("csrf_token", csrf_token)],
         leaving: false,
@@ -133,10 +215,41 @@ mod tests {
         }
         assert!(page.contains("<td>&#60;script&#62;alert(&#34;1&#34;)&#60;/script&#62;</td>"), "{page}");
         assert!(page.contains("&#34;name&#34;: &#34;&#60;b&#62;Ana&#60;/b&#62;&#34;"), "pretty JSON, escaped: {page}");
-        assert!(page.contains("<th scope=\"row\">email</th><td><span class=\"null\">— (vazio)</span></td>"), "{page}");
+        assert!(page.contains("<th scope=\"row\">E-mail</th><td><span class=\"null\">— (vazio)</span></td>"), "{page}");
         assert!(page.contains("<code>host_&#60;users&#62;</code>"), "{page}");
         assert!(page.contains("<input type=\"hidden\" name=\"csrf_token\" value=\"tok&#34;en\">"), "{page}");
         assert!(page.contains("<form method=\"post\" action=\"/auth/logout/\""), "{page}");
+    }
+
+    #[test]
+    fn the_record_speaks_portuguese_masks_personal_data_and_shows_brasilia_time() {
+        let columns = vec![
+            ("username".to_owned(), Some("52998224725".to_owned())),
+            ("cpf".to_owned(), Some("529.982.247-25".to_owned())),
+            ("birth_date".to_owned(), Some("1990-05-17".to_owned())),
+            ("mother_name".to_owned(), Some("Maria da Silva".to_owned())),
+            ("is_active".to_owned(), Some("true".to_owned())),
+            ("last_login".to_owned(), Some("2026-11-29 15:00:00+00".to_owned())),
+            (
+                "profile".to_owned(),
+                Some(
+                    r#"{"cpf": "52998224725", "data_de_nascimento": "1990-05-17", "nome_mae": "Maria da Silva"}"#
+                        .to_owned(),
+                ),
+            ),
+            ("telefone".to_owned(), Some("12345678901".to_owned())),
+        ];
+        let page = render(&record("host_users", &columns, "/auth/logout/", "t"));
+        for full in ["52998224725", "529.982.247-25", "1990-05-17", "Maria da Silva"] {
+            assert!(!page.contains(full), "{full} in {page}");
+        }
+        assert!(page.contains("<th scope=\"row\">Usuário</th><td>529.***.***-25</td>"), "{page}");
+        assert!(page.contains("<th scope=\"row\">CPF</th><td>529.***.***-25</td>"), "{page}");
+        assert!(page.contains("<th scope=\"row\">Data de nascimento</th><td>**/**/1990</td>"), "{page}");
+        assert!(page.contains("<th scope=\"row\">Nome da mãe</th><td>M. d. S.</td>"), "{page}");
+        assert!(page.contains("<th scope=\"row\">Conta ativa</th><td>sim</td>"), "{page}");
+        assert!(page.contains("<td>29/11/2026 12:00 (horário de Brasília)</td>"), "{page}");
+        assert!(page.contains("<th scope=\"row\">telefone</th><td>12345678901</td>"), "not a CPF: as it is");
     }
 
     #[test]

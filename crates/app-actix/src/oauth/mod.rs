@@ -73,7 +73,7 @@ pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
 /// Path of the token endpoint (a trailing slash is optional).
 pub const TOKEN_PATH: &str = "/oauth/token";
 const SESSION_EXPIRED: &str = "Sua sessão expirou. Entre novamente.";
-const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site. Entre pela página do credencial.";
+const FROM_ANOTHER_SITE: &str = "O formulário foi enviado a partir de outro site. Comece de novo pelo aplicativo.";
 const BACK_TO_APP: &str = "Volte ao aplicativo de onde você veio e tente novamente.";
 
 /// The OAuth2 endpoints as one service factory, with their application data.

@@ -194,7 +194,7 @@ pub struct LoggedOut<'a> {
 /// button that posts `hidden` (the request and the anti-forgery token)
 /// back, and a way to stay.
 pub fn logout_confirm<'a>(client_name: Option<&'a str>, hidden: Vec<(&'static str, &'a str)>) -> LogoutConfirm<'a> {
-    LogoutConfirm { site: &PROVIDER, title: "Sair do credencial", client: client_name, hidden }
+    LogoutConfirm { site: &PROVIDER, title: "Sair", client: client_name, hidden }
 }
 
 /// The page after a logout: the session ended; `unregistered_return` says
@@ -206,7 +206,7 @@ pub fn logged_out(client_name: Option<&str>, unregistered_return: bool) -> Logge
 
 /// What the consent page says of `openid`: signing in to the application
 /// with the account (the ID token names the account).
-pub const OPENID_DESCRIPTION: &str = "Entrar no aplicativo com a sua conta do credencial (identificador da conta)";
+pub const OPENID_DESCRIPTION: &str = "Entrar no aplicativo com a sua conta (identificador da conta)";
 
 /// An error page: a title, the reason, and what the user can do.
 pub fn error<'a>(title: &'a str, reason: &'a str, hint: &'a str) -> ErrorPage<'a> {

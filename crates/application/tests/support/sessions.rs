@@ -46,6 +46,7 @@ impl Sessions {
                     acr: s.acr.clone(),
                     must_change_password: false,
                     second_factor_pending: s.second_factor_pending,
+                    display_name: "Ana".into(),
                 }
             }))
         });

@@ -50,6 +50,7 @@ async fn a_session_is_found_by_its_hash_while_both_limits_hold<B: Backend>() {
     assert_eq!((found.amr.as_str(), found.acr.as_str()), ("pwd", "urn:credencial:acr:senha"));
     assert!(!found.must_change_password);
     assert!(!found.second_factor_pending);
+    assert_eq!(found.display_name, "Full ana", "no usual name: the full name greets");
     let pending = NewSession { token_hash: [3; 32], second_factor_pending: true, ..session(ana, 3, NOW) };
     store.create(&pending).await.expect("created");
     let found = store.resume(&[3; 32], NOW, NOW - 1800, NOW - 60).await.expect("read").expect("live");

@@ -145,6 +145,13 @@ pub struct FormView<'a> {
     pub submit: &'static str,
 }
 
+impl FormView<'_> {
+    /// Whether `name` is the first refused field (it takes the focus).
+    pub fn is_first_error(&self, name: &str) -> bool {
+        self.fields.iter().find(|f| f.error.is_some()).is_some_and(|f| f.name == name)
+    }
+}
+
 /// The form of `section` at `action`, holding `form` and the refusals in
 /// `errors`.
 pub fn form_view<'a>(

@@ -66,7 +66,7 @@ fn a_refused_form_keeps_what_was_typed_and_ties_each_message_to_its_field() {
         "<p class=\"field-error\" id=\"erro-data_fim\">A data de término não pode ser anterior à data de início.</p>"
     ));
     assert!(
-        page.contains("<input type=\"date\" id=\"data_fim\" name=\"data_fim\" value=\"2020-04-30\" aria-describedby=\"dica-data_fim erro-data_fim\" aria-invalid=\"true\">"),
+        page.contains("<input type=\"date\" id=\"data_fim\" name=\"data_fim\" value=\"2020-04-30\" aria-describedby=\"dica-data_fim erro-data_fim\" aria-invalid=\"true\" autofocus>"),
         "{page}"
     );
     assert_eq!(page.matches("aria-invalid=\"true\"").count(), 1, "only the refused field");
