@@ -85,11 +85,11 @@ async function throughTheProvider(page, username, password, action) {
     return callback;
 }
 
-/** The record page's table as {column: {text, empty}}. */
+/** The record page's table as {column: {text, empty}} (each row names its column in data-column). */
 async function recordOnPage(page) {
     const rows = await page.$$eval('main table tbody tr', (trs) =>
         trs.map((tr) => [
-            tr.querySelector('th').textContent.trim(),
+            tr.dataset.column,
             { text: tr.querySelector('td').textContent.trim(), empty: !!tr.querySelector('td .null') },
         ]),
     );
@@ -142,9 +142,19 @@ test('ana: login, consent, /auth/me/ shows and host_users holds every mapped col
             city: 'NATAL',
             state: 'RN',
         };
-        for (const [column, value] of Object.entries(expected)) {
+        // The page masks the personal data the person does not need to
+        // recognise the record (LGPD); the table holds it in full.
+        const masked = {
+            ...expected,
+            username: '529.***.***-25',
+            cpf: '529.***.***-25',
+            birth_date: '**/**/1988',
+            mother_name: 'M. D. G. S.',
+        };
+        for (const [column, value] of Object.entries(masked)) {
             assert.equal(shown[column]?.text, value, `${column} on the page`);
         }
+        assert.doesNotMatch(await page.locator('main').textContent(), /52998224725|1988-03-14|MARIA DAS GRACAS/);
         assert.match(shown.profile?.text ?? '', /formacao_academica/, 'profile holds the whole answer');
 
         assert.deepEqual(await hostRow('52998224725'), { ...expected, has_profile: true });
@@ -261,8 +271,8 @@ test('bruno: his account, his entries, his validation, consent remembered and re
         await Promise.all([page.waitForURL(`${base}/auth/me/`), page.click('button[name="action"][value="approve"]')]);
         await page.locator('main table').waitFor();
         const shown = await recordOnPage(page);
-        assert.equal(shown.username?.text, '12345678909');
-        assert.equal(shown.birth_date?.text, '1991-07-21', 'the tax authority answers now');
+        assert.equal(shown.username?.text, '123.***.***-09');
+        assert.equal(shown.birth_date?.text, '**/**/1991', 'the tax authority answers now');
         for (const column of ['mother_name', 'city', 'state']) {
             assert.ok(shown[column] && !shown[column].empty, `${column} is filled: ${JSON.stringify(shown[column])}`);
         }
@@ -375,7 +385,7 @@ test('ana again: her consent is remembered, no consent page the second time', { 
         await Promise.all([page.waitForURL(`${base}/auth/me/`), page.click('button[type="submit"]')]);
         await page.locator('main table').waitFor();
         const shown = await recordOnPage(page);
-        assert.equal(shown.username?.text, '52998224725');
+        assert.equal(shown.username?.text, '529.***.***-25');
         const reads = await sql(DB, "SELECT count(*) FROM access_log WHERE client_id = 'demo-host'");
         assert.ok(Number(reads.trim()) >= 2, `each login's profile read is in the access report: ${reads}`);
     } finally {
@@ -545,6 +555,7 @@ test('admin: registers an application, disables cnes for demo-host, deactivates 
         await page.fill('#cpf', '111.444.777-00');
         await submit(page);
         assert.ok((await page.locator('.field-error').count()) >= 1, 'a CPF with wrong check digits is refused');
+        assert.equal(await page.evaluate(() => document.activeElement.id), 'cpf', 'the refused field has the focus');
         await checkPage(page, 'admin-usuario-novo-erro');
         await page.fill('#cpf', '');
         await submit(page);
@@ -553,6 +564,9 @@ test('admin: registers an application, disables cnes for demo-host, deactivates 
         await page.goto(`${base}/admin/usuarios/?q=dora`);
         await Promise.all([page.waitForURL(/\/admin\/usuarios\/\d+\/$/), page.click('table.accounts a:has-text("dora")')]);
         await submit(page, 'button:has-text("Definir uma senha temporária")');
+        assert.match(await page.locator('main p').first().textContent(), /A senha atual deixa de valer/);
+        await checkPage(page, 'admin-usuario-senha-confirmar');
+        await submit(page, 'main form button:has-text("Definir a senha temporária")');
         const temporary = (await page.locator('p.secret code').textContent()).trim();
         await checkPage(page, 'admin-usuario-senha-temporaria');
 

@@ -121,7 +121,7 @@ pub struct Record<'a> {
     site: &'static Site,
     title: &'a str,
     table: &'a str,
-    rows: Vec<(&'a str, Cell)>,
+    rows: Vec<(&'a str, &'a str, Cell)>,
     logout_path: &'a str,
     hidden: [(&'static str, &'a str); 1],
     leaving: bool,
@@ -160,7 +160,10 @@ pub fn record<'a>(
         site: &HOST_APP,
         title: "Seu cadastro",
         table,
-        rows: columns.iter().map(|(name, value)| (label(name), Cell::of(name, value.as_deref()))).collect(),
+        rows: columns
+            .iter()
+            .map(|(name, value)| (name.as_str(), label(name), Cell::of(name, value.as_deref())))
+            .collect(),
         logout_path,
         hidden: [("csrf_token", csrf_token)],
         leaving: false,
