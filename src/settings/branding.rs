@@ -107,7 +107,7 @@ impl BrandingSettings {
 
     /// The identity the pages and mails carry in `mode`: these settings,
     /// or, for a demo that sets none of them, the demo's institution. The
-    /// logo file is read here (once).
+    /// logo file is loaded here (the checks read it too, at start-up).
     pub fn branding(&self, mode: Mode) -> Result<Branding, SettingsError> {
         if mode == Mode::Demo && self.is_default() {
             return Ok(Branding::demo());

@@ -58,7 +58,7 @@ async fn every_account_action_of_the_panel_asks_first_and_changes_nothing_until_
     let asked = [
         ("desativar", "Desativar a conta de Full bruno (bruno)?"),
         ("senha-temporaria", "Definir uma senha temporária para Full bruno (bruno)?"),
-        ("equipe-sim", "Dar acesso à administração a Full bruno (bruno)?"),
+        ("equipe-sim", "Dar a Full bruno (bruno) acesso à administração?"),
         ("encerrar-sessoes", "Encerrar todas as sessões de Full bruno (bruno)?"),
         ("liberar-login", "Liberar o login bloqueado de Full bruno (bruno)?"),
     ];

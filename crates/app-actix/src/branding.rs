@@ -101,9 +101,10 @@ impl std::fmt::Display for Colour {
     }
 }
 
-/// Where a footer link leads: an `https://` or `http://` address, a
-/// `mailto:` address, or a path of this service (`/…`). Anything else (a
-/// `javascript:` URL, a bare word) is refused.
+/// Where a footer link leads: an `https://` address, a `mailto:` address,
+/// or a path of this service (`/…`). Anything else (an `http://` or a
+/// `javascript:` URL, a bare word, `/\host`, which a browser reads as
+/// another site) is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Href(String);
 
@@ -112,8 +113,9 @@ impl Href {
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
         let lower = text.to_ascii_lowercase();
-        let path = text.starts_with('/') && !text.starts_with("//");
-        let web = ["https://", "http://"].iter().any(|scheme| lower.starts_with(scheme) && lower.len() > scheme.len());
+        // A browser reads `/\host` as `//host`: another site.
+        let path = text.starts_with('/') && !text.starts_with("//") && !text.contains('\\');
+        let web = lower.starts_with("https://") && lower.len() > "https://".len();
         let mail = lower.starts_with("mailto:") && text.contains('@');
         if text.chars().any(|c| c.is_whitespace() || c.is_control()) || !(path || web || mail) {
             return Err("must be an https:// address, a mailto: address or a path starting with /".into());
@@ -148,11 +150,14 @@ impl Logo {
             "webp" => "image/webp",
             _ => return Err(format!("{}: the logo must be an .svg, .png, .jpg or .webp file", path.display())),
         };
-        let size = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.len();
-        if size > MAX_LOGO_BYTES as u64 {
-            return Err(format!("{}: {size} bytes; a logo may have at most {MAX_LOGO_BYTES}", path.display()));
+        use std::io::Read;
+        let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        // Never more than the limit in memory, whatever the file's size.
+        let mut bytes = Vec::new();
+        file.take(MAX_LOGO_BYTES as u64 + 1).read_to_end(&mut bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        if bytes.len() > MAX_LOGO_BYTES {
+            return Err(format!("{}: a logo may have at most {MAX_LOGO_BYTES} bytes", path.display()));
         }
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Self { bytes: bytes.into(), content_type })
     }
 
@@ -388,6 +393,10 @@ where
 
     actix_web::dev::forward_ready!(service);
 
+    /// The inner service's `call` runs before the scope is entered: the
+    /// handlers (and `HtmlErrors`) render when their future is polled,
+    /// inside it; a middleware placed inside this one must not render a
+    /// page in its own `call`.
     fn call(&self, request: ServiceRequest) -> Self::Future {
         let scope = PageScope { branding: Arc::clone(&self.branding), person: RefCell::new(None) };
         PAGE.scope(scope, self.service.call(request))
@@ -428,9 +437,17 @@ mod tests {
         for good in ["https://www.example.gov.br/ajuda", "/privacidade/", "mailto:ouvidoria@example.gov.br"] {
             assert_eq!(Href::parse(good).expect("accepted").as_str(), good);
         }
-        for bad in
-            ["javascript:alert(1)", "//evil.example", "ajuda", "https://", "mailto:ninguem", "/a b", "data:text/html,x"]
-        {
+        for bad in [
+            "javascript:alert(1)",
+            "//evil.example",
+            "/\\evil.example",
+            "http://www.example.gov.br/ajuda",
+            "ajuda",
+            "https://",
+            "mailto:ninguem",
+            "/a b",
+            "data:text/html,x",
+        ] {
             assert!(Href::parse(bad).is_err(), "{bad}");
         }
     }

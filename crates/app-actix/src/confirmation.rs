@@ -43,6 +43,8 @@ struct ConfirmActionPage<'a> {
     carried: Vec<(&'a str, &'a str)>,
     button: &'a str,
     back: &'a str,
+    field: &'static str,
+    yes: &'static str,
 }
 
 /// Whether the post carries the confirmation.
@@ -52,7 +54,8 @@ pub fn given(fields: &FormFields) -> bool {
 
 /// The confirmation page for `ask`: every posted field (the anti-forgery
 /// token included) carried back to the request's path with the
-/// confirmation.
+/// confirmation. The fields are written into the page: a form that posts
+/// a secret (a password) must not ask through this step.
 pub fn page(req: &HttpRequest, fields: &FormFields, ask: Ask<'_>) -> HttpResponse {
     let carried = fields.pairs().filter(|(name, _)| *name != FIELD).collect();
     let page = ConfirmActionPage {
@@ -64,6 +67,8 @@ pub fn page(req: &HttpRequest, fields: &FormFields, ask: Ask<'_>) -> HttpRespons
         carried,
         button: ask.button,
         back: ask.back,
+        field: FIELD,
+        yes: YES,
     };
     html::html(html::response(StatusCode::OK), &page)
 }

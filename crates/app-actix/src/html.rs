@@ -53,6 +53,11 @@ impl Site {
     pub fn person(&self) -> Option<String> {
         crate::branding::person()
     }
+
+    /// Where the header's "Sair" leads (Minha conta's logout page).
+    pub fn logout_path(&self) -> &'static str {
+        crate::account::LOGOUT_PATH
+    }
 }
 
 /// The frame of a signed-in page (`templates/frame.html`): the
@@ -164,6 +169,15 @@ pub fn throttled_text(retry_after_secs: u64) -> String {
     )
 }
 
+/// Items as Portuguese lists them: "a", "a e b", "a, b e c".
+pub fn listed(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} e {last}", rest.join(", ")),
+    }
+}
+
 /// The hint of a page that refuses a request for a reason meant for the
 /// integrating developer (an OAuth2 error): `before`, then the request's
 /// code to quote when asking for help. The technical detail goes to the
@@ -203,6 +217,15 @@ mod tests {
 
     fn render(page: &impl Template) -> String {
         page.render().expect("renders")
+    }
+
+    #[test]
+    fn lists_read_as_portuguese_writes_them() {
+        let items = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(listed(&items(&[])), "");
+        assert_eq!(listed(&items(&["a"])), "a");
+        assert_eq!(listed(&items(&["a", "b"])), "a e b");
+        assert_eq!(listed(&items(&["a", "b", "c"])), "a, b e c");
     }
 
     #[test]

@@ -21,21 +21,25 @@ pub fn brasilia_time(at: i64) -> String {
 /// `±HH:MM`; `None` for any other text.
 pub fn timestamp_from_text(text: &str) -> Option<i64> {
     let text = text.trim();
+    let all_digits = |part: &str, len: usize| part.len() == len && part.bytes().all(|b| b.is_ascii_digit());
     let (date, rest) = (text.get(..10)?, text.get(10..)?);
     let mut parts = date.split('-');
     let (year, month, day) = (parts.next()?.parse::<i32>().ok()?, parts.next()?, parts.next()?);
-    if !rest.starts_with([' ', 'T']) || date.len() != 10 || month.len() != 2 || day.len() != 2 {
+    if !rest.starts_with([' ', 'T']) || !all_digits(date.get(..4)?, 4) || !all_digits(month, 2) || !all_digits(day, 2) {
         return None;
     }
     let month = time::Month::try_from(month.parse::<u8>().ok()?).ok()?;
     let date = time::Date::from_calendar_date(year, month, day.parse().ok()?).ok()?;
     let clock = rest.get(1..9)?;
-    let mut hms = clock.split(':').map(|n| (n.len() == 2).then(|| n.parse::<u8>().ok()).flatten());
+    let mut hms = clock.split(':').map(|n| all_digits(n, 2).then(|| n.parse::<u8>().ok()).flatten());
     let at = time::Time::from_hms(hms.next()??, hms.next()??, hms.next()??).ok()?;
     // Fractions of a second, then the offset (none: UTC).
     let mut zone = rest.get(9..)?;
     if let Some(fraction) = zone.strip_prefix('.') {
         zone = fraction.trim_start_matches(|c: char| c.is_ascii_digit());
+        if zone.len() == fraction.len() {
+            return None;
+        }
     }
     let offset_secs = match zone {
         "" | "Z" | "z" => 0,
@@ -49,7 +53,7 @@ pub fn timestamp_from_text(text: &str) -> Option<i64> {
             if !(digits.len() == 2 || digits.len() == 4) || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
-            let hours: i64 = digits[..2].parse().ok()?;
+            let hours: i64 = digits[..2].parse().ok().filter(|h| *h <= 14)?;
             let minutes: i64 = digits.get(2..).filter(|m| !m.is_empty()).map_or(Some(0), |m| m.parse().ok())?;
             sign * (hours * 3600 + minutes * 60)
         }
@@ -89,6 +93,10 @@ mod tests {
             "2026-11-29 10:00:00+x",
             "52998224725",
             "2026-11-29 10:00:00+123",
+            "2026-+1-01 00:00:00",
+            "2026-11-29 +1:00:00",
+            "2026-11-29 10:00:00.",
+            "2026-11-29 10:00:00+99",
         ] {
             assert_eq!(timestamp_from_text(junk), None, "{junk}");
         }

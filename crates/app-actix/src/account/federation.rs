@@ -284,23 +284,6 @@ async fn confirm(
 async fn unlink(req: HttpRequest, payload: web::Payload, federation: web::Data<FederationService>) -> HttpResponse {
     let (session, fields) = or_answer!(crate::session::signed_post(&req, payload).await);
     let provider = fields.get("provedor").ok().flatten().unwrap_or("");
-    let security = super::security::SECURITY_PATH;
-    let asked = crate::confirmation::required(&req, &fields, || {
-        let name = federation.provider(provider).map_or(provider, |p| p.name.as_str());
-        crate::confirmation::Ask {
-            question: format!("Desfazer o vínculo com {name}?"),
-            consequence: format!(
-                "Você deixa de entrar nesta conta por {name}. Para voltar a usá-lo, será preciso vinculá-lo de novo, \
-                 entrando por ele."
-            ),
-            button: "Desfazer o vínculo",
-            back: security,
-            frame: crate::html::Frame::account(security),
-        }
-    });
-    if let Some(page) = asked {
-        return page;
-    }
     let has_password = match req.app_data::<web::Data<SessionService>>() {
         Some(sessions) => match sessions.credentials().has_usable_password(session.user_id).await {
             Ok(has) => has,
@@ -308,6 +291,31 @@ async fn unlink(req: HttpRequest, payload: web::Payload, federation: web::Data<F
         },
         None => false,
     };
+    // The confirmation asks only for an unlinking that can be done: a link
+    // the person has, and not their only way in (the use case refuses the
+    // rest at once).
+    if !crate::confirmation::given(&fields) {
+        let links = match federation.links_of(session.user_id).await {
+            Ok(links) => links,
+            Err(e) => return super::service_failure(&req, e),
+        };
+        let linked = links.iter().any(|(id, _)| id == provider);
+        if linked && (has_password || links.len() > 1) {
+            let security = super::security::SECURITY_PATH;
+            let name = federation.provider(provider).map_or(provider, |p| p.name.as_str());
+            let ask = crate::confirmation::Ask {
+                question: format!("Desfazer o vínculo com {name}?"),
+                consequence: format!(
+                    "Você deixa de entrar nesta conta por {name}. Para voltar a usá-lo, será preciso vinculá-lo de \
+                     novo, entrando por ele."
+                ),
+                button: "Desfazer o vínculo",
+                back: security,
+                frame: crate::html::Frame::account(security),
+            };
+            return crate::confirmation::page(&req, &fields, ask);
+        }
+    }
     match federation.unlink(session.user_id, provider, has_password, &origin(&req)).await {
         Ok(true) => see_other(&format!("{}?desvinculado=1", super::security::SECURITY_PATH)),
         Ok(false) => see_other(super::security::SECURITY_PATH),

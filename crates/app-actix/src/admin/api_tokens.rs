@@ -178,7 +178,7 @@ async fn issue(
         let granted: Vec<String> = permissions.iter().map(|p| p.label().to_lowercase()).collect();
         let can = match granted.is_empty() {
             true => "Nenhuma permissão foi marcada: o token não poderá fazer nada.".to_owned(),
-            false => format!("Quem tiver o token poderá {} pela API.", granted.join(" e ")),
+            false => format!("Quem tiver o token poderá {} pela API.", crate::html::listed(&granted)),
         };
         let ask = crate::confirmation::Ask {
             question: format!("Emitir um token da API de usuários para {}?", state.name),

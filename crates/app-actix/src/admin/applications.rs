@@ -388,6 +388,10 @@ async fn act(
             Ok(None) => return unknown_client(),
             Err(e) => return html::failure_page(e),
         };
+        if changes.rotate_secret && !client.confidential {
+            // Nothing to confirm: a public client has no secret (refused at once).
+            return apply(&clients, &actor, &id, changes, done).await;
+        }
         let back = detail_path(&id);
         let ask = crate::confirmation::Ask {
             question: question.replace("{}", &client.name),

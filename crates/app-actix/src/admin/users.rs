@@ -438,14 +438,14 @@ impl Action {
                 "Definir a senha temporária",
             ),
             Self::StaffOn => (
-                "Dar acesso à administração a {}?",
-                "A conta passa a abrir este painel: ver e alterar contas de outras pessoas, aplicativos e a auditoria. \
-                 Tudo o que ela fizer fica registrado na auditoria.",
+                "Dar a {} acesso à administração?",
+                "A conta passa a ter acesso a este painel: ver e alterar contas de outras pessoas, aplicativos e a \
+                 auditoria. Tudo o que ela fizer fica registrado na auditoria.",
                 "Dar acesso à administração",
             ),
             Self::StaffOff => (
                 "Retirar o acesso à administração de {}?",
-                "A conta deixa de abrir este painel; as outras permissões dela não mudam.",
+                "A conta deixa de ter acesso a este painel; o resto dela não muda.",
                 "Retirar o acesso",
             ),
             Self::ResendConfirmation => return None,

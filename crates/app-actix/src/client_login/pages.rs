@@ -18,27 +18,28 @@ pub enum Cell {
 }
 
 impl Cell {
-    /// How the value of `column` is shown: a CPF masked (LGPD: the full
-    /// value is not needed to recognise one's record), the birth date by
-    /// its year, the mother's name by its initials, a time in Brasília
-    /// time, a flag as "sim"/"não", JSON pretty-printed (masked the same
-    /// way).
+    /// How the value of `column` is shown: personal data masked (LGPD: the
+    /// full value is not needed to recognise one's record; see
+    /// [`Personal`]), a database time in Brasília time, a flag of an `is_`
+    /// column as "sim"/"não", JSON pretty-printed and masked the same way
+    /// (JSON that cannot be read is not shown).
     fn of(column: &str, value: Option<&str>) -> Self {
         use credencial_domain::local_time::{brasilia_time, timestamp_from_text};
         let Some(text) = value else { return Cell::Empty };
-        let flag = column.starts_with("is_");
         if text.starts_with('{') || text.starts_with('[') {
             let pretty = serde_json::from_str::<serde_json::Value>(text).ok().and_then(|mut v| {
-                mask_json("", &mut v);
+                mask_json(None, &mut v);
                 serde_json::to_string_pretty(&v).ok()
             });
-            return Cell::Json(pretty.unwrap_or_else(|| text.to_owned()));
+            return Cell::Json(pretty.unwrap_or_else(|| "(conteúdo que não pôde ser lido)".to_owned()));
         }
-        let shown = match (column, text) {
-            ("mother_name", _) => initials(text),
-            ("birth_date", _) => masked_date(text),
-            (_, "true" | "t" | "1") if flag => "sim".into(),
-            (_, "false" | "f" | "0") if flag => "não".into(),
+        if let Some(kind) = Personal::of_name(column) {
+            return Cell::Text(kind.masked(text));
+        }
+        let flag = column.starts_with("is_");
+        let shown = match text {
+            "true" | "t" | "1" if flag => "sim".into(),
+            "false" | "f" | "0" if flag => "não".into(),
             _ => match (masked_cpf(text), timestamp_from_text(text)) {
                 (Some(cpf), _) => cpf,
                 (None, Some(at)) => format!("{} (horário de Brasília)", brasilia_time(at)),
@@ -46,6 +47,44 @@ impl Cell {
             },
         };
         Cell::Text(shown)
+    }
+}
+
+/// Personal data the record page masks, recognised by the name of its
+/// column or JSON key, in Portuguese or English (`cpf`, `data_nascimento`
+/// or `birth_date`, `nome_mae` or `mother_name`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Personal {
+    /// A CPF: `529.***.***-25`; a value that is not a valid CPF is hidden.
+    Cpf,
+    /// A birth date: its year only.
+    BirthDate,
+    /// The mother's name: its initials.
+    MotherName,
+}
+
+impl Personal {
+    /// The kind of personal data a column or key named `name` holds.
+    fn of_name(name: &str) -> Option<Self> {
+        let name = name.to_lowercase();
+        if name.contains("cpf") {
+            Some(Self::Cpf)
+        } else if name.contains("nascimento") || name.contains("birth") {
+            Some(Self::BirthDate)
+        } else if ["mae", "mãe", "mother"].iter().any(|word| name.contains(word)) {
+            Some(Self::MotherName)
+        } else {
+            None
+        }
+    }
+
+    /// `text` masked.
+    fn masked(self, text: &str) -> String {
+        match self {
+            Self::Cpf => masked_cpf(text).unwrap_or_else(|| "***".into()),
+            Self::BirthDate => masked_date(text),
+            Self::MotherName => initials(text),
+        }
     }
 }
 
@@ -68,24 +107,28 @@ fn masked_date(text: &str) -> String {
     }
 }
 
-/// Masks the personal data inside a JSON value (the stored profile): a
-/// CPF anywhere, the birth date and the mother's name by their keys.
-fn mask_json(key: &str, value: &mut serde_json::Value) {
+/// Masks the personal data inside a JSON value (the stored profile): the
+/// values under a personal key (`key`: the nearest key above), and a CPF
+/// anywhere, as text or as a number.
+fn mask_json(key: Option<Personal>, value: &mut serde_json::Value) {
     use serde_json::Value;
-    let key = key.to_ascii_lowercase();
     match value {
-        Value::String(text) if key.contains("nascimento") || key.contains("birth") => *text = masked_date(text),
-        Value::String(text) if key.contains("mae") || key.contains("mãe") || key.contains("mother") => {
-            *text = initials(text)
-        }
-        Value::String(text) => {
-            if let Some(masked) = masked_cpf(text) {
-                *text = masked;
+        Value::Array(items) => items.iter_mut().for_each(|item| mask_json(key, item)),
+        Value::Object(fields) => fields.iter_mut().for_each(|(k, v)| mask_json(Personal::of_name(k).or(key), v)),
+        Value::Null | Value::Bool(_) => {}
+        other => {
+            let text = match &*other {
+                Value::String(text) => text.clone(),
+                number => number.to_string(),
+            };
+            let masked = match key {
+                Some(kind) => Some(kind.masked(&text)),
+                None => masked_cpf(&text),
+            };
+            if let Some(masked) = masked {
+                *other = Value::String(masked);
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(|item| mask_json(&key, item)),
-        Value::Object(fields) => fields.iter_mut().for_each(|(k, v)| mask_json(k, v)),
-        _ => {}
     }
 }
 
@@ -236,11 +279,14 @@ mod tests {
             (
                 "profile".to_owned(),
                 Some(
-                    r#"{"cpf": "52998224725", "data_de_nascimento": "1990-05-17", "nome_mae": "Maria da Silva"}"#
+                    r#"{"cpf": 52998224725, "data_de_nascimento": "1990-05-17", "nome_mae": "Maria da Silva"}"#
                         .to_owned(),
                 ),
             ),
             ("telefone".to_owned(), Some("12345678901".to_owned())),
+            ("data_nascimento_titular".to_owned(), Some("1990-05-17".to_owned())),
+            ("cpf_responsavel".to_owned(), Some("000.000.000-00".to_owned())),
+            ("extra".to_owned(), Some("{'cpf': '52998224725'}".to_owned())),
         ];
         let page = render(&record("host_users", &columns, "/auth/logout/", "t"));
         for full in ["52998224725", "529.982.247-25", "1990-05-17", "Maria da Silva"] {
@@ -253,6 +299,9 @@ mod tests {
         assert!(page.contains("<th scope=\"row\">Conta ativa</th><td>sim</td>"), "{page}");
         assert!(page.contains("<td>29/11/2026 12:00 (horário de Brasília)</td>"), "{page}");
         assert!(page.contains("<th scope=\"row\">telefone</th><td>12345678901</td>"), "not a CPF: as it is");
+        assert!(page.contains("<th scope=\"row\">data_nascimento_titular</th><td>**/**/1990</td>"), "by its name");
+        assert!(page.contains("<th scope=\"row\">cpf_responsavel</th><td>***</td>"), "an invalid CPF is hidden");
+        assert!(page.contains("(conteúdo que não pôde ser lido)"), "unreadable JSON is not shown raw");
     }
 
     #[test]
