@@ -299,7 +299,7 @@ async fn unlink(req: HttpRequest, payload: web::Payload, federation: web::Data<F
             Ok(links) => links,
             Err(e) => return super::service_failure(&req, e),
         };
-        let linked = links.iter().any(|(id, _)| id == provider);
+        let linked = links.iter().any(|(_, link)| link.provider == provider);
         if linked && (has_password || links.len() > 1) {
             let security = super::security::SECURITY_PATH;
             let name = federation.provider(provider).map_or(provider, |p| p.name.as_str());
