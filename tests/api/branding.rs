@@ -43,7 +43,7 @@ fn assert_branded(page: &str, title: &str) {
     assert!(page.contains(&format!("<title>{title} · ID Exemplo</title>")), "{page}");
     assert!(page.contains("<span class=\"long\">Instituto Federal de Exemplo</span>"), "{page}");
     assert!(page.contains("<span class=\"short\" aria-hidden=\"true\">IFEX</span>"), "{page}");
-    assert!(page.contains("<img class=\"logo\" src=\"/marca/logo\""), "{page}");
+    assert!(page.contains("<img class=\"logo\" src=\"/marca/logo?v="), "{page}");
     assert!(page.contains("--primary:#1b6b3a"), "the colour");
     assert!(page.contains("<nav class=\"govbr\" aria-label=\"Governo federal\">"), "the gov.br bar");
     assert!(page.contains("<a href=\"/privacidade/\">Aviso de privacidade</a>"), "{page}");

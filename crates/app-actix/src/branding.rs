@@ -283,6 +283,21 @@ impl Branding {
         self.logo.is_some()
     }
 
+    /// The address the pages load the logo from: [`LOGO_PATH`] with the
+    /// first bytes of the file's SHA-256, so that a new logo shows at once
+    /// although browsers keep the old one for a day.
+    pub fn logo_src(&self) -> String {
+        use sha2::{Digest, Sha256};
+        match &self.logo {
+            Some(logo) => {
+                let digest = Sha256::digest(&logo.bytes);
+                let version: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+                format!("{LOGO_PATH}?v={version}")
+            }
+            None => LOGO_PATH.to_owned(),
+        }
+    }
+
     /// The footer's links, in order: label and address.
     pub fn links(&self) -> Vec<(&'static str, &str)> {
         let mut links = vec![("Aviso de privacidade", self.privacy.as_str())];
@@ -430,6 +445,19 @@ mod tests {
             rules,
             format!(":root{{--primary:#1351b4;--primary-dark:{};--primary-light:{}}}", c.dark(), c.light())
         );
+    }
+
+    #[test]
+    fn the_logo_address_changes_with_the_file() {
+        let demo = Branding::demo();
+        let other = Branding {
+            logo: Some(Logo { bytes: b"<svg/>".to_vec().into(), content_type: "image/svg+xml" }),
+            ..Branding::demo()
+        };
+        assert!(demo.logo_src().starts_with("/marca/logo?v="), "{}", demo.logo_src());
+        assert_eq!(demo.logo_src().len(), "/marca/logo?v=".len() + 12);
+        assert_ne!(demo.logo_src(), other.logo_src());
+        assert_eq!(demo.logo_src(), Branding::demo().logo_src(), "the same file, the same address");
     }
 
     #[test]
