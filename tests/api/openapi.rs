@@ -869,3 +869,58 @@ async fn too_many_failures_answer_the_documented_429() {
     }
     assert_eq!(last, 429, "the default limit is 20 failures per address, pair's 10 included");
 }
+
+/// What Chromium sends when it navigates.
+const BROWSER_ACCEPT: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+
+/// A concrete address of a route pattern: each `{parameter}` filled with a
+/// value every parameter accepts the shape of (digits), the trailing slash
+/// kept where the route has one.
+fn concrete(pattern: &str) -> String {
+    let mut out = String::new();
+    let mut rest = pattern;
+    while let Some(start) = rest.find('{') {
+        out.push_str(&rest[..start]);
+        let end = rest[start..].find('}').map_or(rest.len(), |e| start + e + 1);
+        out.push_str("12345678909");
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[tokio::test]
+async fn every_route_answers_its_errors_in_its_own_format() {
+    // HTML for browsers on the pages, JSON for programs everywhere: a
+    // method no route takes, asked by a browser and by a program, on every
+    // mounted route (issue 26).
+    let app = spawn_app_with_every_route().await;
+    let r = app.client.get(format!("{}{}", app.address, credencial_app_actix::routes::INVENTORY_PATH)).send().await;
+    let mounted: BTreeSet<String> = r.expect("sent").json().await.expect("JSON list");
+    let mut checked = 0;
+    for pattern in mounted.iter().filter(|p| bare(p) != credencial_app_actix::routes::INVENTORY_PATH) {
+        let path = bare(pattern);
+        if TEXT_ROUTES.contains(&path) {
+            continue;
+        }
+        // A script under /conta answers like the APIs: JSON errors.
+        let page = is_html_route(path) && !path.ends_with(".js");
+        let address = format!("{}{}", app.address, concrete(pattern));
+        for accept in [BROWSER_ACCEPT, "application/json"] {
+            let r = app.client.patch(&address).header("accept", accept).send().await.expect("sent");
+            let status = r.status().as_u16();
+            assert!((400..500).contains(&status), "PATCH {pattern}: {status}");
+            let kind = r.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+            let body = r.text().await.expect("body");
+            if page && accept == BROWSER_ACCEPT {
+                assert!(kind.starts_with("text/html"), "PATCH {pattern} for a browser: {kind}");
+                assert!(body.starts_with("<!DOCTYPE html>\n<html lang=\"pt-BR\">"), "PATCH {pattern}: {body}");
+            } else {
+                assert!(kind.starts_with("application/json"), "PATCH {pattern} ({accept}): {kind}");
+                assert!(serde_json::from_str::<Value>(&body).is_ok(), "PATCH {pattern}: {body}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 60, "every route was asked: {checked}");
+}
