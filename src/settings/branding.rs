@@ -13,7 +13,7 @@ use crate::startup::Mode;
 /// The institution's identity on every page and mail. Unset, the pages
 /// carry a neutral identity (the service's own name and blue); the demo,
 /// with none of these set, shows a fictional federal institute.
-#[derive(Clone, Deserialize, Serialize)]
+#[derive(Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct BrandingSettings {
     /// The service's name as people know it: in page titles, the header
@@ -102,7 +102,7 @@ impl BrandingSettings {
     /// Whether every branding setting is at its default (the demo then
     /// shows its own institution).
     fn is_default(&self) -> bool {
-        serde_json::to_value(self).ok() == serde_json::to_value(Self::default()).ok()
+        *self == Self::default()
     }
 
     /// The identity the pages and mails carry in `mode`: these settings,

@@ -278,24 +278,14 @@ impl Branding {
         }
     }
 
-    /// Whether there is a logo to show.
-    pub fn has_logo(&self) -> bool {
-        self.logo.is_some()
-    }
-
-    /// The address the pages load the logo from: [`LOGO_PATH`] with the
-    /// first bytes of the file's SHA-256, so that a new logo shows at once
-    /// although browsers keep the old one for a day.
-    pub fn logo_src(&self) -> String {
+    /// The address the pages load the logo from, when there is one:
+    /// [`LOGO_PATH`] with the first bytes of the file's SHA-256, so that a
+    /// new logo shows at once although browsers keep the old one for a day.
+    pub fn logo_src(&self) -> Option<String> {
         use sha2::{Digest, Sha256};
-        match &self.logo {
-            Some(logo) => {
-                let digest = Sha256::digest(&logo.bytes);
-                let version: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-                format!("{LOGO_PATH}?v={version}")
-            }
-            None => LOGO_PATH.to_owned(),
-        }
+        let logo = self.logo.as_ref()?;
+        let version: String = Sha256::digest(&logo.bytes).iter().take(6).map(|b| format!("{b:02x}")).collect();
+        Some(format!("{LOGO_PATH}?v={version}"))
     }
 
     /// The footer's links, in order: label and address.
@@ -449,15 +439,16 @@ mod tests {
 
     #[test]
     fn the_logo_address_changes_with_the_file() {
-        let demo = Branding::demo();
+        let demo = Branding::demo().logo_src().expect("a logo");
         let other = Branding {
             logo: Some(Logo { bytes: b"<svg/>".to_vec().into(), content_type: "image/svg+xml" }),
             ..Branding::demo()
         };
-        assert!(demo.logo_src().starts_with("/marca/logo?v="), "{}", demo.logo_src());
-        assert_eq!(demo.logo_src().len(), "/marca/logo?v=".len() + 12);
-        assert_ne!(demo.logo_src(), other.logo_src());
-        assert_eq!(demo.logo_src(), Branding::demo().logo_src(), "the same file, the same address");
+        assert!(demo.starts_with("/marca/logo?v="), "{demo}");
+        assert_eq!(demo.len(), "/marca/logo?v=".len() + 12);
+        assert_ne!(Some(demo.clone()), other.logo_src());
+        assert_eq!(Some(demo), Branding::demo().logo_src(), "the same file, the same address");
+        assert_eq!(Branding::default().logo_src(), None, "no logo, nothing to load");
     }
 
     #[test]

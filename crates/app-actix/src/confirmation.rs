@@ -73,8 +73,29 @@ pub fn page(req: &HttpRequest, fields: &FormFields, ask: Ask<'_>) -> HttpRespons
     html::html(html::response(StatusCode::OK), &page)
 }
 
-/// `None` when the post carries the confirmation; otherwise the page that
-/// asks for it (built by `ask` only then).
-pub fn required<'a>(req: &HttpRequest, fields: &FormFields, ask: impl FnOnce() -> Ask<'a>) -> Option<HttpResponse> {
-    (!given(fields)).then(|| page(req, fields, ask()))
+/// The fixed words of an action's confirmation: the question and the
+/// button, with `{}` where the account or application is named, and what
+/// will happen.
+#[derive(Debug, Clone, Copy)]
+pub struct Words {
+    /// The question, `{}` standing for the name.
+    pub question: &'static str,
+    /// What will happen.
+    pub consequence: &'static str,
+    /// The button that goes ahead.
+    pub button: &'static str,
+}
+
+impl Words {
+    /// What the page asks about `name`, with "Cancelar" back to `back` in
+    /// the area's `frame`.
+    pub fn about<'a>(&self, name: &str, back: &'a str, frame: Frame) -> Ask<'a> {
+        Ask {
+            question: self.question.replace("{}", name),
+            consequence: self.consequence.to_owned(),
+            button: self.button,
+            back,
+            frame,
+        }
+    }
 }

@@ -34,6 +34,7 @@ use self::pages::{
 };
 use super::{refused, staff_post, staff_signed_in};
 use crate::account::{form_refused, see_other, text_fields};
+use crate::confirmation::Words;
 use crate::form::FormFields;
 use crate::html::Frame;
 use crate::html::{self, ErrorPage, PROVIDER};
@@ -363,26 +364,26 @@ async fn act(
     };
     // A new secret and a change of status ask first.
     let asked = match (changes.rotate_secret, changes.active) {
-        (true, _) => Some((
-            "Gerar um novo segredo para {}?",
-            "O segredo atual deixa de valer na hora: a aplicação não consegue mais trocar códigos nem renovar tokens \
-             até ser configurada com o novo, que aparece uma única vez.",
-            "Gerar novo segredo",
-        )),
-        (_, Some(false)) => Some((
-            "Desativar a aplicação {}?",
-            "Novas autorizações, trocas de código, renovações e leituras de perfil com tokens já emitidos passam a \
-             ser recusadas na hora. Nada é apagado: reativar devolve tudo como estava.",
-            "Desativar aplicação",
-        )),
-        (_, Some(true)) => Some((
-            "Reativar a aplicação {}?",
-            "A aplicação volta a pedir autorizações e a ler perfis com os tokens que já tem.",
-            "Reativar aplicação",
-        )),
+        (true, _) => Some(Words {
+            question: "Gerar um novo segredo para {}?",
+            consequence: "O segredo atual deixa de valer na hora: a aplicação não consegue mais trocar códigos nem \
+                          renovar tokens até ser configurada com o novo, que aparece uma única vez.",
+            button: "Gerar novo segredo",
+        }),
+        (_, Some(false)) => Some(Words {
+            question: "Desativar a aplicação {}?",
+            consequence: "Novas autorizações, trocas de código, renovações e leituras de perfil com tokens já \
+                          emitidos passam a ser recusadas na hora. Nada é apagado: reativar devolve tudo como estava.",
+            button: "Desativar aplicação",
+        }),
+        (_, Some(true)) => Some(Words {
+            question: "Reativar a aplicação {}?",
+            consequence: "A aplicação volta a pedir autorizações e a ler perfis com os tokens que já tem.",
+            button: "Reativar aplicação",
+        }),
         _ => None,
     };
-    if let (Some((question, consequence, button)), false) = (asked, crate::confirmation::given(&fields)) {
+    if let (Some(asked), false) = (asked, crate::confirmation::given(&fields)) {
         let client = match clients.find(&id).await {
             Ok(Some(client)) => client,
             Ok(None) => return unknown_client(),
@@ -393,14 +394,7 @@ async fn act(
             return apply(&clients, &actor, &id, changes, done).await;
         }
         let back = detail_path(&id);
-        let ask = crate::confirmation::Ask {
-            question: question.replace("{}", &client.name),
-            consequence: consequence.to_owned(),
-            button,
-            back: &back,
-            frame: Frame::admin(LIST_PATH),
-        };
-        return crate::confirmation::page(&req, &fields, ask);
+        return crate::confirmation::page(&req, &fields, asked.about(&client.name, &back, Frame::admin(LIST_PATH)));
     }
     apply(&clients, &actor, &id, changes, done).await
 }

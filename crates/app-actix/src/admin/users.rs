@@ -26,6 +26,7 @@ use secrecy::ExposeSecret;
 
 use super::{filter_query, refused, staff_post, staff_signed_in};
 use crate::account::{form_refused, see_other};
+use crate::confirmation::Words;
 use crate::form::FormFields;
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
@@ -278,14 +279,7 @@ async fn act(
                 name => format!("{name} ({})", account.username),
             };
             let back = format!("{USERS_PATH}{}/", id.0);
-            let ask = crate::confirmation::Ask {
-                question: asked.question.replace("{}", &who),
-                consequence: asked.consequence.to_owned(),
-                button: asked.button,
-                back: &back,
-                frame: Frame::admin(USERS_PATH),
-            };
-            return crate::confirmation::page(&req, &fields, ask);
+            return crate::confirmation::page(&req, &fields, asked.about(&who, &back, Frame::admin(USERS_PATH)));
         }
     }
     let done = match action {
@@ -395,7 +389,7 @@ impl Action {
     /// What the confirmation step asks before the action (`{}`: the
     /// account's name and username); `None` for the one that changes
     /// nothing but sends a mail.
-    fn asked(self) -> Option<Asked> {
+    fn asked(self) -> Option<Words> {
         let (question, consequence, button) = match self {
             Self::Deactivate => (
                 "Desativar a conta de {}?",
@@ -450,7 +444,7 @@ impl Action {
             ),
             Self::ResendConfirmation => return None,
         };
-        Some(Asked { question, consequence, button })
+        Some(Words { question, consequence, button })
     }
 
     /// What the account page announces after the action.
@@ -474,13 +468,6 @@ impl Action {
             Self::ResendConfirmation => "Um novo link de confirmação foi enviado ao e-mail da conta.",
         }
     }
-}
-
-/// The words of an action's confirmation step.
-struct Asked {
-    question: &'static str,
-    consequence: &'static str,
-    button: &'static str,
 }
 
 /// The `{id}` of the path: digits only, else the 404 page.

@@ -90,8 +90,7 @@ impl Personal {
 
 /// A CPF (11 digits, punctuated or not) masked; `None` for any other text.
 fn masked_cpf(text: &str) -> Option<String> {
-    let digits = text.bytes().filter(u8::is_ascii_digit).count();
-    (digits == 11).then(|| credencial_domain::Cpf::parse(text).ok()).flatten().map(|cpf| cpf.masked())
+    credencial_domain::Cpf::parse(text).ok().map(|cpf| cpf.masked())
 }
 
 /// A name as its initials ("Maria da Silva" → "M. d. S.").
