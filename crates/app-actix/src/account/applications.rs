@@ -151,8 +151,8 @@ async fn revoke(req: HttpRequest, payload: web::Payload, grants: web::Data<Grant
         let ask = crate::confirmation::Ask {
             question: format!("Revogar o acesso de {}?", app.client_name),
             consequence: format!(
-                "{} deixa de ler os seus dados: os tokens que ele recebeu são revogados, e na próxima vez que você \
-                 entrar nele a sua autorização será pedida de novo.",
+                "O aplicativo {} deixa de ler os seus dados: os tokens que recebeu são revogados, e na próxima vez \
+                 que você entrar por ele a sua autorização será pedida de novo.",
                 app.client_name
             ),
             button: "Revogar",
