@@ -2,9 +2,9 @@
 //! for the administration panel.
 
 use credencial_application::admin::audit_entry;
-use credencial_application::PasswordHasher;
+use credencial_application::{ApiTokenService, PasswordHasher};
 use credencial_domain::admin::audit::SECRET_SET;
-use credencial_domain::admin::{Actor, AuditAction, AuditTarget};
+use credencial_domain::admin::{Actor, ApiPermission, ApiPermissions, AuditAction, AuditTarget};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{AcademicDegree, Experience};
 use credencial_domain::{Cpf, Degree, ScopeSet, UserData, UserId, Username};
@@ -51,8 +51,9 @@ pub async fn seed_client(storage: &Storage, hasher: &PasswordHasher, redirect_ur
 
 /// Registers the confidential OpenID Connect client `demo-oidc` (every
 /// scope enabled, [`DEMO_OIDC_REDIRECT_URI`] and
-/// [`DEMO_OIDC_POST_LOGOUT_URI`]), unless it exists. Returns whether it was
-/// created.
+/// [`DEMO_OIDC_POST_LOGOUT_URI`]), unless it exists. It may also get tokens
+/// for itself (`client_credentials`) with `users:read`, to show a machine
+/// client calling `/usuarios/`. Returns whether it was created.
 pub async fn seed_oidc_client(storage: &Storage, hasher: &PasswordHasher) -> anyhow::Result<bool> {
     let client = DemoClient {
         id: DEMO_OIDC_CLIENT_ID,
@@ -61,7 +62,14 @@ pub async fn seed_oidc_client(storage: &Storage, hasher: &PasswordHasher) -> any
         redirect_uri: DEMO_OIDC_REDIRECT_URI,
         post_logout_redirect_uri: Some(DEMO_OIDC_POST_LOGOUT_URI),
     };
-    seed_confidential(storage, hasher, client).await
+    if !seed_confidential(storage, hasher, client).await? {
+        return Ok(false);
+    }
+    let id = ClientId::parse(DEMO_OIDC_CLIENT_ID)?;
+    let read = ApiPermissions::NONE.with(ApiPermission::UsersRead);
+    let actor = Actor::Cli { os_user: "demo".into() };
+    ApiTokenService::new(std::sync::Arc::clone(&storage.directory)).set_access(&actor, &id, read, true).await?;
+    Ok(true)
 }
 
 /// A confidential demo client to register.

@@ -175,7 +175,8 @@ impl Application {
             grant_store.clone(),
             Arc::clone(&profiles),
             Arc::clone(&clock),
-        );
+        )
+        .with_machine_access(Arc::clone(&storage.directory));
         // The institution's identity (its logo file read once, here).
         let branding = Arc::new(settings.branding.branding(mode)?);
         let mail = mail_setup(settings, mode, local, &storage, &clock, exporter.as_ref(), &branding)?;
@@ -347,11 +348,12 @@ impl Application {
         // The user-management API: wrong tokens count under the login
         // form's per-address limit.
         let directory = Arc::clone(&storage.directory);
-        let user_directory = Arc::new(UserDirectoryService::new(
-            Arc::clone(&directory),
-            Arc::clone(&storage.audit),
-            tokens.throttle().clone(),
-        ));
+        // The applications' own OAuth2 tokens (client_credentials) are
+        // accepted beside the static API tokens.
+        let user_directory = Arc::new(
+            UserDirectoryService::new(Arc::clone(&directory), Arc::clone(&storage.audit), tokens.throttle().clone())
+                .with_machine_tokens(Arc::clone(tokens.issuer())),
+        );
         let api_tokens = Arc::new(ApiTokenService::new(directory));
         let services = Services {
             tokens,

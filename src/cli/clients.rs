@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use credencial_application::admin::{ClientChanges, CreateOutcome, NewClient};
-use credencial_application::{ApiTokenService, ClientAdminService, ServiceError};
+use credencial_application::{ApiAccessChange, ApiTokenService, ClientAdminService, ServiceError};
 use credencial_domain::admin::client::optional_scopes;
 use credencial_domain::admin::{ApiPermissions, ClientName, PostLogoutRedirectUris, RedirectUris};
 use credencial_domain::federation::ReliabilityLevel;
@@ -127,10 +127,16 @@ pub struct UpdateClient {
     /// printed once as the last line (the old one stops working).
     #[arg(long)]
     pub rotate_api_token: bool,
-    /// The new API token's permissions, comma-separated
-    /// (`users:read,users:create`; "" for none); default: the current ones.
-    #[arg(long, value_name = "LIST", requires = "rotate_api_token")]
+    /// The application's API permissions, comma-separated
+    /// (`users:read,users:create`; "" for none), for its new API token
+    /// and its own tokens; with --rotate-api-token or
+    /// --client-credentials only; default: the current ones.
+    #[arg(long, value_name = "LIST")]
     pub api_permissions: Option<String>,
+    /// Whether this confidential client may get tokens for itself with the
+    /// `client_credentials` grant (to call `/usuarios/`); audited.
+    #[arg(long, value_name = "true|false")]
+    pub client_credentials: Option<bool>,
 }
 
 /// A `--minimum-govbr-level`: a level, or none.
@@ -210,10 +216,14 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
             Some(post_logout_uris(&args.post_logout_redirect_uris, args.allow_insecure_http)?);
     }
     anyhow::ensure!(
-        !changes.is_empty() || args.rotate_api_token,
+        !changes.is_empty() || args.rotate_api_token || args.client_credentials.is_some(),
         "nothing to update: give --name, --redirect-uri, --post-logout-redirect-uri, \
          --no-post-logout-redirect-uris, --scopes, --require-pkce, --requires-second-factor, \
-         --minimum-govbr-level, --rotate-secret or --rotate-api-token"
+         --minimum-govbr-level, --rotate-secret, --client-credentials or --rotate-api-token"
+    );
+    anyhow::ensure!(
+        args.api_permissions.is_none() || args.rotate_api_token || args.client_credentials.is_some(),
+        "--api-permissions goes with --rotate-api-token or --client-credentials"
     );
     let api_permissions = args.api_permissions.as_deref().map(ApiPermissions::parse).transpose()?;
     let storage = storage(settings).await?;
@@ -226,10 +236,43 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
             print_secret_once(&secret);
         }
     }
+    if let Some(allowed) = args.client_credentials {
+        set_api_access(&storage, &client_id, api_permissions, allowed).await?;
+    }
     if args.rotate_api_token {
         rotate_api_token(&storage, &client_id, api_permissions).await?;
     }
     Ok(())
+}
+
+/// Sets whether `client_id` may use `client_credentials`, with
+/// `permissions` (default: the current ones), through the panel's service,
+/// as the operator at the command line.
+async fn set_api_access(
+    storage: &Storage,
+    client_id: &ClientId,
+    permissions: Option<ApiPermissions>,
+    allowed: bool,
+) -> anyhow::Result<()> {
+    let service = ApiTokenService::new(Arc::clone(&storage.directory));
+    let unknown = || anyhow::anyhow!("no client with id {:?}", client_id.as_str());
+    let permissions = match permissions {
+        Some(permissions) => permissions,
+        None => service.state(client_id).await?.ok_or_else(unknown)?.permissions,
+    };
+    match service.set_access(&actor(), client_id, permissions, allowed).await? {
+        ApiAccessChange::Saved => {
+            println!("client_credentials: {}; api_permissions: {permissions}", if allowed { "allowed" } else { "off" });
+            Ok(())
+        }
+        ApiAccessChange::UnknownClient => Err(unknown()),
+        ApiAccessChange::PublicClient => {
+            anyhow::bail!(
+                "client {:?} is public: only a confidential client may use client_credentials",
+                client_id.as_str()
+            )
+        }
+    }
 }
 
 /// Issues a new user-management API token for `client_id` with

@@ -112,7 +112,7 @@ async fn the_list_and_an_applications_page_show_what_is_registered() {
     let page = browser.get(PORTAL_PAGE).await;
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("href=\"/admin/aplicativos/portal/api/\""), "{}", page.body);
-    assert!(page.body.contains("Token da API de usuários"));
+    assert!(page.body.contains("Acesso à API de usuários"));
     // Required scopes are checked and cannot be unchecked; enabled ones are checked.
     assert!(page.body.contains("name=\"escopo_cpf\" value=\"1\" checked disabled"), "{}", page.body);
     assert!(page.body.contains("name=\"escopo_cnes\" value=\"1\" checked>"), "{}", page.body);

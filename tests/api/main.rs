@@ -15,6 +15,7 @@ mod admin_users;
 mod branding;
 mod cli;
 mod cli_output;
+mod client_credentials;
 mod client_login;
 mod clients;
 mod confirmations;

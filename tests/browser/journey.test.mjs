@@ -531,12 +531,21 @@ test('admin: registers an application, disables cnes for demo-host, deactivates 
         assert.ok(await page.locator('.notice[role="status"]').isVisible(), 'the deactivation is confirmed');
         assert.match(await page.locator('dl.facts').textContent(), /Desativada/);
 
-        // demo-host's token for the user-management API, both permissions; it answers /usuarios/.
+        // demo-host's access to the user-management API: both permissions
+        // and its own tokens (client_credentials), asked first; then a
+        // static token, which answers /usuarios/.
         await page.goto(`${base}/admin/aplicativos/demo-host/`);
-        await Promise.all([page.waitForURL(/\/api\/$/), page.click('a:has-text("Token da API de usuários")')]);
+        await Promise.all([page.waitForURL(/\/api\/$/), page.click('a:has-text("Acesso à API de usuários")')]);
         await checkPage(page, 'admin-aplicativo-api');
         for (const box of await page.locator('fieldset.api-permissions input[type="checkbox"]').all()) await box.check();
-        await submit(page);
+        await submit(page, 'button[value="acesso"]');
+        assert.match(await page.locator('h1').textContent(), /^Permitir que .* obtenha tokens próprios/);
+        await checkPage(page, 'admin-aplicativo-api-acesso-confirmar');
+        await submit(page, 'main form button:has-text("Permitir")');
+        assert.ok(await page.locator('.notice[role="status"]').isVisible(), 'the change is confirmed');
+        assert.equal(await page.isChecked('#client_credentials'), true);
+        await checkPage(page, 'admin-aplicativo-api-acesso');
+        await submit(page, 'button[value="token"]');
         assert.match(await page.locator('h1').textContent(), /^Emitir um token da API de usuários/);
         await checkPage(page, 'admin-aplicativo-api-confirmar');
         await submit(page, 'main form button:has-text("Emitir token")');

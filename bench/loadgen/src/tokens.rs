@@ -224,7 +224,7 @@ mod tests {
         let claims = provider.decode_client(&token, TokenType::ClientAccess, now).expect("a client access token");
         assert_eq!(claims.token_type, TokenType::ClientAccess, "oauth_access, not simplejwt's access");
         assert!(!claims.is_legacy_client_token());
-        assert_eq!(claims.user_id, 7);
+        assert_eq!(claims.user_id, Some(7));
         assert_eq!(claims.client_audience(), Some("demo-host"));
         assert_eq!(claims.scope.as_deref().map(|s| s.split(' ').count()), Some(8));
         assert_eq!(claims.exp - claims.iat, 600);

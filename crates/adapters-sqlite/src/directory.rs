@@ -118,17 +118,36 @@ impl UserDirectory for SqliteUserDirectory {
     }
 
     async fn api_token_state(&self, client_id: &ClientId) -> Result<Option<ApiTokenState>, RepositoryError> {
-        let row: Option<(String, String, bool)> = sqlx::query_as(
-            "SELECT name, api_permissions, api_token_hash IS NOT NULL FROM oauth_clients WHERE client_id = ?1",
+        let row: Option<(String, String, bool, bool, bool, bool)> = sqlx::query_as(
+            "SELECT name, api_permissions, api_token_hash IS NOT NULL, client_credentials, confidential, is_active \
+             FROM oauth_clients WHERE client_id = ?1",
         )
         .bind(client_id.as_str())
         .fetch_optional(self.db.readers())
         .await
         .map_err(to_repository_error)?;
-        row.map(|(name, names, has_token)| {
-            Ok(ApiTokenState { name, permissions: api_permissions(&from_json::<Vec<String>>(&names)?)?, has_token })
+        row.map(|(name, names, has_token, client_credentials, confidential, is_active)| {
+            let permissions = api_permissions(&from_json::<Vec<String>>(&names)?)?;
+            Ok(ApiTokenState { name, permissions, has_token, client_credentials, confidential, is_active })
         })
         .transpose()
+    }
+
+    async fn set_api_access(
+        &self,
+        client_id: &ClientId,
+        permissions: ApiPermissions,
+        client_credentials: bool,
+        audit: &NewAuditEntry,
+    ) -> Result<bool, RepositoryError> {
+        let change = sqlx::query(
+            "UPDATE oauth_clients SET api_permissions = ?2, client_credentials = ?3, updated_at = unixepoch() \
+             WHERE client_id = ?1",
+        )
+        .bind(client_id.as_str())
+        .bind(to_json(&permissions.names())?)
+        .bind(client_credentials);
+        audited_change(&self.db, change, audit).await
     }
 
     async fn set_api_token(

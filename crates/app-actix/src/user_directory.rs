@@ -1,7 +1,9 @@
 //! The user-management API, compatible with the Sabiá API as its clients
 //! call it: `GET /usuarios/{cpf-or-email}/`, `GET /usuarios/?cpfs=…&page=N`
 //! and `POST /usuarios/` (form-encoded or JSON), trailing slash optional,
-//! authenticated by `Authorization: Token <api token>`.
+//! authenticated by `Authorization: Token <api token>` (the application's
+//! static token) or `Authorization: Bearer <access token>` (the
+//! application's own OAuth2 token, from the `client_credentials` grant).
 //!
 //! Answers (DRF's shapes): 200/201 the user(s) (`no-store`: personal
 //! data); 400 `{"<field>": ["<message>"]}`; 403 `{"detail": …}` for a
@@ -40,17 +42,39 @@ pub fn resources(service: web::Data<UserDirectoryService>) -> (actix_web::Resour
     )
 }
 
-/// The token of `Authorization: Token <token>` (scheme in any case);
-/// `None` when there is no such header.
-fn presented_token(req: &HttpRequest) -> Option<&str> {
+/// The credential an `Authorization` header presents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Presented<'a> {
+    /// `Token <api token>` (scheme in any case): a static API token.
+    Static(&'a str),
+    /// `Bearer <access token>` (scheme in any case): an application's own
+    /// OAuth2 token.
+    Bearer(&'a str),
+}
+
+/// The credential of the `Authorization` header; `None` when there is no
+/// such header or its scheme is neither.
+fn presented_token(req: &HttpRequest) -> Option<Presented<'_>> {
     let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.trim().split_once(' ')?;
-    scheme.eq_ignore_ascii_case("token").then(|| token.trim())
+    if scheme.eq_ignore_ascii_case("token") {
+        Some(Presented::Static(token.trim()))
+    } else if scheme.eq_ignore_ascii_case("bearer") {
+        Some(Presented::Bearer(token.trim()))
+    } else {
+        None
+    }
 }
 
 /// The calling application, or the refusal.
 async fn caller(req: &HttpRequest, service: &UserDirectoryService) -> Result<ApiCaller, ApiError> {
-    service.authenticate(presented_token(req), client_address(req)).await.map_err(|e| match e {
+    let from = client_address(req);
+    let authenticated = match presented_token(req) {
+        Some(Presented::Bearer(token)) => service.authenticate_machine(Some(token), from).await,
+        Some(Presented::Static(token)) => service.authenticate(Some(token), from).await,
+        None => service.authenticate(None, from).await,
+    };
+    authenticated.map_err(|e| match e {
         credencial_application::ServiceError::InvalidCredentials => {
             ApiError::detail(StatusCode::FORBIDDEN, INVALID_TOKEN, "authentication_failed")
         }
@@ -164,13 +188,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_token_scheme_is_read() {
-        let req = TestRequest::default().insert_header((header::AUTHORIZATION, "Token abc.def")).to_http_request();
-        assert_eq!(presented_token(&req), Some("abc.def"));
-        let req = TestRequest::default().insert_header((header::AUTHORIZATION, "token  abc")).to_http_request();
-        assert_eq!(presented_token(&req), Some("abc"));
-        let req = TestRequest::default().insert_header((header::AUTHORIZATION, "Bearer abc")).to_http_request();
-        assert_eq!(presented_token(&req), None);
+    fn the_token_and_bearer_schemes_are_read_and_no_other() {
+        let read = |value: &'static str| {
+            let req = TestRequest::default().insert_header((header::AUTHORIZATION, value)).to_http_request();
+            presented_token(&req).map(|p| format!("{p:?}"))
+        };
+        assert_eq!(read("Token abc.def").as_deref(), Some(r#"Static("abc.def")"#));
+        assert_eq!(read("token  abc").as_deref(), Some(r#"Static("abc")"#));
+        assert_eq!(read("Bearer abc").as_deref(), Some(r#"Bearer("abc")"#));
+        assert_eq!(read("bearer abc").as_deref(), Some(r#"Bearer("abc")"#));
+        assert_eq!(read("Basic abc"), None);
         assert_eq!(presented_token(&TestRequest::default().to_http_request()), None);
     }
 }

@@ -32,8 +32,8 @@ pub mod tokens;
 pub use account::{AccountOverview, AccountService};
 pub use account_edit::{AccountEditService, DetailsOutcome, PasswordOutcome};
 pub use admin::{
-    AccountAdminService, ApiCaller, ApiTokenService, AuditPage, ClientAdminService, NewAccount, PreRegistrationOutcome,
-    StaffService, UserDirectoryService,
+    AccountAdminService, ApiAccessChange, ApiCaller, ApiTokenService, AuditPage, ClientAdminService, NewAccount,
+    PreRegistrationOutcome, StaffService, UserDirectoryService,
 };
 pub use client_login::{
     CallbackResult, ClientLoginConfig, ClientLoginError, ClientLoginService, HostLogin, LoginStart, PendingLogin,

@@ -105,7 +105,7 @@ impl ProfileService {
         if let Some(narrow) = narrow {
             scopes = scopes.intersection(ScopeSet::parse_lenient(narrow));
         }
-        let user = UserId(claims.user_id);
+        let user = claims.person()?;
         let entry = AccessLogEntry {
             user,
             client: client_id,
@@ -142,7 +142,7 @@ impl ProfileService {
         }
         let client_id = ClientId::parse(client_id).map_err(|_| TokenError::Invalid)?;
         serving_client(self.clients.as_ref(), &client_id).await?.ok_or(TokenError::Invalid)?;
-        let user = UserId(claims.user_id);
+        let user = claims.person()?;
         let entry = AccessLogEntry {
             user,
             client: client_id,

@@ -861,11 +861,11 @@ async fn a_code_buys_scoped_tokens_for_the_client_and_records_the_refresh_token(
     assert_eq!((tokens.token_type, tokens.expires_in), ("Bearer", 300));
     assert_eq!(tokens.scope, "dados_publicos cpf email cnes");
     let access = decode(&tokens.access_token);
-    assert_eq!((access.token_type, access.user_id, access.exp), (TokenType::ClientAccess, USER.0, NOW + 300));
+    assert_eq!((access.token_type, access.user_id, access.exp), (TokenType::ClientAccess, Some(USER.0), NOW + 300));
     assert_eq!(access.scope.as_deref(), Some("dados_publicos cpf email cnes"));
     assert_eq!(access.client_id.as_deref(), Some("portal"));
     assert_eq!(access.aud.as_deref(), Some("portal"), "the audience is the client: no first-party route takes it");
-    let refresh = decode(&tokens.refresh_token);
+    let refresh = decode(tokens.refresh_token.as_deref().expect("a refresh token"));
     assert_eq!((refresh.token_type, refresh.exp), (TokenType::ClientRefresh, NOW + 86_400));
     assert_eq!(refresh.aud.as_deref(), Some("portal"));
     assert_eq!((refresh.scope, refresh.client_id), (access.scope, access.client_id));
@@ -891,7 +891,9 @@ async fn a_replayed_code_is_invalid_grant_and_revokes_the_tokens_it_issued() {
     let code = code_for(&service, &portal_params("")).await;
     let first = service.token(code_request(&code)).await.expect("first");
     assert_eq!(oauth_error(service.token(code_request(&code)).await).error_code(), "invalid_grant");
-    let e = oauth_error(service.token(refresh_request(&first.refresh_token, None)).await);
+    let e = oauth_error(
+        service.token(refresh_request(first.refresh_token.as_deref().expect("a refresh token"), None)).await,
+    );
     assert_eq!(e.error_code(), "invalid_grant", "the code's refresh token is revoked");
 }
 
@@ -903,7 +905,10 @@ async fn another_client_presenting_a_redeemed_code_revokes_nothing() {
     // The public client "spa" cannot redeem portal's code, nor revoke what it issued.
     let e = oauth_error(service.token(spa_request(&code, Some(VERIFIER))).await);
     assert_eq!(e.error_code(), "invalid_grant");
-    assert!(service.token(refresh_request(&tokens.refresh_token, None)).await.is_ok(), "portal's token still rotates");
+    assert!(
+        service.token(refresh_request(tokens.refresh_token.as_deref().expect("a refresh token"), None)).await.is_ok(),
+        "portal's token still rotates"
+    );
 }
 
 #[tokio::test]
@@ -1009,21 +1014,31 @@ async fn a_refresh_rotates_and_replaying_the_rotated_token_revokes_the_whole_fam
     let (service, handles) = World::new().service();
     let first = portal_tokens(&service, "cnes").await;
     handles.now.store(NOW + 10, Ordering::SeqCst);
-    let second = service.token(refresh_request(&first.refresh_token, None)).await.expect("refreshed");
+    let second = service
+        .token(refresh_request(first.refresh_token.as_deref().expect("a refresh token"), None))
+        .await
+        .expect("refreshed");
     assert_ne!(second.refresh_token, first.refresh_token);
     assert_eq!(second.scope, first.scope);
     let claims = codec().decode(&second.access_token, NOW + 10).expect("decodes");
-    assert_eq!((claims.client_id.as_deref(), claims.user_id), (Some("portal"), USER.0));
+    assert_eq!((claims.client_id.as_deref(), claims.user_id), (Some("portal"), Some(USER.0)));
     // Past the grace window (10 s) a replay is a theft.
     handles.now.store(NOW + 21, Ordering::SeqCst);
-    let e = oauth_error(service.token(refresh_request(&first.refresh_token, None)).await);
+    let e = oauth_error(
+        service.token(refresh_request(first.refresh_token.as_deref().expect("a refresh token"), None)).await,
+    );
     assert_eq!(e.error_code(), "invalid_grant");
     // Whoever replayed it, the current token of the family is revoked too.
-    let e = oauth_error(service.token(refresh_request(&second.refresh_token, None)).await);
+    let e = oauth_error(
+        service.token(refresh_request(second.refresh_token.as_deref().expect("a refresh token"), None)).await,
+    );
     assert_eq!(e.error_code(), "invalid_grant");
     // A login of its own is another family, untouched.
     let other = portal_tokens(&service, "cnes").await;
-    assert!(service.token(refresh_request(&other.refresh_token, None)).await.is_ok());
+    assert!(service
+        .token(refresh_request(other.refresh_token.as_deref().expect("a refresh token"), None))
+        .await
+        .is_ok());
 }
 
 #[tokio::test]
@@ -1039,10 +1054,15 @@ async fn a_refresh_by_another_client_is_invalid_grant_and_rotates_nothing() {
     );
     let (service, _) = world.service();
     let tokens = portal_tokens(&service, "cnes").await;
-    let request =
-        TokenRequest { authorization: basic("other", "other-secret"), ..refresh_request(&tokens.refresh_token, None) };
+    let request = TokenRequest {
+        authorization: basic("other", "other-secret"),
+        ..refresh_request(tokens.refresh_token.as_deref().expect("a refresh token"), None)
+    };
     assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_grant");
-    assert!(service.token(refresh_request(&tokens.refresh_token, None)).await.is_ok(), "not rotated");
+    assert!(
+        service.token(refresh_request(tokens.refresh_token.as_deref().expect("a refresh token"), None)).await.is_ok(),
+        "not rotated"
+    );
 }
 
 #[tokio::test]
@@ -1051,12 +1071,15 @@ async fn a_refresh_may_narrow_but_a_wider_scope_is_invalid_scope_and_rotates_not
     let tokens = portal_tokens(&service, "cnes receita_federal").await;
     assert_eq!(tokens.scope, "dados_publicos cpf email receita_federal cnes");
 
-    let wider = refresh_request(&tokens.refresh_token, Some("cnes cursos_cdp"));
+    let wider = refresh_request(tokens.refresh_token.as_deref().expect("a refresh token"), Some("cnes cursos_cdp"));
     assert_eq!(oauth_error(service.token(wider).await).error_code(), "invalid_scope");
 
-    let narrow = service.token(refresh_request(&tokens.refresh_token, Some("cnes"))).await.expect("narrower");
+    let narrow = service
+        .token(refresh_request(tokens.refresh_token.as_deref().expect("a refresh token"), Some("cnes")))
+        .await
+        .expect("narrower");
     assert_eq!(narrow.scope, "dados_publicos cpf email cnes");
-    let refresh = decode(&narrow.refresh_token);
+    let refresh = decode(narrow.refresh_token.as_deref().expect("a refresh token"));
     assert_eq!(refresh.scope.as_deref(), Some("dados_publicos cpf email receita_federal cnes"), "grant kept");
 }
 
@@ -1069,7 +1092,10 @@ async fn a_refresh_drops_the_scopes_the_client_lost() {
     if let Some(c) = clients.lock().expect("lock").get_mut("portal") {
         c.enabled_scopes = ScopeSet::parse_strict("receita_federal").expect("known");
     }
-    let next = service.token(refresh_request(&tokens.refresh_token, None)).await.expect("refreshed");
+    let next = service
+        .token(refresh_request(tokens.refresh_token.as_deref().expect("a refresh token"), None))
+        .await
+        .expect("refreshed");
     assert_eq!(next.scope, "dados_publicos cpf email receita_federal");
 }
 

@@ -88,7 +88,7 @@ impl Fakes {
 /// A token signed with the service's key, for the user under test.
 fn token(token_type: TokenType, issued_at: i64) -> (String, Claims) {
     let lifetime = match token_type {
-        TokenType::Access | TokenType::ClientAccess => ACCESS_SECS,
+        TokenType::Access | TokenType::ClientAccess | TokenType::Machine => ACCESS_SECS,
         TokenType::Refresh | TokenType::ClientRefresh => REFRESH_SECS,
         TokenType::Session => 600,
     };
@@ -135,12 +135,12 @@ async fn pair_with_right_password_issues_access_and_recorded_refresh_token() {
     assert_eq!(pair.username, "ana");
     let access = decode(&pair.access);
     assert_eq!(access.token_type, TokenType::Access);
-    assert_eq!(access.user_id, USER);
+    assert_eq!(access.user_id, Some(USER));
     assert_eq!(access.iat, NOW);
     assert_eq!(access.exp, NOW + ACCESS_SECS);
     let refresh = decode(&pair.refresh);
     assert_eq!(refresh.token_type, TokenType::Refresh);
-    assert_eq!(refresh.user_id, USER);
+    assert_eq!(refresh.user_id, Some(USER));
     assert_eq!(refresh.exp, NOW + REFRESH_SECS);
     assert_ne!(access.jti, refresh.jti);
     let recorded = recorded.lock().expect("lock");
@@ -218,11 +218,11 @@ async fn refresh_rotates_the_old_jti_and_returns_a_new_pair() {
     assert_ne!(pair.access.as_str(), old_token);
     let access = decode(&pair.access);
     assert_eq!(access.token_type, TokenType::Access);
-    assert_eq!(access.user_id, USER);
+    assert_eq!(access.user_id, Some(USER));
     assert_eq!(access.exp, NOW + ACCESS_SECS);
     let next = decode(&pair.refresh);
     assert_eq!(next.token_type, TokenType::Refresh);
-    assert_eq!(next.user_id, USER);
+    assert_eq!(next.user_id, Some(USER));
     assert_ne!(next.jti, old.jti);
     assert_eq!(
         rotated_to.lock().expect("lock").clone(),

@@ -51,18 +51,19 @@ pub fn revocation_target<'a>(claims: &'a Claims, caller: &ClientId) -> Revocatio
     if !issued_to(claims, caller) {
         return RevocationTarget::NotTheCallers;
     }
-    match claims.token_type {
-        TokenType::Refresh | TokenType::ClientRefresh => {
-            RevocationTarget::RefreshFamily { jti: &claims.jti, user_id: claims.user_id }
+    match (claims.token_type, claims.user_id) {
+        (TokenType::Refresh | TokenType::ClientRefresh, Some(user_id)) => {
+            RevocationTarget::RefreshFamily { jti: &claims.jti, user_id }
         }
-        TokenType::Access | TokenType::ClientAccess => RevocationTarget::AccessToken,
-        TokenType::Session => RevocationTarget::NotTheCallers,
+        (TokenType::Access | TokenType::ClientAccess | TokenType::Machine, _) => RevocationTarget::AccessToken,
+        (TokenType::Refresh | TokenType::ClientRefresh | TokenType::Session, _) => RevocationTarget::NotTheCallers,
     }
 }
 
 /// An introspection answer (RFC 7662 §2.2): `{"active": false}` alone, or
 /// `active` with the token's `scope`, `client_id`, `sub` (the user id, as
-/// text), `exp`, `iat` and `token_type` (`access_token` or
+/// text; the client id on an application's own `client_credentials`
+/// token), `exp`, `iat` and `token_type` (`access_token` or
 /// `refresh_token`: a gateway must accept only the first).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Introspection {
@@ -113,7 +114,7 @@ impl Introspection {
     /// answer to give if those checks pass.
     pub fn for_caller(claims: &Claims, caller: &ClientId) -> Self {
         let token_type = match claims.token_type {
-            TokenType::Access | TokenType::ClientAccess => ACCESS_TOKEN,
+            TokenType::Access | TokenType::ClientAccess | TokenType::Machine => ACCESS_TOKEN,
             TokenType::Refresh | TokenType::ClientRefresh => REFRESH_TOKEN,
             TokenType::Session => return Self::inactive(),
         };
@@ -124,7 +125,10 @@ impl Introspection {
             active: true,
             scope: claims.scope.clone(),
             client_id: Some(caller.as_str().to_owned()),
-            sub: Some(claims.user_id.to_string()),
+            sub: match claims.user_id {
+                Some(user) => Some(user.to_string()),
+                None => claims.sub.clone(),
+            },
             exp: Some(claims.exp),
             iat: Some(claims.iat),
             token_type: Some(token_type),
@@ -226,5 +230,20 @@ mod tests {
         let others = issued(TokenType::ClientRefresh, Some("other"));
         assert_eq!(Introspection::for_caller(&others, &portal), Introspection::inactive());
         assert_eq!(revocation_target(&others, &portal), RevocationTarget::NotTheCallers);
+    }
+
+    #[test]
+    fn a_machine_token_introspects_as_its_client_and_is_not_revocable() {
+        let portal = client("portal");
+        let machine = Claims::machine("portal", "users:read".into(), 1_419_350_238, 300);
+        let answer = Introspection::for_caller(&machine, &portal);
+        assert_eq!(
+            serde_json::to_value(answer).expect("json"),
+            serde_json::json!({"active": true, "scope": "users:read", "client_id": "portal", "sub": "portal",
+                               "exp": 1_419_350_538, "iat": 1_419_350_238, "token_type": "access_token"})
+        );
+        assert_eq!(revocation_target(&machine, &portal), RevocationTarget::AccessToken);
+        assert_eq!(Introspection::for_caller(&machine, &client("other")), Introspection::inactive());
+        assert_eq!(revocation_target(&machine, &client("other")), RevocationTarget::NotTheCallers);
     }
 }

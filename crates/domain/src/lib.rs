@@ -37,7 +37,7 @@
 //! let token = codec.encode(&Claims::new(TokenType::Access, 42, now, 300)).expect("signs");
 //! // A login check wants a first-party token: type and lane both checked.
 //! let claims = codec.decode_first_party(&token, TokenType::Access, now + 10).expect("valid");
-//! assert_eq!(claims.user_id, 42);
+//! assert_eq!(claims.person(), Ok(credencial_domain::UserId(42)));
 //!
 //! // A token a user granted to a client application (it names an `aud`)
 //! // is never a first-party login, though its signature is good.

@@ -31,6 +31,14 @@ pub enum TokenType {
     /// An OAuth2 refresh token issued to a client application.
     #[serde(rename = "oauth_refresh")]
     ClientRefresh,
+    /// An OAuth2 access token a client application got for itself with the
+    /// `client_credentials` grant (RFC 6749 §4.4; JWT header `typ:
+    /// at+jwt`): `sub` is the client, there is no person and no refresh
+    /// token, and its `scope` holds API permissions (`users:read`). It is
+    /// accepted by the user-management API only; every route that speaks
+    /// for a person refuses it, and simplejwt refuses its type.
+    #[serde(rename = "oauth_machine")]
+    Machine,
 }
 
 /// The JWT header `typ` of OAuth2 access tokens (RFC 9068 §2.1).
@@ -65,9 +73,16 @@ impl TokenType {
         }
     }
 
-    /// Whether the token authorises requests (`access`, `oauth_access`).
+    /// Whether the token authorises requests (`access`, `oauth_access`,
+    /// `oauth_machine`).
     pub fn is_access(self) -> bool {
-        matches!(self, Self::Access | Self::ClientAccess)
+        matches!(self, Self::Access | Self::ClientAccess | Self::Machine)
+    }
+
+    /// Whether the token is an OAuth2 access token, whose JWT header says
+    /// `typ: at+jwt` (RFC 9068 §2.1): `oauth_access` and `oauth_machine`.
+    pub fn is_oauth_access(self) -> bool {
+        matches!(self, Self::ClientAccess | Self::Machine)
     }
 
     /// Whether the token buys a new pair (`refresh`, `oauth_refresh`).
@@ -87,11 +102,17 @@ pub struct Claims {
     pub iat: i64,
     /// Unique token id (a UUID v4 in simple form).
     pub jti: String,
-    /// Primary key of the user the token speaks for. Read from a number or
-    /// from a string of digits: djangorestframework-simplejwt 5.5 writes
-    /// `str(user.pk)`, and tokens it mints with the shared key verify here.
-    #[serde(deserialize_with = "user_id")]
-    pub user_id: i64,
+    /// Primary key of the user the token speaks for; `None` on a token
+    /// that speaks for no person (`oauth_machine`), and only there. Read
+    /// from a number or from a string of digits: djangorestframework-simplejwt
+    /// 5.5 writes `str(user.pk)`, and tokens it mints with the shared key
+    /// verify here. Read it through [`Claims::person`].
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "user_id")]
+    pub user_id: Option<i64>,
+    /// Subject (RFC 7519 §4.1.2), on `oauth_machine` tokens only: the
+    /// client id of the application the token speaks for (RFC 9068 §2.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub: Option<String>,
     /// Optional not-before time; we never issue it but honour it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nbf: Option<i64>,
@@ -138,7 +159,8 @@ impl Claims {
             exp: now.saturating_add(lifetime_secs),
             iat: now,
             jti: uuid::Uuid::new_v4().simple().to_string(),
-            user_id,
+            user_id: Some(user_id),
+            sub: None,
             nbf: None,
             scope: None,
             client_id: None,
@@ -150,12 +172,53 @@ impl Claims {
         }
     }
 
+    /// Claims of an `oauth_machine` token for the application `client_id`
+    /// (its `sub`, `aud` and `client_id`), with the API permissions `scope`
+    /// (space-separated), issued at `now` and living `lifetime_secs`: no
+    /// person, no refresh token.
+    pub fn machine(client_id: &str, scope: String, now: i64, lifetime_secs: i64) -> Self {
+        Self {
+            token_type: TokenType::Machine,
+            exp: now.saturating_add(lifetime_secs),
+            iat: now,
+            jti: uuid::Uuid::new_v4().simple().to_string(),
+            user_id: None,
+            sub: Some(client_id.to_owned()),
+            nbf: None,
+            scope: Some(scope),
+            client_id: Some(client_id.to_owned()),
+            aud: Some(client_id.to_owned()),
+            password_stamp: None,
+            auth_time: None,
+            acr: None,
+            amr: None,
+        }
+    }
+
+    /// The person the token speaks for. `WrongType` for a token that speaks
+    /// for none (an application's own `oauth_machine` token): it is never
+    /// accepted where a person is expected.
+    pub fn person(&self) -> Result<crate::user::UserId, crate::error::TokenError> {
+        self.user_id.map(crate::user::UserId).ok_or(crate::error::TokenError::WrongType)
+    }
+
+    /// The application an `oauth_machine` token speaks for: its `sub`,
+    /// when `sub`, `aud` and `client_id` name one client and no person is
+    /// named. `WrongType` for every other token.
+    pub fn machine_client(&self) -> Result<&str, crate::error::TokenError> {
+        match (self.token_type, self.client_audience(), &self.sub, self.user_id) {
+            (TokenType::Machine, Some(client), Some(sub), None) if sub == client => Ok(client),
+            _ => Err(crate::error::TokenError::WrongType),
+        }
+    }
+
     /// Whether the token was issued to the service's own users (by `pair`
-    /// or `refresh`, or a login session): a first-party type, and no
-    /// audience and no client. Only such tokens are accepted at `verify`,
-    /// `refresh` and the consume routes.
+    /// or `refresh`, or a login session): a first-party type, a person,
+    /// and no audience and no client. Only such tokens are accepted at
+    /// `verify`, `refresh` and the consume routes.
     pub fn is_first_party(&self) -> bool {
         matches!(self.token_type, TokenType::Access | TokenType::Refresh | TokenType::Session)
+            && self.user_id.is_some()
             && self.aud.is_none()
             && self.client_id.is_none()
     }
@@ -185,7 +248,7 @@ impl Claims {
     pub fn require_client_kind(&self, expected: TokenType) -> Result<(), crate::error::TokenError> {
         let expected = expected.for_client();
         let of_kind = self.token_type == expected || self.token_type == expected.legacy();
-        if !of_kind || self.client_audience().is_none() {
+        if !of_kind || self.client_audience().is_none() || self.user_id.is_none() {
             return Err(crate::error::TokenError::WrongType);
         }
         Ok(())
@@ -201,7 +264,8 @@ impl Claims {
 
 /// `user_id` as a number, or as a string of ASCII digits (simplejwt 5.5).
 /// A visitor rather than an untagged enum: this runs on every token check.
-fn user_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+/// (Called only when the claim is present; absent, it is `None`.)
+fn user_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     struct UserIdVisitor;
     impl serde::de::Visitor<'_> for UserIdVisitor {
         type Value = i64;
@@ -225,7 +289,7 @@ fn user_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
             v.parse().map_err(|_| E::custom("user_id out of range"))
         }
     }
-    d.deserialize_any(UserIdVisitor)
+    d.deserialize_any(UserIdVisitor).map(Some)
 }
 
 /// `aud` as a string or an array of strings (RFC 7519 §4.1.3).
@@ -265,7 +329,7 @@ impl TokenLifetimes {
     /// Lifetime of a token of `token_type`.
     pub fn of(&self, token_type: TokenType) -> i64 {
         match token_type {
-            TokenType::Access | TokenType::ClientAccess => self.access_secs,
+            TokenType::Access | TokenType::ClientAccess | TokenType::Machine => self.access_secs,
             TokenType::Refresh | TokenType::ClientRefresh => self.refresh_secs,
             TokenType::Session => self.session_secs,
         }
@@ -290,7 +354,7 @@ mod tests {
         let b = Claims::new(TokenType::Access, 7, 1_000, 300);
         assert_eq!(a.exp, 1_300);
         assert_eq!(a.iat, 1_000);
-        assert_eq!(a.user_id, 7);
+        assert_eq!(a.user_id, Some(7));
         assert_ne!(a.jti, b.jti);
         assert_eq!(a.jti.len(), 32);
     }
@@ -351,5 +415,39 @@ mod tests {
     fn the_audience_serialises_as_the_standard_aud_claim() {
         let v = serde_json::to_value(issued_to(Some("portal"), Some("portal"))).expect("claims serialise");
         assert_eq!((v["aud"].as_str(), v["client_id"].as_str()), (Some("portal"), Some("portal")));
+    }
+
+    #[test]
+    fn a_machine_token_speaks_for_its_client_and_for_no_person() {
+        let machine = Claims::machine("portal", "users:read".into(), 1_000, 300);
+        assert_eq!((machine.exp, machine.user_id, machine.sub.as_deref()), (1_300, None, Some("portal")));
+        assert_eq!(machine.machine_client(), Ok("portal"));
+        assert_eq!(machine.person(), Err(crate::error::TokenError::WrongType));
+        assert!(!machine.is_first_party());
+        assert_eq!(machine.require_client_kind(TokenType::Access), Err(crate::error::TokenError::WrongType));
+        let v = serde_json::to_value(&machine).expect("claims serialise");
+        assert_eq!(v["token_type"], "oauth_machine");
+        assert!(v.get("user_id").is_none(), "no person is named, not even a sentinel");
+        let read: Claims = serde_json::from_value(v).expect("read back");
+        assert_eq!(read, machine);
+    }
+
+    #[test]
+    fn a_person_token_is_never_a_machine_token_and_the_other_way_round() {
+        let person = issued_to(Some("portal"), Some("portal"));
+        assert_eq!(person.machine_client(), Err(crate::error::TokenError::WrongType));
+        assert_eq!(person.person(), Ok(crate::user::UserId(1)));
+        // A machine type that names a person, or another subject, is no
+        // machine token either.
+        let named = Claims { user_id: Some(1), ..Claims::machine("portal", String::new(), 0, 1) };
+        assert_eq!(named.machine_client(), Err(crate::error::TokenError::WrongType));
+        let other = Claims { sub: Some("other".into()), ..Claims::machine("portal", String::new(), 0, 1) };
+        assert_eq!(other.machine_client(), Err(crate::error::TokenError::WrongType));
+        // A first-party or client type without a person is in no lane.
+        let nobody = Claims { user_id: None, ..Claims::new(TokenType::Access, 1, 0, 300) };
+        assert!(!nobody.is_first_party());
+        let nobody_client = Claims { user_id: None, ..person };
+        assert_eq!(nobody_client.require_client_kind(TokenType::Access), Err(crate::error::TokenError::WrongType));
+        assert_eq!(TokenLifetimes::default().of(TokenType::Machine), 300);
     }
 }

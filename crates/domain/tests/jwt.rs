@@ -179,7 +179,7 @@ fn payload_changed_under_the_old_signature_is_refused() {
         let token = codec.encode(&access(42)).expect("encode");
         let (header, _, signature) = segments(&token);
         let mut forged_claims = access(42);
-        forged_claims.user_id = 1;
+        forged_claims.user_id = Some(1);
         let payload = b64(&serde_json::to_vec(&forged_claims).expect("claims serialise"));
         let forged = format!("{header}.{payload}.{signature}");
         assert!(matches!(codec.decode(&forged, NOW), Err(TokenError::Invalid)), "{:?}", codec.algorithm());
@@ -394,15 +394,23 @@ fn full_claims() -> serde_json::Value {
 fn hand_signed_well_formed_claims_are_accepted() {
     // Guards the tests below: what they change is what makes them fail.
     let claims = hs256(0).decode(&sign_value(&full_claims()), NOW).expect("decode");
-    assert_eq!(claims.user_id, 42);
+    assert_eq!(claims.user_id, Some(42));
     assert_eq!(claims.token_type, TokenType::Access);
 }
 
 #[test]
-fn claims_without_user_id_are_invalid() {
+fn claims_without_user_id_speak_for_no_person_and_are_in_no_persons_lane() {
+    // Only an application's own token (`oauth_machine`) names no person; a
+    // first-party or client token without `user_id` is accepted nowhere.
     let mut value = full_claims();
     value.as_object_mut().expect("object").remove("user_id");
-    assert!(matches!(hs256(0).decode(&sign_value(&value), NOW), Err(TokenError::Invalid)));
+    let token = sign_value(&value);
+    let claims = hs256(0).decode(&token, NOW).expect("the signature and times verify");
+    assert_eq!((claims.user_id, claims.person()), (None, Err(TokenError::WrongType)));
+    assert!(matches!(hs256(0).decode_first_party(&token, TokenType::Access, NOW), Err(TokenError::WrongType)));
+    assert!(matches!(hs256(0).decode_client(&token, TokenType::Access, NOW), Err(TokenError::WrongType)));
+    value["user_id"] = json!(null);
+    assert!(matches!(hs256(0).decode(&sign_value(&value), NOW), Err(TokenError::Invalid)), "null is no user id");
 }
 
 #[test]
@@ -424,7 +432,7 @@ fn claims_with_a_user_id_string_of_digits_are_read_and_any_other_string_is_inval
     // simplejwt 5.5 writes `str(user.pk)` (see tests/token_lanes.rs).
     let mut value = full_claims();
     value["user_id"] = json!("42");
-    assert_eq!(hs256(0).decode(&sign_value(&value), NOW).map(|c| c.user_id), Ok(42));
+    assert_eq!(hs256(0).decode(&sign_value(&value), NOW).map(|c| c.user_id), Ok(Some(42)));
     value["user_id"] = json!("forty-two");
     assert!(matches!(hs256(0).decode(&sign_value(&value), NOW), Err(TokenError::Invalid)));
 }

@@ -22,15 +22,26 @@ pub struct ApiClientAccess {
     pub permissions: ApiPermissions,
 }
 
-/// An application's API access as the panel shows it (never the token).
+/// An application's API access as the panel shows it (never the token),
+/// and as the token endpoint and the user-management API check an
+/// application's own (`client_credentials`) tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiTokenState {
     /// The application's name.
     pub name: String,
-    /// The permissions its token has.
+    /// Its API permissions: what its static token and its own
+    /// `client_credentials` tokens may do.
     pub permissions: ApiPermissions,
     /// Whether a token was issued.
     pub has_token: bool,
+    /// Whether it may get tokens for itself (`client_credentials`).
+    pub client_credentials: bool,
+    /// Whether it is a confidential client (only those may be allowed
+    /// `client_credentials`).
+    pub confidential: bool,
+    /// Whether it is active (a deactivated application's tokens are
+    /// refused).
+    pub is_active: bool,
 }
 
 /// What [`UserDirectory::pre_register`] did.
@@ -67,6 +78,19 @@ pub trait UserDirectory: Send + Sync + 'static {
         lookup: &str,
         digest: &ApiTokenDigest,
         permissions: ApiPermissions,
+        audit: &NewAuditEntry,
+    ) -> Result<bool, RepositoryError>;
+
+    /// Sets the API permissions of `client_id` and whether it may get
+    /// tokens for itself (`client_credentials`; the caller allows it for
+    /// confidential clients only, and storage refuses it for others), and
+    /// appends `audit`, in one transaction; `Ok(false)` (nothing written)
+    /// when there is no such application. Errors: `Unexpected`.
+    async fn set_api_access(
+        &self,
+        client_id: &ClientId,
+        permissions: ApiPermissions,
+        client_credentials: bool,
         audit: &NewAuditEntry,
     ) -> Result<bool, RepositoryError>;
 

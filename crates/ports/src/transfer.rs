@@ -148,6 +148,7 @@ pub const TABLES: &[TableSpec] = &[
             ("post_logout_redirect_uris", A),
             ("requires_second_factor", B),
             ("minimum_govbr_level", S),
+            ("client_credentials", B),
         ],
         order_by: "client_id",
         generated_id: false,

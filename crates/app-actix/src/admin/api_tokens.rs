@@ -1,20 +1,24 @@
-//! An application's token for the user-management API
-//! (`/admin/aplicativos/{client_id}/api/`): which permissions it has and
-//! whether a token was issued; a POST issues a new token with the checked
-//! permissions (replacing the old one at once) and shows it once, on the
-//! answer itself (never in a URL, never again).
+//! An application's access to the user-management API
+//! (`/admin/aplicativos/{client_id}/api/`): which permissions it has,
+//! whether it may get tokens for itself (`client_credentials`) and whether
+//! a static token was issued. A POST with `acao=acesso` saves the checked
+//! permissions and the `client_credentials` choice (asking first when it
+//! turns the grant on); any other POST issues a new static token with the
+//! checked permissions (replacing the old one at once) and shows it once,
+//! on the answer itself (never in a URL, never again).
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use askama::Template;
-use credencial_application::{ApiTokenService, StaffService};
-use credencial_domain::admin::{ApiPermission, ApiPermissions};
+use credencial_application::{ApiAccessChange, ApiTokenService, LoginSession, StaffService};
+use credencial_domain::admin::{Actor, ApiPermission, ApiPermissions};
 use credencial_domain::oauth::ClientId;
 use secrecy::ExposeSecret;
 
 use super::{refused, staff_post, staff_signed_in};
 use crate::account::form_refused;
+use crate::form::FormFields;
 use crate::html::Frame;
 use crate::html::{self, Site, PROVIDER};
 use crate::routes::{self, resource};
@@ -68,6 +72,14 @@ pub struct ApiTokenPage<'a> {
     pub permissions: Vec<PermissionBox>,
     /// Whether a token was issued.
     pub has_token: bool,
+    /// Whether the application may get tokens for itself.
+    pub client_credentials: bool,
+    /// Whether it is a confidential client (only those may).
+    pub confidential: bool,
+    /// What was just saved, if anything.
+    pub saved: Option<&'static str>,
+    /// Why the last change was refused, if it was.
+    pub refusal: Option<&'static str>,
     /// The token just issued (shown once), if any.
     pub issued: Option<&'a str>,
     /// The form's action.
@@ -107,6 +119,29 @@ async fn token_page(
     issued: Option<&str>,
     csrf_token: &str,
 ) -> HttpResponse {
+    access_page(api_tokens, client, Outcome { issued, ..Outcome::default() }, csrf_token).await
+}
+
+/// What the last POST did, for the page that answers it.
+#[derive(Debug, Default, Clone, Copy)]
+struct Outcome<'a> {
+    /// The token just issued (shown once).
+    issued: Option<&'a str>,
+    /// The notice of a saved change.
+    saved: Option<&'static str>,
+    /// Why a change was refused (answered 422).
+    refusal: Option<&'static str>,
+}
+
+/// The page of `client` as stored, after `outcome`; the 404 page when
+/// there is no such application.
+async fn access_page(
+    api_tokens: &ApiTokenService,
+    client: &ClientId,
+    outcome: Outcome<'_>,
+    csrf_token: &str,
+) -> HttpResponse {
+    let Outcome { issued, saved, refusal } = outcome;
     let state = match api_tokens.state(client).await {
         Ok(Some(state)) => state,
         Ok(None) => return not_found(),
@@ -114,17 +149,22 @@ async fn token_page(
     };
     let page = ApiTokenPage {
         site: &PROVIDER,
-        title: "Token da API de usuários",
+        title: "Acesso à API de usuários",
         frame: Frame::admin(SECTION),
         client_id: client.as_str(),
         name: &state.name,
         permissions: boxes(state.permissions),
         has_token: state.has_token || issued.is_some(),
+        client_credentials: state.client_credentials,
+        confidential: state.confidential,
+        saved,
+        refusal,
         issued,
         action: path_of(client.as_str()),
         csrf_token,
     };
-    html::html(html::response(StatusCode::OK), &page)
+    let status = if refusal.is_some() { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
+    html::html(html::response(status), &page)
 }
 
 /// `GET /admin/aplicativos/{client_id}/api/`.
@@ -141,8 +181,9 @@ async fn show(
     token_page(&api_tokens, &client, None, &session.account_form_token()).await
 }
 
-/// `POST /admin/aplicativos/{client_id}/api/`: a new token with the
-/// checked permissions, shown once.
+/// `POST /admin/aplicativos/{client_id}/api/`: with `acao=acesso`, the
+/// checked permissions and the `client_credentials` choice saved;
+/// otherwise a new token with the checked permissions, shown once.
 async fn issue(
     req: HttpRequest,
     payload: web::Payload,
@@ -161,6 +202,17 @@ async fn issue(
             Ok(None) => {}
             Err(e) => return form_refused(e),
         }
+    }
+    let action = match fields.get("acao") {
+        Ok(action) => action,
+        Err(e) => return form_refused(e),
+    };
+    if action.as_deref() == Some("acesso") {
+        let allowed = match fields.get("client_credentials") {
+            Ok(value) => value.is_some(),
+            Err(e) => return form_refused(e),
+        };
+        return save_access(&req, &fields, &api_tokens, (&session, &actor), &client, (permissions, allowed)).await;
     }
     // Issuing a token with any permission is a privilege handed out; one
     // that replaces a token ends the old one: both ask first.
@@ -195,4 +247,51 @@ async fn issue(
         Err(e) => return html::failure_page(e),
     };
     token_page(&api_tokens, &client, Some(issued.expose_secret()), &session.account_form_token()).await
+}
+
+/// Saves `permissions` and the `client_credentials` choice of `client`
+/// (asking first when the grant is turned on) and answers the page with
+/// what was done: a notice, or 422 for a public client.
+async fn save_access(
+    req: &HttpRequest,
+    fields: &FormFields,
+    api_tokens: &ApiTokenService,
+    (session, actor): (&LoginSession, &Actor),
+    client: &ClientId,
+    (permissions, allowed): (ApiPermissions, bool),
+) -> HttpResponse {
+    let state = match api_tokens.state(client).await {
+        Ok(Some(state)) => state,
+        Ok(None) => return not_found(),
+        Err(e) => return html::failure_page(e),
+    };
+    // Letting an application act on its own behalf is a privilege handed
+    // out: asked first (a public client is refused below without asking).
+    if allowed && !state.client_credentials && state.confidential && !crate::confirmation::given(fields) {
+        let back = path_of(client.as_str());
+        let granted: Vec<String> = permissions.iter().map(|p| p.label().to_lowercase()).collect();
+        let can = match granted.is_empty() {
+            true => "Nenhuma permissão foi marcada: os tokens não poderão fazer nada.".to_owned(),
+            false => format!("Com o próprio segredo, ela poderá {} pela API.", crate::html::listed(&granted)),
+        };
+        let ask = crate::confirmation::Ask {
+            question: format!("Permitir que {} obtenha tokens próprios (client_credentials)?", state.name),
+            consequence: can,
+            button: "Permitir",
+            back: &back,
+            frame: Frame::admin(SECTION),
+        };
+        return crate::confirmation::page(req, fields, ask);
+    }
+    let csrf = session.account_form_token();
+    let outcome = match api_tokens.set_access(actor, client, permissions, allowed).await {
+        Ok(ApiAccessChange::Saved) => Outcome { saved: Some("Acesso à API salvo."), ..Outcome::default() },
+        Ok(ApiAccessChange::UnknownClient) => return not_found(),
+        Ok(ApiAccessChange::PublicClient) => Outcome {
+            refusal: Some("Só uma aplicação confidencial (com segredo) pode obter tokens próprios."),
+            ..Outcome::default()
+        },
+        Err(e) => return html::failure_page(e),
+    };
+    access_page(api_tokens, client, outcome, &csrf).await
 }

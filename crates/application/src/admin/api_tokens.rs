@@ -1,5 +1,7 @@
 //! The user-management API's tokens: issued per application by a staff
-//! user in the panel or an operator at the CLI, shown once, audited.
+//! user in the panel or an operator at the CLI, shown once, audited; and
+//! the application's API access itself (its permissions, and whether it
+//! may get OAuth2 tokens for itself with `client_credentials`).
 
 use std::sync::Arc;
 
@@ -11,6 +13,18 @@ use secrecy::SecretString;
 
 use super::audit_entry;
 use crate::error::ServiceError;
+
+/// What [`ApiTokenService::set_access`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiAccessChange {
+    /// Stored and audited.
+    Saved,
+    /// There is no such application; nothing was written.
+    UnknownClient,
+    /// `client_credentials` was asked for a public client (which cannot
+    /// prove who it is); nothing was written.
+    PublicClient,
+}
 
 /// Issues API tokens and tells which an application has.
 pub struct ApiTokenService {
@@ -62,6 +76,33 @@ impl ApiTokenService {
         }
         tracing::info!(client = client.as_str(), permissions = %permissions, "API token issued");
         Ok(Some(SecretString::from(token.text().to_owned())))
+    }
+
+    /// Sets the API permissions of `client` (what its static token and its
+    /// own tokens may do) and whether it may get tokens for itself with
+    /// `client_credentials` (confidential clients only), as `actor`,
+    /// audited with both values. Errors: `Storage` (nothing written).
+    pub async fn set_access(
+        &self,
+        actor: &Actor,
+        client: &ClientId,
+        permissions: ApiPermissions,
+        client_credentials: bool,
+    ) -> Result<ApiAccessChange, ServiceError> {
+        let Some(state) = self.directory.api_token_state(client).await? else {
+            return Ok(ApiAccessChange::UnknownClient);
+        };
+        if client_credentials && !state.confidential {
+            return Ok(ApiAccessChange::PublicClient);
+        }
+        let entry = audit_entry(actor, AuditAction::ClientApiAccess, AuditTarget::Client(client.clone()))
+            .with("api_permissions", permissions.to_string())
+            .with("client_credentials", if client_credentials { "sim" } else { "não" });
+        if !self.directory.set_api_access(client, permissions, client_credentials, &entry).await? {
+            return Ok(ApiAccessChange::UnknownClient);
+        }
+        tracing::info!(client = client.as_str(), permissions = %permissions, client_credentials, "API access changed");
+        Ok(ApiAccessChange::Saved)
     }
 }
 
@@ -126,5 +167,57 @@ mod tests {
         let service = ApiTokenService::new(Arc::new(directory));
         let issued = service.issue(&Actor::Cli { os_user: "root".into() }, &client(), ApiPermissions::NONE).await;
         assert!(matches!(issued, Err(ServiceError::Storage(_))));
+    }
+
+    fn state(confidential: bool) -> ApiTokenState {
+        ApiTokenState {
+            name: "Demo".into(),
+            permissions: ApiPermissions::NONE,
+            has_token: false,
+            client_credentials: false,
+            confidential,
+            is_active: true,
+        }
+    }
+
+    #[tokio::test]
+    async fn client_credentials_is_allowed_to_a_confidential_client_and_audited_with_the_permissions() {
+        let mut directory = MockUserDirectory::new();
+        directory.expect_api_token_state().returning(|_| Ok(Some(state(true))));
+        directory
+            .expect_set_api_access()
+            .withf(|client, permissions, allowed, entry| {
+                client.as_str() == "demo-host"
+                    && *permissions == ApiPermissions::NONE.with(ApiPermission::UsersRead)
+                    && *allowed
+                    && entry.action == AuditAction::ClientApiAccess
+                    && entry.changes
+                        == [
+                            ("api_permissions".to_owned(), "users:read".to_owned()),
+                            ("client_credentials".to_owned(), "sim".to_owned()),
+                        ]
+            })
+            .times(1)
+            .returning(|_, _, _, _| Ok(true));
+        let service = ApiTokenService::new(Arc::new(directory));
+        let actor = Actor::Cli { os_user: "root".into() };
+        let read = ApiPermissions::NONE.with(ApiPermission::UsersRead);
+        assert_eq!(service.set_access(&actor, &client(), read, true).await.expect("ok"), ApiAccessChange::Saved);
+    }
+
+    #[tokio::test]
+    async fn a_public_or_unknown_client_is_not_allowed_client_credentials_and_nothing_is_written() {
+        let mut directory = MockUserDirectory::new();
+        let mut answers = vec![Some(state(false)), None].into_iter();
+        directory.expect_api_token_state().times(2).returning(move |_| Ok(answers.next().flatten()));
+        directory.expect_set_api_access().never();
+        let service = ApiTokenService::new(Arc::new(directory));
+        let actor = Actor::Cli { os_user: "root".into() };
+        let read = ApiPermissions::NONE.with(ApiPermission::UsersRead);
+        assert_eq!(service.set_access(&actor, &client(), read, true).await.expect("ok"), ApiAccessChange::PublicClient);
+        assert_eq!(
+            service.set_access(&actor, &client(), read, true).await.expect("ok"),
+            ApiAccessChange::UnknownClient
+        );
     }
 }

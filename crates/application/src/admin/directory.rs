@@ -1,6 +1,6 @@
 //! The user-management API (compatible with the Sabiá API): a host
-//! application, authenticated by its API token, reads users and
-//! pre-registers them.
+//! application, authenticated by its static API token or by its own OAuth2
+//! token (`client_credentials`), reads users and pre-registers them.
 //!
 //! A token that is missing, malformed or wrong is refused and counts as one
 //! failure of the caller's address under the login form's per-address
@@ -18,7 +18,7 @@ use credencial_domain::admin::{
     Actor, ApiPermission, ApiPermissions, AuditAction, AuditTarget, DirectoryKey, DirectoryUser, Page, PreRegistration,
     PreRegistrationForm, PresentedApiToken,
 };
-use credencial_domain::oauth::ClientId;
+use credencial_domain::oauth::{remaining_permissions, ClientId};
 use credencial_domain::throttle::ClientAddress;
 use credencial_domain::Cpf;
 use credencial_ports::{AuditTrail, PreRegistered, UserDirectory};
@@ -27,6 +27,7 @@ use rand::distributions::{Alphanumeric, DistString};
 use super::audit_entry;
 use crate::error::ServiceError;
 use crate::throttle::LoginThrottle;
+use crate::tokens::TokenIssuer;
 
 /// An application whose API token was accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +64,9 @@ pub struct UserDirectoryService {
     directory: Arc<dyn UserDirectory>,
     trail: Arc<dyn AuditTrail>,
     throttle: LoginThrottle,
+    /// Verifies the applications' own OAuth2 tokens; without it only
+    /// static API tokens are accepted.
+    machine_tokens: Option<Arc<TokenIssuer>>,
 }
 
 impl std::fmt::Debug for UserDirectoryService {
@@ -75,7 +79,14 @@ impl UserDirectoryService {
     /// A service over `directory`, auditing in `trail`, counting wrong
     /// tokens under `throttle`'s per-address limit.
     pub fn new(directory: Arc<dyn UserDirectory>, trail: Arc<dyn AuditTrail>, throttle: LoginThrottle) -> Self {
-        Self { directory, trail, throttle }
+        Self { directory, trail, throttle, machine_tokens: None }
+    }
+
+    /// The service that also accepts the applications' own OAuth2 tokens
+    /// (`client_credentials`), verified by `issuer`.
+    pub fn with_machine_tokens(mut self, issuer: Arc<TokenIssuer>) -> Self {
+        self.machine_tokens = Some(issuer);
+        self
     }
 
     /// The application whose API token is `token` (the text after
@@ -97,12 +108,47 @@ impl UserDirectoryService {
         let accepted = presented.as_ref().is_some_and(|p| p.matches(access.as_ref().map(|a| &a.digest)));
         match access {
             Some(access) if accepted => Ok(ApiCaller { client_id: access.client_id, permissions: access.permissions }),
-            _ => {
-                self.throttle.record_address_failure(from).await?;
-                tracing::info!("user-management API call refused: missing or wrong token");
-                Err(ServiceError::InvalidCredentials)
-            }
+            _ => self.refuse_token(from).await,
         }
+    }
+
+    /// The application whose own OAuth2 access token (`client_credentials`,
+    /// the text after `Bearer `) is `token`, called from `from`, with the
+    /// permissions of the token's `scope` that the application still has.
+    /// The token must verify, be an `oauth_machine` token (a token that
+    /// speaks for a person is refused), and its application must still be
+    /// active and allowed the grant: the panel's change takes effect at
+    /// once, not when the token expires (one primary-key read). Errors: as
+    /// [`authenticate`](Self::authenticate).
+    pub async fn authenticate_machine(
+        &self,
+        token: Option<&str>,
+        from: Option<ClientAddress>,
+    ) -> Result<ApiCaller, ServiceError> {
+        self.throttle.check_address(from).await?;
+        let claims = match (&self.machine_tokens, token) {
+            (Some(issuer), Some(token)) => issuer.decode_client_lane(token).ok(),
+            _ => None,
+        };
+        let client = claims.as_ref().and_then(|c| c.machine_client().ok()).and_then(|c| ClientId::parse(c).ok());
+        let state = match &client {
+            Some(client) => self.directory.api_token_state(client).await?,
+            None => None,
+        };
+        match (client, claims, state) {
+            (Some(client_id), Some(claims), Some(state)) if state.is_active && state.client_credentials => {
+                let permissions = remaining_permissions(claims.scope.as_deref(), state.permissions);
+                Ok(ApiCaller { client_id, permissions })
+            }
+            _ => self.refuse_token(from).await,
+        }
+    }
+
+    /// Refuses a missing or wrong token: one failure for the address.
+    async fn refuse_token(&self, from: Option<ClientAddress>) -> Result<ApiCaller, ServiceError> {
+        self.throttle.record_address_failure(from).await?;
+        tracing::info!("user-management API call refused: missing or wrong token");
+        Err(ServiceError::InvalidCredentials)
     }
 
     /// Refuses (and audits the refusal) unless `caller` has `permission`.

@@ -20,7 +20,7 @@ pub use accounts::{
     AccountAdminPorts, AccountAdminService, AccountFields, AccountPage, AccountView, NewAccount, TakenField,
     TemporaryAccountOutcome, TemporaryPassword,
 };
-pub use api_tokens::ApiTokenService;
+pub use api_tokens::{ApiAccessChange, ApiTokenService};
 pub use clients::{Changed, ClientAdminService, ClientChanges, CreateOutcome, NewClient};
 pub use directory::{ApiCaller, PreRegistrationOutcome, UserDirectoryService};
 pub use staff::{AuditPage, StaffService, AUDIT_PAGE_SIZE};

@@ -148,11 +148,13 @@ pub enum TokenKind {
     OAuthAccess,
     /// A refresh token issued to a client application.
     OAuthRefresh,
+    /// An application's own access token (`client_credentials`).
+    OAuthMachine,
 }
 
 impl TokenKind {
-    pub(super) const ALL: [Self; 5] =
-        [Self::Access, Self::Refresh, Self::IdToken, Self::OAuthAccess, Self::OAuthRefresh];
+    pub(super) const ALL: [Self; 6] =
+        [Self::Access, Self::Refresh, Self::IdToken, Self::OAuthAccess, Self::OAuthRefresh, Self::OAuthMachine];
 
     /// The label value.
     pub fn label(self) -> &'static str {
@@ -162,6 +164,7 @@ impl TokenKind {
             Self::IdToken => "id_token",
             Self::OAuthAccess => "oauth_access",
             Self::OAuthRefresh => "oauth_refresh",
+            Self::OAuthMachine => "oauth_machine",
         }
     }
 }

@@ -1,9 +1,10 @@
 //! The OAuth2 provider's use cases: the consent form's token (here), the
 //! authorization endpoint (validate the request, log the
 //! user in, ask for consent or remember it, issue a code; in [`authorize`]),
-//! the token endpoint (`authorization_code` and `refresh_token` grants; in
-//! [`token`]), revocation and introspection ([`revocation`]) and OpenID
-//! Connect ([`oidc`]).
+//! the token endpoint (`authorization_code` and `refresh_token` grants in
+//! [`token`], one file per further grant: `client_credentials` in
+//! [`client_credentials`]), revocation and introspection ([`revocation`])
+//! and OpenID Connect ([`oidc`]).
 //!
 //! The grant rules are the domain's ([`credencial_domain::oauth`]); this
 //! module drives them through the ports: the client registry, the code
@@ -12,6 +13,7 @@
 //! async workers) and the token codec.
 
 mod authorize;
+mod client_credentials;
 mod oidc;
 mod revocation;
 mod token;
@@ -27,7 +29,7 @@ use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose}
 use credencial_domain::oauth::discovery::IssuerUrl;
 use credencial_domain::oauth::{AuthorizationParams, ClientId};
 use credencial_ports::account::GrantRepository;
-use credencial_ports::{AuthorizationCodeStore, Clock, OAuthClient, OAuthClientRepository};
+use credencial_ports::{AuthorizationCodeStore, Clock, OAuthClient, OAuthClientRepository, UserDirectory};
 
 use crate::error::ServiceError;
 use crate::profile::ProfileService;
@@ -46,6 +48,10 @@ pub struct OAuthService {
     profiles: Arc<ProfileService>,
     clock: Arc<dyn Clock>,
     issuer: Option<IssuerUrl>,
+    /// The applications' API access (their permissions and whether they
+    /// may get tokens for themselves); without it `client_credentials` is
+    /// refused to every client.
+    directory: Option<Arc<dyn UserDirectory>>,
 }
 
 impl fmt::Debug for OAuthService {
@@ -69,7 +75,14 @@ impl OAuthService {
         profiles: Arc<ProfileService>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        Self { tokens, clients, codes, grants, profiles, clock, issuer: None }
+        Self { tokens, clients, codes, grants, profiles, clock, issuer: None, directory: None }
+    }
+
+    /// The service with the applications' API access, which the
+    /// `client_credentials` grant and the introspection of its tokens read.
+    pub fn with_machine_access(mut self, directory: Arc<dyn UserDirectory>) -> Self {
+        self.directory = Some(directory);
+        self
     }
 
     /// The consent form's anti-forgery token: keyed by the session, bound

@@ -66,7 +66,10 @@ impl OAuthService {
         if !answer.active {
             return Ok(answer);
         }
-        let user = UserId(claims.user_id);
+        if let Ok(client) = claims.machine_client() {
+            return self.introspect_machine(answer, client, claims.scope.as_deref()).await;
+        }
+        let user = claims.person()?;
         let current =
             !claims.token_type.is_refresh() || self.tokens.issuer().refresh_tokens().is_current(&claims.jti).await?;
         if !current

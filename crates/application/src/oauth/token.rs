@@ -40,7 +40,8 @@ pub struct TokenRequest {
     pub code_verifier: Option<String>,
     /// `refresh_token` (refresh_token grant).
     pub refresh_token: Option<String>,
-    /// `scope` (refresh_token grant: may narrow, never widen).
+    /// `scope` (refresh_token grant: may narrow, never widen;
+    /// client_credentials: the API permissions asked for).
     pub scope: Option<String>,
     /// Where the request came from (for the brute-force limits).
     pub client_address: Option<ClientAddress>,
@@ -76,8 +77,10 @@ pub struct OAuthTokens {
     pub token_type: &'static str,
     /// Seconds the access token lives.
     pub expires_in: i64,
-    /// The refresh token: single use, rotated on every refresh.
-    pub refresh_token: Redacted<String>,
+    /// The refresh token: single use, rotated on every refresh; none for
+    /// an application's own token (`client_credentials`, RFC 6749 §4.4.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<Redacted<String>>,
     /// The access token's scopes, space-separated.
     pub scope: String,
     /// The OpenID Connect ID token, when `openid` was granted.
@@ -91,7 +94,8 @@ impl OAuthService {
     /// The token endpoint: checks `grant_type`, authenticates the client
     /// (`client_secret_basic`, `client_secret_post`, or `client_id` alone for
     /// public clients, which prove themselves with PKCE), then redeems a
-    /// code or rotates a refresh token. Errors: `OAuth` with the RFC 6749
+    /// code, rotates a refresh token or issues the client its own token.
+    /// Errors: `OAuth` with the RFC 6749
     /// code; `Storage`, `Internal`.
     pub async fn token(&self, request: TokenRequest) -> Result<OAuthTokens, ServiceError> {
         let grant_type = GrantType::parse(request.grant_type.as_deref())?;
@@ -99,6 +103,7 @@ impl OAuthService {
         let tokens = match grant_type {
             GrantType::AuthorizationCode => self.exchange_code(&client, &request).await?,
             GrantType::RefreshToken => self.refresh(&client, &request).await?,
+            GrantType::ClientCredentials => self.client_credentials(&client, &request).await?,
         };
         tracing::info!(client_id = %client.client_id, ?grant_type, scope = %tokens.scope, "oauth2 tokens issued");
         Ok(tokens)
@@ -227,7 +232,8 @@ impl OAuthService {
             amr: old.amr.as_deref(),
             request_id: &request.request_id,
         };
-        self.issue(UserId(old.user_id), lane, sign_in, Recording::Rotate { old_jti: &old.jti, old_token: raw }).await
+        let user = old.person().map_err(|_| OAuthError::InvalidGrant("refresh token is invalid or expired".into()))?;
+        self.issue(user, lane, sign_in, Recording::Rotate { old_jti: &old.jti, old_token: raw }).await
     }
 
     /// Issues the client's pair through the one token issuer (recorded as
@@ -291,7 +297,7 @@ impl OAuthService {
             // pair answered is the first rotation's, whatever this request
             // asked to narrow.
             scope: issued.access_claims.scope.clone().unwrap_or_else(|| access_scopes.to_scope_string()),
-            refresh_token: issued.refresh,
+            refresh_token: Some(issued.refresh),
             id_token,
         })
     }

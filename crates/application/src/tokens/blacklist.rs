@@ -1,6 +1,6 @@
 //! Logout for the JWT routes: simplejwt's `blacklist`.
 
-use credencial_domain::{TokenError, TokenType, UserId};
+use credencial_domain::{TokenError, TokenType};
 use credencial_ports::TokenRevocation;
 
 use super::TokenService;
@@ -17,7 +17,7 @@ impl TokenService {
     /// `InvalidToken`, `Storage`.
     pub async fn blacklist(&self, refresh_token: &str) -> Result<(), ServiceError> {
         let claims = self.issuer.decode_first_party(refresh_token, TokenType::Refresh)?;
-        let user = UserId(claims.user_id);
+        let user = claims.person()?;
         match self.issuer.refresh_tokens().revoke_token(&claims.jti, user).await? {
             TokenRevocation::Revoked => {
                 tracing::info!(user = user.0, "refresh token blacklisted: its family is revoked");

@@ -275,6 +275,22 @@ impl TokenIssuer {
         codec.encode_claims(claims).map_err(|e| ServiceError::Internal(e.to_string()))
     }
 
+    /// Signs an application's own access token (`client_credentials`):
+    /// `oauth_machine`, for `client_id` with the API permissions `scope`,
+    /// living as long as an access token, signed with the client key (see
+    /// [`TokenIssuer`]) and never recorded (there is no refresh token).
+    /// Errors: `Internal`.
+    pub fn issue_machine(
+        &self,
+        client_id: &ClientId,
+        scope: String,
+    ) -> Result<(Redacted<String>, Claims), ServiceError> {
+        let claims = Claims::machine(client_id.as_str(), scope, self.now(), self.lifetimes.of(TokenType::Machine));
+        let token = Redacted(self.sign(&claims)?);
+        self.metrics.tokens_issued(TokenKind::OAuthMachine, 1);
+        Ok((token, claims))
+    }
+
     /// Signs an ID token's claims with the provider's asymmetric key.
     /// Errors: `Internal` when the provider has no key or signing fails.
     pub fn sign_id_token<T: serde::Serialize>(&self, claims: &T) -> Result<String, ServiceError> {
@@ -400,7 +416,7 @@ impl TokenIssuer {
                     && refresh_claims.client_audience() == Some(client_id.as_str())
             }
         };
-        if !lane || access_claims.user_id != user.0 || refresh_claims.user_id != user.0 {
+        if !lane || access_claims.user_id != Some(user.0) || refresh_claims.user_id != Some(user.0) {
             return Err(TokenError::Revoked.into());
         }
         // A concurrent refresh, not a theft: counted apart from revocations.

@@ -209,7 +209,7 @@ impl TokenService {
     pub async fn refresh(&self, refresh_token: &str) -> Result<RefreshedPair, ServiceError> {
         let old = self.issuer.decode_first_party(refresh_token, TokenType::Refresh)?;
         let rotate = Recording::Rotate { old_jti: &old.jti, old_token: refresh_token };
-        let issued = self.issuer.issue_pair(UserId(old.user_id), Audience::FirstParty, rotate).await?;
+        let issued = self.issuer.issue_pair(old.person()?, Audience::FirstParty, rotate).await?;
         Ok(RefreshedPair { access: issued.access, refresh: issued.refresh })
     }
 
@@ -229,7 +229,7 @@ impl TokenService {
             TokenType::Access => Ok(()),
             TokenType::Refresh if self.issuer.refresh_tokens().is_current(&claims.jti).await? => Ok(()),
             TokenType::Refresh => Err(TokenError::Revoked.into()),
-            TokenType::Session | TokenType::ClientAccess | TokenType::ClientRefresh => {
+            TokenType::Session | TokenType::ClientAccess | TokenType::ClientRefresh | TokenType::Machine => {
                 Err(TokenError::WrongType.into())
             }
         }
@@ -282,7 +282,7 @@ impl TokenService {
     pub async fn consume(&self, access_token: &str, endpoint: Option<&str>) -> Result<serde_json::Value, ServiceError> {
         let claims = self.authenticate(access_token)?;
         let path = self.config.endpoints.resolve(endpoint)?;
-        if !self.is_active_user(UserId(claims.user_id)).await? {
+        if !self.is_active_user(claims.person()?).await? {
             return Err(ServiceError::UnknownUser);
         }
         let started = std::time::Instant::now();
@@ -295,7 +295,7 @@ impl TokenService {
     /// the demo's sandbox of the user-data resource serves).
     pub async fn own_user_data(&self, access_token: &str) -> Result<UserData, ServiceError> {
         let claims = self.authenticate(access_token)?;
-        self.users.find_active_user_data(UserId(claims.user_id)).await?.ok_or(ServiceError::UnknownUser)
+        self.users.find_active_user_data(claims.person()?).await?.ok_or(ServiceError::UnknownUser)
     }
 
     /// Hashes a password for a new account on the hashing threads.

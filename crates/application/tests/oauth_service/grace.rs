@@ -8,12 +8,21 @@ use super::*;
 async fn the_same_refresh_token_twice_within_the_window_answers_the_same_tokens_and_the_family_lives() {
     let (service, handles) = World::new().service();
     let first = portal_tokens(&service, "cnes receita_federal").await;
-    let a = service.token(refresh_request(&first.refresh_token, None)).await.expect("first tab");
+    let a = service
+        .token(refresh_request(first.refresh_token.as_deref().expect("a refresh token"), None))
+        .await
+        .expect("first tab");
     handles.now.store(NOW + 1, Ordering::SeqCst);
     // The second tab even asks to narrow: it gets the first tab's answer.
-    let b = service.token(refresh_request(&first.refresh_token, Some("cnes"))).await.expect("second tab");
+    let b = service
+        .token(refresh_request(first.refresh_token.as_deref().expect("a refresh token"), Some("cnes")))
+        .await
+        .expect("second tab");
     assert_eq!(serde_json::to_string(&a).expect("json"), serde_json::to_string(&b).expect("json"), "byte-identical");
-    let next = service.token(refresh_request(&b.refresh_token, None)).await.expect("the family lives");
+    let next = service
+        .token(refresh_request(b.refresh_token.as_deref().expect("a refresh token"), None))
+        .await
+        .expect("the family lives");
     assert_ne!(next.refresh_token, b.refresh_token);
 }
 
@@ -21,11 +30,21 @@ async fn the_same_refresh_token_twice_within_the_window_answers_the_same_tokens_
 async fn after_the_successor_was_used_a_replay_revokes_the_family_even_within_the_window() {
     let (service, _) = World::new().service();
     let first = portal_tokens(&service, "cnes").await;
-    let second = service.token(refresh_request(&first.refresh_token, None)).await.expect("refreshed");
-    let third = service.token(refresh_request(&second.refresh_token, None)).await.expect("refreshed again");
-    let e = oauth_error(service.token(refresh_request(&first.refresh_token, None)).await);
+    let second = service
+        .token(refresh_request(first.refresh_token.as_deref().expect("a refresh token"), None))
+        .await
+        .expect("refreshed");
+    let third = service
+        .token(refresh_request(second.refresh_token.as_deref().expect("a refresh token"), None))
+        .await
+        .expect("refreshed again");
+    let e = oauth_error(
+        service.token(refresh_request(first.refresh_token.as_deref().expect("a refresh token"), None)).await,
+    );
     assert_eq!(e.error_code(), "invalid_grant");
-    let e = oauth_error(service.token(refresh_request(&third.refresh_token, None)).await);
+    let e = oauth_error(
+        service.token(refresh_request(third.refresh_token.as_deref().expect("a refresh token"), None)).await,
+    );
     assert_eq!(e.error_code(), "invalid_grant", "the family is revoked");
 }
 
@@ -42,8 +61,13 @@ async fn another_client_presenting_the_token_within_the_window_gets_nothing() {
     );
     let (service, _) = world.service();
     let first = portal_tokens(&service, "cnes").await;
-    service.token(refresh_request(&first.refresh_token, None)).await.expect("refreshed");
-    let request =
-        TokenRequest { authorization: basic("other", "other-secret"), ..refresh_request(&first.refresh_token, None) };
+    service
+        .token(refresh_request(first.refresh_token.as_deref().expect("a refresh token"), None))
+        .await
+        .expect("refreshed");
+    let request = TokenRequest {
+        authorization: basic("other", "other-secret"),
+        ..refresh_request(first.refresh_token.as_deref().expect("a refresh token"), None)
+    };
     assert_eq!(oauth_error(service.token(request).await).error_code(), "invalid_grant");
 }

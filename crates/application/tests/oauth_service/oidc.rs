@@ -78,7 +78,10 @@ async fn an_openid_code_exchange_returns_an_id_token_of_the_login_with_the_nonce
     assert_eq!((reads[0].client.as_str(), reads[0].scopes.to_scope_string()), ("portal", "email".to_owned()));
     // The OAuth2 tokens carry the login time for the refresh's ID token.
     assert_eq!(claims_of(&tokens.access_token).auth_time, Some(NOW));
-    assert_eq!(claims_of(&tokens.refresh_token).scope.as_deref(), Some("openid dados_publicos cpf email cnes"));
+    assert_eq!(
+        claims_of(tokens.refresh_token.as_deref().expect("a refresh token")).scope.as_deref(),
+        Some("openid dados_publicos cpf email cnes")
+    );
 }
 
 #[tokio::test]
@@ -87,7 +90,10 @@ async fn a_refresh_keeps_openid_and_gives_a_new_id_token_without_nonce_unless_na
     let code = code_for(&service, &oidc_params("openid", Some("n1"), None)).await;
     let first = service.token(code_request(&code)).await.expect("tokens");
     handles.now.fetch_add(60, Ordering::SeqCst);
-    let renewed = service.token(refresh_request(&first.refresh_token, None)).await.expect("refresh");
+    let renewed = service
+        .token(refresh_request(first.refresh_token.as_deref().expect("a refresh token"), None))
+        .await
+        .expect("refresh");
     let id = id_claims(renewed.id_token.as_deref().expect("a new ID token"));
     let before = id_claims(first.id_token.as_deref().expect("id token"));
     assert_eq!((id.sub, id.aud, id.auth_time), (before.sub, before.aud, before.auth_time));
@@ -97,10 +103,16 @@ async fn a_refresh_keeps_openid_and_gives_a_new_id_token_without_nonce_unless_na
     assert_eq!(id.email.as_deref(), Some("ana@example.gov.br"), "read again for the new ID token");
     assert_eq!(handles.identity_reads.lock().expect("lock").len(), 2);
 
-    let narrowed = service.token(refresh_request(&renewed.refresh_token, Some("cpf"))).await.expect("refresh");
+    let narrowed = service
+        .token(refresh_request(renewed.refresh_token.as_deref().expect("a refresh token"), Some("cpf")))
+        .await
+        .expect("refresh");
     assert_eq!(handles.identity_reads.lock().expect("lock").len(), 2, "no ID token, no read");
     assert!(narrowed.id_token.is_none(), "an access token without openid has no ID token");
-    assert_eq!(claims_of(&narrowed.refresh_token).scope.as_deref(), Some("openid dados_publicos cpf email"));
+    assert_eq!(
+        claims_of(narrowed.refresh_token.as_deref().expect("a refresh token")).scope.as_deref(),
+        Some("openid dados_publicos cpf email")
+    );
 }
 
 #[tokio::test]

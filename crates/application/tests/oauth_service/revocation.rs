@@ -26,12 +26,32 @@ fn inactive() -> Introspection {
 async fn revoking_a_refresh_token_revokes_its_family_and_introspection_then_says_inactive() {
     let (service, _) = World::new().service();
     let first = portal_tokens(&service, "cnes").await;
-    let second = service.token(refresh_request(&first.refresh_token, None)).await.expect("refreshed");
-    assert!(service.introspect(&portal_client(), Some(&second.refresh_token)).await.expect("answer").active);
+    let second = service
+        .token(refresh_request(first.refresh_token.as_deref().expect("a refresh token"), None))
+        .await
+        .expect("refreshed");
+    assert!(
+        service
+            .introspect(&portal_client(), Some(second.refresh_token.as_deref().expect("a refresh token")))
+            .await
+            .expect("answer")
+            .active
+    );
 
-    service.revoke(&portal_client(), Some(&second.refresh_token)).await.expect("200");
-    assert_eq!(service.introspect(&portal_client(), Some(&second.refresh_token)).await.expect("answer"), inactive());
-    let e = oauth_error(service.token(refresh_request(&second.refresh_token, None)).await);
+    service
+        .revoke(&portal_client(), Some(second.refresh_token.as_deref().expect("a refresh token")))
+        .await
+        .expect("200");
+    assert_eq!(
+        service
+            .introspect(&portal_client(), Some(second.refresh_token.as_deref().expect("a refresh token")))
+            .await
+            .expect("answer"),
+        inactive()
+    );
+    let e = oauth_error(
+        service.token(refresh_request(second.refresh_token.as_deref().expect("a refresh token"), None)).await,
+    );
     assert_eq!(e.error_code(), "invalid_grant");
 }
 
@@ -39,9 +59,18 @@ async fn revoking_a_refresh_token_revokes_its_family_and_introspection_then_says
 async fn revoking_an_old_rotated_token_also_ends_the_family() {
     let (service, _) = World::new().service();
     let first = portal_tokens(&service, "cnes").await;
-    let second = service.token(refresh_request(&first.refresh_token, None)).await.expect("refreshed");
-    service.revoke(&portal_client(), Some(&first.refresh_token)).await.expect("200");
-    assert!(service.token(refresh_request(&second.refresh_token, None)).await.is_err());
+    let second = service
+        .token(refresh_request(first.refresh_token.as_deref().expect("a refresh token"), None))
+        .await
+        .expect("refreshed");
+    service
+        .revoke(&portal_client(), Some(first.refresh_token.as_deref().expect("a refresh token")))
+        .await
+        .expect("200");
+    assert!(service
+        .token(refresh_request(second.refresh_token.as_deref().expect("a refresh token"), None))
+        .await
+        .is_err());
 }
 
 #[tokio::test]
@@ -51,11 +80,17 @@ async fn an_access_token_another_clients_token_and_garbage_are_answered_ok_and_c
     let (service, _) = world.service();
     let tokens = portal_tokens(&service, "cnes").await;
     let other = TokenRequest { authorization: basic("other", "other-secret"), ..TokenRequest::default() };
-    service.revoke(&other, Some(&tokens.refresh_token)).await.expect("another client's: 200");
+    service
+        .revoke(&other, Some(tokens.refresh_token.as_deref().expect("a refresh token")))
+        .await
+        .expect("another client's: 200");
     service.revoke(&portal_client(), Some(&tokens.access_token)).await.expect("access token: 200");
     service.revoke(&portal_client(), Some("not.a.token")).await.expect("garbage: 200");
     service.revoke(&portal_client(), Some("")).await.expect_err("empty is missing");
-    assert!(service.token(refresh_request(&tokens.refresh_token, None)).await.is_ok(), "nothing was revoked");
+    assert!(
+        service.token(refresh_request(tokens.refresh_token.as_deref().expect("a refresh token"), None)).await.is_ok(),
+        "nothing was revoked"
+    );
 }
 
 #[tokio::test]
@@ -70,12 +105,15 @@ async fn a_missing_token_is_invalid_request_and_a_wrong_secret_invalid_client() 
     let wrong = TokenRequest { authorization: basic("portal", "wrong"), ..TokenRequest::default() };
     let nobody = TokenRequest::default();
     for client in [&wrong, &nobody] {
-        let r = service.revoke(client, Some(&tokens.refresh_token)).await;
+        let r = service.revoke(client, Some(tokens.refresh_token.as_deref().expect("a refresh token"))).await;
         assert!(matches!(r, Err(ServiceError::OAuth(OAuthError::InvalidClient(_)))), "{r:?}");
         let r = service.introspect(client, Some(&tokens.access_token)).await;
         assert!(matches!(r, Err(ServiceError::OAuth(OAuthError::InvalidClient(_)))), "{r:?}");
     }
-    assert!(service.token(refresh_request(&tokens.refresh_token, None)).await.is_ok(), "nothing was revoked");
+    assert!(
+        service.token(refresh_request(tokens.refresh_token.as_deref().expect("a refresh token"), None)).await.is_ok(),
+        "nothing was revoked"
+    );
 }
 
 #[tokio::test]

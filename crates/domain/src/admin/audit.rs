@@ -140,6 +140,7 @@ audit_actions! {
     ClientDeactivate => "client.deactivate", "Aplicação desativada";
     ClientReactivate => "client.reactivate", "Aplicação reativada";
     ClientApiToken => "client.api_token", "Token da API de usuários emitido";
+    ClientApiAccess => "client.api_access", "Acesso da aplicação à API alterado";
     UserCreate => "user.create", "Conta criada";
     UserStaff => "user.staff", "Acesso à administração alterado";
     UserDeactivate => "user.deactivate", "Conta desativada";

@@ -355,11 +355,12 @@ impl TokenCodec {
     }
 
     /// Signs our `claims` with the header their type calls for: `typ:
-    /// at+jwt` for an OAuth2 access token (`oauth_access`, RFC 9068 §2.1),
+    /// at+jwt` for an OAuth2 access token (`oauth_access`, `oauth_machine`;
+    /// RFC 9068 §2.1),
     /// `typ: JWT` for every other (simplejwt's exact shape).
     pub fn encode_claims(&self, claims: &Claims) -> Result<String, SigningError> {
         let header = match claims.token_type {
-            TokenType::ClientAccess => &self.access_header,
+            TokenType::ClientAccess | TokenType::Machine => &self.access_header,
             _ => &self.header,
         };
         jsonwebtoken::encode(header, claims, &self.encoding).map_err(|e| SigningError(e.to_string()))
@@ -370,13 +371,14 @@ impl TokenCodec {
     ///
     /// Refuses: a header naming another algorithm, a bad signature, missing or
     /// mistyped claims, a header `typ` of `at+jwt` on anything but an
-    /// `oauth_access` token or an `oauth_access` token without it
+    /// OAuth2 access token (`oauth_access`, `oauth_machine`) or such a
+    /// token without it
     /// (`Invalid`: the two kinds' rules exclude each other, RFC 8725
     /// §3.12); `exp` reached (`Expired`); `nbf`/`iat` in the future beyond
     /// leeway and clock skew (`NotYetValid`).
     pub fn decode(&self, token: &str, now: i64) -> Result<Claims, TokenError> {
         let (typed_as_access_token, claims): (_, Claims) = self.verified(token).ok_or(TokenError::Invalid)?;
-        if typed_as_access_token != (claims.token_type == TokenType::ClientAccess) {
+        if typed_as_access_token != claims.token_type.is_oauth_access() {
             return Err(TokenError::Invalid);
         }
         if now >= claims.exp.saturating_add(self.leeway_secs) {

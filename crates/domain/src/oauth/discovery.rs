@@ -192,7 +192,7 @@ impl ProviderMetadata {
             introspection_endpoint: issuer.join(paths.introspection),
             response_types_supported: &["code"],
             response_modes_supported: &RESPONSE_MODES_SUPPORTED,
-            grant_types_supported: &["authorization_code", "refresh_token"],
+            grant_types_supported: &["authorization_code", "refresh_token", "client_credentials"],
             subject_types_supported: &["public"],
             id_token_signing_alg_values_supported: vec![id_token_alg.to_string()],
             scopes_supported,

@@ -10,6 +10,9 @@ pub enum GrantType {
     AuthorizationCode,
     /// `refresh_token` (RFC 6749 §6).
     RefreshToken,
+    /// `client_credentials` (RFC 6749 §4.4): an application's token for
+    /// itself, with no person.
+    ClientCredentials,
 }
 
 impl GrantType {
@@ -20,6 +23,7 @@ impl GrantType {
             None => Err(invalid_request("grant_type is required")),
             Some(GRANT_TYPE_AUTHORIZATION_CODE) => Ok(GrantType::AuthorizationCode),
             Some(GRANT_TYPE_REFRESH_TOKEN) => Ok(GrantType::RefreshToken),
+            Some(GRANT_TYPE_CLIENT_CREDENTIALS) => Ok(GrantType::ClientCredentials),
             Some(_) => Err(OAuthError::UnsupportedGrantType),
         }
     }
@@ -56,12 +60,13 @@ mod tests {
     use crate::scope::Scope;
 
     #[test]
-    fn only_the_authorization_code_and_refresh_token_grant_types_are_supported() {
+    fn only_the_code_refresh_and_client_credentials_grant_types_are_supported() {
         assert_eq!(GrantType::parse(Some("authorization_code")), Ok(GrantType::AuthorizationCode));
         assert_eq!(GrantType::parse(Some("refresh_token")), Ok(GrantType::RefreshToken));
+        assert_eq!(GrantType::parse(Some("client_credentials")), Ok(GrantType::ClientCredentials));
         assert_eq!(GrantType::parse(None).map_err(|e| e.error_code()), Err("invalid_request"));
         assert_eq!(GrantType::parse(Some("")).map_err(|e| e.error_code()), Err("invalid_request"));
-        for other in ["password", "client_credentials", "implicit", "AUTHORIZATION_CODE", "refresh"] {
+        for other in ["password", "implicit", "AUTHORIZATION_CODE", "refresh", "CLIENT_CREDENTIALS"] {
             assert_eq!(GrantType::parse(Some(other)), Err(OAuthError::UnsupportedGrantType), "{other}");
         }
     }

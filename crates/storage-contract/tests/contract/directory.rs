@@ -19,6 +19,7 @@ use crate::account::support::client;
 contract!(
     a_token_is_found_by_its_lookup_checked_by_its_digest_and_replaced_at_once,
     a_deactivated_application_s_token_is_not_found,
+    api_access_sets_the_permissions_and_client_credentials_of_a_confidential_client_only,
     a_pre_registration_creates_once_and_answers_the_existing_account_after,
     concurrent_pre_registrations_of_one_cpf_create_one_account,
     users_are_listed_by_cpf_a_page_at_a_time_in_cpf_order,
@@ -117,6 +118,44 @@ async fn a_deactivated_application_s_token_is_not_found<B: Backend>() {
     assert!(directory.set_api_token(&client_id(), token.lookup(), token.digest(), read, &audit).await.expect("set"));
     b.execute("UPDATE oauth_clients SET is_active = FALSE WHERE client_id = 'portal'").await;
     assert!(directory.find_api_client(token.lookup()).await.expect("read").is_none());
+}
+
+async fn api_access_sets_the_permissions_and_client_credentials_of_a_confidential_client_only<B: Backend>() {
+    let b = B::fresh().await;
+    client(&b, "portal", "Portal").await;
+    let directory = b.directory();
+    let state = directory.api_token_state(&client_id()).await.expect("read").expect("client");
+    assert_eq!((state.client_credentials, state.confidential, state.is_active), (false, false, true), "off by default");
+    let read = ApiPermissions::NONE.with(ApiPermission::UsersRead);
+    let audit = entry(AuditAction::ClientApiAccess, AuditTarget::Client(client_id()));
+    // A public client cannot be allowed the grant: storage refuses it too,
+    // and nothing is written (nor audited).
+    assert!(directory.set_api_access(&client_id(), read, true, &audit).await.is_err());
+    assert_eq!(audit_count(&b, "client.api_access").await, 0);
+    assert_eq!(
+        directory.api_token_state(&client_id()).await.expect("read").expect("client").permissions,
+        ApiPermissions::NONE
+    );
+    b.execute(
+        "UPDATE oauth_clients SET confidential = TRUE, secret_hash = 'pbkdf2_sha256$1$s$h' WHERE client_id = 'portal'",
+    )
+    .await;
+    assert!(directory.set_api_access(&client_id(), read, true, &audit).await.expect("set"));
+    let state = directory.api_token_state(&client_id()).await.expect("read").expect("client");
+    assert_eq!(
+        (state.permissions, state.client_credentials, state.confidential, state.has_token),
+        (read, true, true, false)
+    );
+    assert_eq!(audit_count(&b, "client.api_access").await, 1);
+    // Turned off again, the permissions stay for the static token.
+    assert!(directory.set_api_access(&client_id(), read, false, &audit).await.expect("set"));
+    let state = directory.api_token_state(&client_id()).await.expect("read").expect("client");
+    assert_eq!((state.permissions, state.client_credentials), (read, false));
+    let unknown = ClientId::parse("nenhum").expect("valid");
+    assert!(!directory.set_api_access(&unknown, read, true, &audit).await.expect("ok"));
+    assert_eq!(audit_count(&b, "client.api_access").await, 2, "nothing appended for no change");
+    b.execute("UPDATE oauth_clients SET is_active = FALSE WHERE client_id = 'portal'").await;
+    assert!(!directory.api_token_state(&client_id()).await.expect("read").expect("client").is_active);
 }
 
 async fn a_pre_registration_creates_once_and_answers_the_existing_account_after<B: Backend>() {
