@@ -100,8 +100,9 @@ impl Application {
         let id_token_codec = crate::keys::id_token_codec(settings, mode, &codec)?;
         let mapping = if client_component_enabled(settings, mode) {
             let mapping = client_mapping(settings, mode)?;
-            check_host_table(storage.host_users.as_ref(), &settings.client.user_table, &mapping).await?;
-            Some(mapping)
+            let writes = client_writes(settings, mode)?;
+            check_host_table(storage.host_users.as_ref(), &settings.client.user_table, &mapping, &writes).await?;
+            Some((mapping, writes))
         } else {
             None
         };
@@ -606,18 +607,28 @@ fn client_component_enabled(settings: &Settings, mode: Mode) -> bool {
     mode == Mode::Demo || settings.client.provider_base_url.is_some()
 }
 
-/// The start-up check of the host user table against the mapping: every
-/// mapped column exists and can hold its value, the lookup column has a
-/// unique constraint of its own. The message names the column and the
-/// setting to fix.
+/// The start-up check of the host user table against the mapping and the
+/// login options: every mapped column (and every column the options
+/// write) exists and can hold its value, the lookup column has a unique
+/// constraint of its own, a new row gets every `NOT NULL` column (unless
+/// logins do not create users), and the options fit the map. The message
+/// names the column and the setting to fix.
 pub async fn check_host_table(
     store: &dyn HostUserStore,
     table: &host_table::TableName,
     mapping: &UserMapping,
+    writes: &host_table::LoginWrites,
 ) -> Result<(), SettingsError> {
     let shape = store.describe(table).await.map_err(|e| SettingsError::about("user_table", e))?;
     let lookup = mapping.lookup().column().as_str();
-    host_table::check_columns(&shape, &mapping.map().column_needs(), lookup).map_err(|problem| {
+    let mapped = mapping.map().column_needs();
+    let mapped_columns: Vec<&str> = mapped.iter().map(|(name, _)| *name).collect();
+    writes
+        .check(&shape, &mapped_columns)
+        .map_err(|problem| SettingsError(format!("setting {}", named_option(&problem))))?;
+    let mut needs = mapped.clone();
+    needs.extend(writes.column_needs());
+    host_table::check_columns_for(&shape, &needs, lookup, writes.create_users).map_err(|problem| {
         // Which setting to change: the lookup column's, the table's, or the map's.
         let setting = if problem.starts_with("lookup column") {
             crate::settings::mapping_setting(MappingInput::LookupField)
@@ -628,6 +639,25 @@ pub async fn check_host_table(
         };
         SettingsError(format!("setting {setting}: host user table: {problem}"))
     })
+}
+
+/// A problem of the login options (`"<setting>: …"`), with the setting's
+/// environment name in front.
+fn named_option(problem: &str) -> String {
+    match problem.split_once(": ") {
+        Some((key, rest)) => format!("{}: {rest}", crate::settings::env_name(key)),
+        None => problem.to_owned(),
+    }
+}
+
+/// The login options of the client component: the settings', or, in the
+/// demo without a `last_login_column`, `last_login` (the demo table's).
+fn client_writes(settings: &Settings, mode: Mode) -> Result<host_table::LoginWrites, SettingsError> {
+    let mut writes = settings.client.login_writes()?;
+    if mode == Mode::Demo && writes.last_login_column.is_none() {
+        writes.last_login_column = Some(host_table::ColumnName::parse("last_login").expect("a column name"));
+    }
+    Ok(writes)
 }
 
 /// How long a host session at the client component lasts (8 hours).
@@ -667,7 +697,7 @@ fn client_login(
     client: &reqwest::Client,
     storage: &Storage,
     clock: Arc<dyn Clock>,
-    mapping: UserMapping,
+    (mapping, writes): (UserMapping, host_table::LoginWrites),
 ) -> Result<ClientLoginService, SettingsError> {
     let required = |key: &str, value: &Option<String>| {
         value.clone().ok_or_else(|| SettingsError::about(key, "is not set (needed with SERVICE_PROVIDER_BASE_URL)"))
@@ -715,6 +745,7 @@ fn client_login(
         ClientLoginConfig {
             mapping,
             table: settings.client.user_table.clone(),
+            writes,
             session_secs: HOST_SESSION_SECS,
             signer: ValueSigner::derive(&cookie_key_material(settings)?),
         },

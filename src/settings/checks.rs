@@ -175,6 +175,9 @@ impl Settings {
         if let Err(e) = self.client.user_mapping() {
             problems.push(e);
         }
+        if let Err(e) = self.client.login_writes() {
+            problems.push(e);
+        }
         problems
     }
 

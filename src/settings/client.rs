@@ -2,11 +2,11 @@
 //! verified profile maps onto the host user table.
 
 use credencial_adapters_upstream::BaseUrl;
-use credencial_domain::host_table::TableName;
+use credencial_domain::host_table::{ColumnName, HostValue, LoginWrites, TableName};
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
-use super::lists::{json_object_text, string_list};
+use super::lists::{json_object_text, optional_string_list, string_list};
 
 /// The client component: the provider it logs people in with, and how a
 /// verified profile maps onto the host user table.
@@ -44,6 +44,26 @@ pub struct ClientSettings {
     /// Client component: the host user table the mapping writes.
     #[serde(with = "super::text")]
     pub user_table: TableName,
+    /// Client component: whether a person without a host user gets one
+    /// (`true`) or is refused with a page saying so (django-sabia-auth's
+    /// `CREATE_USER`).
+    pub create_users: bool,
+    /// Client component: the mapped columns refreshed on every login; the
+    /// other mapped columns are written only when the user is created
+    /// (`UPDATE_FIELDS_ON_LOGIN`). Unset: every mapped column; `""`: none.
+    #[serde(deserialize_with = "optional_string_list")]
+    pub update_fields_on_login: Option<Vec<String>>,
+    /// Client component: `{column: value}` as JSON text (strings and
+    /// booleans), the values of new host users (`USER_DEFAULTS`); in TOML
+    /// also a table.
+    #[serde(deserialize_with = "json_object_text")]
+    pub user_defaults: String,
+    /// Client component: a timestamp column set at every login (Django's
+    /// `last_login`); unset: none (the demo: `last_login`).
+    pub last_login_column: Option<String>,
+    /// Client component: a timestamp column set when the host user is
+    /// created (Django's `date_joined`); unset: none.
+    pub date_joined_column: Option<String>,
 }
 
 impl Default for ClientSettings {
@@ -59,6 +79,11 @@ impl Default for ClientSettings {
             provider_redirect_uri: None,
             provider_timeout_ms: 3_000,
             user_table: TableName::parse("host_users").expect("a plain table name"),
+            create_users: true,
+            update_fields_on_login: None,
+            user_defaults: "{}".into(),
+            last_login_column: None,
+            date_joined_column: None,
         }
     }
 }
@@ -76,5 +101,48 @@ impl ClientSettings {
         let map = AttrMap::from_json(&self.user_attr_map).map_err(named)?;
         let lookup = LookupField::parse(&self.user_lookup_field).map_err(named)?;
         UserMapping::new(map, lookup, scopes).map_err(named)
+    }
+
+    /// What a login writes besides the mapped values (`create_users`,
+    /// `update_fields_on_login`, `user_defaults`, `last_login_column`,
+    /// `date_joined_column`), parsed; errors name the setting. Checked
+    /// against the host table at start ([`crate::startup::check_host_table`]).
+    pub fn login_writes(&self) -> Result<LoginWrites, super::SettingsError> {
+        let column = |key: &str, name: &str| {
+            ColumnName::parse(name).map_err(|e| super::SettingsError::about(key, format!("{name:?}: {e}")))
+        };
+        let update_fields_on_login = match &self.update_fields_on_login {
+            None => None,
+            Some(list) => Some(
+                list.iter()
+                    .flat_map(|item| item.split_whitespace())
+                    .map(|name| column("update_fields_on_login", name))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        let defaults: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&self.user_defaults)
+            .map_err(|e| super::SettingsError::about("user_defaults", format!("is not a JSON object: {e}")))?;
+        let mut user_defaults = Vec::with_capacity(defaults.len());
+        for (name, value) in defaults {
+            let value = match value {
+                serde_json::Value::String(s) => HostValue::Text(s),
+                serde_json::Value::Bool(b) => HostValue::Bool(b),
+                other => {
+                    return Err(super::SettingsError::about(
+                        "user_defaults",
+                        format!("the value for {name:?} is {other}; give a string or a boolean"),
+                    ))
+                }
+            };
+            user_defaults.push((column("user_defaults", &name)?, value));
+        }
+        let optional = |key: &str, value: &Option<String>| value.as_deref().map(|name| column(key, name)).transpose();
+        Ok(LoginWrites {
+            create_users: self.create_users,
+            update_fields_on_login,
+            user_defaults,
+            last_login_column: optional("last_login_column", &self.last_login_column)?,
+            date_joined_column: optional("date_joined_column", &self.date_joined_column)?,
+        })
     }
 }

@@ -21,6 +21,11 @@ pub fn string_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Er
     })
 }
 
+/// [`string_list`] when given; absent (the field's default) it is `None`.
+pub fn optional_string_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    string_list(d).map(Some)
+}
+
 /// A JSON object kept as JSON text: written as a string (environment
 /// variables, TOML) or as a TOML table.
 pub fn json_object_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {

@@ -338,3 +338,95 @@ async fn an_inactive_host_user_gets_a_403_page() {
     assert_eq!(page.status, 403, "{}", page.body);
     assert!(page.body.contains("Conta desativada"), "{}", page.body);
 }
+
+/// A host user column as text (timestamps as Unix seconds on both engines).
+async fn seconds_of(db: &TestDatabase, column: &str) -> Option<i64> {
+    let sql = match crate::database::engine() == crate::database::Engine::Sqlite {
+        true => format!("SELECT {column} FROM host_users WHERE username = '52998224725'"),
+        false => format!(
+            "SELECT CAST(extract(epoch FROM {column}) AS BIGINT) FROM host_users WHERE username = '52998224725'"
+        ),
+    };
+    sqlx::query_scalar(&sql).fetch_one(&db.pool).await.expect("row")
+}
+
+#[tokio::test]
+async fn the_demo_sets_last_login_on_every_login_and_shows_it() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    assert_eq!(log_in(&mut browser, "ana", "ana-demo-2026", "/auth/me/").await.status, 303);
+    let first = seconds_of(&db, "last_login").await.expect("set at the first login");
+    let now =
+        i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs())
+            .expect("now");
+    assert!((now - first).abs() < 60, "the login's time: {first} vs {now}");
+    sqlx::query("UPDATE host_users SET last_login = NULL").execute(&db.pool).await.expect("clear");
+    assert_eq!(log_in(&mut browser, "ana", "ana-demo-2026", "/auth/me/").await.status, 303);
+    assert!(seconds_of(&db, "last_login").await.is_some(), "set again by the next login");
+    let me = browser.get("/auth/me/").await;
+    let row = me.body.split("data-column=\"last_login\"").nth(1).and_then(|r| r.split("</tr>").next()).expect("row");
+    assert!(row.contains("Último acesso") && !row.contains("(vazio)"), "{row}");
+}
+
+#[tokio::test]
+async fn with_create_users_off_only_existing_host_users_log_in() {
+    let (mut browser, db) = spawn_demo(|s| s.client.create_users = false).await;
+    let page = log_in(&mut browser, "ana", "ana-demo-2026", "/auth/me/").await;
+    assert_eq!(page.status, 403, "{}", page.body);
+    assert!(page.body.contains("Sem cadastro nesta aplicação"), "{}", page.body);
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM host_users").fetch_one(&db.pool).await.expect("count");
+    assert_eq!(rows, 0, "nobody created");
+    sqlx::query("INSERT INTO host_users (username, first_name) VALUES ('52998224725', 'Ana da Casa')")
+        .execute(&db.pool)
+        .await
+        .expect("an existing host user");
+    assert_eq!(log_in(&mut browser, "ana", "ana-demo-2026", "/auth/me/").await.status, 303);
+    assert_eq!(host_row(&db, "52998224725").await.first_name.as_deref(), Some("Ana"), "mapped columns refreshed");
+}
+
+#[tokio::test]
+async fn only_the_listed_columns_are_refreshed_and_defaults_go_into_new_rows() {
+    let (mut browser, db) = spawn_demo(|s| {
+        s.client.update_fields_on_login = Some(vec!["email".into()]);
+        s.client.user_defaults = r#"{"city": "Cidade padrão"}"#.into();
+        s.client.date_joined_column = Some("date_joined".into());
+    })
+    .await;
+    assert_eq!(log_in(&mut browser, "ana", "ana-demo-2026", "/auth/me/").await.status, 303);
+    let created = host_row(&db, "52998224725").await;
+    assert_eq!(created.first_name.as_deref(), Some("Ana"));
+    sqlx::query("UPDATE host_users SET first_name = 'Editado', email = 'velho@example.org', city = 'Outra'")
+        .execute(&db.pool)
+        .await
+        .expect("edit");
+    assert_eq!(log_in(&mut browser, "ana", "ana-demo-2026", "/auth/me/").await.status, 303);
+    let after = host_row(&db, "52998224725").await;
+    assert_eq!(after.first_name.as_deref(), Some("Editado"), "written on creation only");
+    assert_ne!(after.email.as_deref(), Some("velho@example.org"), "email is refreshed on every login");
+    assert_eq!(after.city.as_deref(), Some("Outra"), "a mapped column not listed keeps the host's edit");
+}
+
+#[tokio::test]
+async fn the_options_are_checked_at_start_and_name_the_setting() {
+    for (adjust, expected) in [
+        (
+            Box::new(|s: &mut credencial::settings::Settings| {
+                s.client.update_fields_on_login = Some(vec!["is_staff".into()])
+            }) as Box<dyn FnOnce(&mut credencial::settings::Settings)>,
+            "SERVICE_UPDATE_FIELDS_ON_LOGIN",
+        ),
+        (Box::new(|s| s.client.user_defaults = r#"{"nope": "x"}"#.into()), "SERVICE_USER_DEFAULTS"),
+        (Box::new(|s| s.client.user_defaults = r#"{"city": 3}"#.into()), "SERVICE_USER_DEFAULTS"),
+        (Box::new(|s| s.client.last_login_column = Some("email".into())), "SERVICE_LAST_LOGIN_COLUMN"),
+        (Box::new(|s| s.client.date_joined_column = Some("joined".into())), "SERVICE_DATE_JOINED_COLUMN"),
+    ] {
+        let db = TestDatabase::new().await;
+        let unused = wiremock::MockServer::start().await;
+        let mut settings = crate::helpers::test_settings(&db, &unused);
+        settings.registries.upstream_base_url = None;
+        adjust(&mut settings);
+        let built =
+            credencial::startup::Application::build(&settings, credencial::startup::Mode::Demo, db.storage()).await;
+        let e = format!("{:#}", built.err().expect("the start is refused"));
+        assert!(e.contains(expected), "{expected}: {e}");
+    }
+}

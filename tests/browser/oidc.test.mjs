@@ -230,3 +230,24 @@ test('the logout pages: a confirmation without id_token_hint, the page after an 
         await context.close();
     }
 });
+
+test('openid-client gets the demo application its own token (client_credentials) and reads /usuarios/ with it', { timeout: TEST_MS }, async () => {
+    // The same library, unchanged: discovery, then its client-credentials
+    // grant (RFC 6749 §4.4) with the demo client's id and secret (the demo
+    // allows demo-oidc the grant with users:read).
+    const config = await oidc.discovery(new URL(demo.base), CLIENT_ID, CLIENT_SECRET, undefined, {
+        execute: [oidc.allowInsecureRequests],
+    });
+    assert.ok(config.serverMetadata().grant_types_supported.includes('client_credentials'));
+    const tokens = await oidc.clientCredentialsGrant(config, { scope: 'users:read' });
+    step(`client_credentials: ${tokens.token_type} token with scope "${tokens.scope}", expires in ${tokens.expires_in} s`);
+    assert.equal(tokens.scope, 'users:read');
+    assert.equal(tokens.refresh_token, undefined, 'no refresh token for an application’s own token');
+    const found = await fetch(`${demo.base}/usuarios/52998224725/`, {
+        headers: { Authorization: `Bearer ${tokens.access_token}` },
+    });
+    assert.equal(found.status, 200, 'the token reads a user');
+    assert.equal((await found.json()).username, 'ana');
+    // A permission the application does not have is refused by the library's call.
+    await assert.rejects(oidc.clientCredentialsGrant(config, { scope: 'users:create' }), /invalid_scope/);
+});

@@ -230,7 +230,8 @@ fn update_sql(plan: &UpsertPlan<'_>) -> String {
     let lookup = plan.lookup().column;
     let lookup_column = quoted(&lookup.name);
     let mut assignments: Vec<String> = plan
-        .numbered_values()
+        .update_parameters()
+        .skip(1)
         .map(|(n, v)| format!("{} = {}", quoted(&v.column.name), expression(v.column, n)))
         .collect();
     if assignments.is_empty() {
@@ -365,9 +366,9 @@ impl HostTableEngine for PgHostTable {
     async fn update(
         &self,
         plan: &UpsertPlan<'_>,
-        missing: &str,
+        missing: Option<&str>,
     ) -> Result<Result<UpsertOutcome, HostUserError>, sqlx::Error> {
-        let args = match arguments(plan.parameters().map(|(_, p)| p)) {
+        let args = match arguments(plan.update_parameters().map(|(_, p)| p)) {
             Ok(args) => args,
             Err(e) => return Ok(Err(e)),
         };

@@ -263,7 +263,7 @@ fn update_sql(plan: &UpsertPlan<'_>) -> String {
     let table = quoted(plan.table().as_str());
     let lookup = quoted(&plan.lookup().column.name);
     let mut assignments: Vec<String> =
-        plan.numbered_values().map(|(n, v)| format!("{} = ?{n}", quoted(&v.column.name))).collect();
+        plan.update_parameters().skip(1).map(|(n, v)| format!("{} = ?{n}", quoted(&v.column.name))).collect();
     if assignments.is_empty() {
         assignments.push(format!("{lookup} = {lookup}"));
     }
@@ -361,11 +361,11 @@ impl HostTableEngine for SqliteHostTable {
     async fn update(
         &self,
         plan: &UpsertPlan<'_>,
-        missing: &str,
+        missing: Option<&str>,
     ) -> Result<Result<UpsertOutcome, HostUserError>, sqlx::Error> {
         let mut tx = self.db.begin_write().await?;
         let updated: Option<i64> =
-            sqlx::query_scalar_with(&update_sql(plan), arguments(plan.parameters().map(|(_, p)| p))?)
+            sqlx::query_scalar_with(&update_sql(plan), arguments(plan.update_parameters().map(|(_, p)| p))?)
                 .fetch_optional(&mut *tx)
                 .await?;
         let outcome = match updated {

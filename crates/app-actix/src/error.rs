@@ -261,6 +261,11 @@ impl ApiError {
             ClientLoginError::Inactive => {
                 Self::detail(StatusCode::FORBIDDEN, "The account is inactive.", "account_inactive")
             }
+            ClientLoginError::NotRegistered => Self::detail(
+                StatusCode::FORBIDDEN,
+                "There is no account for this person in this application.",
+                "account_not_registered",
+            ),
             ClientLoginError::MissingLookup(column) => Self::detail(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 &format!("The profile has no usable value for {column}."),

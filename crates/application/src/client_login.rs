@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use credencial_domain::attr_map::UserMapping;
 use credencial_domain::client_login::{safe_next, secrets_match, SignedPurpose, ValueSigner};
-use credencial_domain::host_table::{HostValue, TableName};
+use credencial_domain::host_table::{HostValue, LoginWrites, TableName};
 use credencial_domain::Redacted;
 use credencial_ports::{
     AuthorizationStart, Clock, HostUserError, HostUserRecords, HostUserStore, ProviderClient, ProviderError,
@@ -57,6 +57,10 @@ pub enum ClientLoginError {
     /// names the column).
     #[error("the profile has no usable value for the lookup column {0}")]
     MissingLookup(String),
+    /// The person has no host user and the host does not create users
+    /// (`create_users` off): only existing host users may log in.
+    #[error("the person has no host user, and logins do not create users")]
+    NotRegistered,
 }
 
 /// The answer to [`ClientLoginService::begin`].
@@ -115,6 +119,9 @@ pub struct ClientLoginConfig {
     pub mapping: UserMapping,
     /// The host user table.
     pub table: TableName,
+    /// What a login writes besides the mapped values, and when (the
+    /// client component's options).
+    pub writes: LoginWrites,
     /// Lifetime of the host session, in seconds.
     pub session_secs: i64,
     /// Signs the cookie values.
@@ -188,17 +195,20 @@ impl ClientLoginService {
             tracing::info!(column = %column, %reason, "host user column skipped");
         }
         let lookup_value = mapped.lookup_value;
+        let writes = self.config.writes.writes(mapped.record.into_values(), self.clock.now());
         let outcome = self
             .store
-            .upsert(
+            .write_login(
                 &self.config.table,
                 &mapped.lookup_column,
                 HostValue::Text(lookup_value.clone()),
-                mapped.record.into_values(),
+                writes,
+                self.config.writes.create_users,
             )
             .await
             .map_err(|e| match e {
                 HostUserError::Inactive => ClientLoginError::Inactive.into(),
+                HostUserError::NotRegistered => ClientLoginError::NotRegistered.into(),
                 HostUserError::UnusableLookup(column) => ClientLoginError::MissingLookup(column).into(),
                 other => ServiceError::Storage(other.to_string()),
             })?;

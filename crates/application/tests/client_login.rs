@@ -7,7 +7,7 @@ use credencial_application::{
 };
 use credencial_domain::attr_map::{AttrMap, ClientScopes, LookupField, UserMapping};
 use credencial_domain::client_login::{ValueSigner, DEFAULT_NEXT};
-use credencial_domain::host_table::{HostValue, TableName};
+use credencial_domain::host_table::{ColumnName, HostValue, LoginWrites, TableName, WriteOn};
 use credencial_domain::ScopeSet;
 use credencial_ports::{
     AuthorizationStart, HostUserError, MockClock, MockHostUserRecords, MockHostUserStore, MockProviderClient,
@@ -40,6 +40,15 @@ fn ana_profile() -> Map<String, Value> {
 }
 
 fn service(provider: MockProviderClient, store: MockHostUserStore, now: i64) -> ClientLoginService {
+    service_with(provider, store, now, LoginWrites::default())
+}
+
+fn service_with(
+    provider: MockProviderClient,
+    store: MockHostUserStore,
+    now: i64,
+    writes: LoginWrites,
+) -> ClientLoginService {
     let mut clock = MockClock::new();
     clock.expect_now().returning(move || now);
     ClientLoginService::new(
@@ -50,6 +59,7 @@ fn service(provider: MockProviderClient, store: MockHostUserStore, now: i64) -> 
         ClientLoginConfig {
             mapping: mapping(),
             table: TableName::parse("host_users").expect("table"),
+            writes,
             session_secs: 3600,
             signer: ValueSigner::derive(b"test key material"),
         },
@@ -150,10 +160,12 @@ async fn a_provider_that_is_down_or_refuses_is_reported_as_such() {
 async fn a_login_maps_the_profile_and_upserts_the_host_user_by_its_lookup_value() {
     let mut store = MockHostUserStore::new();
     store
-        .expect_upsert()
-        .withf(|table, column, lookup, values| {
-            let get = |name: &str| values.iter().find(|(c, _)| c.as_str() == name).map(|(_, v)| v.clone());
-            table.as_str() == "host_users"
+        .expect_write_login()
+        .withf(|table, column, lookup, values, creates| {
+            let get = |name: &str| values.iter().find(|w| w.column.as_str() == name).map(|w| w.value.clone());
+            *creates
+                && values.iter().all(|w| w.on == WriteOn::EveryLogin)
+                && table.as_str() == "host_users"
                 && column.as_str() == "username"
                 && *lookup == HostValue::Text("52998224725".into())
                 && get("first_name") == Some(HostValue::Text("Ana".into()))
@@ -163,7 +175,7 @@ async fn a_login_maps_the_profile_and_upserts_the_host_user_by_its_lookup_value(
                 && matches!(get("profile"), Some(HostValue::Json(_)))
         })
         .times(1)
-        .returning(|_, _, _, _| Ok(UpsertOutcome { id: 42, created: true }));
+        .returning(|_, _, _, _, _| Ok(UpsertOutcome { id: 42, created: true }));
     let service = service(provider_answering(ana_profile()), store, NOW);
     let login = service
         .complete(STATE, VERIFIER, Some(STATE), CallbackResult::Code("the-code".into()))
@@ -179,13 +191,13 @@ async fn an_unavailable_scope_skips_its_columns_and_the_user_is_still_written() 
     profile.insert("receita_federal".into(), json!({"erro": "Os dados do usuário não foram validados."}));
     let mut store = MockHostUserStore::new();
     store
-        .expect_upsert()
-        .withf(|_, _, _, values| {
-            values.iter().all(|(c, _)| c.as_str() != "birth_date")
-                && values.iter().any(|(c, _)| c.as_str() == "profile")
+        .expect_write_login()
+        .withf(|_, _, _, values, _| {
+            values.iter().all(|w| w.column.as_str() != "birth_date")
+                && values.iter().any(|w| w.column.as_str() == "profile")
         })
         .times(1)
-        .returning(|_, _, _, _| Ok(UpsertOutcome { id: 7, created: false }));
+        .returning(|_, _, _, _, _| Ok(UpsertOutcome { id: 7, created: false }));
     let service = service(provider_answering(profile), store, NOW);
     let login = service.complete(STATE, VERIFIER, Some(STATE), CallbackResult::Code("the-code".into())).await;
     assert_eq!(login.expect("logged in").id, 7);
@@ -194,7 +206,7 @@ async fn an_unavailable_scope_skips_its_columns_and_the_user_is_still_written() 
 #[tokio::test]
 async fn an_inactive_host_user_is_refused() {
     let mut store = MockHostUserStore::new();
-    store.expect_upsert().times(1).returning(|_, _, _, _| Err(HostUserError::Inactive));
+    store.expect_write_login().times(1).returning(|_, _, _, _, _| Err(HostUserError::Inactive));
     let service = service(provider_answering(ana_profile()), store, NOW);
     let e = complete(&service, Some(STATE), CallbackResult::Code("the-code".into())).await;
     assert_eq!(e, ClientLoginError::Inactive);
@@ -213,7 +225,7 @@ async fn a_profile_without_a_lookup_value_writes_nothing() {
 #[tokio::test]
 async fn a_storage_failure_is_a_storage_error_not_a_login_refusal() {
     let mut store = MockHostUserStore::new();
-    store.expect_upsert().returning(|_, _, _, _| Err(HostUserError::Unexpected("pool timed out".into())));
+    store.expect_write_login().returning(|_, _, _, _, _| Err(HostUserError::Unexpected("pool timed out".into())));
     let service = service(provider_answering(ana_profile()), store, NOW);
     let result = service.complete(STATE, VERIFIER, Some(STATE), CallbackResult::Code("the-code".into())).await;
     assert!(matches!(result, Err(ServiceError::Storage(_))), "{result:?}");
@@ -235,4 +247,33 @@ fn cookie_values_open_until_they_expire_and_only_for_their_purpose() {
     assert_eq!(later.open_session(&session.value), None, "expired");
     assert_eq!(later.open_pending(&sealed.value), None, "expired after 10 minutes");
     assert_eq!(now.open_session("garbage"), None);
+}
+
+#[tokio::test]
+async fn the_options_say_what_a_login_writes_and_when() {
+    let column = |name: &str| ColumnName::parse(name).expect("column");
+    let writes = LoginWrites {
+        create_users: false,
+        update_fields_on_login: Some(vec![column("email")]),
+        user_defaults: vec![(column("origin"), HostValue::Text("credencial".into()))],
+        last_login_column: Some(column("last_login")),
+        date_joined_column: None,
+    };
+    let mut store = MockHostUserStore::new();
+    store
+        .expect_write_login()
+        .withf(|_, _, _, values, creates| {
+            let on =
+                |name: &str| values.iter().rev().find(|w| w.column.as_str() == name).map(|w| (w.on, w.value.clone()));
+            !*creates
+                && on("origin") == Some((WriteOn::Creation, HostValue::Text("credencial".into())))
+                && on("email").map(|(on, _)| on) == Some(WriteOn::EveryLogin)
+                && on("first_name").map(|(on, _)| on) == Some(WriteOn::Creation)
+                && on("last_login") == Some((WriteOn::EveryLogin, HostValue::Timestamp(NOW)))
+        })
+        .times(1)
+        .returning(|_, _, _, _, _| Err(HostUserError::NotRegistered));
+    let service = service_with(provider_answering(ana_profile()), store, NOW, writes);
+    let e = complete(&service, Some(STATE), CallbackResult::Code("the-code".into())).await;
+    assert_eq!(e, ClientLoginError::NotRegistered, "only existing host users log in");
 }

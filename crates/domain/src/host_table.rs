@@ -30,9 +30,11 @@ use crate::registries::is_iso_date;
 
 mod names;
 mod plan;
+mod writes;
 
 pub use names::{is_sql_identifier, ColumnName, IdentifierError, TableName, TableNameError, MAX_IDENTIFIER_LEN};
 pub use plan::{Attempt, HostParam, PlanError, PlannedValue, Refusal, SkippedValue, UpsertPlan, LOOKUP_PARAMETER};
+pub use writes::{HostWrite, LoginWrites, WriteOn};
 
 /// The column the inactive rule reads: a host user whose `is_active` is false
 /// is refused at login and never reactivated.
@@ -415,6 +417,18 @@ fn json_has_nul(v: &serde_json::Value) -> bool {
 ///
 /// The error is a sentence that names the table and the column.
 pub fn check_columns(shape: &TableShape, needs: &[(&str, ValueKind)], lookup: &str) -> Result<(), String> {
+    check_columns_for(shape, needs, lookup, true)
+}
+
+/// [`check_columns`], where `creates` says whether logins create rows: if
+/// not, a `NOT NULL` column without a value is no problem (no row is ever
+/// inserted).
+pub fn check_columns_for(
+    shape: &TableShape,
+    needs: &[(&str, ValueKind)],
+    lookup: &str,
+    creates: bool,
+) -> Result<(), String> {
     let table = &shape.table;
     match shape.column(ID_COLUMN) {
         Some(c) if c.column_type == ColumnType::Integer => {}
@@ -456,7 +470,7 @@ pub fn check_columns(shape: &TableShape, needs: &[(&str, ValueKind)], lookup: &s
         }
     }
     let mapped = |c: &HostColumn| c.name == lookup || needs.iter().any(|(name, _)| *name == c.name);
-    if let Some(c) = shape.columns.iter().find(|c| c.required && !c.generated && !mapped(c)) {
+    if let Some(c) = shape.columns.iter().find(|c| creates && c.required && !c.generated && !mapped(c)) {
         return Err(format!(
             "column \"{}\" of table \"{table}\" is NOT NULL without a default and is not mapped; \
              a new host user could not be created",

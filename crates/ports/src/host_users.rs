@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use credencial_domain::host_table::{
-    Attempt, ColumnName, HostValue, PlanError, Refusal, SkippedValue, TableName, TableShape, UpsertPlan, ValueProblem,
+    Attempt, ColumnName, HostValue, HostWrite, PlanError, Refusal, SkippedValue, TableName, TableShape, UpsertPlan,
+    ValueProblem, WriteOn,
 };
 use thiserror::Error;
 
@@ -59,6 +60,10 @@ pub enum HostUserError {
     /// column.
     #[error("host user column \"{0}\" needs a value to create the user")]
     MissingRequired(String),
+    /// There is no host user with the lookup value and logins may not
+    /// create one (`create_users` off); nothing was written.
+    #[error("no host user has this lookup value, and logins do not create users")]
+    NotRegistered,
     /// The storage could not be reached or answered unexpectedly; the text
     /// is for the log, never for a client.
     #[error("storage error: {0}")]
@@ -73,6 +78,7 @@ impl From<PlanError> for HostUserError {
             PlanError::UnusableLookup(c) => Self::UnusableLookup(c),
             PlanError::MissingRequired(c) => Self::MissingRequired(c),
             PlanError::Inactive => Self::Inactive,
+            PlanError::NotRegistered => Self::NotRegistered,
             PlanError::Inconsistent(m) => Self::Unexpected(m),
         }
     }
@@ -122,6 +128,23 @@ pub trait HostUserStore: Send + Sync + 'static {
         lookup_column: &ColumnName,
         lookup_value: HostValue,
         values: Vec<(ColumnName, HostValue)>,
+    ) -> Result<UpsertOutcome, HostUserError> {
+        let writes = values.into_iter().map(|(column, value)| HostWrite { column, value, on: WriteOn::EveryLogin });
+        self.write_login(table, lookup_column, lookup_value, writes.collect(), true).await
+    }
+
+    /// [`upsert`](Self::upsert) with the client component's options: a
+    /// value written [`WriteOn::Creation`] goes into a new row only (an
+    /// existing row keeps what it has), and with `creates` false no row is
+    /// created (`NotRegistered` when there is none: only existing host
+    /// users log in). Errors: as `upsert`, and `NotRegistered`.
+    async fn write_login(
+        &self,
+        table: &TableName,
+        lookup_column: &ColumnName,
+        lookup_value: HostValue,
+        writes: Vec<HostWrite>,
+        creates: bool,
     ) -> Result<UpsertOutcome, HostUserError>;
 }
 
@@ -182,13 +205,15 @@ pub trait HostTableEngine: Send + Sync {
     /// statement.
     async fn upsert(&self, plan: &UpsertPlan<'_>) -> Result<Result<UpsertOutcome, HostUserError>, Self::Failure>;
 
-    /// The update of the existing, active row of `plan` when a new row
-    /// would lack `missing`: the row, or why there is none
+    /// The update of the existing, active row of `plan` (the values of
+    /// every login, bound as [`UpsertPlan::update_parameters`] numbers
+    /// them) when a new row would lack `missing` or (`None`) may not be
+    /// created: the row, or why there is none
     /// ([`UpsertPlan::not_updated`]), or the failed statement.
     async fn update(
         &self,
         plan: &UpsertPlan<'_>,
-        missing: &str,
+        missing: Option<&str>,
     ) -> Result<Result<UpsertOutcome, HostUserError>, Self::Failure>;
 
     /// What `failure` means (reading the catalogue where the error alone
@@ -225,26 +250,27 @@ impl<E: HostTableEngine + 'static> HostUserStore for HostTableStore<E> {
         Ok(shape)
     }
 
-    async fn upsert(
+    async fn write_login(
         &self,
         table: &TableName,
         lookup_column: &ColumnName,
         lookup_value: HostValue,
-        values: Vec<(ColumnName, HostValue)>,
+        writes: Vec<HostWrite>,
+        creates: bool,
     ) -> Result<UpsertOutcome, HostUserError> {
         let shape = match self.shapes.get(table) {
             Some(shape) => shape,
             None => self.shapes.remember(self.engine.read_shape(table).await?),
         };
-        let (mut plan, skipped) = UpsertPlan::new(&shape, lookup_column, lookup_value, values)?;
+        let (mut plan, skipped) = UpsertPlan::for_writes(&shape, lookup_column, lookup_value, writes, creates)?;
         for value in &skipped {
             report_skipped(table, value);
         }
-        let mut attempt = Attempt::Upsert;
+        let mut attempt = plan.first_attempt();
         loop {
             let result = match &attempt {
                 Attempt::Upsert => self.engine.upsert(&plan).await,
-                Attempt::Update { missing } => self.engine.update(&plan, missing).await,
+                Attempt::Update { missing } => self.engine.update(&plan, missing.as_deref()).await,
             };
             let failure = match result {
                 Ok(outcome) => return outcome,

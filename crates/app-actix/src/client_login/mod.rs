@@ -246,7 +246,8 @@ async fn me(
 }
 
 /// A failed login or page as HTML: 400 for a state mismatch, 403 for
-/// denied consent or an inactive account, 422 for a profile without the
+/// denied consent, an inactive account or a person the host does not
+/// create an account for, 422 for a profile without the
 /// lookup value, 502 for a provider that is down or refuses, 503 for
 /// storage; details of 5xx go to the log under an id.
 fn failure(e: ServiceError, clear_cookie: &str) -> HttpResponse {
@@ -270,6 +271,13 @@ fn failure(e: ServiceError, clear_cookie: &str) -> HttpResponse {
             "Conta desativada",
             "Sua conta nesta aplicação está desativada.",
             "Procure o suporte da aplicação.".to_owned(),
+        ),
+        ServiceError::ClientLogin(ClientLoginError::NotRegistered) => (
+            StatusCode::FORBIDDEN,
+            "Sem cadastro nesta aplicação",
+            "Sua identidade foi confirmada, mas esta aplicação só aceita pessoas já cadastradas nela, \
+             e não há cadastro para você.",
+            "Se precisa de acesso, peça o seu cadastro ao suporte da aplicação.".to_owned(),
         ),
         ServiceError::ClientLogin(ClientLoginError::MissingLookup(_)) => (
             StatusCode::UNPROCESSABLE_ENTITY,

@@ -28,7 +28,7 @@ use std::fmt;
 
 use thiserror::Error;
 
-use super::{check_value, ColumnName, HostColumn, HostValue, TableName, TableShape, ValueProblem};
+use super::{check_value, ColumnName, HostColumn, HostValue, HostWrite, TableName, TableShape, ValueProblem, WriteOn};
 
 /// The parameter number of the lookup value; the values follow.
 pub const LOOKUP_PARAMETER: usize = 1;
@@ -73,6 +73,9 @@ pub struct PlannedValue<'s> {
     pub column: &'s HostColumn,
     /// Its value, as bound.
     pub param: HostParam,
+    /// When it is written (an update of an existing row writes only the
+    /// values of every login).
+    pub on: WriteOn,
 }
 
 /// A value left out of the statement: the column and why (never the value).
@@ -104,6 +107,10 @@ pub enum PlanError {
     /// A new row lacks a value for this `NOT NULL` column without a default.
     #[error("host user column \"{0}\" needs a value to create the user")]
     MissingRequired(String),
+    /// There is no row for the lookup value and the login may not create
+    /// one (`create_users` is off).
+    #[error("no host user has this lookup value, and logins do not create users")]
+    NotRegistered,
     /// The row exists and its `is_active` is false.
     #[error("host user is inactive")]
     Inactive,
@@ -120,10 +127,11 @@ pub enum Attempt {
     /// the lookup column, guarded by the inactive rule).
     Upsert,
     /// The update of the existing, active row: a new row cannot be built
-    /// because `missing` (`NOT NULL` without a default) has no value.
+    /// because `missing` (`NOT NULL` without a default) has no value, or
+    /// (`missing` is `None`) the login may not create one.
     Update {
         /// The column a new row would lack.
-        missing: String,
+        missing: Option<String>,
     },
 }
 
@@ -151,6 +159,7 @@ pub struct UpsertPlan<'s> {
     shape: &'s TableShape,
     lookup: PlannedValue<'s>,
     values: Vec<PlannedValue<'s>>,
+    creates: bool,
 }
 
 impl<'s> UpsertPlan<'s> {
@@ -162,6 +171,20 @@ impl<'s> UpsertPlan<'s> {
         lookup: &ColumnName,
         lookup_value: HostValue,
         values: Vec<(ColumnName, HostValue)>,
+    ) -> Result<(Self, Vec<SkippedValue>), PlanError> {
+        let writes = values.into_iter().map(|(column, value)| HostWrite { column, value, on: WriteOn::EveryLogin });
+        Self::for_writes(shape, lookup, lookup_value, writes.collect(), true)
+    }
+
+    /// [`new`](Self::new) with each value's moment ([`WriteOn`]), and
+    /// whether the login may create the row (`creates`; if not, only an
+    /// existing row is updated: [`UpsertPlan::first_attempt`]).
+    pub fn for_writes(
+        shape: &'s TableShape,
+        lookup: &ColumnName,
+        lookup_value: HostValue,
+        values: Vec<HostWrite>,
+        creates: bool,
     ) -> Result<(Self, Vec<SkippedValue>), PlanError> {
         let table = &shape.table;
         let lookup_name = lookup.as_str();
@@ -184,30 +207,39 @@ impl<'s> UpsertPlan<'s> {
         }
 
         // One entry per column (the later wins), the lookup column left out.
-        let mut latest: Vec<(ColumnName, HostValue)> = Vec::with_capacity(values.len());
-        for (column, value) in values {
-            if column == *lookup {
+        let mut latest: Vec<HostWrite> = Vec::with_capacity(values.len());
+        for write in values {
+            if write.column == *lookup {
                 continue;
             }
-            match latest.iter_mut().find(|(c, _)| *c == column) {
-                Some(entry) => entry.1 = value,
-                None => latest.push((column, value)),
+            match latest.iter_mut().find(|w| w.column == write.column) {
+                Some(entry) => *entry = write,
+                None => latest.push(write),
             }
         }
         let mut planned = Vec::with_capacity(latest.len());
         let mut skipped = Vec::new();
-        for (name, value) in latest {
+        for HostWrite { column: name, value, on } in latest {
             let column = shape
                 .column(name.as_str())
                 .filter(|c| c.is_writable_by_logins())
                 .ok_or_else(|| PlanError::UnknownColumn(name.to_string()))?;
             match check_value(column, &value) {
-                Ok(()) => planned.push(PlannedValue { column, param: value.into() }),
+                Ok(()) => planned.push(PlannedValue { column, param: value.into(), on }),
                 Err(problem) => skipped.push(SkippedValue { column: name.to_string(), problem }),
             }
         }
-        let lookup = PlannedValue { column: lookup_column, param: lookup_value.into() };
-        Ok((Self { shape, lookup, values: planned }, skipped))
+        let lookup = PlannedValue { column: lookup_column, param: lookup_value.into(), on: WriteOn::EveryLogin };
+        Ok((Self { shape, lookup, values: planned, creates }, skipped))
+    }
+
+    /// The statement to run first: the get-or-create, or, when the login
+    /// may not create the row, the update of the existing one.
+    pub fn first_attempt(&self) -> Attempt {
+        match self.creates {
+            true => Attempt::Upsert,
+            false => Attempt::Update { missing: None },
+        }
     }
 
     /// The table.
@@ -241,15 +273,30 @@ impl<'s> UpsertPlan<'s> {
         self.parameters().skip(1)
     }
 
-    /// The columns an update of the existing row sets: the values' columns,
-    /// or, with no value, the lookup column to itself (the row must still
-    /// be returned, and locked where the engine locks rows).
+    /// The columns an update of the existing row sets: the columns of the
+    /// values written on every login, or, with none, the lookup column to
+    /// itself (the row must still be returned, and locked where the engine
+    /// locks rows).
     pub fn updated_columns(&self) -> Vec<&'s str> {
-        if self.values.is_empty() {
+        let updated: Vec<&'s str> = self.updates().map(|v| v.column.name.as_str()).collect();
+        if updated.is_empty() {
             vec![self.lookup.column.name.as_str()]
         } else {
-            self.values.iter().map(|v| v.column.name.as_str()).collect()
+            updated
         }
+    }
+
+    /// The values an update of the existing row writes (those of every
+    /// login), in statement order.
+    fn updates(&self) -> impl Iterator<Item = &PlannedValue<'s>> {
+        self.values.iter().filter(|v| v.on == WriteOn::EveryLogin)
+    }
+
+    /// The parameters of the update of [`Attempt::Update`], numbered from
+    /// [`LOOKUP_PARAMETER`]: the lookup value, then the values written on
+    /// every login (the others are not bound).
+    pub fn update_parameters(&self) -> impl Iterator<Item = (usize, &PlannedValue<'s>)> {
+        std::iter::once(&self.lookup).chain(self.updates()).enumerate().map(|(i, p)| (i + LOOKUP_PARAMETER, p))
     }
 
     /// Whether the statement must leave an inactive row alone (the table
@@ -287,7 +334,7 @@ impl<'s> UpsertPlan<'s> {
                 )))
             }
             Refusal::NotNull(column) => match failed {
-                Attempt::Upsert => Ok((Attempt::Update { missing: column }, Vec::new())),
+                Attempt::Upsert => Ok((Attempt::Update { missing: Some(column) }, Vec::new())),
                 Attempt::Update { .. } => Err(PlanError::Inconsistent(format!(
                     "column \"{column}\" of table \"{}\" refused a value on update",
                     self.table()
@@ -309,11 +356,12 @@ impl<'s> UpsertPlan<'s> {
 
     /// Why the update of [`Attempt::Update`] changed no row, given whether
     /// the row of the lookup value exists and is active (`None`: no row).
-    pub fn not_updated(&self, existing_is_active: Option<bool>, missing: &str) -> PlanError {
-        match existing_is_active {
-            None => PlanError::MissingRequired(missing.to_owned()),
-            Some(false) => PlanError::Inactive,
-            Some(true) => PlanError::Inconsistent("the host user row changed during the login".to_owned()),
+    pub fn not_updated(&self, existing_is_active: Option<bool>, missing: Option<&str>) -> PlanError {
+        match (existing_is_active, missing) {
+            (None, Some(missing)) => PlanError::MissingRequired(missing.to_owned()),
+            (None, None) => PlanError::NotRegistered,
+            (Some(false), _) => PlanError::Inactive,
+            (Some(true), _) => PlanError::Inconsistent("the host user row changed during the login".to_owned()),
         }
     }
 }

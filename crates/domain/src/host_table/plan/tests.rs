@@ -152,7 +152,7 @@ fn a_refused_constraint_drops_its_columns_value_and_the_attempt_runs_again() {
     assert_eq!((next, dropped), (Attempt::Upsert, vec!["cpf".to_owned()]));
     assert_eq!(written(&plan), [(1, "username".to_owned()), (2, "email".to_owned())], "renumbered");
 
-    let update = Attempt::Update { missing: "full_name".to_owned() };
+    let update = Attempt::Update { missing: Some("full_name".to_owned()) };
     let (next, dropped) = plan.next_attempt(&update, constraint(&["email"])).expect("retry");
     assert_eq!((next, dropped), (update, vec!["email".to_owned()]));
 }
@@ -176,14 +176,14 @@ fn a_missing_required_value_turns_the_upsert_into_an_update_once() {
     let (mut plan, _) = plan(&shape, "username", text("ana"), &[]).expect("plan");
     let (next, dropped) =
         plan.next_attempt(&Attempt::Upsert, Refusal::NotNull("full_name".to_owned())).expect("update");
-    assert_eq!(next, Attempt::Update { missing: "full_name".to_owned() });
+    assert_eq!(next, Attempt::Update { missing: Some("full_name".to_owned()) });
     assert!(dropped.is_empty());
     let err = plan.next_attempt(&next, Refusal::NotNull("full_name".to_owned())).expect_err("twice");
     assert!(matches!(err, PlanError::Inconsistent(_)));
 
-    assert_eq!(plan.not_updated(None, "full_name"), PlanError::MissingRequired("full_name".to_owned()));
-    assert_eq!(plan.not_updated(Some(false), "full_name"), PlanError::Inactive);
-    assert!(matches!(plan.not_updated(Some(true), "full_name"), PlanError::Inconsistent(_)));
+    assert_eq!(plan.not_updated(None, Some("full_name")), PlanError::MissingRequired("full_name".to_owned()));
+    assert_eq!(plan.not_updated(Some(false), Some("full_name")), PlanError::Inactive);
+    assert!(matches!(plan.not_updated(Some(true), Some("full_name")), PlanError::Inconsistent(_)));
 }
 
 #[test]
@@ -197,4 +197,33 @@ fn no_row_back_means_inactive_only_where_the_table_has_is_active() {
     let (plan, _) = UpsertPlan::new(&without, &name("username"), text("ana"), Vec::new()).expect("plan");
     assert!(!plan.guards_is_active());
     assert!(matches!(plan.no_row_returned(), PlanError::Inconsistent(_)));
+}
+
+#[test]
+fn values_of_creation_are_inserted_but_never_updated_and_a_plan_that_may_not_create_only_updates() {
+    use super::super::{HostWrite, WriteOn};
+    let shape = host_users();
+    let column = |name: &str| ColumnName::parse(name).expect("name");
+    let writes = vec![
+        HostWrite { column: column("email"), value: text("a@example.org"), on: WriteOn::Creation },
+        HostWrite { column: column("first_name"), value: text("Ana"), on: WriteOn::EveryLogin },
+    ];
+    let (plan, _) =
+        UpsertPlan::for_writes(&shape, &column("username"), text("ana"), writes.clone(), true).expect("plan");
+    assert_eq!(plan.first_attempt(), Attempt::Upsert);
+    assert_eq!(plan.values().len(), 2, "a new row gets both");
+    assert_eq!(plan.updated_columns(), ["first_name"], "an existing row only the refreshed one");
+    let numbered: Vec<(usize, &str)> = plan.update_parameters().map(|(n, v)| (n, v.column.name.as_str())).collect();
+    assert_eq!(numbered, [(1, "username"), (2, "first_name")], "numbered without the creation value");
+
+    let (existing_only, _) =
+        UpsertPlan::for_writes(&shape, &column("username"), text("ana"), writes, false).expect("plan");
+    assert_eq!(existing_only.first_attempt(), Attempt::Update { missing: None });
+    assert_eq!(existing_only.not_updated(None, None), PlanError::NotRegistered);
+    assert_eq!(existing_only.not_updated(Some(false), None), PlanError::Inactive);
+    let creation_only =
+        vec![HostWrite { column: column("email"), value: text("a@example.org"), on: WriteOn::Creation }];
+    let (plan, _) =
+        UpsertPlan::for_writes(&shape, &column("username"), text("ana"), creation_only, true).expect("plan");
+    assert_eq!(plan.updated_columns(), ["username"], "nothing refreshed: the lookup column to itself");
 }

@@ -7,6 +7,7 @@
 //! [`HostUserRecords`]: credencial_ports::HostUserRecords
 
 mod describe;
+mod options;
 mod records;
 mod refusals;
 mod upsert;
