@@ -342,7 +342,7 @@ async fn an_inactive_host_user_gets_a_403_page() {
 /// A host user column as text (timestamps as Unix seconds on both engines).
 async fn seconds_of(db: &TestDatabase, column: &str) -> Option<i64> {
     let sql = match crate::database::engine() == crate::database::Engine::Sqlite {
-        true => format!("SELECT {column} FROM host_users WHERE username = '52998224725'"),
+        true => format!("SELECT CAST({column} AS INTEGER) FROM host_users WHERE username = '52998224725'"),
         false => format!(
             "SELECT CAST(extract(epoch FROM {column}) AS BIGINT) FROM host_users WHERE username = '52998224725'"
         ),
