@@ -200,7 +200,18 @@ async fn usuarios_refuses_a_persons_token_a_forged_and_an_expired_bearer() {
         &jsonwebtoken::EncodingKey::from_secret(crate::helpers::SECRET.as_bytes()),
     )
     .expect("signed");
-    for token in [person.as_str(), forged.as_str(), "not-a-jwt", ""] {
+    // A machine token signed with the provider's own key, expired a minute
+    // ago (past any leeway).
+    let expired = crate::helpers::client_token_codec()
+        .encode_claims(&credencial_domain::Claims::machine("portal", "users:read".into(), now - 3_600, 3_000))
+        .expect("signed");
+    let fresh = crate::helpers::client_token_codec()
+        .encode_claims(&credencial_domain::Claims::machine("portal", "users:read".into(), now, 300))
+        .expect("signed");
+    let (status, _) =
+        usuarios(&app, reqwest::Method::GET, &format!("/usuarios/{JOANA_CPF}/"), &format!("Bearer {fresh}")).await;
+    assert_eq!(status, 404, "the same key's unexpired token is accepted (no such user yet)");
+    for token in [person.as_str(), forged.as_str(), expired.as_str(), "not-a-jwt", ""] {
         let (status, body) =
             usuarios(&app, reqwest::Method::GET, &format!("/usuarios/{JOANA_CPF}/"), &format!("Bearer {token}")).await;
         assert_eq!((status, body["code"].as_str()), (403, Some("authentication_failed")), "{token}: {body}");
@@ -333,4 +344,53 @@ async fn the_panel_allows_the_grant_to_a_confidential_client_after_asking_and_au
     // A cross-site post changes nothing.
     let forged = [("csrf_token".to_owned(), "forjado".to_owned()), ("acao".to_owned(), "acesso".to_owned())];
     assert_eq!(chefe.post("/admin/aplicativos/portal/api/", &forged).await.status, 403);
+}
+
+#[tokio::test]
+async fn the_cli_allows_the_grant_to_a_confidential_client_only() {
+    let (app, _) = app().await;
+    let url = app.db.url.clone();
+    let args = [
+        "client",
+        "update",
+        "--client-id",
+        "portal",
+        "--client-credentials",
+        "true",
+        "--api-permissions",
+        "users:read",
+    ];
+    let out = crate::cli::credencial(&url, &args, "");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("client_credentials: allowed; api_permissions: users:read"));
+    let (status, body) = machine_token(&app, &[]).await;
+    assert_eq!((status, body["scope"].as_str()), (200, Some("users:read")), "{body}");
+    let actor: String = sqlx::query_scalar("SELECT actor FROM audit_log WHERE action = 'client.api_access'")
+        .fetch_one(&app.db.pool)
+        .await
+        .expect("audited");
+    assert!(!actor.is_empty());
+
+    let public =
+        crate::cli::credencial(&url, &["client", "update", "--client-id", "spa", "--client-credentials", "true"], "");
+    assert!(!public.status.success());
+    assert!(
+        String::from_utf8_lossy(&public.stderr).contains("only a confidential client"),
+        "{}",
+        String::from_utf8_lossy(&public.stderr)
+    );
+    let off = crate::cli::credencial(
+        &url,
+        &["client", "update", "--client-id", "portal", "--client-credentials", "false"],
+        "",
+    );
+    assert!(off.status.success(), "{}", String::from_utf8_lossy(&off.stderr));
+    let (status, body) = machine_token(&app, &[]).await;
+    assert_eq!((status, error_of(&body)), (400, "unauthorized_client"));
+    let alone = crate::cli::credencial(
+        &url,
+        &["client", "update", "--client-id", "portal", "--api-permissions", "users:read"],
+        "",
+    );
+    assert!(!alone.status.success(), "--api-permissions needs a companion");
 }

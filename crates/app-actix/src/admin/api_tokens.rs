@@ -207,7 +207,7 @@ async fn issue(
         Ok(action) => action,
         Err(e) => return form_refused(e),
     };
-    if action.as_deref() == Some("acesso") {
+    if action == Some("acesso") {
         let allowed = match fields.get("client_credentials") {
             Ok(value) => value.is_some(),
             Err(e) => return form_refused(e),
