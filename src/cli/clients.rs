@@ -227,6 +227,17 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
     );
     let api_permissions = args.api_permissions.as_deref().map(ApiPermissions::parse).transpose()?;
     let storage = storage(settings).await?;
+    if args.client_credentials == Some(true) {
+        // Refused before anything else is written: only a confidential
+        // client may get tokens for itself.
+        let service = ApiTokenService::new(Arc::clone(&storage.directory));
+        let state = service.state(&client_id).await?.ok_or_else(|| unknown_client(&client_id))?;
+        anyhow::ensure!(
+            state.confidential,
+            "client {:?} is public: only a confidential client may use client_credentials",
+            client_id.as_str()
+        );
+    }
     if !changes.is_empty() {
         let service = service_on(settings, &storage)?;
         let changed = service.change(&actor(), &client_id, changes).await.map_err(service_error)?;
@@ -255,17 +266,13 @@ async fn set_api_access(
     allowed: bool,
 ) -> anyhow::Result<()> {
     let service = ApiTokenService::new(Arc::clone(&storage.directory));
-    let unknown = || anyhow::anyhow!("no client with id {:?}", client_id.as_str());
-    let permissions = match permissions {
-        Some(permissions) => permissions,
-        None => service.state(client_id).await?.ok_or_else(unknown)?.permissions,
-    };
+    let permissions = permissions_or_current(&service, client_id, permissions).await?;
     match service.set_access(&actor(), client_id, permissions, allowed).await? {
         ApiAccessChange::Saved => {
             println!("client_credentials: {}; api_permissions: {permissions}", if allowed { "allowed" } else { "off" });
             Ok(())
         }
-        ApiAccessChange::UnknownClient => Err(unknown()),
+        ApiAccessChange::UnknownClient => Err(unknown_client(client_id)),
         ApiAccessChange::PublicClient => {
             anyhow::bail!(
                 "client {:?} is public: only a confidential client may use client_credentials",
@@ -273,6 +280,24 @@ async fn set_api_access(
             )
         }
     }
+}
+
+/// The API permissions given on the command line, or else the ones
+/// `client_id` has. Errors: no such client; storage.
+async fn permissions_or_current(
+    service: &ApiTokenService,
+    client_id: &ClientId,
+    given: Option<ApiPermissions>,
+) -> anyhow::Result<ApiPermissions> {
+    match given {
+        Some(permissions) => Ok(permissions),
+        None => Ok(service.state(client_id).await?.ok_or_else(|| unknown_client(client_id))?.permissions),
+    }
+}
+
+/// The error for a client id no application has.
+fn unknown_client(client_id: &ClientId) -> anyhow::Error {
+    anyhow::anyhow!("no client with id {:?}", client_id.as_str())
 }
 
 /// Issues a new user-management API token for `client_id` with
@@ -284,12 +309,8 @@ async fn rotate_api_token(
     permissions: Option<ApiPermissions>,
 ) -> anyhow::Result<()> {
     let service = ApiTokenService::new(Arc::clone(&storage.directory));
-    let unknown = || anyhow::anyhow!("no client with id {:?}", client_id.as_str());
-    let permissions = match permissions {
-        Some(permissions) => permissions,
-        None => service.state(client_id).await?.ok_or_else(unknown)?.permissions,
-    };
-    let token = service.issue(&actor(), client_id, permissions).await?.ok_or_else(unknown)?;
+    let permissions = permissions_or_current(&service, client_id, permissions).await?;
+    let token = service.issue(&actor(), client_id, permissions).await?.ok_or_else(|| unknown_client(client_id))?;
     println!("api_permissions: {permissions}");
     println!("Store this API token now: it is shown only once and only its hash is kept. It is the next line:");
     println!("{}", token.expose_secret());

@@ -115,7 +115,8 @@ impl ClientSettings {
             None => None,
             Some(list) => Some(
                 list.iter()
-                    .flat_map(|item| item.split_whitespace())
+                    .map(|item| item.trim())
+                    .filter(|name| !name.is_empty())
                     .map(|name| column("update_fields_on_login", name))
                     .collect::<Result<Vec<_>, _>>()?,
             ),
@@ -136,7 +137,10 @@ impl ClientSettings {
             };
             user_defaults.push((column("user_defaults", &name)?, value));
         }
-        let optional = |key: &str, value: &Option<String>| value.as_deref().map(|name| column(key, name)).transpose();
+        // A blank value means none, as an unset one does.
+        let optional = |key: &str, value: &Option<String>| {
+            value.as_deref().map(str::trim).filter(|name| !name.is_empty()).map(|name| column(key, name)).transpose()
+        };
         Ok(LoginWrites {
             create_users: self.create_users,
             update_fields_on_login,

@@ -329,7 +329,18 @@ async fn the_panel_allows_the_grant_to_a_confidential_client_after_asking_and_au
     assert_eq!((row.0.as_str(), row.1.as_str()), ("chefe", "portal"));
     let changes: Value = serde_json::from_str(&row.2).expect("json");
     assert_eq!(changes, json!([["api_permissions", "users:read"], ["client_credentials", "sim"]]));
-    // Turning it off does not ask.
+    // A permission more asks first, and nothing changes before the answer.
+    let wider = fields(&[("users_read", "1"), ("users_create", "1"), ("client_credentials", "1")]);
+    let asked = chefe.post("/admin/aplicativos/portal/api/", &wider).await;
+    assert!(asked.body.contains("Ampliar as permissões de"), "{}", asked.body);
+    assert!(asked.body.contains("pré-cadastrar usuários"), "{}", asked.body);
+    let (_, body) = machine_token(&app, &[]).await;
+    assert_eq!(body["scope"], "users:read", "not widened before the confirmation");
+    let widened = chefe.post("/admin/aplicativos/portal/api/", &crate::helpers::hidden_fields(&asked.body)).await;
+    assert!(widened.body.contains("Acesso à API salvo."), "{}", widened.body);
+    let (_, body) = machine_token(&app, &[]).await;
+    assert_eq!(body["scope"], "users:read users:create");
+    // Narrowing and turning it off do not ask.
     let off = chefe.post("/admin/aplicativos/portal/api/", &fields(&[("users_read", "1")])).await;
     assert!(off.body.contains("Acesso à API salvo."), "{}", off.body);
     let (status, body) = machine_token(&app, &[]).await;
@@ -393,4 +404,50 @@ async fn the_cli_allows_the_grant_to_a_confidential_client_only() {
         "",
     );
     assert!(!alone.status.success(), "--api-permissions needs a companion");
+}
+
+#[tokio::test]
+async fn without_the_providers_key_pair_there_is_no_grant_and_no_bearer_at_usuarios() {
+    // Client tokens would be signed with the HS256 secret SUAP-side APIs
+    // share: any of them could mint a machine token.
+    let (app, _) = crate::oauth::app_with(|s| s.tokens.oidc_signing_key_file = None).await;
+    allow(&app, "users:read", true).await;
+    let (status, body) = machine_token(&app, &[]).await;
+    assert_eq!((status, error_of(&body)), (400, "unauthorized_client"), "{body}");
+    let now = jsonwebtoken::get_current_timestamp() as i64;
+    let keys = credencial_domain::JwtKeys::hmac(crate::helpers::SECRET.as_bytes()).expect("the shared secret");
+    let minted = credencial_domain::TokenCodec::new(keys, 0)
+        .expect("a codec")
+        .encode_claims(&credencial_domain::Claims::machine("portal", "users:read".into(), now, 300))
+        .expect("signed with the shared secret");
+    let (status, body) =
+        usuarios(&app, reqwest::Method::GET, &format!("/usuarios/{JOANA_CPF}/"), &format!("Bearer {minted}")).await;
+    assert_eq!((status, body["code"].as_str()), (403, Some("authentication_failed")), "{body}");
+}
+
+#[tokio::test]
+async fn revocation_leaves_a_machine_token_alone_and_blacklist_refuses_it_and_deactivation_ends_it() {
+    let (app, _) = app().await;
+    allow(&app, "users:read", true).await;
+    let access = access_of(&app).await;
+    let r = app
+        .client
+        .post(format!("{}/oauth/revoke/", app.address))
+        .basic_auth("portal", Some(PORTAL_SECRET))
+        .form(&[("token", access.as_str())])
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(r.status().as_u16(), 200, "RFC 7009: an access token is not revocable, answered 200");
+    let (status, _) = status_and_json(app.post_json("/api/token/blacklist/", &json!({"refresh": access})).await).await;
+    assert_eq!(status, 401, "no first-party refresh token");
+    let read = format!("/usuarios/{JOANA_CPF}/");
+    let (status, _) = usuarios(&app, reqwest::Method::GET, &read, &format!("Bearer {access}")).await;
+    assert_eq!(status, 404, "still accepted (no such user yet)");
+    sqlx::query("UPDATE oauth_clients SET is_active = FALSE WHERE client_id = 'portal'")
+        .execute(&app.db.pool)
+        .await
+        .expect("deactivate");
+    let (status, body) = usuarios(&app, reqwest::Method::GET, &read, &format!("Bearer {access}")).await;
+    assert_eq!((status, body["code"].as_str()), (403, Some("authentication_failed")), "deactivated: refused at once");
 }

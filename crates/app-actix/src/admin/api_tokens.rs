@@ -265,22 +265,34 @@ async fn save_access(
         Ok(None) => return not_found(),
         Err(e) => return html::failure_page(e),
     };
-    // Letting an application act on its own behalf is a privilege handed
-    // out: asked first (a public client is refused below without asking).
-    if allowed && !state.client_credentials && state.confidential && !crate::confirmation::given(fields) {
+    // Letting an application act on its own behalf, or giving it a
+    // permission it did not have (its static and its own tokens share
+    // them), is a privilege handed out: asked first. A public client asking
+    // for the grant is refused below without asking.
+    let turns_on = allowed && !state.client_credentials && state.confidential;
+    let widens = permissions.iter().any(|p| !state.permissions.contains(p)) && (!allowed || state.confidential);
+    if (turns_on || widens) && !crate::confirmation::given(fields) {
         let back = path_of(client.as_str());
         let granted: Vec<String> = permissions.iter().map(|p| p.label().to_lowercase()).collect();
-        let can = match granted.is_empty() {
-            true => "Nenhuma permissão foi marcada: os tokens não poderão fazer nada.".to_owned(),
-            false => format!("Com o próprio segredo, ela poderá {} pela API.", crate::html::listed(&granted)),
+        let listed = crate::html::listed(&granted);
+        let (question, consequence, button) = match (turns_on, granted.is_empty()) {
+            (true, true) => (
+                format!("Permitir que {} obtenha tokens próprios (client_credentials)?", state.name),
+                "Nenhuma permissão foi marcada: os tokens não poderão fazer nada.".to_owned(),
+                "Permitir",
+            ),
+            (true, false) => (
+                format!("Permitir que {} obtenha tokens próprios (client_credentials)?", state.name),
+                format!("Com o próprio segredo, ela poderá {listed} pela API."),
+                "Permitir",
+            ),
+            (false, _) => (
+                format!("Ampliar as permissões de {} na API?", state.name),
+                format!("O token estático e os tokens próprios da aplicação passam a poder {listed} pela API."),
+                "Ampliar",
+            ),
         };
-        let ask = crate::confirmation::Ask {
-            question: format!("Permitir que {} obtenha tokens próprios (client_credentials)?", state.name),
-            consequence: can,
-            button: "Permitir",
-            back: &back,
-            frame: Frame::admin(SECTION),
-        };
+        let ask = crate::confirmation::Ask { question, consequence, button, back: &back, frame: Frame::admin(SECTION) };
         return crate::confirmation::page(req, fields, ask);
     }
     let csrf = session.account_form_token();

@@ -115,8 +115,9 @@ impl UserDirectoryService {
     /// The application whose own OAuth2 access token (`client_credentials`,
     /// the text after `Bearer `) is `token`, called from `from`, with the
     /// permissions of the token's `scope` that the application still has.
-    /// The token must verify, be an `oauth_machine` token (a token that
-    /// speaks for a person is refused), and its application must still be
+    /// The token must verify with the provider's key pair (none is accepted
+    /// without one), be an `oauth_machine` token (a token that speaks for a
+    /// person is refused), and its application must still be
     /// active and allowed the grant: the panel's change takes effect at
     /// once, not when the token expires (one primary-key read). Errors: as
     /// [`authenticate`](Self::authenticate).
@@ -126,8 +127,10 @@ impl UserDirectoryService {
         from: Option<ClientAddress>,
     ) -> Result<ApiCaller, ServiceError> {
         self.throttle.check_address(from).await?;
+        // Without the provider's key pair a machine token would be signed
+        // with the secret every SUAP-side API shares: none is accepted.
         let claims = match (&self.machine_tokens, token) {
-            (Some(issuer), Some(token)) => issuer.decode_client_lane(token).ok(),
+            (Some(issuer), Some(token)) if issuer.has_id_token_key() => issuer.decode_client_lane(token).ok(),
             _ => None,
         };
         let client = claims.as_ref().and_then(|c| c.machine_client().ok()).and_then(|c| ClientId::parse(c).ok());

@@ -27,6 +27,7 @@ impl OAuthService {
         let access = MachineAccess {
             confidential: client.confidential,
             allowed: state.as_ref().is_some_and(|s| s.client_credentials && s.confidential),
+            signed_apart: self.tokens.issuer().has_id_token_key(),
             permissions: state.map(|s| s.permissions).unwrap_or_default(),
         };
         let permissions = machine_permissions(access, request.scope.as_deref())?;

@@ -69,7 +69,9 @@ impl OAuthService {
         if let Ok(client) = claims.machine_client() {
             return self.introspect_machine(answer, client, claims.scope.as_deref()).await;
         }
-        let user = claims.person()?;
+        let Ok(user) = claims.person() else {
+            return Ok(Introspection::inactive());
+        };
         let current =
             !claims.token_type.is_refresh() || self.tokens.issuer().refresh_tokens().is_current(&claims.jti).await?;
         if !current

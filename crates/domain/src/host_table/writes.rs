@@ -117,6 +117,13 @@ impl LoginWrites {
                 return Err(format!("user_defaults: the value for column \"{column}\" does not fit it: {problem}"));
             }
         }
+        if let (Some(last), Some(joined)) = (&self.last_login_column, &self.date_joined_column) {
+            if last == joined {
+                return Err(format!(
+                    "date_joined_column: column \"{joined}\" is also last_login_column; the creation time would never change"
+                ));
+            }
+        }
         for (setting, column) in
             [("last_login_column", &self.last_login_column), ("date_joined_column", &self.date_joined_column)]
         {
@@ -236,7 +243,9 @@ mod tests {
         assert!(unfit.check(&shape(), &mapped).expect_err("refused").starts_with("user_defaults"));
         let text_time = LoginWrites { last_login_column: Some(column("email")), ..good.clone() };
         assert!(text_time.check(&shape(), &mapped).expect_err("refused").contains("must be a timestamp"));
-        let no_time = LoginWrites { date_joined_column: Some(column("joined")), ..good };
+        let no_time = LoginWrites { date_joined_column: Some(column("joined")), ..good.clone() };
         assert!(no_time.check(&shape(), &mapped).expect_err("refused").starts_with("date_joined_column"));
+        let same = LoginWrites { date_joined_column: Some(column("last_login")), ..good };
+        assert!(same.check(&shape(), &mapped).expect_err("refused").contains("also last_login_column"));
     }
 }

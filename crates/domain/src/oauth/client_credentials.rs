@@ -19,6 +19,11 @@ pub struct MachineAccess {
     pub confidential: bool,
     /// Whether the panel or the CLI allowed it the grant.
     pub allowed: bool,
+    /// Whether the provider signs client tokens with its own key pair:
+    /// without one they would be signed with the HS256 secret every
+    /// SUAP-side API shares, and any of them could mint a token for the
+    /// user-management API.
+    pub signed_apart: bool,
     /// Its API permissions (one list per application, shared with its
     /// static API token).
     pub permissions: ApiPermissions,
@@ -36,6 +41,11 @@ pub fn machine_permissions(access: MachineAccess, requested: Option<&str>) -> Re
     }
     if !access.allowed {
         return Err(OAuthError::UnauthorizedClient("the client is not allowed the client_credentials grant".into()));
+    }
+    if !access.signed_apart {
+        return Err(OAuthError::UnauthorizedClient(
+            "client_credentials needs the provider's key pair (oidc_signing_key_file)".into(),
+        ));
     }
     let granted = match present(requested) {
         None => access.permissions,
@@ -76,7 +86,7 @@ mod tests {
     use super::*;
 
     fn access(permissions: ApiPermissions) -> MachineAccess {
-        MachineAccess { confidential: true, allowed: true, permissions }
+        MachineAccess { confidential: true, allowed: true, signed_apart: true, permissions }
     }
 
     fn both() -> ApiPermissions {
@@ -122,6 +132,8 @@ mod tests {
         assert_eq!(code(machine_permissions(public, None)), Err("unauthorized_client"));
         let not_allowed = MachineAccess { allowed: false, ..access(both()) };
         assert_eq!(code(machine_permissions(not_allowed, None)), Err("unauthorized_client"));
+        let shared_key = MachineAccess { signed_apart: false, ..access(both()) };
+        assert_eq!(code(machine_permissions(shared_key, None)), Err("unauthorized_client"), "no key pair, no grant");
     }
 
     #[test]
