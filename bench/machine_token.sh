@@ -21,12 +21,13 @@ OUT_DIR=bench/out/machine-token-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT_DIR"
 command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
 [[ -x $BIN ]] || { echo "$BIN is missing: cargo build --release" >&2; exit 1; }
+BIN=$(realpath "$BIN")
 
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 (cd "$OUT_DIR" && exec env -u DATABASE_URL SERVICE_BIND="127.0.0.1:$PORT" RUST_LOG=warn \
     SERVICE_JWT_SECRET=bench-secret-0123456789-abcdefghijklmnopqrstuvwxyz \
-    "$(realpath "$BIN")" demo) </dev/null >"$OUT_DIR/server.log" 2>&1 &
+    "$BIN" demo) </dev/null >"$OUT_DIR/server.log" 2>&1 &
 PIDS+=($!)
 wait_until_serving "http://127.0.0.1:$PORT" "$!" "$OUT_DIR/server.log" 120
 B="http://127.0.0.1:$PORT"
