@@ -30,11 +30,12 @@ trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 
 # serve NAME BINARY PORT: runs the demo in its own directory until exit.
 serve() {
-    local name=$1 bin=$2 port=$3 dir="$OUT_DIR/$1"
+    local name=$1 bin port=$3 dir="$OUT_DIR/$1"
+    bin=$(realpath "$2") # before the cd below: the path may be relative
     mkdir -p "$dir"
     (cd "$dir" && exec env -u DATABASE_URL SERVICE_BIND="127.0.0.1:$port" RUST_LOG=warn \
         SERVICE_JWT_SECRET=bench-secret-0123456789-abcdefghijklmnopqrstuvwxyz \
-        "$(realpath "$bin")" demo) </dev/null >"$dir/server.log" 2>&1 &
+        "$bin" demo) </dev/null >"$dir/server.log" 2>&1 &
     PIDS+=($!)
     wait_until_serving "http://127.0.0.1:$port" "$!" "$dir/server.log" 120
 }
