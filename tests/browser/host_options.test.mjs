@@ -44,6 +44,7 @@ test('a host that does not create users turns away a person it does not know', {
         await page.locator('h1').waitFor();
         assert.equal(await page.locator('h1').textContent(), 'Sem cadastro nesta aplicação');
         assert.ok(await page.locator('.message[role="alert"]').isVisible(), 'the reason is shown');
+        assert.equal(await page.locator('a.button', { hasText: 'Tentar novamente' }).count(), 0, 'trying again cannot help');
         await checkPage(page, 'auth-error-sem-cadastro');
         const cookies = (await context.cookies()).map((c) => c.name);
         assert.ok(!cookies.includes('credencial_host_session'), `no host session: ${cookies}`);

@@ -220,7 +220,7 @@ fn forged_logout() -> HttpResponse {
         "Saída não confirmada",
         "O pedido de saída não veio da página desta aplicação, por isso a sua sessão continua aberta.",
         "Para sair, use o botão Sair desta aplicação.",
-        LOGOUT_PATH,
+        Some(LOGOUT_PATH),
     );
     html(response(StatusCode::FORBIDDEN), &page)
 }
@@ -251,7 +251,12 @@ async fn me(
 /// lookup value, 502 for a provider that is down or refuses, 503 for
 /// storage; details of 5xx go to the log under an id.
 fn failure(e: ServiceError, clear_cookie: &str) -> HttpResponse {
-    let retry = LOGIN_PATH;
+    // Trying again cannot help a person the host turns away (an inactive
+    // host user, or one it does not create): no button offers it.
+    let retry = match &e {
+        ServiceError::ClientLogin(ClientLoginError::Inactive | ClientLoginError::NotRegistered) => None,
+        _ => Some(LOGIN_PATH),
+    };
     let (status, title, reason, hint) = match &e {
         ServiceError::ClientLogin(ClientLoginError::StateMismatch) => (
             StatusCode::BAD_REQUEST,

@@ -233,9 +233,10 @@ pub fn logged_out(login_path: &str) -> LoggedOut<'_> {
     LoggedOut { site: &HOST_APP, title: "Você saiu", login_path }
 }
 
-/// A login error: a title, the reason, and a link to try again.
-pub fn error<'a>(title: &'a str, reason: &'a str, hint: &'a str, retry_path: &'a str) -> ErrorPage<'a> {
-    ErrorPage { site: &HOST_APP, title, reason, hint, retry: Some(retry_path) }
+/// A login error: a title, the reason, and a link to try again when trying
+/// again can help.
+pub fn error<'a>(title: &'a str, reason: &'a str, hint: &'a str, retry_path: Option<&'a str>) -> ErrorPage<'a> {
+    ErrorPage { site: &HOST_APP, title, reason, hint, retry: retry_path }
 }
 
 #[cfg(test)]
@@ -321,8 +322,10 @@ mod tests {
     }
 
     #[test]
-    fn a_login_error_links_to_try_again() {
-        let page = render(&error("Acesso negado", "motivo", "dica", "/auth/login/"));
+    fn a_login_error_links_to_try_again_unless_that_cannot_help() {
+        let page = render(&error("Acesso negado", "motivo", "dica", None));
+        assert!(!page.contains("Tentar novamente"), "{page}");
+        let page = render(&error("Acesso negado", "motivo", "dica", Some("/auth/login/")));
         assert!(page.contains("<p class=\"message\" role=\"alert\">motivo</p>"), "{page}");
         assert!(page.contains("<a class=\"button\" href=\"/auth/login/\">Tentar novamente</a>"), "{page}");
     }
