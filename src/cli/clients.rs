@@ -227,16 +227,10 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
     );
     let api_permissions = args.api_permissions.as_deref().map(ApiPermissions::parse).transpose()?;
     let storage = storage(settings).await?;
-    if args.client_credentials == Some(true) {
-        // Refused before anything else is written: only a confidential
-        // client may get tokens for itself.
-        let service = ApiTokenService::new(Arc::clone(&storage.directory));
-        let state = service.state(&client_id).await?.ok_or_else(|| unknown_client(&client_id))?;
-        anyhow::ensure!(
-            state.confidential,
-            "client {:?} is public: only a confidential client may use client_credentials",
-            client_id.as_str()
-        );
+    // The grant first: its refusal (a public client) comes before anything
+    // else is written.
+    if let Some(allowed) = args.client_credentials {
+        set_api_access(&storage, &client_id, api_permissions, allowed).await?;
     }
     if !changes.is_empty() {
         let service = service_on(settings, &storage)?;
@@ -246,9 +240,6 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
         if let Some(secret) = changed.secret {
             print_secret_once(&secret);
         }
-    }
-    if let Some(allowed) = args.client_credentials {
-        set_api_access(&storage, &client_id, api_permissions, allowed).await?;
     }
     if args.rotate_api_token {
         rotate_api_token(&storage, &client_id, api_permissions).await?;

@@ -107,6 +107,13 @@ fn boxes(permissions: ApiPermissions) -> Vec<PermissionBox> {
         .collect()
 }
 
+/// What `permissions` let a token do, as a Portuguese list ("consultar
+/// usuários e pré-cadastrar usuários").
+fn what_they_do(permissions: ApiPermissions) -> String {
+    let labels: Vec<String> = permissions.iter().map(|p| p.label().to_lowercase()).collect();
+    crate::html::listed(&labels)
+}
+
 fn not_found() -> HttpResponse {
     refused(StatusCode::NOT_FOUND, UNKNOWN_CLIENT)
 }
@@ -227,10 +234,9 @@ async fn issue(
             true => " O token atual deixa de valer na hora.",
             false => "",
         };
-        let granted: Vec<String> = permissions.iter().map(|p| p.label().to_lowercase()).collect();
-        let can = match granted.is_empty() {
+        let can = match permissions.is_empty() {
             true => "Nenhuma permissão foi marcada: o token não poderá fazer nada.".to_owned(),
-            false => format!("Quem tiver o token poderá {} pela API.", crate::html::listed(&granted)),
+            false => format!("Quem tiver o token poderá {} pela API.", what_they_do(permissions)),
         };
         let ask = crate::confirmation::Ask {
             question: format!("Emitir um token da API de usuários para {}?", state.name),
@@ -273,24 +279,17 @@ async fn save_access(
     let widens = permissions.iter().any(|p| !state.permissions.contains(p)) && (!allowed || state.confidential);
     if (turns_on || widens) && !crate::confirmation::given(fields) {
         let back = path_of(client.as_str());
-        let granted: Vec<String> = permissions.iter().map(|p| p.label().to_lowercase()).collect();
-        let listed = crate::html::listed(&granted);
-        let (question, consequence, button) = match (turns_on, granted.is_empty()) {
-            (true, true) => (
-                format!("Permitir que {} obtenha tokens próprios (client_credentials)?", state.name),
-                "Nenhuma permissão foi marcada: os tokens não poderão fazer nada.".to_owned(),
-                "Permitir",
-            ),
-            (true, false) => (
-                format!("Permitir que {} obtenha tokens próprios (client_credentials)?", state.name),
-                format!("Com o próprio segredo, ela poderá {listed} pela API."),
-                "Permitir",
-            ),
-            (false, _) => (
-                format!("Ampliar as permissões de {} na API?", state.name),
-                format!("O token estático e os tokens próprios da aplicação passam a poder {listed} pela API."),
-                "Ampliar",
-            ),
+        let listed = what_they_do(permissions);
+        let (question, button) = match turns_on {
+            true => (format!("Permitir que {} obtenha tokens próprios (client_credentials)?", state.name), "Permitir"),
+            false => (format!("Ampliar as permissões de {} na API?", state.name), "Ampliar"),
+        };
+        let consequence = match (turns_on, permissions.is_empty()) {
+            (true, true) => "Nenhuma permissão foi marcada: os tokens não poderão fazer nada.".to_owned(),
+            (true, false) => format!("Com o próprio segredo, ela poderá {listed} pela API."),
+            (false, _) => {
+                format!("O token estático e os tokens próprios da aplicação passam a poder {listed} pela API.")
+            }
         };
         let ask = crate::confirmation::Ask { question, consequence, button, back: &back, frame: Frame::admin(SECTION) };
         return crate::confirmation::page(req, fields, ask);

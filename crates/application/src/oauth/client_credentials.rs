@@ -26,7 +26,8 @@ impl OAuthService {
         let state = self.machine_state(&client.client_id).await?;
         let access = MachineAccess {
             confidential: client.confidential,
-            allowed: state.as_ref().is_some_and(|s| s.client_credentials && s.confidential),
+            // Storage allows the grant to confidential clients only.
+            allowed: state.as_ref().is_some_and(|s| s.client_credentials),
             signed_apart: self.tokens.issuer().has_id_token_key(),
             permissions: state.map(|s| s.permissions).unwrap_or_default(),
         };
