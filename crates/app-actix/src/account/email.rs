@@ -12,7 +12,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 use credencial_application::email_confirmation::{Sent, Undone, CONFIRM_PATH, UNDO_PATH};
-use credencial_application::{EmailConfirmationService, SessionService};
+use credencial_application::{EmailConfirmationService, ServiceError, SessionService};
 use credencial_domain::UserId;
 use credencial_ports::Confirmation;
 
@@ -118,7 +118,14 @@ impl HttpServiceFactory for EmailPages {
 /// (`None` otherwise, or when it cannot be read: the page says nothing).
 pub async fn confirmed(req: &HttpRequest, user: UserId) -> Option<bool> {
     let confirmations = req.app_data::<web::Data<EmailConfirmationService>>()?;
-    confirmations.is_confirmed(user).await.ok()
+    said_nothing(confirmations.is_confirmed(user).await)
+}
+
+/// `read`'s value, or `None` with the failure logged: a page leaves out
+/// an address's state it could not read, and the log says why.
+fn said_nothing<T>(read: Result<T, ServiceError>) -> Option<T> {
+    read.inspect_err(|e| tracing::warn!(error = %e, "the address's state could not be read; the page leaves it out"))
+        .ok()
 }
 
 /// Fills in the overview's address state for `user` when the service
@@ -126,8 +133,8 @@ pub async fn confirmed(req: &HttpRequest, user: UserId) -> Option<bool> {
 /// link); says nothing when it cannot be read.
 pub async fn show_state(page: &mut super::pages::Overview<'_>, req: &HttpRequest, user: UserId) {
     let Some(confirmations) = req.app_data::<web::Data<EmailConfirmationService>>() else { return };
-    page.email_confirmed = confirmations.is_confirmed(user).await.ok();
-    page.email_pending = confirmations.pending_change(user).await.ok().flatten();
+    page.email_confirmed = said_nothing(confirmations.is_confirmed(user).await);
+    page.email_pending = said_nothing(confirmations.pending_change(user).await).flatten();
 }
 
 /// `GET` of a link's page: the button (a GET changes nothing: mail
