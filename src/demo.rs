@@ -103,6 +103,7 @@ async fn seed_confidential(storage: &Storage, hasher: &PasswordHasher, demo: Dem
         enabled_scopes: ScopeSet::all(),
         is_active: true,
         created_at: 0,
+        backchannel_logout_uri: None,
     };
     let actor = Actor::Cli { os_user: "demo".into() };
     let mut entry = audit_entry(&actor, AuditAction::ClientCreate, AuditTarget::Client(client.client_id.clone()))

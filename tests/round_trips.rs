@@ -80,6 +80,7 @@ async fn statements_per_request(list_len: usize) -> (f64, usize) {
                 enabled_scopes: ScopeSet::all(),
                 is_active: true,
                 created_at: 0,
+                backchannel_logout_uri: None,
             },
             &credencial_adapters_postgres::testing::setup_audit(),
         )

@@ -9,7 +9,9 @@ use clap::{Args, Subcommand};
 use credencial_application::admin::{ClientChanges, CreateOutcome, NewClient};
 use credencial_application::{ApiAccessChange, ApiTokenService, ClientAdminService, ServiceError};
 use credencial_domain::admin::client::optional_scopes;
-use credencial_domain::admin::{ApiPermissions, ClientName, PostLogoutRedirectUris, RedirectUris};
+use credencial_domain::admin::{
+    ApiPermissions, BackchannelLogoutUri, ClientName, PostLogoutRedirectUris, RedirectUris,
+};
 use credencial_domain::federation::ReliabilityLevel;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::ScopeSet;
@@ -102,6 +104,11 @@ pub struct UpdateClient {
     /// Remove every post-logout redirect URI.
     #[arg(long, conflicts_with = "post_logout_redirect_uris")]
     pub no_post_logout_redirect_uris: bool,
+    /// Where the application is told that a session it received an ID
+    /// token in ended (OpenID Connect Back-Channel Logout; https, or http
+    /// on loopback); "" stops telling it.
+    #[arg(long, value_name = "URI")]
+    pub backchannel_logout_uri: Option<String>,
     /// Optional scopes replacing the enabled ones ("" enables none).
     #[arg(long)]
     pub scopes: Option<String>,
@@ -207,6 +214,11 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
         minimum_govbr_level: args.minimum_govbr_level.map(|level| level.0),
         rotate_secret: args.rotate_secret,
         active: None,
+        backchannel_logout_uri: args
+            .backchannel_logout_uri
+            .as_deref()
+            .map(|raw| backchannel_logout_uri(raw, args.allow_insecure_http))
+            .transpose()?,
     };
     if !args.redirect_uris.is_empty() {
         changes.redirect_uris = Some(redirect_uris(&args.redirect_uris, args.allow_insecure_http)?);
@@ -219,7 +231,8 @@ async fn update_client(settings: &Settings, args: UpdateClient) -> anyhow::Resul
         !changes.is_empty() || args.rotate_api_token || args.client_credentials.is_some(),
         "nothing to update: give --name, --redirect-uri, --post-logout-redirect-uri, \
          --no-post-logout-redirect-uris, --scopes, --require-pkce, --requires-second-factor, \
-         --minimum-govbr-level, --rotate-secret, --client-credentials or --rotate-api-token"
+         --minimum-govbr-level, --backchannel-logout-uri, --rotate-secret, --client-credentials \
+         or --rotate-api-token"
     );
     anyhow::ensure!(
         args.api_permissions.is_none() || args.rotate_api_token || args.client_credentials.is_some(),
@@ -373,6 +386,16 @@ fn post_logout_uris(raw: &[String], allow_insecure_http: bool) -> anyhow::Result
         .map_err(|e| anyhow::anyhow!("--post-logout-redirect-uri {e}"))
 }
 
+/// A `--backchannel-logout-uri`: a URI, or none for "".
+fn backchannel_logout_uri(raw: &str, allow_insecure_http: bool) -> anyhow::Result<Option<BackchannelLogoutUri>> {
+    if raw.trim().is_empty() {
+        return Ok(None);
+    }
+    BackchannelLogoutUri::parse(raw, allow_insecure_http)
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("--backchannel-logout-uri {e}"))
+}
+
 /// A use case's refusal as the CLI reports it.
 fn service_error(e: ServiceError) -> anyhow::Error {
     anyhow::anyhow!(e)
@@ -422,6 +445,9 @@ fn client_summary(client: &OAuthClient) -> String {
     }
     if !client.post_logout_redirect_uris.is_empty() {
         summary.push_str(&format!("; post-logout redirect URIs: {}", client.post_logout_redirect_uris.join(" ")));
+    }
+    if let Some(uri) = &client.backchannel_logout_uri {
+        summary.push_str(&format!("; back-channel logout URI: {uri}"));
     }
     summary
 }

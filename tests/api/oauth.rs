@@ -59,6 +59,7 @@ pub(crate) async fn register_clients(app: &TestApp) -> i64 {
                 enabled_scopes: ScopeSet::parse_strict("cnes formacao_academica").expect("known"),
                 is_active: true,
                 created_at: 0,
+                backchannel_logout_uri: None,
             },
             &credencial_adapters_postgres::testing::setup_audit(),
         )
@@ -79,6 +80,7 @@ pub(crate) async fn register_clients(app: &TestApp) -> i64 {
                 enabled_scopes: ScopeSet::parse_strict("cnes").expect("known"),
                 is_active: true,
                 created_at: 0,
+                backchannel_logout_uri: None,
             },
             &credencial_adapters_postgres::testing::setup_audit(),
         )
@@ -114,7 +116,9 @@ pub(crate) async fn store_portal_code(app: &TestApp, user: i64, code: &str, expi
                 auth_time: None,
                 acr: None,
                 amr: None,
+                sid: None,
             },
+            session: None,
         })
         .await
         .expect("stored");

@@ -263,6 +263,7 @@ async fn register_confidential_client(app: &TestApp) {
                 enabled_scopes: ScopeSet::parse_strict(ALL).expect("known scopes"),
                 is_active: true,
                 created_at: 0,
+                backchannel_logout_uri: None,
             },
             &credencial_adapters_postgres::testing::setup_audit(),
         )

@@ -60,6 +60,7 @@ pub(crate) async fn register_client(app: &TestApp, id: &str, enabled: &str) {
                 enabled_scopes: ScopeSet::parse_strict(enabled).expect("known scopes"),
                 is_active: true,
                 created_at: 0,
+                backchannel_logout_uri: None,
             },
             &credencial_adapters_postgres::testing::setup_audit(),
         )

@@ -42,6 +42,7 @@ async fn provider_app() -> TestApp {
                 enabled_scopes: ScopeSet::parse_strict("formacao_academica experiencia_profissional").expect("known"),
                 is_active: true,
                 created_at: 0,
+                backchannel_logout_uri: None,
             },
             &credencial_adapters_postgres::testing::setup_audit(),
         )

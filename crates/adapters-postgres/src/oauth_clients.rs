@@ -26,7 +26,7 @@ impl PgOAuthClientRepository {
 /// [`ClientColumns`], the lists as JSON text.
 const COLUMNS: &str = "client_id, name, secret_hash, confidential, array_to_json(redirect_uris)::text, \
      array_to_json(post_logout_redirect_uris)::text, require_pkce, requires_second_factor, minimum_govbr_level, array_to_json(enabled_scopes)::text, is_active, \
-     floor(extract(epoch FROM created_at))::BIGINT";
+     floor(extract(epoch FROM created_at))::BIGINT, backchannel_logout_uri";
 
 #[async_trait]
 impl OAuthClientRepository for PgOAuthClientRepository {
@@ -35,8 +35,8 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         sqlx::query(
             "INSERT INTO oauth_clients (client_id, name, secret_hash, confidential, \
              redirect_uris, require_pkce, enabled_scopes, is_active, post_logout_redirect_uris, \
-             requires_second_factor, minimum_govbr_level) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+             requires_second_factor, minimum_govbr_level, backchannel_logout_uri) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         )
         .bind(client.client_id.as_str())
         .bind(&client.name)
@@ -49,6 +49,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         .bind(&client.post_logout_redirect_uris)
         .bind(client.requires_second_factor)
         .bind(level_name(client.minimum_govbr_level))
+        .bind(&client.backchannel_logout_uri)
         .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
@@ -74,6 +75,7 @@ impl OAuthClientRepository for PgOAuthClientRepository {
                  post_logout_redirect_uris = COALESCE($8, post_logout_redirect_uris), \
                  requires_second_factor = COALESCE($9, requires_second_factor), \
                  minimum_govbr_level = CASE WHEN $10 THEN $11 ELSE minimum_govbr_level END, \
+                 backchannel_logout_uri = CASE WHEN $12 THEN $13 ELSE backchannel_logout_uri END, \
                  updated_at = now() \
              WHERE client_id = $1 \
              RETURNING {COLUMNS}"
@@ -90,6 +92,8 @@ impl OAuthClientRepository for PgOAuthClientRepository {
         // Whether the level changes, and to what (`NULL`: none).
         .bind(changes.minimum_govbr_level.is_some())
         .bind(level_name(changes.minimum_govbr_level.flatten()))
+        .bind(changes.backchannel_logout_uri.is_some())
+        .bind(changes.backchannel_logout_uri.flatten())
         .fetch_optional(&mut *tx)
         .await
         .map_err(to_repository_error)?;

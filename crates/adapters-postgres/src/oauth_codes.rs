@@ -26,10 +26,11 @@ impl PgAuthorizationCodeStore {
 impl AuthorizationCodeStore for PgAuthorizationCodeStore {
     async fn store(&self, code: NewAuthorizationCode) -> Result<(), RepositoryError> {
         let grant = code.grant;
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
         sqlx::query(
             "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, \
-             redirect_uri_explicit, scope, code_challenge, expires_at, nonce, auth_time, acr, amr) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8), $9, to_timestamp($10), $11, $12)",
+             redirect_uri_explicit, scope, code_challenge, expires_at, nonce, auth_time, acr, amr, sid) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8), $9, to_timestamp($10), $11, $12, $13)",
         )
         .bind(code.code_hash.as_bytes().as_slice())
         .bind(grant.client_id.as_str())
@@ -43,10 +44,25 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
         .bind(grant.auth_time.map(|t| t as f64))
         .bind(&grant.acr)
         .bind(&grant.amr)
-        .execute(&self.pool)
+        .bind(&grant.sid)
+        .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
-        Ok(())
+        if let (Some(session), Some(sid)) = (code.session, &grant.sid) {
+            // A session ended meanwhile remembers nothing.
+            sqlx::query(
+                "INSERT INTO session_clients (session_id, client_id, sid) \
+                 SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $1) \
+                 ON CONFLICT (session_id, client_id) DO UPDATE SET sid = EXCLUDED.sid",
+            )
+            .bind(session)
+            .bind(grant.client_id.as_str())
+            .bind(sid)
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        }
+        tx.commit().await.map_err(to_repository_error)
     }
 
     async fn redeem(
@@ -64,7 +80,7 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
                AND used_at IS NULL AND expires_at > to_timestamp($3) \
              RETURNING client_id, user_id, redirect_uri, redirect_uri_explicit, scope, \
                        code_challenge, floor(extract(epoch FROM expires_at))::BIGINT AS expires_at, \
-                       nonce, floor(extract(epoch FROM auth_time))::BIGINT AS auth_time, acr, amr",
+                       nonce, floor(extract(epoch FROM auth_time))::BIGINT AS auth_time, acr, amr, sid",
         )
         .bind(code_hash.as_bytes().as_slice())
         .bind(client_id.as_str())

@@ -42,6 +42,35 @@ struct EntryColumns {
     place: String,
 }
 
+type SessionQuery<'q> = sqlx::query::QueryScalar<'q, sqlx::Postgres, i64, sqlx::postgres::PgArguments>;
+
+impl PgSessionStore {
+    /// Ends the sessions `filter` selects (a condition on `sessions`'
+    /// columns, its parameters bound by `bind`) and returns how many; in
+    /// the same statement, queues a logout token for every client that
+    /// was issued an ID token in one of them and listens for them
+    /// (back-channel logout). The queueing reads `session_clients` as it
+    /// was before the deletion cascades to it.
+    async fn end_where(
+        &self,
+        filter: &str,
+        bind: impl for<'q> Fn(SessionQuery<'q>) -> SessionQuery<'q>,
+    ) -> Result<u64, RepositoryError> {
+        let sql = format!(
+            "WITH ended AS (DELETE FROM sessions WHERE {filter} RETURNING id, user_id), \
+             queued AS (INSERT INTO logout_deliveries (client_id, user_id, sid, created_at, due_at) \
+                 SELECT sc.client_id, ended.user_id, sc.sid, t.now, t.now \
+                 FROM ended JOIN session_clients sc ON sc.session_id = ended.id \
+                 JOIN oauth_clients c ON c.client_id = sc.client_id \
+                 CROSS JOIN (SELECT floor(extract(epoch FROM now()))::BIGINT AS now) t \
+                 WHERE c.backchannel_logout_uri IS NOT NULL) \
+             SELECT count(*) FROM ended"
+        );
+        let ended = bind(sqlx::query_scalar(&sql)).fetch_one(&self.pool).await.map_err(to_repository_error)?;
+        Ok(u64::try_from(ended).unwrap_or(0))
+    }
+}
+
 #[async_trait]
 impl SessionStore for PgSessionStore {
     async fn create(&self, s: &NewSession) -> Result<i64, RepositoryError> {
@@ -105,12 +134,8 @@ impl SessionStore for PgSessionStore {
     }
 
     async fn end(&self, token_hash: &[u8; 32]) -> Result<bool, RepositoryError> {
-        let done = sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
-            .bind(&token_hash[..])
-            .execute(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(done.rows_affected() > 0)
+        let ended = self.end_where("token_hash = $1", |q| q.bind(token_hash.to_vec())).await?;
+        Ok(ended > 0)
     }
 
     async fn reauthenticated(&self, id: i64, now: i64) -> Result<(), RepositoryError> {
@@ -124,23 +149,12 @@ impl SessionStore for PgSessionStore {
     }
 
     async fn end_one(&self, user: UserId, id: i64) -> Result<bool, RepositoryError> {
-        let done = sqlx::query("DELETE FROM sessions WHERE id = $1 AND user_id = $2")
-            .bind(id)
-            .bind(user.0)
-            .execute(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(done.rows_affected() > 0)
+        let ended = self.end_where("id = $1 AND user_id = $2", |q| q.bind(id).bind(user.0)).await?;
+        Ok(ended > 0)
     }
 
     async fn end_all(&self, user: UserId, except: Option<i64>) -> Result<u64, RepositoryError> {
-        let done = sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND id IS DISTINCT FROM $2")
-            .bind(user.0)
-            .bind(except)
-            .execute(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(done.rows_affected())
+        self.end_where("user_id = $1 AND id IS DISTINCT FROM $2", |q| q.bind(user.0).bind(except)).await
     }
 
     async fn list(

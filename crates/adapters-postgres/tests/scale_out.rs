@@ -49,6 +49,7 @@ fn grant(user: UserId) -> CodeGrant {
         auth_time: None,
         acr: None,
         amr: None,
+        sid: None,
     }
 }
 
@@ -103,10 +104,14 @@ async fn of_sixteen_concurrent_redemptions_on_two_instances_exactly_one_wins() {
         enabled_scopes: ScopeSet::empty(),
         is_active: true,
         created_at: 0,
+        backchannel_logout_uri: None,
     };
     PgOAuthClientRepository::new(db.pool.clone()).create(client, &setup_audit()).await.expect("client");
     let first = PgAuthorizationCodeStore::new(db.pool.clone());
-    first.store(NewAuthorizationCode { code_hash: CodeHash::of("race"), grant: grant(ana) }).await.expect("store");
+    first
+        .store(NewAuthorizationCode { code_hash: CodeHash::of("race"), grant: grant(ana), session: None })
+        .await
+        .expect("store");
     let other_pool = connect(&db.url, 8, Duration::from_secs(5)).await.expect("second pool");
     let instances = [first, PgAuthorizationCodeStore::new(other_pool.clone())];
 

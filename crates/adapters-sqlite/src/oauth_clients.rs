@@ -26,7 +26,8 @@ impl SqliteOAuthClientRepository {
 
 /// [`ClientColumns`].
 const COLUMNS: &str = "client_id, name, secret_hash, confidential, redirect_uris, post_logout_redirect_uris, \
-     require_pkce, requires_second_factor, minimum_govbr_level, enabled_scopes, is_active, created_at";
+     require_pkce, requires_second_factor, minimum_govbr_level, enabled_scopes, is_active, created_at, \
+     backchannel_logout_uri";
 
 /// `list` as the text of a JSON array.
 fn json_text<T: serde::Serialize + ?Sized>(list: &T) -> Result<String, RepositoryError> {
@@ -48,8 +49,8 @@ impl OAuthClientRepository for SqliteOAuthClientRepository {
         sqlx::query(
             "INSERT INTO oauth_clients (client_id, name, secret_hash, confidential, \
              redirect_uris, require_pkce, enabled_scopes, is_active, post_logout_redirect_uris, \
-             requires_second_factor, minimum_govbr_level) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+             requires_second_factor, minimum_govbr_level, backchannel_logout_uri) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )
         .bind(client.client_id.as_str())
         .bind(&client.name)
@@ -62,6 +63,7 @@ impl OAuthClientRepository for SqliteOAuthClientRepository {
         .bind(post_logout)
         .bind(client.requires_second_factor)
         .bind(level_name(client.minimum_govbr_level))
+        .bind(&client.backchannel_logout_uri)
         .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
@@ -89,6 +91,7 @@ impl OAuthClientRepository for SqliteOAuthClientRepository {
                  post_logout_redirect_uris = coalesce(?8, post_logout_redirect_uris), \
                  requires_second_factor = coalesce(?9, requires_second_factor), \
                  minimum_govbr_level = CASE WHEN ?10 THEN ?11 ELSE minimum_govbr_level END, \
+                 backchannel_logout_uri = CASE WHEN ?12 THEN ?13 ELSE backchannel_logout_uri END, \
                  updated_at = unixepoch() \
              WHERE client_id = ?1 \
              RETURNING {COLUMNS}"
@@ -105,6 +108,8 @@ impl OAuthClientRepository for SqliteOAuthClientRepository {
         // Whether the level changes, and to what (`NULL`: none).
         .bind(changes.minimum_govbr_level.is_some())
         .bind(level_name(changes.minimum_govbr_level.flatten()))
+        .bind(changes.backchannel_logout_uri.is_some())
+        .bind(changes.backchannel_logout_uri.flatten())
         .fetch_optional(&mut *tx)
         .await
         .map_err(to_repository_error)?;

@@ -25,10 +25,11 @@ impl SqliteAuthorizationCodeStore {
 impl AuthorizationCodeStore for SqliteAuthorizationCodeStore {
     async fn store(&self, code: NewAuthorizationCode) -> Result<(), RepositoryError> {
         let grant = code.grant;
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
         sqlx::query(
             "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, \
-             redirect_uri_explicit, scope, code_challenge, expires_at, nonce, auth_time, acr, amr) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             redirect_uri_explicit, scope, code_challenge, expires_at, nonce, auth_time, acr, amr, sid) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         )
         .bind(code.code_hash.as_bytes().as_slice())
         .bind(grant.client_id.as_str())
@@ -42,10 +43,25 @@ impl AuthorizationCodeStore for SqliteAuthorizationCodeStore {
         .bind(grant.auth_time)
         .bind(&grant.acr)
         .bind(&grant.amr)
-        .execute(self.db.writer())
+        .bind(&grant.sid)
+        .execute(&mut *tx)
         .await
         .map_err(to_repository_error)?;
-        Ok(())
+        if let (Some(session), Some(sid)) = (code.session, &grant.sid) {
+            // A session ended meanwhile remembers nothing.
+            sqlx::query(
+                "INSERT INTO session_clients (session_id, client_id, sid) \
+                 SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?1) \
+                 ON CONFLICT (session_id, client_id) DO UPDATE SET sid = excluded.sid",
+            )
+            .bind(session)
+            .bind(grant.client_id.as_str())
+            .bind(sid)
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        }
+        tx.commit().await.map_err(to_repository_error)
     }
 
     async fn redeem(
@@ -62,7 +78,7 @@ impl AuthorizationCodeStore for SqliteAuthorizationCodeStore {
             "UPDATE oauth_codes SET used_at = unixepoch() \
              WHERE code_hash = ?1 AND client_id = ?2 AND used_at IS NULL AND expires_at > ?3 \
              RETURNING client_id, user_id, redirect_uri, redirect_uri_explicit, scope, \
-                       code_challenge, expires_at, nonce, auth_time, acr, amr",
+                       code_challenge, expires_at, nonce, auth_time, acr, amr, sid",
         )
         .bind(code_hash.as_bytes().as_slice())
         .bind(client_id.as_str())

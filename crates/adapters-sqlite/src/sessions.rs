@@ -43,6 +43,35 @@ struct EntryColumns {
     place: String,
 }
 
+type SessionQuery<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
+
+impl SqliteSessionStore {
+    /// Ends the sessions `filter` selects (a condition on `sessions`'
+    /// columns, its parameters bound by `bind`) and returns how many; in
+    /// the same transaction, queues a logout token for every client that
+    /// was issued an ID token in one of them and listens for them
+    /// (back-channel logout).
+    async fn end_where(
+        &self,
+        filter: &str,
+        bind: impl for<'q> Fn(SessionQuery<'q>) -> SessionQuery<'q>,
+    ) -> Result<u64, RepositoryError> {
+        let queue = format!(
+            "INSERT INTO logout_deliveries (client_id, user_id, sid, created_at, due_at) \
+             SELECT sc.client_id, sessions.user_id, sc.sid, unixepoch(), unixepoch() \
+             FROM sessions JOIN session_clients sc ON sc.session_id = sessions.id \
+             JOIN oauth_clients c ON c.client_id = sc.client_id \
+             WHERE c.backchannel_logout_uri IS NOT NULL AND {filter}"
+        );
+        let delete = format!("DELETE FROM sessions WHERE {filter}");
+        let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
+        bind(sqlx::query(&queue)).execute(&mut *tx).await.map_err(to_repository_error)?;
+        let done = bind(sqlx::query(&delete)).execute(&mut *tx).await.map_err(to_repository_error)?;
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(done.rows_affected())
+    }
+}
+
 #[async_trait]
 impl SessionStore for SqliteSessionStore {
     async fn create(&self, s: &NewSession) -> Result<i64, RepositoryError> {
@@ -111,12 +140,8 @@ impl SessionStore for SqliteSessionStore {
     }
 
     async fn end(&self, token_hash: &[u8; 32]) -> Result<bool, RepositoryError> {
-        let done = sqlx::query("DELETE FROM sessions WHERE token_hash = ?1")
-            .bind(&token_hash[..])
-            .execute(self.db.writer())
-            .await
-            .map_err(to_repository_error)?;
-        Ok(done.rows_affected() > 0)
+        let ended = self.end_where("token_hash = ?1", |q| q.bind(token_hash.to_vec())).await?;
+        Ok(ended > 0)
     }
 
     async fn reauthenticated(&self, id: i64, now: i64) -> Result<(), RepositoryError> {
@@ -130,23 +155,12 @@ impl SessionStore for SqliteSessionStore {
     }
 
     async fn end_one(&self, user: UserId, id: i64) -> Result<bool, RepositoryError> {
-        let done = sqlx::query("DELETE FROM sessions WHERE id = ?1 AND user_id = ?2")
-            .bind(id)
-            .bind(user.0)
-            .execute(self.db.writer())
-            .await
-            .map_err(to_repository_error)?;
-        Ok(done.rows_affected() > 0)
+        let ended = self.end_where("id = ?1 AND user_id = ?2", |q| q.bind(id).bind(user.0)).await?;
+        Ok(ended > 0)
     }
 
     async fn end_all(&self, user: UserId, except: Option<i64>) -> Result<u64, RepositoryError> {
-        let done = sqlx::query("DELETE FROM sessions WHERE user_id = ?1 AND id IS NOT ?2")
-            .bind(user.0)
-            .bind(except)
-            .execute(self.db.writer())
-            .await
-            .map_err(to_repository_error)?;
-        Ok(done.rows_affected())
+        self.end_where("user_id = ?1 AND id IS NOT ?2", |q| q.bind(user.0).bind(except)).await
     }
 
     async fn list(

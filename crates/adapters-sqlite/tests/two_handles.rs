@@ -93,8 +93,9 @@ async fn of_sixteen_redemptions_through_two_handles_exactly_one_wins() {
         auth_time: None,
         acr: None,
         amr: None,
+        sid: None,
     };
-    let code = NewAuthorizationCode { code_hash: CodeHash::of("race"), grant };
+    let code = NewAuthorizationCode { code_hash: CodeHash::of("race"), grant, session: None };
     SqliteAuthorizationCodeStore::new(files.first.clone()).store(code).await.expect("store");
     let stores = files.both().map(SqliteAuthorizationCodeStore::new);
     let race = CodeHash::of("race");

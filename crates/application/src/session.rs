@@ -94,6 +94,12 @@ impl LoginSession {
         }
     }
 
+    /// The session's id as applications see it (ID tokens' and logout
+    /// tokens' `sid`).
+    pub fn sid(&self) -> String {
+        credencial_domain::session::sid_of_cookie(&self.key)
+    }
+
     /// The anti-forgery token of the account and panel pages' forms, keyed
     /// by this session's id: a form rendered for one session never passes
     /// in another, and a page of another site cannot read it.

@@ -153,6 +153,7 @@ async fn the_issuer_counts_client_pairs_by_kind() {
         auth_time: None,
         acr: None,
         amr: None,
+        sid: None,
     };
     issuer.issue_pair(UserId(1), audience, Recording::Start { family: "code:host:1" }).await.expect("pair");
     // No ID-token key: refused, and nothing counted.

@@ -74,6 +74,7 @@ fn clients() -> HashMap<String, OAuthClient> {
         enabled_scopes: ScopeSet::parse_strict("cnes receita_federal").expect("known"),
         is_active: true,
         created_at: 0,
+        backchannel_logout_uri: None,
     };
     let spa = OAuthClient {
         client_id: ClientId::parse("spa").expect("id"),
@@ -88,6 +89,7 @@ fn clients() -> HashMap<String, OAuthClient> {
         enabled_scopes: ScopeSet::parse_strict("cnes").expect("known"),
         is_active: true,
         created_at: 0,
+        backchannel_logout_uri: None,
     };
     HashMap::from([("portal".to_owned(), portal), ("spa".to_owned(), spa)])
 }

@@ -235,6 +235,7 @@ fn client_enabling(scopes: &'static str) -> MockOAuthClientRepository {
             enabled_scopes: ScopeSet::parse_strict(scopes).expect("known"),
             is_active: true,
             created_at: 0,
+            backchannel_logout_uri: None,
         }))
     });
     clients

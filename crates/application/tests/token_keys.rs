@@ -90,6 +90,7 @@ async fn with_a_provider_key_pair_client_tokens_are_signed_with_it_and_first_par
         auth_time: None,
         acr: None,
         amr: None,
+        sid: None,
     };
     let pair = issuer.issue_pair(UserId(42), audience, Recording::Start { family: "f" }).await.expect("pair");
     assert_eq!(header(&pair.access.0), ("RS256".into(), Some("at+jwt".into())));
@@ -123,6 +124,7 @@ async fn without_a_provider_key_client_tokens_use_the_shared_key_with_their_own_
         auth_time: None,
         acr: None,
         amr: None,
+        sid: None,
     };
     let pair = issuer.issue_pair(UserId(42), audience, Recording::Start { family: "f" }).await.expect("pair");
     assert_eq!(header(&pair.access.0), ("HS256".into(), Some("at+jwt".into())));

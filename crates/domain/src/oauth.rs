@@ -15,6 +15,7 @@
 //! async workers, in the application layer) and storage (the ports). A new
 //! grant type goes in a file of its own beside these.
 
+pub mod backchannel_logout;
 pub mod discovery;
 pub mod id_token;
 pub mod logout;

@@ -11,6 +11,8 @@
 
 use std::net::IpAddr;
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
@@ -101,6 +103,29 @@ impl SessionToken {
     pub fn hash(&self) -> [u8; 32] {
         Sha256::digest(self.0 .0.as_bytes()).into()
     }
+
+    /// The session's id as applications see it (the `sid` of ID tokens and
+    /// logout tokens): see [`sid_of`].
+    pub fn sid(&self) -> String {
+        sid_of(&self.hash())
+    }
+}
+
+/// The `sid` of the session whose cookie holds `value` (see [`sid_of`]).
+pub fn sid_of_cookie(value: &str) -> String {
+    sid_of(&Sha256::digest(value.as_bytes()).into())
+}
+
+/// The `sid` of the session whose id hashes to `token_hash`: 128 bits
+/// derived from the stored hash (so neither the cookie nor the stored
+/// hash can be read back from it), in URL-safe base64. Stable for the
+/// session's life, different for every session.
+pub fn sid_of(token_hash: &[u8; 32]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"credencial session id for applications\0");
+    hasher.update(token_hash);
+    let digest = hasher.finalize();
+    URL_SAFE_NO_PAD.encode(&digest[..16])
 }
 
 /// How a person proved who they are, as OpenID Connect's `amr` names it

@@ -148,6 +148,10 @@ pub struct Claims {
     /// How the person authenticated (RFC 8176 values; client tokens).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amr: Option<Vec<String>>,
+    /// The login session the grant was made in (the ID token's `sid`), on
+    /// the tokens of an OpenID Connect grant: a refresh's ID token keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<String>,
 }
 
 impl Claims {
@@ -169,6 +173,7 @@ impl Claims {
             auth_time: None,
             acr: None,
             amr: None,
+            sid: None,
         }
     }
 
@@ -192,6 +197,7 @@ impl Claims {
             auth_time: None,
             acr: None,
             amr: None,
+            sid: None,
         }
     }
 

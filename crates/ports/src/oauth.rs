@@ -47,6 +47,9 @@ pub struct OAuthClient {
     /// When it was registered (Unix seconds; ignored by
     /// [`OAuthClientRepository::create`], which stores the current time).
     pub created_at: i64,
+    /// Where it is told that a session it received an ID token in ended
+    /// (OpenID Connect Back-Channel Logout 1.0); `None`: it is not told.
+    pub backchannel_logout_uri: Option<String>,
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -64,6 +67,7 @@ impl std::fmt::Debug for OAuthClient {
             .field("enabled_scopes", &self.enabled_scopes)
             .field("is_active", &self.is_active)
             .field("created_at", &self.created_at)
+            .field("backchannel_logout_uri", &self.backchannel_logout_uri)
             .finish()
     }
 }
@@ -86,10 +90,23 @@ impl OAuthClient {
 /// `redirect_uris`, `post_logout_redirect_uris`, `require_pkce`,
 /// `requires_second_factor`, `minimum_govbr_level` (a level's
 /// [`name`](ReliabilityLevel::name) or NULL), `enabled_scopes`,
-/// `is_active`, `created_at` (Unix seconds). The three lists come as the
-/// text of a JSON array of strings.
-pub type ClientColumns =
-    (String, String, Option<String>, bool, String, String, bool, bool, Option<String>, String, bool, i64);
+/// `is_active`, `created_at` (Unix seconds), `backchannel_logout_uri`.
+/// The three lists come as the text of a JSON array of strings.
+pub type ClientColumns = (
+    String,
+    String,
+    Option<String>,
+    bool,
+    String,
+    String,
+    bool,
+    bool,
+    Option<String>,
+    String,
+    bool,
+    i64,
+    Option<String>,
+);
 
 impl OAuthClient {
     /// The client a storage adapter read back as [`ClientColumns`].
@@ -109,6 +126,7 @@ impl OAuthClient {
             scopes,
             is_active,
             created_at,
+            backchannel_logout_uri,
         ) = columns;
         let client_id =
             ClientId::parse(&client_id).map_err(|e| RepositoryError::Unexpected(format!("stored client id: {e}")))?;
@@ -130,6 +148,7 @@ impl OAuthClient {
             enabled_scopes,
             is_active,
             created_at,
+            backchannel_logout_uri,
         })
     }
 }
@@ -182,6 +201,8 @@ pub struct OAuthClientUpdate {
     pub secret_hash: Option<String>,
     /// Deactivate (`false`) or reactivate (`true`).
     pub is_active: Option<bool>,
+    /// New back-channel logout URI: `Some(None)` removes it.
+    pub backchannel_logout_uri: Option<Option<String>>,
 }
 
 impl std::fmt::Debug for OAuthClientUpdate {
@@ -196,6 +217,7 @@ impl std::fmt::Debug for OAuthClientUpdate {
             .field("minimum_govbr_level", &self.minimum_govbr_level)
             .field("secret_hash", &self.secret_hash.as_ref().map(|_| "[redacted]"))
             .field("is_active", &self.is_active)
+            .field("backchannel_logout_uri", &self.backchannel_logout_uri)
             .finish()
     }
 }
@@ -243,13 +265,18 @@ pub struct NewAuthorizationCode {
     pub code_hash: CodeHash,
     /// What the code stands for, including its expiry.
     pub grant: CodeGrant,
+    /// The record id of the login session the code was issued in. With
+    /// the grant's `sid` (an OpenID Connect grant), the session remembers
+    /// that this client was issued an ID token in it, to be told when it
+    /// ends (back-channel logout).
+    pub session: Option<i64>,
 }
 
 /// The columns of a stored authorization code's grant, as every storage
 /// adapter selects them, in this order: `client_id`, `user_id`,
 /// `redirect_uri`, `redirect_uri_explicit`, `scope` (space-separated),
 /// `code_challenge`, `expires_at`, `nonce`, `auth_time` (instants in Unix
-/// seconds), `acr`, `amr`.
+/// seconds), `acr`, `amr`, `sid`.
 pub type GrantColumns = (
     String,
     i64,
@@ -260,6 +287,7 @@ pub type GrantColumns = (
     i64,
     Option<String>,
     Option<i64>,
+    Option<String>,
     Option<String>,
     Option<String>,
 );
@@ -279,6 +307,7 @@ pub fn grant_from_columns(columns: GrantColumns) -> Result<CodeGrant, Repository
         auth_time,
         acr,
         amr,
+        sid,
     ) = columns;
     let unexpected = |what: &str| RepositoryError::Unexpected(format!("stored code: bad {what}"));
     let code_challenge = match challenge {
@@ -297,6 +326,7 @@ pub fn grant_from_columns(columns: GrantColumns) -> Result<CodeGrant, Repository
         auth_time,
         acr,
         amr,
+        sid,
     })
 }
 
@@ -350,6 +380,7 @@ mod tests {
             scopes.into(),
             true,
             1_900_000_000,
+            None,
         )
     }
 
@@ -391,6 +422,7 @@ mod tests {
                 "dados_publicos cpf email".into(),
                 challenge.map(str::to_owned),
                 1_900_000_060,
+                None,
                 None,
                 None,
                 None,

@@ -149,6 +149,7 @@ pub const TABLES: &[TableSpec] = &[
             ("requires_second_factor", B),
             ("minimum_govbr_level", S),
             ("client_credentials", B),
+            ("backchannel_logout_uri", S),
         ],
         order_by: "client_id",
         generated_id: false,
@@ -226,6 +227,7 @@ pub const TABLES: &[TableSpec] = &[
             ("auth_time", T),
             ("acr", S),
             ("amr", S),
+            ("sid", S),
         ],
         order_by: "code_hash",
         generated_id: false,
@@ -356,9 +358,17 @@ pub const TABLES: &[TableSpec] = &[
 /// stopped: mail still waiting is not sent from the new database, and a
 /// reset link is asked for again). And the account search's terms, which
 /// the stores' triggers derive from `users` (an import writing the
-/// accounts writes them again).
-pub const NOT_TRANSFERRED: &[&str] =
-    &["sessions", "webauthn_ceremonies", "mail_outbox", "mail_links", "user_search_terms"];
+/// accounts writes them again). And what back-channel logout keeps of
+/// sessions: which clients each one told, and the logout tokens waiting.
+pub const NOT_TRANSFERRED: &[&str] = &[
+    "sessions",
+    "webauthn_ceremonies",
+    "mail_outbox",
+    "mail_links",
+    "user_search_terms",
+    "session_clients",
+    "logout_deliveries",
+];
 
 /// One transferred row: column name → value in the forms above.
 pub type Row = Map<String, Value>;

@@ -15,7 +15,8 @@ use std::sync::Arc;
 use credencial_domain::admin::audit::SECRET_SET;
 use credencial_domain::admin::client::only_optional;
 use credencial_domain::admin::{
-    Actor, AuditAction, AuditTarget, ClientName, NewAuditEntry, PostLogoutRedirectUris, RedirectUris,
+    Actor, AuditAction, AuditTarget, BackchannelLogoutUri, ClientName, NewAuditEntry, PostLogoutRedirectUris,
+    RedirectUris,
 };
 use credencial_domain::federation::ReliabilityLevel;
 use credencial_domain::oauth::{random_token_text, ClientId};
@@ -89,6 +90,9 @@ pub struct ClientChanges {
     pub rotate_secret: bool,
     /// Deactivate (`false`) or reactivate (`true`).
     pub active: Option<bool>,
+    /// A new back-channel logout URI (`Some(None)`: the application is no
+    /// longer told when sessions end).
+    pub backchannel_logout_uri: Option<Option<BackchannelLogoutUri>>,
 }
 
 impl ClientChanges {
@@ -103,6 +107,7 @@ impl ClientChanges {
             && self.minimum_govbr_level.is_none()
             && !self.rotate_secret
             && self.active.is_none()
+            && self.backchannel_logout_uri.is_none()
     }
 
     /// The action the audit trail records: the specific one when only
@@ -119,6 +124,7 @@ impl ClientChanges {
                 self.minimum_govbr_level.is_some(),
                 self.rotate_secret,
                 self.active.is_some(),
+                self.backchannel_logout_uri.is_some(),
             ]
             .into_iter()
             .filter(|changed| *changed)
@@ -196,6 +202,7 @@ impl ClientAdminService {
             enabled_scopes: only_optional(new.scopes),
             is_active: true,
             created_at: 0,
+            backchannel_logout_uri: None,
         };
         let mut entry = audit_entry(actor, AuditAction::ClientCreate, AuditTarget::Client(client.client_id.clone()))
             .with("name", &client.name)
@@ -261,6 +268,9 @@ impl ClientAdminService {
             minimum_govbr_level: changes.minimum_govbr_level,
             secret_hash,
             is_active: changes.active,
+            backchannel_logout_uri: changes
+                .backchannel_logout_uri
+                .map(|uri| uri.map(BackchannelLogoutUri::into_string)),
         };
         let updated = self.clients.update(client_id, update, &entry).await?;
         Ok(updated.map(|client| Changed { client, secret }))
@@ -271,6 +281,10 @@ impl ClientAdminService {
 const MINIMUM_LEVEL: &str = "minimum_govbr_level";
 /// What the trail records when the minimum level is removed.
 const NO_LEVEL: &str = "nenhum";
+/// The audit trail's name of the back-channel logout URI.
+const BACKCHANNEL_LOGOUT_URI: &str = "backchannel_logout_uri";
+/// What the trail records when the back-channel logout URI is removed.
+const NO_URI: &str = "nenhuma";
 
 /// The audit entry of `changes` to `client_id`.
 fn change_entry(actor: &Actor, client_id: &ClientId, changes: &ClientChanges) -> NewAuditEntry {
@@ -301,6 +315,9 @@ fn change_entry(actor: &Actor, client_id: &ClientId, changes: &ClientChanges) ->
     }
     if let Some(active) = changes.active {
         entry = entry.with("is_active", active.to_string());
+    }
+    if let Some(uri) = &changes.backchannel_logout_uri {
+        entry = entry.with(BACKCHANNEL_LOGOUT_URI, uri.as_ref().map_or(NO_URI, BackchannelLogoutUri::as_str));
     }
     entry
 }

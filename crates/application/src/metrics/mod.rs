@@ -42,6 +42,9 @@ pub const LOGINS: &str = "credencial_logins_total";
 pub const LOGIN_METHODS: &str = "credencial_login_methods_total";
 /// Mail delivery tries, by kind and outcome (sent, retried, failed).
 pub const MAILS: &str = "credencial_mails_total";
+/// Back-channel logout deliveries, by outcome (delivered, retried,
+/// refused, given up).
+pub const LOGOUT_DELIVERIES: &str = "credencial_backchannel_logout_deliveries_total";
 /// Tokens signed, by kind.
 pub const TOKENS_ISSUED: &str = "credencial_tokens_issued_total";
 /// Rotated refresh tokens presented again, by what was done (family
@@ -91,6 +94,7 @@ struct Series {
     logins: Vec<Counter>,
     login_methods: Vec<Counter>,
     mails: Vec<Counter>,
+    logout_deliveries: Vec<Counter>,
     tokens: Vec<Counter>,
     replays: Vec<Counter>,
     sessions_ended: Vec<Counter>,
@@ -178,6 +182,10 @@ impl Metrics {
             logins,
             login_methods,
             mails,
+            logout_deliveries: LOGOUT_OUTCOMES
+                .iter()
+                .map(|o| counter(LOGOUT_DELIVERIES, vec![label("outcome", *o)]))
+                .collect(),
             tokens,
             replays: ReplayOutcome::ALL
                 .iter()
@@ -239,6 +247,14 @@ impl Metrics {
         if let Some(s) = &self.series {
             let at = index(&MailKind::ALL, kind) * MAIL_OUTCOMES.len() + index(&MAIL_OUTCOMES, outcome);
             s.mails[at].increment(1);
+        }
+    }
+
+    /// Counts one back-channel logout delivery try that ended as `outcome`
+    /// (`delivered`, `retried`, `refused` or `given_up`).
+    pub fn logout_delivery(&self, outcome: &'static str) {
+        if let Some(s) = &self.series {
+            s.logout_deliveries[index(&LOGOUT_OUTCOMES, outcome)].increment(1);
         }
     }
 
@@ -368,6 +384,8 @@ impl Drop for QueuedGuard {
 
 /// The outcomes of a mail delivery try.
 const MAIL_OUTCOMES: [&str; 3] = ["sent", "retried", "failed"];
+/// The outcomes of a back-channel logout delivery try.
+pub const LOGOUT_OUTCOMES: [&str; 4] = ["delivered", "retried", "refused", "given_up"];
 
 fn index<T: PartialEq>(all: &[T], item: T) -> usize {
     all.iter().position(|x| *x == item).unwrap_or(0)
@@ -375,7 +393,11 @@ fn index<T: PartialEq>(all: &[T], item: T) -> usize {
 
 /// The `# HELP` texts and units of every series.
 fn describe(r: &(dyn Recorder + Send + Sync)) {
-    let counters: [(&'static str, &'static str); 11] = [
+    let counters: [(&'static str, &'static str); 12] = [
+        (
+            LOGOUT_DELIVERIES,
+            "Back-channel logout tokens posted to applications, by outcome (delivered, retried, refused, given_up).",
+        ),
         (MAILS, "Mail delivery tries by kind and outcome (sent, retried, failed: given up and shown to staff)."),
         (HTTP_REQUESTS, "HTTP requests answered, by method, route template and status."),
         (LOGINS, "Credential checks by login form (pair, oauth, account, client_secret) and outcome."),

@@ -207,7 +207,12 @@ impl OAuthService {
         // the session meets, else the session's own.
         grant.acr = Some(demand.acr(session.assurance()).to_owned());
         grant.amr = Some(session.amr.clone());
-        self.codes.store(NewAuthorizationCode { code_hash: CodeHash::of(&code), grant }).await?;
+        // An ID token names its session, and the session remembers the
+        // client, to tell it when it ends (back-channel logout).
+        grant.sid = scopes.has_openid().then(|| session.sid());
+        self.codes
+            .store(NewAuthorizationCode { code_hash: CodeHash::of(&code), grant, session: Some(session.id) })
+            .await?;
         tracing::info!(client_id = %client_id, user = user.0, scope = %scopes.to_scope_string(), "authorization code issued");
         if let Err(e) = self.profiles.on_authorized(user, scopes).await {
             tracing::warn!(user = user.0, error = %e, "profile supplementation on authorization failed; the authorization goes on");

@@ -37,6 +37,8 @@ pub(crate) struct IdTokenFor<'a> {
     /// The account's address and whether it is confirmed (the `email`
     /// scope), read under the access log's rules.
     pub email: Option<(&'a str, bool)>,
+    /// The login session's `sid`, when the grant was made in one.
+    pub sid: Option<&'a str>,
 }
 
 /// Where a logout request goes next.
@@ -118,6 +120,7 @@ impl OAuthService {
             acr: to.acr,
             amr: to.amr,
             email: to.email,
+            sid: to.sid,
         });
         self.tokens.issuer().sign_id_token(&claims)
     }

@@ -192,6 +192,7 @@ impl OAuthService {
             nonce: grant.nonce.as_deref(),
             acr: grant.acr.as_deref(),
             amr: amr.as_deref(),
+            sid: grant.sid.as_deref(),
             request_id: &request.request_id,
         };
         let tokens = self.issue(grant.user_id, lane, sign_in, Recording::Start { family: &family }).await?;
@@ -230,6 +231,7 @@ impl OAuthService {
             nonce: None,
             acr: old.acr.as_deref(),
             amr: old.amr.as_deref(),
+            sid: old.sid.as_deref(),
             request_id: &request.request_id,
         };
         let user = old.person().map_err(|_| OAuthError::InvalidGrant("refresh token is invalid or expired".into()))?;
@@ -258,6 +260,7 @@ impl OAuthService {
             auth_time,
             acr: sign_in.acr,
             amr: sign_in.amr,
+            sid: sign_in.sid,
         };
         // The ID token's address is a read of personal data: logged (and
         // the grant checked) before anything is issued.
@@ -286,6 +289,7 @@ impl OAuthService {
                 acr: sign_in.acr,
                 amr: sign_in.amr,
                 email: email.as_ref().map(|(address, verified)| (address.as_str(), *verified)),
+                sid: sign_in.sid,
             })?)),
             false => None,
         };
@@ -322,6 +326,8 @@ struct SignIn<'a> {
     acr: Option<&'a str>,
     /// The login's methods (RFC 8176), when known.
     amr: Option<&'a [String]>,
+    /// The login session's `sid`, when the grant was made in one.
+    sid: Option<&'a str>,
     /// The HTTP request's id (for the access log).
     request_id: &'a str,
 }

@@ -45,6 +45,9 @@ pub enum Audience<'a> {
         acr: Option<&'a str>,
         /// The login's methods (RFC 8176 values; RFC 9068 `amr`).
         amr: Option<&'a [String]>,
+        /// The login session's `sid` (kept through refreshes, for the ID
+        /// token).
+        sid: Option<&'a str>,
     },
 }
 
@@ -328,7 +331,7 @@ impl TokenIssuer {
             let base = Claims::new(token_type, user.0, now, self.lifetimes.of(token_type));
             match audience {
                 Audience::FirstParty => base,
-                Audience::Client { client_id, access_scopes, refresh_scopes, auth_time, acr, amr } => {
+                Audience::Client { client_id, access_scopes, refresh_scopes, auth_time, acr, amr, sid } => {
                     let scopes = if token_type.is_access() { access_scopes } else { refresh_scopes };
                     Claims {
                         token_type: token_type.for_client(),
@@ -338,6 +341,7 @@ impl TokenIssuer {
                         auth_time,
                         acr: acr.map(str::to_owned),
                         amr: amr.map(<[String]>::to_vec),
+                        sid: sid.map(str::to_owned),
                         ..base
                     }
                 }

@@ -172,6 +172,34 @@ fn validated_uris<'a>(
     Ok(uris)
 }
 
+/// Where an application is told that a session it received an ID token
+/// in ended (OpenID Connect Back-Channel Logout 1.0 §2.2): one absolute
+/// URI under the rules of a redirect URI (`https`, or `http` on a loopback
+/// host; no fragment), which the provider posts logout tokens to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackchannelLogoutUri(String);
+
+impl BackchannelLogoutUri {
+    /// Validates `raw` (`allow_insecure_http`: accept `http` on hosts other
+    /// than loopback, for testing only). Errors: `Invalid`.
+    pub fn parse(raw: &str, allow_insecure_http: bool) -> Result<Self, RedirectUrisError> {
+        let raw = raw.trim();
+        validate_redirect_uri(raw, allow_insecure_http)
+            .map(Self)
+            .map_err(|error| RedirectUrisError::Invalid { uri: raw.to_owned(), error })
+    }
+
+    /// The URI.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The URI, owned.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
 /// An application's post-logout redirect URIs (OpenID Connect
 /// RP-Initiated Logout): where `/oauth/logout/` may send the browser
 /// afterwards, matched exactly. The rules of [`RedirectUris`], except

@@ -16,6 +16,8 @@ pub use accounts::{
 };
 pub use api_token::{ApiPermission, ApiPermissions, ApiTokenDigest, IssuedApiToken, PresentedApiToken};
 pub use audit::{Actor, AuditAction, AuditEntry, AuditFilter, AuditTarget, NewAuditEntry};
-pub use client::{ClientName, ClientNameError, PostLogoutRedirectUris, RedirectUris, RedirectUrisError};
+pub use client::{
+    BackchannelLogoutUri, ClientName, ClientNameError, PostLogoutRedirectUris, RedirectUris, RedirectUrisError,
+};
 pub use directory::{DirectoryKey, DirectoryUser, PreRegistration, PreRegistrationForm};
 pub use page::{KeysetPage, Page, Tally, COUNT_LIMIT};

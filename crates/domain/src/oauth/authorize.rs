@@ -191,6 +191,7 @@ impl ValidAuthorization {
             auth_time: Some(auth_time),
             acr: None,
             amr: None,
+            sid: None,
         }
     }
 }

@@ -36,6 +36,9 @@ pub struct CodeGrant {
     pub acr: Option<String>,
     /// The login's methods as the session stores them (`pwd otp`).
     pub amr: Option<String>,
+    /// The login session's id for the client (the ID token's `sid`,
+    /// OpenID Connect Back-Channel Logout §2.1), when it has one.
+    pub sid: Option<String>,
 }
 
 /// The SHA-256 digest of an authorization code: the only form in which a

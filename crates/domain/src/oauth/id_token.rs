@@ -52,6 +52,10 @@ pub struct IdTokenClaims {
     /// it, with `email`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email_verified: Option<bool>,
+    /// The login session's id for applications (OpenID Connect
+    /// Back-Channel Logout §2.1): what a logout token names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<String>,
 }
 
 /// What an ID token is made of.
@@ -80,6 +84,8 @@ pub struct IdTokenFacts<'a> {
     /// The account's address and whether it is confirmed, when the token
     /// carries them (the `email` scope, an account with an address).
     pub email: Option<(&'a str, bool)>,
+    /// The login session's `sid`, when the grant was made in one.
+    pub sid: Option<&'a str>,
 }
 
 impl IdTokenClaims {
@@ -99,6 +105,7 @@ impl IdTokenClaims {
             acr: facts.acr.map(str::to_owned),
             email: facts.email.map(|(address, _)| address.to_owned()),
             email_verified: facts.email.map(|(_, verified)| verified),
+            sid: facts.sid.map(str::to_owned),
         }
     }
 }
@@ -205,6 +212,7 @@ mod tests {
             acr: None,
             amr: None,
             email: None,
+            sid: None,
         }
     }
 

@@ -79,5 +79,6 @@ pub(crate) fn grant(client_id: &ClientId, challenge: Option<CodeChallenge>) -> C
         auth_time: None,
         acr: None,
         amr: None,
+        sid: None,
     }
 }

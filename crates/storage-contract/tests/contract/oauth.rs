@@ -51,6 +51,7 @@ fn confidential(id: &str) -> OAuthClient {
         enabled_scopes: scopes("receita_federal cnes"),
         is_active: true,
         created_at: 0,
+        backchannel_logout_uri: None,
     }
 }
 
@@ -68,6 +69,7 @@ fn public(id: &str) -> OAuthClient {
         enabled_scopes: ScopeSet::empty(),
         is_active: true,
         created_at: 0,
+        backchannel_logout_uri: None,
     }
 }
 
@@ -91,11 +93,12 @@ fn grant(client: &str, user: UserId, expires_at: i64) -> CodeGrant {
         // The login's context travels with the code (redeemed as stored).
         acr: Some("urn:credencial:acr:dois-fatores".into()),
         amr: Some("pwd otp".into()),
+        sid: None,
     }
 }
 
 fn code(text: &str, client: &str, user: UserId, expires_at: i64) -> NewAuthorizationCode {
-    NewAuthorizationCode { code_hash: CodeHash::of(text), grant: grant(client, user, expires_at) }
+    NewAuthorizationCode { code_hash: CodeHash::of(text), grant: grant(client, user, expires_at), session: None }
 }
 
 struct Setup<B> {

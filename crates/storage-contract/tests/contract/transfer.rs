@@ -54,6 +54,7 @@ async fn filled<B: Backend>() -> (B, Dump) {
         enabled_scopes: ScopeSet::parse_strict("cnes").expect("scopes"),
         is_active: true,
         created_at: 0,
+        backchannel_logout_uri: None,
     };
     b.clients().create(client, &audit()).await.expect("client");
     let tokens = b.refresh_tokens();

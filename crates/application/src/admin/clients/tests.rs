@@ -27,6 +27,7 @@ fn stored(client_id: &str, confidential: bool) -> OAuthClient {
         enabled_scopes: ScopeSet::empty(),
         is_active: true,
         created_at: 1_700_000_000,
+        backchannel_logout_uri: None,
     }
 }
 
