@@ -15,6 +15,7 @@ use credencial_app_actix::mail_templates::MailTemplates;
 use credencial_app_actix::metrics::{metrics_server, UPKEEP_INTERVAL};
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, MetricsExporter, Services};
 use credencial_application::admin::AccountAdminPorts;
+use credencial_application::backchannel_logout::LogoutSender;
 use credencial_application::email_confirmation::ConfirmationPorts;
 use credencial_application::purge::Pace;
 use credencial_application::security_log::Notices;
@@ -132,6 +133,7 @@ impl Application {
         let refresh_tokens = Arc::clone(&storage.refresh_tokens);
         let hasher = hasher(settings)?.with_metrics(metrics.clone());
         let provider_client = client.clone();
+        let logout_client = client.clone();
         let user_data = HttpUserDataSource::new(
             client,
             upstream_base,
@@ -230,6 +232,20 @@ impl Application {
             Some(issuer) => oauth.with_issuer(issuer),
             None => oauth,
         };
+        // Back-channel logout tokens are signed like ID tokens: with OpenID
+        // Connect on.
+        let logouts = oauth.issuer().map(|issuer| {
+            Arc::new(
+                LogoutSender::new(
+                    Arc::clone(&storage.logout_deliveries),
+                    Arc::new(credencial_adapters_upstream::HttpLogoutPoster::new(logout_client.clone())),
+                    Arc::clone(tokens.issuer()),
+                    issuer.clone(),
+                    Arc::clone(&clock),
+                )
+                .with_metrics(tokens.metrics().clone()),
+            )
+        });
         let grants = Arc::new(GrantService::new(
             grant_store,
             Arc::clone(&storage.access_log),
@@ -304,6 +320,7 @@ impl Application {
             Duration::from_secs(settings.storage.purge_start_delay_secs),
             exporter.clone(),
             mail.as_ref().map(|m| Arc::clone(&m.sender)),
+            logouts,
         );
         let readiness = Arc::clone(&storage.readiness);
         let accounts = Arc::new(AccountService::new(Arc::clone(&storage.users), Arc::clone(&storage.profiles)));
@@ -534,18 +551,23 @@ struct BackgroundTasks {
 
 impl BackgroundTasks {
     /// Starts the periodic purge (first pass after `purge_delay`; see
-    /// [`Purge`]), the mail sender when the service sends mail, and, with
+    /// [`Purge`]), the mail sender when the service sends mail, the
+    /// back-channel logout sender when OpenID Connect is on, and, with
     /// metrics on, the exporter's upkeep.
     fn start(
         purge: Purge,
         purge_delay: Duration,
         exporter: Option<MetricsExporter>,
         mail: Option<Arc<MailSender>>,
+        logouts: Option<Arc<LogoutSender>>,
     ) -> Self {
         let (stop, stopped) = tokio::sync::watch::channel(());
         let mut tasks = vec![tokio::spawn(purge_periodically(purge, purge_delay, stopped.clone()))];
         if let Some(mail) = mail {
             tasks.push(tokio::spawn(send_mail(mail, stopped.clone())));
+        }
+        if let Some(logouts) = logouts {
+            tasks.push(tokio::spawn(send_logouts(logouts, stopped.clone())));
         }
         if let Some(exporter) = exporter {
             tasks.push(tokio::spawn(metrics_upkeep(exporter, stopped)));
@@ -792,32 +814,62 @@ async fn purge_periodically(purge: Purge, delay: Duration, mut stop: tokio::sync
     }
 }
 
-/// How often the mail sender looks for due mail when the outbox had none.
-const MAIL_POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// How often a sender looks at its outbox when it had nothing due.
+const OUTBOX_POLL_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Delivers the outbox until `stop`'s sender goes away: a round right away
-/// while rounds come back full, else one every [`MAIL_POLL_INTERVAL`]. A
-/// stop is seen before every mail (the rest of a round is given back).
-async fn send_mail(mail: Arc<MailSender>, mut stop: tokio::sync::watch::Receiver<()>) {
+/// Runs `round` (given the stop signal; answering whether it came back
+/// full) until `stop`'s sender goes away: again right away while rounds
+/// come back full, else every [`OUTBOX_POLL_INTERVAL`].
+async fn drain_outbox<Round, Fut>(outbox: &'static str, mut stop: tokio::sync::watch::Receiver<()>, round: Round)
+where
+    Round: Fn(tokio::sync::watch::Receiver<()>) -> Fut,
+    Fut: std::future::Future<Output = Result<bool, credencial_application::ServiceError>>,
+{
     loop {
-        let stopping = || stop.has_changed().is_err();
-        let full = match mail.send_due(&stopping).await {
-            Ok(round) => round.claimed == credencial_application::mail::SEND_BATCH as usize && round.retried == 0,
+        let full = match round(stop.clone()).await {
+            Ok(full) => full,
             Err(e) => {
-                tracing::warn!(error = %e, "the mail sender cannot read the outbox");
+                tracing::warn!(error = %e, outbox, "a sender cannot read its outbox");
                 false
             }
         };
-        if stopping() {
+        if stop.has_changed().is_err() {
             break;
         }
         if !full {
             tokio::select! {
-                () = tokio::time::sleep(MAIL_POLL_INTERVAL) => {}
+                () = tokio::time::sleep(OUTBOX_POLL_INTERVAL) => {}
                 _ = stop.changed() => break,
             }
         }
     }
+}
+
+/// Delivers the mail outbox until `stop`'s sender goes away. A stop is
+/// seen before every mail (the rest of a round is given back).
+async fn send_mail(mail: Arc<MailSender>, stop: tokio::sync::watch::Receiver<()>) {
+    drain_outbox("mail", stop, move |stop| {
+        let mail = Arc::clone(&mail);
+        async move {
+            let round = mail.send_due(&|| stop.has_changed().is_err()).await?;
+            Ok(round.claimed == credencial_application::mail::SEND_BATCH as usize && round.retried == 0)
+        }
+    })
+    .await;
+}
+
+/// Posts back-channel logout tokens until `stop`'s sender goes away (a
+/// stop is seen before every round; a round's posts end within their
+/// timeout).
+async fn send_logouts(logouts: Arc<LogoutSender>, stop: tokio::sync::watch::Receiver<()>) {
+    drain_outbox("backchannel_logout", stop, move |stop| {
+        let logouts = Arc::clone(&logouts);
+        async move {
+            let round = logouts.send_due(&|| stop.has_changed().is_err()).await?;
+            Ok(round.claimed == credencial_application::backchannel_logout::LOGOUT_BATCH as usize && round.retried == 0)
+        }
+    })
+    .await;
 }
 
 /// What sends mail: the sender, the templates, the base of the links and,

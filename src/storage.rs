@@ -11,9 +11,9 @@ use credencial_ports::account::{AccessLog, GrantRepository, OwnEntryRepository, 
 use credencial_ports::DataTransfer;
 use credencial_ports::{
     AccountAdminStore, AuditTrail, AuthorizationCodeStore, FederatedLinkStore, HostUserRecords, HostUserStore,
-    LoginFailureLog, LoginHistory, MailStore, OAuthClientRepository, PasskeyStore, PoolStatus, ProfileRepository,
-    ReadinessProbe, RefreshTokenStore, SchemaStatus, SecondFactorStore, SecurityEvents, SessionStore, SnapshotStore,
-    UserDirectory, UserRepository,
+    LoginFailureLog, LoginHistory, LogoutDeliveries, MailStore, OAuthClientRepository, PasskeyStore, PoolStatus,
+    ProfileRepository, ReadinessProbe, RefreshTokenStore, SchemaStatus, SecondFactorStore, SecurityEvents,
+    SessionStore, SnapshotStore, UserDirectory, UserRepository,
 };
 
 pub use sqlite::InstanceLock;
@@ -190,6 +190,8 @@ pub struct Storage {
     pub security_events: Arc<dyn SecurityEvents>,
     /// The mail outbox and the links mails carry.
     pub mail: Arc<dyn MailStore>,
+    /// Back-channel logout's outbox.
+    pub logout_deliveries: Arc<dyn LogoutDeliveries>,
     /// The user-management API's directory.
     pub directory: Arc<dyn UserDirectory>,
     /// The client component's host user table.
@@ -240,6 +242,7 @@ impl Storage {
                 federated_links: pg::PgFederatedLinks,
                 security_events: pg::PgSecurityEvents,
                 mail: pg::PgMail,
+                logout_deliveries: pg::PgLogoutDeliveries,
                 directory: pg::PgUserDirectory,
                 host_users: pg::PgHostUserStore,
                 host_user_records: pg::PgHostUserRecords,
@@ -268,6 +271,7 @@ impl Storage {
                 federated_links: sqlite::SqliteFederatedLinks,
                 security_events: sqlite::SqliteSecurityEvents,
                 mail: sqlite::SqliteMail,
+                logout_deliveries: sqlite::SqliteLogoutDeliveries,
                 directory: sqlite::SqliteUserDirectory,
                 host_users: sqlite::SqliteHostUserStore,
                 host_user_records: sqlite::SqliteHostUserRecords,

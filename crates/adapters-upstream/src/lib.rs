@@ -9,6 +9,7 @@
 
 mod client;
 mod identity_provider;
+mod logout_poster;
 mod mail;
 mod oauth_call;
 mod provider;
@@ -26,6 +27,7 @@ pub use identity_provider::{
     HttpIdentityProvider, IdentityProviderSettings, InvalidIdentityProvider, DEFAULT_IDENTITY_PROVIDER_TIMEOUT,
     DISCOVERY_TTL, KEYS_TTL, MIN_KEYS_REFRESH, MIN_KEYS_REFRESH_SETTING, STALE_LIMIT,
 };
+pub use logout_poster::{HttpLogoutPoster, LOGOUT_POST_TIMEOUT};
 pub use mail::{InvalidSmtpSettings, SmtpMailer, SmtpSecurity, SmtpSettings, DEFAULT_SMTP_TIMEOUT};
 pub use provider::{
     check_client_id, check_redirect_uri, HttpProviderClient, InvalidProviderSettings, ProviderSettings,

@@ -4,6 +4,7 @@
 pub mod account;
 pub mod account_edit;
 pub mod admin;
+pub mod backchannel_logout;
 pub mod client_login;
 pub mod credentials;
 pub mod email_confirmation;

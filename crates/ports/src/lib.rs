@@ -16,6 +16,7 @@ pub mod federation;
 pub mod host_user_records;
 pub mod host_users;
 pub mod login_failures;
+pub mod logout_deliveries;
 pub mod mail;
 pub mod oauth;
 pub mod pool;
@@ -44,6 +45,7 @@ pub use federation::{
 pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostTableEngine, HostTableStore, HostUserError, HostUserStore, StatementFailure, UpsertOutcome};
 pub use login_failures::LoginFailureLog;
+pub use logout_deliveries::{ClaimedLogout, LogoutDeliveries, LogoutPostError, LogoutPoster};
 pub use mail::{
     AddressSwitch, ChangeRequest, ClaimedMail, Confirmation, FailedMail, FailedTry, MailError, MailStore, Mailer,
     NewLink, StoredLink, Switched,
@@ -78,6 +80,8 @@ pub use host_user_records::MockHostUserRecords;
 pub use host_users::MockHostUserStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use login_failures::MockLoginFailureLog;
+#[cfg(any(test, feature = "mocks"))]
+pub use logout_deliveries::{MockLogoutDeliveries, MockLogoutPoster};
 #[cfg(any(test, feature = "mocks"))]
 pub use mail::{MockMailStore, MockMailer};
 #[cfg(any(test, feature = "mocks"))]

@@ -124,6 +124,9 @@ impl Backend for Sqlite {
     fn sessions(&self) -> Arc<dyn credencial_ports::SessionStore> {
         Arc::new(sqlite::SqliteSessionStore::new(self.database.db.clone()))
     }
+    fn logout_deliveries(&self) -> Arc<dyn credencial_ports::LogoutDeliveries> {
+        Arc::new(sqlite::SqliteLogoutDeliveries::new(self.database.db.clone()))
+    }
 
     fn login_history(&self) -> Arc<dyn LoginHistory> {
         Arc::new(sqlite::SqliteLoginHistory::new(self.database.db.clone()))

@@ -155,6 +155,11 @@ pub struct ProviderMetadata {
     pub request_parameter_supported: bool,
     /// Request objects by reference are not supported.
     pub request_uri_parameter_supported: bool,
+    /// Applications that name a `backchannel_logout_uri` are told when a
+    /// session ends (OpenID Connect Back-Channel Logout 1.0).
+    pub backchannel_logout_supported: bool,
+    /// Logout tokens (and ID tokens) carry `sid`.
+    pub backchannel_logout_session_supported: bool,
     /// The algorithm of the access and refresh tokens (extension).
     pub credencial_access_token_signing_alg: String,
     /// Whether the access tokens' key is published at `jwks_uri`
@@ -213,6 +218,8 @@ impl ProviderMetadata {
             claims_parameter_supported: false,
             request_parameter_supported: false,
             request_uri_parameter_supported: false,
+            backchannel_logout_supported: true,
+            backchannel_logout_session_supported: true,
             credencial_access_token_signing_alg: access_token_alg.to_string(),
             credencial_access_token_key_published: access_token_alg != JwtAlgorithm::HS256,
         }

@@ -11,7 +11,7 @@ use crate::user::UserId;
 
 /// Every claim the userinfo answer and the ID token may carry, for the
 /// discovery document's `claims_supported`.
-pub const CLAIMS_SUPPORTED: [&str; 15] = [
+pub const CLAIMS_SUPPORTED: [&str; 16] = [
     "sub",
     "iss",
     "aud",
@@ -21,6 +21,7 @@ pub const CLAIMS_SUPPORTED: [&str; 15] = [
     "nonce",
     "at_hash",
     "amr",
+    "sid",
     "name",
     "preferred_username",
     "picture",

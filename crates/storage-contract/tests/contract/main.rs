@@ -11,6 +11,7 @@ mod health;
 mod host_users;
 mod last_staff;
 mod login_failures;
+mod logout_deliveries;
 mod mail;
 mod oauth;
 mod profiles;

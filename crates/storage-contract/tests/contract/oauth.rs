@@ -19,7 +19,7 @@ const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 const HASH: &str = "pbkdf2_sha256$1000$salt$w+KCQAKYHGO6cU2SNqWYaNegJN8oZ9rcvIAtsH/o22I=";
 const NOW: i64 = 1_900_000_000;
 
-fn client_id(raw: &str) -> ClientId {
+pub(crate) fn client_id(raw: &str) -> ClientId {
     ClientId::parse(raw).expect("valid client id")
 }
 
@@ -28,7 +28,7 @@ fn scopes(text: &str) -> ScopeSet {
 }
 
 /// The entry the tests pass with a write they set up.
-fn setup_audit() -> NewAuditEntry {
+pub(crate) fn setup_audit() -> NewAuditEntry {
     NewAuditEntry::new(Actor::Cli { os_user: "test".into() }, AuditAction::ClientCreate, AuditTarget::None)
 }
 
@@ -37,7 +37,7 @@ fn refused_entry() -> NewAuditEntry {
     NewAuditEntry::new(Actor::Cli { os_user: "x".repeat(201) }, AuditAction::ClientUpdate, AuditTarget::None)
 }
 
-fn confidential(id: &str) -> OAuthClient {
+pub(crate) fn confidential(id: &str) -> OAuthClient {
     OAuthClient {
         client_id: client_id(id),
         name: format!("Portal {id}"),
@@ -79,7 +79,7 @@ fn untimed(client: OAuthClient) -> OAuthClient {
     OAuthClient { created_at: 0, ..client }
 }
 
-fn grant(client: &str, user: UserId, expires_at: i64) -> CodeGrant {
+pub(crate) fn grant(client: &str, user: UserId, expires_at: i64) -> CodeGrant {
     CodeGrant {
         client_id: client_id(client),
         user_id: user,
