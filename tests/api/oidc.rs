@@ -272,9 +272,10 @@ async fn a_refresh_brings_a_new_id_token_with_the_same_subject_and_login_time_an
     let access = renewed["access_token"].as_str().expect("access");
     let again = verified_id_token(renewed["id_token"].as_str().expect("a new id_token"), &keys, Algorithm::RS256);
     assert_eq!(
-        (&again["sub"], &again["auth_time"], &again["aud"]),
-        (&first["sub"], &first["auth_time"], &first["aud"])
+        (&again["sub"], &again["auth_time"], &again["aud"], &again["sid"]),
+        (&first["sub"], &first["auth_time"], &first["aud"], &first["sid"])
     );
+    assert!(first["sid"].is_string(), "the session's sid, kept through refreshes: {first}");
     assert!(again.get("nonce").is_none(), "no nonce on a refresh: {again}");
     assert_eq!(again["at_hash"], expected_at_hash(access));
 
