@@ -496,3 +496,42 @@ async fn a_minimum_govbr_level_is_chosen_shown_audited_and_asked_at_the_next_aut
         "{trail}"
     );
 }
+
+#[tokio::test]
+async fn the_back_channel_logout_uri_is_edited_with_the_details_audited_and_a_bad_one_changes_nothing() {
+    let (app, _, mut staff) = panel().await;
+    let page = staff.get(PORTAL_PAGE).await;
+    assert!(page.body.contains("<label for=\"backchannel_logout_uri\">"), "{}", page.body);
+    let listening = |app: &TestApp| {
+        let clients = app.db.storage().clients;
+        async move {
+            let id = credencial_domain::oauth::ClientId::parse("portal").expect("id");
+            clients.find(&id).await.expect("find").expect("portal").backchannel_logout_uri
+        }
+    };
+    let with = |uri: &'static str| [("nome", "Portal"), ("redirect_uris", PORTAL_URI), ("backchannel_logout_uri", uri)];
+    let saved =
+        staff_post(&mut staff, "/admin/aplicativos/portal/dados/", &with("https://portal.example.gov.br/bcl")).await;
+    assert_eq!(saved.status, 303, "{}", saved.body);
+    assert_eq!(listening(&app).await.as_deref(), Some("https://portal.example.gov.br/bcl"));
+    let page = staff.get(PORTAL_PAGE).await;
+    assert!(page.body.contains("value=\"https://portal.example.gov.br/bcl\""), "{}", page.body);
+    let audit = staff.get("/admin/auditoria/").await;
+    assert!(audit.body.contains("https://portal.example.gov.br/bcl"), "{}", audit.body);
+
+    let entries = audit_count(&app).await;
+    for bad in ["http://portal.example.gov.br/bcl", "https://portal.example.gov.br/bcl#fim", "bcl"] {
+        let refused = staff_post(&mut staff, "/admin/aplicativos/portal/dados/", &with(bad)).await;
+        assert_eq!(refused.status, 422, "{bad}: {}", refused.body);
+        assert!(refused.body.contains("id=\"erro-backchannel_logout_uri\""), "{}", refused.body);
+    }
+    assert_eq!(audit_count(&app).await, entries, "nothing recorded");
+    assert_eq!(listening(&app).await.as_deref(), Some("https://portal.example.gov.br/bcl"), "nothing changed");
+
+    // A form without the field leaves it; an empty field removes it.
+    let without = [("nome", "Portal"), ("redirect_uris", PORTAL_URI)];
+    assert_eq!(staff_post(&mut staff, "/admin/aplicativos/portal/dados/", &without).await.status, 303);
+    assert!(listening(&app).await.is_some());
+    assert_eq!(staff_post(&mut staff, "/admin/aplicativos/portal/dados/", &with("")).await.status, 303);
+    assert_eq!(listening(&app).await, None);
+}

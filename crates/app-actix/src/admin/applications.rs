@@ -22,7 +22,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use credencial_application::admin::{ClientChanges, CreateOutcome, NewClient};
 use credencial_application::{ClientAdminService, ServiceError, StaffService};
-use credencial_domain::admin::{Actor, ClientName, PostLogoutRedirectUris, RedirectUris};
+use credencial_domain::admin::{Actor, BackchannelLogoutUri, ClientName, PostLogoutRedirectUris, RedirectUris};
 use credencial_domain::federation::ReliabilityLevel;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::{Scope, ScopeSet};
@@ -304,9 +304,11 @@ fn detail_page<'a>(
         name: client.name.clone(),
         redirect_uris: client.redirect_uris.join("\n"),
         post_logout_redirect_uris: client.post_logout_redirect_uris.join("\n"),
+        backchannel_logout_uri: client.backchannel_logout_uri.clone().unwrap_or_default(),
         name_error: None,
         uris_error: None,
         post_logout_error: None,
+        backchannel_error: None,
         scopes: scope_boxes(client.enabled_scopes),
         levels: level_options(client.minimum_govbr_level),
         govbr_offered: crate::account::federation::offers_govbr(req),
@@ -335,10 +337,10 @@ async fn act(
                 };
                 let token = session.account_form_token();
                 let mut page = detail_page(&req, &token, None, Some(CHECK_FIELDS), &client);
-                let DetailsTyped { name, uris, post_logout, name_error, uris_error, post_logout_error } = *typed;
+                let DetailsTyped { name, uris, post_logout, backchannel, errors } = *typed;
                 (page.name, page.redirect_uris, page.post_logout_redirect_uris) = (name, uris, post_logout);
-                (page.name_error, page.uris_error, page.post_logout_error) =
-                    (name_error, uris_error, post_logout_error);
+                page.backchannel_logout_uri = backchannel;
+                [page.name_error, page.uris_error, page.post_logout_error, page.backchannel_error] = errors;
                 return html::html(html::response(StatusCode::UNPROCESSABLE_ENTITY), &page);
             }
         },
@@ -429,40 +431,61 @@ enum Refusal {
     Fields(Box<DetailsTyped>),
 }
 
-/// What was typed in the details form, and each field's message.
+/// The details form's back-channel logout URI field.
+const BACKCHANNEL_FIELD: &str = "backchannel_logout_uri";
+
+/// What was typed in the details form, and each field's message (name,
+/// redirect URIs, post-logout URIs, back-channel logout URI).
 struct DetailsTyped {
     name: String,
     uris: String,
     post_logout: String,
-    name_error: Option<String>,
-    uris_error: Option<String>,
-    post_logout_error: Option<String>,
+    backchannel: String,
+    errors: [Option<String>; 4],
 }
 
-/// The name, redirect URIs and post-logout redirect URIs of the details
-/// form, validated together (the post-logout list may be empty).
+/// The name, redirect URIs, post-logout redirect URIs and back-channel
+/// logout URI of the details form, validated together (the post-logout
+/// list and the back-channel URI may be empty; a form without the
+/// back-channel field leaves it as it is).
 fn details_changes(fields: &FormFields) -> Result<ClientChanges, Refusal> {
     let [name, uris, post_logout] = text_fields(fields, ["nome", "redirect_uris", "post_logout_redirect_uris"])
         .map_err(|e| Refusal::Form(form_refused(e)))?;
+    // Sent empty: removed; not sent at all: left as it is.
+    let backchannel = match fields.get(BACKCHANNEL_FIELD).map_err(|e| Refusal::Form(form_refused(e)))? {
+        None if fields.pairs().any(|(key, _)| key == BACKCHANNEL_FIELD) => Some(""),
+        sent => sent,
+    };
     let parsed = (
         ClientName::parse(name),
         RedirectUris::parse_lines(uris, false),
         PostLogoutRedirectUris::parse_lines(post_logout, false),
+        backchannel
+            .map(|raw| match raw.trim() {
+                "" => Ok(None),
+                uri => BackchannelLogoutUri::parse(uri, false).map(Some),
+            })
+            .transpose(),
     );
     match parsed {
-        (Ok(name), Ok(uris), Ok(post_logout)) => Ok(ClientChanges {
+        (Ok(name), Ok(uris), Ok(post_logout), Ok(backchannel)) => Ok(ClientChanges {
             name: Some(name),
             redirect_uris: Some(uris),
             post_logout_redirect_uris: Some(post_logout),
+            backchannel_logout_uri: backchannel,
             ..Default::default()
         }),
-        (n, u, p) => Err(Refusal::Fields(Box::new(DetailsTyped {
+        (n, u, p, b) => Err(Refusal::Fields(Box::new(DetailsTyped {
             name: name.to_owned(),
             uris: uris.to_owned(),
             post_logout: post_logout.to_owned(),
-            name_error: n.err().map(|e| e.message_pt()),
-            uris_error: u.err().map(|e| e.message_pt()),
-            post_logout_error: p.err().map(|e| e.message_pt()),
+            backchannel: backchannel.unwrap_or_default().to_owned(),
+            errors: [
+                n.err().map(|e| e.message_pt()),
+                u.err().map(|e| e.message_pt()),
+                p.err().map(|e| e.message_pt()),
+                b.err().map(|e| e.message_pt()),
+            ],
         }))),
     }
 }

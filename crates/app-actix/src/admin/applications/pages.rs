@@ -201,12 +201,17 @@ pub struct DetailPage<'a> {
     /// The post-logout redirect URIs field's value (as typed after a
     /// refusal).
     pub post_logout_redirect_uris: String,
+    /// The back-channel logout URI field's value (as typed after a
+    /// refusal; empty: none).
+    pub backchannel_logout_uri: String,
     /// The name's error.
     pub name_error: Option<String>,
     /// The redirect URIs' error.
     pub uris_error: Option<String>,
     /// The post-logout redirect URIs' error.
     pub post_logout_error: Option<String>,
+    /// The back-channel logout URI's error.
+    pub backchannel_error: Option<String>,
     /// The scopes' checkboxes.
     pub scopes: Vec<ScopeBox>,
     /// The minimum gov.br level's options.
