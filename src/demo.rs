@@ -8,7 +8,7 @@ use credencial_domain::admin::{Actor, ApiPermission, ApiPermissions, AuditAction
 use credencial_domain::oauth::ClientId;
 use credencial_domain::profile::{AcademicDegree, Experience};
 use credencial_domain::{Cpf, Degree, ScopeSet, UserData, UserId, Username};
-use credencial_ports::{NewUser, OAuthClient, RepositoryError};
+use credencial_ports::{NewUser, OAuthClient, OAuthClientUpdate, RepositoryError};
 
 use crate::storage::Storage;
 
@@ -36,17 +36,33 @@ pub fn demo_redirect_uri(bind: &str) -> String {
     format!("http://{host_port}/auth/callback/")
 }
 
-/// Registers the confidential client `demo-host` with every scope enabled,
-/// unless it exists. Returns whether it was created.
+/// Registers the confidential client `demo-host` with every scope enabled
+/// and its back-channel logout URI (the demo host's receiver, beside its
+/// callback), unless it exists; an existing one without that URI gets it.
+/// Returns whether it was created.
 pub async fn seed_client(storage: &Storage, hasher: &PasswordHasher, redirect_uri: &str) -> anyhow::Result<bool> {
+    let backchannel = redirect_uri.replace("/auth/callback/", "/auth/backchannel-logout/");
     let client = DemoClient {
         id: DEMO_CLIENT_ID,
         name: "Aplicação de demonstração",
         secret: DEMO_CLIENT_SECRET,
         redirect_uri,
         post_logout_redirect_uri: None,
+        backchannel_logout_uri: Some(backchannel.clone()),
     };
-    seed_confidential(storage, hasher, client).await
+    if seed_confidential(storage, hasher, client).await? {
+        return Ok(true);
+    }
+    // A demo database from before back-channel logout.
+    let id = ClientId::parse(DEMO_CLIENT_ID)?;
+    if storage.clients.find(&id).await?.is_some_and(|c| c.backchannel_logout_uri.is_none()) {
+        let actor = Actor::Cli { os_user: "demo".into() };
+        let entry = audit_entry(&actor, AuditAction::ClientUpdate, AuditTarget::Client(id.clone()))
+            .with("backchannel_logout_uri", &backchannel);
+        let changes = OAuthClientUpdate { backchannel_logout_uri: Some(Some(backchannel)), ..Default::default() };
+        storage.clients.update(&id, changes, &entry).await?;
+    }
+    Ok(false)
 }
 
 /// Registers the confidential OpenID Connect client `demo-oidc` (every
@@ -61,6 +77,7 @@ pub async fn seed_oidc_client(storage: &Storage, hasher: &PasswordHasher) -> any
         secret: DEMO_OIDC_CLIENT_SECRET,
         redirect_uri: DEMO_OIDC_REDIRECT_URI,
         post_logout_redirect_uri: Some(DEMO_OIDC_POST_LOGOUT_URI),
+        backchannel_logout_uri: None,
     };
     if !seed_confidential(storage, hasher, client).await? {
         return Ok(false);
@@ -79,6 +96,7 @@ struct DemoClient<'a> {
     secret: &'static str,
     redirect_uri: &'a str,
     post_logout_redirect_uri: Option<&'static str>,
+    backchannel_logout_uri: Option<String>,
 }
 
 /// Registers `demo` with every scope enabled (with its audit entry, as the
@@ -103,7 +121,7 @@ async fn seed_confidential(storage: &Storage, hasher: &PasswordHasher, demo: Dem
         enabled_scopes: ScopeSet::all(),
         is_active: true,
         created_at: 0,
-        backchannel_logout_uri: None,
+        backchannel_logout_uri: demo.backchannel_logout_uri,
     };
     let actor = Actor::Cli { os_user: "demo".into() };
     let mut entry = audit_entry(&actor, AuditAction::ClientCreate, AuditTarget::Client(client.client_id.clone()))
@@ -114,6 +132,9 @@ async fn seed_confidential(storage: &Storage, hasher: &PasswordHasher, demo: Dem
         .with("secret", SECRET_SET);
     if !client.post_logout_redirect_uris.is_empty() {
         entry = entry.with("post_logout_redirect_uris", client.post_logout_redirect_uris.join(" "));
+    }
+    if let Some(uri) = &client.backchannel_logout_uri {
+        entry = entry.with("backchannel_logout_uri", uri);
     }
     match clients.create(client, &entry).await {
         Ok(()) => Ok(true),

@@ -16,6 +16,7 @@ use credencial_app_actix::metrics::{metrics_server, UPKEEP_INTERVAL};
 use credencial_app_actix::{build_server, sandbox, sandbox_registries, HttpSettings, MetricsExporter, Services};
 use credencial_application::admin::AccountAdminPorts;
 use credencial_application::backchannel_logout::LogoutSender;
+use credencial_application::client_login::BackchannelSettings;
 use credencial_application::email_confirmation::ConfirmationPorts;
 use credencial_application::purge::Pace;
 use credencial_application::security_log::Notices;
@@ -747,6 +748,12 @@ fn client_login(
         ),
     };
     let public_url = settings.client.provider_public_url.clone().unwrap_or_else(|| base.clone());
+    let issuer = settings
+        .client
+        .provider_issuer_url
+        .clone()
+        .unwrap_or_else(|| public_url.to_string().trim_end_matches('/').to_owned());
+    let backchannel = BackchannelSettings { issuer, client_id: client_id.clone() };
     let provider = HttpProviderClient::new(
         client.clone(),
         ProviderSettings {
@@ -759,7 +766,7 @@ fn client_login(
         },
     )
     .map_err(|e| SettingsError::about(e.setting(), e))?;
-    Ok(ClientLoginService::new(
+    let service = ClientLoginService::new(
         Arc::new(provider),
         Arc::clone(&storage.host_users),
         Arc::clone(&storage.host_user_records),
@@ -771,7 +778,11 @@ fn client_login(
             session_secs: HOST_SESSION_SECS,
             signer: ValueSigner::derive(&cookie_key_material(settings)?),
         },
-    ))
+    );
+    Ok(match settings.client.provider_backchannel_logout.unwrap_or(mode == Mode::Demo) {
+        true => service.with_backchannel_logout(Arc::clone(&storage.host_session_ends), backchannel),
+        false => service,
+    })
 }
 
 /// What the client component's cookie key is derived from: the HS256

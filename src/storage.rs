@@ -10,9 +10,9 @@ use credencial_adapters_sqlite as sqlite;
 use credencial_ports::account::{AccessLog, GrantRepository, OwnEntryRepository, TaxIdValidationStore};
 use credencial_ports::DataTransfer;
 use credencial_ports::{
-    AccountAdminStore, AuditTrail, AuthorizationCodeStore, FederatedLinkStore, HostUserRecords, HostUserStore,
-    LoginFailureLog, LoginHistory, LogoutDeliveries, MailStore, OAuthClientRepository, PasskeyStore, PoolStatus,
-    ProfileRepository, ReadinessProbe, RefreshTokenStore, SchemaStatus, SecondFactorStore, SecurityEvents,
+    AccountAdminStore, AuditTrail, AuthorizationCodeStore, FederatedLinkStore, HostSessionEnds, HostUserRecords,
+    HostUserStore, LoginFailureLog, LoginHistory, LogoutDeliveries, MailStore, OAuthClientRepository, PasskeyStore,
+    PoolStatus, ProfileRepository, ReadinessProbe, RefreshTokenStore, SchemaStatus, SecondFactorStore, SecurityEvents,
     SessionStore, SnapshotStore, UserDirectory, UserRepository,
 };
 
@@ -192,6 +192,8 @@ pub struct Storage {
     pub mail: Arc<dyn MailStore>,
     /// Back-channel logout's outbox.
     pub logout_deliveries: Arc<dyn LogoutDeliveries>,
+    /// The client component's record of back-channel logouts.
+    pub host_session_ends: Arc<dyn HostSessionEnds>,
     /// The user-management API's directory.
     pub directory: Arc<dyn UserDirectory>,
     /// The client component's host user table.
@@ -243,6 +245,7 @@ impl Storage {
                 security_events: pg::PgSecurityEvents,
                 mail: pg::PgMail,
                 logout_deliveries: pg::PgLogoutDeliveries,
+                host_session_ends: pg::PgHostSessionEnds,
                 directory: pg::PgUserDirectory,
                 host_users: pg::PgHostUserStore,
                 host_user_records: pg::PgHostUserRecords,
@@ -272,6 +275,7 @@ impl Storage {
                 security_events: sqlite::SqliteSecurityEvents,
                 mail: sqlite::SqliteMail,
                 logout_deliveries: sqlite::SqliteLogoutDeliveries,
+                host_session_ends: sqlite::SqliteHostSessionEnds,
                 directory: sqlite::SqliteUserDirectory,
                 host_users: sqlite::SqliteHostUserStore,
                 host_user_records: sqlite::SqliteHostUserRecords,

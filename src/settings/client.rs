@@ -41,6 +41,14 @@ pub struct ClientSettings {
     pub provider_redirect_uri: Option<String>,
     /// Client component: time-out of one provider call, in milliseconds.
     pub provider_timeout_ms: u64,
+    /// Client component: whether logins ask for `openid` and the provider's
+    /// back-channel logout tokens are taken at `/auth/backchannel-logout/`
+    /// (register that URL at the provider). Unset: off (the demo: on).
+    pub provider_backchannel_logout: Option<bool>,
+    /// Client component: the provider's issuer identifier, which its
+    /// logout tokens carry as `iss`; default: `provider_public_url` without
+    /// its trailing slash.
+    pub provider_issuer_url: Option<String>,
     /// Client component: the host user table the mapping writes.
     #[serde(with = "super::text")]
     pub user_table: TableName,
@@ -78,6 +86,8 @@ impl Default for ClientSettings {
             provider_client_secret: None,
             provider_redirect_uri: None,
             provider_timeout_ms: 3_000,
+            provider_backchannel_logout: None,
+            provider_issuer_url: None,
             user_table: TableName::parse("host_users").expect("a plain table name"),
             create_users: true,
             update_fields_on_login: None,

@@ -33,6 +33,7 @@ mod federation;
 mod grants;
 mod head;
 mod helpers;
+mod host_backchannel_logout;
 mod keys;
 mod last_staff;
 mod login_next;

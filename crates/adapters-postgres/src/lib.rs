@@ -13,6 +13,7 @@ mod email_keys;
 mod error;
 mod expiry;
 mod federated_links;
+mod host_session_ends;
 mod host_user_records;
 mod host_users;
 mod login_failures;
@@ -43,6 +44,7 @@ pub use database::{
 };
 pub use directory::PgUserDirectory;
 pub use federated_links::PgFederatedLinks;
+pub use host_session_ends::PgHostSessionEnds;
 pub use host_user_records::PgHostUserRecords;
 pub use host_users::{PgHostTable, PgHostUserStore};
 pub use login_failures::PgLoginFailureLog;

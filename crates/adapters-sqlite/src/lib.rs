@@ -15,6 +15,7 @@ mod email_keys;
 mod error;
 mod federated_links;
 pub mod group_commit;
+mod host_session_ends;
 mod host_user_records;
 mod host_users;
 mod json;
@@ -45,6 +46,7 @@ pub use database::{
 };
 pub use directory::SqliteUserDirectory;
 pub use federated_links::SqliteFederatedLinks;
+pub use host_session_ends::SqliteHostSessionEnds;
 pub use host_user_records::SqliteHostUserRecords;
 pub use host_users::{SqliteHostTable, SqliteHostUserStore};
 pub use login_failures::SqliteLoginFailureLog;

@@ -6,6 +6,7 @@
 //! | [`ProviderClient::start`] | none: builds `{public_base}/oauth/authorize/?response_type=code&…` |
 //! | [`ProviderClient::exchange_code`] | `POST {base}/oauth/token/`, form-encoded, `client_secret_basic` |
 //! | [`ProviderClient::fetch_profile`] | `POST {base}/api/perfil/dados/` with `Authorization: Bearer` |
+//! | [`ProviderClient::logout_token_payload`] | `GET {base}/.well-known/jwks.json` (cached) |
 //!
 //! Hand-written on the shared client rather than with the `oauth2` crate
 //! (`docs/decisions.md` says why). Tokens, codes, verifiers, the client
@@ -15,15 +16,19 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use credencial_domain::oauth::discovery::JWKS_PATH;
 use credencial_domain::oauth::{GRANT_TYPE_AUTHORIZATION_CODE, PKCE_METHOD_S256, RESPONSE_TYPE_CODE};
 use credencial_domain::{ScopeSet, UpstreamPath};
-use credencial_ports::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens, UpstreamError};
+use credencial_ports::{
+    AuthorizationStart, ProviderClient, ProviderError, ProviderSession, ProviderTokens, UpstreamError,
+};
 use secrecy::SecretString;
 use thiserror::Error;
 use url::Url;
 
 use crate::client::BaseUrl;
 use crate::oauth_call::{call, json_object, random_text, refusal_code, s256, with_client_credentials};
+use crate::provider_keys::ProviderKeys;
 
 /// A provider call gives up after this long unless configured otherwise.
 pub const DEFAULT_PROVIDER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -81,6 +86,7 @@ pub enum InvalidProviderSettings {
 #[derive(Debug, Clone)]
 pub struct HttpProviderClient {
     client: reqwest::Client,
+    keys: std::sync::Arc<ProviderKeys>,
     authorize_url: Url,
     token_url: Url,
     profile_url: Url,
@@ -103,6 +109,7 @@ impl HttpProviderClient {
             return Err(InvalidProviderSettings::Timeout);
         }
         Ok(Self {
+            keys: std::sync::Arc::new(ProviderKeys::new(client.clone(), endpoint(&base, JWKS_PATH)?, timeout)),
             client,
             authorize_url: endpoint(&public_base, AUTHORIZE_PATH)?,
             token_url: endpoint(&base, TOKEN_PATH)?,
@@ -167,8 +174,9 @@ fn endpoint(base: &BaseUrl, path: &str) -> Result<Url, InvalidProviderSettings> 
 
 /// Reads a successful token answer: `access_token` (required, Bearer),
 /// `scope` (space-separated; unknown names ignored; absent means the
-/// provider's required scopes).
-fn decode_tokens(body: &[u8]) -> Result<ProviderTokens, UpstreamError> {
+/// provider's required scopes) and the login session an `id_token` names
+/// (its audience must be `client_id`).
+fn decode_tokens(body: &[u8], client_id: &str) -> Result<ProviderTokens, UpstreamError> {
     let map =
         json_object(body).ok_or_else(|| UpstreamError::BadResponse("token answer is not a JSON object".into()))?;
     let access_token = match map.get("access_token").and_then(serde_json::Value::as_str) {
@@ -184,7 +192,29 @@ fn decode_tokens(body: &[u8]) -> Result<ProviderTokens, UpstreamError> {
         Some(text) => ScopeSet::parse_lenient(text),
         None => ScopeSet::required(),
     };
-    Ok(ProviderTokens { access_token: access_token.into(), scope })
+    let session = match map.get("id_token").and_then(serde_json::Value::as_str) {
+        Some(id_token) => Some(
+            id_token_session(id_token, client_id)
+                .ok_or_else(|| UpstreamError::BadResponse("an id_token that is not for this client".into()))?,
+        ),
+        None => None,
+    };
+    Ok(ProviderTokens { access_token: access_token.into(), scope, session })
+}
+
+/// The `sub` and `sid` of an ID token whose audience is `client_id`.
+fn id_token_session(id_token: &str, client_id: &str) -> Option<ProviderSession> {
+    use base64::Engine;
+    let payload = id_token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).ok()?;
+    let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let for_us = match &claims["aud"] {
+        serde_json::Value::String(aud) => aud == client_id,
+        serde_json::Value::Array(auds) => auds.iter().any(|a| a.as_str() == Some(client_id)),
+        _ => false,
+    };
+    let sub = claims["sub"].as_str().filter(|s| !s.is_empty() && for_us)?.to_owned();
+    Some(ProviderSession { sub, sid: claims["sid"].as_str().map(str::to_owned) })
 }
 
 /// Logs a failed call: the kind of failure only, never a body.
@@ -232,7 +262,7 @@ impl ProviderClient for HttpProviderClient {
         let result = async {
             let (status, body) = call(request, self.timeout, self.max_body_bytes).await?;
             if status.is_success() {
-                return Ok(decode_tokens(&body)?);
+                return Ok(decode_tokens(&body, &self.client_id)?);
             }
             match refusal_code(&body) {
                 Some(code) => Err(ProviderError::Refused(code)),
@@ -244,6 +274,12 @@ impl ProviderClient for HttpProviderClient {
         }
         .await;
         logged("token", result)
+    }
+
+    async fn logout_token_payload(&self, logout_token: &str) -> Result<serde_json::Value, ProviderError> {
+        let result = self.keys.verified_payload(logout_token).await;
+        log_failure("keys", result.as_ref().err());
+        result
     }
 
     async fn fetch_profile(
@@ -316,8 +352,26 @@ mod tests {
 
     #[test]
     fn a_token_answer_without_scope_means_the_required_scopes() {
-        let tokens = decode_tokens(br#"{"access_token":"a","token_type":"Bearer"}"#).expect("decoded");
-        assert_eq!(tokens.scope, ScopeSet::required());
-        assert!(decode_tokens(br#"{"access_token":"a","token_type":"mac"}"#).is_err());
+        let tokens = decode_tokens(br#"{"access_token":"a","token_type":"Bearer"}"#, "portal").expect("decoded");
+        assert_eq!((tokens.scope, tokens.session), (ScopeSet::required(), None));
+        assert!(decode_tokens(br#"{"access_token":"a","token_type":"mac"}"#, "portal").is_err());
+    }
+
+    #[test]
+    fn an_id_token_for_this_client_gives_its_sub_and_sid_and_one_for_another_is_refused() {
+        use base64::Engine;
+        let answer = |claims: serde_json::Value| {
+            let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(claims.to_string());
+            let id_token = format!("eyJhbGciOiJSUzI1NiJ9.{payload}.c2ln");
+            serde_json::json!({"access_token": "a", "token_type": "Bearer", "id_token": id_token}).to_string()
+        };
+        let ours = answer(serde_json::json!({"aud": "portal", "sub": "7", "sid": "s-1"}));
+        let session = decode_tokens(ours.as_bytes(), "portal").expect("decoded").session.expect("a session");
+        assert_eq!((session.sub.as_str(), session.sid.as_deref()), ("7", Some("s-1")));
+        let listed = answer(serde_json::json!({"aud": ["other", "portal"], "sub": "7"}));
+        assert_eq!(decode_tokens(listed.as_bytes(), "portal").expect("decoded").session.expect("one").sid, None);
+        let theirs = answer(serde_json::json!({"aud": "other", "sub": "7", "sid": "s-1"}));
+        assert!(decode_tokens(theirs.as_bytes(), "portal").is_err(), "another client's ID token");
+        assert!(decode_tokens(br#"{"access_token":"a","id_token":"not-a-jwt"}"#, "portal").is_err());
     }
 }

@@ -271,6 +271,11 @@ impl ApiError {
                 &format!("The profile has no usable value for {column}."),
                 "missing_lookup",
             ),
+            ClientLoginError::LogoutToken(why) => Self::detail(
+                StatusCode::BAD_REQUEST,
+                &format!("The logout token is refused: {why}."),
+                "invalid_request",
+            ),
         }
     }
 }

@@ -9,7 +9,12 @@
 //!   maps it, and gets-or-creates the host user in one atomic statement;
 //! - [`ClientLoginService::record`]: the host user row, column by column;
 //! - the cookie values of the login in progress and of the host session,
-//!   signed with an HMAC key and carrying their expiry.
+//!   signed with an HMAC key and carrying their expiry;
+//! - with back-channel logout on ([`ClientLoginService::with_backchannel_logout`]):
+//!   logins ask for `openid` and keep the ID token's `sub` and `sid` in the
+//!   host session; [`ClientLoginService::receive_logout`] takes the
+//!   provider's logout tokens, and a host session the provider ended is
+//!   refused ([`ClientLoginService::open_session`]: one read by key).
 //!
 //! Nothing here logs a code, a token, a state or a profile value.
 
@@ -18,10 +23,11 @@ use std::sync::Arc;
 use credencial_domain::attr_map::UserMapping;
 use credencial_domain::client_login::{safe_next, secrets_match, SignedPurpose, ValueSigner};
 use credencial_domain::host_table::{HostValue, LoginWrites, TableName};
+use credencial_domain::oauth::backchannel_logout::check_logout_token;
 use credencial_domain::Redacted;
 use credencial_ports::{
-    AuthorizationStart, Clock, HostUserError, HostUserRecords, HostUserStore, ProviderClient, ProviderError,
-    RecordColumn,
+    AuthorizationStart, Clock, HostLogout, HostSessionEnds, HostUserError, HostUserRecords, HostUserStore,
+    ProviderClient, ProviderError, RecordColumn,
 };
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -61,6 +67,10 @@ pub enum ClientLoginError {
     /// (`create_users` off): only existing host users may log in.
     #[error("the person has no host user, and logins do not create users")]
     NotRegistered,
+    /// A logout token the receiver refuses (it does not verify, a claim is
+    /// wrong, or it was taken before); the text says which, for the answer.
+    #[error("the logout token is refused: {0}")]
+    LogoutToken(String),
 }
 
 /// The answer to [`ClientLoginService::begin`].
@@ -82,13 +92,32 @@ pub enum CallbackResult {
     Error(String),
 }
 
-/// A completed login: the host user and its lookup value.
+/// A completed login: the host user and its lookup value, and, with
+/// back-channel logout on, the provider's session it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostLogin {
     /// The host user row's `id`.
     pub id: i64,
     /// The lookup column's value (personal data: never logged).
     pub lookup_value: Redacted<String>,
+    /// The provider's `sub` for the person, when an ID token came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub: Option<String>,
+    /// The provider's session (`sid`), when the ID token named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<String>,
+    /// When the host session started (Unix seconds).
+    #[serde(default)]
+    pub at: i64,
+}
+
+/// The back-channel logout receiver's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackchannelSettings {
+    /// The provider's issuer identifier (a logout token's `iss`).
+    pub issuer: String,
+    /// This host's client id at the provider (a logout token's `aud`).
+    pub client_id: String,
 }
 
 /// The login in progress, kept in a signed cookie between `begin` and the
@@ -135,6 +164,7 @@ pub struct ClientLoginService {
     records: Arc<dyn HostUserRecords>,
     clock: Arc<dyn Clock>,
     config: ClientLoginConfig,
+    backchannel: Option<(Arc<dyn HostSessionEnds>, BackchannelSettings)>,
 }
 
 impl std::fmt::Debug for ClientLoginService {
@@ -152,7 +182,20 @@ impl ClientLoginService {
         clock: Arc<dyn Clock>,
         config: ClientLoginConfig,
     ) -> Self {
-        Self { provider, store, records, clock, config }
+        Self { provider, store, records, clock, config, backchannel: None }
+    }
+
+    /// Receives the provider's back-channel logout tokens, keeping what
+    /// they end in `ends`; logins then ask for `openid` (the ID token names
+    /// the session a logout token will name).
+    pub fn with_backchannel_logout(mut self, ends: Arc<dyn HostSessionEnds>, settings: BackchannelSettings) -> Self {
+        self.backchannel = Some((ends, settings));
+        self
+    }
+
+    /// Whether back-channel logout is received.
+    pub fn receives_logouts(&self) -> bool {
+        self.backchannel.is_some()
     }
 
     /// The host user table.
@@ -163,7 +206,8 @@ impl ClientLoginService {
     /// A fresh authorization request for the configured scopes, and `next`
     /// if it is a path on this site (else the default, `/auth/me/`).
     pub fn begin(&self, next: Option<&str>) -> LoginStart {
-        let authorization = self.provider.start(self.config.mapping.scopes().scopes());
+        let scopes = self.config.mapping.scopes().scopes().with_openid(self.receives_logouts());
+        let authorization = self.provider.start(scopes);
         LoginStart { authorization, next: safe_next(next) }
     }
 
@@ -213,7 +257,8 @@ impl ClientLoginService {
                 other => ServiceError::Storage(other.to_string()),
             })?;
         tracing::info!(host_user_id = outcome.id, created = outcome.created, "host user logged in");
-        Ok(HostLogin { id: outcome.id, lookup_value: Redacted(lookup_value) })
+        let (sub, sid) = tokens.session.map_or((None, None), |s| (Some(s.sub), s.sid));
+        Ok(HostLogin { id: outcome.id, lookup_value: Redacted(lookup_value), sub, sid, at: self.clock.now() })
     }
 
     /// Every column of the host user `id`, in table order (`None` values are
@@ -238,10 +283,57 @@ impl ClientLoginService {
         self.seal(SignedPurpose::HostSession, login, self.config.session_secs)
     }
 
-    /// The host session a cookie value holds, if it is genuine and not
-    /// expired.
-    pub fn open_session(&self, value: &str) -> Option<HostLogin> {
-        self.config.signer.open(SignedPurpose::HostSession, value, self.clock.now())
+    /// The host session a cookie value holds, if it is genuine, not
+    /// expired and, with back-channel logout on, not ended by the provider
+    /// (its `sid`, or every session of its `sub`, ended since it started).
+    /// Errors: `Storage`.
+    pub async fn open_session(&self, value: &str) -> Result<Option<HostLogin>, ServiceError> {
+        let Some(login) = self.config.signer.open::<HostLogin>(SignedPurpose::HostSession, value, self.clock.now())
+        else {
+            return Ok(None);
+        };
+        let Some((ends, _)) = &self.backchannel else { return Ok(Some(login)) };
+        if login.sid.is_none() && login.sub.is_none() {
+            return Ok(Some(login));
+        }
+        let ended = ends
+            .ended_since(login.sid.as_deref(), login.sub.as_deref(), login.at)
+            .await
+            .map_err(|e| ServiceError::Storage(e.to_string()))?;
+        Ok((!ended).then_some(login))
+    }
+
+    /// Takes a back-channel logout token (OpenID Connect Back-Channel
+    /// Logout §2.6): its signature verifies with the provider's published
+    /// keys, its claims are right for this host, its `jti` was not taken
+    /// before; the host sessions it names end. Errors: `LogoutToken`
+    /// (refused: 400), `ProviderDown` (the keys cannot be read), `Storage`.
+    pub async fn receive_logout(&self, logout_token: &str) -> Result<(), ServiceError> {
+        let refused = |why: &str| ServiceError::from(ClientLoginError::LogoutToken(why.to_owned()));
+        let Some((ends, settings)) = &self.backchannel else { return Err(refused("not received here")) };
+        let payload = match self.provider.logout_token_payload(logout_token).await {
+            Ok(payload) => payload,
+            Err(ProviderError::Refused(_)) => return Err(refused("the signature does not verify")),
+            Err(e) => return Err(provider_error(e)),
+        };
+        let now = self.clock.now();
+        let order = check_logout_token(&payload, &settings.issuer, &settings.client_id, now)
+            .map_err(|e| refused(&e.to_string()))?;
+        let logout = HostLogout {
+            jti: order.jti,
+            token_expires_at: order.exp,
+            // A token with a sid ends that session; one with a sub alone
+            // ends every session of the person.
+            sub: order.sub.filter(|_| order.sid.is_none()),
+            sid: order.sid,
+            now,
+            keep_until: now.saturating_add(self.config.session_secs),
+        };
+        if !ends.record(&logout).await.map_err(|e| ServiceError::Storage(e.to_string()))? {
+            return Err(refused("it was received before"));
+        }
+        tracing::info!(by_sid = logout.sid.is_some(), "host sessions ended by the provider's logout token");
+        Ok(())
     }
 
     fn seal<T: Serialize>(&self, purpose: SignedPurpose, value: &T, max_age_secs: i64) -> SealedValue {

@@ -70,7 +70,11 @@ fn service_with(
 fn provider_answering(profile: Map<String, Value>) -> MockProviderClient {
     let mut provider = MockProviderClient::new();
     provider.expect_exchange_code().with(eq("the-code"), eq(VERIFIER)).times(1).returning(|_, _| {
-        Ok(ProviderTokens { access_token: "access".into(), scope: ScopeSet::parse_strict("cpf").expect("scope") })
+        Ok(ProviderTokens {
+            access_token: "access".into(),
+            scope: ScopeSet::parse_strict("cpf").expect("scope"),
+            session: None,
+        })
     });
     provider.expect_fetch_profile().with(eq("access")).times(1).returning(move |_| Ok(profile.clone()));
     provider
@@ -148,7 +152,11 @@ async fn a_provider_that_is_down_or_refuses_is_reported_as_such() {
     }
     let mut provider = MockProviderClient::new();
     provider.expect_exchange_code().returning(|_, _| {
-        Ok(ProviderTokens { access_token: "access".into(), scope: ScopeSet::parse_strict("cpf").expect("scope") })
+        Ok(ProviderTokens {
+            access_token: "access".into(),
+            scope: ScopeSet::parse_strict("cpf").expect("scope"),
+            session: None,
+        })
     });
     provider.expect_fetch_profile().returning(|_| Err(ProviderError::Upstream(UpstreamError::Timeout)));
     let service = service(provider, MockHostUserStore::new(), NOW);
@@ -231,22 +239,22 @@ async fn a_storage_failure_is_a_storage_error_not_a_login_refusal() {
     assert!(matches!(result, Err(ServiceError::Storage(_))), "{result:?}");
 }
 
-#[test]
-fn cookie_values_open_until_they_expire_and_only_for_their_purpose() {
+#[tokio::test]
+async fn cookie_values_open_until_they_expire_and_only_for_their_purpose() {
     let now = service(MockProviderClient::new(), MockHostUserStore::new(), NOW);
     let pending = PendingLogin { state: STATE.into(), pkce_verifier: VERIFIER.into(), next: "/x".into() };
     let sealed = now.seal_pending(&pending);
     assert_eq!(now.open_pending(&sealed.value), Some(pending.clone()));
-    assert_eq!(now.open_session(&sealed.value), None, "a pending login is not a session");
+    assert_eq!(now.open_session(&sealed.value).await.expect("read"), None, "a pending login is not a session");
     assert!(!format!("{pending:?}{sealed:?}").contains(VERIFIER));
-    let login = HostLogin { id: 3, lookup_value: "52998224725".into() };
+    let login = HostLogin { id: 3, lookup_value: "52998224725".into(), sub: None, sid: None, at: NOW };
     let session = now.seal_session(&login);
     assert_eq!(session.max_age_secs, 3600);
-    assert_eq!(now.open_session(&session.value), Some(login));
+    assert_eq!(now.open_session(&session.value).await.expect("read"), Some(login));
     let later = service(MockProviderClient::new(), MockHostUserStore::new(), NOW + 3600);
-    assert_eq!(later.open_session(&session.value), None, "expired");
+    assert_eq!(later.open_session(&session.value).await.expect("read"), None, "expired");
     assert_eq!(later.open_pending(&sealed.value), None, "expired after 10 minutes");
-    assert_eq!(now.open_session("garbage"), None);
+    assert_eq!(now.open_session("garbage").await.expect("read"), None);
 }
 
 #[tokio::test]

@@ -13,6 +13,7 @@ pub mod directory;
 pub mod email_keys;
 pub mod error;
 pub mod federation;
+pub mod host_session_ends;
 pub mod host_user_records;
 pub mod host_users;
 pub mod login_failures;
@@ -42,6 +43,7 @@ pub use federation::{
     FederatedLinkStore, FederationError, IdentityProvider, LinkConflict, LinkRecord, NewProviderLink, Unlinked,
     UpstreamLoginStart,
 };
+pub use host_session_ends::{HostLogout, HostSessionEnds};
 pub use host_user_records::{HostUserRecords, RecordColumn};
 pub use host_users::{HostTableEngine, HostTableStore, HostUserError, HostUserStore, StatementFailure, UpsertOutcome};
 pub use login_failures::LoginFailureLog;
@@ -53,7 +55,7 @@ pub use mail::{
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
 pub use pool::{PoolConnections, PoolStatus};
 pub use profile::{ClientRead, ProfileRepository, Snapshot, SnapshotStore};
-pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderTokens};
+pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderSession, ProviderTokens};
 pub use readiness::{NotReady, ProbeAnswer, ReadinessProbe, SchemaStatus, READINESS_TIMEOUT};
 pub use refresh_tokens::{GraceRotation, NewRefreshToken, RefreshTokenStore, Rotation, TokenRevocation};
 pub use registries::{CdpDirectory, CnesRegistry, TaxAuthority};
@@ -74,6 +76,8 @@ pub use clock::MockClock;
 pub use directory::MockUserDirectory;
 #[cfg(any(test, feature = "mocks"))]
 pub use federation::{MockFederatedLinkStore, MockIdentityProvider};
+#[cfg(any(test, feature = "mocks"))]
+pub use host_session_ends::MockHostSessionEnds;
 #[cfg(any(test, feature = "mocks"))]
 pub use host_user_records::MockHostUserRecords;
 #[cfg(any(test, feature = "mocks"))]

@@ -27,6 +27,21 @@ pub struct ProviderTokens {
     pub access_token: Redacted<String>,
     /// The scopes the provider granted (space-separated in the answer).
     pub scope: ScopeSet,
+    /// The login session the ID token names, when one came (the client
+    /// asked for `openid`).
+    pub session: Option<ProviderSession>,
+}
+
+/// What an ID token says of the login it came from: whom a logout token
+/// may name later. Read from the token answer, which came straight from
+/// the configured provider (OpenID Connect Core §3.1.3.7: its channel
+/// stands for the signature), and only after its audience is checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderSession {
+    /// The person (`sub`).
+    pub sub: String,
+    /// The provider's session (`sid`), when named.
+    pub sid: Option<String>,
 }
 
 /// Why a provider call failed.
@@ -54,6 +69,14 @@ pub trait ProviderClient: Send + Sync + 'static {
     /// credentials and the PKCE verifier. Errors: `Refused` for an RFC 6749
     /// error answer, `Upstream` otherwise.
     async fn exchange_code(&self, code: &str, pkce_verifier: &str) -> Result<ProviderTokens, ProviderError>;
+
+    /// The payload of `logout_token` once its signature verifies with one
+    /// of the provider's published keys (fetched from its `jwks_uri`,
+    /// cached, fetched again for an unknown key id); an asymmetric
+    /// algorithm only. The claims are the caller's to check. Errors:
+    /// `Refused` for a token that does not verify, `Upstream` when the keys
+    /// cannot be read.
+    async fn logout_token_payload(&self, logout_token: &str) -> Result<serde_json::Value, ProviderError>;
 
     /// `POST /api/perfil/dados/` with the access token: the profile payload.
     /// Errors: `Refused` for a 401, `Upstream` otherwise.

@@ -359,7 +359,9 @@ pub const TABLES: &[TableSpec] = &[
 /// reset link is asked for again). And the account search's terms, which
 /// the stores' triggers derive from `users` (an import writing the
 /// accounts writes them again). And what back-channel logout keeps of
-/// sessions: which clients each one told, and the logout tokens waiting.
+/// sessions: which clients each one told, and the logout tokens waiting;
+/// and what the client component's receiver keeps of logout tokens (host
+/// sessions end when a deployment moves).
 pub const NOT_TRANSFERRED: &[&str] = &[
     "sessions",
     "webauthn_ceremonies",
@@ -368,6 +370,8 @@ pub const NOT_TRANSFERRED: &[&str] = &[
     "user_search_terms",
     "session_clients",
     "logout_deliveries",
+    "host_logout_tokens",
+    "host_session_ends",
 ];
 
 /// One transferred row: column name → value in the forms above.

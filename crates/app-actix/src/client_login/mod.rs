@@ -15,7 +15,13 @@
 //!   page "Você saiu" with a link to `/auth/login/` (a forged post gets a
 //!   403 page and ends nothing);
 //! - `GET /auth/me/`: the host user's record, column by column; without a
-//!   session, 303 to `/auth/login/?next=/auth/me/`.
+//!   session, 303 to `/auth/login/?next=/auth/me/`;
+//! - `POST /auth/backchannel-logout/` (with back-channel logout on): the
+//!   provider's logout token (`logout_token=` in a form, OpenID Connect
+//!   Back-Channel Logout §2.5); 200 when taken (the host sessions it names
+//!   end at their next request), 400 with `error` when refused (no other
+//!   origin check: the signed token is the caller's credential), 502/503
+//!   when the provider's keys or the storage cannot be read.
 //!
 //! Codes, states, verifiers and cookie values are never logged.
 
@@ -26,7 +32,8 @@ use std::sync::Arc;
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
+use credencial_application::client_login::HostLogin;
 use credencial_application::{CallbackResult, ClientLoginError, ClientLoginService, PendingLogin, ServiceError};
 
 use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
@@ -45,6 +52,9 @@ pub const CALLBACK_PATH: &str = "/auth/callback/";
 pub const LOGOUT_PATH: &str = "/auth/logout/";
 /// Path of the record page.
 pub const ME_PATH: &str = "/auth/me/";
+/// Path of the back-channel logout receiver (the `backchannel_logout_uri`
+/// registered at the provider).
+pub const BACKCHANNEL_PATH: &str = "/auth/backchannel-logout/";
 /// Cookie of the login in progress.
 pub const PENDING_COOKIE: &str = "credencial_client_login";
 /// Cookie of the host session.
@@ -100,6 +110,9 @@ impl HttpServiceFactory for ClientLoginApi {
             .route(web::post().to(logout))
             .register(config);
         data(resource(ME_PATH, "GET")).route(routes::get().to(me)).register(config);
+        if self.service.receives_logouts() {
+            data(resource(BACKCHANNEL_PATH, "POST")).route(web::post().to(backchannel_logout)).register(config);
+        }
     }
 }
 
@@ -165,10 +178,46 @@ async fn callback(
     }
 }
 
-/// The host session cookie's value, when it holds a genuine, unexpired
-/// session.
-fn session_cookie(req: &HttpRequest, service: &ClientLoginService) -> Option<String> {
-    cookies::read(req, SESSION_COOKIE).filter(|v| service.open_session(v).is_some())
+/// The host session cookie's value and its session, when it holds a
+/// genuine, unexpired session the provider did not end; `Err`: the page
+/// of a storage failure.
+async fn host_session(
+    req: &HttpRequest,
+    service: &ClientLoginService,
+) -> Result<Option<(String, HostLogin)>, HttpResponse> {
+    let Some(value) = cookies::read(req, SESSION_COOKIE) else { return Ok(None) };
+    match service.open_session(&value).await {
+        Ok(session) => Ok(session.map(|session| (value, session))),
+        Err(e) => Err(failure(e, "")),
+    }
+}
+
+/// `POST /auth/backchannel-logout/`: takes the provider's logout token.
+async fn backchannel_logout(
+    req: HttpRequest,
+    payload: web::Payload,
+    service: web::Data<ClientLoginService>,
+) -> HttpResponse {
+    let refused = |why: &str| {
+        response(StatusCode::BAD_REQUEST)
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .json(serde_json::json!({ "error": "invalid_request", "error_description": why }))
+    };
+    let form = match read_form(&req, payload).await {
+        Ok(form) => form,
+        Err(_) => return refused("the body is not a form"),
+    };
+    let token = match form.get("logout_token") {
+        Ok(Some(token)) => token.to_owned(),
+        Ok(None) => return refused("logout_token is required"),
+        Err(_) => return refused("logout_token is repeated"),
+    };
+    match service.receive_logout(&token).await {
+        Ok(()) => response(StatusCode::OK).insert_header((header::CACHE_CONTROL, "no-store")).finish(),
+        Err(ServiceError::ClientLogin(ClientLoginError::LogoutToken(why))) => refused(&why),
+        Err(ServiceError::ClientLogin(inner)) => ApiError::client_login(inner).error_response(),
+        Err(other) => ApiError::from(other).error_response(),
+    }
 }
 
 /// The anti-forgery token of the logout form of the session whose cookie
@@ -183,7 +232,7 @@ fn logout_token(session: &str) -> String {
 /// link to the login (not a redirect to it: the provider's session and the
 /// remembered consent would log the person straight back in).
 async fn logout_page(req: HttpRequest, service: web::Data<ClientLoginService>) -> HttpResponse {
-    match session_cookie(&req, &service) {
+    match or_answer!(host_session(&req, &service).await).map(|(value, _)| value) {
         Some(session) => html(response(StatusCode::OK), &pages::logout(LOGOUT_PATH, &logout_token(&session), ME_PATH)),
         None => html(response(StatusCode::OK), &pages::logged_out(LOGIN_PATH)),
     }
@@ -203,7 +252,7 @@ async fn logout(
     if html::posted_from_another_origin(&req) {
         return forged_logout();
     }
-    let Some(session) = session_cookie(&req, &service) else {
+    let Some((session, _)) = or_answer!(host_session(&req, &service).await) else {
         return see_other(LOGOUT_PATH).finish();
     };
     let form = read_form(&req, payload).await.ok();
@@ -233,10 +282,11 @@ async fn me(
     table: web::Data<HostTableName>,
 ) -> HttpResponse {
     let to_login = format!("{LOGIN_PATH}?next=%2Fauth%2Fme%2F");
-    let Some(session) = cookies::read(&req, SESSION_COOKIE).and_then(|v| service.open_session(&v)) else {
-        return see_other(&to_login).finish();
+    let Some((value, session)) = or_answer!(host_session(&req, &service).await) else {
+        // Ended by the provider (or expired): the stale cookie goes too.
+        return see_other(&to_login).append_header((header::SET_COOKIE, cookies.session(&req, "", 0))).finish();
     };
-    let token = cookies::read(&req, SESSION_COOKIE).map(|v| logout_token(&v)).unwrap_or_default();
+    let token = logout_token(&value);
     match service.record(session.id).await {
         Ok(Some(columns)) => html(response(StatusCode::OK), &pages::record(&table.0, &columns, LOGOUT_PATH, &token)),
         // The row is gone: the session means nothing any more.
