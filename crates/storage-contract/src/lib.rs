@@ -101,6 +101,8 @@ pub trait Backend: Send + Sync + Sized + 'static {
     fn second_factors(&self) -> Arc<dyn credencial_ports::SecondFactorStore>;
     /// [`credencial_ports::SessionStore`].
     fn sessions(&self) -> Arc<dyn credencial_ports::SessionStore>;
+    /// [`credencial_ports::HostSessionEnds`].
+    fn host_session_ends(&self) -> Arc<dyn credencial_ports::HostSessionEnds>;
     /// [`credencial_ports::LogoutDeliveries`].
     fn logout_deliveries(&self) -> Arc<dyn credencial_ports::LogoutDeliveries>;
     /// [`LoginHistory`].

@@ -123,6 +123,9 @@ impl Backend for Postgres {
     fn sessions(&self) -> Arc<dyn credencial_ports::SessionStore> {
         Arc::new(pg::PgSessionStore::new(self.database.pool.clone()))
     }
+    fn host_session_ends(&self) -> Arc<dyn credencial_ports::HostSessionEnds> {
+        Arc::new(pg::PgHostSessionEnds::new(self.database.pool.clone()))
+    }
     fn logout_deliveries(&self) -> Arc<dyn credencial_ports::LogoutDeliveries> {
         Arc::new(pg::PgLogoutDeliveries::new(self.database.pool.clone()))
     }

@@ -124,6 +124,9 @@ impl Backend for Sqlite {
     fn sessions(&self) -> Arc<dyn credencial_ports::SessionStore> {
         Arc::new(sqlite::SqliteSessionStore::new(self.database.db.clone()))
     }
+    fn host_session_ends(&self) -> Arc<dyn credencial_ports::HostSessionEnds> {
+        Arc::new(sqlite::SqliteHostSessionEnds::new(self.database.db.clone()))
+    }
     fn logout_deliveries(&self) -> Arc<dyn credencial_ports::LogoutDeliveries> {
         Arc::new(sqlite::SqliteLogoutDeliveries::new(self.database.db.clone()))
     }

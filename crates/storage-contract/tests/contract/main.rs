@@ -8,6 +8,7 @@ mod directory;
 mod email_keys;
 mod federated_links;
 mod health;
+mod host_session_ends;
 mod host_users;
 mod last_staff;
 mod login_failures;
