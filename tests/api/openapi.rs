@@ -38,6 +38,10 @@ const HTML_PREFIXES: [&str; 2] = ["/conta", "/admin"];
 /// text format, when enabled), the script of the `response_mode=form_post`
 /// page, the favicon (SVG) and the institution's logo (an image).
 const TEXT_ROUTES: [&str; 5] = ["/metrics", "/oauth/form_post.js", "/favicon.ico", "/favicon.svg", "/marca/logo"];
+/// The client component's back-channel logout receiver: the host
+/// application's route, called by its provider (documented in
+/// docs/configuration.md with the component, not in the provider's API).
+const HOST_ROUTES: [&str; 1] = ["/auth/backchannel-logout"];
 /// The confidential client of these tests.
 const CLIENT: &str = "host";
 const CLIENT_SECRET: &str = "host-secret-0123456789";
@@ -324,6 +328,7 @@ async fn the_served_description_is_docs_openapi_yaml() {
 fn is_html_route(path: &str) -> bool {
     HTML_ROUTES.contains(&path)
         || TEXT_ROUTES.contains(&path)
+        || HOST_ROUTES.contains(&path)
         || HTML_PREFIXES.iter().any(|prefix| path == *prefix || path.starts_with(&format!("{prefix}/")))
 }
 
@@ -342,7 +347,7 @@ async fn every_mounted_route_is_documented_or_a_deliberate_html_route() {
     assert!(undocumented.is_empty(), "routes served but not in docs/openapi.yaml: {undocumented:?}");
     let missing: Vec<&&str> = documented.iter().filter(|p| !mounted.contains(*p)).collect();
     assert!(missing.is_empty(), "documented but not served: {missing:?}");
-    for html in HTML_ROUTES.iter().chain(&TEXT_ROUTES) {
+    for html in HTML_ROUTES.iter().chain(&TEXT_ROUTES).chain(&HOST_ROUTES) {
         assert!(mounted.contains(html), "{html} is listed as an HTML or text route but not served");
     }
 }
@@ -356,6 +361,7 @@ async fn spawn_app_with_every_route() -> TestApp {
         s.client.provider_client_id = Some("host".into());
         s.client.provider_client_secret = Some(secrecy::SecretString::from("s"));
         s.client.provider_redirect_uri = Some("http://127.0.0.1:9/auth/callback/".into());
+        s.client.provider_backchannel_logout = Some(true);
     })
     .await
 }

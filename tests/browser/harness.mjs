@@ -132,6 +132,24 @@ export function useDemo(name, env = {}) {
     return shared;
 }
 
+/**
+ * The demo host's login in `page`: /auth/login/ → the provider's login
+ * form (as `username`) → the consent page, where it clicks `action`
+ * (approve or deny); returns the response of /auth/callback/.
+ */
+export async function logInToTheHost(page, base, username, password, action = 'approve') {
+    await page.goto(`${base}/auth/login/`);
+    await page.fill('input[name="username"]', username);
+    await page.fill('input[name="password"]', password);
+    await Promise.all([page.waitForURL(/\/oauth\/authorize\//), page.click('button[type="submit"]')]);
+    await page.locator('h1', { hasText: 'Autorizar acesso' }).waitFor();
+    const [callback] = await Promise.all([
+        page.waitForResponse((r) => new URL(r.url()).pathname === '/auth/callback/'),
+        page.click(`button[name="action"][value="${action}"]`),
+    ]);
+    return callback;
+}
+
 /** Polls /healthz until it answers 200, the server exits, or the deadline passes. */
 async function waitForHealth(server, base, serverLog, deadlineMs) {
     const deadline = Date.now() + deadlineMs;
