@@ -748,11 +748,12 @@ fn client_login(
         ),
     };
     let public_url = settings.client.provider_public_url.clone().unwrap_or_else(|| base.clone());
-    let issuer = settings
-        .client
-        .provider_issuer_url
-        .clone()
-        .unwrap_or_else(|| public_url.to_string().trim_end_matches('/').to_owned());
+    // Written as the provider's discovery document says it: no trailing
+    // slash (a configured one would refuse every logout token).
+    let issuer = match &settings.client.provider_issuer_url {
+        Some(issuer) => issuer.trim().trim_end_matches('/').to_owned(),
+        None => public_url.to_string().trim_end_matches('/').to_owned(),
+    };
     let backchannel = BackchannelSettings { issuer, client_id: client_id.clone() };
     let provider = HttpProviderClient::new(
         client.clone(),

@@ -73,7 +73,7 @@ impl HostSessionEnds for PgHostSessionEnds {
         since: i64,
     ) -> Result<bool, RepositoryError> {
         let ended: bool = sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM host_session_ends WHERE key IN ($1, $2) AND ended_at >= $3)",
+            "SELECT EXISTS (SELECT 1 FROM host_session_ends WHERE key = $1 OR (key = $2 AND ended_at >= $3))",
         )
         .bind(sid.map(sid_key))
         .bind(sub.map(sub_key))

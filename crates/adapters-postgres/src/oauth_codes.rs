@@ -49,10 +49,18 @@ impl AuthorizationCodeStore for PgAuthorizationCodeStore {
         .await
         .map_err(to_repository_error)?;
         if let (Some(session), Some(sid)) = (code.session, &grant.sid) {
-            // A session ended meanwhile remembers nothing.
+            // The session is locked against its end until this commits; one
+            // ended meanwhile (its end waited for nothing) remembers nothing.
+            let live = sqlx::query("SELECT 1 FROM sessions WHERE id = $1 FOR SHARE")
+                .bind(session)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(to_repository_error)?;
+            if live.is_none() {
+                return tx.commit().await.map_err(to_repository_error);
+            }
             sqlx::query(
-                "INSERT INTO session_clients (session_id, client_id, sid) \
-                 SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $1) \
+                "INSERT INTO session_clients (session_id, client_id, sid) VALUES ($1, $2, $3) \
                  ON CONFLICT (session_id, client_id) DO UPDATE SET sid = EXCLUDED.sid",
             )
             .bind(session)

@@ -47,27 +47,42 @@ type SessionQuery<'q> = sqlx::query::QueryScalar<'q, sqlx::Postgres, i64, sqlx::
 impl PgSessionStore {
     /// Ends the sessions `filter` selects (a condition on `sessions`'
     /// columns, its parameters bound by `bind`) and returns how many; in
-    /// the same statement, queues a logout token for every client that
+    /// the same transaction, queues a logout token for every client that
     /// was issued an ID token in one of them and listens for them
-    /// (back-channel logout). The queueing reads `session_clients` as it
-    /// was before the deletion cascades to it.
+    /// (back-channel logout). The sessions are locked first: a code being
+    /// issued in one of them meanwhile has either committed its
+    /// `session_clients` row (which the next statement then sees) or waits
+    /// and finds the session gone.
     async fn end_where(
         &self,
         filter: &str,
         bind: impl for<'q> Fn(SessionQuery<'q>) -> SessionQuery<'q>,
     ) -> Result<u64, RepositoryError> {
-        let sql = format!(
-            "WITH ended AS (DELETE FROM sessions WHERE {filter} RETURNING id, user_id), \
-             queued AS (INSERT INTO logout_deliveries (client_id, user_id, sid, created_at, due_at) \
-                 SELECT sc.client_id, ended.user_id, sc.sid, t.now, t.now \
-                 FROM ended JOIN session_clients sc ON sc.session_id = ended.id \
-                 JOIN oauth_clients c ON c.client_id = sc.client_id \
-                 CROSS JOIN (SELECT floor(extract(epoch FROM now()))::BIGINT AS now) t \
-                 WHERE c.backchannel_logout_uri IS NOT NULL) \
-             SELECT count(*) FROM ended"
-        );
-        let ended = bind(sqlx::query_scalar(&sql)).fetch_one(&self.pool).await.map_err(to_repository_error)?;
-        Ok(u64::try_from(ended).unwrap_or(0))
+        let lock = format!("SELECT id FROM sessions WHERE {filter} FOR UPDATE");
+        let mut tx = self.pool.begin().await.map_err(to_repository_error)?;
+        let ids: Vec<i64> = bind(sqlx::query_scalar(&lock)).fetch_all(&mut *tx).await.map_err(to_repository_error)?;
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        sqlx::query(
+            "INSERT INTO logout_deliveries (client_id, user_id, sid, created_at, due_at) \
+             SELECT sc.client_id, s.user_id, sc.sid, t.now, t.now \
+             FROM sessions s JOIN session_clients sc ON sc.session_id = s.id \
+             JOIN oauth_clients c ON c.client_id = sc.client_id \
+             CROSS JOIN (SELECT floor(extract(epoch FROM now()))::BIGINT AS now) t \
+             WHERE s.id = ANY($1) AND c.backchannel_logout_uri IS NOT NULL",
+        )
+        .bind(&ids)
+        .execute(&mut *tx)
+        .await
+        .map_err(to_repository_error)?;
+        let done = sqlx::query("DELETE FROM sessions WHERE id = ANY($1)")
+            .bind(&ids)
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
+        tx.commit().await.map_err(to_repository_error)?;
+        Ok(done.rows_affected())
     }
 }
 

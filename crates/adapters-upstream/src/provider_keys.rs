@@ -1,14 +1,16 @@
 //! The provider's published keys (`/.well-known/jwks.json`), for the
 //! client component's back-channel logout receiver: fetched on first use,
-//! kept an hour, fetched again (at most once a minute) when a token names
-//! a key id they lack — the provider rotated its key.
+//! kept an hour, fetched again when a token names a key id they lack (the
+//! provider rotated its key). Whatever anyone posts, the keys are fetched
+//! by one request at a time and at most once a minute, failures included:
+//! forged tokens cannot make the receiver flood the provider.
 
 use std::time::{Duration, Instant};
 
 use credencial_ports::{ProviderError, UpstreamError};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use tokio::sync::RwLock;
+use tokio::sync::{Mutex, RwLock};
 use url::Url;
 
 use crate::oauth_call::call;
@@ -27,6 +29,8 @@ pub(crate) struct ProviderKeys {
     url: Url,
     timeout: Duration,
     cache: RwLock<Option<(Instant, JwkSet)>>,
+    /// When the keys were last asked for (held while asking).
+    last_fetch: Mutex<Option<Instant>>,
 }
 
 fn refused() -> ProviderError {
@@ -36,7 +40,7 @@ fn refused() -> ProviderError {
 impl ProviderKeys {
     /// Keys published at `url`, fetched through `client`.
     pub(crate) fn new(client: reqwest::Client, url: Url, timeout: Duration) -> Self {
-        Self { client, url, timeout, cache: RwLock::new(None) }
+        Self { client, url, timeout, cache: RwLock::new(None), last_fetch: Mutex::new(None) }
     }
 
     /// The payload of `token` once its signature verifies with the
@@ -68,19 +72,41 @@ impl ProviderKeys {
     }
 
     /// The published key `kid`, fetching the set when it is missing, old,
-    /// or lacks `kid` and was fetched over a minute ago.
+    /// or lacks `kid` — unless the keys were asked for less than a minute
+    /// ago (then what is cached answers, or the failure does).
     async fn key(&self, kid: &str) -> Result<Option<jsonwebtoken::jwk::Jwk>, ProviderError> {
-        if let Some((at, keys)) = &*self.cache.read().await {
-            let found = keys.find(kid).cloned();
-            let age = at.elapsed();
-            if age < KEYS_MAX_AGE && (found.is_some() || age < UNKNOWN_KID_REFETCH) {
-                return Ok(found);
-            }
+        if let Some(found) = self.cached(kid, false).await {
+            return Ok(found);
         }
+        let mut last_fetch = self.last_fetch.lock().await;
+        // Another request may have fetched while this one waited.
+        if let Some(found) = self.cached(kid, false).await {
+            return Ok(found);
+        }
+        if last_fetch.is_some_and(|at| at.elapsed() < UNKNOWN_KID_REFETCH) {
+            return self.cached(kid, true).await.ok_or_else(|| {
+                UpstreamError::BadResponse("keys: unavailable (asked less than a minute ago)".into()).into()
+            });
+        }
+        *last_fetch = Some(Instant::now());
         let keys = self.fetch().await?;
         let found = keys.find(kid).cloned();
         *self.cache.write().await = Some((Instant::now(), keys));
         Ok(found)
+    }
+
+    /// What the cached keys say of `kid`: `Some(Some(key))` when they hold
+    /// it and are under an hour old, `Some(None)` when `stale_is_fine` and
+    /// they lack it; `None` when they must be fetched (or there are none).
+    async fn cached(&self, kid: &str, stale_is_fine: bool) -> Option<Option<jsonwebtoken::jwk::Jwk>> {
+        let cache = self.cache.read().await;
+        let (at, keys) = cache.as_ref()?;
+        let found = keys.find(kid).cloned();
+        match found {
+            Some(key) if stale_is_fine || at.elapsed() < KEYS_MAX_AGE => Some(Some(key)),
+            None if stale_is_fine => Some(None),
+            _ => None,
+        }
     }
 
     async fn fetch(&self) -> Result<JwkSet, ProviderError> {

@@ -285,7 +285,8 @@ impl ClientLoginService {
 
     /// The host session a cookie value holds, if it is genuine, not
     /// expired and, with back-channel logout on, not ended by the provider
-    /// (its `sid`, or every session of its `sub`, ended since it started).
+    /// (its `sid` ended, or every session of its `sub` ended since it
+    /// started).
     /// Errors: `Storage`.
     pub async fn open_session(&self, value: &str) -> Result<Option<HostLogin>, ServiceError> {
         let Some(login) = self.config.signer.open::<HostLogin>(SignedPurpose::HostSession, value, self.clock.now())

@@ -32,9 +32,10 @@ pub trait HostSessionEnds: Send + Sync + 'static {
     /// batch, what expired before `logout.now`. Errors: `Unexpected`.
     async fn record(&self, logout: &HostLogout) -> Result<bool, RepositoryError>;
 
-    /// Whether the host session of `sid` (if any) or of the person `sub`
-    /// (if any) was ended at or after `since` (one read by primary key).
-    /// Errors: `Unexpected`.
+    /// Whether the host session of `sid` (if any) was ended — a `sid` names
+    /// one provider session, never reused — or every session of the person
+    /// `sub` (if any) was ended at or after `since`, when the host session
+    /// started (reads by primary key). Errors: `Unexpected`.
     async fn ended_since<'a>(
         &self,
         sid: Option<&'a str>,
