@@ -15,14 +15,13 @@
 //! says why. Codes, verifiers, nonces, tokens and the client secret are
 //! never logged.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use credencial_domain::federation::id_token::{self, Expected};
 use credencial_domain::oauth::{is_loopback_host, GRANT_TYPE_AUTHORIZATION_CODE, PKCE_METHOD_S256, RESPONSE_TYPE_CODE};
 use credencial_ports::{FederationError, IdentityProvider, UpstreamError, UpstreamLoginStart};
-use jsonwebtoken::jwk::Jwk;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::Algorithm;
 use secrecy::SecretString;
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -30,12 +29,11 @@ use tokio::sync::Mutex;
 use url::Url;
 
 use crate::oauth_call::{call, json_object, random_text, refusal_code, s256, with_client_credentials};
+use crate::published_keys::{unavailable, Fetched, PublishedKeys, Unverified};
+pub use crate::published_keys::{KEYS_TTL, STALE_LIMIT};
 
 /// How long a discovery document is used before it is fetched again.
 pub const DISCOVERY_TTL: Duration = Duration::from_secs(60 * 60);
-
-/// How long a key set is used before it is fetched again.
-pub const KEYS_TTL: Duration = Duration::from_secs(60 * 60);
 
 /// The default least time between two fetches of the key set for a key
 /// id it did not know: tokens naming made-up key ids cannot make this
@@ -116,58 +114,6 @@ struct Endpoints {
     end_session: Option<Url>,
 }
 
-/// How long endpoints and keys that could not be fetched again are still
-/// used (a provider's short outage does not stop logins whose tokens its
-/// old keys verify).
-pub const STALE_LIMIT: Duration = Duration::from_secs(24 * 60 * 60);
-
-/// A value fetched from the provider: when, and when fetching it last
-/// failed (a failure is remembered for `keys_refresh`, so that logins
-/// arriving while the provider is down do not each wait out a time-out).
-struct Fetched<T> {
-    value: Option<(T, Instant)>,
-    failed_at: Option<Instant>,
-}
-
-impl<T> Default for Fetched<T> {
-    fn default() -> Self {
-        Self { value: None, failed_at: None }
-    }
-}
-
-impl<T: Clone> Fetched<T> {
-    /// The value if it was fetched within `ttl`.
-    fn fresh(&self, ttl: Duration) -> Option<&T> {
-        self.value.as_ref().filter(|(_, at)| at.elapsed() < ttl).map(|(value, _)| value)
-    }
-
-    /// Whether a fetch failed within `within`.
-    fn failed_recently(&self, within: Duration) -> bool {
-        self.failed_at.is_some_and(|at| at.elapsed() < within)
-    }
-
-    /// The last value, if within [`STALE_LIMIT`].
-    fn stale(&self) -> Option<T> {
-        self.value.as_ref().filter(|(_, at)| at.elapsed() < STALE_LIMIT).map(|(value, _)| value.clone())
-    }
-
-    /// Keeps the outcome of a fetch: a value, or a failure (answered with
-    /// the stale value when there is one).
-    fn keep(&mut self, fetched: Result<T, UpstreamError>) -> Result<T, UpstreamError> {
-        match fetched {
-            Ok(value) => {
-                self.value = Some((value.clone(), Instant::now()));
-                self.failed_at = None;
-                Ok(value)
-            }
-            Err(e) => {
-                self.failed_at = Some(Instant::now());
-                self.stale().ok_or(e)
-            }
-        }
-    }
-}
-
 /// [`IdentityProvider`] over HTTP, on the shared pooled client.
 pub struct HttpIdentityProvider {
     client: reqwest::Client,
@@ -175,18 +121,13 @@ pub struct HttpIdentityProvider {
     settings: IdentityProviderSettings,
     logout_url: Option<Url>,
     endpoints: Mutex<Fetched<Endpoints>>,
-    keys: Mutex<Fetched<Vec<Jwk>>>,
+    keys: PublishedKeys,
 }
 
 impl std::fmt::Debug for HttpIdentityProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpIdentityProvider").field("issuer", &self.settings.issuer).finish_non_exhaustive()
     }
-}
-
-/// The answer while a provider that just failed is not asked again.
-fn unavailable() -> UpstreamError {
-    UpstreamError::BadResponse("the provider failed moments ago; not asked again yet".into())
 }
 
 /// Whether `url` may be called: https, or http on a loopback host (the
@@ -253,7 +194,8 @@ impl HttpIdentityProvider {
     pub fn new(client: reqwest::Client, settings: IdentityProviderSettings) -> Result<Self, InvalidIdentityProvider> {
         let (issuer, logout_url) = settings.parsed()?;
         let settings = IdentityProviderSettings { issuer: settings.issuer.trim().to_owned(), ..settings };
-        Ok(Self { client, issuer, settings, logout_url, endpoints: Mutex::default(), keys: Mutex::default() })
+        let keys = PublishedKeys::new(client.clone(), settings.timeout, settings.keys_refresh, MAX_BODY_BYTES);
+        Ok(Self { client, issuer, settings, logout_url, endpoints: Mutex::default(), keys })
     }
 
     /// The discovery document's URL: `/.well-known/openid-configuration`
@@ -314,70 +256,6 @@ impl HttpIdentityProvider {
         });
         cache.keep(fetched)
     }
-
-    /// Fetches the key set: the keys this service can use (others, of
-    /// kinds it does not know, are skipped).
-    async fn fetch_keys(&self, url: &Url) -> Result<Vec<Jwk>, UpstreamError> {
-        let (status, body) = call(self.client.get(url.clone()), self.settings.timeout, MAX_BODY_BYTES).await?;
-        let keys = json_object(&body)
-            .filter(|_| status.is_success())
-            .and_then(|set| set.get("keys").and_then(Value::as_array).cloned())
-            .ok_or_else(|| UpstreamError::BadResponse("keys: not a JWK set".into()))?;
-        Ok(keys.into_iter().filter_map(|key| serde_json::from_value(key).ok()).collect())
-    }
-
-    /// The key for an ID token's `kid` (or the only key, for a token
-    /// without one): from the cache while fresh; a key id the cache does
-    /// not know refreshes it once, at most every `keys_refresh`.
-    async fn key(&self, url: &Url, kid: Option<&str>) -> Result<Option<Jwk>, UpstreamError> {
-        let pick = |keys: &[Jwk]| match kid {
-            Some(kid) => keys.iter().find(|key| key.common.key_id.as_deref() == Some(kid)).cloned(),
-            None if keys.len() == 1 => keys.first().cloned(),
-            None => None,
-        };
-        let mut cache = self.keys.lock().await;
-        if let Some(keys) = cache.fresh(KEYS_TTL) {
-            let found = pick(keys);
-            if found.is_some() || cache.fresh(self.settings.keys_refresh).is_some() {
-                return Ok(found);
-            }
-        }
-        if cache.failed_recently(self.settings.keys_refresh) {
-            return cache.stale().map(|keys| pick(&keys)).ok_or_else(unavailable);
-        }
-        let fetched = self.fetch_keys(url).await.inspect_err(|e| {
-            tracing::warn!(issuer = %self.settings.issuer, error = %e, "identity provider keys could not be fetched");
-        });
-        Ok(pick(&cache.keep(fetched)?))
-    }
-
-    /// The claims of `token` if its signature verifies with the provider's
-    /// key and a pinned algorithm.
-    async fn verified_claims(&self, jwks: &Url, token: &str) -> Result<Map<String, Value>, FederationError> {
-        let header = jsonwebtoken::decode_header(token).map_err(|_| FederationError::Signature)?;
-        if !self.settings.algorithms.contains(&header.alg) {
-            return Err(FederationError::Signature);
-        }
-        let jwk = self.key(jwks, header.kid.as_deref()).await?.ok_or(FederationError::Signature)?;
-        // A key published for encryption, or for another algorithm, does
-        // not verify signatures of this one.
-        let for_encryption = matches!(jwk.common.public_key_use, Some(jsonwebtoken::jwk::PublicKeyUse::Encryption));
-        let other_algorithm =
-            jwk.common.key_algorithm.is_some_and(|alg| format!("{alg:?}") != format!("{:?}", header.alg));
-        if for_encryption || other_algorithm {
-            return Err(FederationError::Signature);
-        }
-        let key = DecodingKey::from_jwk(&jwk).map_err(|_| FederationError::Signature)?;
-        let mut validation = Validation::new(header.alg);
-        // The claims are checked by the domain's rules, each refusal named.
-        validation.validate_exp = false;
-        validation.validate_nbf = false;
-        validation.validate_aud = false;
-        validation.required_spec_claims.clear();
-        jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
-            .map(|data| data.claims)
-            .map_err(|_| FederationError::Signature)
-    }
 }
 
 #[async_trait]
@@ -437,7 +315,11 @@ impl IdentityProvider for HttpIdentityProvider {
             .get("id_token")
             .and_then(Value::as_str)
             .ok_or_else(|| UpstreamError::BadResponse("token: no id_token".into()))?;
-        let claims = self.verified_claims(&endpoints.jwks, id_token).await?;
+        let claims = match self.keys.verified_claims(&endpoints.jwks, id_token, &self.settings.algorithms).await {
+            Ok(claims) => claims,
+            Err(Unverified::Signature) => return Err(FederationError::Signature),
+            Err(Unverified::Upstream(e)) => return Err(e.into()),
+        };
         let expected = Expected {
             issuer: &self.settings.issuer,
             client_id: &self.settings.client_id,

@@ -13,7 +13,7 @@ mod logout_poster;
 mod mail;
 mod oauth_call;
 mod provider;
-mod provider_keys;
+mod published_keys;
 mod registries;
 mod response;
 #[cfg(feature = "test-support")]

@@ -28,7 +28,7 @@ use url::Url;
 
 use crate::client::BaseUrl;
 use crate::oauth_call::{call, json_object, random_text, refusal_code, s256, with_client_credentials};
-use crate::provider_keys::ProviderKeys;
+use crate::published_keys::{PublishedKeys, Unverified};
 
 /// A provider call gives up after this long unless configured otherwise.
 pub const DEFAULT_PROVIDER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -43,6 +43,25 @@ const AUTHORIZE_PATH: &str = "/oauth/authorize/";
 const TOKEN_PATH: &str = "/oauth/token/";
 /// The provider's profile endpoint, below the base.
 const PROFILE_PATH: &str = "/api/perfil/dados/";
+
+/// The algorithms a logout token may be signed with: asymmetric ones only
+/// (an HS256 token keyed with a published public key is refused).
+const LOGOUT_ALGORITHMS: [jsonwebtoken::Algorithm; 9] = [
+    jsonwebtoken::Algorithm::RS256,
+    jsonwebtoken::Algorithm::RS384,
+    jsonwebtoken::Algorithm::RS512,
+    jsonwebtoken::Algorithm::PS256,
+    jsonwebtoken::Algorithm::PS384,
+    jsonwebtoken::Algorithm::PS512,
+    jsonwebtoken::Algorithm::ES256,
+    jsonwebtoken::Algorithm::ES384,
+    jsonwebtoken::Algorithm::EdDSA,
+];
+/// How soon a logout token naming a key id the provider's set lacks may
+/// fetch the set again.
+const LOGOUT_KEYS_REFRESH: Duration = Duration::from_secs(60);
+/// The largest key set accepted from the provider.
+const LOGOUT_KEYS_MAX_BYTES: usize = 64 * 1024;
 
 /// How the client component reaches its provider. `Debug` never shows the
 /// secret.
@@ -86,7 +105,8 @@ pub enum InvalidProviderSettings {
 #[derive(Debug, Clone)]
 pub struct HttpProviderClient {
     client: reqwest::Client,
-    keys: std::sync::Arc<ProviderKeys>,
+    keys: std::sync::Arc<PublishedKeys>,
+    jwks_url: Url,
     authorize_url: Url,
     token_url: Url,
     profile_url: Url,
@@ -109,7 +129,13 @@ impl HttpProviderClient {
             return Err(InvalidProviderSettings::Timeout);
         }
         Ok(Self {
-            keys: std::sync::Arc::new(ProviderKeys::new(client.clone(), endpoint(&base, JWKS_PATH)?, timeout)),
+            keys: std::sync::Arc::new(PublishedKeys::new(
+                client.clone(),
+                timeout,
+                LOGOUT_KEYS_REFRESH,
+                LOGOUT_KEYS_MAX_BYTES,
+            )),
+            jwks_url: endpoint(&base, JWKS_PATH)?,
             client,
             authorize_url: endpoint(&public_base, AUTHORIZE_PATH)?,
             token_url: endpoint(&base, TOKEN_PATH)?,
@@ -277,7 +303,16 @@ impl ProviderClient for HttpProviderClient {
     }
 
     async fn logout_token_payload(&self, logout_token: &str) -> Result<serde_json::Value, ProviderError> {
-        let result = self.keys.verified_payload(logout_token).await;
+        let refused = || ProviderError::Refused("invalid_token".into());
+        // A logout token names the key it was signed with.
+        if jsonwebtoken::decode_header(logout_token).ok().and_then(|header| header.kid).is_none() {
+            return Err(refused());
+        }
+        let result = match self.keys.verified_claims(&self.jwks_url, logout_token, &LOGOUT_ALGORITHMS).await {
+            Ok(claims) => Ok(serde_json::Value::Object(claims)),
+            Err(Unverified::Signature) => Err(refused()),
+            Err(Unverified::Upstream(e)) => Err(e.into()),
+        };
         log_failure("keys", result.as_ref().err());
         result
     }
