@@ -11,6 +11,7 @@ use credencial_domain::{Cpf, Degree, ScopeSet, UserData, UserId, Username};
 use credencial_ports::{NewUser, OAuthClient, OAuthClientUpdate, RepositoryError};
 
 use crate::storage::Storage;
+use credencial_app_actix::client_login::{BACKCHANNEL_PATH, CALLBACK_PATH};
 
 /// The demo's OAuth2 client: the host application of the client component.
 pub const DEMO_CLIENT_ID: &str = "demo-host";
@@ -33,7 +34,7 @@ pub const DEMO_OIDC_POST_LOGOUT_URI: &str = "http://localhost:8080/";
 /// (`0.0.0.0` is reached as `127.0.0.1`).
 pub fn demo_redirect_uri(bind: &str) -> String {
     let host_port = bind.strip_prefix("0.0.0.0:").map_or_else(|| bind.to_owned(), |port| format!("127.0.0.1:{port}"));
-    format!("http://{host_port}/auth/callback/")
+    format!("http://{host_port}{CALLBACK_PATH}")
 }
 
 /// Registers the confidential client `demo-host` with every scope enabled
@@ -41,7 +42,7 @@ pub fn demo_redirect_uri(bind: &str) -> String {
 /// callback), unless it exists; an existing one without that URI gets it.
 /// Returns whether it was created.
 pub async fn seed_client(storage: &Storage, hasher: &PasswordHasher, redirect_uri: &str) -> anyhow::Result<bool> {
-    let backchannel = redirect_uri.replace("/auth/callback/", "/auth/backchannel-logout/");
+    let backchannel = redirect_uri.replace(CALLBACK_PATH, BACKCHANNEL_PATH);
     let client = DemoClient {
         id: DEMO_CLIENT_ID,
         name: "Aplicação de demonstração",

@@ -62,12 +62,4 @@ impl LogoutDeliveries for PgLogoutDeliveries {
             .map_err(to_repository_error)?;
         Ok(())
     }
-
-    async fn waiting(&self) -> Result<u64, RepositoryError> {
-        let count: i64 = sqlx::query_scalar("SELECT count(*) FROM logout_deliveries")
-            .fetch_one(&self.pool)
-            .await
-            .map_err(to_repository_error)?;
-        Ok(u64::try_from(count).unwrap_or(0))
-    }
 }

@@ -28,8 +28,7 @@ impl SqliteHostSessionEnds {
 impl HostSessionEnds for SqliteHostSessionEnds {
     async fn record(&self, logout: &HostLogout) -> Result<bool, RepositoryError> {
         let mut tx = self.db.begin_write().await.map_err(to_repository_error)?;
-        for table in ["host_logout_tokens", "host_session_ends"] {
-            let key = if table == "host_logout_tokens" { "jti" } else { "key" };
+        for (table, key) in [("host_logout_tokens", "jti"), ("host_session_ends", "key")] {
             sqlx::query(&format!(
                 "DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM {table} WHERE expires_at < ?1 LIMIT ?2)"
             ))

@@ -96,7 +96,7 @@ impl LogoutSender {
             match &delivery.uri {
                 Some(uri) => posts.push((delivery, uri.as_str(), self.token(delivery, now)?)),
                 // The application stopped listening since.
-                None => self.drop_delivery(delivery, "no_uri", &mut round).await?,
+                None => self.drop_delivery(delivery, None, &mut round).await?,
             }
         }
         let outcomes = futures_util::future::join_all(
@@ -146,11 +146,11 @@ impl LogoutSender {
                     why,
                     "the application refused a logout token"
                 );
-                self.drop_delivery(delivery, "refused", round).await?;
+                self.drop_delivery(delivery, Some("refused"), round).await?;
             }
             Err(LogoutPostError::Unavailable(why)) if now - delivery.created_at >= GIVE_UP_AFTER_SECS => {
                 tracing::warn!(client_id = client, delivery = delivery.id, why, "logout token given up after a day");
-                self.drop_delivery(delivery, "given_up", round).await?;
+                self.drop_delivery(delivery, Some("given_up"), round).await?;
             }
             Err(LogoutPostError::Unavailable(why)) => {
                 let at = now + retry_delay_secs(delivery.attempts);
@@ -169,23 +169,19 @@ impl LogoutSender {
         Ok(())
     }
 
-    /// Forgets `delivery` undelivered, counted as `outcome`.
+    /// Forgets `delivery` undelivered, counted as `outcome` (`None`: the
+    /// application stopped listening; nothing was tried).
     async fn drop_delivery(
         &self,
         delivery: &ClaimedLogout,
-        outcome: &'static str,
+        outcome: Option<&'static str>,
         round: &mut LogoutRound,
     ) -> Result<(), ServiceError> {
         self.deliveries.finish(delivery.id, delivery.lease).await?;
-        if outcome != "no_uri" {
+        if let Some(outcome) = outcome {
             self.metrics.logout_delivery(outcome);
         }
         round.dropped += 1;
         Ok(())
-    }
-
-    /// How many deliveries wait. Errors: `Storage`.
-    pub async fn waiting(&self) -> Result<u64, ServiceError> {
-        Ok(self.deliveries.waiting().await?)
     }
 }

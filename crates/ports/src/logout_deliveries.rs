@@ -73,9 +73,6 @@ pub trait LogoutDeliveries: Send + Sync + 'static {
     /// Records a failed try of delivery `id`, if still claimed with
     /// `lease`: tried again at `at`. Errors: `Unexpected`.
     async fn retry(&self, id: i64, lease: i64, at: i64) -> Result<(), RepositoryError>;
-
-    /// How many deliveries wait (claimed or not). Errors: `Unexpected`.
-    async fn waiting(&self) -> Result<u64, RepositoryError>;
 }
 
 /// Why a logout token was not delivered.

@@ -37,6 +37,7 @@ use credencial_application::client_login::HostLogin;
 use credencial_application::{CallbackResult, ClientLoginError, ClientLoginService, PendingLogin, ServiceError};
 
 use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
+use credencial_domain::oauth::OAuthError;
 
 use crate::cookies::{self, CookiePolicy};
 use crate::error::ApiError;
@@ -198,11 +199,8 @@ async fn backchannel_logout(
     payload: web::Payload,
     service: web::Data<ClientLoginService>,
 ) -> HttpResponse {
-    let refused = |why: &str| {
-        response(StatusCode::BAD_REQUEST)
-            .insert_header((header::CACHE_CONTROL, "no-store"))
-            .json(serde_json::json!({ "error": "invalid_request", "error_description": why }))
-    };
+    // RFC 6749's error shape (§2.8 allows it), never cached.
+    let refused = |why: &str| ApiError::oauth(&OAuthError::InvalidRequest(why.to_owned())).error_response();
     let form = match read_form(&req, payload).await {
         Ok(form) => form,
         Err(_) => return refused("the body is not a form"),
@@ -212,12 +210,13 @@ async fn backchannel_logout(
         Ok(None) => return refused("logout_token is required"),
         Err(_) => return refused("logout_token is repeated"),
     };
-    match service.receive_logout(&token).await {
-        Ok(()) => response(StatusCode::OK).insert_header((header::CACHE_CONTROL, "no-store")).finish(),
-        Err(ServiceError::ClientLogin(ClientLoginError::LogoutToken(why))) => refused(&why),
-        Err(ServiceError::ClientLogin(inner)) => ApiError::client_login(inner).error_response(),
-        Err(other) => ApiError::from(other).error_response(),
-    }
+    let error = match service.receive_logout(&token).await {
+        Ok(()) => return response(StatusCode::OK).insert_header((header::CACHE_CONTROL, "no-store")).finish(),
+        Err(ServiceError::ClientLogin(ClientLoginError::LogoutToken(why))) => return refused(&why),
+        Err(ServiceError::ClientLogin(inner)) => ApiError::client_login(inner),
+        Err(other) => ApiError::from(other),
+    };
+    error.in_oauth_shape().error_response()
 }
 
 /// The anti-forgery token of the logout form of the session whose cookie

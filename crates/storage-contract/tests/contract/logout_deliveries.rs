@@ -137,14 +137,14 @@ async fn a_delivery_changes_only_under_its_claim_and_a_lapsed_claim_is_claimed_a
     assert_eq!(second.id, first.id);
     deliveries.finish(first.id, first.lease).await.expect("finish");
     deliveries.retry(first.id, first.lease, now + 500).await.expect("retry");
-    assert_eq!(deliveries.waiting().await.expect("waiting"), 1);
+    assert_eq!(queued(&b).await, 1);
     // Under its claim: a failed try waits, counted.
     deliveries.retry(second.id, second.lease, now + 500).await.expect("retry");
     assert!(deliveries.claim(now + 499, now + 559, 5).await.expect("claim").is_empty(), "not due yet");
     let third = deliveries.claim(now + 500, now + 560, 5).await.expect("claim").remove(0);
     assert_eq!(third.attempts, 1);
     deliveries.finish(third.id, third.lease).await.expect("finish");
-    assert_eq!(deliveries.waiting().await.expect("waiting"), 0);
+    assert_eq!(queued(&b).await, 0);
 }
 
 async fn a_client_that_stops_listening_is_claimed_without_an_address<B: Backend>() {
