@@ -53,10 +53,22 @@ sqlite_path() {
 }
 
 # sqlite_remove FILE: deletes a SQLite database file and its companions
-# (write-ahead log, shared memory, the service's instance lock).
-sqlite_remove() { rm -f -- "$1" "$1-wal" "$1-shm" "$1.lock"; }
+# (write-ahead log, shared memory, the service's instance lock, the access
+# log's own file and its write-ahead log and shared memory).
+sqlite_remove() {
+    rm -f -- "$1" "$1-wal" "$1-shm" "$1.lock" "$1-access-log" "$1-access-log-wal" "$1-access-log-shm"
+}
 
-# sqlite_sql FILE SQL: runs SQL with the sqlite3 shell (rows as `a|b`, no
-# header), waiting up to 5 s for the serving instance's write lock, like the
-# service's own busy timeout; stops at the first error.
-sqlite_sql() { sqlite3 -bail -batch -noheader -cmd ".timeout 5000" "$1" "$2"; }
+# sqlite_shell FILE: the sqlite3 shell on FILE with the access log's file
+# attached as the service attaches it (`access_log` found by its name),
+# waiting up to 5 s for the serving instance's write lock, like the
+# service's own busy timeout; stops at the first error. Arguments after
+# FILE go to the shell.
+sqlite_shell() {
+    local file=$1
+    shift
+    sqlite3 -bail -batch -noheader -cmd ".timeout 5000" -cmd "ATTACH DATABASE '$file-access-log' AS access" "$file" "$@"
+}
+
+# sqlite_sql FILE SQL: runs SQL with sqlite_shell (rows as `a|b`, no header).
+sqlite_sql() { sqlite_shell "$1" "$2"; }

@@ -215,7 +215,7 @@ sql() {
 # live until its end); what the script prints (.print, \echo) goes to the log.
 sql_script() {
     case $1 in
-        sqlite) sqlite3 -bail -batch -noheader -cmd ".timeout 5000" "$WORK/$2.db" ;;
+        sqlite) sqlite_shell "$WORK/$2.db" ;;
         postgres) psql -h 127.0.0.1 -U postgres -d "$(pg_name "$2")" -v ON_ERROR_STOP=1 -Atq -f - ;;
     esac | while IFS= read -r line; do log "  $1 $2: $line"; done
     return "${PIPESTATUS[0]}"
@@ -345,8 +345,12 @@ build() {
     # inserts, and whatever indexes the migrations define.
     local indexes="$WORK/$engine-$size.indexes.sql" name
     case $engine in
-        sqlite) sql "$engine" "$size" "SELECT name || char(9) || replace(replace(sql, char(10), ' '), char(13), ' ') || ';' FROM sqlite_master WHERE type = 'index'
-            AND tbl_name IN ($BULK_TABLES) AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%'" >"$indexes" ;;
+        # Both files' (the access log's indexes are in its own, made there
+        # again by a schema-qualified name).
+        sqlite) sql "$engine" "$size" "SELECT s || '.' || name || char(9)
+            || replace(replace(replace(sql, char(10), ' '), char(13), ' '), 'CREATE INDEX ' || name, 'CREATE INDEX ' || s || '.' || name) || ';'
+            FROM (SELECT 'main' AS s, * FROM main.sqlite_master UNION ALL SELECT 'access', * FROM access.sqlite_master)
+            WHERE type = 'index' AND tbl_name IN ($BULK_TABLES) AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%'" >"$indexes" ;;
         postgres) sql "$engine" "$size" "SELECT indexname || chr(9) || indexdef || ';' FROM pg_indexes i
             WHERE schemaname = 'public' AND tablename IN ($BULK_TABLES) AND indexdef NOT LIKE 'CREATE UNIQUE%'
             AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)" >"$indexes" ;;

@@ -22,6 +22,7 @@ export SERVICE_JWT_SECRET=bench-transfer-secret-of-at-least-32-bytes
 make() {
     DATABASE_URL="sqlite://$1" "$bin" migrate >/dev/null 2>&1
     sqlite3 "$1" >/dev/null <<SQL
+ATTACH DATABASE '$1-access-log' AS access;
 PRAGMA journal_mode=WAL;
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2)
 INSERT INTO users (username, password, email, email_key, name, created_at)

@@ -14,6 +14,7 @@
 --   audit_log     p.audit_rows, staff actions on accounts over two years
 PRAGMA cache_size = -1048576;
 PRAGMA synchronous = OFF;
+PRAGMA access.synchronous = OFF;
 -- No write-ahead log for the load (it would grow to the size of each
 -- transaction); bench/scale.sh puts the service's WAL back afterwards.
 PRAGMA journal_mode = OFF;

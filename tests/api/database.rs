@@ -51,10 +51,23 @@ pub struct TestDatabase {
     inner: Inner,
 }
 
+/// The tests' own pool on `url`; on SQLite each connection attaches the
+/// access log's file as the service's do, so that `access_log` is found.
 async fn any_pool(url: &str) -> AnyPool {
     static DRIVERS: Once = Once::new();
     DRIVERS.call_once(sqlx::any::install_default_drivers);
-    sqlx::pool::PoolOptions::new().max_connections(4).connect(url).await.expect("the test's own pool")
+    let mut options = sqlx::pool::PoolOptions::<sqlx::Any>::new().max_connections(4);
+    if let Ok(file) = credencial_adapters_sqlite::parse_url(url) {
+        let log = credencial_adapters_sqlite::access_log_path(&file).display().to_string();
+        options = options.after_connect(move |conn, _| {
+            let log = log.clone();
+            Box::pin(async move {
+                let attach = format!("ATTACH DATABASE $1 AS {}", credencial_adapters_sqlite::ACCESS_LOG_SCHEMA);
+                sqlx::query(&attach).bind(log).execute(conn).await.map(drop)
+            })
+        });
+    }
+    options.connect(url).await.expect("the test's own pool")
 }
 
 impl TestDatabase {

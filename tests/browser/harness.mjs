@@ -45,7 +45,17 @@ export function sql(db, statement) {
     return new Promise((resolve, reject) => {
         execFile(
             'sqlite3',
-            ['-batch', '-bail', '-cmd', '.timeout 5000', path.join(workDir(db), 'credencial.db'), statement],
+            [
+                '-batch',
+                '-bail',
+                '-cmd',
+                '.timeout 5000',
+                // The access log's own file, as the service attaches it.
+                '-cmd',
+                `ATTACH DATABASE '${path.join(workDir(db), 'credencial.db-access-log')}' AS access`,
+                path.join(workDir(db), 'credencial.db'),
+                statement,
+            ],
             { timeout: 20_000 },
             (error, stdout, stderr) => (error ? reject(new Error(`sqlite3: ${error.message}\n${stderr}`)) : resolve(stdout)),
         );

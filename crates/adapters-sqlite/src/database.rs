@@ -1,11 +1,15 @@
 //! Opening the database file, guarding it against a second instance, and
 //! migrating.
 //!
-//! One file, two pools: a single writer connection, so the service's own
-//! writes queue in memory instead of meeting SQLite's file lock, and a small
-//! pool of read-only connections, which WAL lets read while the writer
-//! writes. Every connection turns foreign keys on and waits up to
-//! [`BUSY_TIMEOUT`] for a lock another process (a CLI command) holds.
+//! Two files, two pools: the database file, and beside it the access log's
+//! (`<file>-access-log`, attached as [`ACCESS_LOG_SCHEMA`] on every
+//! connection, so that the profile read's appends commit to a WAL of their
+//! own and leave the main file's readers' page caches warm). A single
+//! writer connection, so the service's own writes queue in memory instead
+//! of meeting SQLite's file lock, and a small pool of read-only
+//! connections, which WAL lets read while the writer writes. Every
+//! connection turns foreign keys on and waits up to [`BUSY_TIMEOUT`] for a
+//! lock another process (a CLI command) holds.
 
 use std::fs::{File, OpenOptions};
 use std::future::Future;
@@ -15,9 +19,12 @@ use std::time::Duration;
 
 use credencial_ports::error::root_cause;
 use credencial_ports::SchemaStatus;
+use futures_util::future::BoxFuture;
 use sqlx::error::BoxDynError;
 use sqlx::migrate::{Migration, MigrationSource, Migrator};
+use sqlx::pool::PoolConnectionMetadata;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::SqliteConnection;
 use sqlx::{Sqlite, SqlitePool, Transaction};
 use thiserror::Error;
 
@@ -28,6 +35,53 @@ pub static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/sqlite");
 
 /// The URL scheme this adapter opens.
 pub const SCHEME: &str = "sqlite";
+
+/// The schema name the access log's file is attached under on every
+/// connection. Statements name the table `access_log` unqualified: SQLite
+/// looks it up in `main` first, where it stays until [`migrate`] has moved
+/// it.
+pub const ACCESS_LOG_SCHEMA: &str = "access";
+
+/// The file that holds the access log of the database file `path`: the
+/// same name with `-access-log` after it, beside it (as SQLite's own
+/// `-wal` and `-shm`), so that a copy of `credencial.db*` takes both.
+pub fn access_log_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push("-access-log");
+    PathBuf::from(name)
+}
+
+/// The schema that holds `table`: [`ACCESS_LOG_SCHEMA`] for the access
+/// log, `main` for every other table (for what names it explicitly, such
+/// as each file's own `sqlite_sequence`).
+pub(crate) fn schema_of(table: &str) -> &'static str {
+    if table == "access_log" {
+        ACCESS_LOG_SCHEMA
+    } else {
+        "main"
+    }
+}
+
+/// Raises the AUTOINCREMENT counter of `table` (in its own file's
+/// `sqlite_sequence`) to at least `high`, so that no id up to `high` is
+/// given again.
+pub(crate) async fn raise_sequence(conn: &mut SqliteConnection, table: &str, high: i64) -> Result<(), sqlx::Error> {
+    let schema = schema_of(table);
+    sqlx::query(&format!("UPDATE {schema}.sqlite_sequence SET seq = max(seq, ?2) WHERE name = ?1"))
+        .bind(table)
+        .bind(high)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(&format!(
+        "INSERT INTO {schema}.sqlite_sequence (name, seq) SELECT ?1, ?2 \
+         WHERE ?2 > 0 AND NOT EXISTS (SELECT 1 FROM {schema}.sqlite_sequence WHERE name = ?1)"
+    ))
+    .bind(table)
+    .bind(high)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
 
 /// How long a statement waits for a lock held by another process before
 /// it fails (SQLite's busy timeout).
@@ -161,6 +215,54 @@ fn options(path: &Path) -> SqliteConnectOptions {
         .synchronous(SqliteSynchronous::Full)
 }
 
+/// What every new connection runs: attaches the access log's file `log` as
+/// [`ACCESS_LOG_SCHEMA`]; on the writer (`writer`), also puts that file in
+/// WAL mode and makes its commits as durable as the main file's.
+fn attach_access_log(
+    log: String,
+    writer: bool,
+) -> impl for<'c> Fn(&'c mut SqliteConnection, PoolConnectionMetadata) -> BoxFuture<'c, Result<(), sqlx::Error>>
+       + Send
+       + Sync
+       + 'static {
+    move |conn, _| {
+        let log = log.clone();
+        Box::pin(async move {
+            sqlx::query(&format!("ATTACH DATABASE ?1 AS {ACCESS_LOG_SCHEMA}")).bind(log).execute(&mut *conn).await?;
+            if writer {
+                sqlx::query(&format!("PRAGMA {ACCESS_LOG_SCHEMA}.journal_mode = WAL")).execute(&mut *conn).await?;
+                sqlx::query(&format!("PRAGMA {ACCESS_LOG_SCHEMA}.synchronous = FULL")).execute(&mut *conn).await?;
+                guard_access_log(conn).await?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The access log's foreign key, which a table cannot have on another
+/// file's: a temporary trigger of the writer connection (a temporary
+/// trigger may read every attached file) refuses an entry whose account
+/// does not exist, as the main file's foreign keys refuse such a row of
+/// another table.
+const ACCESS_LOG_USER_EXISTS: &str = "CREATE TEMP TRIGGER IF NOT EXISTS access_log_user_exists \
+     BEFORE INSERT ON access.access_log WHEN NOT EXISTS (SELECT 1 FROM users WHERE id = NEW.user_id) \
+     BEGIN SELECT RAISE(ABORT, 'FOREIGN KEY constraint failed: no account has access_log.user_id'); END";
+
+/// Puts [`ACCESS_LOG_USER_EXISTS`] on the writer connection `conn` once the
+/// access log's table exists in its file (a connection opened before
+/// [`migrate`] gets it there).
+async fn guard_access_log(conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
+    let tables: i64 = sqlx::query_scalar(&format!(
+        "SELECT count(*) FROM {ACCESS_LOG_SCHEMA}.sqlite_schema WHERE type = 'table' AND name = 'access_log'"
+    ))
+    .fetch_one(&mut *conn)
+    .await?;
+    if tables > 0 {
+        sqlx::query(ACCESS_LOG_USER_EXISTS).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
 /// Opens the existing database file of `url` (see [`ensure_file`]): the
 /// writer first, which turns WAL on, then `readers` read-only connections.
 /// A missing file is an error, so that a command run in the wrong directory
@@ -170,11 +272,15 @@ pub async fn connect(url: &str, readers: u32, acquire_timeout: Duration) -> Resu
     if !path.exists() {
         return Err(DatabaseError::Missing(path.display().to_string()));
     }
+    let log = access_log_path(&path);
+    ensure_file(&log)?;
+    let log = log.to_str().ok_or_else(|| DatabaseError::BadUrl("the file's path is not UTF-8".into()))?.to_owned();
     let writer = SqlitePoolOptions::new()
         .max_connections(1)
         .min_connections(1)
         .acquire_timeout(acquire_timeout)
         .test_before_acquire(false)
+        .after_connect(attach_access_log(log.clone(), true))
         .connect_with(options(&path).journal_mode(SqliteJournalMode::Wal))
         .await
         .map_err(|e| open_error(&path, &e))?;
@@ -182,6 +288,7 @@ pub async fn connect(url: &str, readers: u32, acquire_timeout: Duration) -> Resu
         .max_connections(readers.max(1))
         .acquire_timeout(acquire_timeout)
         .test_before_acquire(false)
+        .after_connect(attach_access_log(log, false))
         .connect_with(options(&path).read_only(true))
         .await
         .map_err(|e| open_error(&path, &e))?;
@@ -240,13 +347,78 @@ fn canonical(path: &Path) -> PathBuf {
 /// Rust once it is applied, before the next one makes them unique.
 pub const EMAIL_KEY_MIGRATION: i64 = 20261129010000;
 
+/// The migration that creates the access log's table in its own file
+/// ([`access_log_path`]); [`migrate`] moves the rows after it.
+pub const ACCESS_LOG_FILE_MIGRATION: i64 = 20261207000001;
+
 /// Applies every pending migration; the e-mail keys are computed after
 /// [`EMAIL_KEY_MIGRATION`]. Errors: `Migrate`, with the accounts whose
 /// addresses would share a key named.
 pub async fn migrate(db: &SqliteDb) -> Result<(), DatabaseError> {
     migrate_through(db, EMAIL_KEY_MIGRATION).await?;
     crate::email_keys::fill(db).await?;
-    MIGRATOR.run(db.writer()).await.map_err(|e| DatabaseError::Migrate(e.to_string()))
+    MIGRATOR.run(db.writer()).await.map_err(|e| DatabaseError::Migrate(e.to_string()))?;
+    move_access_log(db).await?;
+    let mut writer = db.writer().acquire().await.map_err(|e| DatabaseError::Migrate(root_cause(&e)))?;
+    guard_access_log(&mut writer).await.map_err(|e| DatabaseError::Migrate(root_cause(&e)))
+}
+
+/// How many access-log rows one step of [`move_access_log`] copies.
+const MOVE_BATCH: i64 = 20_000;
+
+/// Moves the access log's rows from the main file's `access_log` (where
+/// releases before [`ACCESS_LOG_FILE_MIGRATION`] kept them) to the table
+/// that migration created in the access log's file, then drops the old
+/// table. In WAL mode a transaction across attached files is atomic per
+/// file only, so each step writes one file: copies in batches (rows already
+/// there are skipped), then the drop once every row is found in the new
+/// table. Stopped at any point, the next `migrate` goes on where it was;
+/// until the drop, statements still find the old table first.
+async fn move_access_log(db: &SqliteDb) -> Result<(), DatabaseError> {
+    let failed =
+        |e: sqlx::Error| DatabaseError::Migrate(format!("moving the access log to its file: {}", root_cause(&e)));
+    if !access_log_in_main(db.writer()).await.map_err(failed)? {
+        return Ok(());
+    }
+    let copy = format!(
+        "INSERT OR IGNORE INTO {ACCESS_LOG_SCHEMA}.access_log (id, user_id, client_id, scopes, accessed_at, request_id) \
+         SELECT id, user_id, client_id, scopes, accessed_at, request_id FROM main.access_log WHERE id > ?1 AND id <= ?2"
+    );
+    let mut after = 0_i64;
+    loop {
+        let last: Option<i64> = sqlx::query_scalar(
+            "SELECT max(id) FROM (SELECT id FROM main.access_log WHERE id > ?1 ORDER BY id LIMIT ?2)",
+        )
+        .bind(after)
+        .bind(MOVE_BATCH)
+        .fetch_one(db.writer())
+        .await
+        .map_err(failed)?;
+        let Some(last) = last else { break };
+        sqlx::query(&copy).bind(after).bind(last).execute(db.writer()).await.map_err(failed)?;
+        after = last;
+    }
+    let missing: i64 = sqlx::query_scalar(&format!(
+        "SELECT count(*) FROM main.access_log m WHERE NOT EXISTS (SELECT 1 FROM {ACCESS_LOG_SCHEMA}.access_log a WHERE a.id = m.id)"
+    ))
+    .fetch_one(db.writer())
+    .await
+    .map_err(failed)?;
+    if missing != 0 {
+        return Err(DatabaseError::Migrate(format!(
+            "moving the access log to its file: {missing} rows were not copied"
+        )));
+    }
+    // The counter of ids given, which also covers rows purged before.
+    let high: Option<i64> = sqlx::query_scalar("SELECT seq FROM main.sqlite_sequence WHERE name = 'access_log'")
+        .fetch_optional(db.writer())
+        .await
+        .map_err(failed)?;
+    let mut conn = db.writer().acquire().await.map_err(failed)?;
+    raise_sequence(&mut conn, "access_log", high.unwrap_or(0)).await.map_err(failed)?;
+    drop(conn);
+    sqlx::query("DROP TABLE main.access_log").execute(db.writer()).await.map_err(failed)?;
+    Ok(())
 }
 
 /// Applies the pending migrations up to `last` (included) and none after:
@@ -280,10 +452,22 @@ pub(crate) fn is_missing_table(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if db.message().starts_with("no such table"))
 }
 
+/// Whether the main file still has an `access_log` table ([`move_access_log`]
+/// has not finished).
+async fn access_log_in_main(conn: &SqlitePool) -> Result<bool, sqlx::Error> {
+    let tables: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM main.sqlite_schema WHERE type = 'table' AND name = 'access_log'")
+            .fetch_one(conn)
+            .await?;
+    Ok(tables > 0)
+}
+
 /// Reads `_sqlx_migrations` (absent: nothing applied) and compares it with
-/// [`MIGRATOR`].
+/// [`MIGRATOR`]. [`ACCESS_LOG_FILE_MIGRATION`] counts as pending until its
+/// rows have moved ([`migrate`] finishes the move), so that `serve` does not
+/// start on a move left half-done.
 pub async fn schema_status(db: &SqliteDb) -> Result<SchemaStatus, DatabaseError> {
-    let applied: Vec<i64> =
+    let mut applied: Vec<i64> =
         match sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success ORDER BY version")
             .fetch_all(db.readers())
             .await
@@ -292,6 +476,11 @@ pub async fn schema_status(db: &SqliteDb) -> Result<SchemaStatus, DatabaseError>
             Err(e) if is_missing_table(&e) => Vec::new(),
             Err(e) => return Err(DatabaseError::Query(root_cause(&e))),
         };
+    if applied.contains(&ACCESS_LOG_FILE_MIGRATION)
+        && access_log_in_main(db.readers()).await.map_err(|e| DatabaseError::Query(root_cause(&e)))?
+    {
+        applied.retain(|v| *v != ACCESS_LOG_FILE_MIGRATION);
+    }
     Ok(SchemaStatus::compare(&applied, &known_versions()))
 }
 
@@ -327,6 +516,24 @@ mod tests {
         }
         let journal: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(db.writer()).await.expect("pragma");
         assert_eq!(journal, "wal");
+        // The access log's file beside it: as private, in WAL mode too,
+        // its commits as durable as the main file's (FULL is 2).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let log = access_log_path(&dir.join("c.db"));
+            assert_eq!(log, dir.join("c.db-access-log"));
+            assert_eq!(std::fs::metadata(&log).expect("the log's file").permissions().mode() & 0o777, 0o600);
+        }
+        let journal: String =
+            sqlx::query_scalar("PRAGMA access.journal_mode").fetch_one(db.writer()).await.expect("pragma");
+        assert_eq!(journal, "wal");
+        for pragma in ["PRAGMA main.synchronous", "PRAGMA access.synchronous"] {
+            let sync: i64 = sqlx::query_scalar(pragma).fetch_one(db.writer()).await.expect("pragma");
+            assert_eq!(sync, 2, "{pragma}");
+        }
+        let refused = sqlx::query("CREATE TABLE access.t (x INTEGER)").execute(db.readers()).await;
+        assert!(refused.is_err(), "readers are read-only on the log's file too");
         let fk: i64 = sqlx::query_scalar("PRAGMA foreign_keys").fetch_one(db.readers()).await.expect("pragma");
         assert_eq!(fk, 1);
         let refused = sqlx::query("CREATE TABLE t (x INTEGER)").execute(db.readers()).await;
@@ -349,6 +556,75 @@ mod tests {
         assert_eq!(schema_status(&db).await.expect("status").pending, known_versions());
         migrate(&db).await.expect("the schema applies");
         assert!(schema_status(&db).await.expect("status").is_current());
+        db.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// The access-log rows (id, user, client, instant, request id) of
+    /// `table`.
+    async fn log_rows(db: &SqliteDb, table: &str) -> Vec<(i64, i64, String, i64, String)> {
+        sqlx::query_as(&format!("SELECT id, user_id, client_id, accessed_at, request_id FROM {table} ORDER BY id"))
+            .fetch_all(db.readers())
+            .await
+            .expect("log rows")
+    }
+
+    #[tokio::test]
+    async fn an_upgrade_moves_the_access_log_to_its_file_and_a_move_left_half_done_is_finished() {
+        let dir = std::env::temp_dir().join(format!("credencial-db-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let url = format!("sqlite://{}", dir.join("c.db").display());
+        ensure_file(&dir.join("c.db")).expect("create");
+        let db = connect(&url, 2, Duration::from_secs(5)).await.expect("open");
+        // The release before: the log in the main file, three rows, the
+        // last one purged since.
+        let before = known_versions().into_iter().filter(|v| *v < ACCESS_LOG_FILE_MIGRATION).max().expect("earlier");
+        migrate_through(&db, before).await.expect("the earlier schema");
+        sqlx::query(
+            "INSERT INTO users (username, password, email, email_key, name, created_at) \
+             VALUES ('ana', '!', 'ana@exemplo.gov.br', 'ana@exemplo.gov.br', 'Ana', 1800000000)",
+        )
+        .execute(db.writer())
+        .await
+        .expect("an account");
+        for i in 1..=3 {
+            sqlx::query(
+                "INSERT INTO main.access_log (user_id, client_id, scopes, accessed_at, request_id) \
+                 VALUES (1, 'portal', '[\"cpf\"]', ?1, 'req-' || ?1)",
+            )
+            .bind(1_800_000_000 + i)
+            .execute(db.writer())
+            .await
+            .expect("a log row");
+        }
+        sqlx::query("DELETE FROM main.access_log WHERE id = 3").execute(db.writer()).await.expect("purge");
+        let old = log_rows(&db, "main.access_log").await;
+        assert_eq!(old.len(), 2);
+
+        // The migration applied, the move stopped after one row.
+        migrate_through(&db, ACCESS_LOG_FILE_MIGRATION).await.expect("the table in its file");
+        sqlx::query("INSERT INTO access.access_log SELECT * FROM main.access_log WHERE id = 1")
+            .execute(db.writer())
+            .await
+            .expect("the first row moved");
+        let status = schema_status(&db).await.expect("status");
+        assert!(status.pending.contains(&ACCESS_LOG_FILE_MIGRATION), "serve refuses a half-done move: {status:?}");
+
+        migrate(&db).await.expect("the move finishes");
+        assert!(schema_status(&db).await.expect("status").is_current());
+        assert_eq!(log_rows(&db, "access.access_log").await, old, "every row, as it was");
+        assert_eq!(log_rows(&db, "access_log").await, old, "found by its name");
+        assert!(!access_log_in_main(db.readers()).await.expect("main's tables"), "the old table is gone");
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
+             VALUES (1, 'portal', '[\"cpf\"]', 1800000009, 'req-new') RETURNING id",
+        )
+        .fetch_one(db.writer())
+        .await
+        .expect("a new row");
+        assert_eq!(id, 4, "no id given before is given again, a purged one included");
+        migrate(&db).await.expect("a second migrate changes nothing");
+        assert_eq!(log_rows(&db, "access_log").await.len(), 3);
         db.close().await;
         std::fs::remove_dir_all(&dir).ok();
     }

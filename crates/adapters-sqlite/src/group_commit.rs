@@ -13,10 +13,11 @@
 //! group of access-log entries alone is that one statement, its own
 //! transaction). A write that fails rolls back to its savepoint and fails
 //! alone, as does an entry the table refuses; a failed commit fails the
-//! whole group. A lone write commits at once; under load (the last group
-//! held more than one write) the leader gathers the next group for
-//! [`GATHER_UNDER_LOAD`] first, as PostgreSQL's `commit_delay` does: fewer,
-//! larger commits, each write a millisecond later.
+//! whole group. No write waits for a group to fill: a lone write commits at
+//! once, and under load the next group is what queued during the last
+//! commit. (A pause before each group under load, as PostgreSQL's
+//! `commit_delay`, made fewer commits but cost the profile read a fifth of
+//! its rate: docs/performance.md.)
 
 use std::sync::{Arc, Mutex};
 
@@ -28,11 +29,6 @@ use tokio::sync::oneshot;
 
 use crate::account::access_log::{append_group_on, GroupEntry};
 use crate::error::to_repository_error;
-
-/// How long a leader waits before its next group after a group of more
-/// than one write (the timer's granularity is a millisecond). A lone write
-/// never waits: under light load, each commits at once.
-pub const GATHER_UNDER_LOAD: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// The most writes one group commits.
 pub const MAX_GROUP: usize = 256;
@@ -222,13 +218,7 @@ async fn lead(shared: Arc<Shared>) {
             turn.ended = true;
             return;
         }
-        let busy = group.len() > 1;
         commit(&turn.shared.writer, &mut group).await;
-        if busy {
-            // Under load (writes queued behind the last commit), gather
-            // the next group a moment longer: fewer, larger commits.
-            tokio::time::sleep(GATHER_UNDER_LOAD).await;
-        }
     }
 }
 

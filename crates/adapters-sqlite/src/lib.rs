@@ -41,8 +41,9 @@ mod users;
 pub use account_admin::{SqliteAccountAdminStore, SqliteLoginHistory};
 pub use audit::SqliteAuditTrail;
 pub use database::{
-    connect, ensure_file, known_versions, lock_instance, migrate, migrate_through, parse_url, schema_status,
-    DatabaseError, InstanceLock, SqliteDb, BUSY_TIMEOUT, EMAIL_KEY_MIGRATION, MIGRATOR, SCHEME,
+    access_log_path, connect, ensure_file, known_versions, lock_instance, migrate, migrate_through, parse_url,
+    schema_status, DatabaseError, InstanceLock, SqliteDb, ACCESS_LOG_FILE_MIGRATION, ACCESS_LOG_SCHEMA, BUSY_TIMEOUT,
+    EMAIL_KEY_MIGRATION, MIGRATOR, SCHEME,
 };
 pub use directory::SqliteUserDirectory;
 pub use federated_links::SqliteFederatedLinks;

@@ -15,6 +15,7 @@ use credencial_ports::RepositoryError;
 use futures_util::TryStreamExt;
 use sqlx::SqliteConnection;
 
+use crate::database::{raise_sequence, schema_of, ACCESS_LOG_SCHEMA};
 use crate::error::to_repository_error;
 use crate::user_lookups::ANOTHER_WITH_EMAIL_KEY;
 use crate::SqliteDb;
@@ -104,9 +105,16 @@ async fn key_holder(conn: &mut SqliteConnection, key: &str, id: i64) -> Result<O
 #[async_trait]
 impl DataTransfer for SqliteDataTransfer {
     async fn export_to(&self, sink: &mut dyn ExportSink) -> Result<(), RepositoryError> {
-        // One read transaction: one snapshot of every table (WAL), whatever
-        // a serving instance writes meanwhile.
+        // One read transaction: one snapshot of every table of each file
+        // (WAL), whatever a serving instance writes meanwhile. A file's
+        // snapshot starts at its first read: the access log's first, so
+        // that the main file's, taken after it, holds the account of every
+        // row in it (an account is committed before its first row).
         let mut tx = self.db.readers().begin().await.map_err(to_repository_error)?;
+        sqlx::query(&format!("SELECT count(*) FROM {ACCESS_LOG_SCHEMA}.sqlite_schema"))
+            .execute(&mut *tx)
+            .await
+            .map_err(to_repository_error)?;
         let mut counts = Vec::with_capacity(TABLES.len());
         let mut id_high_water = BTreeMap::new();
         for table in TABLES {
@@ -117,7 +125,8 @@ impl DataTransfer for SqliteDataTransfer {
             counts.push((*table, u64::try_from(rows).unwrap_or(0)));
             if table.generated_id {
                 // AUTOINCREMENT's counter: the largest id ever given.
-                let high: Option<i64> = sqlx::query_scalar("SELECT seq FROM sqlite_sequence WHERE name = ?1")
+                let sql = format!("SELECT seq FROM {}.sqlite_sequence WHERE name = ?1", schema_of(table.name));
+                let high: Option<i64> = sqlx::query_scalar(&sql)
                     .bind(table.name)
                     .fetch_optional(&mut *tx)
                     .await
@@ -172,21 +181,7 @@ impl DataTransfer for SqliteDataTransfer {
             // AUTOINCREMENT followed the inserted ids; the high-water
             // mark also covers ids deleted before the export.
             let high = id_high_water.get(table.name).copied().unwrap_or(0);
-            sqlx::query("UPDATE sqlite_sequence SET seq = max(seq, ?2) WHERE name = ?1")
-                .bind(table.name)
-                .bind(high)
-                .execute(&mut *tx)
-                .await
-                .map_err(to_repository_error)?;
-            sqlx::query(
-                "INSERT INTO sqlite_sequence (name, seq) SELECT ?1, ?2 \
-                 WHERE ?2 > 0 AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = ?1)",
-            )
-            .bind(table.name)
-            .bind(high)
-            .execute(&mut *tx)
-            .await
-            .map_err(to_repository_error)?;
+            raise_sequence(&mut tx, table.name, high).await.map_err(to_repository_error)?;
         }
         tx.commit().await.map_err(to_repository_error)?;
         Ok(written)

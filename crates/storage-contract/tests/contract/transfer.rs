@@ -151,8 +151,9 @@ async fn the_transfer_describes_every_table_and_column_of_the_schema<B: Backend>
             "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename <> '_sqlx_migrations'"
         }
         Engine::Sqlite => {
-            // Tables only (not a virtual table's shadow tables).
-            "SELECT count(*) FROM pragma_table_list WHERE schema = 'main' AND type = 'table' \
+            // Tables only (not a virtual table's shadow tables), of both
+            // files (the access log has its own).
+            "SELECT count(*) FROM pragma_table_list WHERE schema IN ('main', 'access') AND type = 'table' \
              AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'"
         }
     };
