@@ -137,7 +137,7 @@ if [[ $ENGINE == sqlite ]]; then
     fi
     BASE_DB_FILE=${DB_FILE%.db}-base.db
     for f in "$DB_FILE" "$BASE_DB_FILE"; do
-        [[ ! -e $f ]] || die "$f exists; the benchmark needs a fresh SQLite file (remove it with its -wal, -shm and .lock files, or leave DATABASE_URL unset)"
+        [[ ! -e $f ]] || die "$f exists; the benchmark needs a fresh SQLite file (remove it with its -wal, -shm, .lock and -access-log* files, or leave DATABASE_URL unset)"
     done
     SQLITE_FILES=("$DB_FILE" "$BASE_DB_FILE")
     DATABASE_URL=sqlite://$DB_FILE

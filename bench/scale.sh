@@ -366,7 +366,8 @@ build() {
     } | sql_script "$engine" "$size" || die "$engine $size: loading failed"
     log "$engine $size: indexing ($(wc -l <"$indexes") secondary indexes)"
     {
-        [[ $engine == sqlite ]] && echo "PRAGMA cache_size = -1048576;" || echo "SET maintenance_work_mem = '512MB';"
+        [[ $engine == sqlite ]] && echo "PRAGMA cache_size = -1048576; PRAGMA access.cache_size = -1048576;" ||
+            echo "SET maintenance_work_mem = '512MB';"
         cut -f2- "$indexes"
         [[ $engine != sqlite ]] || echo "PRAGMA journal_mode = WAL;"
     } | sql_script "$engine" "$size" || die "$engine $size: indexing failed"

@@ -13,6 +13,7 @@
 --   oauth_grants  p.grants (every second user, one client each)
 --   audit_log     p.audit_rows, staff actions on accounts over two years
 PRAGMA cache_size = -1048576;
+PRAGMA access.cache_size = -1048576;
 PRAGMA synchronous = OFF;
 PRAGMA access.synchronous = OFF;
 -- No write-ahead log for the load (it would grow to the size of each

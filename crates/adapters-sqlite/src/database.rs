@@ -116,6 +116,21 @@ pub enum DatabaseError {
     /// A migration failed.
     #[error("migrating the database failed: {0}")]
     Migrate(String),
+    /// The access log's file has no access log, though the database's was
+    /// moved there: the file was lost or replaced.
+    #[error(
+        "the access log's file {0} holds no access log, though this database keeps it there: restore the file \
+         from the backup taken with the database (README: SQLite); to go on with an empty access log instead, \
+         see docs/configuration.md (Database)"
+    )]
+    AccessLogMissing(String),
+    /// A database not yet migrated finds an access log beside it: one left
+    /// by an earlier database of the same name.
+    #[error(
+        "{0} holds the access log of an earlier database of the same name: move it away (or remove it and its \
+         -wal and -shm) before creating a new database"
+    )]
+    ForeignAccessLog(String),
 }
 
 /// The database file: one writer connection and a pool of readers.
@@ -125,6 +140,7 @@ pub struct SqliteDb {
     readers: SqlitePool,
     group: GroupCommit,
     path: PathBuf,
+    log: PathBuf,
 }
 
 impl SqliteDb {
@@ -148,6 +164,11 @@ impl SqliteDb {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The access log's file ([`access_log_path`]).
+    pub fn access_log_file(&self) -> &Path {
+        &self.log
     }
 
     /// A write transaction that takes the file's write lock at once
@@ -248,17 +269,27 @@ const ACCESS_LOG_USER_EXISTS: &str = "CREATE TEMP TRIGGER IF NOT EXISTS access_l
      BEFORE INSERT ON access.access_log WHEN NOT EXISTS (SELECT 1 FROM users WHERE id = NEW.user_id) \
      BEGIN SELECT RAISE(ABORT, 'FOREIGN KEY constraint failed: no account has access_log.user_id'); END";
 
-/// Puts [`ACCESS_LOG_USER_EXISTS`] on the writer connection `conn` once the
-/// access log's table exists in its file (a connection opened before
-/// [`migrate`] gets it there).
+/// The other half of the foreign key: an account's deletion takes its
+/// access-log rows with it (`ON DELETE CASCADE` in the main file; accounts
+/// are not deleted by the service today).
+const ACCESS_LOG_FOLLOWS_USERS: &str = "CREATE TEMP TRIGGER IF NOT EXISTS access_log_follows_users \
+     AFTER DELETE ON main.users BEGIN DELETE FROM access_log WHERE user_id = OLD.id; END";
+
+/// Puts [`ACCESS_LOG_USER_EXISTS`] and [`ACCESS_LOG_FOLLOWS_USERS`] on the
+/// writer connection `conn` once the access log's table exists in its
+/// file and the accounts' in the main one (a connection opened before
+/// [`migrate`] gets them there; one on a file that [`migrate`] will refuse,
+/// an access log without accounts, opens without them).
 async fn guard_access_log(conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
-    let tables: i64 = sqlx::query_scalar(&format!(
-        "SELECT count(*) FROM {ACCESS_LOG_SCHEMA}.sqlite_schema WHERE type = 'table' AND name = 'access_log'"
+    let both: bool = sqlx::query_scalar(&format!(
+        "SELECT EXISTS (SELECT 1 FROM {ACCESS_LOG_SCHEMA}.sqlite_schema WHERE type = 'table' AND name = 'access_log') \
+            AND EXISTS (SELECT 1 FROM main.sqlite_schema WHERE type = 'table' AND name = 'users')"
     ))
     .fetch_one(&mut *conn)
     .await?;
-    if tables > 0 {
+    if both {
         sqlx::query(ACCESS_LOG_USER_EXISTS).execute(&mut *conn).await?;
+        sqlx::query(ACCESS_LOG_FOLLOWS_USERS).execute(&mut *conn).await?;
     }
     Ok(())
 }
@@ -272,9 +303,11 @@ pub async fn connect(url: &str, readers: u32, acquire_timeout: Duration) -> Resu
     if !path.exists() {
         return Err(DatabaseError::Missing(path.display().to_string()));
     }
-    let log = access_log_path(&path);
-    ensure_file(&log)?;
-    let log = log.to_str().ok_or_else(|| DatabaseError::BadUrl("the file's path is not UTF-8".into()))?.to_owned();
+    // Beside the file itself, whatever link names it (as SQLite's own
+    // -wal, and the instance lock).
+    let log_path = access_log_path(&canonical(&path));
+    ensure_file(&log_path)?;
+    let log = log_path.to_str().ok_or_else(|| DatabaseError::BadUrl("the file's path is not UTF-8".into()))?.to_owned();
     let writer = SqlitePoolOptions::new()
         .max_connections(1)
         .min_connections(1)
@@ -293,7 +326,7 @@ pub async fn connect(url: &str, readers: u32, acquire_timeout: Duration) -> Resu
         .await
         .map_err(|e| open_error(&path, &e))?;
     let group = GroupCommit::start(writer.clone());
-    Ok(SqliteDb { writer, readers, group, path })
+    Ok(SqliteDb { writer, readers, group, path, log: log_path })
 }
 
 /// Held while an instance serves a database file: a lock on
@@ -355,10 +388,16 @@ pub const ACCESS_LOG_FILE_MIGRATION: i64 = 20261207000001;
 /// [`EMAIL_KEY_MIGRATION`]. Errors: `Migrate`, with the accounts whose
 /// addresses would share a key named.
 pub async fn migrate(db: &SqliteDb) -> Result<(), DatabaseError> {
+    let query = |e: sqlx::Error| DatabaseError::Query(root_cause(&e));
+    if applied_versions(db.writer()).await?.is_empty() && log_tables(db.writer()).await.map_err(query)?.in_file {
+        return Err(DatabaseError::ForeignAccessLog(db.log.display().to_string()));
+    }
     migrate_through(db, EMAIL_KEY_MIGRATION).await?;
     crate::email_keys::fill(db).await?;
-    MIGRATOR.run(db.writer()).await.map_err(|e| DatabaseError::Migrate(e.to_string()))?;
+    // The move before any later migration: each finds the table in its file.
+    migrate_through(db, ACCESS_LOG_FILE_MIGRATION).await?;
     move_access_log(db).await?;
+    MIGRATOR.run(db.writer()).await.map_err(|e| DatabaseError::Migrate(e.to_string()))?;
     let mut writer = db.writer().acquire().await.map_err(|e| DatabaseError::Migrate(root_cause(&e)))?;
     guard_access_log(&mut writer).await.map_err(|e| DatabaseError::Migrate(root_cause(&e)))
 }
@@ -375,9 +414,19 @@ const MOVE_BATCH: i64 = 20_000;
 /// table. Stopped at any point, the next `migrate` goes on where it was;
 /// until the drop, statements still find the old table first.
 async fn move_access_log(db: &SqliteDb) -> Result<(), DatabaseError> {
-    let failed =
-        |e: sqlx::Error| DatabaseError::Migrate(format!("moving the access log to its file: {}", root_cause(&e)));
-    if !access_log_in_main(db.writer()).await.map_err(failed)? {
+    let failed = |e: sqlx::Error| DatabaseError::Migrate(format!("moving the access log to its file: {}", root_cause(&e)));
+    let tables = log_tables(db.writer()).await.map_err(failed)?;
+    if !tables.in_file {
+        if !tables.in_main {
+            return Err(DatabaseError::AccessLogMissing(db.log.display().to_string()));
+        }
+        // Recorded, but its table not in the file: a power cut between the
+        // migration's two commits (the main file's first). Again.
+        let sql = MIGRATOR.iter().find(|m| m.version == ACCESS_LOG_FILE_MIGRATION).map(|m| m.sql.clone());
+        let sql = sql.ok_or_else(|| DatabaseError::Migrate("the access log's migration is not embedded".into()))?;
+        sqlx::raw_sql(&sql).execute(db.writer()).await.map_err(failed)?;
+    }
+    if !tables.in_main {
         return Ok(());
     }
     let copy = format!(
@@ -452,34 +501,51 @@ pub(crate) fn is_missing_table(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if db.message().starts_with("no such table"))
 }
 
-/// Whether the main file still has an `access_log` table ([`move_access_log`]
-/// has not finished).
-async fn access_log_in_main(conn: &SqlitePool) -> Result<bool, sqlx::Error> {
-    let tables: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM main.sqlite_schema WHERE type = 'table' AND name = 'access_log'")
-            .fetch_one(conn)
-            .await?;
-    Ok(tables > 0)
+/// Which files have an `access_log` table.
+#[derive(Debug, Clone, Copy)]
+struct LogTables {
+    /// The main file (releases before [`ACCESS_LOG_FILE_MIGRATION`], or
+    /// [`move_access_log`] not finished).
+    in_main: bool,
+    /// The access log's file.
+    in_file: bool,
+}
+
+async fn log_tables(pool: &SqlitePool) -> Result<LogTables, sqlx::Error> {
+    let (in_main, in_file): (bool, bool) = sqlx::query_as(&format!(
+        "SELECT EXISTS (SELECT 1 FROM main.sqlite_schema WHERE type = 'table' AND name = 'access_log'), \
+                EXISTS (SELECT 1 FROM {ACCESS_LOG_SCHEMA}.sqlite_schema WHERE type = 'table' AND name = 'access_log')"
+    ))
+    .fetch_one(pool)
+    .await?;
+    Ok(LogTables { in_main, in_file })
+}
+
+/// The versions `_sqlx_migrations` records as applied (none when the table
+/// does not exist yet).
+async fn applied_versions(pool: &SqlitePool) -> Result<Vec<i64>, DatabaseError> {
+    match sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success ORDER BY version").fetch_all(pool).await
+    {
+        Ok(versions) => Ok(versions),
+        Err(e) if is_missing_table(&e) => Ok(Vec::new()),
+        Err(e) => Err(DatabaseError::Query(root_cause(&e))),
+    }
 }
 
 /// Reads `_sqlx_migrations` (absent: nothing applied) and compares it with
 /// [`MIGRATOR`]. [`ACCESS_LOG_FILE_MIGRATION`] counts as pending until its
 /// rows have moved ([`migrate`] finishes the move), so that `serve` does not
-/// start on a move left half-done.
+/// start on a move left half-done; once applied, an access log's file
+/// without the table is an error ([`DatabaseError::AccessLogMissing`]).
 pub async fn schema_status(db: &SqliteDb) -> Result<SchemaStatus, DatabaseError> {
-    let mut applied: Vec<i64> =
-        match sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success ORDER BY version")
-            .fetch_all(db.readers())
-            .await
-        {
-            Ok(versions) => versions,
-            Err(e) if is_missing_table(&e) => Vec::new(),
-            Err(e) => return Err(DatabaseError::Query(root_cause(&e))),
-        };
-    if applied.contains(&ACCESS_LOG_FILE_MIGRATION)
-        && access_log_in_main(db.readers()).await.map_err(|e| DatabaseError::Query(root_cause(&e)))?
-    {
-        applied.retain(|v| *v != ACCESS_LOG_FILE_MIGRATION);
+    let mut applied = applied_versions(db.readers()).await?;
+    if applied.contains(&ACCESS_LOG_FILE_MIGRATION) {
+        let tables = log_tables(db.readers()).await.map_err(|e| DatabaseError::Query(root_cause(&e)))?;
+        if tables.in_main {
+            applied.retain(|v| *v != ACCESS_LOG_FILE_MIGRATION);
+        } else if !tables.in_file {
+            return Err(DatabaseError::AccessLogMissing(db.log.display().to_string()));
+        }
     }
     Ok(SchemaStatus::compare(&applied, &known_versions()))
 }
@@ -549,6 +615,10 @@ mod tests {
             std::os::unix::fs::symlink(&dir, &link).expect("link");
             let linked = format!("sqlite://{}", link.join("c.db").display());
             assert!(lock_instance(&linked).is_err(), "a link does not get a lock of its own");
+            let through_link = connect(&linked, 1, Duration::from_secs(5)).await.expect("open through the link");
+            let real = dir.canonicalize().expect("the real directory").join("c.db-access-log");
+            assert_eq!(through_link.access_log_file(), real, "nor an access log of its own");
+            through_link.close().await;
             std::fs::remove_file(&link).ok();
         }
         drop(held);
@@ -614,7 +684,7 @@ mod tests {
         assert!(schema_status(&db).await.expect("status").is_current());
         assert_eq!(log_rows(&db, "access.access_log").await, old, "every row, as it was");
         assert_eq!(log_rows(&db, "access_log").await, old, "found by its name");
-        assert!(!access_log_in_main(db.readers()).await.expect("main's tables"), "the old table is gone");
+        assert!(!log_tables(db.readers()).await.expect("tables").in_main, "the old table is gone");
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
              VALUES (1, 'portal', '[\"cpf\"]', 1800000009, 'req-new') RETURNING id",
@@ -625,6 +695,94 @@ mod tests {
         assert_eq!(id, 4, "no id given before is given again, a purged one included");
         migrate(&db).await.expect("a second migrate changes nothing");
         assert_eq!(log_rows(&db, "access_log").await.len(), 3);
+        // The foreign key's two halves, across the files.
+        let refused = sqlx::query(
+            "INSERT INTO access_log (user_id, client_id, scopes, accessed_at, request_id) \
+             VALUES (99, 'portal', '[\"cpf\"]', 1800000010, 'req-nobody')",
+        )
+        .execute(db.writer())
+        .await
+        .expect_err("no account 99");
+        assert!(refused.to_string().contains("FOREIGN KEY"), "{refused}");
+        sqlx::query("DELETE FROM users WHERE id = 1").execute(db.writer()).await.expect("delete the account");
+        assert!(log_rows(&db, "access_log").await.is_empty(), "its rows went with it");
+        db.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A new migrated database file in a directory of its own: the
+    /// directory, the URL and the handle.
+    async fn migrated() -> (PathBuf, String, SqliteDb) {
+        let dir = std::env::temp_dir().join(format!("credencial-db-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let url = format!("sqlite://{}", dir.join("c.db").display());
+        ensure_file(&dir.join("c.db")).expect("create");
+        let db = connect(&url, 2, Duration::from_secs(5)).await.expect("open");
+        migrate(&db).await.expect("migrate");
+        (dir, url, db)
+    }
+
+    /// Removes the SQLite file `path` and its write-ahead log.
+    fn remove_with_wal(path: &Path) {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut name = path.as_os_str().to_owned();
+            name.push(suffix);
+            std::fs::remove_file(PathBuf::from(name)).ok();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_lost_access_log_file_stops_the_service_until_it_is_restored_or_given_up() {
+        let (dir, url, db) = migrated().await;
+        db.close().await;
+        remove_with_wal(&dir.join("c.db-access-log"));
+        let db = connect(&url, 2, Duration::from_secs(5)).await.expect("open");
+        let e = schema_status(&db).await.expect_err("serve would find no access log").to_string();
+        assert!(e.contains("c.db-access-log holds no access log") && e.contains("restore the file"), "{e}");
+        let e = migrate(&db).await.expect_err("nor does migrate make one up").to_string();
+        assert!(e.contains("holds no access log"), "{e}");
+        // Given up, as docs/configuration.md says: the migration again.
+        sqlx::query("DELETE FROM _sqlx_migrations WHERE version = ?1")
+            .bind(ACCESS_LOG_FILE_MIGRATION)
+            .execute(db.writer())
+            .await
+            .expect("forget the migration");
+        migrate(&db).await.expect("an empty access log");
+        assert!(schema_status(&db).await.expect("status").is_current());
+        assert!(log_rows(&db, "access_log").await.is_empty());
+        db.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[tokio::test]
+    async fn a_new_database_does_not_take_the_access_log_an_earlier_one_left() {
+        let (dir, url, db) = migrated().await;
+        db.close().await;
+        remove_with_wal(&dir.join("c.db"));
+        ensure_file(&dir.join("c.db")).expect("a new file");
+        let db = connect(&url, 2, Duration::from_secs(5)).await.expect("open");
+        let e = migrate(&db).await.expect_err("refused").to_string();
+        assert!(e.contains("c.db-access-log holds the access log of an earlier database"), "{e}");
+        db.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[tokio::test]
+    async fn a_migration_whose_log_file_commit_was_lost_is_made_again() {
+        let dir = std::env::temp_dir().join(format!("credencial-db-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let url = format!("sqlite://{}", dir.join("c.db").display());
+        ensure_file(&dir.join("c.db")).expect("create");
+        let db = connect(&url, 2, Duration::from_secs(5)).await.expect("open");
+        migrate_through(&db, ACCESS_LOG_FILE_MIGRATION).await.expect("through the access log's migration");
+        // The main file's commit (the migration recorded) without the log
+        // file's (its table), as a power cut between the two leaves it.
+        sqlx::query("DROP TABLE access.access_log").execute(db.writer()).await.expect("the file's part undone");
+        assert!(schema_status(&db).await.expect("status").pending.contains(&ACCESS_LOG_FILE_MIGRATION));
+        migrate(&db).await.expect("made again");
+        assert!(schema_status(&db).await.expect("status").is_current());
+        let tables = log_tables(db.readers()).await.expect("tables");
+        assert!(tables.in_file && !tables.in_main, "{tables:?}");
         db.close().await;
         std::fs::remove_dir_all(&dir).ok();
     }

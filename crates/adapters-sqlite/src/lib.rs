@@ -1,5 +1,6 @@
 //! SQLite implementations of credencial's storage ports (sqlx): the
-//! embedded default, one file and no database server.
+//! embedded default, one file (and the access log's beside it) and no
+//! database server.
 //!
 //! The schema lives in the workspace's `migrations/sqlite/` folder and is
 //! embedded into the binary by [`MIGRATOR`]. It means what

@@ -178,7 +178,8 @@ pub(crate) async fn append_group_on(
     }
 }
 
-/// The access log, in the SQLite file.
+/// The access log, in its own SQLite file beside the database's
+/// ([`access_log_path`](crate::access_log_path)).
 #[derive(Debug, Clone)]
 pub struct SqliteAccessLog {
     db: SqliteDb,
