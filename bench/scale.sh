@@ -570,7 +570,7 @@ op_users_cpfs() {
 # listed_rows I WHAT: after the warm-up request (I = 0), warns when the page
 # in $WORK/body shows no table row (the page answered, but empty).
 listed_rows() {
-    if (($1 == 0)) && ! grep -q '<tr><td' "$WORK/body"; then log "warning: $2 lists no rows"; fi
+    if (($1 == 0)) && ! grep -Eq '<tr[^>]*><td' "$WORK/body"; then log "warning: $2 lists no rows"; fi
 }
 op_report_first() {
     req 200 "$BASE/conta/acessos/" -H "Cookie: $PERSON_COOKIE" && listed_rows "$1" "/conta/acessos/"

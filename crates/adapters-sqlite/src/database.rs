@@ -641,11 +641,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_upgrade_moves_the_access_log_to_its_file_and_a_move_left_half_done_is_finished() {
-        let dir = std::env::temp_dir().join(format!("credencial-db-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let url = format!("sqlite://{}", dir.join("c.db").display());
-        ensure_file(&dir.join("c.db")).expect("create");
-        let db = connect(&url, 2, Duration::from_secs(5)).await.expect("open");
+        let (dir, _, db) = opened().await;
         // The release before: the log in the main file, three rows, the
         // last one purged since.
         let before = known_versions().into_iter().filter(|v| *v < ACCESS_LOG_FILE_MIGRATION).max().expect("earlier");
@@ -713,12 +709,18 @@ mod tests {
     /// A new migrated database file in a directory of its own: the
     /// directory, the URL and the handle.
     async fn migrated() -> (PathBuf, String, SqliteDb) {
+        let (dir, url, db) = opened().await;
+        migrate(&db).await.expect("migrate");
+        (dir, url, db)
+    }
+
+    /// A new database file, not migrated, in a directory of its own.
+    async fn opened() -> (PathBuf, String, SqliteDb) {
         let dir = std::env::temp_dir().join(format!("credencial-db-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("dir");
         let url = format!("sqlite://{}", dir.join("c.db").display());
         ensure_file(&dir.join("c.db")).expect("create");
         let db = connect(&url, 2, Duration::from_secs(5)).await.expect("open");
-        migrate(&db).await.expect("migrate");
         (dir, url, db)
     }
 
@@ -769,11 +771,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_migration_whose_log_file_commit_was_lost_is_made_again() {
-        let dir = std::env::temp_dir().join(format!("credencial-db-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let url = format!("sqlite://{}", dir.join("c.db").display());
-        ensure_file(&dir.join("c.db")).expect("create");
-        let db = connect(&url, 2, Duration::from_secs(5)).await.expect("open");
+        let (dir, _, db) = opened().await;
         migrate_through(&db, ACCESS_LOG_FILE_MIGRATION).await.expect("through the access log's migration");
         // The main file's commit (the migration recorded) without the log
         // file's (its table), as a power cut between the two leaves it.
