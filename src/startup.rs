@@ -312,6 +312,12 @@ impl Application {
             Engine::Postgres => Pace::CONCURRENT,
         })
         .with_sessions(Arc::clone(&sessions));
+        // SQLite's one writer: each batch waits for the requests' writes to
+        // leave it alone a moment first.
+        let purge = match &storage.database {
+            Database::Sqlite(db) => purge.with_quiet_writer(Arc::new(db.group().clone())),
+            Database::Postgres(_) => purge,
+        };
         let purge = match &mail {
             Some(m) => purge.with_mail(Arc::clone(&m.sender)),
             None => purge,

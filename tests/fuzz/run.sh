@@ -31,7 +31,8 @@
 # Knobs: FUZZ_PORT (18300), FUZZ_MAX_EXAMPLES (60 per operation and phase),
 #        FUZZ_MAX_TIME (150 s), FUZZ_MIN_REQUESTS (1000), FUZZ_SEED (random),
 #        FUZZ_CHECKS (the five above, comma-separated), FUZZ_SKIP_BUILD (set:
-#        reuse target/release/credencial)
+#        reuse target/release/credencial), FUZZ_BIN (a credencial binary to
+#        use instead, no build: CI passes the debug one its tests built)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 # shellcheck source=bench/lib.sh
@@ -66,8 +67,13 @@ fi
 VENV_ABS=$(cd "$VENV" && pwd)
 "${VENV_ABS}/bin/schemathesis" --version
 
-# 2. the release binary on a fresh database
-[ -n "${FUZZ_SKIP_BUILD:-}" ] || cargo build --release --locked --bin credencial
+# 2. the release binary (or FUZZ_BIN) on a fresh database
+if [ -n "${FUZZ_BIN:-}" ]; then
+    BIN=$(realpath "$FUZZ_BIN")
+else
+    [ -n "${FUZZ_SKIP_BUILD:-}" ] || cargo build --release --locked --bin credencial
+    BIN=$(realpath "${TARGET}/release/credencial")
+fi
 SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 # Few PBKDF2 iterations: the fuzzer sends hundreds of logins, and a wrong
 # password costs the full hashing work. Access tokens live an hour so that
@@ -78,7 +84,7 @@ SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 # count per address only and go unlimited here).
 SERVICE_JWT_SECRET=$SECRET SERVICE_BIND="127.0.0.1:${PORT}" SERVICE_PASSWORD_ITERATIONS=1000 \
     SERVICE_ACCESS_TOKEN_LIFETIME_SECS=3600 SERVICE_LOGIN_THROTTLE_ADDRESS_FAILURES=0 RUST_LOG=warn \
-    "${TARGET}/release/credencial" demo >"${OUT}/server.log" 2>&1 &
+    "$BIN" demo >"${OUT}/server.log" 2>&1 &
 SERVER=$!
 cleanup() {
     kill "$SERVER" 2>/dev/null || true
@@ -125,7 +131,7 @@ assert d["userinfo_endpoint"].endswith("/oauth/userinfo/"), d'
 # An API token of demo-host for the user-management API, as the README gives
 # it (the CLI prints it as the last line of standard output; its log lines go
 # to standard error).
-API_TOKEN=$("${TARGET}/release/credencial" client update --client-id demo-host --rotate-api-token \
+API_TOKEN=$("$BIN" client update --client-id demo-host --rotate-api-token \
     --api-permissions users:read,users:create | tail -n 1)
 curl -fsS -o /dev/null -H "Authorization: Token ${API_TOKEN}" "${BASE}/usuarios/?cpfs=52998224725"
 log "credentials ready: pair access token, OAuth2 access token with every scope and openid, demo-host secret, API token"

@@ -414,7 +414,8 @@ const MOVE_BATCH: i64 = 20_000;
 /// table. Stopped at any point, the next `migrate` goes on where it was;
 /// until the drop, statements still find the old table first.
 async fn move_access_log(db: &SqliteDb) -> Result<(), DatabaseError> {
-    let failed = |e: sqlx::Error| DatabaseError::Migrate(format!("moving the access log to its file: {}", root_cause(&e)));
+    let failed =
+        |e: sqlx::Error| DatabaseError::Migrate(format!("moving the access log to its file: {}", root_cause(&e)));
     let tables = log_tables(db.writer()).await.map_err(failed)?;
     if !tables.in_file {
         if !tables.in_main {
@@ -524,7 +525,9 @@ async fn log_tables(pool: &SqlitePool) -> Result<LogTables, sqlx::Error> {
 /// The versions `_sqlx_migrations` records as applied (none when the table
 /// does not exist yet).
 async fn applied_versions(pool: &SqlitePool) -> Result<Vec<i64>, DatabaseError> {
-    match sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success ORDER BY version").fetch_all(pool).await
+    match sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success ORDER BY version")
+        .fetch_all(pool)
+        .await
     {
         Ok(versions) => Ok(versions),
         Err(e) if is_missing_table(&e) => Ok(Vec::new()),

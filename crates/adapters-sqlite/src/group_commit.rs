@@ -19,10 +19,12 @@
 //! `commit_delay`, made fewer commits but cost the profile read a fifth of
 //! its rate: docs/performance.md.)
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use credencial_ports::account::AccessLogEntry;
-use credencial_ports::RepositoryError;
+use credencial_ports::{RepositoryError, WriterActivity};
 use futures_util::future::BoxFuture;
 use sqlx::{Acquire, SqliteConnection, SqlitePool};
 use tokio::sync::oneshot;
@@ -127,6 +129,10 @@ impl std::fmt::Debug for GroupCommit {
 struct Shared {
     writer: SqlitePool,
     state: Mutex<Queue>,
+    /// When the last group's commit ended, in nanoseconds after `opened`
+    /// ([`WriterActivity`]).
+    last_done: AtomicU64,
+    opened: Instant,
     /// The runtime that opened the file: a leader whose own runtime shut
     /// down (an HTTP worker's, at shutdown) hands the queue on to it.
     runtime: tokio::runtime::Handle,
@@ -147,7 +153,14 @@ impl GroupCommit {
     /// Outside a tokio runtime (the file is opened by async code).
     pub fn start(writer: SqlitePool) -> Self {
         let runtime = tokio::runtime::Handle::current();
-        Self { shared: Arc::new(Shared { writer, state: Mutex::new(Queue::default()), runtime }) }
+        let shared = Shared {
+            writer,
+            state: Mutex::new(Queue::default()),
+            last_done: AtomicU64::new(0),
+            opened: Instant::now(),
+            runtime,
+        };
+        Self { shared: Arc::new(shared) }
     }
 
     /// Runs `work` in the next group and answers its result once the group
@@ -219,6 +232,24 @@ async fn lead(shared: Arc<Shared>) {
             return;
         }
         commit(&turn.shared.writer, &mut group).await;
+        let done = u64::try_from(turn.shared.opened.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        turn.shared.last_done.store(done, Ordering::Relaxed);
+    }
+}
+
+/// The requests' writes are the groups' (logins, rotations, access-log
+/// entries): the writer is quiet when no group is queued or being written,
+/// for as long as the last one ended.
+impl WriterActivity for GroupCommit {
+    fn quiet_for(&self) -> Duration {
+        {
+            let queue = self.shared.lock();
+            if queue.leading || !queue.jobs.is_empty() {
+                return Duration::ZERO;
+            }
+        }
+        let last = Duration::from_nanos(self.shared.last_done.load(Ordering::Relaxed));
+        self.shared.opened.elapsed().saturating_sub(last)
     }
 }
 
@@ -371,6 +402,29 @@ mod tests {
 
     async fn stored(file: &TestDatabase) -> Vec<i64> {
         sqlx::query_scalar("SELECT v FROM t ORDER BY v").fetch_all(file.db.readers()).await.expect("read t")
+    }
+
+    #[tokio::test]
+    async fn the_writer_is_quiet_only_when_no_group_waits_or_is_written() {
+        let file = TestDatabase::new().await;
+        table(&file).await;
+        let group = file.db.group().clone();
+        // A group that cannot get the writer (held here) is busy.
+        let held = file.db.writer().acquire().await.expect("hold the writer");
+        let pending = tokio::spawn({
+            let group = group.clone();
+            async move { group.run(write(1, false)).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(group.quiet_for(), Duration::ZERO, "a group waits for the writer");
+        drop(held);
+        assert_eq!(pending.await.expect("task").expect("written"), 1);
+        // Once it is written, quiet for as long as it has been.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let quiet = group.quiet_for();
+        assert!(quiet >= Duration::from_millis(50), "{quiet:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(group.quiet_for() > quiet, "and more so later");
     }
 
     #[tokio::test]

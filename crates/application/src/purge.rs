@@ -12,6 +12,12 @@
 //! in proportion to the time it took, so that it holds the database a
 //! bounded share of the time.
 //!
+//! On SQLite, a batch also waits for the requests' writes to leave the
+//! writer alone for [`QUIET_FOR`] (at most [`QUIET_WAIT`]): while requests
+//! keep the one writer busy, the purge takes it about once a second, so
+//! that almost no request queues behind a batch, and it drains at its full
+//! pace whenever the service is less than saturated.
+//!
 //! [`drain`] is the loop over one table; [`Purge::pass`] runs it over
 //! every table, logs what went and records the metrics. The binary decides
 //! when a pass runs (after a start-up delay, then periodically).
@@ -19,6 +25,8 @@
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use credencial_ports::WriterActivity;
 
 use crate::error::ServiceError;
 use crate::metrics::{Metrics, PurgeTable};
@@ -112,6 +120,31 @@ pub struct Drained {
     pub end: DrainEnd,
 }
 
+/// How long the requests' writes must have left the writer alone before a
+/// batch takes it ([`drain_quietly`]).
+pub const QUIET_FOR: Duration = Duration::from_millis(2);
+
+/// The longest a batch waits for [`QUIET_FOR`]: under sustained load the
+/// purge still runs about one batch a second.
+pub const QUIET_WAIT: Duration = Duration::from_secs(1);
+
+/// How often a waiting batch looks at the writer again.
+const QUIET_TICK: Duration = Duration::from_millis(1);
+
+/// Waits until `quiet` says the writer has been free of requests' writes
+/// for [`QUIET_FOR`], or [`QUIET_WAIT`] has passed; false if `stopping`
+/// said the service is stopping meanwhile.
+async fn until_quiet(quiet: &dyn WriterActivity, stopping: &(impl Fn() -> bool + Sync)) -> bool {
+    let started = tokio::time::Instant::now();
+    while quiet.quiet_for() < QUIET_FOR && started.elapsed() < QUIET_WAIT {
+        if stopping() {
+            return false;
+        }
+        tokio::time::sleep(QUIET_TICK).await;
+    }
+    true
+}
+
 /// Calls `batch(rows)` (one bounded statement deleting at most `rows`,
 /// returning how many it deleted) until a call returns fewer than it was
 /// asked, a call fails, or `stopping()` says the service is stopping;
@@ -119,7 +152,24 @@ pub struct Drained {
 /// task waits as `pace` says. The first batch asks [`START_BATCH_ROWS`]
 /// rows, the next ones [`next_batch_rows`] within `pace`'s budget, never
 /// more than `limit` (0 counts as 1).
-pub async fn drain<F, Fut>(limit: u32, pace: Pace, stopping: &(impl Fn() -> bool + Sync), mut batch: F) -> Drained
+pub async fn drain<F, Fut>(limit: u32, pace: Pace, stopping: &(impl Fn() -> bool + Sync), batch: F) -> Drained
+where
+    F: FnMut(u32) -> Fut,
+    Fut: Future<Output = Result<u64, ServiceError>>,
+{
+    drain_quietly(limit, pace, None, stopping, batch).await
+}
+
+/// [`drain`], each batch first waiting for a quiet writer ([`until_quiet`])
+/// when `quiet` is given (SQLite's). The wait is not the batch's time: the
+/// sizes and pauses follow the batches alone.
+pub async fn drain_quietly<F, Fut>(
+    limit: u32,
+    pace: Pace,
+    quiet: Option<&dyn WriterActivity>,
+    stopping: &(impl Fn() -> bool + Sync),
+    mut batch: F,
+) -> Drained
 where
     F: FnMut(u32) -> Fut,
     Fut: Future<Output = Result<u64, ServiceError>>,
@@ -128,7 +178,11 @@ where
     let mut size = START_BATCH_ROWS.min(limit);
     let mut drained = Drained { rows: 0, batches: 0, end: DrainEnd::Finished };
     loop {
-        if stopping() {
+        let quiet_enough = match quiet {
+            Some(quiet) => until_quiet(quiet, stopping).await,
+            None => true,
+        };
+        if !quiet_enough || stopping() {
             drained.end = DrainEnd::Stopped;
             return drained;
         }
@@ -175,6 +229,7 @@ pub struct Purge {
     metrics: Metrics,
     batch_rows: u32,
     pace: Pace,
+    quiet: Option<Arc<dyn WriterActivity>>,
     sessions: Option<Arc<SessionService>>,
     mail: Option<Arc<MailSender>>,
 }
@@ -199,7 +254,26 @@ impl Purge {
         batch_rows: u32,
     ) -> Self {
         let pace = Pace::SINGLE_WRITER;
-        Self { oauth, tokens, validation, grants, accounts, metrics, batch_rows, pace, sessions: None, mail: None }
+        Self {
+            oauth,
+            tokens,
+            validation,
+            grants,
+            accounts,
+            metrics,
+            batch_rows,
+            pace,
+            quiet: None,
+            sessions: None,
+            mail: None,
+        }
+    }
+
+    /// The same purge, each batch waiting for `quiet` to report a quiet
+    /// writer first ([`drain_quietly`]; SQLite's one writer).
+    pub fn with_quiet_writer(mut self, quiet: Arc<dyn WriterActivity>) -> Self {
+        self.quiet = Some(quiet);
+        self
     }
 
     /// The same purge at `pace` (the engine's).
@@ -229,7 +303,10 @@ impl Purge {
         let started = Instant::now();
         let mut outcome = PassOutcome { rows: 0, stopped: false };
         for table in PurgeTable::ALL {
-            let drained = drain(self.batch_rows, self.pace, stopping, |limit| self.batch(table, limit)).await;
+            let drained = drain_quietly(self.batch_rows, self.pace, self.quiet.as_deref(), stopping, |limit| {
+                self.batch(table, limit)
+            })
+            .await;
             outcome.rows += drained.rows;
             let (label, rows, batches) = (table.label(), drained.rows, drained.batches);
             match drained.end {

@@ -8,10 +8,12 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
-use credencial_application::purge::{drain, next_batch_rows, DrainEnd, Pace, START_BATCH_ROWS};
+use credencial_application::purge::{
+    drain, drain_quietly, next_batch_rows, DrainEnd, Pace, QUIET_FOR, QUIET_WAIT, START_BATCH_ROWS,
+};
 use credencial_application::{GrantService, ServiceError};
 use credencial_ports::account::{MockAccessLog, MockGrantRepository};
-use credencial_ports::{MockClock, RepositoryError};
+use credencial_ports::{MockClock, RepositoryError, WriterActivity};
 
 const NOW: i64 = 1_700_000_000;
 
@@ -147,4 +149,57 @@ async fn batches_grow_from_the_start_size_while_they_are_fast() {
     assert_eq!(asked[0], START_BATCH_ROWS);
     assert!(asked.iter().all(|&rows| rows <= 2_000), "{asked:?}");
     assert_eq!(drained.rows, asked[..3].iter().map(|&r| u64::from(r)).sum::<u64>() + 7);
+}
+
+/// A writer the requests keep busy, or one quiet for a minute.
+struct Writer {
+    busy: bool,
+}
+
+impl WriterActivity for Writer {
+    fn quiet_for(&self) -> Duration {
+        if self.busy {
+            Duration::ZERO
+        } else {
+            Duration::from_secs(60)
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_batch_waits_for_a_quiet_writer_but_at_most_a_second() {
+    for (busy, waits) in [(false, false), (true, true)] {
+        let calls = Arc::new(AtomicU32::new(0));
+        let service = grants(log_answering(vec![Ok(1)], 5, Arc::clone(&calls)));
+        let started = tokio::time::Instant::now();
+        let drained = drain_quietly(5, Pace::SINGLE_WRITER, Some(&Writer { busy }), &|| false, |limit| {
+            service.purge_access_log(limit)
+        })
+        .await;
+        assert_eq!((drained.rows, drained.batches, calls.load(Ordering::SeqCst)), (1, 1, 1), "busy: {busy}");
+        assert!(matches!(drained.end, DrainEnd::Finished));
+        let waited = started.elapsed();
+        if waits {
+            assert!(waited >= QUIET_WAIT && waited < QUIET_WAIT + QUIET_FOR * 2, "a busy writer: {waited:?}");
+        } else {
+            assert!(waited < QUIET_FOR, "a quiet writer: {waited:?}");
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stop_while_a_batch_waits_for_the_writer_ends_the_drain_at_once_and_runs_no_batch() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let service = grants(log_answering(vec![], 5, Arc::clone(&calls)));
+    let asked = AtomicU32::new(0);
+    // Stopping from the third time it is asked: inside the wait.
+    let stopping = || asked.fetch_add(1, Ordering::SeqCst) >= 2;
+    let started = tokio::time::Instant::now();
+    let drained = drain_quietly(5, Pace::SINGLE_WRITER, Some(&Writer { busy: true }), &stopping, |limit| {
+        service.purge_access_log(limit)
+    })
+    .await;
+    assert!(matches!(drained.end, DrainEnd::Stopped));
+    assert_eq!((drained.rows, drained.batches, calls.load(Ordering::SeqCst)), (0, 0, 0));
+    assert!(started.elapsed() < QUIET_FOR * 2, "within a few ticks, not {:?}", started.elapsed());
 }

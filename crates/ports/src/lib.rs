@@ -53,7 +53,7 @@ pub use mail::{
     NewLink, StoredLink, Switched,
 };
 pub use oauth::{AuthorizationCodeStore, NewAuthorizationCode, OAuthClient, OAuthClientRepository, OAuthClientUpdate};
-pub use pool::{PoolConnections, PoolStatus};
+pub use pool::{PoolConnections, PoolStatus, WriterActivity};
 pub use profile::{ClientRead, ProfileRepository, Snapshot, SnapshotStore};
 pub use provider::{AuthorizationStart, ProviderClient, ProviderError, ProviderSession, ProviderTokens};
 pub use readiness::{NotReady, ProbeAnswer, ReadinessProbe, SchemaStatus, READINESS_TIMEOUT};
@@ -91,7 +91,7 @@ pub use mail::{MockMailStore, MockMailer};
 #[cfg(any(test, feature = "mocks"))]
 pub use oauth::{MockAuthorizationCodeStore, MockOAuthClientRepository};
 #[cfg(any(test, feature = "mocks"))]
-pub use pool::MockPoolStatus;
+pub use pool::{MockPoolStatus, MockWriterActivity};
 #[cfg(any(test, feature = "mocks"))]
 pub use profile::{MockProfileRepository, MockSnapshotStore};
 #[cfg(any(test, feature = "mocks"))]

@@ -43,6 +43,18 @@ pub trait PoolStatus: Send + Sync + 'static {
     fn connections(&self) -> PoolConnections;
 }
 
+/// How long the database's one writer has been free of the requests'
+/// writes. On an engine with a single writer (SQLite), background work
+/// (the purge) waits for a quiet moment before it takes the writer, so
+/// that no request queues behind it while requests keep it busy.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+pub trait WriterActivity: Send + Sync + 'static {
+    /// The time since the requests' last write finished; zero while one
+    /// is queued or being written. Cheap (no I/O), asked every millisecond
+    /// while a background task waits.
+    fn quiet_for(&self) -> std::time::Duration;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
