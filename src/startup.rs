@@ -315,7 +315,7 @@ impl Application {
         // SQLite's one writer: each batch waits for the requests' writes to
         // leave it alone a moment first.
         let purge = match &storage.database {
-            Database::Sqlite(db) => purge.with_quiet_writer(Arc::new(db.group().clone())),
+            Database::Sqlite(db) => purge.with_quiet_writer(Arc::new(db.clone())),
             Database::Postgres(_) => purge,
         };
         let purge = match &mail {

@@ -15,10 +15,13 @@ use std::fs::{File, OpenOptions};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
+use std::time::Instant;
 
 use credencial_ports::error::root_cause;
-use credencial_ports::SchemaStatus;
+use credencial_ports::{SchemaStatus, WriterActivity};
 use futures_util::future::BoxFuture;
 use sqlx::error::BoxDynError;
 use sqlx::migrate::{Migration, MigrationSource, Migrator};
@@ -137,6 +140,7 @@ pub enum DatabaseError {
 #[derive(Debug, Clone)]
 pub struct SqliteDb {
     writer: SqlitePool,
+    writer_use: Arc<WriterUse>,
     readers: SqlitePool,
     group: GroupCommit,
     path: PathBuf,
@@ -182,6 +186,56 @@ impl SqliteDb {
     pub async fn close(&self) {
         self.writer.close().await;
         self.readers.close().await;
+    }
+}
+
+/// When the writer connection was last handed out and given back, for
+/// [`WriterActivity`]: every write, the group committer's and the others
+/// (a code's redemption, a session, the panel's), takes it from its pool.
+#[derive(Debug)]
+struct WriterUse {
+    /// Handed out and not given back yet.
+    held: AtomicBool,
+    /// When it was last given back, in nanoseconds after `opened`.
+    released: AtomicU64,
+    opened: Instant,
+}
+
+impl WriterUse {
+    fn new() -> Self {
+        Self { held: AtomicBool::new(false), released: AtomicU64::new(0), opened: Instant::now() }
+    }
+
+    fn acquired(&self) {
+        self.held.store(true, Ordering::SeqCst);
+    }
+
+    fn released(&self) {
+        let now = u64::try_from(self.opened.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.released.store(now, Ordering::SeqCst);
+        self.held.store(false, Ordering::SeqCst);
+    }
+
+    /// Zero while held, else the time since it was given back.
+    fn quiet_for(&self) -> Duration {
+        if self.held.load(Ordering::SeqCst) {
+            return Duration::ZERO;
+        }
+        let last = Duration::from_nanos(self.released.load(Ordering::SeqCst));
+        self.opened.elapsed().saturating_sub(last)
+    }
+}
+
+/// The writer is quiet when no write waits for a group or holds the
+/// connection, for as long as it was last given back. (The one connection
+/// lives as long as the pool — no idle time-out, no lifetime — so every use
+/// after the first passes through the pool's hooks.)
+impl WriterActivity for SqliteDb {
+    fn quiet_for(&self) -> Duration {
+        if self.group.busy() {
+            return Duration::ZERO;
+        }
+        self.writer_use.quiet_for()
     }
 }
 
@@ -308,11 +362,23 @@ pub async fn connect(url: &str, readers: u32, acquire_timeout: Duration) -> Resu
     let log_path = access_log_path(&canonical(&path));
     ensure_file(&log_path)?;
     let log = log_path.to_str().ok_or_else(|| DatabaseError::BadUrl("the file's path is not UTF-8".into()))?.to_owned();
+    let writer_use = Arc::new(WriterUse::new());
+    let (on_acquire, on_release) = (Arc::clone(&writer_use), Arc::clone(&writer_use));
     let writer = SqlitePoolOptions::new()
         .max_connections(1)
         .min_connections(1)
+        .max_lifetime(None)
+        .idle_timeout(None)
         .acquire_timeout(acquire_timeout)
         .test_before_acquire(false)
+        .before_acquire(move |_, _| {
+            on_acquire.acquired();
+            Box::pin(std::future::ready(Ok(true)))
+        })
+        .after_release(move |_, _| {
+            on_release.released();
+            Box::pin(std::future::ready(Ok(true)))
+        })
         .after_connect(attach_access_log(log.clone(), true))
         .connect_with(options(&path).journal_mode(SqliteJournalMode::Wal))
         .await
@@ -326,7 +392,7 @@ pub async fn connect(url: &str, readers: u32, acquire_timeout: Duration) -> Resu
         .await
         .map_err(|e| open_error(&path, &e))?;
     let group = GroupCommit::start(writer.clone());
-    Ok(SqliteDb { writer, readers, group, path, log: log_path })
+    Ok(SqliteDb { writer, writer_use, readers, group, path, log: log_path })
 }
 
 /// Held while an instance serves a database file: a lock on

@@ -19,12 +19,10 @@
 //! `commit_delay`, made fewer commits but cost the profile read a fifth of
 //! its rate: docs/performance.md.)
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use credencial_ports::account::AccessLogEntry;
-use credencial_ports::{RepositoryError, WriterActivity};
+use credencial_ports::RepositoryError;
 use futures_util::future::BoxFuture;
 use sqlx::{Acquire, SqliteConnection, SqlitePool};
 use tokio::sync::oneshot;
@@ -129,10 +127,6 @@ impl std::fmt::Debug for GroupCommit {
 struct Shared {
     writer: SqlitePool,
     state: Mutex<Queue>,
-    /// When the last group's commit ended, in nanoseconds after `opened`
-    /// ([`WriterActivity`]).
-    last_done: AtomicU64,
-    opened: Instant,
     /// The runtime that opened the file: a leader whose own runtime shut
     /// down (an HTTP worker's, at shutdown) hands the queue on to it.
     runtime: tokio::runtime::Handle,
@@ -153,14 +147,7 @@ impl GroupCommit {
     /// Outside a tokio runtime (the file is opened by async code).
     pub fn start(writer: SqlitePool) -> Self {
         let runtime = tokio::runtime::Handle::current();
-        let shared = Shared {
-            writer,
-            state: Mutex::new(Queue::default()),
-            last_done: AtomicU64::new(0),
-            opened: Instant::now(),
-            runtime,
-        };
-        Self { shared: Arc::new(shared) }
+        Self { shared: Arc::new(Shared { writer, state: Mutex::new(Queue::default()), runtime }) }
     }
 
     /// Runs `work` in the next group and answers its result once the group
@@ -180,6 +167,13 @@ impl GroupCommit {
         let (reply, answer) = oneshot::channel();
         self.submit(Job::Log((entry, grant), reply));
         answer.await.map_err(|_| stopped())?
+    }
+
+    /// Whether writes wait for a group or a group is being written (the
+    /// writer is not quiet: [`crate::SqliteDb`]'s `WriterActivity`).
+    pub(crate) fn busy(&self) -> bool {
+        let queue = self.shared.lock();
+        queue.leading || !queue.jobs.is_empty()
     }
 
     /// Queues `job`; starts a leader if none is at work.
@@ -232,24 +226,6 @@ async fn lead(shared: Arc<Shared>) {
             return;
         }
         commit(&turn.shared.writer, &mut group).await;
-        let done = u64::try_from(turn.shared.opened.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        turn.shared.last_done.store(done, Ordering::Relaxed);
-    }
-}
-
-/// The requests' writes are the groups' (logins, rotations, access-log
-/// entries): the writer is quiet when no group is queued or being written,
-/// for as long as the last one ended.
-impl WriterActivity for GroupCommit {
-    fn quiet_for(&self) -> Duration {
-        {
-            let queue = self.shared.lock();
-            if queue.leading || !queue.jobs.is_empty() {
-                return Duration::ZERO;
-            }
-        }
-        let last = Duration::from_nanos(self.shared.last_done.load(Ordering::Relaxed));
-        self.shared.opened.elapsed().saturating_sub(last)
     }
 }
 
@@ -405,26 +381,36 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_writer_is_quiet_only_when_no_group_waits_or_is_written() {
+    async fn the_writer_is_quiet_only_when_no_write_waits_for_it_or_holds_it() {
+        use credencial_ports::WriterActivity;
         let file = TestDatabase::new().await;
         table(&file).await;
         let group = file.db.group().clone();
-        // A group that cannot get the writer (held here) is busy.
+        // A write straight on the writer (as the panel's, a code's
+        // redemption) holds it: busy.
         let held = file.db.writer().acquire().await.expect("hold the writer");
+        assert_eq!(file.db.quiet_for(), Duration::ZERO, "the writer is held");
+        // A group that cannot get the writer meanwhile: busy too.
         let pending = tokio::spawn({
             let group = group.clone();
             async move { group.run(write(1, false)).await }
         });
         tokio::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!(group.quiet_for(), Duration::ZERO, "a group waits for the writer");
+        assert!(group.busy());
         drop(held);
         assert_eq!(pending.await.expect("task").expect("written"), 1);
-        // Once it is written, quiet for as long as it has been.
+        // Once both are done, quiet for as long as it has been (the
+        // connection's return to the pool is a task of its own: waited for).
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while file.db.quiet_for() == Duration::ZERO {
+            assert!(std::time::Instant::now() < deadline, "never quiet");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let quiet = group.quiet_for();
+        let quiet = file.db.quiet_for();
         assert!(quiet >= Duration::from_millis(50), "{quiet:?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
-        assert!(group.quiet_for() > quiet, "and more so later");
+        assert!(file.db.quiet_for() > quiet, "and more so later");
     }
 
     #[tokio::test]

@@ -16,7 +16,7 @@
 //! writer alone for [`QUIET_FOR`] (at most [`QUIET_WAIT`]): while requests
 //! keep the one writer busy, the purge takes it about once a second, so
 //! that almost no request queues behind a batch, and it drains at its full
-//! pace whenever the service is less than saturated.
+//! pace whenever the writes leave such gaps between them.
 //!
 //! [`drain`] is the loop over one table; [`Purge::pass`] runs it over
 //! every table, logs what went and records the metrics. The binary decides

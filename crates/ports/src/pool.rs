@@ -49,8 +49,8 @@ pub trait PoolStatus: Send + Sync + 'static {
 /// that no request queues behind it while requests keep it busy.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 pub trait WriterActivity: Send + Sync + 'static {
-    /// The time since the requests' last write finished; zero while one
-    /// is queued or being written. Cheap (no I/O), asked every millisecond
+    /// The time since the last write on the writer finished; zero while
+    /// one is queued or being written. Cheap (no I/O), asked every millisecond
     /// while a background task waits.
     fn quiet_for(&self) -> std::time::Duration;
 }

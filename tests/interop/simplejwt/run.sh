@@ -11,7 +11,7 @@
 #      authenticated; TokenRefreshView and TokenVerifyView at
 #      /api/token/refresh/ and /api/token/verify/) on its own SQLite file,
 #      served by gunicorn on loopback;
-#   2. `cargo build --release`, then `credencial demo` (SQLite in a temporary
+#   2. `cargo build --release` (or INTEROP_BIN), then `credencial demo` (SQLite in a temporary
 #      directory, a known SERVICE_JWT_SECRET, so its OAuth2 tokens are signed
 #      with the demo's OpenID Connect key): ana's pair from /api/token/pair/
 #      and an OAuth2 access + refresh token of the demo client demo-host (the
