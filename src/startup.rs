@@ -39,7 +39,7 @@ use rand::RngCore;
 use secrecy::ExposeSecret;
 
 use crate::settings::{ClientSettings, Settings, SettingsError};
-use crate::storage::{Database, Engine, Storage};
+use crate::storage::{Database, Storage};
 
 /// How the service runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,16 +307,12 @@ impl Application {
             exporter.as_ref().map(|e| e.metrics().clone()).unwrap_or_else(Metrics::disabled),
             settings.storage.purge_batch_rows,
         )
-        .with_pace(match storage.database.engine() {
-            Engine::Sqlite => Pace::SINGLE_WRITER,
-            Engine::Postgres => Pace::CONCURRENT,
-        })
         .with_sessions(Arc::clone(&sessions));
-        // SQLite's one writer: each batch waits for the requests' writes to
-        // leave it alone a moment first.
+        // The engine's pace; on SQLite's one writer, each batch also waits
+        // for the requests' writes to leave it alone a moment first.
         let purge = match &storage.database {
-            Database::Sqlite(db) => purge.with_quiet_writer(Arc::new(db.clone())),
-            Database::Postgres(_) => purge,
+            Database::Sqlite(db) => purge.with_pace(Pace::SINGLE_WRITER).with_quiet_writer(Arc::new(db.clone())),
+            Database::Postgres(_) => purge.with_pace(Pace::CONCURRENT),
         };
         let purge = match &mail {
             Some(m) => purge.with_mail(Arc::clone(&m.sender)),
