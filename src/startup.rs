@@ -152,6 +152,7 @@ impl Application {
                 lifetimes: TokenLifetimes {
                     access_secs: settings.tokens.access_token_lifetime_secs,
                     refresh_secs: settings.tokens.refresh_token_lifetime_secs,
+                    refresh_family_secs: settings.tokens.refresh_family_lifetime_secs,
                     // No token is a session any more (sessions are stored).
                     session_secs: settings.login.session_absolute_secs,
                 },
@@ -169,18 +170,6 @@ impl Application {
             Some(id) => service.with_id_token_codec(id),
             None => service,
         };
-        let tokens = Arc::new(service);
-        let grant_store = Arc::clone(&storage.grants);
-        let login_history = Arc::clone(&storage.login_history);
-        let oauth = OAuthService::new(
-            Arc::clone(&tokens),
-            Arc::clone(&storage.clients),
-            Arc::clone(&storage.codes),
-            grant_store.clone(),
-            Arc::clone(&profiles),
-            Arc::clone(&clock),
-        )
-        .with_machine_access(Arc::clone(&storage.directory));
         // The institution's identity (its logo file read once, here).
         let branding = Arc::new(settings.branding.branding(mode)?);
         let mail = mail_setup(settings, mode, local, &storage, &clock, exporter.as_ref(), &branding)?;
@@ -199,13 +188,29 @@ impl Application {
                 SecondFactorService::new(
                     Arc::clone(&storage.second_factors),
                     key,
-                    Arc::clone(tokens.credentials()),
+                    Arc::clone(service.credentials()),
                     Arc::clone(&clock),
                     &branding.service_name,
                 )
                 .with_security_log(Arc::clone(&security_log)),
             )
         });
+        // `pair` asks the second factor of accounts that have one.
+        let tokens = Arc::new(match &factors {
+            Some(factors) => service.with_second_factors(Arc::clone(factors)),
+            None => service,
+        });
+        let grant_store = Arc::clone(&storage.grants);
+        let login_history = Arc::clone(&storage.login_history);
+        let oauth = OAuthService::new(
+            Arc::clone(&tokens),
+            Arc::clone(&storage.clients),
+            Arc::clone(&storage.codes),
+            grant_store.clone(),
+            Arc::clone(&profiles),
+            Arc::clone(&clock),
+        )
+        .with_machine_access(Arc::clone(&storage.directory));
         let sessions = SessionService::new(
             Arc::clone(&storage.sessions),
             Arc::clone(tokens.credentials()),
@@ -974,6 +979,7 @@ fn federation_service(
             algorithms: Some(vec!["ES256".into()]),
             logout_url: None,
             timeout_ms: None,
+            satisfies_second_factor: None,
         });
     }
     if settings.federation.providers.is_empty() {

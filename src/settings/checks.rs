@@ -44,6 +44,12 @@ impl Settings {
         if self.tokens.refresh_token_lifetime_secs <= 0 {
             problems.push(SettingsError::about("refresh_token_lifetime_secs", "must be positive"));
         }
+        if self.tokens.refresh_family_lifetime_secs < self.tokens.refresh_token_lifetime_secs {
+            problems.push(SettingsError::about(
+                "refresh_family_lifetime_secs",
+                "must be at least refresh_token_lifetime_secs",
+            ));
+        }
         if self.login.session_idle_secs <= 0 || self.login.session_idle_secs > 24 * 60 * 60 {
             problems.push(SettingsError::about("session_idle_secs", "must be 1 to 86400 seconds"));
         }
@@ -75,6 +81,7 @@ impl Settings {
         for (key, value, max) in [
             ("access_token_lifetime_secs", self.tokens.access_token_lifetime_secs, YEAR),
             ("refresh_token_lifetime_secs", self.tokens.refresh_token_lifetime_secs, YEAR),
+            ("refresh_family_lifetime_secs", self.tokens.refresh_family_lifetime_secs, YEAR),
             ("jwt_leeway_secs", self.tokens.jwt_leeway_secs, MAX_JWT_LEEWAY_SECS),
             ("refresh_grace_secs", self.tokens.refresh_grace_secs, MAX_REFRESH_GRACE_SECS),
             ("receita_cache_secs", i64::try_from(self.registries.receita_cache_secs).unwrap_or(i64::MAX), 5 * YEAR),

@@ -9,6 +9,7 @@ use credencial_adapters_upstream::{
     HttpIdentityProvider, IdentityProviderSettings, DEFAULT_IDENTITY_PROVIDER_TIMEOUT, MIN_KEYS_REFRESH,
 };
 use credencial_application::UpstreamProvider;
+use credencial_domain::assurance::UpstreamTrust;
 use credencial_domain::federation::linking::LinkKey;
 use credencial_domain::federation::ProviderKind;
 use secrecy::SecretString;
@@ -72,6 +73,13 @@ pub struct ProviderSettings {
     /// 5,000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// Whether a login through the provider stands in for this service's
+    /// second factor, for accounts that have one: `never`,
+    /// `when_upstream_mfa` (the default: when its `amr` proves two factors;
+    /// for gov.br also `prata`/`ouro` reached with a code, a certificate
+    /// or a bank's login) or `always`.
+    #[serde(default)]
+    pub satisfies_second_factor: Option<String>,
 }
 
 impl std::fmt::Debug for ProviderSettings {
@@ -105,6 +113,7 @@ struct Checked {
     name: String,
     kind: ProviderKind,
     link_key: LinkKey,
+    trust: UpstreamTrust,
     settings: IdentityProviderSettings,
 }
 
@@ -147,6 +156,13 @@ impl ProviderSettings {
                 LinkKey::Subject
             }),
         };
+        let trust = match self.satisfies_second_factor.as_deref() {
+            None => UpstreamTrust::default(),
+            Some(value) => UpstreamTrust::parse(value).unwrap_or_else(|| {
+                wrong("satisfies_second_factor", format!("must be never, when_upstream_mfa or always, not {value:?}"));
+                UpstreamTrust::default()
+            }),
+        };
         let default_scopes = if kind == Some(ProviderKind::GovBr) { GOVBR_SCOPES } else { OIDC_SCOPES };
         let scopes =
             self.scopes.clone().unwrap_or_else(|| default_scopes.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
@@ -180,7 +196,9 @@ impl ProviderSettings {
             wrong("", e.to_string());
         }
         match (problems.is_empty(), kind, name) {
-            (true, Some(kind), Some(name)) => Ok(Checked { id: self.id.clone(), name, kind, link_key, settings }),
+            (true, Some(kind), Some(name)) => {
+                Ok(Checked { id: self.id.clone(), name, kind, link_key, trust, settings })
+            }
             _ => Err(problems),
         }
     }
@@ -226,6 +244,7 @@ impl super::FederationSettings {
                 name: checked.name,
                 kind: checked.kind,
                 link_key: checked.link_key,
+                trust: checked.trust,
                 identity: Arc::new(identity),
             });
         }

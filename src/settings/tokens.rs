@@ -47,6 +47,9 @@ pub struct TokenSettings {
     pub access_token_lifetime_secs: i64,
     /// Refresh-token lifetime in seconds.
     pub refresh_token_lifetime_secs: i64,
+    /// The absolute lifetime of a refresh-token family in seconds: no
+    /// rotation past the login's time plus this (default 30 days).
+    pub refresh_family_lifetime_secs: i64,
     /// How long after a rotation the rotated refresh token may be presented
     /// again and answer the same new pair instead of revoking its family
     /// (two tabs refreshing at once); 0 disables the window.
@@ -74,6 +77,7 @@ impl Default for TokenSettings {
             oidc_previous_public_key_files: Vec::new(),
             access_token_lifetime_secs: 5 * 60,
             refresh_token_lifetime_secs: 24 * 60 * 60,
+            refresh_family_lifetime_secs: credencial_domain::token::DEFAULT_REFRESH_FAMILY_SECS,
             refresh_grace_secs: credencial_domain::refresh_grace::DEFAULT_REFRESH_GRACE_SECS,
             issuer_url: None,
         }

@@ -353,6 +353,7 @@ async fn a_provider_that_is_down_is_a_clear_page_and_nothing_else() {
             algorithms: None,
             logout_url: None,
             timeout_ms: Some(500),
+            satisfies_second_factor: None,
         }];
     })
     .await;
@@ -382,6 +383,7 @@ fn credencial_upstream(issuer: &str) -> credencial::settings::ProviderSettings {
         algorithms: None,
         logout_url: None,
         timeout_ms: Some(2_000),
+        satisfies_second_factor: None,
     }
 }
 

@@ -15,6 +15,16 @@ pub const PASSWORD_CHANGE_REQUIRED: &str =
     "A senha desta conta foi definida pela administração e precisa ser trocada. Defina uma nova senha em \
      /conta/senha/ e tente de novo.";
 
+/// The `detail` of a token pair refused for the password alone: the
+/// account has a second factor (`code` `second_factor_required`).
+pub const SECOND_FACTOR_REQUIRED: &str =
+    "Esta conta exige um segundo fator. Envie também \"otp\" com o código do aplicativo autenticador (ou um código \
+     de recuperação), ou use uma senha de aplicativo criada em /conta/seguranca/.";
+
+/// The `detail` of a token pair refused for a wrong second factor's code
+/// (`code` `second_factor_invalid`).
+pub const SECOND_FACTOR_INVALID: &str = "O código do segundo fator está errado ou já foi usado.";
+
 /// A JSON error response: `{"detail": …, "code": …}` or, for validation,
 /// `{"<field>": ["<message>"]}`, with optional headers.
 #[derive(Debug)]
@@ -291,6 +301,12 @@ impl From<ServiceError> for ApiError {
             ServiceError::Throttled { retry_after_secs } => Self::throttled(retry_after_secs),
             ServiceError::PasswordChangeRequired => {
                 Self::detail(StatusCode::UNAUTHORIZED, PASSWORD_CHANGE_REQUIRED, "password_change_required")
+            }
+            ServiceError::SecondFactorRequired => {
+                Self::detail(StatusCode::UNAUTHORIZED, SECOND_FACTOR_REQUIRED, "second_factor_required")
+            }
+            ServiceError::SecondFactorInvalid => {
+                Self::detail(StatusCode::UNAUTHORIZED, SECOND_FACTOR_INVALID, "second_factor_invalid")
             }
             ServiceError::InvalidToken(t) => Self::token(&t),
             ServiceError::OAuth(e) => Self::oauth(&e),

@@ -39,7 +39,10 @@ pub const DEFAULT_PREFIX: &str = "/api/token/";
 /// `POST pair` — `{"username", "password"}` → `{"access", "refresh", "username"}`;
 /// 429 with `Retry-After` while the username or the client address is
 /// limited (the address is the one [`ClientAddressSource`] gives, by
-/// default the TCP peer).
+/// default the TCP peer). An account with a second factor answers 401
+/// `second_factor_required` to the password alone and takes `otp` (an
+/// app's code or a recovery code) in the same body; a wrong code is 401
+/// `second_factor_invalid`.
 ///
 /// [`ClientAddressSource`]: crate::client_address::ClientAddressSource
 pub async fn pair(
@@ -48,7 +51,8 @@ pub async fn pair(
     body: JsonBody,
 ) -> Result<HttpResponse, ApiError> {
     let [username, password] = body.required([("username", Trim::Yes), ("password", Trim::No)])?;
-    let pair = service.pair(&username, SecretString::from(password), client_address(&req)).await?;
+    let otp = body.optional("otp")?;
+    let pair = service.pair(&username, SecretString::from(password), otp.as_deref(), client_address(&req)).await?;
     Ok(private_json(pair))
 }
 

@@ -22,6 +22,15 @@ pub enum ServiceError {
     /// administrator and must be changed first (at `/conta/senha/`).
     #[error("the password must be changed before the account is used")]
     PasswordChangeRequired,
+    /// The password is right, but the account (or the application) asks a
+    /// second factor too: `pair` takes it as `otp` in the same request; a
+    /// refresh of a family that no longer meets the bar ends here.
+    #[error("a second factor is required")]
+    SecondFactorRequired,
+    /// The second factor's code sent with the password is wrong (counted
+    /// in the codes' budget).
+    #[error("the second factor's code is wrong")]
+    SecondFactorInvalid,
     /// The token is valid but its user no longer exists or is inactive.
     #[error("user not found or inactive")]
     UnknownUser,

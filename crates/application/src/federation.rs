@@ -15,9 +15,11 @@ use std::sync::Arc;
 
 use credencial_domain::account::registration::EmailAddress;
 use credencial_domain::admin::LoginVia;
+use credencial_domain::assurance::{Proof, UpstreamProof, UpstreamTrust, MULTIPLE_FACTORS};
 use credencial_domain::federation::claims::ClaimsError;
 use credencial_domain::federation::linking::{decide, LinkDecision, LinkKey, LinkRefusal};
-use credencial_domain::federation::{Assurance, ProviderKind, Reliability, ReliabilityLevel, Seal, UpstreamIdentity};
+use credencial_domain::federation::methods::FEDERATED;
+use credencial_domain::federation::{ProviderKind, Reliability, ReliabilityLevel, Seal, UpstreamIdentity};
 use credencial_domain::security_event::SecurityEventKind;
 use credencial_domain::session::SessionToken;
 use credencial_domain::user::{UserData, Username};
@@ -53,6 +55,8 @@ pub struct UpstreamProvider {
     /// What a standard provider's logins find accounts by (gov.br's: the
     /// CPF, always).
     pub link_key: LinkKey,
+    /// Whether its logins stand in for this service's second factor.
+    pub trust: UpstreamTrust,
     /// The provider itself.
     pub identity: Arc<dyn IdentityProvider>,
 }
@@ -410,8 +414,8 @@ impl FederationService {
             if provider.kind == ProviderKind::GovBr {
                 self.validate_by_level(user, &identity.subject, reliability.as_ref().map(|r| r.level)).await?;
             }
-            let (amr, acr) = session_methods(identity);
-            let signed = self.ports.sessions.open_federated(user, via, &amr, &acr, &provider.name, origin).await?;
+            let proof = Proof::federated(upstream_proof(identity, provider.trust), now);
+            let signed = self.ports.sessions.open_federated(user, via, &proof, &provider.name, origin).await?;
             return Ok(Ok(FederatedLogin::SignedIn { signed, next: next.to_owned(), notice }));
         }
         Ok(Err(LinkConflict::SubjectLinked.into()))
@@ -585,17 +589,16 @@ impl FederationService {
     }
 }
 
-/// The session's `amr` (space-separated: `fed`, the upstream's mapped
-/// methods, and `mfa` when they prove two factors) and `acr` (the level's,
-/// else two factors or the password's) of a login of `identity`.
-pub fn session_methods(identity: &UpstreamIdentity) -> (String, String) {
-    let mut amr = identity.amr.clone();
-    if identity.second_factor && !amr.contains(&"mfa") {
-        amr.push("mfa");
+/// What a login of `identity` proved, as the one assurance model keeps it:
+/// the upstream's mapped methods, its gov.br level, and whether it stands
+/// in for a second factor here (the provider's `trust` applied to what the
+/// upstream proved).
+pub fn upstream_proof(identity: &UpstreamIdentity, trust: UpstreamTrust) -> UpstreamProof {
+    UpstreamProof {
+        methods: identity.amr.iter().copied().filter(|m| *m != FEDERATED && *m != MULTIPLE_FACTORS).collect(),
+        level: identity.level.as_ref().map(|(level, _)| *level),
+        second_factor: trust.counts(identity.second_factor),
     }
-    let assurance =
-        Assurance { second_factor: identity.second_factor, level: identity.level.as_ref().map(|(level, _)| *level) };
-    (amr.join(" "), assurance.acr().to_owned())
 }
 
 /// The account a first login of `identity` creates: named as the upstream

@@ -15,11 +15,12 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use credencial_domain::admin::LoginVia;
-use credencial_domain::federation::{Assurance, ReliabilityLevel};
+use credencial_domain::assurance::{decide, AccountPolicy, Decision, Proof};
+use credencial_domain::federation::{Assurance, Demand};
 use credencial_domain::form_token::{form_token, form_token_matches, FormPurpose};
 use credencial_domain::oauth::random_token_text;
 use credencial_domain::session::{
-    acr_of, amr_text, approximate_address, device_summary, AuthMethod, SessionLimits, SessionToken, TOUCH_INTERVAL_SECS,
+    approximate_address, device_summary, AuthMethod, SessionLimits, SessionToken, TOUCH_INTERVAL_SECS,
 };
 use credencial_domain::throttle::ClientAddress;
 use credencial_domain::{Redacted, UserId};
@@ -120,13 +121,16 @@ impl LoginSession {
         self.second_factor_pending || !self.assurance().second_factor
     }
 
-    /// What the session proves: a second factor (passed here, or at the
-    /// upstream it came through: `mfa` among its methods) and, for a login
-    /// through gov.br, the level its `acr` names.
+    /// How the person proved who they are in this session (the one
+    /// assurance model, read from the stored `amr` and `acr`).
+    pub fn proof(&self) -> Proof {
+        Proof::from_stored(&self.amr, &self.acr, self.auth_time)
+    }
+
+    /// What the session proves: a second factor (passed here, or at an
+    /// upstream trusted for it) and, for a login through gov.br, its level.
     pub fn assurance(&self) -> Assurance {
-        let second_factor = self.acr == credencial_domain::session::ACR_TWO_FACTORS
-            || self.amr.split_ascii_whitespace().any(|method| method == "mfa");
-        Assurance { second_factor, level: ReliabilityLevel::from_acr(&self.acr) }
+        self.proof().assurance()
     }
 }
 
@@ -254,9 +258,30 @@ impl SessionService {
         }
     }
 
-    /// Records a completed login of `user` by `methods` from `origin`.
-    async fn record_login(&self, user: UserId, methods: &[AuthMethod], origin: &Origin) -> Result<(), ServiceError> {
-        self.record_event(user, SecurityEventKind::Login, &amr_text(methods), Some(origin)).await
+    /// Records a completed login of `user` that proved `proof` from
+    /// `origin`.
+    async fn record_login(&self, user: UserId, proof: &Proof, origin: &Origin) -> Result<(), ServiceError> {
+        self.record_event(user, SecurityEventKind::Login, &proof.stored_amr(), Some(origin)).await
+    }
+
+    /// The account's own bar (the one rule's [`AccountPolicy`]): whether
+    /// it has a second factor. Without second factors offered, none.
+    /// Errors: `Storage`.
+    pub async fn account_policy(&self, user: UserId) -> Result<AccountPolicy, ServiceError> {
+        let has_factor = match &self.factors {
+            Some(factors) => factors.has_factor(user).await?,
+            None => false,
+        };
+        Ok(AccountPolicy { has_factor, staff_needs_factor: false })
+    }
+
+    /// Whether a login of `user` that proved `proof` must wait for a
+    /// second factor before its session opens: the one rule, with the
+    /// account's policy and no application (an application's own demand is
+    /// asked where its request is served). Errors: `Storage`.
+    async fn waits_for_factor(&self, user: UserId, proof: &Proof) -> Result<bool, ServiceError> {
+        let account = self.account_policy(user).await?;
+        Ok(decide(proof, account, &Demand::default()) == Decision::AddFactor)
     }
 
     /// The credential checks (the login form's limits).
@@ -313,14 +338,12 @@ impl SessionService {
             self.metrics().login_method(LoginMethod::Password, outcome);
         }
         let (user, _) = checked?;
-        let pending = match &self.factors {
-            Some(factors) => factors.has_factor(user.id).await?,
-            None => false,
-        };
+        let proof = Proof::local(AuthMethod::Password, self.clock.now());
+        let pending = self.waits_for_factor(user.id, &proof).await?;
         if !pending {
-            self.record_login(user.id, &[AuthMethod::Password], origin).await?;
+            self.record_login(user.id, &proof, origin).await?;
         }
-        let mut signed = self.open_as(user.id, &[AuthMethod::Password], origin, pending).await?;
+        let mut signed = self.open_with(user.id, &proof, origin, pending).await?;
         signed.session.must_change_password = user.must_change_password;
         if let Some(logins) = &self.logins {
             if let Err(e) = logins.record(user.id, via).await {
@@ -340,39 +363,33 @@ impl SessionService {
         methods: &[AuthMethod],
         origin: &Origin,
     ) -> Result<SignedSession, ServiceError> {
-        self.open_as(user, methods, origin, false).await
-    }
-
-    /// [`open`](Self::open), waiting for the second factor when `pending`
-    /// (such a session lives [`PENDING_SECS`] at most).
-    async fn open_as(
-        &self,
-        user: UserId,
-        methods: &[AuthMethod],
-        origin: &Origin,
-        pending: bool,
-    ) -> Result<SignedSession, ServiceError> {
-        self.open_with(user, amr_text(methods), acr_of(methods).to_owned(), origin, pending).await
+        let proof = Proof { local: methods.to_vec(), upstream: None, at: self.clock.now() };
+        self.open_with(user, &proof, origin, false).await
     }
 
     /// Logs in `user`, who authenticated at the upstream provider named
-    /// `provider` (`via` the account's or the OAuth login form): a new
-    /// session whose `amr` is `amr` (`fed` first, then the upstream's
-    /// methods) and whose `acr` is `acr`, recorded in the security activity
-    /// (as `fed:<provider>`) and the history. Errors: `Storage`.
+    /// `provider` (`via` the account's or the OAuth login form) and proved
+    /// `proof`: a new session, recorded in the security activity (as
+    /// `fed:<provider>`) and the history. When the one rule says the
+    /// account's bar is not met (an account with a second factor here, and
+    /// an upstream login that does not count as one), the session waits
+    /// for the factor, as after a password (the login is recorded when it
+    /// is passed). Errors: `Storage`.
     pub async fn open_federated(
         &self,
         user: UserId,
         via: LoginVia,
-        amr: &str,
-        acr: &str,
+        proof: &Proof,
         provider: &str,
         origin: &Origin,
     ) -> Result<SignedSession, ServiceError> {
         self.metrics().login_method(LoginMethod::Federated, LoginOutcome::Succeeded);
-        let detail = format!("{}:{provider}", credencial_domain::federation::methods::FEDERATED);
-        self.record_event(user, SecurityEventKind::Login, &detail, Some(origin)).await?;
-        let signed = self.open_with(user, amr.to_owned(), acr.to_owned(), origin, false).await?;
+        let pending = self.waits_for_factor(user, proof).await?;
+        if !pending {
+            let detail = format!("{}:{provider}", credencial_domain::federation::methods::FEDERATED);
+            self.record_event(user, SecurityEventKind::Login, &detail, Some(origin)).await?;
+        }
+        let signed = self.open_with(user, proof, origin, pending).await?;
         if let Some(logins) = &self.logins {
             if let Err(e) = logins.record(user, via).await {
                 tracing::warn!(error = %e, user = user.0, "recording a login in the history failed");
@@ -382,18 +399,19 @@ impl SessionService {
         Ok(signed)
     }
 
-    /// Opens a session of `user` authenticated as `amr` says, reaching
-    /// `acr` (waiting for the second factor when `pending`).
+    /// Opens a session of `user` that proved `proof` (waiting for the
+    /// second factor when `pending`: such a session lives
+    /// [`PENDING_SECS`] at most).
     async fn open_with(
         &self,
         user: UserId,
-        amr: String,
-        acr: String,
+        proof: &Proof,
         origin: &Origin,
         pending: bool,
     ) -> Result<SignedSession, ServiceError> {
         let token = SessionToken::generate();
         let now = self.clock.now();
+        let (amr, acr) = (proof.stored_amr(), proof.acr().to_owned());
         let expires_at = if pending { now.saturating_add(PENDING_SECS) } else { self.limits.expires_at(now) };
         let new = NewSession {
             token_hash: token.hash(),
@@ -483,8 +501,8 @@ impl SessionService {
     }
 
     /// The session `pending` passed the second factor by `method`: it ends,
-    /// and a new one (a new id) opens, authenticated by the password and
-    /// `method`.
+    /// and a new one (a new id) opens, authenticated by what `pending`
+    /// proved (the password, or an upstream's login) and `method`.
     async fn second_factor_passed(
         &self,
         pending: &LoginSession,
@@ -493,11 +511,12 @@ impl SessionService {
     ) -> Result<SignedSession, ServiceError> {
         self.metrics().login_outcome(LoginForm::SecondFactor, LoginOutcome::Succeeded);
         self.metrics().login_method(LoginMethod::from(method), LoginOutcome::Succeeded);
-        self.record_login(pending.user_id, &[AuthMethod::Password, method], origin).await?;
+        let proof = pending.proof().with_factor(method, self.clock.now());
+        self.record_login(pending.user_id, &proof, origin).await?;
         if let Some(token) = SessionToken::from_cookie(&pending.key) {
             self.store.end(&token.hash()).await?;
         }
-        let mut signed = self.open(pending.user_id, &[AuthMethod::Password, method], origin).await?;
+        let mut signed = self.open_with(pending.user_id, &proof, origin, false).await?;
         signed.session.must_change_password = pending.must_change_password;
         tracing::info!(user = pending.user_id.0, method = method.amr(), "second factor passed; session opened");
         Ok(signed)
@@ -553,7 +572,7 @@ impl SessionService {
             }
         };
         self.metrics().login_method(LoginMethod::Passkey, LoginOutcome::Succeeded);
-        self.record_login(login.user, &[login.method], origin).await?;
+        self.record_login(login.user, &Proof::local(login.method, self.clock.now()), origin).await?;
         let signed = self.open(login.user, &[login.method], origin).await?;
         if let Some(logins) = &self.logins {
             if let Err(e) = logins.record(login.user, via).await {

@@ -115,19 +115,23 @@ async fn five_wrong_passwords_limit_the_username_even_for_the_right_password() {
     let failures = Failures::default();
     let s = setup(POLICY, failures.log(), 2);
     for _ in 0..5 {
-        invalid(s.service.pair("ana", secret("guess"), here()).await);
+        invalid(s.service.pair("ana", secret("guess"), None, here()).await);
     }
     assert_eq!(failures.on("username:ana"), 5);
     assert_eq!(failures.on("address:192.0.2.10"), 5);
 
     s.now_ms.store(NOW_MS + 10_500, Ordering::SeqCst);
-    assert_eq!(throttled(s.service.pair("ana", secret("guess"), here()).await), 290);
-    assert_eq!(throttled(s.service.pair("ana", secret("ana-pw"), here()).await), 290, "right password, still limited");
-    assert_eq!(throttled(s.service.pair("ana", secret("ana-pw"), elsewhere()).await), 290, "from anywhere");
+    assert_eq!(throttled(s.service.pair("ana", secret("guess"), None, here()).await), 290);
+    assert_eq!(
+        throttled(s.service.pair("ana", secret("ana-pw"), None, here()).await),
+        290,
+        "right password, still limited"
+    );
+    assert_eq!(throttled(s.service.pair("ana", secret("ana-pw"), None, elsewhere()).await), 290, "from anywhere");
     assert_eq!(failures.on("username:ana"), 5, "a limited attempt is not counted");
     assert_eq!(failures.recorded(), 5);
     // Another user from the same address is not limited (5 < 20).
-    assert!(s.service.pair("bob", secret("bob-pw"), here()).await.is_ok());
+    assert!(s.service.pair("bob", secret("bob-pw"), None, here()).await.is_ok());
 }
 
 #[tokio::test]
@@ -135,12 +139,12 @@ async fn the_right_password_works_again_when_the_window_ends_and_clears_the_user
     let failures = Failures::default();
     let s = setup(POLICY, failures.log(), 2);
     for _ in 0..5 {
-        invalid(s.service.pair("ana", secret("guess"), here()).await);
+        invalid(s.service.pair("ana", secret("guess"), None, here()).await);
     }
     s.now_ms.store(NOW_MS + 299_999, Ordering::SeqCst);
-    assert_eq!(throttled(s.service.pair("ana", secret("ana-pw"), here()).await), 1);
+    assert_eq!(throttled(s.service.pair("ana", secret("ana-pw"), None, here()).await), 1);
     s.now_ms.store(NOW_MS + 300_000, Ordering::SeqCst);
-    let pair = s.service.pair("ana", secret("ana-pw"), here()).await.expect("the window has ended");
+    let pair = s.service.pair("ana", secret("ana-pw"), None, here()).await.expect("the window has ended");
     assert_eq!(pair.username, "ana");
     assert_eq!(failures.on("address:192.0.2.10"), 5, "the address keeps its count");
 }
@@ -150,15 +154,15 @@ async fn a_success_inside_the_window_forgets_the_usernames_failures_but_not_the_
     let failures = Failures::default();
     let s = setup(POLICY, failures.log(), 2);
     for _ in 0..4 {
-        invalid(s.service.pair("ana", secret("guess"), here()).await);
+        invalid(s.service.pair("ana", secret("guess"), None, here()).await);
     }
-    s.service.pair("ana", secret("ana-pw"), here()).await.expect("4 < 5");
+    s.service.pair("ana", secret("ana-pw"), None, here()).await.expect("4 < 5");
     assert_eq!(failures.on("username:ana"), 0);
     assert_eq!(failures.on("address:192.0.2.10"), 4);
     for _ in 0..4 {
-        invalid(s.service.pair("ana", secret("guess"), here()).await);
+        invalid(s.service.pair("ana", secret("guess"), None, here()).await);
     }
-    assert!(s.service.pair("ana", secret("ana-pw"), here()).await.is_ok(), "a fresh allowance of 5");
+    assert!(s.service.pair("ana", secret("ana-pw"), None, here()).await.is_ok(), "a fresh allowance of 5");
 }
 
 #[tokio::test]
@@ -167,9 +171,9 @@ async fn unknown_and_inactive_users_count_like_wrong_passwords_and_answer_alike_
     let s = setup(POLICY, failures.log(), 2);
     for user in ["nobody", "carla"] {
         for _ in 0..5 {
-            invalid(s.service.pair(user, secret(&format!("{user}-pw")), here()).await);
+            invalid(s.service.pair(user, secret(&format!("{user}-pw")), None, here()).await);
         }
-        assert_eq!(throttled(s.service.pair(user, secret("x"), here()).await), 300, "{user}");
+        assert_eq!(throttled(s.service.pair(user, secret("x"), None, here()).await), 300, "{user}");
     }
     assert_eq!(failures.on("username:nobody"), 5);
     assert_eq!(failures.on("username:carla"), 5);
@@ -180,12 +184,12 @@ async fn an_account_has_one_count_whether_its_cpf_punctuated_or_bare_or_its_user
     let failures = Failures::default();
     let s = setup(POLICY, failures.log(), 2);
     for typed in ["529.982.247-25", "52998224725", "529.982.247-25", "52998224725", "ana"] {
-        invalid(s.service.pair(typed, secret("guess"), here()).await);
+        invalid(s.service.pair(typed, secret("guess"), None, here()).await);
     }
     assert_eq!(failures.on("username:ana"), 5, "one count, under the account's username");
     assert_eq!(failures.on("username:52998224725"), 0);
-    assert_eq!(throttled(s.service.pair("ana", secret("ana-pw"), elsewhere()).await), 300, "the 6th guess");
-    assert_eq!(throttled(s.service.pair("529.982.247-25", secret("ana-pw"), elsewhere()).await), 300);
+    assert_eq!(throttled(s.service.pair("ana", secret("ana-pw"), None, elsewhere()).await), 300, "the 6th guess");
+    assert_eq!(throttled(s.service.pair("529.982.247-25", secret("ana-pw"), None, elsewhere()).await), 300);
     assert_eq!(failures.on("address:192.0.2.10"), 5, "the address counts each guess once");
 }
 
@@ -194,10 +198,10 @@ async fn an_unknown_cpf_is_limited_like_a_known_one_whatever_its_punctuation() {
     let failures = Failures::default();
     let s = setup(POLICY, failures.log(), 2);
     for typed in ["111.444.777-35", "11144477735", "111.444.777-35", "11144477735", "111444777-35"] {
-        invalid(s.service.pair(typed, secret("guess"), here()).await);
+        invalid(s.service.pair(typed, secret("guess"), None, here()).await);
     }
     assert_eq!(failures.on("username:11144477735"), 5, "under its digits, as a known account's would be");
-    assert_eq!(throttled(s.service.pair("11144477735", secret("guess"), elsewhere()).await), 300);
+    assert_eq!(throttled(s.service.pair("11144477735", secret("guess"), None, elsewhere()).await), 300);
 }
 
 #[tokio::test]
@@ -206,12 +210,12 @@ async fn the_address_limit_holds_across_usernames() {
     let policy = ThrottlePolicy { username_failures: 5, address_failures: 3, window_secs: 60 };
     let s = setup(policy, failures.log(), 2);
     for user in ["u1", "u2", "u3"] {
-        invalid(s.service.pair(user, secret("guess"), here()).await);
+        invalid(s.service.pair(user, secret("guess"), None, here()).await);
     }
-    assert_eq!(throttled(s.service.pair("ana", secret("ana-pw"), here()).await), 60);
-    assert!(s.service.pair("ana", secret("ana-pw"), elsewhere()).await.is_ok(), "another address is free");
+    assert_eq!(throttled(s.service.pair("ana", secret("ana-pw"), None, here()).await), 60);
+    assert!(s.service.pair("ana", secret("ana-pw"), None, elsewhere()).await.is_ok(), "another address is free");
     // A success elsewhere does not free this address.
-    assert_eq!(throttled(s.service.pair("bob", secret("bob-pw"), here()).await), 60);
+    assert_eq!(throttled(s.service.pair("bob", secret("bob-pw"), None, here()).await), 60);
 }
 
 #[tokio::test]
@@ -219,12 +223,12 @@ async fn the_longer_wait_of_two_limited_keys_is_the_answer() {
     let failures = Failures::default();
     let policy = ThrottlePolicy { username_failures: 2, address_failures: 3, window_secs: 100 };
     let s = setup(policy, failures.log(), 2);
-    invalid(s.service.pair("u1", secret("guess"), here()).await);
+    invalid(s.service.pair("u1", secret("guess"), None, here()).await);
     s.now_ms.store(NOW_MS + 30_000, Ordering::SeqCst);
-    invalid(s.service.pair("ana", secret("guess"), here()).await);
-    invalid(s.service.pair("ana", secret("guess"), here()).await);
+    invalid(s.service.pair("ana", secret("guess"), None, here()).await);
+    invalid(s.service.pair("ana", secret("guess"), None, here()).await);
     // The address window started at NOW (ends in 70 s), ana's at NOW + 30 s (100 s).
-    assert_eq!(throttled(s.service.pair("ana", secret("ana-pw"), here()).await), 100);
+    assert_eq!(throttled(s.service.pair("ana", secret("ana-pw"), None, here()).await), 100);
 }
 
 #[tokio::test]
@@ -232,11 +236,11 @@ async fn a_limited_attempt_answers_without_waiting_for_a_hashing_slot() {
     let failures = Failures::default();
     let s = setup(POLICY, failures.log(), 1);
     for _ in 0..5 {
-        invalid(s.service.pair("ana", secret("guess"), here()).await);
+        invalid(s.service.pair("ana", secret("guess"), None, here()).await);
     }
     // Take the only hashing slot: an attempt that tried to hash would wait.
     let _slot = s.hasher.slot().await.expect("slot");
-    let answer = tokio::time::timeout(Duration::from_secs(5), s.service.pair("ana", secret("ana-pw"), here()))
+    let answer = tokio::time::timeout(Duration::from_secs(5), s.service.pair("ana", secret("ana-pw"), None, here()))
         .await
         .expect("answered without hashing");
     throttled(answer);
@@ -253,7 +257,7 @@ async fn a_burst_of_parallel_guesses_gets_no_more_hashes_than_the_limit() {
     let guesses: Vec<_> = (0..12)
         .map(|i| {
             let s = Arc::clone(&s);
-            tokio::spawn(async move { s.service.pair("ana", secret(&format!("guess-{i}")), here()).await })
+            tokio::spawn(async move { s.service.pair("ana", secret(&format!("guess-{i}")), None, here()).await })
         })
         .collect();
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -274,7 +278,7 @@ async fn a_burst_of_parallel_guesses_gets_no_more_hashes_than_the_limit() {
 async fn without_an_address_only_the_username_counts() {
     let failures = Failures::default();
     let s = setup(POLICY, failures.log(), 2);
-    invalid(s.service.pair("ana", secret("guess"), None).await);
+    invalid(s.service.pair("ana", secret("guess"), None, None).await);
     assert_eq!(failures.on("username:ana"), 1);
     assert_eq!(failures.windows.lock().expect("lock").len(), 1);
 }
@@ -284,9 +288,9 @@ async fn disabled_limits_never_touch_the_log() {
     // A fake without expectations panics if it is called.
     let s = setup(ThrottlePolicy::DISABLED, MockLoginFailureLog::new(), 2);
     for _ in 0..10 {
-        invalid(s.service.pair("ana", secret("guess"), here()).await);
+        invalid(s.service.pair("ana", secret("guess"), None, here()).await);
     }
-    assert!(s.service.pair("ana", secret("ana-pw"), here()).await.is_ok());
+    assert!(s.service.pair("ana", secret("ana-pw"), None, here()).await.is_ok());
 }
 
 #[tokio::test]
@@ -296,7 +300,7 @@ async fn a_log_that_cannot_be_read_is_a_storage_error_before_any_hashing() {
     log.expect_record_failure().times(0);
     let s = setup(POLICY, log, 1);
     let _slot = s.hasher.slot().await.expect("slot");
-    let answer = tokio::time::timeout(Duration::from_secs(5), s.service.pair("ana", secret("ana-pw"), here()))
+    let answer = tokio::time::timeout(Duration::from_secs(5), s.service.pair("ana", secret("ana-pw"), None, here()))
         .await
         .expect("answered without hashing");
     assert!(matches!(answer, Err(ServiceError::Storage(_))), "{answer:?}");
@@ -306,9 +310,9 @@ async fn a_log_that_cannot_be_read_is_a_storage_error_before_any_hashing() {
 async fn purging_deletes_the_ended_windows() {
     let failures = Failures::default();
     let s = setup(POLICY, failures.log(), 2);
-    invalid(s.service.pair("ana", secret("guess"), here()).await);
+    invalid(s.service.pair("ana", secret("guess"), None, here()).await);
     s.now_ms.store(NOW_MS + 100_000, Ordering::SeqCst);
-    invalid(s.service.pair("bob", secret("guess"), None).await);
+    invalid(s.service.pair("bob", secret("guess"), None, None).await);
     s.now_ms.store(NOW_MS + 300_001, Ordering::SeqCst);
     assert_eq!(s.service.throttle().purge_ended(100).await.expect("purge"), 2, "ana's and the address's");
     assert_eq!(failures.on("username:bob"), 1);

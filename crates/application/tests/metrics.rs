@@ -102,11 +102,11 @@ async fn pair_counts_each_outcome_of_the_credential_check_and_the_pair_it_issues
     store.expect_record_login().times(1).returning(|_, _, _| Ok(()));
     let service = service(&metrics, store, MockUserDataSource::new());
 
-    service.pair("ana", pw("ana-pw"), None).await.expect("right password");
-    assert!(matches!(service.pair("ana", pw("wrong"), None).await, Err(ServiceError::InvalidCredentials)));
-    assert!(matches!(service.pair("ana", pw("ana-pw"), None).await, Err(ServiceError::Throttled { .. })));
+    service.pair("ana", pw("ana-pw"), None, None).await.expect("right password");
+    assert!(matches!(service.pair("ana", pw("wrong"), None, None).await, Err(ServiceError::InvalidCredentials)));
+    assert!(matches!(service.pair("ana", pw("ana-pw"), None, None).await, Err(ServiceError::Throttled { .. })));
     // A storage failure says nothing about the credentials: not counted.
-    assert!(matches!(service.pair("broken", pw("x"), None).await, Err(ServiceError::Storage(_))));
+    assert!(matches!(service.pair("broken", pw("x"), None, None).await, Err(ServiceError::Storage(_))));
 
     let counted = ["succeeded", "failed", "throttled"].map(|o| logins(&recorded, "pair", o));
     assert_eq!(counted, [1, 1, 1]);

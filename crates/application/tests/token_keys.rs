@@ -105,8 +105,10 @@ async fn with_a_provider_key_pair_client_tokens_are_signed_with_it_and_first_par
     assert!(issuer.decode_client(&pair.access.0, TokenType::ClientAccess).is_ok());
     assert!(issuer.decode_client(&pair.refresh.0, TokenType::ClientRefresh).is_ok());
 
-    let own =
-        issuer.issue_pair(UserId(42), Audience::FirstParty, Recording::Login(LoginVia::Pair)).await.expect("pair");
+    let own = issuer
+        .issue_pair(UserId(42), Audience::FirstParty { amr: &["pwd".to_owned()] }, Recording::Login(LoginVia::Pair))
+        .await
+        .expect("pair");
     assert_eq!(header(&own.access.0), ("HS256".into(), Some("JWT".into())));
     assert!(shared().decode_first_party(&own.access.0, TokenType::Access, START).is_ok());
     assert_eq!(issuer.decode_client(&own.access.0, TokenType::ClientAccess), Err(TokenError::WrongType));

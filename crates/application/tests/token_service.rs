@@ -6,7 +6,7 @@ mod blacklist;
 #[path = "token_service/grace.rs"]
 mod grace;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use credencial_application::{PasswordHasher, ServiceError, TokenService, TokenServiceConfig};
@@ -130,7 +130,7 @@ async fn pair_with_right_password_issues_access_and_recorded_refresh_token() {
     });
     let service = fakes.service();
 
-    let pair = service.pair("ana", secret("s3cret"), None).await.expect("pair");
+    let pair = service.pair("ana", secret("s3cret"), None, None).await.expect("pair");
 
     assert_eq!(pair.username, "ana");
     let access = decode(&pair.access);
@@ -158,7 +158,7 @@ async fn pair_refused(found: Option<UserCredentials>, password: &str) -> Service
     let mut fakes = Fakes::new();
     fakes.users.expect_find_credentials().times(1).returning(move |_| Ok(found.clone()));
     fakes.store.expect_record_login().times(0);
-    fakes.service().pair("ana", secret(password), None).await.expect_err("pair must fail")
+    fakes.service().pair("ana", secret(password), None, None).await.expect_err("pair must fail")
 }
 
 #[tokio::test]
@@ -188,7 +188,7 @@ async fn pair_when_storage_fails_is_a_storage_error() {
         .times(1)
         .returning(|_| Err(RepositoryError::Unexpected("connection refused".into())));
     fakes.store.expect_record_login().times(0);
-    let err = fakes.service().pair("ana", secret("s3cret"), None).await.expect_err("pair must fail");
+    let err = fakes.service().pair("ana", secret("s3cret"), None, None).await.expect_err("pair must fail");
     assert!(matches!(err, ServiceError::Storage(_)), "{err:?}");
 }
 
@@ -296,22 +296,21 @@ async fn refresh_with_a_login_session_token_is_wrong_type_and_never_rotates() {
 async fn refresh_with_an_expired_refresh_token_is_expired_and_never_rotates() {
     // The clock reads NOW while logging in, then one second past the
     // refresh token's expiry.
-    let calls = AtomicUsize::new(0);
+    let logged_in = Arc::new(AtomicBool::new(false));
     let mut fakes = Fakes::new();
     fakes.clock = MockClock::new();
-    fakes.clock.expect_now().returning(move || {
-        if calls.fetch_add(1, Ordering::SeqCst) == 0 {
-            NOW
-        } else {
-            NOW + REFRESH_SECS + 1
-        }
+    let later = Arc::clone(&logged_in);
+    fakes.clock.expect_now().returning(move || match later.load(Ordering::SeqCst) {
+        false => NOW,
+        true => NOW + REFRESH_SECS + 1,
     });
     fakes.users.expect_find_credentials().returning(|_| Ok(Some(credentials(true))));
     fakes.store.expect_record_login().times(1).returning(|_, _, _| Ok(()));
     fakes.store.expect_rotate().times(0);
     let service = fakes.service();
 
-    let pair = service.pair("ana", secret("s3cret"), None).await.expect("pair");
+    let pair = service.pair("ana", secret("s3cret"), None, None).await.expect("pair");
+    logged_in.store(true, Ordering::SeqCst);
     let err = service.refresh(&pair.refresh).await.expect_err("refused");
 
     assert!(matches!(err, ServiceError::InvalidToken(TokenError::Expired)), "{err:?}");
@@ -574,6 +573,6 @@ async fn pair_of_an_account_with_a_temporary_password_is_refused_and_issues_noth
         .expect_find_credentials()
         .returning(|_| Ok(Some(UserCredentials { must_change_password: true, ..credentials(true) })));
     fakes.store.expect_record_login().times(0);
-    let err = fakes.service().pair("ana", secret("s3cret"), None).await.expect_err("refused");
+    let err = fakes.service().pair("ana", secret("s3cret"), None, None).await.expect_err("refused");
     assert!(matches!(err, ServiceError::PasswordChangeRequired), "{err:?}");
 }

@@ -145,6 +145,10 @@ pub enum AuthMethod {
     /// A passkey that may be synced between devices (`swk`: the key lives
     /// in a password manager's cloud), used with user verification.
     SyncedPasskey,
+    /// An application password the person made for a program that cannot
+    /// ask a code (stored as `app`, this service's own value; a token says
+    /// `pwd`, which it is). Accepted by `pair` only.
+    AppPassword,
 }
 
 impl AuthMethod {
@@ -154,6 +158,18 @@ impl AuthMethod {
             Self::Password => "pwd",
             Self::Totp => "otp",
             Self::RecoveryCode => "rec",
+            Self::Passkey => "hwk",
+            Self::SyncedPasskey => "swk",
+            Self::AppPassword => "app",
+        }
+    }
+
+    /// The RFC 8176 value an application reads: the stored one, but a
+    /// recovery code is `otp` and an application password `pwd`.
+    pub fn rfc_8176(self) -> &'static str {
+        match self {
+            Self::Password | Self::AppPassword => "pwd",
+            Self::Totp | Self::RecoveryCode => "otp",
             Self::Passkey => "hwk",
             Self::SyncedPasskey => "swk",
         }
@@ -167,14 +183,15 @@ impl AuthMethod {
             "rec" => Some(Self::RecoveryCode),
             "hwk" => Some(Self::Passkey),
             "swk" => Some(Self::SyncedPasskey),
+            "app" => Some(Self::AppPassword),
             _ => None,
         }
     }
 
-    /// Whether the method is a second factor (anything but the password;
+    /// Whether the method is a second factor (anything but a password;
     /// a passkey is, and also stands alone).
     pub fn is_second_factor(self) -> bool {
-        !matches!(self, Self::Password)
+        !matches!(self, Self::Password | Self::AppPassword)
     }
 
     /// Whether the method is a passkey, of either kind.
@@ -190,6 +207,7 @@ impl AuthMethod {
             Self::Totp => "totp",
             Self::RecoveryCode => "recovery_code",
             Self::Passkey | Self::SyncedPasskey => "passkey",
+            Self::AppPassword => "app_password",
         }
     }
 }
@@ -223,32 +241,10 @@ pub fn methods_of(amr: &str) -> Vec<AuthMethod> {
 }
 
 /// The `amr` claim (RFC 8176) of a session authenticated by the stored
-/// `amr`: `pwd`, `otp` (an app's code or a recovery code, which is one
-/// too), `hwk` or `swk` (a passkey bound to a device, or a synced one), and
-/// `mfa` when a second factor or a passkey was passed. A session without a
+/// `amr`: see [`crate::assurance::Proof::amr_claim`]. A session without a
 /// stored value (an earlier release) is `["pwd"]`.
 pub fn amr_claim(stored: &str) -> Vec<String> {
-    // A login through an upstream stores its RFC 8176 values already.
-    if stored.split_ascii_whitespace().next() == Some(crate::federation::methods::FEDERATED) {
-        return stored.split_ascii_whitespace().map(str::to_owned).collect();
-    }
-    let methods = methods_of(stored);
-    let mut values: Vec<String> = Vec::new();
-    for method in methods.iter().copied().chain(methods.is_empty().then_some(AuthMethod::Password)) {
-        let value = match method {
-            AuthMethod::Password => "pwd",
-            AuthMethod::Totp | AuthMethod::RecoveryCode => "otp",
-            AuthMethod::Passkey => "hwk",
-            AuthMethod::SyncedPasskey => "swk",
-        };
-        if !values.iter().any(|v| v == value) {
-            values.push(value.to_owned());
-        }
-    }
-    if methods.iter().any(|m| m.is_second_factor()) {
-        values.push("mfa".to_owned());
-    }
-    values
+    crate::assurance::Proof::from_stored(stored, "", 0).amr_claim()
 }
 
 /// A short summary of the browser and system a `User-Agent` names

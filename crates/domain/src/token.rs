@@ -152,9 +152,21 @@ pub struct Claims {
     /// the tokens of an OpenID Connect grant: a refresh's ID token keeps it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<String>,
+    /// When the login that started the token's refresh family happened
+    /// (Unix seconds; refresh tokens only, both lanes): rotations keep it,
+    /// and none rotates past it plus the family's absolute lifetime. A
+    /// refresh token without it (issued before) counts from its `iat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orig_iat: Option<i64>,
 }
 
 impl Claims {
+    /// When the refresh family of this token started: its `orig_iat`, or
+    /// for a token issued before tokens carried it, its `iat`.
+    pub fn family_started(&self) -> i64 {
+        self.orig_iat.unwrap_or(self.iat)
+    }
+
     /// Fresh claims of `token_type` for `user_id`, issued at `now` and living
     /// for `lifetime_secs`, with a new random `jti`.
     pub fn new(token_type: TokenType, user_id: i64, now: i64, lifetime_secs: i64) -> Self {
@@ -174,6 +186,7 @@ impl Claims {
             acr: None,
             amr: None,
             sid: None,
+            orig_iat: None,
         }
     }
 
@@ -198,6 +211,7 @@ impl Claims {
             acr: None,
             amr: None,
             sid: None,
+            orig_iat: None,
         }
     }
 
@@ -323,11 +337,23 @@ pub struct TokenLifetimes {
     /// Login-session lifetime at the authorization endpoint in seconds
     /// (default 10 minutes).
     pub session_secs: i64,
+    /// The absolute lifetime of a refresh-token family in seconds (default
+    /// 30 days): however often its tokens rotate, none is issued or
+    /// accepted past its login's time plus this; the person logs in again.
+    pub refresh_family_secs: i64,
 }
+
+/// The default absolute lifetime of a refresh-token family: 30 days.
+pub const DEFAULT_REFRESH_FAMILY_SECS: i64 = 30 * 24 * 60 * 60;
 
 impl Default for TokenLifetimes {
     fn default() -> Self {
-        Self { access_secs: 5 * 60, refresh_secs: 24 * 60 * 60, session_secs: 10 * 60 }
+        Self {
+            access_secs: 5 * 60,
+            refresh_secs: 24 * 60 * 60,
+            session_secs: 10 * 60,
+            refresh_family_secs: DEFAULT_REFRESH_FAMILY_SECS,
+        }
     }
 }
 
@@ -339,6 +365,12 @@ impl TokenLifetimes {
             TokenType::Refresh | TokenType::ClientRefresh => self.refresh_secs,
             TokenType::Session => self.session_secs,
         }
+    }
+
+    /// When the refresh-token family whose login was at `started_at` ends
+    /// (its absolute lifetime).
+    pub fn family_ends_at(&self, started_at: i64) -> i64 {
+        started_at.saturating_add(self.refresh_family_secs)
     }
 }
 

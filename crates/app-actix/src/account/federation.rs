@@ -27,7 +27,9 @@ use crate::cookies::{self, CookiePolicy};
 use crate::form::FormFields;
 use crate::html::{self, ErrorPage, Site, PROVIDER};
 use crate::routes::{self, resource};
-use crate::session::{origin, safe_next_after_factor, see_other, with_next, with_session, LOGIN_PATH};
+use crate::session::{
+    origin, safe_next_after_factor, see_other, to_second_factor, with_next, with_session, LOGIN_PATH,
+};
 
 /// Where a login through provider `{id}` starts: `/conta/entrar/externo/{id}/`.
 pub const START_PATH: &str = "/conta/entrar/externo/{provider}";
@@ -184,6 +186,11 @@ async fn finish(
 /// the page that asks for a login into the account holding the CPF.
 fn logged_in(req: &HttpRequest, cookies: &CookiePolicy, login: FederatedLogin, provider: &str) -> HttpResponse {
     match login {
+        // The account's bar asks its own second factor after this login:
+        // the code's page first, then `next`.
+        FederatedLogin::SignedIn { signed, next, .. } if signed.session.second_factor_pending => {
+            with_session(req, cookies, to_second_factor(&next), &signed)
+        }
         FederatedLogin::SignedIn { signed, next, notice: None } => {
             with_session(req, cookies, see_other(&next), &signed)
         }

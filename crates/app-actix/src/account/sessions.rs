@@ -17,7 +17,8 @@ use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use askama::Template;
 use credencial_application::metrics::SessionEnd;
 use credencial_application::SessionService;
-use credencial_domain::session::{methods_of, AuthMethod};
+use credencial_domain::assurance::Proof;
+use credencial_domain::session::AuthMethod;
 
 use super::{form_refused, refused, see_other, service_failure, signed_in, signed_post};
 use crate::form::FormFields;
@@ -73,15 +74,22 @@ pub struct SessionsPage<'a> {
 /// How a session's (or a login's) `amr` reads on the pages.
 pub(crate) fn method_words(amr: &str) -> &'static str {
     use AuthMethod::{Passkey, Password, RecoveryCode, SyncedPasskey, Totp};
-    if amr.split_ascii_whitespace().next() == Some(credencial_domain::federation::methods::FEDERATED) {
-        return "provedor de identidade externo (gov.br ou outro)";
+    let proof = Proof::from_stored(amr, "", 0);
+    if proof.upstream.is_some() {
+        return match proof.local.as_slice() {
+            [] => "provedor de identidade externo (gov.br ou outro)",
+            [Totp | RecoveryCode] => "provedor de identidade externo e código do aplicativo",
+            [Passkey | SyncedPasskey] => "provedor de identidade externo e chave de acesso",
+            _ => "provedor de identidade externo e outro método",
+        };
     }
-    match methods_of(amr).as_slice() {
+    match proof.local.as_slice() {
         [Password] => "senha",
         [Password, Totp] => "senha e aplicativo autenticador",
         [Password, RecoveryCode] => "senha e código de recuperação",
         [Password, Passkey | SyncedPasskey] => "senha e chave de acesso",
         [Passkey | SyncedPasskey] => "chave de acesso",
+        [AuthMethod::AppPassword] => "senha de aplicativo",
         _ => "outro método",
     }
 }

@@ -62,10 +62,13 @@ pub enum LoginMethod {
     Passkey,
     /// An upstream identity provider (gov.br, or another OpenID provider).
     Federated,
+    /// An application password (at `pair`).
+    AppPassword,
 }
 
 impl LoginMethod {
-    pub(super) const ALL: [Self; 5] = [Self::Password, Self::Totp, Self::RecoveryCode, Self::Passkey, Self::Federated];
+    pub(super) const ALL: [Self; 6] =
+        [Self::Password, Self::Totp, Self::RecoveryCode, Self::Passkey, Self::Federated, Self::AppPassword];
 
     /// The label value.
     pub fn label(self) -> &'static str {
@@ -75,6 +78,7 @@ impl LoginMethod {
             Self::RecoveryCode => "recovery_code",
             Self::Passkey => "passkey",
             Self::Federated => "federated",
+            Self::AppPassword => "app_password",
         }
     }
 }
@@ -86,6 +90,7 @@ impl From<AuthMethod> for LoginMethod {
             AuthMethod::Totp => Self::Totp,
             AuthMethod::RecoveryCode => Self::RecoveryCode,
             AuthMethod::Passkey | AuthMethod::SyncedPasskey => Self::Passkey,
+            AuthMethod::AppPassword => Self::AppPassword,
         }
     }
 }

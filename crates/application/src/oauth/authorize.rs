@@ -3,6 +3,7 @@
 //! consent, `prompt`), and issue codes.
 
 use credencial_domain::account::covers;
+use credencial_domain::assurance::{decide, AccountPolicy, Decision};
 use credencial_domain::federation::{Demand, ReliabilityLevel, Requirement};
 use credencial_domain::oauth::oidc::login_is_recent;
 use credencial_domain::oauth::{
@@ -118,7 +119,7 @@ impl OAuthService {
             }
             return Ok(AuthorizationStep::LogIn { client_name: client.name });
         };
-        if let Some(requirement) = demand(&client, params).unmet(session.assurance()) {
+        if let Some(requirement) = unmet(&demand(&client, params), session) {
             if prompt.forbids_pages() {
                 return refuse(OAuthError::LoginRequired);
             }
@@ -162,7 +163,7 @@ impl OAuthService {
             Checked::Done(step) => return Ok(step),
             Checked::Valid(authorization, client) => (authorization, client),
         };
-        if let Some(requirement) = demand(&client, params).unmet(session.assurance()) {
+        if let Some(requirement) = unmet(&demand(&client, params), session) {
             return Ok(step_up(requirement, client.name));
         }
         let user = session.user_id;
@@ -206,7 +207,7 @@ impl OAuthService {
         // The ID token's `acr`: the first of the request's `acr_values`
         // the session meets, else the session's own.
         grant.acr = Some(demand.acr(session.assurance()).to_owned());
-        grant.amr = Some(session.amr.clone());
+        grant.amr = Some(session.proof().stored_amr());
         // An ID token names its session, and the session remembers the
         // client, to tell it when it ends (back-channel logout).
         grant.sid = scopes.has_openid().then(|| session.sid());
@@ -248,6 +249,17 @@ impl OAuthService {
 /// gov.br level) ask of a session.
 fn demand(client: &OAuthClient, params: &AuthorizationParams) -> Demand {
     Demand::new(client.requires_second_factor, client.minimum_govbr_level, params.acr_values.as_deref())
+}
+
+/// What the one rule says `session` lacks for `demand` (the account's bar
+/// was applied when the session opened: a session waiting for its factor
+/// never reaches here), or none.
+fn unmet(demand: &Demand, session: &LoginSession) -> Option<Requirement> {
+    match decide(&session.proof(), AccountPolicy::default(), demand) {
+        Decision::In => None,
+        Decision::AddFactor => Some(Requirement::SecondFactor),
+        Decision::Refused(requirement) => Some(requirement),
+    }
 }
 
 /// The step that asks the person for `requirement`.

@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use credencial_domain::assurance::{decide, Decision, Proof};
+use credencial_domain::federation::Demand;
 use credencial_domain::oauth::{
     check_code_exchange, client_authentication, presented_client, refreshed_scopes, ClientAuthentication, ClientId,
     CodeHash, GrantType, OAuthError, BAD_CLIENT,
@@ -212,15 +214,15 @@ impl OAuthService {
         let old = self
             .tokens
             .issuer()
-            .decode_client_lane(raw)
-            .ok()
-            .filter(|claims| claims.token_type.is_refresh())
-            .ok_or_else(|| OAuthError::InvalidGrant("refresh token is invalid or expired".into()))?;
+            .decode_client_refresh(raw)
+            .map_err(|_| OAuthError::InvalidGrant("refresh token is invalid or expired".into()))?;
         // The token's audience must be this client (a first-party refresh
         // token, or one issued to another client, buys nothing here).
         if old.client_audience() != Some(client.client_id.as_str()) {
             return Err(OAuthError::InvalidGrant("refresh token was not issued to this client".into()).into());
         }
+        let user = old.person().map_err(|_| OAuthError::InvalidGrant("refresh token is invalid or expired".into()))?;
+        self.refresh_still_holds(client, user, &old).await?;
         let granted = ScopeSet::parse_lenient(old.scope.as_deref().unwrap_or(""));
         let (refresh_scopes, access_scopes) =
             refreshed_scopes(granted, client.enabled_scopes, request.scope.as_deref())?;
@@ -234,8 +236,35 @@ impl OAuthService {
             sid: old.sid.as_deref(),
             request_id: &request.request_id,
         };
-        let user = old.person().map_err(|_| OAuthError::InvalidGrant("refresh token is invalid or expired".into()))?;
-        self.issue(user, lane, sign_in, Recording::Rotate { old_jti: &old.jti, old_token: raw }).await
+        let rotate = Recording::Rotate { old_jti: &old.jti, old_token: raw, family_started: old.family_started() };
+        self.issue(user, lane, sign_in, rotate).await
+    }
+
+    /// Whether the login behind `old` (a refresh token of `client` for
+    /// `user`) still lets the person in, by the one rule: the person is
+    /// still active, and what the login proved (the token's `amr` and
+    /// `acr`) meets the account's bar and the application's requirements
+    /// as they are now — a second factor or a gov.br level added since is
+    /// asked of every refresh. Errors: `invalid_grant` when not (the
+    /// application sends the person to log in again); `Storage`.
+    async fn refresh_still_holds(
+        &self,
+        client: &OAuthClient,
+        user: UserId,
+        old: &credencial_domain::Claims,
+    ) -> Result<(), ServiceError> {
+        if !self.tokens.is_active_user(user).await? {
+            return Err(OAuthError::InvalidGrant("the user is no longer active".into()).into());
+        }
+        let proof = Proof::from_claims(old.amr.as_deref(), old.acr.as_deref(), old.auth_time.unwrap_or(old.iat));
+        let demand = Demand::new(client.requires_second_factor, client.minimum_govbr_level, None);
+        match decide(&proof, self.tokens.account_policy(user).await?, &demand) {
+            Decision::In => Ok(()),
+            Decision::AddFactor | Decision::Refused(_) => Err(OAuthError::InvalidGrant(
+                "the login no longer meets this client's requirements; the user must log in again".into(),
+            )
+            .into()),
+        }
     }
 
     /// Issues the client's pair through the one token issuer (recorded as

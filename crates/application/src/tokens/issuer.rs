@@ -25,8 +25,13 @@ use crate::metrics::{Metrics, ReplayOutcome, TokenKind};
 /// `pair`/`refresh`), or a client application a person granted scopes to.
 #[derive(Debug, Clone, Copy)]
 pub enum Audience<'a> {
-    /// A first-party pair: no `aud`, no `client_id`, no `scope`.
-    FirstParty,
+    /// A first-party pair: no `aud`, no `client_id`, no `scope`; the
+    /// refresh token carries the login's methods (`amr`, RFC 8176 values),
+    /// which every refresh re-checks against the account's bar.
+    FirstParty {
+        /// The login's methods.
+        amr: &'a [String],
+    },
     /// An OAuth2 pair for `client_id`: both tokens carry `aud` and
     /// `client_id`; the access token `access_scopes`, the refresh token
     /// `refresh_scopes` (what later refreshes may ask for).
@@ -69,7 +74,22 @@ pub enum Recording<'a> {
         /// The refresh token presented, as sent: within the grace window
         /// the new pair is kept sealed with a key derived from it.
         old_token: &'a str,
+        /// When the family's login was (the presented token's
+        /// [`Claims::family_started`]): no rotation past its absolute
+        /// lifetime.
+        family_started: i64,
     },
+}
+
+impl Recording<'_> {
+    /// When the family of the refresh token recorded so started: now, for
+    /// a login or a code; the presented token's, for a rotation.
+    fn family_started(&self, now: i64) -> i64 {
+        match self {
+            Self::Login(_) | Self::Start { .. } => now,
+            Self::Rotate { family_started, .. } => *family_started,
+        }
+    }
 }
 
 /// An access and a refresh token just issued, with their claims.
@@ -241,6 +261,23 @@ impl TokenIssuer {
         Ok(claims)
     }
 
+    /// Verifies a refresh token a client application presents at the
+    /// token endpoint: with the provider's key pair when it has one, and
+    /// only with it. The service's key (the HS256 secret SUAP-side APIs
+    /// share) mints nothing in the application lane: a refresh token it
+    /// signed — forged by whoever holds the secret, with the `jti` of a
+    /// live first-party token — is `Invalid` there. Without a key pair,
+    /// applications' tokens are signed with the service's key, and this is
+    /// [`decode_client_lane`](Self::decode_client_lane).
+    /// Errors: as [`TokenCodec::decode`].
+    pub fn decode_client_refresh(&self, token: &str) -> Result<Claims, TokenError> {
+        let claims = self.client_codec().decode(token, self.now())?;
+        if !claims.token_type.is_refresh() {
+            return Err(TokenError::WrongType);
+        }
+        Ok(claims)
+    }
+
     /// The codec of ID tokens, when the provider has a key.
     pub fn id_token_codec(&self) -> Option<&TokenCodec> {
         self.id_token_codec.as_deref()
@@ -327,10 +364,23 @@ impl TokenIssuer {
         recording: Recording<'_>,
     ) -> Result<IssuedPair, ServiceError> {
         let now = self.now();
+        let family_started = recording.family_started(now);
+        let family_ends = self.lifetimes.family_ends_at(family_started);
+        if family_ends <= now {
+            // The family's absolute lifetime is over: the person logs in again.
+            return Err(TokenError::Expired.into());
+        }
         let claims = |token_type: TokenType| {
-            let base = Claims::new(token_type, user.0, now, self.lifetimes.of(token_type));
+            let lifetime = match token_type.is_refresh() {
+                true => self.lifetimes.of(token_type).min(family_ends - now),
+                false => self.lifetimes.of(token_type),
+            };
+            let mut base = Claims::new(token_type, user.0, now, lifetime);
+            if token_type.is_refresh() {
+                base.orig_iat = Some(family_started);
+            }
             match audience {
-                Audience::FirstParty => base,
+                Audience::FirstParty { amr } => Claims { amr: token_type.is_refresh().then(|| amr.to_vec()), ..base },
                 Audience::Client { client_id, access_scopes, refresh_scopes, auth_time, acr, amr, sid } => {
                     let scopes = if token_type.is_access() { access_scopes } else { refresh_scopes };
                     Claims {
@@ -358,7 +408,7 @@ impl TokenIssuer {
                 self.refresh_tokens.record_login(record, &family, via).await?;
             }
             Recording::Start { family } => self.refresh_tokens.record(record, family).await?,
-            Recording::Rotate { old_jti, old_token } => {
+            Recording::Rotate { old_jti, old_token, .. } => {
                 let texts = IssuedTexts { access: access.0.clone(), refresh: refresh.0.clone() };
                 let grace = self.grace_rotation(old_token, old_jti, &texts, now);
                 match self.refresh_tokens.rotate(old_jti, user, record, grace).await? {
@@ -370,7 +420,7 @@ impl TokenIssuer {
             }
         }
         let kinds = match audience {
-            Audience::FirstParty => [TokenKind::Access, TokenKind::Refresh],
+            Audience::FirstParty { .. } => [TokenKind::Access, TokenKind::Refresh],
             Audience::Client { .. } => [TokenKind::OAuthAccess, TokenKind::OAuthRefresh],
         };
         for kind in kinds {
@@ -404,7 +454,7 @@ impl TokenIssuer {
     ) -> Result<IssuedPair, ServiceError> {
         let texts = open_successor(old_token, old_jti, sealed).ok_or(TokenError::Revoked)?;
         let (access_claims, refresh_claims) = match audience {
-            Audience::FirstParty => (
+            Audience::FirstParty { .. } => (
                 self.codec.decode_first_party(&texts.access, TokenType::Access, now)?,
                 self.codec.decode_first_party(&texts.refresh, TokenType::Refresh, now)?,
             ),
@@ -414,7 +464,7 @@ impl TokenIssuer {
             ),
         };
         let lane = match audience {
-            Audience::FirstParty => true,
+            Audience::FirstParty { .. } => true,
             Audience::Client { client_id, .. } => {
                 access_claims.client_audience() == Some(client_id.as_str())
                     && refresh_claims.client_audience() == Some(client_id.as_str())

@@ -8,7 +8,10 @@ pub mod issuer;
 use std::sync::Arc;
 
 use credencial_domain::admin::LoginVia;
+use credencial_domain::assurance::{decide, AccountPolicy, Decision, Proof};
+use credencial_domain::federation::Demand;
 use credencial_domain::refresh_grace::RefreshGrace;
+use credencial_domain::session::AuthMethod;
 use credencial_domain::throttle::ClientAddress;
 use credencial_domain::{
     Claims, EndpointAllowList, Redacted, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId,
@@ -22,6 +25,7 @@ use crate::credentials::CredentialCheck;
 use crate::error::ServiceError;
 use crate::hashing::PasswordHasher;
 use crate::metrics::{LoginForm, Metrics, Upstream};
+use crate::second_factor::SecondFactorService;
 use crate::throttle::LoginThrottle;
 pub use issuer::{Audience, IssuedPair, Recording, TokenIssuer};
 
@@ -62,6 +66,7 @@ pub struct TokenService {
     credentials: Arc<CredentialCheck>,
     users: Arc<dyn UserRepository>,
     user_data: Arc<dyn UserDataSource>,
+    factors: Option<Arc<SecondFactorService>>,
     config: TokenServiceConfig,
     metrics: Metrics,
 }
@@ -97,9 +102,28 @@ impl TokenService {
             credentials: Arc::new(credentials),
             users,
             user_data,
+            factors: None,
             config,
             metrics: Metrics::disabled(),
         }
+    }
+
+    /// The same service, holding `pair` and every first-party refresh to
+    /// the bar of accounts with a second factor (`factors`: built over this
+    /// service's credential check, after [`with_throttle`](Self::with_throttle)).
+    pub fn with_second_factors(mut self, factors: Arc<SecondFactorService>) -> Self {
+        self.factors = Some(factors);
+        self
+    }
+
+    /// The account's own bar for the one rule: whether it has a second
+    /// factor (none when the service offers none). Errors: `Storage`.
+    pub(crate) async fn account_policy(&self, user: UserId) -> Result<AccountPolicy, ServiceError> {
+        let has_factor = match &self.factors {
+            Some(factors) => factors.has_factor(user).await?,
+            None => false,
+        };
+        Ok(AccountPolicy { has_factor, staff_needs_factor: false })
     }
 
     /// The same service, counting logins and upstream calls in `metrics`,
@@ -183,12 +207,20 @@ impl TokenService {
     /// (see [`check_credentials`](Self::check_credentials));
     /// `PasswordChangeRequired` for right credentials of an account whose
     /// password an administrator set (it is changed at `/conta/senha/`
-    /// first). The login is recorded in the history with the refresh
-    /// token, in the same statement.
+    /// first).
+    ///
+    /// The one rule decides whether the password is enough: an account
+    /// with a second factor answers `SecondFactorRequired` for the password
+    /// alone, and takes `otp` (an app's current code or a recovery code)
+    /// in the same request; a wrong code is `SecondFactorInvalid` (counted
+    /// in the codes' own budget). The login is recorded in the history with
+    /// the refresh token, in the same statement; the refresh token carries
+    /// the login's methods, which every refresh checks again.
     pub async fn pair(
         &self,
         username: &str,
         password: SecretString,
+        otp: Option<&str>,
         from: Option<ClientAddress>,
     ) -> Result<TokenPair, ServiceError> {
         let checked = self.check_credentials(username, password, from).await;
@@ -197,7 +229,20 @@ impl TokenService {
         if account.must_change_password {
             return Err(ServiceError::PasswordChangeRequired);
         }
-        let issued = self.issuer.issue_pair(account.id, Audience::FirstParty, Recording::Login(LoginVia::Pair)).await?;
+        let mut proof = Proof::local(AuthMethod::Password, self.issuer.now());
+        let policy = self.account_policy(account.id).await?;
+        if decide(&proof, policy, &Demand::default()) == Decision::AddFactor {
+            let (Some(factors), Some(code)) = (&self.factors, otp.filter(|c| !c.trim().is_empty())) else {
+                return Err(ServiceError::SecondFactorRequired);
+            };
+            match factors.verify(account.id, code.trim(), from).await? {
+                Some(method) => proof = proof.with_factor(method, self.issuer.now()),
+                None => return Err(ServiceError::SecondFactorInvalid),
+            }
+        }
+        let amr = proof.amr_claim();
+        let audience = Audience::FirstParty { amr: &amr };
+        let issued = self.issuer.issue_pair(account.id, audience, Recording::Login(LoginVia::Pair)).await?;
         Ok(TokenPair { access: issued.access, refresh: issued.refresh, username: account.username })
     }
 
@@ -206,10 +251,23 @@ impl TokenService {
     /// refresh token (one with an `aud` or a `client_id`) is refused as of
     /// the wrong type: it is renewed at `/oauth/token/`, where its scopes
     /// and client are kept; here it would buy an unscoped token.
+    ///
+    /// Every refresh asks the one rule again, with the login's methods the
+    /// token carries and the account's policy now: a family opened by the
+    /// password alone ends once the account has a second factor
+    /// (`SecondFactorRequired`: log in again with the code). No rotation
+    /// goes past the family's absolute lifetime (`InvalidToken(Expired)`).
     pub async fn refresh(&self, refresh_token: &str) -> Result<RefreshedPair, ServiceError> {
         let old = self.issuer.decode_first_party(refresh_token, TokenType::Refresh)?;
-        let rotate = Recording::Rotate { old_jti: &old.jti, old_token: refresh_token };
-        let issued = self.issuer.issue_pair(old.person()?, Audience::FirstParty, rotate).await?;
+        let user = old.person()?;
+        let proof = Proof::from_claims(old.amr.as_deref(), None, old.family_started());
+        if decide(&proof, self.account_policy(user).await?, &Demand::default()) != Decision::In {
+            return Err(ServiceError::SecondFactorRequired);
+        }
+        let amr = proof.amr_claim();
+        let rotate =
+            Recording::Rotate { old_jti: &old.jti, old_token: refresh_token, family_started: old.family_started() };
+        let issued = self.issuer.issue_pair(user, Audience::FirstParty { amr: &amr }, rotate).await?;
         Ok(RefreshedPair { access: issued.access, refresh: issued.refresh })
     }
 

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use thiserror::Error;
 
 use super::level::{ReliabilityLevel, Seal};
-use super::methods::{govbr_method, oidc_method, session_amr, upstream_second_factor};
+use super::methods::{govbr_method, govbr_strong_login, oidc_method, session_amr, upstream_second_factor};
 use crate::account::registration::MAX_NAME_CHARS;
 use crate::Cpf;
 
@@ -93,7 +93,7 @@ impl UpstreamIdentity {
         let subject =
             text(claims, "sub").filter(|sub| sub.chars().count() <= MAX_SUBJECT_CHARS).ok_or(ClaimsError::NoSubject)?;
         let upstream_amr = claims.get("amr").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        let upstream_amr = upstream_amr.iter().filter_map(Value::as_str);
+        let upstream_amr: Vec<&str> = upstream_amr.iter().filter_map(Value::as_str).collect();
         let (subject, cpf, level, amr) = match kind {
             ProviderKind::GovBr => {
                 let cpf = Cpf::parse(&subject).map_err(|_| ClaimsError::SubjectNotACpf)?;
@@ -107,15 +107,17 @@ impl UpstreamIdentity {
                     subject,
                     Some(cpf),
                     reliability(claims.get("reliability_info")),
-                    session_amr(upstream_amr, govbr_method),
+                    session_amr(upstream_amr.iter().copied(), govbr_method),
                 )
             }
             ProviderKind::Oidc => {
                 let cpf = text(claims, "cpf").and_then(|cpf| Cpf::parse(&cpf).ok());
-                (subject, cpf, None, session_amr(upstream_amr, oidc_method))
+                (subject, cpf, None, session_amr(upstream_amr.iter().copied(), oidc_method))
             }
         };
-        let second_factor = upstream_second_factor(&amr);
+        let level_reached = level.as_ref().map(|(level, _)| *level);
+        let second_factor = upstream_second_factor(&amr)
+            || (kind == ProviderKind::GovBr && govbr_strong_login(level_reached, &upstream_amr));
         Ok(Self {
             subject,
             cpf,

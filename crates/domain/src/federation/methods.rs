@@ -8,6 +8,8 @@
 //! Every brokered login is also `fed` (RFC 8176: federated
 //! authentication), which [`session_amr`] puts first.
 
+use super::level::ReliabilityLevel;
+
 /// RFC 8176's `fed`: the person authenticated at another provider.
 pub const FEDERATED: &str = "fed";
 
@@ -73,6 +75,18 @@ pub fn upstream_second_factor(mapped: &[&str]) -> bool {
     mapped.contains(&"mfa") || kinds.len() >= 2
 }
 
+/// Whether a gov.br login at `level` with gov.br's own `amr` values counts
+/// as two factors though its mapped values alone do not say so: `prata` or
+/// `ouro` (an identity checked against a registry, a bank or a
+/// certificate) reached with a one-time code, a certificate (`x509_…`) or
+/// a bank's login (`bankNNN`), each of which gov.br asks on top of
+/// something the person knows.
+pub fn govbr_strong_login(level: Option<ReliabilityLevel>, upstream: &[&str]) -> bool {
+    let strong =
+        |value: &&str| matches!(*value, "otp" | "mfa") || value.starts_with("x509") || value.starts_with("bank");
+    level.is_some_and(|l| l >= ReliabilityLevel::Prata) && upstream.iter().any(strong)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +118,18 @@ mod tests {
         );
         assert_eq!(session_amr([], govbr_method), vec!["fed"]);
         assert_eq!(session_amr(["bank001", "x509_pj"], govbr_method), vec!["fed", "swk"]);
+    }
+
+    #[test]
+    fn govbr_silver_and_gold_with_a_code_certificate_or_bank_are_two_factors() {
+        use ReliabilityLevel::{Bronze, Ouro, Prata};
+        assert!(govbr_strong_login(Some(Prata), &["passwd", "bank001"]));
+        assert!(govbr_strong_login(Some(Ouro), &["x509_pf"]));
+        assert!(govbr_strong_login(Some(Prata), &["passwd", "otp"]));
+        assert!(!govbr_strong_login(Some(Bronze), &["passwd", "bank001"]), "bronze proves too little");
+        assert!(!govbr_strong_login(Some(Ouro), &["passwd"]), "a password alone, at any level");
+        assert!(!govbr_strong_login(Some(Prata), &["passwd", "captcha", "app_qrcode"]));
+        assert!(!govbr_strong_login(None, &["otp"]));
     }
 
     #[test]
