@@ -511,12 +511,10 @@ async fn an_application_whose_minimum_level_is_prata_sends_a_bronze_login_throug
     assert!(back.body.contains("Autorizar acesso"), "the consent: {}", back.body);
 }
 
-#[tokio::test]
-async fn an_account_with_a_second_factor_is_linked_only_after_its_code() {
+/// bruno, logged in with his password in `browser`, turns on an
+/// authenticator app: its secret and his recovery codes.
+async fn bruno_with_an_app(browser: &mut Browser) -> (credencial_domain::second_factor::TotpSecret, Vec<String>) {
     use credencial_domain::second_factor::{step_of, TotpSecret};
-    let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
-    let (mut browser, db) = spawn_demo(|_| {}).await;
-    // bruno turns on an authenticator app.
     let form = browser.get("/conta/entrar/").await;
     let fields = with(hidden_fields(&form.body), &[("username", "bruno"), ("password", "bruno-demo-2026")]);
     browser.post("/conta/entrar/", &fields).await;
@@ -537,6 +535,32 @@ async fn an_account_with_a_second_factor_is_linked_only_after_its_code() {
     let enrolled =
         browser.post("/conta/seguranca/", &act(&security, &[("acao", "confirmar"), ("codigo", &code)])).await;
     assert_eq!(enrolled.status, 200, "{}", enrolled.body);
+    let codes = enrolled.body.split("<li><code>").skip(1).filter_map(|r| r.split("</code>").next());
+    (secret, codes.map(str::to_owned).collect())
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64
+}
+
+/// Passes the code's page `to_code` in `browser` with the app's next code:
+/// where it sends the browser.
+async fn pass_code(
+    browser: &mut Browser,
+    to_code: &str,
+    secret: &credencial_domain::second_factor::TotpSecret,
+    ahead: i64,
+) -> Page {
+    let verify = browser.get(to_code).await;
+    assert_eq!(verify.status, 200, "{}", verify.body);
+    let code = secret.code_at(credencial_domain::second_factor::step_of(now()) + ahead);
+    browser.post("/conta/entrar/verificar/", &with(hidden_fields(&verify.body), &[("codigo", &code)])).await
+}
+
+#[tokio::test]
+async fn an_account_with_a_second_factor_is_linked_only_after_its_code() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    let (secret, _) = bruno_with_an_app(&mut browser).await;
 
     // In another browser, gov.br finds his account; his password alone
     // does not make the link.
@@ -552,13 +576,61 @@ async fn an_account_with_a_second_factor_is_linked_only_after_its_code() {
     assert_eq!(level_of(&db, bruno).await, None);
 
     // With the code, the link is made.
-    let verify = other.get(&to_code).await;
-    let next_step = secret.code_at(step_of(now()) + 1);
-    let answered =
-        other.post("/conta/entrar/verificar/", &with(hidden_fields(&verify.body), &[("codigo", &next_step)])).await;
+    let answered = pass_code(&mut other, &to_code, &secret, 1).await;
     assert_eq!(answered.location.as_deref(), Some("/conta/entrar/vincular/"), "{}", answered.body);
     let linked = other.get("/conta/entrar/vincular/").await;
     assert_eq!(linked.status, 200, "{}", linked.body);
     assert!(linked.body.contains("Conta vinculada"), "{}", linked.body);
     assert_eq!(level_of(&db, bruno).await, Some(ReliabilityLevel::Prata));
+}
+
+#[tokio::test]
+async fn a_govbr_login_by_password_alone_into_an_account_with_a_second_factor_asks_its_code() {
+    let (mut browser, db) = spawn_demo(|_| {}).await;
+    let (secret, recovery_codes) = bruno_with_an_app(&mut browser).await;
+    let mut linking = Browser::new_at(&browser.base, browser.client.clone());
+    let page = govbr_login(&mut linking, "/conta/", BRUNO, "silver", "senha").await;
+    let password = log_into_the_account(&mut linking, &page, "bruno", "bruno-demo-2026").await;
+    let linked = pass_code(&mut linking, &password.location.expect("to the code"), &secret, 1).await;
+    assert_eq!(linked.location.as_deref(), Some("/conta/entrar/vincular/"), "{}", linked.body);
+    let linked = linking.get("/conta/entrar/vincular/").await;
+    assert!(linked.body.contains("Conta vinculada"), "{}", linked.body);
+    let bruno = account_of(&db, BRUNO).await;
+
+    // Someone who got his gov.br password (bronze: the easiest account to
+    // open with another person's CPF) is asked bruno's own code here…
+    let mut thief = Browser::new_at(&browser.base, browser.client.clone());
+    let page = govbr_login(&mut thief, "/conta/dados/", BRUNO, "bronze", "senha").await;
+    assert_eq!(page.status, 303, "{}", page.body);
+    let to_code = page.location.expect("to the code");
+    assert!(to_code.starts_with("/conta/entrar/verificar/"), "{to_code}");
+    let data = thief.get("/conta/dados/").await;
+    assert_ne!(data.status, 200, "no page before the code: {}", data.body);
+    assert!(!data.body.contains("bruno-demo"), "nothing of his");
+
+    // …and bruno, who has it, goes on; his session says gov.br and the
+    // code, never a local password nobody typed here.
+    let mut own = Browser::new_at(&browser.base, browser.client.clone());
+    let page = govbr_login(&mut own, "/conta/sessoes/", BRUNO, "bronze", "senha").await;
+    let verify = own.get(&page.location.expect("to the code")).await;
+    assert!(verify.body.contains("entrada pelo provedor de identidade deu certo"), "{}", verify.body);
+    assert!(!verify.body.contains("senha está certa"), "no password was typed here: {}", verify.body);
+    let fields = with(hidden_fields(&verify.body), &[("codigo", &recovery_codes[0])]);
+    let passed = own.post("/conta/entrar/verificar/", &fields).await;
+    assert_eq!(passed.location.as_deref(), Some("/conta/sessoes/"), "{}", passed.body);
+    let amr: String = sqlx::query_scalar("SELECT amr FROM sessions WHERE user_id = $1 ORDER BY id DESC LIMIT 1")
+        .bind(bruno.0)
+        .fetch_one(&db.pool)
+        .await
+        .expect("the session");
+    let proof = credencial_domain::assurance::Proof::from_stored(&amr, "urn:credencial:acr:govbr:bronze", 0);
+    assert_eq!(proof.amr_claim(), ["fed", "pwd", "otp", "mfa"], "stored as {amr:?}");
+    let sessions = own.get("/conta/sessoes/").await;
+    assert!(sessions.body.contains("provedor de identidade externo e código de recuperação"), "{}", sessions.body);
+
+    // A login that passed two factors at gov.br (prata with its app) goes
+    // straight on.
+    let mut strong = Browser::new_at(&browser.base, browser.client.clone());
+    let page = govbr_login(&mut strong, "/conta/", BRUNO, "silver", "app").await;
+    assert_eq!(page.location.as_deref(), Some("/conta/"), "{}", page.body);
 }

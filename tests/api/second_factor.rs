@@ -10,7 +10,7 @@ use credencial_domain::second_factor::{step_of, TotpSecret};
 use crate::account::{form_token, log_in_at_account, signed_in_browser};
 use crate::helpers::{hidden_fields, spawn_app, unescape_html, with, Browser, Page, TestApp};
 
-const PASSWORD: &str = "senha-da-lia-1";
+pub(crate) const PASSWORD: &str = "senha-da-lia-1";
 
 fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64

@@ -328,6 +328,7 @@ client_id = "credencial"
 client_secret = "outro"
 link_by = "email"
 algorithms = ["RS256", "ES256"]
+satisfies_second_factor = "always"
 "#,
     )
     .expect("valid providers");
@@ -341,6 +342,8 @@ algorithms = ["RS256", "ES256"]
     assert_eq!((built[0].id.as_str(), built[0].name.as_str()), ("govbr", "gov.br"), "gov.br's default name");
     assert_eq!(built[0].link_key, credencial_domain::federation::linking::LinkKey::Cpf);
     assert_eq!(built[1].link_key, credencial_domain::federation::linking::LinkKey::VerifiedEmail);
+    use credencial_domain::assurance::UpstreamTrust;
+    assert_eq!((built[0].trust, built[1].trust), (UpstreamTrust::WhenUpstreamMfa, UpstreamTrust::Always));
     assert_eq!(table.federation.govbr_validated_level, credencial_domain::federation::ReliabilityLevel::Ouro);
     assert_eq!(text.federation.providers.len(), 1);
     assert_eq!(text.federation.govbr_validated_level, credencial_domain::federation::ReliabilityLevel::Prata);
@@ -361,6 +364,7 @@ fn a_wrong_provider_stops_the_load_naming_the_entry_and_the_field() {
         (provider("").replace("profile = \"govbr\"", "profile = \"saml\""), "providers[0].profile"),
         (provider("").replace("https://sso", "http://sso"), "providers[0]. issuer must be an https:// URL"),
         (provider("link_by = \"email\""), "providers[0].link_by"),
+        (provider("satisfies_second_factor = \"sometimes\""), "providers[0].satisfies_second_factor"),
         (provider("scopes = [\"email\"]"), "scopes must include openid"),
         (provider("algorithms = [\"HS256\"]"), "algorithms must be among RS256, PS256 and ES256"),
         (format!("{}{}", provider(""), provider("")), "providers[1].id govbr is repeated"),

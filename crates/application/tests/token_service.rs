@@ -576,3 +576,55 @@ async fn pair_of_an_account_with_a_temporary_password_is_refused_and_issues_noth
     let err = fakes.service().pair("ana", secret("s3cret"), None, None).await.expect_err("refused");
     assert!(matches!(err, ServiceError::PasswordChangeRequired), "{err:?}");
 }
+
+// ------------------------------------------------- the family's lifetime
+
+/// A first-party refresh token for the user under test whose family's
+/// login was at `started`, issued at `issued_at`.
+fn refresh_of_family(started: i64, issued_at: i64) -> String {
+    let claims = Claims {
+        orig_iat: Some(started),
+        amr: Some(vec!["pwd".into()]),
+        ..Claims::new(TokenType::Refresh, USER, issued_at, REFRESH_SECS)
+    };
+    codec().encode(&claims).expect("encode")
+}
+
+#[tokio::test]
+async fn a_family_past_its_absolute_lifetime_never_rotates_though_its_token_is_fresh() {
+    // A login 30 days ago, whose token rotated an hour ago: rotation after
+    // rotation would keep it alive for ever without the absolute limit.
+    let thirty_days = credencial_domain::token::DEFAULT_REFRESH_FAMILY_SECS;
+    let token = refresh_of_family(NOW - thirty_days, NOW - 3600);
+    let mut fakes = Fakes::new();
+    fakes.store.expect_rotate().times(0);
+    let err = fakes.service().refresh(&token).await.expect_err("the family is over");
+    assert!(matches!(err, ServiceError::InvalidToken(TokenError::Expired)), "{err:?}");
+}
+
+#[tokio::test]
+async fn rotation_keeps_the_family_s_start_and_its_last_token_ends_with_the_family() {
+    let thirty_days = credencial_domain::token::DEFAULT_REFRESH_FAMILY_SECS;
+    let started = NOW - thirty_days + 600;
+    let token = refresh_of_family(started, NOW - 60);
+    let mut fakes = Fakes::new();
+    fakes.store.expect_rotate().times(1).returning(|_, _, _, _| Ok(Rotation::Rotated));
+    let pair = fakes.service().refresh(&token).await.expect("ten minutes are left");
+    let claims = decode(&pair.refresh);
+    assert_eq!(claims.orig_iat, Some(started), "the login's time travels with the family");
+    assert_eq!(claims.exp, started + thirty_days, "no later than the family's end, not a full day");
+    assert_eq!(claims.amr, Some(vec!["pwd".to_owned()]), "the login's methods travel too");
+}
+
+#[tokio::test]
+async fn a_pair_starts_a_family_now_with_the_login_s_methods() {
+    let mut fakes = Fakes::new();
+    fakes.users.expect_find_credentials().returning(|_| Ok(Some(credentials(true))));
+    fakes.store.expect_record_login().times(1).returning(|_, _, _| Ok(()));
+    let pair = fakes.service().pair("ana", secret("s3cret"), None, None).await.expect("pair");
+    let refresh = decode(&pair.refresh);
+    assert_eq!((refresh.orig_iat, refresh.exp), (Some(NOW), NOW + REFRESH_SECS));
+    assert_eq!(refresh.amr, Some(vec!["pwd".to_owned()]));
+    let access = decode(&pair.access);
+    assert_eq!((access.orig_iat, access.amr), (None, None), "the access token keeps simplejwt's shape");
+}

@@ -66,6 +66,7 @@ struct VerifyPage<'a> {
     hidden: Vec<(&'static str, &'a str)>,
     passkey: bool,
     passkey_action: &'a str,
+    first_step: &'a str,
 }
 
 async fn verify_page(
@@ -93,6 +94,14 @@ async fn verify_page(
         hidden: vec![("csrf_token", &token), ("next", next)],
         passkey,
         passkey_action: super::passkeys::VERIFY_PASSKEY_PATH,
+        // What the person did first: a login through a provider, or the
+        // password.
+        first_step: match session.proof().upstream {
+            Some(_) => {
+                "A sua entrada pelo provedor de identidade deu certo, e esta conta também pede o seu segundo fator."
+            }
+            None => "A sua senha está certa.",
+        },
     };
     html::html(html::response(status), &page)
 }

@@ -78,7 +78,8 @@ pub(crate) fn method_words(amr: &str) -> &'static str {
     if proof.upstream.is_some() {
         return match proof.local.as_slice() {
             [] => "provedor de identidade externo (gov.br ou outro)",
-            [Totp | RecoveryCode] => "provedor de identidade externo e código do aplicativo",
+            [Totp] => "provedor de identidade externo e aplicativo autenticador",
+            [RecoveryCode] => "provedor de identidade externo e código de recuperação",
             [Passkey | SyncedPasskey] => "provedor de identidade externo e chave de acesso",
             _ => "provedor de identidade externo e outro método",
         };
