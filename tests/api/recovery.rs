@@ -333,10 +333,12 @@ async fn a_reset_asks_for_the_second_factor_and_takes_a_recovery_code() {
     let wrong = set_password(&mut browser, &path, NEW_PASSWORD, "000000").await;
     assert_eq!(wrong.status, 422);
     assert!(wrong.body.contains("Código inválido"), "{}", wrong.body);
-    let (status, _) =
+    // The old password is still hers (pair answers that it is right and
+    // asks her second factor, as for any account with one).
+    let (status, body) =
         status_and_json(app.post_json("/api/token/pair/", &json!({"username": "lia", "password": PASSWORD})).await)
             .await;
-    assert_eq!(status, 200, "nothing changed yet");
+    assert_eq!((status, body["code"].as_str()), (401, Some("second_factor_required")), "nothing changed yet");
 
     let done = set_password(&mut browser, &path, NEW_PASSWORD, &codes[0]).await;
     assert_eq!(done.status, 200, "a recovery code passes: {}", done.body);
@@ -350,7 +352,10 @@ async fn a_reset_asks_for_the_second_factor_and_takes_a_recovery_code() {
     let code = secret.code_at(step_of(now) + 1);
     let done = set_password(&mut browser, &path, "outra-senha-do-cerrado", &code).await;
     assert_eq!(done.status, 200, "{}", done.body);
-    app.login("lia", "outra-senha-do-cerrado").await;
+    // The new password is hers: pair finds it right and asks her factor.
+    let body = json!({"username": "lia", "password": "outra-senha-do-cerrado"});
+    let (status, body) = status_and_json(app.post_json("/api/token/pair/", &body).await).await;
+    assert_eq!((status, body["code"].as_str()), (401, Some("second_factor_required")), "{body}");
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 //! enrolment at `/conta/seguranca/` (the password asked again, the secret
 //! shown as text, a confirming code, ten recovery codes shown once), then
 //! a login that waits for the code, each step accepted once, recovery codes
-//! used once, wrong codes throttled with the password's limits, and the
+//! used once, wrong codes throttled in a budget of their own, and the
 //! login at the authorization endpoint going through the same step.
 
 use credencial_domain::second_factor::{step_of, TotpSecret};
@@ -120,23 +120,32 @@ async fn an_enrolled_account_logs_in_with_its_code_once_per_step_and_with_each_r
 }
 
 #[tokio::test]
-async fn wrong_codes_share_the_passwords_limit_and_a_pending_login_opens_nothing_else() {
+async fn wrong_codes_have_their_own_budget_that_a_right_password_never_resets() {
     let app = spawn_app().await;
     app.add_user("lia", PASSWORD, true).await;
     let mut browser = signed_in_browser(&app, "lia", PASSWORD).await;
-    enrol(&mut browser).await;
+    let (secret, _) = enrol(&mut browser).await;
     let (mut thief, _) = password_step(&app).await;
-    for _ in 0..5 {
+    // The wrong confirming code at the enrolment was the first of five.
+    for _ in 0..4 {
         let wrong = second_step(&mut thief, "000000").await;
         assert_eq!(wrong.status, 200, "{}", wrong.body);
     }
     let limited = second_step(&mut thief, "000000").await;
     assert_eq!(limited.status, 429, "the sixth wrong code is throttled");
     assert!(limited.headers.contains_key("retry-after"));
-    // The account's limit holds for the password too.
-    let (_, answer) = password_step(&app).await;
-    assert_eq!(answer.status, 429, "{}", answer.body);
-    // Nothing opened for the waiting session: the panel and the sessions page.
+    // Someone holding the password logs in again (a new browser, a right
+    // password): the codes' budget is not reset…
+    let (mut again, answer) = password_step(&app).await;
+    assert_eq!(answer.status, 303, "fumbling codes never locks the password step: {}", answer.body);
+    let still = second_step(&mut again, "000000").await;
+    assert_eq!(still.status, 429, "a right password buys no new guesses: {}", still.body);
+    let right = second_step(&mut again, &secret.code_at(step_of(now()) + 1)).await;
+    assert_eq!(right.status, 429, "while locked, not even the right code is tried");
+    // …and lia is told, in her activity (and by mail, when mail is on).
+    let security = browser.get("/conta/seguranca/").await;
+    assert!(security.body.contains("Códigos errados demais"), "{}", security.body);
+    // Nothing opened for the waiting sessions: the panel and the sessions page.
     assert_eq!(thief.get("/conta/sessoes/").await.status, 303);
     assert_eq!(thief.get("/admin/").await.status, 303);
 }

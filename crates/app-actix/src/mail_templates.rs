@@ -161,6 +161,10 @@ fn notice_heading(kind: SecurityEventKind, detail: &str, site: &Branding) -> (St
             "um vínculo da sua conta foi desfeito",
             "Sua conta deixou de aceitar a entrada por um provedor de identidade externo.",
         ),
+        K::SecondFactorLocked => (
+            "códigos errados na verificação em duas etapas",
+            "A senha da sua conta foi usada com códigos errados do segundo fator, tantas vezes que a verificação em duas etapas ficou bloqueada por alguns minutos. Se não foi você, troque a sua senha agora.",
+        ),
         K::AccountDeactivated => ("a conta foi desativada", "A sua conta foi desativada pela equipe do serviço e todas as sessões foram encerradas."),
         _ => ("alteração na sua conta", "Houve uma alteração na segurança da sua conta."),
     };

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use credencial_domain::second_factor::{generate_recovery_codes, recovery_code_hash, SealingKey, TotpSecret};
 use credencial_domain::session::AuthMethod;
 use credencial_domain::throttle::{ClientAddress, Subject};
-use credencial_domain::{Redacted, UserId, Username};
+use credencial_domain::{Redacted, UserId};
 use credencial_ports::{Clock, SecondFactorStore};
 
 use crate::credentials::CredentialCheck;
@@ -150,8 +150,7 @@ impl SecondFactorService {
         from: Option<ClientAddress>,
     ) -> Result<Option<Vec<Redacted<String>>>, ServiceError> {
         let username = self.credentials.username_of(user).await?;
-        let name = Username::parse(&username).ok();
-        let subject = name.as_ref().map_or(Subject::Unknown(&username), Subject::Account);
+        let subject = Subject::SecondFactorCode(&username);
         self.credentials.throttle().check_subject(subject, from).await?;
         let record = match self.store.totp(user).await? {
             Some(record) if !record.confirmed => record,
@@ -192,9 +191,12 @@ impl SecondFactorService {
     /// code of a step not used before (the step becomes used: of two
     /// submissions of one code exactly one passes), or an unused recovery
     /// code (used up). `Ok(Some(method))` when it passes; `Ok(None)` when
-    /// not (counted against the account and `from`, as a wrong password).
-    /// Errors: `Throttled` (before anything is checked); `UnknownUser`;
-    /// `Storage`, `Internal`.
+    /// not. Wrong codes count in the account's own code budget (as many as
+    /// the password's limit in its window, in a row: a right code forgets
+    /// them, a right password does not) and against `from`; the wrong code
+    /// that spends the budget is recorded in the person's security activity
+    /// and told by mail. Errors: `Throttled` (before anything is checked);
+    /// `UnknownUser`; `Storage`, `Internal`.
     pub async fn verify(
         &self,
         user: UserId,
@@ -202,12 +204,21 @@ impl SecondFactorService {
         from: Option<ClientAddress>,
     ) -> Result<Option<AuthMethod>, ServiceError> {
         let username = self.credentials.username_of(user).await?;
-        let name = Username::parse(&username).ok();
-        let subject = name.as_ref().map_or(Subject::Unknown(&username), Subject::Account);
-        self.credentials.throttle().check_subject(subject, from).await?;
+        let subject = Subject::SecondFactorCode(&username);
+        let throttle = self.credentials.throttle();
+        throttle.check_subject(subject, from).await?;
         let method = self.check_code(user, code).await?;
-        if method.is_none() {
-            self.credentials.throttle().record_failure(subject, from).await?;
+        match method {
+            Some(_) => throttle.record_success(subject).await,
+            None => {
+                if throttle.record_failure(subject, from).await? {
+                    tracing::warn!(
+                        user = user.0,
+                        "wrong second-factor codes spent the account's budget: the second step is locked"
+                    );
+                    self.record(user, SecurityEventKind::SecondFactorLocked, "").await?;
+                }
+            }
         }
         Ok(method)
     }

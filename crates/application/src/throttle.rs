@@ -109,20 +109,40 @@ impl LoginThrottle {
     }
 
     /// Counts one failure against `subject` and `from` (a wrong second
-    /// factor code). Errors: `Storage`.
+    /// factor code), and says whether it locked the subject's own key (its
+    /// budget is spent now: the caller tells the person). Errors: `Storage`.
     pub(crate) async fn record_failure(
         &self,
         subject: Subject<'_>,
         from: Option<ClientAddress>,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<bool, ServiceError> {
         let (Some(log), Some(clock)) = (&self.log, &self.clock) else {
-            return Ok(());
+            return Ok(false);
         };
         let keys = self.policy.keys(subject, from);
-        if !keys.is_empty() {
-            log.record_failure(&keys, clock.now_millis(), self.policy.window_ms()).await?;
+        if keys.is_empty() {
+            return Ok(false);
         }
-        Ok(())
+        log.record_failure(&keys, clock.now_millis(), self.policy.window_ms()).await?;
+        let own: Vec<ThrottleKey> = keys.into_iter().filter(|k| k.kind() != KeyKind::Address).collect();
+        if own.is_empty() {
+            return Ok(false);
+        }
+        let now = clock.now_millis();
+        let limit = |kind| self.policy.limit(kind);
+        Ok(log.windows(&own).await?.iter().any(|w| w.failures == limit(w.key.kind()) && !self.policy.has_ended(w, now)))
+    }
+
+    /// Forgets the failures of `subject`'s own key (a right second factor's
+    /// code: the budget counts wrong codes in a row), never the address's.
+    /// A failure to forget is logged: the success stands.
+    pub(crate) async fn record_success(&self, subject: Subject<'_>) {
+        let Some(log) = &self.log else { return };
+        for key in self.policy.keys(subject, None) {
+            if let Err(e) = log.clear(&key).await {
+                tracing::warn!(error = %e, "clearing the failures of a right code failed");
+            }
+        }
     }
 
     /// Refuses with `Throttled` while the address `from` is limited: a
@@ -136,7 +156,7 @@ impl LoginThrottle {
     /// Counts one failure against the address `from` (a sign-up or an
     /// e-mail change that found a value taken). Errors: `Storage`.
     pub(crate) async fn record_address_failure(&self, from: Option<ClientAddress>) -> Result<(), ServiceError> {
-        self.record_failure(Subject::ClientSecret, from).await
+        self.record_failure(Subject::ClientSecret, from).await.map(|_| ())
     }
 
     /// The windows of `keys`; `Throttled` when one of them is limited.

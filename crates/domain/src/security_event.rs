@@ -40,11 +40,14 @@ pub enum SecurityEventKind {
     ProviderLinked,
     /// The person unlinked an upstream provider (its name is the detail).
     ProviderUnlinked,
+    /// Wrong second-factor codes spent the account's budget: the second
+    /// step is locked for a while.
+    SecondFactorLocked,
 }
 
 impl SecurityEventKind {
     /// Every kind.
-    pub const ALL: [Self; 16] = [
+    pub const ALL: [Self; 17] = [
         Self::Login,
         Self::TotpEnabled,
         Self::TotpDisabled,
@@ -61,6 +64,7 @@ impl SecurityEventKind {
         Self::EmailChangeUndone,
         Self::ProviderLinked,
         Self::ProviderUnlinked,
+        Self::SecondFactorLocked,
     ];
 
     /// The stored code.
@@ -82,6 +86,7 @@ impl SecurityEventKind {
             Self::EmailChangeUndone => "email_change_undone",
             Self::ProviderLinked => "provider_linked",
             Self::ProviderUnlinked => "provider_unlinked",
+            Self::SecondFactorLocked => "second_factor_locked",
         }
     }
 
@@ -115,7 +120,8 @@ pub fn notice_for(kind: SecurityEventKind, detail: &str) -> Option<bool> {
         | K::AccountDeactivated
         | K::EmailChangeUndone
         | K::ProviderLinked
-        | K::ProviderUnlinked => Some(false),
+        | K::ProviderUnlinked
+        | K::SecondFactorLocked => Some(false),
     }
 }
 

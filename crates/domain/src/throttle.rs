@@ -30,6 +30,9 @@ pub enum KeyKind {
     Username,
     /// A client address.
     Address,
+    /// An account's second step: wrong codes of an authenticator app and
+    /// recovery codes, in a budget of their own that no password touches.
+    SecondFactorCode,
 }
 
 impl KeyKind {
@@ -37,6 +40,7 @@ impl KeyKind {
         match self {
             Self::Username => "username",
             Self::Address => "address",
+            Self::SecondFactorCode => "code",
         }
     }
 }
@@ -97,6 +101,12 @@ impl ThrottleKey {
         let digits = Cpf::parse(typed).ok();
         let text = digits.as_ref().map_or(typed, Cpf::as_str);
         Username::parse(text).ok().map(|name| Self::username(&name))
+    }
+
+    /// The key of the second step of the account whose username is
+    /// `username` (as stored): `code:<username>`.
+    pub fn second_factor_code(username: &str) -> Self {
+        Self::new(KeyKind::SecondFactorCode, username)
     }
 
     /// The key of a client address.
@@ -168,6 +178,12 @@ pub enum Subject<'a> {
     /// A client secret at `/oauth/token/`: counted against the address only
     /// (see the module's documentation).
     ClientSecret,
+    /// A second factor's code for the account whose username (as stored)
+    /// this is: counted in the account's own code budget
+    /// ([`KeyKind::SecondFactorCode`], as many as the password's limit per
+    /// window) and against the address; a right password never resets it,
+    /// and a wrong code never spends the password's.
+    SecondFactorCode(&'a str),
 }
 
 impl ThrottlePolicy {
@@ -177,7 +193,7 @@ impl ThrottlePolicy {
     /// The limit of keys of `kind` (0: none).
     pub fn limit(&self, kind: KeyKind) -> u32 {
         match kind {
-            KeyKind::Username => self.username_failures,
+            KeyKind::Username | KeyKind::SecondFactorCode => self.username_failures,
             KeyKind::Address => self.address_failures,
         }
     }
@@ -196,6 +212,7 @@ impl ThrottlePolicy {
             match subject {
                 Subject::Account(username) => keys.push(ThrottleKey::username(username)),
                 Subject::Unknown(typed) => keys.extend(ThrottleKey::identifier(typed)),
+                Subject::SecondFactorCode(username) => keys.push(ThrottleKey::second_factor_code(username)),
                 Subject::ClientSecret => {}
             }
         }
@@ -312,6 +329,18 @@ mod tests {
         );
         assert_eq!(ThrottleKey::identifier("ana"), Some(ana()));
         assert_eq!(ThrottleKey::identifier("a\u{0}"), None);
+    }
+
+    #[test]
+    fn second_factor_codes_have_their_own_budget_beside_the_address() {
+        let from = Some(ClientAddress::of(ip("192.0.2.1")));
+        let keys = policy().keys(Subject::SecondFactorCode("ana"), from);
+        let texts: Vec<&str> = keys.iter().map(ThrottleKey::as_str).collect();
+        assert_eq!(texts, ["code:ana", "address:192.0.2.1"], "never the password's key");
+        assert_eq!(keys[0].kind(), KeyKind::SecondFactorCode);
+        assert_eq!(policy().limit(KeyKind::SecondFactorCode), 5, "as many as the password's");
+        assert!(ThrottlePolicy::DISABLED.keys(Subject::SecondFactorCode("ana"), from).is_empty());
+        assert_ne!(ThrottleKey::second_factor_code("ana"), ana());
     }
 
     #[test]

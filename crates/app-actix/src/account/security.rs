@@ -272,6 +272,9 @@ pub(crate) fn kind_words(kind: SecurityEventKind, detail: &str) -> String {
         K::EmailChangeUndone => format!("Troca de e-mail desfeita pelo endereço anterior ({detail} saiu da conta)"),
         K::ProviderLinked => format!("Conta vinculada a {detail}"),
         K::ProviderUnlinked => format!("Vínculo com {detail} desfeito"),
+        K::SecondFactorLocked => {
+            "Códigos errados demais: a verificação em duas etapas ficou bloqueada por alguns minutos".into()
+        }
     }
 }
 
