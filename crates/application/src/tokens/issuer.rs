@@ -12,6 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use credencial_domain::admin::LoginVia;
+use credencial_domain::oauth::backchannel_logout::{LogoutTokenClaims, LOGOUT_TOKEN_JWT_TYPE};
 use credencial_domain::oauth::ClientId;
 use credencial_domain::refresh_grace::{open_successor, seal_successor, IssuedTexts, RefreshGrace, SEAL_NONCE_BYTES};
 use credencial_domain::{Claims, Redacted, ScopeSet, TokenCodec, TokenError, TokenLifetimes, TokenType, UserId};
@@ -297,13 +298,28 @@ impl TokenIssuer {
     /// Signs an ID token's claims with the provider's asymmetric key.
     /// Errors: `Internal` when the provider has no key or signing fails.
     pub fn sign_id_token<T: serde::Serialize>(&self, claims: &T) -> Result<String, ServiceError> {
-        let codec = self
-            .id_token_codec
-            .as_deref()
-            .ok_or_else(|| ServiceError::Internal("no ID-token signing key is configured".into()))?;
-        let token = codec.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        let token = self.id_token_key()?.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
         self.metrics.tokens_issued(TokenKind::IdToken, 1);
         Ok(token)
+    }
+
+    /// Signs a back-channel logout token's claims with the ID-token key,
+    /// typed `logout+jwt` (Back-Channel Logout 1.0 §2.4). Errors:
+    /// `Internal` when the provider has no key or signing fails.
+    pub fn sign_logout_token(&self, claims: &LogoutTokenClaims) -> Result<String, ServiceError> {
+        let token = self
+            .id_token_key()?
+            .encode_typed(claims, LOGOUT_TOKEN_JWT_TYPE)
+            .map_err(|e| ServiceError::Internal(e.to_string()))?;
+        self.metrics.tokens_issued(TokenKind::IdToken, 1);
+        Ok(token)
+    }
+
+    /// The ID-token key. Errors: `Internal` when none is configured.
+    fn id_token_key(&self) -> Result<&TokenCodec, ServiceError> {
+        self.id_token_codec
+            .as_deref()
+            .ok_or_else(|| ServiceError::Internal("no ID-token signing key is configured".into()))
     }
 
     /// Signs an access and a refresh token for `user` in `audience`'s lane
