@@ -165,6 +165,13 @@ async fn discovery_has_the_required_members_and_every_url_starts_with_the_issuer
     for scope in ["openid", "profile", "email", "cpf", "dados_publicos", "cnes"] {
         assert!(scopes.contains(&scope), "{scope} in {scopes:?}");
     }
+    // ID tokens carry `acr` (acr_values_supported says which): a client
+    // that checks claims_supported before asking for it must find it.
+    let claims: Vec<&str> =
+        doc["claims_supported"].as_array().expect("list").iter().filter_map(Value::as_str).collect();
+    for claim in ["sub", "iss", "aud", "exp", "iat", "auth_time", "acr", "amr", "sid"] {
+        assert!(claims.contains(&claim), "{claim} in {claims:?}");
+    }
     // Tokens issued to applications are signed with the provider's key
     // pair (published), not the HS256 secret of first-party tokens.
     assert_eq!(doc["credencial_access_token_signing_alg"], "RS256");
