@@ -418,3 +418,25 @@ async fn a_bad_nonce_or_max_age_goes_back_as_invalid_request() {
     let unknown = redirect_query(&mut browser, &portal_oidc_request("openid phone", &[])).await;
     assert_eq!(unknown["error"], "invalid_scope");
 }
+
+#[tokio::test]
+async fn introspection_reports_openid_among_the_scopes_of_an_openid_token() {
+    let (app, _) = oidc_app(|_| {}).await;
+    let (_, tokens) = signed_in(&app, "openid dados_publicos").await;
+    for (token, kind) in [("access_token", "access_token"), ("refresh_token", "refresh_token")] {
+        let r = app
+            .client
+            .post(format!("{}/oauth/introspect/", app.address))
+            .basic_auth("portal", Some(PORTAL_SECRET))
+            .form(&[("token", tokens[token].as_str().expect("token"))])
+            .send()
+            .await
+            .expect("sent");
+        let (status, answer) = status_and_json(r).await;
+        assert_eq!((status, answer["active"].as_bool(), answer["token_type"].as_str()), (200, Some(true), Some(kind)));
+        // Before, openid was dropped: a gateway asking introspection
+        // whether the token may read userinfo was told no.
+        assert_eq!(answer["scope"], tokens["scope"], "{answer}");
+        assert!(answer["scope"].as_str().expect("scope").split(' ').any(|s| s == "openid"), "{answer}");
+    }
+}
