@@ -169,6 +169,13 @@ impl Application {
             Some(id) => service.with_id_token_codec(id),
             None => service,
         };
+        // Tokens issued to applications name the OpenID Connect issuer
+        // (RFC 9068 §2.2), when it is on.
+        let openid = openid_issuer(settings, mode, local, &service)?;
+        let service = match &openid {
+            Some(issuer) => service.with_client_token_issuer(issuer),
+            None => service,
+        };
         let tokens = Arc::new(service);
         let grant_store = Arc::clone(&storage.grants);
         let login_history = Arc::clone(&storage.login_history);
@@ -229,7 +236,7 @@ impl Application {
             },
         );
         let federation = federation_service(settings, mode, local, &provider_client, &storage, &sessions, &clock)?;
-        let oauth = match openid_issuer(settings, mode, local, &tokens)? {
+        let oauth = match openid {
             Some(issuer) => oauth.with_issuer(issuer),
             None => oauth,
         };
