@@ -211,7 +211,7 @@ pub fn retry_delay_secs(failure: SendFailure, refusals: u32, age_secs: i64) -> O
 }
 
 /// The longest first name a mail greets a person by, in characters.
-const MAX_GREETING_NAME_CHARS: usize = 40;
+pub const MAX_GREETING_NAME_CHARS: usize = 40;
 
 /// The first name a mail greets its reader by, or `None` for a neutral
 /// greeting.
