@@ -329,7 +329,11 @@ impl FederationService {
         let via = LoginVia::from_code(&kept.via).unwrap_or(LoginVia::Account);
         let opened = self.decide_and_open(provider, &identity, via, &kept.next, origin).await?;
         if let Ok(FederatedLogin::SignedIn { signed, .. }) = &opened {
-            self.keep_upstream_session(provider, signed, &verified.token).await?;
+            // The session is open: failing to keep this costs only the
+            // upstream's logout, never the login.
+            if let Err(e) = self.keep_upstream_session(provider, signed, &verified.token).await {
+                tracing::warn!(provider = id, error = %e, "the session's upstream was not kept; its logout will be local");
+            }
         }
         Ok(opened)
     }
@@ -337,7 +341,8 @@ impl FederationService {
     /// Keeps, for the life of the session `signed` that a login through
     /// `provider` opened, which provider it was and the ID token of that
     /// login: its logout goes through the provider, with the token as
-    /// `id_token_hint` ([`logout_url`](Self::logout_url)).
+    /// `id_token_hint` ([`logout_url`](Self::logout_url)). Errors:
+    /// `Storage`, `Internal`.
     async fn keep_upstream_session(
         &self,
         provider: &UpstreamProvider,
