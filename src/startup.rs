@@ -170,6 +170,13 @@ impl Application {
             Some(id) => service.with_id_token_codec(id),
             None => service,
         };
+        // Tokens issued to applications name the OpenID Connect issuer
+        // (RFC 9068 §2.2), when it is on.
+        let openid = openid_issuer(settings, mode, local, &service)?;
+        let service = match &openid {
+            Some(issuer) => service.with_client_token_issuer(issuer),
+            None => service,
+        };
         // The institution's identity (its logo file read once, here).
         let branding = Arc::new(settings.branding.branding(mode)?);
         let mail = mail_setup(settings, mode, local, &storage, &clock, exporter.as_ref(), &branding)?;
@@ -234,7 +241,7 @@ impl Application {
             },
         );
         let federation = federation_service(settings, mode, local, &provider_client, &storage, &sessions, &clock)?;
-        let oauth = match openid_issuer(settings, mode, local, &tokens)? {
+        let oauth = match openid {
             Some(issuer) => oauth.with_issuer(issuer),
             None => oauth,
         };

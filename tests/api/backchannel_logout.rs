@@ -109,6 +109,10 @@ async fn a_logout_in_minha_conta_posts_a_signed_logout_token_naming_the_id_token
 
     let tokens = received(&server, 1).await;
     let claims = verified_id_token(&tokens[0], &published_keys(&app).await, Algorithm::RS256);
+    // Typed as a logout token (§2.4), so that strict receivers take it.
+    let header = jsonwebtoken::decode_header(&tokens[0]).expect("a JOSE header");
+    assert_eq!(header.typ.as_deref(), Some("logout+jwt"));
+    assert!(claims["exp"].as_i64().is_some(), "exp is required: {claims}");
     assert_eq!(claims["sub"], ana.to_string());
     assert_eq!(claims["sid"], sid.as_str());
     assert_eq!(claims["events"], serde_json::json!({ EVENT: {} }));

@@ -106,6 +106,26 @@ async fn an_allowed_client_gets_a_token_for_itself_with_basic_and_post_and_no_re
 }
 
 #[tokio::test]
+async fn with_openid_connect_on_a_machine_token_passes_a_resource_server_s_rfc_9068_checks() {
+    let (app, _) = crate::oidc::oidc_app(|_| {}).await;
+    allow(&app, "users:read", true).await;
+    let access = access_of(&app).await;
+    let keys = crate::oidc::published_keys(&app).await;
+    let issuer = crate::oidc::discovery(&app).await["issuer"].as_str().expect("issuer").to_owned();
+    // Before, the token had no iss: the validation refused it.
+    let c = crate::oidc::validated_access_token(&access, &keys, &issuer, "portal");
+    assert_eq!(
+        (c["iss"].as_str(), c["sub"].as_str()),
+        (Some(crate::oidc::ISSUER), Some("portal")),
+        "the client is the subject"
+    );
+    assert!(c.get("user_id").is_none(), "{c}");
+    let (status, _) =
+        usuarios(&app, reqwest::Method::GET, &format!("/usuarios/{JOANA_CPF}/"), &format!("Bearer {access}")).await;
+    assert_eq!(status, 404, "the resource still takes the token (and finds nobody)");
+}
+
+#[tokio::test]
 async fn the_grant_is_refused_to_clients_not_allowed_it_public_clients_wrong_secrets_and_foreign_scopes() {
     let (app, _) = app().await;
     // Off by default.

@@ -627,10 +627,101 @@ async fn a_govbr_login_by_password_alone_into_an_account_with_a_second_factor_as
     assert_eq!(proof.amr_claim(), ["fed", "pwd", "otp", "mfa"], "stored as {amr:?}");
     let sessions = own.get("/conta/sessoes/").await;
     assert!(sessions.body.contains("provedor de identidade externo e código de recuperação"), "{}", sessions.body);
+    // Its logout still goes through gov.br: what the login kept for it was
+    // carried over to the session that replaced the waiting one, and the
+    // logout takes it.
+    let kept = || async {
+        let count: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM webauthn_ceremonies WHERE user_id = $1 AND purpose = 'federated_session'",
+        )
+        .bind(bruno.0)
+        .fetch_one(&db.pool)
+        .await
+        .expect("count");
+        count
+    };
+    let before = kept().await;
+    let form = own.get("/conta/sair/").await;
+    let out = own.post("/conta/sair/", &hidden_fields(&form.body)).await;
+    let location = out.location.expect("to gov.br");
+    assert!(location.starts_with(&format!("{}/sandbox/govbr/logout?", own.base)), "{location}");
+    assert_eq!(kept().await, before - 1, "the logout found what its session kept");
 
     // A login that passed two factors at gov.br (prata with its app) goes
     // straight on.
     let mut strong = Browser::new_at(&browser.base, browser.client.clone());
     let page = govbr_login(&mut strong, "/conta/", BRUNO, "silver", "app").await;
     assert_eq!(page.location.as_deref(), Some("/conta/"), "{}", page.body);
+}
+
+#[tokio::test]
+async fn logging_out_of_a_session_from_an_oidc_upstream_ends_the_upstream_session_through_its_end_session_endpoint() {
+    // On a shared computer, a logout here that left the upstream session
+    // alive let the next "Entrar com …" sign the previous person in.
+    let (mut upstream, upstream_db) = spawn_demo(|_| {}).await;
+    let issuer = upstream.base.clone();
+    let (mut downstream, downstream_db) =
+        spawn_demo(|s| s.federation.providers = vec![credencial_upstream(&issuer)]).await;
+    // The upstream knows this service's callback and its page after logout.
+    let id = ClientId::parse(credencial::demo::DEMO_CLIENT_ID).expect("id");
+    let after_logout = format!("{}/conta/entrar/", downstream.base);
+    let changes = OAuthClientUpdate {
+        redirect_uris: Some(vec![
+            format!("{issuer}/auth/callback/"),
+            format!("{}/conta/entrar/externo/credencial/retorno/", downstream.base),
+        ]),
+        post_logout_redirect_uris: Some(vec![after_logout.clone()]),
+        ..Default::default()
+    };
+    let entry = credencial_application::admin::audit_entry(
+        &Actor::Cli { os_user: "teste".into() },
+        AuditAction::ClientUpdate,
+        AuditTarget::Client(id.clone()),
+    );
+    upstream_db.storage().clients.update(&id, changes, &entry).await.expect("update").expect("the demo client");
+    set_email_verified(&upstream_db, "ana", true).await;
+    set_email_verified(&downstream_db, "ana", true).await;
+    let form = upstream.get("/conta/entrar/").await;
+    let fields = with(hidden_fields(&form.body), &[("username", "ana"), ("password", "ana-demo-2026")]);
+    assert_eq!(upstream.post("/conta/entrar/", &fields).await.status, 303);
+    let page = login_through(&mut downstream, &mut upstream).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(downstream.get("/conta/").await.status, 200, "signed in here");
+
+    // Logging out here goes through the upstream's end_session_endpoint,
+    // with the ID token of the login as the hint.
+    let form = downstream.get("/conta/sair/").await;
+    let out = downstream.post("/conta/sair/", &hidden_fields(&form.body)).await;
+    assert_eq!(out.status, 303, "{}", out.body);
+    let location = out.location.expect("to the upstream");
+    let url = url::Url::parse(&location).expect("an absolute URL");
+    assert!(location.starts_with(&format!("{issuer}/oauth/logout/?")), "{location}");
+    let query: std::collections::HashMap<String, String> = url.query_pairs().into_owned().collect();
+    assert_eq!(query.get("post_logout_redirect_uri"), Some(&after_logout));
+    assert_eq!(query.get("client_id").map(String::as_str), Some(credencial::demo::DEMO_CLIENT_ID));
+    let hint = query.get("id_token_hint").expect("the ID token as hint");
+    let hinted = crate::oauth::claims(hint);
+    assert_eq!((hinted["iss"].as_str(), hinted["aud"].as_str()), (Some(issuer.as_str()), Some("demo-host")));
+    assert_eq!(downstream.get("/conta/").await.status, 303, "the session here ended");
+
+    // The upstream ends its session at once (the hint names its person)
+    // and sends the browser back to the registered page.
+    let back = upstream.get(&location).await;
+    assert!(matches!(back.status, 302 | 303), "{}: {}", back.status, back.body);
+    assert_eq!(back.location.as_deref(), Some(after_logout.as_str()));
+    assert_eq!(upstream.get("/conta/").await.status, 303, "the upstream session ended");
+
+    // The next "Entrar com …" asks for the password at the upstream.
+    let start = downstream.get("/conta/entrar/externo/credencial/?next=/conta/").await;
+    let authorize = upstream.get(&start.location.expect("to the upstream")).await;
+    assert_eq!(authorize.status, 200, "a login form, not a code: {:?}", authorize.location);
+    assert!(authorize.body.contains("name=\"password\""), "{}", authorize.body);
+
+    // A second logout of a session kept nowhere (a password login) stays local.
+    let form = downstream.get("/conta/entrar/").await;
+    let fields = with(hidden_fields(&form.body), &[("username", "ana"), ("password", "ana-demo-2026")]);
+    assert_eq!(downstream.post("/conta/entrar/", &fields).await.status, 303);
+    let form = downstream.get("/conta/sair/").await;
+    let out = downstream.post("/conta/sair/", &hidden_fields(&form.body)).await;
+    assert_eq!(out.location.as_deref(), Some("/conta/entrar/"));
 }

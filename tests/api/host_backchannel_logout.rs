@@ -1,8 +1,9 @@
 //! The client component's back-channel logout receiver, end to end: the
 //! demo runs the host application as the client `demo-host` against
 //! itself, with back-channel logout on. A logout in Minha conta ends the
-//! host session; logout tokens that are forged, replayed, for another
-//! audience, or ID tokens posing as one are refused with 400.
+//! host session; logout tokens typed `logout+jwt` or `JWT` are taken;
+//! those that are forged, replayed, for another audience, without `exp`,
+//! typed for another use, or ID tokens posing as one are refused with 400.
 
 use std::time::Duration;
 
@@ -43,11 +44,18 @@ async fn kid(browser: &mut Browser) -> String {
     keys["keys"][0]["kid"].as_str().expect("kid").to_owned()
 }
 
-/// `claims` signed with the key of `key_file` under `kid`.
+/// `claims` signed with the key of `key_file` under `kid` (header `typ:
+/// JWT`, as providers wrote before explicit typing).
 fn signed(claims: &Value, key_file: &str, kid: &str) -> String {
+    signed_as(claims, key_file, kid, "JWT")
+}
+
+/// `claims` signed with the key of `key_file` under `kid`, typed `typ`.
+fn signed_as(claims: &Value, key_file: &str, kid: &str, typ: &str) -> String {
     let pem = std::fs::read(format!("{TEST_KEYS}/{key_file}")).expect("key");
     let mut header = Header::new(Algorithm::RS256);
     header.kid = Some(kid.to_owned());
+    header.typ = Some(typ.to_owned());
     jsonwebtoken::encode(&header, claims, &EncodingKey::from_rsa_pem(&pem).expect("RSA key")).expect("signed")
 }
 
@@ -117,6 +125,21 @@ async fn a_valid_logout_token_ends_that_session_once_and_a_replay_is_refused() {
 }
 
 #[tokio::test]
+async fn a_logout_token_typed_logout_jwt_is_taken_like_one_typed_jwt() {
+    let (mut browser, db) = demo_with_ana().await;
+    let sid = host_sid(&db).await;
+    let token = signed_as(
+        &logout_claims(&browser, &sid, "jti-typed"),
+        "rsa_private.pem",
+        &kid(&mut browser).await,
+        "logout+jwt",
+    );
+    let (status, body) = post_to_receiver(&browser, &[("logout_token", &token)]).await;
+    assert_eq!((status, body.as_str()), (200, ""));
+    assert_eq!(browser.get("/auth/me/").await.status, 303, "ana's host session ended");
+}
+
+#[tokio::test]
 async fn a_logout_token_naming_the_person_alone_ends_all_her_host_sessions() {
     let (mut browser, _db) = demo_with_ana().await;
     let mut second = Browser::new_at(&browser.base, browser.client.clone());
@@ -151,6 +174,15 @@ async fn forged_foreign_and_malformed_logout_tokens_are_refused_and_end_nothing(
         ("an ID token's nonce", signed(&with("nonce", json!("n")), "rsa_private.pem", &kid)),
         ("no event", signed(&with("events", json!({})), "rsa_private.pem", &kid)),
         ("expired", signed(&with("exp", json!(1_000)), "rsa_private.pem", &kid)),
+        // §2.4 makes exp required: a token without one would end sessions
+        // whenever it is replayed, once its jti is forgotten.
+        ("no exp", {
+            let mut claims = valid.clone();
+            claims.as_object_mut().expect("object").remove("exp");
+            signed(&claims, "rsa_private.pem", &kid)
+        }),
+        // A token typed for another use (an access token) is not a logout token.
+        ("typed at+jwt", signed_as(&valid, "rsa_private.pem", &kid, "at+jwt")),
         ("HS256 over the public key", {
             let header = Header { kid: Some(kid.clone()), ..Header::new(Algorithm::HS256) };
             let public = std::fs::read(format!("{TEST_KEYS}/rsa_public.pem")).expect("public key");

@@ -165,6 +165,13 @@ async fn discovery_has_the_required_members_and_every_url_starts_with_the_issuer
     for scope in ["openid", "profile", "email", "cpf", "dados_publicos", "cnes"] {
         assert!(scopes.contains(&scope), "{scope} in {scopes:?}");
     }
+    // ID tokens carry `acr` (acr_values_supported says which): a client
+    // that checks claims_supported before asking for it must find it.
+    let claims: Vec<&str> =
+        doc["claims_supported"].as_array().expect("list").iter().filter_map(Value::as_str).collect();
+    for claim in ["sub", "iss", "aud", "exp", "iat", "auth_time", "acr", "amr", "sid"] {
+        assert!(claims.contains(&claim), "{claim} in {claims:?}");
+    }
     // Tokens issued to applications are signed with the provider's key
     // pair (published), not the HS256 secret of first-party tokens.
     assert_eq!(doc["credencial_access_token_signing_alg"], "RS256");
@@ -410,4 +417,81 @@ async fn a_bad_nonce_or_max_age_goes_back_as_invalid_request() {
     assert_eq!(query["error"], "invalid_request");
     let unknown = redirect_query(&mut browser, &portal_oidc_request("openid phone", &[])).await;
     assert_eq!(unknown["error"], "invalid_scope");
+}
+
+/// What a resource server checks of an access token with
+/// oauth4webapi's `validateJwtAccessToken` (RFC 9068 §4): typed `at+jwt`,
+/// signed with a key published at `jwks_uri`, `iss` the issuer discovery
+/// names, `aud` the expected audience, and `iss`, `exp`, `aud`, `sub`,
+/// `client_id`, `iat`, `jti` all present. The claims, verified.
+pub(crate) fn validated_access_token(token: &str, keys: &JwkSet, issuer: &str, audience: &str) -> Value {
+    let header = jsonwebtoken::decode_header(token).expect("a JWT");
+    assert_eq!(header.typ.as_deref(), Some("at+jwt"), "RFC 9068 §2.1");
+    let kid = header.kid.expect("the token names its key");
+    let jwk = keys.find(&kid).unwrap_or_else(|| panic!("kid {kid} is not published"));
+    let mut validation = Validation::new(header.alg);
+    validation.set_audience(&[audience]);
+    validation.set_issuer(&[issuer]);
+    validation.set_required_spec_claims(&["iss", "exp", "aud", "sub", "iat"]);
+    let key = DecodingKey::from_jwk(jwk).expect("a usable key");
+    let claims = jsonwebtoken::decode::<Value>(token, &key, &validation).expect("a valid access token").claims;
+    for claim in ["client_id", "jti"] {
+        assert!(claims[claim].as_str().is_some_and(|v| !v.is_empty()), "RFC 9068 §2.2 requires {claim}: {claims}");
+    }
+    assert!(claims["iat"].is_i64(), "{claims}");
+    claims
+}
+
+#[tokio::test]
+async fn an_application_s_access_token_passes_a_resource_server_s_rfc_9068_checks_and_names_the_person_as_the_id_token_does(
+) {
+    let (app, ana) = oidc_app(|_| {}).await;
+    let (_, tokens) = signed_in(&app, "openid dados_publicos").await;
+    let keys = published_keys(&app).await;
+    let issuer = discovery(&app).await["issuer"].as_str().expect("issuer").to_owned();
+    let id_token = verified_id_token(tokens["id_token"].as_str().expect("id_token"), &keys, Algorithm::RS256);
+    let access = tokens["access_token"].as_str().expect("access_token");
+    // Before, the token had no iss and no sub: the validation refused it.
+    let claims = validated_access_token(access, &keys, &issuer, "portal");
+    assert_eq!(claims["iss"], ISSUER);
+    assert_eq!(claims["sub"], id_token["sub"], "the person's public subject, as in the ID token");
+    assert_eq!(claims["sub"], ana.to_string());
+    assert_eq!((claims["client_id"].as_str(), claims["user_id"].as_i64()), (Some("portal"), Some(ana)));
+    // The same after a refresh.
+    let refresh = tokens["refresh_token"].as_str().expect("refresh_token");
+    let form = [("grant_type", "refresh_token"), ("refresh_token", refresh)];
+    let (status, renewed) = status_and_json(token_request(&app, Some(("portal", PORTAL_SECRET)), &form).await).await;
+    assert_eq!(status, 200, "{renewed}");
+    let renewed = validated_access_token(renewed["access_token"].as_str().expect("access"), &keys, &issuer, "portal");
+    assert_eq!((&renewed["sub"], &renewed["iss"]), (&claims["sub"], &claims["iss"]));
+    assert_ne!(renewed["jti"], claims["jti"]);
+
+    // The first-party lane keeps simplejwt's shape: no iss, no sub.
+    let (first_party, _) = app.login("ana", "ana-password").await;
+    let mut names: Vec<String> =
+        crate::oauth::claims(&first_party).as_object().expect("object").keys().cloned().collect();
+    names.sort_unstable();
+    assert_eq!(names, ["exp", "iat", "jti", "token_type", "user_id"]);
+}
+
+#[tokio::test]
+async fn introspection_reports_openid_among_the_scopes_of_an_openid_token() {
+    let (app, _) = oidc_app(|_| {}).await;
+    let (_, tokens) = signed_in(&app, "openid dados_publicos").await;
+    for (token, kind) in [("access_token", "access_token"), ("refresh_token", "refresh_token")] {
+        let r = app
+            .client
+            .post(format!("{}/oauth/introspect/", app.address))
+            .basic_auth("portal", Some(PORTAL_SECRET))
+            .form(&[("token", tokens[token].as_str().expect("token"))])
+            .send()
+            .await
+            .expect("sent");
+        let (status, answer) = status_and_json(r).await;
+        assert_eq!((status, answer["active"].as_bool(), answer["token_type"].as_str()), (200, Some(true), Some(kind)));
+        // Before, openid was dropped: a gateway asking introspection
+        // whether the token may read userinfo was told no.
+        assert_eq!(answer["scope"], tokens["scope"], "{answer}");
+        assert!(answer["scope"].as_str().expect("scope").split(' ').any(|s| s == "openid"), "{answer}");
+    }
 }

@@ -907,3 +907,34 @@ async fn staff_see_whether_an_address_is_confirmed_and_resend_the_link_audited()
     assert!(page.body.contains("lia@example.gov.br (confirmado)"), "{}", page.body);
     assert!(!page.body.contains("reenviar-confirmacao"), "no button once confirmed");
 }
+
+#[tokio::test]
+async fn a_sign_up_named_like_a_link_gets_no_link_into_the_confirmation_mail_it_sends_to_someone_else() {
+    // Anyone can sign up with a victim's address: the service then mails
+    // the victim, from its own address, whatever name the attacker typed.
+    let sink = SmtpSink::start().await;
+    let app = app_mailing_to(&sink, |s| s.login.signup_enabled = Some(true)).await;
+    let mut attacker = Browser::new(&app);
+    let form = attacker.get("/conta/cadastro/").await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    let fields = with(
+        hidden_fields(&form.body),
+        &[
+            ("cpf", "111.444.777-35"),
+            ("nome", "https://evil.example/login"),
+            ("email", "vitima@example.gov.br"),
+            ("username", "vitima"),
+            ("password", NEW_PASSWORD),
+            ("password_confirmacao", NEW_PASSWORD),
+        ],
+    );
+    let created = attacker.post("/conta/cadastro/", &fields).await;
+    assert_eq!(created.status, 303, "{}", created.body);
+    let mail = mail_to(&sink, "vitima@example.gov.br").await;
+    let (text, html) = (text_part(&mail), part(&mail, "text/html"));
+    assert!(text.contains("/conta/email/confirmar/"), "the confirmation mail: {text}");
+    for body in [&text, &html] {
+        assert!(!body.contains("evil.example"), "the name is not written: {body}");
+    }
+    assert!(text.starts_with("Olá,\n"), "a neutral greeting: {text}");
+}

@@ -7,6 +7,7 @@
 //! | discovery (cached [`DISCOVERY_TTL`]) | `GET {issuer}/.well-known/openid-configuration` |
 //! | keys (cached [`KEYS_TTL`]; an unknown key id refreshes them once) | `GET {jwks_uri}` |
 //! | [`IdentityProvider::finish`] | `POST {token_endpoint}`, form-encoded, `client_secret_basic` |
+//! | [`IdentityProvider::logout_url`] | none: `{end_session_endpoint}?post_logout_redirect_uri&client_id&id_token_hint` for the browser |
 //!
 //! Every endpoint the discovery document names must be on the issuer's
 //! origin, so a document (or a key-set URL) pointing elsewhere sends
@@ -20,7 +21,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use credencial_domain::federation::id_token::{self, Expected};
 use credencial_domain::oauth::{is_loopback_host, GRANT_TYPE_AUTHORIZATION_CODE, PKCE_METHOD_S256, RESPONSE_TYPE_CODE};
-use credencial_ports::{FederationError, IdentityProvider, UpstreamError, UpstreamLoginStart};
+use credencial_domain::Redacted;
+use credencial_ports::{FederationError, IdentityProvider, UpstreamError, UpstreamIdToken, UpstreamLoginStart};
 use jsonwebtoken::Algorithm;
 use secrecy::SecretString;
 use serde_json::{Map, Value};
@@ -288,7 +290,7 @@ impl IdentityProvider for HttpIdentityProvider {
         nonce: &str,
         redirect_uri: &str,
         now: i64,
-    ) -> Result<Map<String, Value>, FederationError> {
+    ) -> Result<UpstreamIdToken, FederationError> {
         let endpoints = self.endpoints().await?;
         let form = [
             ("grant_type", GRANT_TYPE_AUTHORIZATION_CODE),
@@ -327,18 +329,30 @@ impl IdentityProvider for HttpIdentityProvider {
             access_token: answer.get("access_token").and_then(Value::as_str),
         };
         id_token::check(&claims, expected, now)?;
-        Ok(claims)
+        Ok(UpstreamIdToken { claims, token: Redacted(id_token.to_owned()) })
     }
 
-    async fn logout_url(&self, post_logout_redirect_uri: &str) -> Result<Option<String>, FederationError> {
-        let end_session = match &self.logout_url {
-            Some(url) => Some(url.clone()),
-            None => self.endpoints().await?.end_session,
+    async fn logout_url<'a>(
+        &self,
+        post_logout_redirect_uri: &str,
+        id_token_hint: Option<&'a str>,
+    ) -> Result<Option<String>, FederationError> {
+        // A logout page the settings name (gov.br's) documents no hint: the
+        // ID token, with its personal data, is put in no URL it does not
+        // need to be in.
+        let (end_session, hint) = match &self.logout_url {
+            Some(url) => (Some(url.clone()), None),
+            None => (self.endpoints().await?.end_session, id_token_hint),
         };
         Ok(end_session.map(|mut url| {
-            url.query_pairs_mut()
+            let mut query = url.query_pairs_mut();
+            query
                 .append_pair("post_logout_redirect_uri", post_logout_redirect_uri)
                 .append_pair("client_id", &self.settings.client_id);
+            if let Some(hint) = hint {
+                query.append_pair("id_token_hint", hint);
+            }
+            drop(query);
             url.into()
         }))
     }

@@ -16,6 +16,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use credencial_domain::oauth::backchannel_logout::logout_token_type_accepted;
 use credencial_domain::oauth::discovery::JWKS_PATH;
 use credencial_domain::oauth::{GRANT_TYPE_AUTHORIZATION_CODE, PKCE_METHOD_S256, RESPONSE_TYPE_CODE};
 use credencial_domain::{ScopeSet, UpstreamPath};
@@ -304,8 +305,10 @@ impl ProviderClient for HttpProviderClient {
 
     async fn logout_token_payload(&self, logout_token: &str) -> Result<serde_json::Value, ProviderError> {
         let refused = || ProviderError::Refused("invalid_token".into());
-        // A logout token names the key it was signed with.
-        if jsonwebtoken::decode_header(logout_token).ok().and_then(|header| header.kid).is_none() {
+        // A logout token names the key it was signed with, and is typed as
+        // one (or, from before explicit typing, as a plain JWT).
+        let Ok(header) = jsonwebtoken::decode_header(logout_token) else { return Err(refused()) };
+        if header.kid.is_none() || !logout_token_type_accepted(header.typ.as_deref()) {
             return Err(refused());
         }
         let result = match self.keys.verified_claims(&self.jwks_url, logout_token, &LOGOUT_ALGORITHMS).await {

@@ -123,7 +123,7 @@ fn sign(claims: &Value, pem: &[u8], kid: Option<&str>) -> String {
 }
 
 async fn finish(adapter: &HttpIdentityProvider) -> Result<serde_json::Map<String, Value>, FederationError> {
-    adapter.finish("code-1", "verificador", "nonce-1", REDIRECT, NOW).await
+    adapter.finish("code-1", "verificador", "nonce-1", REDIRECT, NOW).await.map(|verified| verified.claims)
 }
 
 #[tokio::test]
@@ -359,16 +359,37 @@ async fn endpoints_on_another_host_and_redirects_send_nothing_there() {
 }
 
 #[tokio::test]
-async fn logout_goes_through_the_provider_s_end_session_endpoint_and_back() {
+async fn logout_goes_through_the_provider_s_end_session_endpoint_and_back_with_the_id_token_as_hint() {
     let provider = Provider::start().await;
     provider.discovery(1).await;
-    let url =
-        provider.adapter().logout_url("http://127.0.0.1:8000/conta/saiu/").await.expect("known").expect("has one");
+    let adapter = provider.adapter();
+    let url = adapter
+        .logout_url("http://127.0.0.1:8000/conta/saiu/", Some("the.id.token"))
+        .await
+        .expect("known")
+        .expect("has one");
     let url = Url::parse(&url).expect("a URL");
     assert_eq!(url.path(), "/logout");
-    assert!(url
-        .query_pairs()
-        .any(|(k, v)| k == "post_logout_redirect_uri" && v == "http://127.0.0.1:8000/conta/saiu/"));
+    let query: std::collections::HashMap<String, String> = url.query_pairs().into_owned().collect();
+    assert_eq!(query["post_logout_redirect_uri"], "http://127.0.0.1:8000/conta/saiu/");
+    assert_eq!(query["id_token_hint"], "the.id.token");
+    assert_eq!(query["client_id"], CLIENT);
+    let without = adapter.logout_url("http://127.0.0.1:8000/conta/saiu/", None).await.expect("known").expect("one");
+    assert!(!without.contains("id_token_hint"), "{without}");
+}
+
+#[tokio::test]
+async fn a_logout_page_named_in_the_settings_gets_no_hint() {
+    let provider = Provider::start().await;
+    let settings = IdentityProviderSettings {
+        logout_url: Some(format!("{}/sair", provider.server.uri())),
+        ..settings(&provider.issuer)
+    };
+    let adapter = HttpIdentityProvider::new(http_client().expect("client"), settings).expect("valid");
+    let url = adapter.logout_url("http://127.0.0.1:8000/conta/saiu/", Some("the.id.token")).await.expect("ok");
+    let url = url.expect("the configured page");
+    assert!(url.starts_with(&format!("{}/sair?post_logout_redirect_uri=", provider.server.uri())), "{url}");
+    assert!(!url.contains("id_token_hint") && !url.contains("the.id.token"), "{url}");
 }
 
 #[test]

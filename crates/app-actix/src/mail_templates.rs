@@ -7,7 +7,7 @@
 use askama::Template;
 use credencial_application::{MailContent, MailRenderer};
 use credencial_domain::local_time::brasilia_time;
-use credencial_domain::mail::{MailKind, OutgoingMail};
+use credencial_domain::mail::{greeting_name, MailKind, OutgoingMail};
 use credencial_domain::Redacted;
 
 use crate::account::security::kind_words;
@@ -19,7 +19,7 @@ use std::sync::Arc;
 #[template(path = "mail/password_reset.txt")]
 struct ResetText<'a> {
     site: &'a Branding,
-    name: &'a str,
+    greeting: &'a str,
     link: &'a str,
     minutes: i64,
     when: String,
@@ -32,7 +32,7 @@ struct ResetText<'a> {
 struct ResetHtml<'a> {
     site: &'a Branding,
     subject: &'a str,
-    name: &'a str,
+    greeting: &'a str,
     link: &'a str,
     minutes: i64,
     when: String,
@@ -44,7 +44,7 @@ struct ResetHtml<'a> {
 #[template(path = "mail/password_reset_done.txt")]
 struct ResetDoneText<'a> {
     site: &'a Branding,
-    name: &'a str,
+    greeting: &'a str,
     when: String,
     device: &'a str,
     place: &'a str,
@@ -56,7 +56,7 @@ struct ResetDoneText<'a> {
 struct ResetDoneHtml<'a> {
     site: &'a Branding,
     subject: &'a str,
-    name: &'a str,
+    greeting: &'a str,
     when: String,
     device: &'a str,
     place: &'a str,
@@ -67,7 +67,7 @@ struct ResetDoneHtml<'a> {
 #[template(path = "mail/security_notice.txt")]
 struct NoticeText<'a> {
     site: &'a Branding,
-    name: &'a str,
+    greeting: &'a str,
     headline: &'a str,
     what: &'a str,
     when: String,
@@ -81,7 +81,7 @@ struct NoticeText<'a> {
 struct NoticeHtml<'a> {
     site: &'a Branding,
     subject: &'a str,
-    name: &'a str,
+    greeting: &'a str,
     headline: &'a str,
     what: &'a str,
     when: String,
@@ -94,7 +94,7 @@ struct NoticeHtml<'a> {
 #[template(path = "mail/email_confirm.txt")]
 struct ConfirmText<'a> {
     site: &'a Branding,
-    name: &'a str,
+    greeting: &'a str,
     link: &'a str,
     hours: i64,
     email: &'a str,
@@ -106,7 +106,7 @@ struct ConfirmText<'a> {
 struct ConfirmHtml<'a> {
     site: &'a Branding,
     subject: &'a str,
-    name: &'a str,
+    greeting: &'a str,
     link: &'a str,
     hours: i64,
     email: &'a str,
@@ -117,7 +117,7 @@ struct ConfirmHtml<'a> {
 #[template(path = "mail/email_undo.txt")]
 struct UndoText<'a> {
     site: &'a Branding,
-    name: &'a str,
+    greeting: &'a str,
     link: &'a str,
     days: i64,
     new_email: &'a str,
@@ -131,7 +131,7 @@ struct UndoText<'a> {
 struct UndoHtml<'a> {
     site: &'a Branding,
     subject: &'a str,
-    name: &'a str,
+    greeting: &'a str,
     link: &'a str,
     days: i64,
     new_email: &'a str,
@@ -186,10 +186,14 @@ impl MailTemplates {
     }
 }
 
-/// A person's name for a greeting: the first word, or a neutral word when
-/// the account has none.
-fn first_name(name: &str) -> &str {
-    name.split_whitespace().next().unwrap_or("pessoa usuária")
+/// A mail's first line: "Olá, Ana." by the first name of a plain name,
+/// "Olá," otherwise (a name that looks like a link, an address or
+/// markup is never written into a mail: [`greeting_name`]).
+fn greeting_line(name: &str) -> String {
+    match greeting_name(name) {
+        Some(first) => format!("Olá, {first}."),
+        None => "Olá,".to_owned(),
+    }
 }
 
 impl MailRenderer for MailTemplates {
@@ -198,20 +202,22 @@ impl MailRenderer for MailTemplates {
         let (kind, subject, text, html) = match content {
             MailContent::PasswordReset { name, link, minutes, at, device, place } => {
                 let subject = format!("Redefinição de senha do {}", site.service_name);
-                let name = first_name(name);
+                let greeting = &greeting_line(name);
                 let when = brasilia_time(*at);
                 let text =
-                    ResetText { site, name, link, minutes: *minutes, when: when.clone(), device, place }.render();
+                    ResetText { site, greeting, link, minutes: *minutes, when: when.clone(), device, place }.render();
                 let html =
-                    ResetHtml { site, subject: &subject, name, link, minutes: *minutes, when, device, place }.render();
+                    ResetHtml { site, subject: &subject, greeting, link, minutes: *minutes, when, device, place }
+                        .render();
                 (MailKind::PasswordReset, subject, text, html)
             }
             MailContent::PasswordResetDone { name, at, device, place, recover_link } => {
                 let subject = format!("Sua senha do {} foi redefinida", site.service_name);
-                let name = first_name(name);
+                let greeting = &greeting_line(name);
                 let when = brasilia_time(*at);
-                let text = ResetDoneText { site, name, when: when.clone(), device, place, recover_link }.render();
-                let html = ResetDoneHtml { site, subject: &subject, name, when, device, place, recover_link }.render();
+                let text = ResetDoneText { site, greeting, when: when.clone(), device, place, recover_link }.render();
+                let html =
+                    ResetDoneHtml { site, subject: &subject, greeting, when, device, place, recover_link }.render();
                 (MailKind::PasswordResetDone, subject, text, html)
             }
             MailContent::EmailConfirm { name, link, hours, email, change } => {
@@ -219,27 +225,28 @@ impl MailRenderer for MailTemplates {
                     true => format!("Confirme o seu novo e-mail no {}", site.service_name),
                     false => format!("Confirme o seu e-mail no {}", site.service_name),
                 };
-                let (name, hours, change) = (first_name(name), *hours, *change);
-                let text = ConfirmText { site, name, link, hours, email, change }.render();
-                let html = ConfirmHtml { site, subject: &subject, name, link, hours, email, change }.render();
+                let (greeting, hours, change) = (&greeting_line(name), *hours, *change);
+                let text = ConfirmText { site, greeting, link, hours, email, change }.render();
+                let html = ConfirmHtml { site, subject: &subject, greeting, link, hours, email, change }.render();
                 (MailKind::EmailConfirm, subject, text, html)
             }
             MailContent::EmailUndo { name, link, days, new_email, at, device, place } => {
                 let subject = format!("Aviso de segurança do {}: o e-mail da conta foi alterado", site.service_name);
-                let (name, days, when) = (first_name(name), *days, brasilia_time(*at));
-                let text = UndoText { site, name, link, days, new_email, when: when.clone(), device, place }.render();
+                let (greeting, days, when) = (&greeting_line(name), *days, brasilia_time(*at));
+                let text =
+                    UndoText { site, greeting, link, days, new_email, when: when.clone(), device, place }.render();
                 let html =
-                    UndoHtml { site, subject: &subject, name, link, days, new_email, when, device, place }.render();
+                    UndoHtml { site, subject: &subject, greeting, link, days, new_email, when, device, place }.render();
                 (MailKind::EmailUndo, subject, text, html)
             }
             MailContent::SecurityNotice { name, kind, detail, at, device, place, recover_link } => {
                 let (subject, headline) = notice_heading(*kind, detail, site);
                 let what = kind_words(*kind, detail);
-                let name = first_name(name);
+                let greeting = &greeting_line(name);
                 let when = brasilia_time(*at);
                 let text = NoticeText {
                     site,
-                    name,
+                    greeting,
                     headline: &headline,
                     what: &what,
                     when: when.clone(),
@@ -251,7 +258,7 @@ impl MailRenderer for MailTemplates {
                 let html = NoticeHtml {
                     site,
                     subject: &subject,
-                    name,
+                    greeting,
                     headline: &headline,
                     what: &what,
                     when,
@@ -280,7 +287,7 @@ mod tests {
     #[test]
     fn a_reset_mail_carries_the_link_in_both_parts_and_no_remote_content() {
         let content = MailContent::PasswordReset {
-            name: "Ana <b>Souza</b>".into(),
+            name: "Ana Souza".into(),
             link: "https://id.example.gov.br/conta/recuperar/abc_DEF-123/".into(),
             minutes: 30,
             at: 1_800_000_000,
@@ -328,7 +335,40 @@ mod tests {
             place: String::new(),
         };
         let mail = templates().render("a@example.org", &empty).expect("rendered");
-        assert!(mail.text.contains("Olá, pessoa usuária."));
+        assert!(mail.text.starts_with("Olá,\n"), "{}", mail.text.as_str());
+        assert!(mail.html.contains("<p>Olá,</p>"));
+    }
+
+    #[test]
+    fn a_name_that_looks_like_a_link_is_never_written_into_a_mail() {
+        // Anyone can sign up with another person's address: the name is
+        // text the attacker chose, in the service's own mail.
+        for name in ["https://evil.example/login", "Ana www.evil.example", "evil.example/entrar Ana"] {
+            let contents = [
+                MailContent::EmailConfirm {
+                    name: name.into(),
+                    link: "https://id.example.gov.br/conta/email/confirmar/abc/".into(),
+                    hours: 24,
+                    email: "ana@example.org".into(),
+                    change: false,
+                },
+                MailContent::PasswordReset {
+                    name: name.into(),
+                    link: "https://id.example.gov.br/conta/recuperar/abc/".into(),
+                    minutes: 30,
+                    at: 1_800_000_000,
+                    device: String::new(),
+                    place: String::new(),
+                },
+            ];
+            for content in contents {
+                let mail = templates().render("ana@example.org", &content).expect("rendered");
+                for part in [mail.text.as_str(), mail.html.as_str()] {
+                    assert!(!part.contains("evil"), "{name}: {part}");
+                }
+                assert!(mail.text.starts_with("Olá,\n"), "a neutral greeting: {}", mail.text.as_str());
+            }
+        }
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! transaction) to the applications that listen.
 //!
 //! A round claims a small batch of due deliveries (each claimed by one
-//! sender, on any instance), signs each token with the ID-token key and
-//! posts them together. A delivery the application took or refused is
+//! sender, on any instance), signs each token with the ID-token key (typed
+//! `logout+jwt`, §2.4) and posts them together. A delivery the application took or refused is
 //! forgotten; one that found it unavailable waits longer each time
 //! ([`retry_delay_secs`]) and is given up a day after its session ended.
 //! The token's `jti` is the same at every try, so an application that
@@ -119,7 +119,7 @@ impl LogoutSender {
             delivery: delivery.id,
             now,
         });
-        Ok(self.tokens.sign_id_token(&claims)?.into())
+        Ok(self.tokens.sign_logout_token(&claims)?.into())
     }
 
     /// Records the outcome of one post of `delivery`.

@@ -9,6 +9,10 @@
 //! of the `state` sent ([`PasskeyStore`]'s ceremonies: any instance can
 //! finish it, once, within [`LOGIN_SECS`]); the browser carries only the
 //! `state`, in the URL and in a cookie the callback must bring back too.
+//! The same store keeps, for the life of a session an upstream's login
+//! opened, which upstream it was and that login's ID token, for the
+//! session's logout through the upstream
+//! ([`credencial_domain::federation::logout`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -18,6 +22,7 @@ use credencial_domain::admin::LoginVia;
 use credencial_domain::assurance::{Proof, UpstreamProof, UpstreamTrust, MULTIPLE_FACTORS};
 use credencial_domain::federation::claims::ClaimsError;
 use credencial_domain::federation::linking::{decide, LinkDecision, LinkKey, LinkRefusal};
+use credencial_domain::federation::logout::upstream_session_key;
 use credencial_domain::federation::methods::FEDERATED;
 use credencial_domain::federation::{ProviderKind, Reliability, ReliabilityLevel, Seal, UpstreamIdentity};
 use credencial_domain::security_event::SecurityEventKind;
@@ -202,6 +207,17 @@ struct KeptLogin {
     via: String,
 }
 
+/// The ceremony purpose of the upstream a session came through.
+const UPSTREAM_SESSION: &str = "federated_session";
+
+/// The upstream a session came through, as kept for its logout: the
+/// provider's id and the ID token of the login.
+#[derive(Serialize, Deserialize)]
+struct KeptUpstreamSession {
+    provider: String,
+    id_token: String,
+}
+
 /// A link waiting for a login into its account, as kept.
 #[derive(Serialize, Deserialize)]
 struct KeptLink {
@@ -302,20 +318,51 @@ impl FederationService {
             Err(error) => return Ok(Err(FederationFailure::Answered(error.to_owned()))),
         };
         let now = self.ports.clock.now();
-        let claims =
+        let verified =
             match provider.identity.finish(code, &kept.verifier, &kept.nonce, &self.redirect_uri(id), now).await {
-                Ok(claims) => claims,
+                Ok(verified) => verified,
                 Err(e) => {
                     tracing::warn!(provider = id, error = %e, "an upstream login was refused");
                     return Ok(Err(e.into()));
                 }
             };
-        let identity = match UpstreamIdentity::from_claims(provider.kind, &claims) {
+        let identity = match UpstreamIdentity::from_claims(provider.kind, &verified.claims) {
             Ok(identity) => identity,
             Err(e) => return Ok(Err(e.into())),
         };
         let via = LoginVia::from_code(&kept.via).unwrap_or(LoginVia::Account);
-        self.decide_and_open(provider, &identity, via, &kept.next, origin).await
+        let opened = self.decide_and_open(provider, &identity, via, &kept.next, origin).await?;
+        if let Ok(FederatedLogin::SignedIn { signed, .. }) = &opened {
+            // The session is open: failing to keep this costs only the
+            // upstream's logout, never the login.
+            if let Err(e) = self.keep_upstream_session(provider, signed, &verified.token).await {
+                tracing::warn!(provider = id, error = %e, "the session's upstream was not kept; its logout will be local");
+            }
+        }
+        Ok(opened)
+    }
+
+    /// Keeps, for the life of the session `signed` that a login through
+    /// `provider` opened, which provider it was and the ID token of that
+    /// login: its logout goes through the provider, with the token as
+    /// `id_token_hint` ([`logout_url`](Self::logout_url)). Errors:
+    /// `Storage`, `Internal`.
+    async fn keep_upstream_session(
+        &self,
+        provider: &UpstreamProvider,
+        signed: &SignedSession,
+        id_token: &Redacted<String>,
+    ) -> Result<(), ServiceError> {
+        let kept = KeptUpstreamSession { provider: provider.id.clone(), id_token: id_token.0.clone() };
+        let ceremony = Ceremony {
+            id_hash: upstream_session_key(&signed.session.sid()),
+            user: Some(signed.session.user_id),
+            purpose: UPSTREAM_SESSION.to_owned(),
+            state: serde_json::to_string(&kept).map_err(|e| ServiceError::Internal(e.to_string()))?,
+            expires_at: self.ports.clock.now().saturating_add(signed.max_age_secs),
+        };
+        self.ports.ceremonies.put_ceremony(&ceremony).await?;
+        Ok(())
     }
 
     /// What the login of `identity` through `provider` does, done.
@@ -511,20 +558,78 @@ impl FederationService {
         }
     }
 
-    /// Where the browser goes after our session of `session` ended: gov.br's
-    /// logout, which comes back to `back` (a path below the public URL),
-    /// when the session came through gov.br; `None` otherwise, or when
-    /// gov.br's logout URL cannot be had now (the local logout stands).
+    /// Where the browser goes when `session` ends (called before it is
+    /// ended on the server): the logout of the upstream the session came
+    /// through, which comes back to `back` (a path below the public URL,
+    /// registered at the upstream as a `post_logout_redirect_uri`) — its
+    /// `end_session_endpoint` with the login's ID token as
+    /// `id_token_hint`, or the logout page its settings name (gov.br's).
+    /// A session opened through gov.br before upstream sessions were kept
+    /// is known by its `acr` (a gov.br level) and goes through gov.br
+    /// without a hint. `None` for a session of no upstream, for an
+    /// upstream without a logout, or when the upstream's logout URL or
+    /// what was kept cannot be had now: the local logout stands (and the
+    /// failure is logged).
     pub async fn logout_url(&self, session: &crate::session::LoginSession, back: &str) -> Option<String> {
-        session.assurance().level?;
-        let govbr = self.providers.iter().find(|p| p.kind == ProviderKind::GovBr)?;
-        match govbr.identity.logout_url(&format!("{}{back}", self.public_url)).await {
+        let (provider, hint) = match self.take_upstream_session(session).await {
+            Some(kept) => (self.provider(&kept.provider)?, Some(kept.id_token)),
+            None => {
+                session.assurance().level?;
+                (self.providers.iter().find(|p| p.kind == ProviderKind::GovBr)?, None)
+            }
+        };
+        match provider.identity.logout_url(&format!("{}{back}", self.public_url), hint.as_deref()).await {
             Ok(url) => url,
             Err(e) => {
-                tracing::warn!(provider = %govbr.id, error = %e, "gov.br's logout URL is not available; local logout only");
+                tracing::warn!(provider = %provider.id, error = %e, "the upstream's logout URL is not available; local logout only");
                 None
             }
         }
+    }
+
+    /// Carries what [`keep_upstream_session`](Self::keep_upstream_session)
+    /// kept for `from` (a session waiting for its second factor) over to
+    /// `to`, the session that replaced it once the factor passed: its
+    /// logout still goes through the upstream. A failure is logged: the
+    /// login stands, and its logout is then local.
+    pub async fn carry_upstream_session(&self, from: &crate::session::LoginSession, to: &SignedSession) {
+        let key = upstream_session_key(&from.sid());
+        let taken = match self.ports.ceremonies.take_ceremony(&key, self.ports.clock.now()).await {
+            Ok(Some(ceremony)) if ceremony.purpose == UPSTREAM_SESSION && ceremony.user == Some(from.user_id) => {
+                ceremony
+            }
+            Ok(_) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "the session's upstream could not be read; its logout will be local");
+                return;
+            }
+        };
+        let carried = Ceremony {
+            id_hash: upstream_session_key(&to.session.sid()),
+            expires_at: self.ports.clock.now().saturating_add(to.max_age_secs),
+            ..taken
+        };
+        if let Err(e) = self.ports.ceremonies.put_ceremony(&carried).await {
+            tracing::warn!(error = %e, "the session's upstream was not carried over; its logout will be local");
+        }
+    }
+
+    /// Takes what [`keep_upstream_session`](Self::keep_upstream_session)
+    /// kept for `session`, if anything (a storage failure is logged and
+    /// counts as nothing: the local logout must not wait on it).
+    async fn take_upstream_session(&self, session: &crate::session::LoginSession) -> Option<KeptUpstreamSession> {
+        let key = upstream_session_key(&session.sid());
+        let ceremony = match self.ports.ceremonies.take_ceremony(&key, self.ports.clock.now()).await {
+            Ok(ceremony) => ceremony?,
+            Err(e) => {
+                tracing::warn!(error = %e, "the session's upstream could not be read; local logout only");
+                return None;
+            }
+        };
+        if ceremony.purpose != UPSTREAM_SESSION || ceremony.user != Some(session.user_id) {
+            return None;
+        }
+        serde_json::from_str(&ceremony.state).ok()
     }
 
     /// Marks `user`'s registration validated when gov.br, which proved the

@@ -13,13 +13,16 @@
 //! - [`id_token`]: the checks of an upstream's ID token beyond its
 //!   signature (issuer, audience, lifetime, nonce, `at_hash`);
 //! - [`methods`]: the upstream's `amr` values mapped to RFC 8176's;
-//! - [`linking`]: which account a brokered login opens, links or creates.
+//! - [`linking`]: which account a brokered login opens, links or creates;
+//! - [`logout`]: where the upstream a session came from is kept for its
+//!   logout.
 
 pub mod assurance;
 pub mod claims;
 pub mod id_token;
 pub mod level;
 pub mod linking;
+pub mod logout;
 pub mod methods;
 
 pub use assurance::{Assurance, Demand, Requirement};

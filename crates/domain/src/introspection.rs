@@ -15,6 +15,7 @@
 use serde::Serialize;
 
 use crate::oauth::ClientId;
+use crate::scope::ScopeSet;
 use crate::token::{Claims, TokenType};
 
 /// `token_type` of an introspected access token (RFC 7009's hint name).
@@ -137,9 +138,40 @@ impl Introspection {
     }
 }
 
+/// The `scope` introspection reports for an active person token whose
+/// claim says `token_scope`, asked by a client that has `enabled` enabled:
+/// the profile scopes the client may still be served (those it has
+/// enabled, and the required ones; a scope staff took away since is left
+/// out), and `openid` whenever the token carries it. `openid` is a
+/// protocol scope no client enables: the token still reads
+/// `/oauth/userinfo/` with it, so a resource server that asks
+/// introspection must hear it (RFC 7662 §2.2: the scopes associated with
+/// the token).
+pub fn servable_scope(token_scope: &str, enabled: ScopeSet) -> String {
+    let granted = ScopeSet::parse_lenient(token_scope);
+    granted.intersection(enabled.union(ScopeSet::required())).with_openid(granted.has_openid()).to_scope_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn introspection_keeps_openid_and_drops_only_the_profile_scopes_the_client_lost() {
+        let enabled = ScopeSet::parse_strict("dados_publicos cpf email cnes").expect("scopes");
+        for (token, want) in [
+            ("openid dados_publicos cpf email", "openid dados_publicos cpf email"),
+            ("openid", "openid"),
+            ("dados_publicos cpf email cnes", "dados_publicos cpf email cnes"),
+            // cursos_cdp is no longer enabled for the client.
+            ("openid dados_publicos cursos_cdp", "openid dados_publicos"),
+            ("dados_publicos cursos_cdp", "dados_publicos"),
+            ("", ""),
+        ] {
+            assert_eq!(servable_scope(token, enabled), want, "{token}");
+        }
+        assert_eq!(servable_scope("openid cpf", ScopeSet::empty()), "openid cpf", "cpf is required");
+    }
 
     fn client(id: &str) -> ClientId {
         ClientId::parse(id).expect("a client id")

@@ -210,10 +210,104 @@ pub fn retry_delay_secs(failure: SendFailure, refusals: u32, age_secs: i64) -> O
     }
 }
 
+/// The longest first name a mail greets a person by, in characters.
+pub const MAX_GREETING_NAME_CHARS: usize = 40;
+
+/// The first name a mail greets its reader by, or `None` for a neutral
+/// greeting.
+///
+/// Anyone can sign up with someone else's address, and the confirmation
+/// mail then goes to that person from the service's own address: a name
+/// written into it is text an attacker chose, in an official mail. A name
+/// like `https://evil.example/login`, `www.evil.example` or
+/// `evil.example/entrar` would read as the service's own link (mail
+/// programs make such text a link). So a mail greets by the name's first
+/// word only when the whole name is a plain name — letters (any script,
+/// with combining accents), spaces, hyphens and apostrophes, with a
+/// letter in the first word, which is at most
+/// [`MAX_GREETING_NAME_CHARS`] long — and neutrally otherwise. No link, no
+/// domain, no address, no digits, no markup can pass.
+pub fn greeting_name(name: &str) -> Option<&str> {
+    let allowed = |c: char| {
+        c.is_alphabetic() || matches!(c, ' ' | '-' | '\'' | '\u{2019}') || ('\u{300}'..='\u{36f}').contains(&c)
+    };
+    if !name.chars().all(allowed) {
+        return None;
+    }
+    let first = name.split(' ').find(|word| !word.is_empty())?;
+    let plain = first.chars().any(char::is_alphabetic) && first.chars().count() <= MAX_GREETING_NAME_CHARS;
+    plain.then_some(first)
+}
+
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
     use crate::PasswordStamp;
+
+    #[test]
+    fn a_mail_greets_by_the_first_name_of_a_plain_name_only() {
+        for (name, want) in [
+            ("Ana Beatriz Souza", Some("Ana")),
+            ("  Ana", Some("Ana")),
+            ("Maria-José d'Ávila", Some("Maria-José")),
+            ("João D\u{2019}Angelo", Some("João")),
+            ("Jose\u{301} Silva", Some("Jose\u{301}")),
+            ("Иван Петров", Some("Иван")),
+            ("lia", Some("lia")),
+            ("", None),
+            ("   ", None),
+            ("- ' Ana", None),
+            ("https://evil.example/login", None),
+            ("Ana https://evil.example/login", None),
+            ("www.evil.example", None),
+            ("evil.example/entrar", None),
+            ("Ana evil.example", None),
+            ("ana@example.org", None),
+            ("Ana <b>Souza</b>", None),
+            ("Ana\tSouza", None),
+            ("Ana\nAcesse evil", None),
+            ("Ana 2", None),
+            ("Maria J. Souza", None),
+            ("Ana:Souza", None),
+        ] {
+            assert_eq!(greeting_name(name), want, "{name:?}");
+        }
+        assert_eq!(greeting_name(&"a".repeat(40)), Some("a".repeat(40).as_str()));
+        assert_eq!(greeting_name(&"a".repeat(41)), None, "too long to be a first name");
+    }
+
+    proptest! {
+        #[test]
+        fn what_a_mail_greets_by_never_holds_a_link_a_domain_or_markup(name in "\\PC{0,60}") {
+            if let Some(first) = greeting_name(&name) {
+                for piece in ["://", "www.", ".", "/", "@", "<", ">", ":", "&"] {
+                    prop_assert!(!first.contains(piece), "{first:?} from {name:?}");
+                }
+                let mark = |c: char| "-'\u{2019}".contains(c) || ('\u{300}'..='\u{36f}').contains(&c);
+                let plain = first.chars().all(|c| c.is_alphabetic() || mark(c));
+                prop_assert!(plain, "{:?} from {:?}", first, name);
+                prop_assert!(name.split(' ').any(|word| word == first), "a word of the name");
+            }
+        }
+
+        #[test]
+        fn a_name_of_letters_and_spaces_is_greeted_by_its_first_word(
+            words in proptest::collection::vec("[A-Za-zÀ-ÿ&&[^×÷]]{1,20}", 1..4)
+        ) {
+            let name = words.join(" ");
+            prop_assert_eq!(greeting_name(&name), Some(words[0].as_str()));
+        }
+
+        #[test]
+        fn a_name_holding_a_dot_a_slash_or_a_colon_is_never_greeted(
+            before in "[A-Za-z ]{0,10}", mark in "[./:]", after in "[A-Za-z ]{0,10}"
+        ) {
+            let name = format!("{before}{mark}{after}");
+            prop_assert_eq!(greeting_name(&name), None);
+        }
+    }
 
     #[test]
     fn every_kind_and_purpose_reads_back_from_its_code() {

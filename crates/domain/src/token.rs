@@ -109,8 +109,18 @@ pub struct Claims {
     /// verify here. Read it through [`Claims::person`].
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "user_id")]
     pub user_id: Option<i64>,
-    /// Subject (RFC 7519 §4.1.2), on `oauth_machine` tokens only: the
-    /// client id of the application the token speaks for (RFC 9068 §2.2).
+    /// Issuer (RFC 7519 §4.1.1), on tokens issued to applications when
+    /// OpenID Connect is on: the issuer identifier the discovery document
+    /// names (RFC 9068 §2.2). First-party tokens carry none (simplejwt's
+    /// shape).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iss: Option<String>,
+    /// Subject (RFC 7519 §4.1.2), on tokens issued to applications only
+    /// (RFC 9068 §2.2): on a person's token the person's public subject
+    /// identifier, the `sub` of their ID tokens and userinfo
+    /// ([`subject`](crate::oauth::id_token::subject)); on an
+    /// `oauth_machine` token the client id of the application it speaks
+    /// for. First-party tokens carry none (simplejwt's shape).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub: Option<String>,
     /// Optional not-before time; we never issue it but honour it.
@@ -176,6 +186,7 @@ impl Claims {
             iat: now,
             jti: uuid::Uuid::new_v4().simple().to_string(),
             user_id: Some(user_id),
+            iss: None,
             sub: None,
             nbf: None,
             scope: None,
@@ -201,6 +212,7 @@ impl Claims {
             iat: now,
             jti: uuid::Uuid::new_v4().simple().to_string(),
             user_id: None,
+            iss: None,
             sub: Some(client_id.to_owned()),
             nbf: None,
             scope: Some(scope),

@@ -36,6 +36,24 @@ impl std::fmt::Debug for UpstreamLoginStart {
     }
 }
 
+/// The ID token that ended a login at an upstream, verified for it: its
+/// claims, and the token as the provider sent it (what the provider's
+/// logout takes back as `id_token_hint`). `Debug` shows neither (both
+/// carry personal data).
+#[derive(Clone, PartialEq, Eq)]
+pub struct UpstreamIdToken {
+    /// The verified claims.
+    pub claims: Map<String, Value>,
+    /// The compact JWT, as sent.
+    pub token: Redacted<String>,
+}
+
+impl std::fmt::Debug for UpstreamIdToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamIdToken").finish_non_exhaustive()
+    }
+}
+
 /// Why an upstream login failed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum FederationError {
@@ -68,9 +86,9 @@ pub trait IdentityProvider: Send + Sync + 'static {
     async fn start(&self, redirect_uri: &str) -> Result<UpstreamLoginStart, FederationError>;
 
     /// Redeems the callback's `code` with the kept PKCE verifier and
-    /// answers the claims of the ID token, verified for this login
-    /// (signature with the provider's keys, issuer, audience, lifetime,
-    /// `nonce`, `at_hash`) at `now`.
+    /// answers the ID token, verified for this login (signature with the
+    /// provider's keys, issuer, audience, lifetime, `nonce`, `at_hash`) at
+    /// `now`, with its claims.
     async fn finish(
         &self,
         code: &str,
@@ -78,11 +96,19 @@ pub trait IdentityProvider: Send + Sync + 'static {
         nonce: &str,
         redirect_uri: &str,
         now: i64,
-    ) -> Result<Map<String, Value>, FederationError>;
+    ) -> Result<UpstreamIdToken, FederationError>;
 
     /// The provider's logout URL that sends the browser back to
-    /// `post_logout_redirect_uri`, when the provider has one.
-    async fn logout_url(&self, post_logout_redirect_uri: &str) -> Result<Option<String>, FederationError>;
+    /// `post_logout_redirect_uri` (which must be registered there), when
+    /// the provider has one: its discovery document's
+    /// `end_session_endpoint` (OpenID Connect RP-Initiated Logout 1.0),
+    /// with `id_token_hint` when given, or the logout page its settings
+    /// name (gov.br's), which takes no hint.
+    async fn logout_url<'a>(
+        &self,
+        post_logout_redirect_uri: &str,
+        id_token_hint: Option<&'a str>,
+    ) -> Result<Option<String>, FederationError>;
 }
 
 /// What [`FederatedLinkStore::unlink`] did.

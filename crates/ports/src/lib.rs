@@ -41,7 +41,7 @@ pub use directory::{ApiClientAccess, ApiTokenState, PreRegistered, UserDirectory
 pub use error::RepositoryError;
 pub use federation::{
     FederatedLinkStore, FederationError, IdentityProvider, LinkConflict, LinkRecord, NewProviderLink, Unlinked,
-    UpstreamLoginStart,
+    UpstreamIdToken, UpstreamLoginStart,
 };
 pub use host_session_ends::{HostLogout, HostSessionEnds};
 pub use host_user_records::{HostUserRecords, RecordColumn};

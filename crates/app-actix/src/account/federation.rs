@@ -207,6 +207,20 @@ fn logged_in(req: &HttpRequest, cookies: &CookiePolicy, login: FederatedLogin, p
     }
 }
 
+/// After the second factor replaced the waiting session `from` by
+/// `signed`: a login through a provider keeps its logout through it.
+pub(crate) async fn carry_upstream_session(
+    req: &HttpRequest,
+    from: &credencial_application::LoginSession,
+    signed: &credencial_application::SignedSession,
+) {
+    if let Some(federation) = req.app_data::<web::Data<FederationService>>() {
+        if from.proof().upstream.is_some() {
+            federation.carry_upstream_session(from, signed).await;
+        }
+    }
+}
+
 /// The page that says what happened to the account, then goes on.
 fn notice_page(notice: &LinkNotice, provider: &str, next: &str) -> HttpResponse {
     let page = NoticePage { site: &PROVIDER, title: notice_title(notice), text: notice_text(notice, provider), next };

@@ -337,8 +337,9 @@ async fn logout_post(req: HttpRequest, payload: web::Payload) -> HttpResponse {
         Ok((session, _)) => session,
         Err(answer) => return answer,
     };
-    // A session that came through gov.br ends there too: the browser goes
-    // through gov.br's logout and comes back to the login form.
+    // A session that came through an upstream (gov.br, or any OpenID
+    // provider with an end_session_endpoint) ends there too: the browser
+    // goes through the upstream's logout and comes back to the login form.
     let upstream = match req.app_data::<web::Data<credencial_application::FederationService>>() {
         Some(federation) => federation.logout_url(&session, LOGIN_PATH).await,
         None => None,

@@ -255,7 +255,10 @@ async fn second_factor(
     }
     let (ceremony, credential) = (field(&fields, "cerimonia"), field(&fields, "credencial"));
     match sessions.complete_second_factor_with_passkey(&session, ceremony, credential, &origin(&req)).await {
-        Ok(Some(signed)) => with_session(&req, &cookies, see_other(&next), &signed),
+        Ok(Some(signed)) => {
+            super::federation::carry_upstream_session(&req, &session, &signed).await;
+            with_session(&req, &cookies, see_other(&next), &signed)
+        }
         Ok(None) => again(Some(NOT_RECOGNISED)).await,
         Err(ServiceError::Invalid(_)) => again(Some(GONE)).await,
         Err(e) => html::failure_page(e),

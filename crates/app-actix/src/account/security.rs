@@ -146,7 +146,10 @@ async fn verify(
         return verify_page(&req, &session, &next, Some("Informe o código."), StatusCode::OK).await;
     }
     match sessions.complete_second_factor(&session, code, &origin(&req)).await {
-        Ok(Some(signed)) => with_session(&req, &cookies, see_other(&next), &signed),
+        Ok(Some(signed)) => {
+            super::federation::carry_upstream_session(&req, &session, &signed).await;
+            with_session(&req, &cookies, see_other(&next), &signed)
+        }
         Ok(None) => verify_page(&req, &session, &next, Some(WRONG_CODE), StatusCode::OK).await,
         Err(ServiceError::Throttled { retry_after_secs }) => {
             let text = throttled_text(retry_after_secs);

@@ -2,9 +2,9 @@
 //! authenticated as at the token endpoint. The rules of what a client may
 //! revoke and learn are the domain's ([`credencial_domain::introspection`]).
 
-use credencial_domain::introspection::{revocation_target, Introspection, RevocationTarget};
+use credencial_domain::introspection::{revocation_target, servable_scope, Introspection, RevocationTarget};
 use credencial_domain::oauth::{OAuthError, BAD_CLIENT};
-use credencial_domain::{ScopeSet, UserId};
+use credencial_domain::UserId;
 use credencial_ports::TokenRevocation;
 
 use super::{OAuthService, TokenRequest};
@@ -48,7 +48,7 @@ impl OAuthService {
     /// active user whose consent to the client still stands, and for a
     /// refresh token only while it is current; its `scope` is what the
     /// client may still be served (the token's scopes less any the client
-    /// lost since). Anything else, including another client's token, is
+    /// lost since; `openid` kept, see [`servable_scope`]). Anything else, including another client's token, is
     /// `{"active": false}`. Errors: `invalid_request` without `token`;
     /// `invalid_client` for a failed authentication and for a public client
     /// (anyone can name a public client, so it cannot be told anything);
@@ -80,10 +80,7 @@ impl OAuthService {
         {
             return Ok(Introspection::inactive());
         }
-        let servable = caller.enabled_scopes.union(ScopeSet::required());
-        answer.scope = Some(
-            ScopeSet::parse_lenient(claims.scope.as_deref().unwrap_or("")).intersection(servable).to_scope_string(),
-        );
+        answer.scope = Some(servable_scope(claims.scope.as_deref().unwrap_or(""), caller.enabled_scopes));
         Ok(answer)
     }
 }

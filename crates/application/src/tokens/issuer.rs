@@ -12,6 +12,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use credencial_domain::admin::LoginVia;
+use credencial_domain::oauth::backchannel_logout::{LogoutTokenClaims, LOGOUT_TOKEN_JWT_TYPE};
+use credencial_domain::oauth::discovery::IssuerUrl;
+use credencial_domain::oauth::id_token::subject;
 use credencial_domain::oauth::ClientId;
 use credencial_domain::refresh_grace::{open_successor, seal_successor, IssuedTexts, RefreshGrace, SEAL_NONCE_BYTES};
 use credencial_domain::{Claims, Redacted, ScopeSet, TokenCodec, TokenError, TokenLifetimes, TokenType, UserId};
@@ -123,6 +126,9 @@ pub struct TokenIssuer {
     lifetimes: TokenLifetimes,
     grace: RefreshGrace,
     metrics: Metrics,
+    /// The `iss` of the tokens issued to applications (RFC 9068 §2.2):
+    /// the OpenID Connect issuer, when it is on.
+    client_token_issuer: Option<String>,
 }
 
 impl fmt::Debug for TokenIssuer {
@@ -154,6 +160,7 @@ impl TokenIssuer {
             lifetimes,
             grace: RefreshGrace::default(),
             metrics: Metrics::disabled(),
+            client_token_issuer: None,
         }
     }
 
@@ -180,6 +187,15 @@ impl TokenIssuer {
     /// provider's asymmetric key).
     pub fn with_id_token_codec(mut self, codec: Arc<TokenCodec>) -> Self {
         self.id_token_codec = Some(codec);
+        self
+    }
+
+    /// The same issuer, naming `issuer` (the OpenID Connect issuer, as
+    /// the discovery document says it) as the `iss` of every token issued
+    /// to an application (RFC 9068 §2.2). First-party tokens carry no
+    /// `iss` (simplejwt's shape).
+    pub fn with_client_token_issuer(mut self, issuer: &IssuerUrl) -> Self {
+        self.client_token_issuer = Some(issuer.as_str().to_owned());
         self
     }
 
@@ -325,7 +341,10 @@ impl TokenIssuer {
         client_id: &ClientId,
         scope: String,
     ) -> Result<(Redacted<String>, Claims), ServiceError> {
-        let claims = Claims::machine(client_id.as_str(), scope, self.now(), self.lifetimes.of(TokenType::Machine));
+        let claims = Claims {
+            iss: self.client_token_issuer.clone(),
+            ..Claims::machine(client_id.as_str(), scope, self.now(), self.lifetimes.of(TokenType::Machine))
+        };
         let token = Redacted(self.sign(&claims)?);
         self.metrics.tokens_issued(TokenKind::OAuthMachine, 1);
         Ok((token, claims))
@@ -334,13 +353,28 @@ impl TokenIssuer {
     /// Signs an ID token's claims with the provider's asymmetric key.
     /// Errors: `Internal` when the provider has no key or signing fails.
     pub fn sign_id_token<T: serde::Serialize>(&self, claims: &T) -> Result<String, ServiceError> {
-        let codec = self
-            .id_token_codec
-            .as_deref()
-            .ok_or_else(|| ServiceError::Internal("no ID-token signing key is configured".into()))?;
-        let token = codec.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        let token = self.id_token_key()?.encode(claims).map_err(|e| ServiceError::Internal(e.to_string()))?;
         self.metrics.tokens_issued(TokenKind::IdToken, 1);
         Ok(token)
+    }
+
+    /// Signs a back-channel logout token's claims with the ID-token key,
+    /// typed `logout+jwt` (Back-Channel Logout 1.0 §2.4). Errors:
+    /// `Internal` when the provider has no key or signing fails.
+    pub fn sign_logout_token(&self, claims: &LogoutTokenClaims) -> Result<String, ServiceError> {
+        let token = self
+            .id_token_key()?
+            .encode_typed(claims, LOGOUT_TOKEN_JWT_TYPE)
+            .map_err(|e| ServiceError::Internal(e.to_string()))?;
+        self.metrics.tokens_issued(TokenKind::IdToken, 1);
+        Ok(token)
+    }
+
+    /// The ID-token key. Errors: `Internal` when none is configured.
+    fn id_token_key(&self) -> Result<&TokenCodec, ServiceError> {
+        self.id_token_codec
+            .as_deref()
+            .ok_or_else(|| ServiceError::Internal("no ID-token signing key is configured".into()))
     }
 
     /// Signs an access and a refresh token for `user` in `audience`'s lane
@@ -385,6 +419,10 @@ impl TokenIssuer {
                     let scopes = if token_type.is_access() { access_scopes } else { refresh_scopes };
                     Claims {
                         token_type: token_type.for_client(),
+                        // RFC 9068 §2.2: who issued it, and the person as
+                        // their ID tokens name them.
+                        iss: self.client_token_issuer.clone(),
+                        sub: Some(subject(user)),
                         scope: Some(scopes.to_scope_string()),
                         client_id: Some(client_id.as_str().to_owned()),
                         aud: Some(client_id.as_str().to_owned()),

@@ -157,6 +157,14 @@ impl TokenService {
         self
     }
 
+    /// The same service, whose issuer names `issuer` (the OpenID Connect
+    /// issuer) as the `iss` of the tokens it issues to applications.
+    pub fn with_client_token_issuer(mut self, issuer: &credencial_domain::oauth::discovery::IssuerUrl) -> Self {
+        let tokens = TokenIssuer::clone(&self.issuer);
+        self.issuer = Arc::new(tokens.with_client_token_issuer(issuer));
+        self
+    }
+
     /// The one token issuer (shared with the OAuth2 provider).
     pub fn issuer(&self) -> &Arc<TokenIssuer> {
         &self.issuer

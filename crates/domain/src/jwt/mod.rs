@@ -354,6 +354,14 @@ impl TokenCodec {
         jsonwebtoken::encode(&self.header, claims, &self.encoding).map_err(|e| SigningError(e.to_string()))
     }
 
+    /// Signs `claims` like [`encode`](Self::encode), with the header
+    /// `typ: typ` instead of `JWT` (explicit typing, RFC 8725 §3.11: a
+    /// logout token's `logout+jwt`).
+    pub fn encode_typed<T: serde::Serialize>(&self, claims: &T, typ: &str) -> Result<String, SigningError> {
+        let header = Header { typ: Some(typ.to_owned()), ..self.header.clone() };
+        jsonwebtoken::encode(&header, claims, &self.encoding).map_err(|e| SigningError(e.to_string()))
+    }
+
     /// Signs our `claims` with the header their type calls for: `typ:
     /// at+jwt` for an OAuth2 access token (`oauth_access`, `oauth_machine`;
     /// RFC 9068 §2.1),

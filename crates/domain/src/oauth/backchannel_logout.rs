@@ -17,6 +17,23 @@ use crate::UserId;
 /// The event a logout token carries (§2.4).
 pub const BACKCHANNEL_LOGOUT_EVENT: &str = "http://schemas.openid.net/event/backchannel-logout";
 
+/// The JWT header `typ` of a logout token (§2.4: explicit typing, RFC 8725
+/// §3.11), which the logout tokens this service sends carry.
+pub const LOGOUT_TOKEN_JWT_TYPE: &str = "logout+jwt";
+
+/// Whether a logout token's JWT header `typ` is one a receiver takes:
+/// `logout+jwt` or `application/logout+jwt` (§2.4), `JWT` (what providers
+/// wrote before explicit typing, this one included: tokens signed before an
+/// upgrade are still in flight), or none (the header member is optional);
+/// in any case. Any other type names another kind of token (`at+jwt`, an
+/// ID token typed `id_token+jwt`, …) and is refused, so that no token
+/// typed for another use passes for a logout token.
+pub fn logout_token_type_accepted(typ: Option<&str>) -> bool {
+    let Some(typ) = typ else { return true };
+    let typ = typ.get(..12).filter(|p| p.eq_ignore_ascii_case("application/")).map_or(typ, |_| &typ[12..]);
+    typ.eq_ignore_ascii_case(LOGOUT_TOKEN_JWT_TYPE) || typ.eq_ignore_ascii_case("JWT")
+}
+
 /// How long a logout token is accepted after it is issued, in seconds: a
 /// token is signed at each try, so a short life costs nothing.
 pub const LOGOUT_TOKEN_LIFETIME_SECS: i64 = 120;
@@ -134,8 +151,8 @@ const CLOCK_SKEW_SECS: i64 = 60;
 
 /// The checks of §2.6 steps 3–6 over the payload of a logout token whose
 /// signature verified: `iss` is `issuer`, `aud` is (or includes)
-/// `client_id`, `iat` is not in the future, `exp` (when present) has not
-/// passed, `events` has the back-channel logout event (an object), there
+/// `client_id`, `iat` is not in the future, `exp` is there (§2.4 makes it
+/// required) and has not passed, `events` has the back-channel logout event (an object), there
 /// is no `nonce`, and `sub` or `sid` is named. Errors: which check failed.
 pub fn check_logout_token(
     payload: &Value,
@@ -156,10 +173,9 @@ pub fn check_logout_token(
         return Err(LogoutTokenError::Claim("aud"));
     }
     let iat = payload.get("iat").and_then(Value::as_i64).ok_or(LogoutTokenError::Claim("iat"))?;
-    let exp = match payload.get("exp") {
-        None => iat.saturating_add(LOGOUT_TOKEN_LIFETIME_SECS),
-        Some(value) => value.as_i64().ok_or(LogoutTokenError::Claim("exp"))?,
-    };
+    // Required (§2.4): a token without one would be good forever, and its
+    // `jti` would have to be remembered as long.
+    let exp = payload.get("exp").and_then(Value::as_i64).ok_or(LogoutTokenError::Claim("exp"))?;
     if iat > now.saturating_add(CLOCK_SKEW_SECS) || exp <= now {
         return Err(LogoutTokenError::Time);
     }
@@ -237,11 +253,25 @@ mod tests {
         assert_eq!(with("iat", json!(1_000 + 3_600)), Err(LogoutTokenError::Time));
         assert_eq!(without("jti"), Err(LogoutTokenError::Claim("jti")));
         assert_eq!(without("iat"), Err(LogoutTokenError::Claim("iat")));
+        assert_eq!(without("exp"), Err(LogoutTokenError::Claim("exp")), "§2.4: exp is required");
+        assert_eq!(with("exp", json!("1100")), Err(LogoutTokenError::Claim("exp")));
         assert!(without("sid").is_ok(), "sub alone ends the person's sessions");
         let mut neither = valid.clone();
         neither.as_object_mut().expect("object").remove("sid");
         neither.as_object_mut().expect("object").remove("sub");
         assert_eq!(check_logout_token(&neither, ISSUER, "portal", 1_000), Err(LogoutTokenError::Claim("sub/sid")));
+    }
+
+    #[test]
+    fn the_receiver_takes_logout_tokens_typed_logout_jwt_or_jwt_and_refuses_other_types() {
+        for typ in
+            [None, Some("logout+jwt"), Some("application/logout+jwt"), Some("Logout+JWT"), Some("JWT"), Some("jwt")]
+        {
+            assert!(logout_token_type_accepted(typ), "{typ:?}");
+        }
+        for typ in ["at+jwt", "application/at+jwt", "id_token+jwt", "secevent+jwt", "logout", "", "application/"] {
+            assert!(!logout_token_type_accepted(Some(typ)), "{typ}");
+        }
     }
 
     #[test]

@@ -311,4 +311,33 @@ mod tests {
         assert!(es.credencial_access_token_key_published);
         assert_eq!(es.id_token_signing_alg_values_supported, ["ES256"]);
     }
+
+    #[test]
+    fn claims_supported_names_every_claim_an_id_token_can_carry() {
+        // A client that checks `claims_supported` before asking for
+        // `acr_values` must find `acr` there.
+        let issuer = IssuerUrl::parse("https://id.example.gov.br").expect("valid");
+        let doc = ProviderMetadata::new(&issuer, PATHS, JwtAlgorithm::RS256, JwtAlgorithm::RS256);
+        let client = super::super::ClientId::parse("portal").expect("id");
+        let amr = ["pwd".to_owned(), "otp".to_owned(), "mfa".to_owned()];
+        let full = super::super::id_token::IdTokenClaims::new(super::super::id_token::IdTokenFacts {
+            issuer: issuer.as_str(),
+            user: crate::UserId(7),
+            client_id: &client,
+            now: 1_000,
+            lifetime_secs: 300,
+            auth_time: Some(900),
+            nonce: Some("n"),
+            access_token: "a",
+            acr: Some(crate::session::ACR_TWO_FACTORS),
+            amr: Some(&amr),
+            email: Some(("ana@example.gov.br", true)),
+            sid: Some("s"),
+        });
+        let json = serde_json::to_value(full).expect("json");
+        for claim in json.as_object().expect("object").keys() {
+            assert!(doc.claims_supported.contains(&claim.as_str()), "{claim} is not in claims_supported");
+        }
+        assert!(doc.claims_supported.contains(&"acr"));
+    }
 }

@@ -145,6 +145,10 @@ pub struct HintClaims {
     /// The audience, as a string or an array of strings.
     #[serde(deserialize_with = "audiences")]
     pub aud: Vec<String>,
+    /// Our tokens' type claim: an ID token has none, an access token
+    /// (which also carries `iss`, `sub` and `aud`, RFC 9068 §2.2) has one.
+    #[serde(default)]
+    pub token_type: Option<serde_json::Value>,
 }
 
 /// Who an `id_token_hint` names.
@@ -158,10 +162,10 @@ pub struct LogoutHint {
 
 /// What a verified hint names, when it is one of our ID tokens: issued by
 /// `issuer`, to exactly one client, for a subject we write. `None` for
-/// anything else (an access token has no `iss` or `sub`; another issuer's
-/// token, several audiences or a strange subject are not ours).
+/// anything else (an access token, which names its type; another
+/// issuer's token, several audiences or a strange subject are not ours).
 pub fn logout_hint(claims: &HintClaims, issuer: &str) -> Option<LogoutHint> {
-    if claims.iss != issuer {
+    if claims.iss != issuer || claims.token_type.is_some() {
         return None;
     }
     let [aud] = claims.aud.as_slice() else {
@@ -264,6 +268,9 @@ mod tests {
         let ours = hint(json!({"iss": issuer, "sub": "42", "aud": "portal", "exp": 1})).expect("claims");
         let named = logout_hint(&ours, issuer).expect("ours");
         assert_eq!((named.client_id.as_str(), named.user), ("portal", UserId(42)));
+        let access =
+            json!({"iss": issuer, "sub": "42", "aud": "portal", "client_id": "portal", "token_type": "oauth_access"});
+        assert_eq!(logout_hint(&hint(access).expect("claims"), issuer), None, "an access token is no ID token");
         let as_array = hint(json!({"iss": issuer, "sub": "42", "aud": ["portal"]})).expect("claims");
         assert_eq!(logout_hint(&as_array, issuer), Some(named));
 

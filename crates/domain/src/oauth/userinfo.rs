@@ -11,7 +11,7 @@ use crate::user::UserId;
 
 /// Every claim the userinfo answer and the ID token may carry, for the
 /// discovery document's `claims_supported`.
-pub const CLAIMS_SUPPORTED: [&str; 16] = [
+pub const CLAIMS_SUPPORTED: [&str; 17] = [
     "sub",
     "iss",
     "aud",
@@ -20,6 +20,7 @@ pub const CLAIMS_SUPPORTED: [&str; 16] = [
     "auth_time",
     "nonce",
     "at_hash",
+    "acr",
     "amr",
     "sid",
     "name",
