@@ -11,7 +11,7 @@ use credencial_domain::admin::LoginVia;
 use credencial_domain::assurance::{decide, AccountPolicy, Decision, Proof};
 use credencial_domain::federation::Demand;
 use credencial_domain::refresh_grace::RefreshGrace;
-use credencial_domain::session::AuthMethod;
+use credencial_domain::session::{AuthMethod, ACR_PASSWORD};
 use credencial_domain::throttle::ClientAddress;
 use credencial_domain::{
     Claims, EndpointAllowList, Redacted, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId,
@@ -28,6 +28,15 @@ use crate::metrics::{LoginForm, Metrics, Upstream};
 use crate::second_factor::SecondFactorService;
 use crate::throttle::LoginThrottle;
 pub use issuer::{Audience, IssuedPair, Recording, TokenIssuer};
+
+/// The `amr` a first-party refresh token carries: the proof as this
+/// service stores it (its own values: `app` for an application password,
+/// `rec` for a recovery code), read back by the refresh. Only this service
+/// reads a first-party refresh token's `amr`; applications read theirs in
+/// RFC 8176 terms.
+fn first_party_amr(proof: &Proof) -> Vec<String> {
+    proof.stored_amr().split_ascii_whitespace().map(str::to_owned).collect()
+}
 
 /// Body of a successful `pair`.
 #[derive(Debug, Clone, Serialize)]
@@ -248,7 +257,7 @@ impl TokenService {
                 None => return Err(ServiceError::SecondFactorInvalid),
             }
         }
-        let amr = proof.amr_claim();
+        let amr = first_party_amr(&proof);
         let audience = Audience::FirstParty { amr: &amr };
         let issued = self.issuer.issue_pair(account.id, audience, Recording::Login(LoginVia::Pair)).await?;
         Ok(TokenPair { access: issued.access, refresh: issued.refresh, username: account.username })
@@ -268,11 +277,12 @@ impl TokenService {
     pub async fn refresh(&self, refresh_token: &str) -> Result<RefreshedPair, ServiceError> {
         let old = self.issuer.decode_first_party(refresh_token, TokenType::Refresh)?;
         let user = old.person()?;
-        let proof = Proof::from_claims(old.amr.as_deref(), None, old.family_started());
+        let stored = old.amr.as_deref().unwrap_or_default().join(" ");
+        let proof = Proof::from_stored(&stored, ACR_PASSWORD, old.family_started());
         if decide(&proof, self.account_policy(user).await?, &Demand::default()) != Decision::In {
             return Err(ServiceError::SecondFactorRequired);
         }
-        let amr = proof.amr_claim();
+        let amr = first_party_amr(&proof);
         let rotate =
             Recording::Rotate { old_jti: &old.jti, old_token: refresh_token, family_started: old.family_started() };
         let issued = self.issuer.issue_pair(user, Audience::FirstParty { amr: &amr }, rotate).await?;
