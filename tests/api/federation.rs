@@ -221,6 +221,20 @@ async fn a_callback_is_refused_in_another_browser_and_the_second_time() {
     assert!(refused.body.contains("não corresponde a uma entrada iniciada neste navegador"));
     assert!(!refused.set_cookies.iter().any(|c| c.starts_with("credencial_session=")));
 
+    // Whoever sees the callback URL (a log, a shared screen) cannot plant
+    // the browser's cookie from it: the cookie holds a binding of the
+    // browser's own, not the state the URL carries (RFC 9700 §4.5).
+    let state = url::Url::parse(&callback)
+        .expect("an absolute URL")
+        .query_pairs()
+        .find(|(k, _)| k == "state")
+        .map(|(_, v)| v.into_owned())
+        .expect("state");
+    let planted = attacker.client.get(&callback).header("cookie", format!("credencial_federado={state}"));
+    let refused = attacker.send(planted).await;
+    assert_eq!(refused.status, 400, "a stolen callback URL signs nobody in: {}", refused.body);
+    assert!(!refused.set_cookies.iter().any(|c| c.starts_with("credencial_session=")));
+
     let done = browser.get(&callback).await;
     assert_eq!(done.status, 200, "the browser that started it still can: {}", done.body);
     let replay = browser.get(&callback).await;

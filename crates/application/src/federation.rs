@@ -20,6 +20,7 @@ use std::sync::Arc;
 use credencial_domain::account::registration::EmailAddress;
 use credencial_domain::admin::LoginVia;
 use credencial_domain::assurance::{Proof, UpstreamProof, UpstreamTrust, MULTIPLE_FACTORS};
+use credencial_domain::federation::browser_binding::login_key;
 use credencial_domain::federation::claims::ClaimsError;
 use credencial_domain::federation::linking::{decide, LinkDecision, LinkKey, LinkRefusal};
 use credencial_domain::federation::logout::upstream_session_key;
@@ -72,14 +73,17 @@ impl fmt::Debug for UpstreamProvider {
     }
 }
 
-/// A login started: where to send the browser, and the `state` the
-/// callback must bring back (the caller also keeps it in a cookie).
-/// `Debug` shows neither.
+/// A login started: where to send the browser, and the browser binding
+/// the callback must present (the caller keeps it in an `HttpOnly`
+/// cookie). The binding is not the `state`: a callback URL (which carries
+/// the `state`) seen by someone else is useless without the cookie of the
+/// browser that started the login (RFC 9700 §4.5). `Debug` shows neither.
 pub struct StartedLogin {
     /// The provider's authorization URL.
     pub url: Redacted<String>,
-    /// The `state` sent.
-    pub state: Redacted<String>,
+    /// 256 random bits that only this browser holds; the login in progress
+    /// keeps their SHA-256.
+    pub binding: Redacted<String>,
 }
 
 impl fmt::Debug for StartedLogin {
@@ -284,6 +288,7 @@ impl FederationService {
         let Some(state) = SessionToken::from_cookie(&started.state) else {
             return Err(ServiceError::Internal("the provider adapter made a state of another shape".into()));
         };
+        let binding = SessionToken::generate();
         let kept = KeptLogin {
             provider: id.to_owned(),
             nonce: started.nonce.0.clone(),
@@ -291,23 +296,28 @@ impl FederationService {
             next: next.to_owned(),
             via: via.code().to_owned(),
         };
-        self.keep(state.hash(), None, LOGIN, &kept).await?;
-        Ok(Ok(StartedLogin { url: Redacted(started.url), state: started.state }))
+        self.keep(login_key(state.expose(), binding.expose()), None, LOGIN, &kept).await?;
+        Ok(Ok(StartedLogin { url: Redacted(started.url), binding: Redacted(binding.expose().to_owned()) }))
     }
 
     /// Finishes the login the provider `id` sent back with `state` and
-    /// `code` (or the provider's `error`), from `origin`: the ID token is
-    /// redeemed and verified, and the linking rules decide. Errors:
-    /// `Storage`, `Internal`.
+    /// `code` (or the provider's `error`), from `origin`, in the browser
+    /// that presents `binding` (its cookie): the login in progress is taken
+    /// once by its `state` and that binding together
+    /// ([`login_key`]: without the binding nothing is found, and nothing
+    /// is used up); then the ID token is redeemed and verified, and the
+    /// linking rules decide. Errors: `Storage`, `Internal`.
     pub async fn finish(
         &self,
         id: &str,
         state: &str,
+        binding: &str,
         answer: Result<&str, &str>,
         origin: &Origin,
     ) -> Result<Result<FederatedLogin, FederationFailure>, ServiceError> {
         let Some(provider) = self.provider(id) else { return Ok(Err(FederationFailure::UnknownProvider)) };
-        let Some((None, kept)) = self.take::<KeptLogin>(state, LOGIN).await? else {
+        let Some((None, kept)) = self.take_by_key::<KeptLogin>(login_key(state, binding), LOGIN).await? else {
+            tracing::info!(provider = id, "an upstream callback names no login started in this browser");
             return Ok(Err(FederationFailure::State));
         };
         if kept.provider != id {
@@ -683,7 +693,16 @@ impl FederationService {
         purpose: &str,
     ) -> Result<Option<(Option<UserId>, T)>, ServiceError> {
         let Some(id) = SessionToken::from_cookie(id) else { return Ok(None) };
-        let Some(ceremony) = self.ports.ceremonies.take_ceremony(&id.hash(), self.ports.clock.now()).await? else {
+        self.take_by_key(id.hash(), purpose).await
+    }
+
+    /// [`take`](Self::take), by the key the ceremony was kept under.
+    async fn take_by_key<T: serde::de::DeserializeOwned>(
+        &self,
+        key: [u8; 32],
+        purpose: &str,
+    ) -> Result<Option<(Option<UserId>, T)>, ServiceError> {
+        let Some(ceremony) = self.ports.ceremonies.take_ceremony(&key, self.ports.clock.now()).await? else {
             return Ok(None);
         };
         if ceremony.purpose != purpose {

@@ -18,6 +18,7 @@
 //!   logout.
 
 pub mod assurance;
+pub mod browser_binding;
 pub mod claims;
 pub mod id_token;
 pub mod level;

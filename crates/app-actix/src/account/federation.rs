@@ -3,12 +3,15 @@
 //! browser back to, the page that confirms a link with the account's
 //! password, and the unlinking of a provider from the security page.
 //!
-//! The login's `state` travels in the URL and in a cookie of its own
-//! (`HttpOnly`, `SameSite=Lax`, on `/conta/entrar/`, living as long as the
-//! login may take): the callback is accepted only in the browser that
-//! started the login, so that nobody can log a victim into the attacker's
-//! account with a callback URL of their own (login CSRF). Every failure is
-//! a page that says what happened and offers to try again, never a 500.
+//! The login's `state` travels in the URL; the browser that started the
+//! login also holds a binding of its own, 256 random bits that are not the
+//! `state`, in a cookie (`HttpOnly`, `SameSite=Lax`, on `/conta/entrar/`,
+//! living as long as the login may take). The callback is accepted only
+//! with that cookie: nobody can log a victim into the attacker's account
+//! with a callback URL of their own (login CSRF), and a callback URL seen
+//! by someone else (a log, a shared screen, a referrer) signs nobody in
+//! elsewhere (RFC 9700 §4.5). Every failure is a page that says what
+//! happened and offers to try again, never a 500.
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
@@ -139,7 +142,7 @@ async fn start(
             let mut answer = see_other(&started.url);
             cookies::append(
                 &mut answer,
-                &cookies.set(&req, STATE_COOKIE, STATE_COOKIE_PATH, &started.state, LOGIN_SECS),
+                &cookies.set(&req, STATE_COOKIE, STATE_COOKIE_PATH, &started.binding, LOGIN_SECS),
             );
             answer
         }
@@ -160,17 +163,17 @@ async fn finish(
     let fields = FormFields::parse(req.query_string().as_bytes()).unwrap_or_default();
     let field = |key| fields.get(key).ok().flatten().unwrap_or("");
     let state = field("state");
-    // Only the browser that started the login may finish it.
-    let same_browser = cookies::read(&req, STATE_COOKIE)
-        .is_some_and(|kept| credencial_domain::client_login::secrets_match(&kept, state));
-    let mut answer = if !same_browser || state.is_empty() {
+    // Only the browser that started the login may finish it: it holds the
+    // binding (not the state, which the URL carries) in its cookie.
+    let binding = cookies::read(&req, STATE_COOKIE).unwrap_or_default();
+    let mut answer = if binding.is_empty() || state.is_empty() {
         failure_page(&FederationFailure::State, name.as_deref())
     } else {
         let answer = match (field("code"), field("error")) {
             (_, error) if !error.is_empty() => Err(error),
             (code, _) => Ok(code),
         };
-        match federation.finish(&path, state, answer, &origin(&req)).await {
+        match federation.finish(&path, state, &binding, answer, &origin(&req)).await {
             Ok(Ok(login)) => logged_in(&req, &cookies, login, name.as_deref().unwrap_or_default()),
             Ok(Err(failure)) => failure_page(&failure, name.as_deref()),
             Err(e) => html::failure_page(e),
