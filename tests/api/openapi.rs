@@ -277,26 +277,21 @@ async fn register_confidential_client(app: &TestApp) {
 
 /// An OAuth2 refresh token of `user` for the test client, recorded as current.
 async fn oauth_refresh_token(app: &TestApp, user: i64) -> String {
-    let token =
-        sign(json!({"token_type": "refresh", "user_id": user, "scope": ALL, "client_id": CLIENT, "aud": CLIENT}));
-    let claims: Value = {
-        use base64::Engine;
-        let payload = token.split('.').nth(1).expect("payload");
-        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).expect("b64"))
-            .expect("claims")
+    // Signed with the provider's key, as the provider issues them: the
+    // shared HS256 secret mints nothing in the application lane.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() as i64;
+    let claims = credencial_domain::Claims {
+        scope: Some(ALL.to_owned()),
+        client_id: Some(CLIENT.to_owned()),
+        aud: Some(CLIENT.to_owned()),
+        ..credencial_domain::Claims::new(credencial_domain::TokenType::ClientRefresh, user, now, 300)
     };
-    let jti = claims["jti"].as_str().expect("jti").to_owned();
+    let token = crate::helpers::client_token_codec().encode_claims(&claims).expect("signed");
+    let jti = claims.jti.clone();
     app.db
         .storage()
         .refresh_tokens
-        .record(
-            NewRefreshToken {
-                jti: jti.clone(),
-                user_id: UserId(user),
-                expires_at: claims["exp"].as_i64().expect("exp"),
-            },
-            &jti,
-        )
+        .record(NewRefreshToken { jti: jti.clone(), user_id: UserId(user), expires_at: claims.exp }, &jti)
         .await
         .expect("recorded");
     token

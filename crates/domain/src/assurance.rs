@@ -154,6 +154,15 @@ impl Proof {
         self.second_factor() || self.local.contains(&AuthMethod::AppPassword)
     }
 
+    /// Whether the account's policy can change what [`decide`] says of
+    /// this proof: only when the proof does not meet an account's bar on
+    /// its own. A caller that must look the policy up (a refresh, which
+    /// runs every few minutes per application) skips the look-up
+    /// otherwise.
+    pub fn account_policy_matters(&self) -> bool {
+        !self.meets_account_bar()
+    }
+
     /// The `amr` text stored with a session or a grant (see the module's
     /// documentation).
     pub fn stored_amr(&self) -> String {

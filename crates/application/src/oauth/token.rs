@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use credencial_domain::assurance::{decide, Decision, Proof};
+use credencial_domain::assurance::{decide, AccountPolicy, Decision, Proof};
 use credencial_domain::federation::Demand;
 use credencial_domain::oauth::{
     check_code_exchange, client_authentication, presented_client, refreshed_scopes, ClientAuthentication, ClientId,
@@ -258,7 +258,11 @@ impl OAuthService {
         }
         let proof = Proof::from_claims(old.amr.as_deref(), old.acr.as_deref(), old.auth_time.unwrap_or(old.iat));
         let demand = Demand::new(client.requires_second_factor, client.minimum_govbr_level, None);
-        match decide(&proof, self.tokens.account_policy(user).await?, &demand) {
+        let policy = match proof.account_policy_matters() {
+            true => self.tokens.account_policy(user).await?,
+            false => AccountPolicy::default(),
+        };
+        match decide(&proof, policy, &demand) {
             Decision::In => Ok(()),
             Decision::AddFactor | Decision::Refused(_) => Err(OAuthError::InvalidGrant(
                 "the login no longer meets this client's requirements; the user must log in again".into(),

@@ -279,7 +279,11 @@ impl TokenService {
         let user = old.person()?;
         let stored = old.amr.as_deref().unwrap_or_default().join(" ");
         let proof = Proof::from_stored(&stored, ACR_PASSWORD, old.family_started());
-        if decide(&proof, self.account_policy(user).await?, &Demand::default()) != Decision::In {
+        let policy = match proof.account_policy_matters() {
+            true => self.account_policy(user).await?,
+            false => AccountPolicy::default(),
+        };
+        if decide(&proof, policy, &Demand::default()) != Decision::In {
             return Err(ServiceError::SecondFactorRequired);
         }
         let amr = first_party_amr(&proof);

@@ -195,3 +195,27 @@ fn upstream_trust_reads_its_setting() {
     assert!(UpstreamTrust::WhenUpstreamMfa.counts(true) && !UpstreamTrust::WhenUpstreamMfa.counts(false));
     assert!(UpstreamTrust::Always.counts(false));
 }
+
+#[test]
+fn the_account_s_policy_matters_only_to_a_proof_below_the_bar() {
+    let proofs = [
+        local(&[Password]),
+        local(&[Password, Totp]),
+        local(&[Passkey]),
+        local(&[AppPassword]),
+        govbr(&["pwd"], Bronze, false),
+        govbr(&["pwd", "otp"], Prata, true),
+        oidc(&["pwd"], false).with_factor(Totp, AT),
+    ];
+    let policies = [NO_FACTOR, HAS_FACTOR, STAFF];
+    for proof in proofs {
+        for demand in [any_app(), two_factor_app(), prata_app()] {
+            let decisions: Vec<Decision> = policies.iter().map(|p| decide(&proof, *p, &demand)).collect();
+            if !proof.account_policy_matters() {
+                assert!(decisions.iter().all(|d| *d == decisions[0]), "{proof:?} {demand:?}: {decisions:?}");
+            }
+        }
+        assert_eq!(proof.account_policy_matters(), !proof.meets_account_bar());
+    }
+    assert!(local(&[Password]).account_policy_matters());
+}
