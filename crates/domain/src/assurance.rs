@@ -179,8 +179,8 @@ impl Proof {
 
     /// The proof a session or grant stored as `amr` and `acr`, last
     /// authenticated at `at`. Values this service does not know are
-    /// skipped. A stored `amr` without a method (an earlier release) reads
-    /// as the password.
+    /// skipped (a text of unknown values alone proves nothing). An empty
+    /// stored `amr` (an earlier release) reads as the password.
     pub fn from_stored(amr: &str, acr: &str, at: i64) -> Self {
         let mut proof = Self { at, ..Self::default() };
         let mut values = amr.split_ascii_whitespace();
@@ -204,7 +204,7 @@ impl Proof {
                 proof.local.push(method);
             }
         }
-        if proof.local.is_empty() && proof.upstream.is_none() {
+        if amr.trim().is_empty() {
             proof.local.push(AuthMethod::Password);
         }
         proof

@@ -176,6 +176,9 @@ fn what_earlier_releases_stored_still_reads() {
     assert_eq!(Proof::from_stored("pwd otp", ACR_TWO_FACTORS, AT), local(&[Password, Totp]));
     assert_eq!(Proof::from_stored("", ACR_PASSWORD, AT), local(&[Password]));
     assert_eq!(Proof::from_stored("pwd unknown", ACR_PASSWORD, AT), local(&[Password]));
+    let unknown = Proof::from_stored("xyz", ACR_PASSWORD, AT);
+    assert!(unknown.local.is_empty() && unknown.upstream.is_none(), "unknown values prove nothing");
+    assert_eq!(decide(&unknown, HAS_FACTOR, &any_app()), Decision::AddFactor);
     assert_eq!(
         Proof::from_stored("fed pwd otp mfa", "urn:credencial:acr:govbr:prata", AT),
         govbr(&["pwd", "otp"], Prata, true)

@@ -10,12 +10,20 @@
 use sha2::{Digest, Sha256};
 
 /// The key a login in progress is kept under: the SHA-256, under a label
-/// of its own, of its `state` and its browser binding (each
-/// length-prefixed, so no two pairs share a key).
+/// of its own, of its `state` and its browser binding (see
+/// [`labelled_key`]).
 pub fn login_key(state: &str, binding: &str) -> [u8; 32] {
+    labelled_key(b"credencial upstream login", &[state, binding])
+}
+
+/// A key of the ceremonies' table derived from `parts` under `label`: the
+/// SHA-256 of the label, a NUL, and each part length-prefixed, so that keys
+/// of different labels never meet and no two lists of parts share one.
+pub(crate) fn labelled_key(label: &[u8], parts: &[&str]) -> [u8; 32] {
     let mut hasher = Sha256::new();
-    hasher.update(b"credencial upstream login\0");
-    for part in [state, binding] {
+    hasher.update(label);
+    hasher.update([0u8]);
+    for part in parts {
         hasher.update((part.len() as u64).to_be_bytes());
         hasher.update(part.as_bytes());
     }

@@ -10,21 +10,18 @@
 //! session's life under [`upstream_session_key`], beside the logins in
 //! progress (no column of the session record, no cookie).
 
-use sha2::{Digest, Sha256};
-
 /// The key under which the upstream login of the session with `sid` (its
 /// [`sid_of`](crate::session::sid_of)) is kept: derived from the `sid`
 /// under a label of its own, so that it names nothing else and reveals
 /// neither the `sid` nor the cookie.
 pub fn upstream_session_key(sid: &str) -> [u8; 32] {
-    let mut hasher = Sha256::new();
-    hasher.update(b"credencial upstream session of\0");
-    hasher.update(sid.as_bytes());
-    hasher.finalize().into()
+    super::browser_binding::labelled_key(b"credencial upstream session of", &[sid])
 }
 
 #[cfg(test)]
 mod tests {
+    use sha2::{Digest, Sha256};
+
     use super::*;
 
     #[test]
