@@ -168,6 +168,13 @@ pub struct Claims {
     /// refresh token without it (issued before) counts from its `iat`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orig_iat: Option<i64>,
+    /// The application password a first-party refresh family was opened
+    /// with (its id; a private claim of this service): every refresh
+    /// checks it is still there, so that revoking it ends the families it
+    /// started. Access tokens and other logins carry none (simplejwt's
+    /// shape).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_password: Option<i64>,
 }
 
 impl Claims {
@@ -198,6 +205,7 @@ impl Claims {
             amr: None,
             sid: None,
             orig_iat: None,
+            app_password: None,
         }
     }
 
@@ -224,6 +232,7 @@ impl Claims {
             amr: None,
             sid: None,
             orig_iat: None,
+            app_password: None,
         }
     }
 

@@ -278,6 +278,8 @@ pub(crate) fn kind_words(kind: SecurityEventKind, detail: &str) -> String {
         K::SecondFactorLocked => {
             "Códigos errados demais: a verificação em duas etapas ficou bloqueada por alguns minutos".into()
         }
+        K::AppPasswordCreated => format!("Senha de aplicativo «{detail}» criada"),
+        K::AppPasswordRevoked => format!("Senha de aplicativo «{detail}» revogada"),
     }
 }
 
