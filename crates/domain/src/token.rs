@@ -419,6 +419,19 @@ mod tests {
     }
 
     #[test]
+    fn the_application_password_claim_is_written_only_when_there_is_one() {
+        let plain = serde_json::to_value(Claims::new(TokenType::Access, 1, 0, 1)).expect("json");
+        let mut keys: Vec<&str> = plain.as_object().expect("object").keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["exp", "iat", "jti", "token_type", "user_id"], "simplejwt's shape");
+        let named = Claims { app_password: Some(42), ..Claims::new(TokenType::Refresh, 1, 0, 1) };
+        let json = serde_json::to_value(&named).expect("json");
+        assert_eq!(json["app_password"], 42);
+        let back: Claims = serde_json::from_value(json).expect("read back");
+        assert_eq!(back.app_password, Some(42));
+    }
+
+    #[test]
     fn token_type_serialises_in_lowercase() {
         let c = Claims::new(TokenType::Refresh, 1, 0, 1);
         let v = serde_json::to_value(&c).expect("claims serialise");
