@@ -244,3 +244,28 @@ async fn creation_needs_the_current_password_a_short_name_and_a_same_site_form()
     assert_eq!(full.status, 422, "{}", full.body);
     assert_eq!(count().await, 10);
 }
+
+#[tokio::test]
+async fn making_and_revoking_one_are_told_by_mail() {
+    let sink = credencial_adapters_upstream::testing::SmtpSink::start().await;
+    let app = crate::recovery::app_mailing_to(&sink, |_| {}).await;
+    let mut browser = signed_in_browser(&app, "lia", PASSWORD).await;
+    enrol(&mut browser).await;
+    let told = |subject: &'static str| {
+        let pool = app.db.pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>("SELECT count(*) FROM mail_outbox WHERE recipient LIKE $1 AND subject LIKE $2")
+                .bind("%lia@example.gov.br%")
+                .bind(format!("%{subject}%"))
+                .fetch_one(&pool)
+                .await
+                .expect("count")
+        }
+    };
+    create(&mut browser, "Cliente SUAP").await;
+    assert_eq!(told("uma senha de aplicativo foi criada").await, 1);
+    let id: i64 = sqlx::query_scalar("SELECT id FROM application_passwords").fetch_one(&app.db.pool).await.expect("id");
+    let revoked = act(&mut browser, "revogar-senha-app", &[("id", &id.to_string()), ("confirmado", "sim")]).await;
+    assert_eq!(revoked.status, 200, "{}", revoked.body);
+    assert_eq!(told("uma senha de aplicativo foi revogada").await, 1);
+}
