@@ -2,7 +2,8 @@
 //! `/conta/seguranca/` (name and current password; shown once, no-store),
 //! listed with their last use, revoked after a confirmation; accepted at
 //! `/api/token/pair/` for an account with a second factor, and nowhere
-//! else. Each refusal is written as the attempt it stops.
+//! else (the account's and the authorization endpoint's login forms,
+//! re-authentication). Each refusal is written as the attempt it stops.
 
 use credencial_domain::{JwtKeys, TokenCodec};
 use serde_json::{json, Value};
@@ -182,6 +183,16 @@ async fn an_application_password_opens_no_browser_login_and_no_re_authentication
     // The account's login form.
     let mut other = Browser::new(&app);
     let answer = log_in_at_account(&mut other, "/conta/", "lia", &password).await;
+    assert_ne!(answer.status, 303, "not signed in: {}", answer.body);
+    assert!(!answer.set_cookies.iter().any(|c| c.starts_with("credencial_session=")), "no session");
+
+    // The login form of the authorization endpoint (an application's login).
+    crate::oauth::register_clients(&app).await;
+    let mut at_oauth = Browser::new(&app);
+    let form = at_oauth.get(&crate::oauth::portal_request("dados_publicos", "s1")).await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    let fields = crate::helpers::with(hidden_fields(&form.body), &[("username", "lia"), ("password", &password)]);
+    let answer = at_oauth.post("/oauth/authorize/", &fields).await;
     assert_ne!(answer.status, 303, "not signed in: {}", answer.body);
     assert!(!answer.set_cookies.iter().any(|c| c.starts_with("credencial_session=")), "no session");
 
