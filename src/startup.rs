@@ -21,12 +21,12 @@ use credencial_application::email_confirmation::ConfirmationPorts;
 use credencial_application::purge::Pace;
 use credencial_application::security_log::Notices;
 use credencial_application::{
-    AccountAdminService, AccountEditService, AccountService, ApiTokenService, ClientAdminService, ClientLoginConfig,
-    ClientLoginService, EmailConfirmationService, FederationPorts, FederationService, GrantService, LoginThrottle,
-    MailSender, Metrics, OAuthService, OwnEntryService, PasskeyService, PasswordHasher, PasswordResetPorts,
-    PasswordResetService, ProfileService, Purge, Registries, ScopeCache, ScopeTtls, SecondFactorService, SecurityLog,
-    SessionService, SignupService, StaffService, TaxIdValidationService, TokenService, TokenServiceConfig,
-    UserDirectoryService,
+    AccountAdminService, AccountEditService, AccountService, ApiTokenService, AppPasswordService, ClientAdminService,
+    ClientLoginConfig, ClientLoginService, EmailConfirmationService, FederationPorts, FederationService, GrantService,
+    LoginThrottle, MailSender, Metrics, OAuthService, OwnEntryService, PasskeyService, PasswordHasher,
+    PasswordResetPorts, PasswordResetService, ProfileService, Purge, Registries, ScopeCache, ScopeTtls,
+    SecondFactorService, SecurityLog, SessionService, SignupService, StaffService, TaxIdValidationService,
+    TokenService, TokenServiceConfig, UserDirectoryService,
 };
 use credencial_domain::attr_map::{MappingInput, UserMapping};
 use credencial_domain::client_login::ValueSigner;
@@ -199,7 +199,17 @@ impl Application {
                     Arc::clone(&clock),
                     &branding.service_name,
                 )
-                .with_security_log(Arc::clone(&security_log)),
+                .with_security_log(Arc::clone(&security_log))
+                // Application passwords, for programs that cannot ask a
+                // code (`pair` only).
+                .with_app_passwords(Arc::new(
+                    AppPasswordService::new(
+                        Arc::clone(&storage.app_passwords),
+                        Arc::clone(service.credentials()),
+                        Arc::clone(&clock),
+                    )
+                    .with_security_log(Arc::clone(&security_log)),
+                )),
             )
         });
         // `pair` asks the second factor of accounts that have one.

@@ -10,10 +10,10 @@ use credencial_adapters_sqlite as sqlite;
 use credencial_ports::account::{AccessLog, GrantRepository, OwnEntryRepository, TaxIdValidationStore};
 use credencial_ports::DataTransfer;
 use credencial_ports::{
-    AccountAdminStore, AuditTrail, AuthorizationCodeStore, FederatedLinkStore, HostSessionEnds, HostUserRecords,
-    HostUserStore, LoginFailureLog, LoginHistory, LogoutDeliveries, MailStore, OAuthClientRepository, PasskeyStore,
-    PoolStatus, ProfileRepository, ReadinessProbe, RefreshTokenStore, SchemaStatus, SecondFactorStore, SecurityEvents,
-    SessionStore, SnapshotStore, UserDirectory, UserRepository,
+    AccountAdminStore, AppPasswordStore, AuditTrail, AuthorizationCodeStore, FederatedLinkStore, HostSessionEnds,
+    HostUserRecords, HostUserStore, LoginFailureLog, LoginHistory, LogoutDeliveries, MailStore, OAuthClientRepository,
+    PasskeyStore, PoolStatus, ProfileRepository, ReadinessProbe, RefreshTokenStore, SchemaStatus, SecondFactorStore,
+    SecurityEvents, SessionStore, SnapshotStore, UserDirectory, UserRepository,
 };
 
 pub use sqlite::InstanceLock;
@@ -184,6 +184,8 @@ pub struct Storage {
     pub second_factors: Arc<dyn SecondFactorStore>,
     /// Passkeys and their ceremonies.
     pub passkeys: Arc<dyn PasskeyStore>,
+    /// Application passwords.
+    pub app_passwords: Arc<dyn AppPasswordStore>,
     /// The accounts' links to upstream identity providers.
     pub federated_links: Arc<dyn FederatedLinkStore>,
     /// People's security activity.
@@ -241,6 +243,7 @@ impl Storage {
                 sessions: pg::PgSessionStore,
                 second_factors: pg::PgSecondFactorStore,
                 passkeys: pg::PgSecondFactorStore,
+                app_passwords: pg::PgSecondFactorStore,
                 federated_links: pg::PgFederatedLinks,
                 security_events: pg::PgSecurityEvents,
                 mail: pg::PgMail,
@@ -271,6 +274,7 @@ impl Storage {
                 sessions: sqlite::SqliteSessionStore,
                 second_factors: sqlite::SqliteSecondFactorStore,
                 passkeys: sqlite::SqliteSecondFactorStore,
+                app_passwords: sqlite::SqliteSecondFactorStore,
                 federated_links: sqlite::SqliteFederatedLinks,
                 security_events: sqlite::SqliteSecurityEvents,
                 mail: sqlite::SqliteMail,

@@ -12,6 +12,7 @@ mod admin_applications;
 mod admin_cli;
 mod admin_user_new;
 mod admin_users;
+mod app_passwords;
 mod assurance;
 mod backchannel_logout;
 mod branding;

@@ -6,6 +6,7 @@
 pub mod access_log_group;
 pub mod account;
 mod account_admin;
+mod app_passwords;
 pub mod audit;
 mod database;
 mod directory;

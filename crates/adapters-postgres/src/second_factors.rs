@@ -21,6 +21,11 @@ impl PgSecondFactorStore {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
+
+    /// The pool (the application passwords' statements run on it too).
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
 }
 
 #[async_trait]

@@ -9,6 +9,7 @@
 
 pub mod account;
 mod account_admin;
+mod app_passwords;
 pub mod audit;
 mod database;
 mod directory;

@@ -21,6 +21,11 @@ impl SqliteSecondFactorStore {
     pub fn new(db: SqliteDb) -> Self {
         Self { db }
     }
+
+    /// The database (the application passwords' statements run on it too).
+    pub(crate) fn db(&self) -> &SqliteDb {
+        &self.db
+    }
 }
 
 #[async_trait]

@@ -42,7 +42,9 @@ pub const DEFAULT_PREFIX: &str = "/api/token/";
 /// default the TCP peer). An account with a second factor answers 401
 /// `second_factor_required` to the password alone and takes `otp` (an
 /// app's code or a recovery code) in the same body; a wrong code is 401
-/// `second_factor_invalid`.
+/// `second_factor_invalid`. A `password` of an application password's
+/// shape (`credapp-…`, made at `/conta/seguranca/`) is checked against
+/// that account's application passwords and needs no `otp`.
 ///
 /// [`ClientAddressSource`]: crate::client_address::ClientAddressSource
 pub async fn pair(

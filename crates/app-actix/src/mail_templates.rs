@@ -165,6 +165,14 @@ fn notice_heading(kind: SecurityEventKind, detail: &str, site: &Branding) -> (St
             "códigos errados na verificação em duas etapas",
             "A senha da sua conta foi usada com códigos errados do segundo fator, tantas vezes que a verificação em duas etapas ficou bloqueada por alguns minutos. Se não foi você, troque a sua senha agora.",
         ),
+        K::AppPasswordCreated => (
+            "uma senha de aplicativo foi criada",
+            "Foi criada uma senha de aplicativo na sua conta. Com ela, um programa (como um cliente do SUAP) entra na sua conta sem o código da verificação em duas etapas. Se não foi você, revogue-a na página de segurança da conta e troque a sua senha agora.",
+        ),
+        K::AppPasswordRevoked => (
+            "uma senha de aplicativo foi revogada",
+            "Uma senha de aplicativo da sua conta foi revogada: o programa que a usava não entra mais com ela.",
+        ),
         K::AccountDeactivated => ("a conta foi desativada", "A sua conta foi desativada pela equipe do serviço e todas as sessões foram encerradas."),
         _ => ("alteração na sua conta", "Houve uma alteração na segurança da sua conta."),
     };

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use credencial_domain::throttle::{ClientAddress, Subject};
 use credencial_domain::{Cpf, PasswordStamp, UserId, Username};
-use credencial_ports::UserRepository;
+use credencial_ports::{UserCredentials, UserRepository};
 use secrecy::SecretString;
 
 use crate::error::ServiceError;
@@ -106,12 +106,7 @@ impl CredentialCheck {
         // long, control characters such as NUL, which PostgreSQL refuses in
         // text) is never looked up, but costs the same hashing work as any
         // other miss.
-        let cpf = Cpf::parse(username).ok();
-        let found = match (&cpf, Username::parse(username)) {
-            (Some(cpf), _) => self.users.find_credentials_for_cpf(cpf, username).await?,
-            (None, Ok(valid)) => self.users.find_credentials(valid.as_str()).await?,
-            (None, Err(_)) => None,
-        };
+        let found = self.find_login(username).await?;
         // The failures count per account, under its username, whichever
         // identifier named it; a login that named none counts under what
         // was typed (a CPF by its digits), in the same form. A stored
@@ -134,6 +129,20 @@ impl CredentialCheck {
             }
             _ => Err(ServiceError::InvalidCredentials),
         }
+    }
+
+    /// The account a login's `username` names: by CPF when the text is
+    /// one (unless a username is exactly that text), else by username. A
+    /// username that cannot exist (empty, too long, control characters
+    /// such as NUL, which PostgreSQL refuses in text) is never looked up.
+    /// Errors: `Storage`.
+    pub(crate) async fn find_login(&self, username: &str) -> Result<Option<UserCredentials>, ServiceError> {
+        let cpf = Cpf::parse(username).ok();
+        Ok(match (&cpf, Username::parse(username)) {
+            (Some(cpf), _) => self.users.find_credentials_for_cpf(cpf, username).await?,
+            (None, Ok(valid)) => self.users.find_credentials(valid.as_str()).await?,
+            (None, Err(_)) => None,
+        })
     }
 
     /// Whether `password` is the password of the active account `user`

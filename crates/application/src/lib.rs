@@ -4,6 +4,7 @@
 pub mod account;
 pub mod account_edit;
 pub mod admin;
+pub mod app_passwords;
 pub mod backchannel_logout;
 pub mod client_login;
 pub mod credentials;
@@ -36,6 +37,7 @@ pub use admin::{
     AccountAdminService, ApiAccessChange, ApiCaller, ApiTokenService, AuditPage, ClientAdminService, NewAccount,
     PreRegistrationOutcome, StaffService, UserDirectoryService,
 };
+pub use app_passwords::{AppPasswordService, Creation};
 pub use client_login::{
     CallbackResult, ClientLoginConfig, ClientLoginError, ClientLoginService, HostLogin, LoginStart, PendingLogin,
     SealedValue,

@@ -17,6 +17,7 @@ use credencial_domain::throttle::{ClientAddress, Subject};
 use credencial_domain::{Redacted, UserId};
 use credencial_ports::{Clock, SecondFactorStore};
 
+use crate::app_passwords::AppPasswordService;
 use crate::credentials::CredentialCheck;
 use crate::error::ServiceError;
 use crate::security_log::SecurityLog;
@@ -48,6 +49,7 @@ pub struct SecondFactorService {
     clock: Arc<dyn Clock>,
     issuer: String,
     security: Option<Arc<SecurityLog>>,
+    app_passwords: Option<Arc<AppPasswordService>>,
 }
 
 impl fmt::Debug for SecondFactorService {
@@ -67,7 +69,7 @@ impl SecondFactorService {
         clock: Arc<dyn Clock>,
         issuer: &str,
     ) -> Self {
-        Self { store, key, credentials, clock, issuer: issuer.replace(':', " "), security: None }
+        Self { store, key, credentials, clock, issuer: issuer.replace(':', " "), security: None, app_passwords: None }
     }
 
     /// The same service, recording every change of factors in the
@@ -75,6 +77,18 @@ impl SecondFactorService {
     pub fn with_security_log(mut self, log: Arc<SecurityLog>) -> Self {
         self.security = Some(log);
         self
+    }
+
+    /// The same service, offering application passwords (for programs
+    /// that cannot ask for a code) beside the factors.
+    pub fn with_app_passwords(mut self, app_passwords: Arc<AppPasswordService>) -> Self {
+        self.app_passwords = Some(app_passwords);
+        self
+    }
+
+    /// The application passwords, when offered.
+    pub fn app_passwords(&self) -> Option<&Arc<AppPasswordService>> {
+        self.app_passwords.as_ref()
     }
 
     /// Records a change of `user`'s factors (`kind`, with `detail`) in the

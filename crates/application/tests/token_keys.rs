@@ -106,7 +106,11 @@ async fn with_a_provider_key_pair_client_tokens_are_signed_with_it_and_first_par
     assert!(issuer.decode_client(&pair.refresh.0, TokenType::ClientRefresh).is_ok());
 
     let own = issuer
-        .issue_pair(UserId(42), Audience::FirstParty { amr: &["pwd".to_owned()] }, Recording::Login(LoginVia::Pair))
+        .issue_pair(
+            UserId(42),
+            Audience::FirstParty { amr: &["pwd".to_owned()], app_password: None },
+            Recording::Login(LoginVia::Pair),
+        )
         .await
         .expect("pair");
     assert_eq!(header(&own.access.0), ("HS256".into(), Some("JWT".into())));

@@ -98,6 +98,7 @@
 
 pub mod account;
 pub mod admin;
+pub mod app_password;
 pub mod assurance;
 pub mod attr_map;
 pub mod client_login;

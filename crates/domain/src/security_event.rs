@@ -43,11 +43,16 @@ pub enum SecurityEventKind {
     /// Wrong second-factor codes spent the account's budget: the second
     /// step is locked for a while.
     SecondFactorLocked,
+    /// The person made an application password (its name is the detail).
+    AppPasswordCreated,
+    /// The person revoked an application password (its name is the
+    /// detail).
+    AppPasswordRevoked,
 }
 
 impl SecurityEventKind {
     /// Every kind.
-    pub const ALL: [Self; 17] = [
+    pub const ALL: [Self; 19] = [
         Self::Login,
         Self::TotpEnabled,
         Self::TotpDisabled,
@@ -65,6 +70,8 @@ impl SecurityEventKind {
         Self::ProviderLinked,
         Self::ProviderUnlinked,
         Self::SecondFactorLocked,
+        Self::AppPasswordCreated,
+        Self::AppPasswordRevoked,
     ];
 
     /// The stored code.
@@ -87,6 +94,8 @@ impl SecurityEventKind {
             Self::ProviderLinked => "provider_linked",
             Self::ProviderUnlinked => "provider_unlinked",
             Self::SecondFactorLocked => "second_factor_locked",
+            Self::AppPasswordCreated => "app_password_created",
+            Self::AppPasswordRevoked => "app_password_revoked",
         }
     }
 
@@ -121,7 +130,9 @@ pub fn notice_for(kind: SecurityEventKind, detail: &str) -> Option<bool> {
         | K::EmailChangeUndone
         | K::ProviderLinked
         | K::ProviderUnlinked
-        | K::SecondFactorLocked => Some(false),
+        | K::SecondFactorLocked
+        | K::AppPasswordCreated
+        | K::AppPasswordRevoked => Some(false),
     }
 }
 

@@ -168,6 +168,13 @@ pub struct Claims {
     /// refresh token without it (issued before) counts from its `iat`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orig_iat: Option<i64>,
+    /// The application password a first-party refresh family was opened
+    /// with (its id; a private claim of this service): every refresh
+    /// checks it is still there, so that revoking it ends the families it
+    /// started. Access tokens and other logins carry none (simplejwt's
+    /// shape).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_password: Option<i64>,
 }
 
 impl Claims {
@@ -198,6 +205,7 @@ impl Claims {
             amr: None,
             sid: None,
             orig_iat: None,
+            app_password: None,
         }
     }
 
@@ -224,6 +232,7 @@ impl Claims {
             amr: None,
             sid: None,
             orig_iat: None,
+            app_password: None,
         }
     }
 
@@ -407,6 +416,19 @@ mod tests {
         assert_eq!(a.user_id, Some(7));
         assert_ne!(a.jti, b.jti);
         assert_eq!(a.jti.len(), 32);
+    }
+
+    #[test]
+    fn the_application_password_claim_is_written_only_when_there_is_one() {
+        let plain = serde_json::to_value(Claims::new(TokenType::Access, 1, 0, 1)).expect("json");
+        let mut keys: Vec<&str> = plain.as_object().expect("object").keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["exp", "iat", "jti", "token_type", "user_id"], "simplejwt's shape");
+        let named = Claims { app_password: Some(42), ..Claims::new(TokenType::Refresh, 1, 0, 1) };
+        let json = serde_json::to_value(&named).expect("json");
+        assert_eq!(json["app_password"], 42);
+        let back: Claims = serde_json::from_value(json).expect("read back");
+        assert_eq!(back.app_password, Some(42));
     }
 
     #[test]

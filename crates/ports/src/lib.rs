@@ -7,6 +7,7 @@
 pub mod account;
 pub mod account_admin;
 pub mod account_search;
+pub mod app_passwords;
 pub mod audit;
 pub mod clock;
 pub mod directory;
@@ -35,6 +36,7 @@ pub mod user_data;
 pub mod users;
 
 pub use account_admin::{AccountAdminStore, LoginHistory};
+pub use app_passwords::{AppPasswordRecord, AppPasswordStore, NewAppPassword};
 pub use audit::AuditTrail;
 pub use clock::{Clock, SystemClock};
 pub use directory::{ApiClientAccess, ApiTokenState, PreRegistered, UserDirectory};
@@ -68,6 +70,8 @@ pub use users::{AccessChange, AccountRecord, DetailsUpdate, NewUser, Registered,
 
 #[cfg(any(test, feature = "mocks"))]
 pub use account_admin::{MockAccountAdminStore, MockLoginHistory};
+#[cfg(any(test, feature = "mocks"))]
+pub use app_passwords::MockAppPasswordStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use audit::MockAuditTrail;
 #[cfg(any(test, feature = "mocks"))]

@@ -328,6 +328,19 @@ pub const TABLES: &[TableSpec] = &[
         generated_id: true,
     },
     TableSpec {
+        name: "application_passwords",
+        columns: &[
+            ("id", I),
+            ("user_id", I),
+            ("name", S),
+            ("password_hash", X),
+            ("created_at", I),
+            ("last_used_at", I),
+        ],
+        order_by: "id",
+        generated_id: true,
+    },
+    TableSpec {
         name: "security_events",
         columns: &[("id", I), ("user_id", I), ("at", I), ("kind", S), ("detail", S), ("device", S), ("place", S)],
         order_by: "id",

@@ -99,6 +99,8 @@ pub trait Backend: Send + Sync + Sized + 'static {
     fn passkeys(&self) -> Arc<dyn credencial_ports::PasskeyStore>;
     /// [`credencial_ports::SecondFactorStore`].
     fn second_factors(&self) -> Arc<dyn credencial_ports::SecondFactorStore>;
+    /// [`credencial_ports::AppPasswordStore`].
+    fn app_passwords(&self) -> Arc<dyn credencial_ports::AppPasswordStore>;
     /// [`credencial_ports::SessionStore`].
     fn sessions(&self) -> Arc<dyn credencial_ports::SessionStore>;
     /// [`credencial_ports::HostSessionEnds`].

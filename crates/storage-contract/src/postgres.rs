@@ -119,6 +119,9 @@ impl Backend for Postgres {
     fn second_factors(&self) -> Arc<dyn credencial_ports::SecondFactorStore> {
         Arc::new(pg::PgSecondFactorStore::new(self.database.pool.clone()))
     }
+    fn app_passwords(&self) -> Arc<dyn credencial_ports::AppPasswordStore> {
+        Arc::new(pg::PgSecondFactorStore::new(self.database.pool.clone()))
+    }
 
     fn sessions(&self) -> Arc<dyn credencial_ports::SessionStore> {
         Arc::new(pg::PgSessionStore::new(self.database.pool.clone()))

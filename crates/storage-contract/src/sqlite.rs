@@ -120,6 +120,9 @@ impl Backend for Sqlite {
     fn second_factors(&self) -> Arc<dyn credencial_ports::SecondFactorStore> {
         Arc::new(sqlite::SqliteSecondFactorStore::new(self.database.db.clone()))
     }
+    fn app_passwords(&self) -> Arc<dyn credencial_ports::AppPasswordStore> {
+        Arc::new(sqlite::SqliteSecondFactorStore::new(self.database.db.clone()))
+    }
 
     fn sessions(&self) -> Arc<dyn credencial_ports::SessionStore> {
         Arc::new(sqlite::SqliteSessionStore::new(self.database.db.clone()))

@@ -191,12 +191,17 @@ lanes() {
 import json, sys
 header, access, refresh = (json.loads(a) for a in sys.argv[1:])
 shape = {"token_type", "exp", "iat", "jti", "user_id"}
+# This service's own claims on a refresh token, read back by its refresh
+# only (simplejwt ignores claims it does not know): the login's methods,
+# when its family started, and the application password it was opened with.
+private = {"amr", "orig_iat", "app_password"}
 assert header["alg"] == "HS256", header
-for claims, kind in ((access, "access"), (refresh, "refresh")):
-    assert set(claims) == shape and claims["token_type"] == kind, claims
+assert set(access) == shape and access["token_type"] == "access", access
+assert shape <= set(refresh) <= shape | private and refresh["token_type"] == "refresh", refresh
+for claims in (access, refresh):
     assert isinstance(claims["user_id"], int) and not isinstance(claims["user_id"], bool), claims
 PY
-        pass "${label}: the pair keeps simplejwt's shape (HS256; token_type, exp, iat, jti, integer user_id)"
+        pass "${label}: the pair keeps simplejwt's shape (HS256; token_type, exp, iat, jti, integer user_id; the refresh token may add amr, orig_iat, app_password)"
     else
         fail "${label}: the pair must keep simplejwt's shape (HS256; token_type access/refresh, exp, iat, jti, integer user_id)" \
             "access: $(describe "$PAIR_ACCESS")" "refresh: $(describe "$PAIR_REFRESH")"
@@ -262,6 +267,50 @@ minted() {
     log "${label}: (not asserted) a simplejwt-minted refresh token at credencial's verify: ${STATUS} ${BODY}"
 }
 
+# app_password LABEL BASE USERNAME PASSWORD: the account gets a second factor
+# and an application password through the account pages (app_password.py,
+# as a person would); the password alone no longer buys a pair, and the pair
+# the application password buys (what a SUAP client of such an account
+# uses) is accepted by simplejwt at its authenticated view and refresh view.
+app_password() {
+    local label=$1 base=$2 secret
+    secret=$(python3 "${HERE}/app_password.py" "$base" "$3" "$4")
+    http POST "${base}/api/token/pair/" -H 'Content-Type: application/json' \
+        -d "{\"username\": \"$3\", \"password\": \"$4\"}"
+    if [ "$STATUS" = 401 ] && [ "$(printf '%s' "$BODY" | json_field code)" = second_factor_required ]; then
+        pass "${label}: with a second factor, the password alone buys no pair (401 second_factor_required)"
+    else
+        fail "${label}: with a second factor, the password alone must buy no pair (401 second_factor_required)" \
+            "got ${STATUS} ${BODY}"
+    fi
+    pair "$base" "$3" "$secret"
+    if python3 - "$(jwt_json "$PAIR_ACCESS" payload)" "$(jwt_json "$PAIR_REFRESH" payload)" <<'PY'; then
+import json, sys
+access, refresh = (json.loads(a) for a in sys.argv[1:])
+assert set(access) == {"token_type", "exp", "iat", "jti", "user_id"}, access
+assert isinstance(refresh.get("app_password"), int) and refresh.get("amr") == ["app"], refresh
+PY
+        pass "${label}: the application password's pair: the access token in simplejwt's shape, the refresh token naming it"
+    else
+        fail "${label}: the application password's pair must keep the access token's shape and name it in the refresh token" \
+            "access: $(describe "$PAIR_ACCESS")" "refresh: $(describe "$PAIR_REFRESH")"
+    fi
+    django_me "$PAIR_ACCESS"
+    if [ "$STATUS" = 200 ] && [ "$(printf '%s' "$BODY" | json_field user_id)" = "$USER_ID" ]; then
+        pass "${label}: Django accepts the access token of a pair bought with an application password (user ${USER_ID})"
+    else
+        fail "${label}: Django must accept the access token of a pair bought with an application password (200, user ${USER_ID})" \
+            "got ${STATUS} ${BODY}" "$(describe "$PAIR_ACCESS")"
+    fi
+    django_refresh "$PAIR_REFRESH"
+    if [ "$STATUS" = 200 ] && printf '%s' "$BODY" | json_field access >/dev/null 2>&1; then
+        pass "${label}: Django's TokenRefreshView accepts the refresh token of that pair"
+    else
+        fail "${label}: Django's TokenRefreshView must accept the refresh token of a pair bought with an application password" \
+            "got ${STATUS} ${BODY}" "$(describe "$PAIR_REFRESH")"
+    fi
+}
+
 # --- 2. credencial demo: OAuth2 tokens signed with the OpenID Connect key ---
 (cd "$WORK" && exec env DATABASE_URL="sqlite://${WORK}/demo.db" SERVICE_BIND="127.0.0.1:${PORT}" \
     "$BIN" demo) >"${OUT}/demo.log" 2>&1 &
@@ -270,6 +319,7 @@ DEMO_PID=$!
 wait_until_serving "$DEMO" "$DEMO_PID" "${OUT}/demo.log" 60 || exit 1
 lanes demo "$DEMO" ana ana-demo-2026 demo-host demo-host-secret "${DEMO}/auth/callback/"
 minted demo "$DEMO"
+app_password demo "$DEMO" ana ana-demo-2026
 kill "$DEMO_PID"
 wait "$DEMO_PID" 2>/dev/null || true
 

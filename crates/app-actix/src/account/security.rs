@@ -16,7 +16,9 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 use askama::Template;
 use credencial_application::metrics::SessionEnd;
-use credencial_application::{LoginSession, SecondFactorService, ServiceError, SessionService, TotpEnrolment};
+use credencial_application::{
+    Creation, LoginSession, SecondFactorService, ServiceError, SessionService, TotpEnrolment,
+};
 use credencial_domain::security_event::SecurityEventKind;
 use credencial_domain::Redacted;
 use credencial_ports::SecurityEvent;
@@ -195,6 +197,26 @@ struct SecurityPage<'a> {
     links: Vec<LinkRow>,
     unlink_action: &'a str,
     has_password: bool,
+    app_passwords_offered: bool,
+    app_passwords: Vec<AppPasswordRow>,
+    new_app_password: Option<NewAppPasswordView>,
+    app_password_limit: u32,
+}
+
+/// An application password as the page lists it.
+#[derive(Debug)]
+struct AppPasswordRow {
+    id: i64,
+    name: String,
+    created: String,
+    last_used: String,
+}
+
+/// A new application password, shown once.
+#[derive(Debug)]
+struct NewAppPasswordView {
+    name: String,
+    password: String,
 }
 
 /// One linked provider as the page lists it.
@@ -231,6 +253,8 @@ pub(super) struct Shown<'a> {
     pub offer_end_others: bool,
     /// Where to go on after enrolling (a step-up that sent the person here).
     pub next: Option<String>,
+    /// A new application password (its name and itself), shown once.
+    pub new_app_password: Option<(String, Redacted<String>)>,
 }
 
 /// An entry of the security activity as the page lists it.
@@ -278,6 +302,8 @@ pub(crate) fn kind_words(kind: SecurityEventKind, detail: &str) -> String {
         K::SecondFactorLocked => {
             "Códigos errados demais: a verificação em duas etapas ficou bloqueada por alguns minutos".into()
         }
+        K::AppPasswordCreated => format!("Senha de aplicativo «{detail}» criada"),
+        K::AppPasswordRevoked => format!("Senha de aplicativo «{detail}» revogada"),
     }
 }
 
@@ -412,6 +438,22 @@ pub(super) async fn page(
             Err(e) => return service_failure(req, e),
         },
     };
+    let app_passwords = match factors.app_passwords() {
+        Some(service) => match service.list(session.user_id).await {
+            Ok(list) => Some(
+                list.into_iter()
+                    .map(|p| AppPasswordRow {
+                        id: p.id,
+                        name: p.name,
+                        created: html::brasilia_time(p.created_at),
+                        last_used: p.last_used_at.map_or_else(|| "nunca".to_owned(), html::brasilia_time),
+                    })
+                    .collect(),
+            ),
+            Err(e) => return service_failure(req, e),
+        },
+        None => None,
+    };
     let token = session.account_form_token();
     let page = SecurityPage {
         site: &PROVIDER,
@@ -439,6 +481,12 @@ pub(super) async fn page(
         links,
         unlink_action: super::federation::UNLINK_PATH,
         has_password,
+        app_passwords_offered: app_passwords.is_some(),
+        app_passwords: app_passwords.unwrap_or_default(),
+        new_app_password: shown
+            .new_app_password
+            .map(|(name, password)| NewAppPasswordView { name, password: password.into_inner() }),
+        app_password_limit: credencial_domain::app_password::MAX_PER_ACCOUNT,
     };
     html::html(html::response(status), &page)
 }
@@ -578,6 +626,8 @@ async fn change(
                 Err(e) => service_failure(&req, e),
             }
         }
+        "criar-senha-app" => create_app_password(&req, &factors, &sessions, &session, &fields).await,
+        "revogar-senha-app" => revoke_app_password(&req, &factors, &sessions, &session, &fields).await,
         "encerrar-outras" => {
             let purpose = "encerrar sessões abertas em outros navegadores";
             or_answer!(crate::session::recent_authentication(&req, &session, &fields, purpose, SECURITY_PATH).await);
@@ -587,5 +637,96 @@ async fn change(
             }
         }
         _ => refused(StatusCode::BAD_REQUEST, "A ação pedida não existe."),
+    }
+}
+
+// ------------------------------------------------ application passwords
+
+const NO_APP_PASSWORD: &str = "A senha de aplicativo pedida não existe.";
+
+/// `acao=criar-senha-app`: a new application password named `nome`, the
+/// current password (`senha`) asked again; the result page shows it once.
+async fn create_app_password(
+    req: &HttpRequest,
+    factors: &SecondFactorService,
+    sessions: &SessionService,
+    session: &LoginSession,
+    fields: &FormFields,
+) -> HttpResponse {
+    let Some(service) = factors.app_passwords() else {
+        return super::not_offered("As senhas de aplicativo não estão disponíveis neste serviço.");
+    };
+    let field = |name| fields.get(name).ok().flatten().unwrap_or("");
+    let password = SecretString::from(field("senha").to_owned());
+    let problem = |message: &'static str| async move {
+        let shown = Shown { message: Some(message), ..Shown::default() };
+        page(req, factors, sessions, session, shown, StatusCode::UNPROCESSABLE_ENTITY).await
+    };
+    match service.create(session.user_id, password, field("nome"), &origin(req)).await {
+        Ok(Creation::Created { name, password, .. }) => {
+            let shown = Shown {
+                notice: Some("Senha de aplicativo criada. Copie-a agora: ela não será mostrada de novo."),
+                new_app_password: Some((name, password)),
+                ..Shown::default()
+            };
+            page(req, factors, sessions, session, shown, StatusCode::OK).await
+        }
+        Ok(Creation::BadName(e)) => problem(e.message()).await,
+        Ok(Creation::WrongPassword) => problem(WRONG_PASSWORD).await,
+        Ok(Creation::LimitReached) => {
+            problem("Você já tem o máximo de senhas de aplicativo. Revogue uma que não use mais antes de criar outra.")
+                .await
+        }
+        Err(ServiceError::Throttled { retry_after_secs }) => with_retry_after(
+            refused(StatusCode::TOO_MANY_REQUESTS, &throttled_text(retry_after_secs)),
+            retry_after_secs,
+        ),
+        Err(e) => service_failure(req, e),
+    }
+}
+
+/// `acao=revogar-senha-app` with the application password's `id`: first
+/// the confirmation page, then the revocation.
+async fn revoke_app_password(
+    req: &HttpRequest,
+    factors: &SecondFactorService,
+    sessions: &SessionService,
+    session: &LoginSession,
+    fields: &FormFields,
+) -> HttpResponse {
+    let (Some(service), Ok(id)) =
+        (factors.app_passwords(), fields.get("id").ok().flatten().unwrap_or("").parse::<i64>())
+    else {
+        return refused(StatusCode::BAD_REQUEST, NO_APP_PASSWORD);
+    };
+    let list = match service.list(session.user_id).await {
+        Ok(list) => list,
+        Err(e) => return service_failure(req, e),
+    };
+    let Some(named) = list.into_iter().find(|p| p.id == id) else {
+        return refused(StatusCode::NOT_FOUND, NO_APP_PASSWORD);
+    };
+    if !crate::confirmation::given(fields) {
+        let ask = crate::confirmation::Ask {
+            question: format!("Revogar a senha de aplicativo «{}»?", named.name),
+            consequence: "O programa que usa esta senha não consegue mais entrar com ela, e as sessões que ela abriu \
+                          terminam na próxima renovação. Para voltar a usá-lo, crie outra senha de aplicativo."
+                .to_owned(),
+            button: "Revogar",
+            back: SECURITY_PATH,
+            frame: Frame::account(SECURITY_PATH),
+        };
+        return crate::confirmation::page(req, fields, ask);
+    }
+    match service.revoke(session.user_id, id, Some(&origin(req))).await {
+        Ok(true) => {
+            let shown = Shown {
+                notice: Some("Senha de aplicativo revogada. Ela não abre mais a sua conta."),
+                ..Shown::default()
+            };
+            page(req, factors, sessions, session, shown, StatusCode::OK).await
+        }
+        Ok(false) => refused(StatusCode::NOT_FOUND, NO_APP_PASSWORD),
+        Err(e) => service_failure(req, e),
     }
 }

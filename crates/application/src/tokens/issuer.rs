@@ -34,6 +34,9 @@ pub enum Audience<'a> {
     FirstParty {
         /// The login's methods.
         amr: &'a [String],
+        /// The application password the login used (its id), carried by
+        /// the refresh token so that a revocation ends the family.
+        app_password: Option<i64>,
     },
     /// An OAuth2 pair for `client_id`: both tokens carry `aud` and
     /// `client_id`; the access token `access_scopes`, the refresh token
@@ -414,7 +417,11 @@ impl TokenIssuer {
                 base.orig_iat = Some(family_started);
             }
             match audience {
-                Audience::FirstParty { amr } => Claims { amr: token_type.is_refresh().then(|| amr.to_vec()), ..base },
+                Audience::FirstParty { amr, app_password } => Claims {
+                    amr: token_type.is_refresh().then(|| amr.to_vec()),
+                    app_password: app_password.filter(|_| token_type.is_refresh()),
+                    ..base
+                },
                 Audience::Client { client_id, access_scopes, refresh_scopes, auth_time, acr, amr, sid } => {
                     let scopes = if token_type.is_access() { access_scopes } else { refresh_scopes };
                     Claims {

@@ -8,6 +8,7 @@ pub mod issuer;
 use std::sync::Arc;
 
 use credencial_domain::admin::LoginVia;
+use credencial_domain::app_password;
 use credencial_domain::assurance::{decide, AccountPolicy, Decision, Proof};
 use credencial_domain::federation::Demand;
 use credencial_domain::refresh_grace::RefreshGrace;
@@ -17,9 +18,10 @@ use credencial_domain::{
     Claims, EndpointAllowList, Redacted, TokenCodec, TokenError, TokenLifetimes, TokenType, UserData, UserId,
 };
 use credencial_ports::{Clock, RefreshTokenStore, UserDataSource, UserRepository};
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 use serde::Serialize;
 
+use crate::app_passwords::AppPasswordService;
 pub use crate::credentials::AuthenticatedUser;
 use crate::credentials::CredentialCheck;
 use crate::error::ServiceError;
@@ -123,6 +125,12 @@ impl TokenService {
     pub fn with_second_factors(mut self, factors: Arc<SecondFactorService>) -> Self {
         self.factors = Some(factors);
         self
+    }
+
+    /// The application passwords, when the service offers them (through
+    /// its second factors).
+    fn app_passwords(&self) -> Option<&Arc<AppPasswordService>> {
+        self.factors.as_ref().and_then(|f| f.app_passwords())
     }
 
     /// The account's own bar for the one rule: whether it has a second
@@ -230,7 +238,11 @@ impl TokenService {
     /// with a second factor answers `SecondFactorRequired` for the password
     /// alone, and takes `otp` (an app's current code or a recovery code)
     /// in the same request; a wrong code is `SecondFactorInvalid` (counted
-    /// in the codes' own budget). The login is recorded in the history with
+    /// in the codes' own budget). A `password` of an application
+    /// password's shape is checked against the account's application
+    /// passwords instead of its password (under the same limits: a wrong
+    /// one is a wrong password), and meets the bar of an account with a
+    /// factor without a code; its refresh family ends when it is revoked. The login is recorded in the history with
     /// the refresh token, in the same statement; the refresh token carries
     /// the login's methods, which every refresh checks again.
     pub async fn pair(
@@ -240,13 +252,23 @@ impl TokenService {
         otp: Option<&str>,
         from: Option<ClientAddress>,
     ) -> Result<TokenPair, ServiceError> {
-        let checked = self.check_credentials(username, password, from).await;
+        // A text of an application password's shape is checked against
+        // the account's application passwords, never its password.
+        let app_passwords = self.app_passwords().filter(|_| app_password::has_shape(password.expose_secret()));
+        let (checked, app_password) = match app_passwords {
+            Some(apps) => match apps.login(username, &password, from).await {
+                Ok((account, id)) => (Ok(account), Some(id)),
+                Err(e) => (Err(e), None),
+            },
+            None => (self.check_credentials(username, password, from).await, None),
+        };
         self.metrics.login(LoginForm::Pair, &checked);
         let account = checked?;
         if account.must_change_password {
             return Err(ServiceError::PasswordChangeRequired);
         }
-        let mut proof = Proof::local(AuthMethod::Password, self.issuer.now());
+        let method = if app_password.is_some() { AuthMethod::AppPassword } else { AuthMethod::Password };
+        let mut proof = Proof::local(method, self.issuer.now());
         let policy = self.account_policy(account.id).await?;
         if decide(&proof, policy, &Demand::default()) == Decision::AddFactor {
             let (Some(factors), Some(code)) = (&self.factors, otp.filter(|c| !c.trim().is_empty())) else {
@@ -258,7 +280,7 @@ impl TokenService {
             }
         }
         let amr = first_party_amr(&proof);
-        let audience = Audience::FirstParty { amr: &amr };
+        let audience = Audience::FirstParty { amr: &amr, app_password };
         let issued = self.issuer.issue_pair(account.id, audience, Recording::Login(LoginVia::Pair)).await?;
         Ok(TokenPair { access: issued.access, refresh: issued.refresh, username: account.username })
     }
@@ -286,10 +308,22 @@ impl TokenService {
         if decide(&proof, policy, &Demand::default()) != Decision::In {
             return Err(ServiceError::SecondFactorRequired);
         }
+        // A family opened with an application password ends when it is
+        // revoked (or when application passwords are no longer offered).
+        if let Some(id) = old.app_password {
+            let live = match self.app_passwords() {
+                Some(apps) => apps.is_live(user, id).await?,
+                None => false,
+            };
+            if !live {
+                return Err(TokenError::Revoked.into());
+            }
+        }
         let amr = first_party_amr(&proof);
         let rotate =
             Recording::Rotate { old_jti: &old.jti, old_token: refresh_token, family_started: old.family_started() };
-        let issued = self.issuer.issue_pair(user, Audience::FirstParty { amr: &amr }, rotate).await?;
+        let audience = Audience::FirstParty { amr: &amr, app_password: old.app_password };
+        let issued = self.issuer.issue_pair(user, audience, rotate).await?;
         Ok(RefreshedPair { access: issued.access, refresh: issued.refresh })
     }
 

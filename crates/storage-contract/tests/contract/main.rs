@@ -3,6 +3,7 @@
 
 mod account;
 mod account_admin;
+mod app_passwords;
 mod audit;
 mod directory;
 mod email_keys;
