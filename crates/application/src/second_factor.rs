@@ -11,6 +11,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use credencial_domain::assurance::AccountPolicy;
 use credencial_domain::second_factor::{generate_recovery_codes, recovery_code_hash, SealingKey, TotpSecret};
 use credencial_domain::session::AuthMethod;
 use credencial_domain::throttle::{ClientAddress, Subject};
@@ -109,6 +110,20 @@ impl SecondFactorService {
     /// passkey). One round trip. Errors: `Storage`.
     pub async fn has_factor(&self, user: UserId) -> Result<bool, ServiceError> {
         Ok(self.store.has_factor(user).await?)
+    }
+
+    /// The account's own bar for the one assurance rule
+    /// ([`credencial_domain::assurance::decide`]) that every way in and
+    /// every refresh asks: whether `user` has a second factor, for the
+    /// services that may have none offered (`factors` is `None` when the
+    /// service offers no second factor: no account has one). Staff's own
+    /// policy is applied by the panel's gate. Errors: `Storage`.
+    pub async fn account_policy(factors: Option<&Self>, user: UserId) -> Result<AccountPolicy, ServiceError> {
+        let has_factor = match factors {
+            Some(factors) => factors.has_factor(user).await?,
+            None => false,
+        };
+        Ok(AccountPolicy { has_factor, staff_needs_factor: false })
     }
 
     /// `user`'s factors. Errors: `Storage`.

@@ -268,11 +268,7 @@ impl SessionService {
     /// it has a second factor. Without second factors offered, none.
     /// Errors: `Storage`.
     pub async fn account_policy(&self, user: UserId) -> Result<AccountPolicy, ServiceError> {
-        let has_factor = match &self.factors {
-            Some(factors) => factors.has_factor(user).await?,
-            None => false,
-        };
-        Ok(AccountPolicy { has_factor, staff_needs_factor: false })
+        SecondFactorService::account_policy(self.factors.as_deref(), user).await
     }
 
     /// Whether a login of `user` that proved `proof` must wait for a

@@ -136,11 +136,7 @@ impl TokenService {
     /// The account's own bar for the one rule: whether it has a second
     /// factor (none when the service offers none). Errors: `Storage`.
     pub(crate) async fn account_policy(&self, user: UserId) -> Result<AccountPolicy, ServiceError> {
-        let has_factor = match &self.factors {
-            Some(factors) => factors.has_factor(user).await?,
-            None => false,
-        };
-        Ok(AccountPolicy { has_factor, staff_needs_factor: false })
+        SecondFactorService::account_policy(self.factors.as_deref(), user).await
     }
 
     /// The same service, counting logins and upstream calls in `metrics`,
