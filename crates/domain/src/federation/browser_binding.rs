@@ -10,8 +10,8 @@
 use sha2::{Digest, Sha256};
 
 /// The key a login in progress is kept under: the SHA-256, under a label
-/// of its own, of its `state` and its browser binding (see
-/// [`labelled_key`]).
+/// of its own, of its `state` and its browser binding, each
+/// length-prefixed (no two pairs share a key).
 pub fn login_key(state: &str, binding: &str) -> [u8; 32] {
     labelled_key(b"credencial upstream login", &[state, binding])
 }
