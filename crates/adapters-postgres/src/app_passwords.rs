@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use credencial_domain::UserId;
-use credencial_ports::{AppPasswordRecord, AppPasswordStore, NewAppPassword, RepositoryError};
+use credencial_ports::{AppPasswordColumns, AppPasswordRecord, AppPasswordStore, NewAppPassword, RepositoryError};
 
 use crate::error::to_repository_error;
 use crate::PgSecondFactorStore;
@@ -38,7 +38,7 @@ impl AppPasswordStore for PgSecondFactorStore {
     }
 
     async fn app_passwords(&self, user: UserId, limit: u32) -> Result<Vec<AppPasswordRecord>, RepositoryError> {
-        let rows: Vec<(i64, String, i64, Option<i64>)> = sqlx::query_as(
+        let rows: Vec<AppPasswordColumns> = sqlx::query_as(
             "SELECT id, name, created_at, last_used_at FROM application_passwords \
              WHERE user_id = $1 ORDER BY id LIMIT $2",
         )
@@ -47,10 +47,7 @@ impl AppPasswordStore for PgSecondFactorStore {
         .fetch_all(self.pool())
         .await
         .map_err(to_repository_error)?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, name, created_at, last_used_at)| AppPasswordRecord { id, name, created_at, last_used_at })
-            .collect())
+        Ok(rows.into_iter().map(AppPasswordRecord::from).collect())
     }
 
     async fn use_app_password(&self, user: UserId, hash: &[u8; 32], now: i64) -> Result<Option<i64>, RepositoryError> {

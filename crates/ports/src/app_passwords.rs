@@ -21,6 +21,17 @@ pub struct AppPasswordRecord {
     pub last_used_at: Option<i64>,
 }
 
+/// The columns an adapter reads an [`AppPasswordRecord`] from, in order:
+/// `id`, `name`, `created_at`, `last_used_at` (both engines map rows the
+/// same way through the `From` below).
+pub type AppPasswordColumns = (i64, String, i64, Option<i64>);
+
+impl From<AppPasswordColumns> for AppPasswordRecord {
+    fn from((id, name, created_at, last_used_at): AppPasswordColumns) -> Self {
+        Self { id, name, created_at, last_used_at }
+    }
+}
+
 /// An application password to store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewAppPassword {

@@ -36,7 +36,7 @@ pub mod user_data;
 pub mod users;
 
 pub use account_admin::{AccountAdminStore, LoginHistory};
-pub use app_passwords::{AppPasswordRecord, AppPasswordStore, NewAppPassword};
+pub use app_passwords::{AppPasswordColumns, AppPasswordRecord, AppPasswordStore, NewAppPassword};
 pub use audit::AuditTrail;
 pub use clock::{Clock, SystemClock};
 pub use directory::{ApiClientAccess, ApiTokenState, PreRegistered, UserDirectory};
